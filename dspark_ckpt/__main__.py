@@ -1,0 +1,3 @@
+from dspark_ckpt.cli import main
+
+main()

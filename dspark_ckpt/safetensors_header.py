@@ -1,0 +1,346 @@
+"""Pure safetensors header reader: the first 8 + N bytes -> a header model plus every problem found."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import IO, Any
+
+MAX_HEADER_SIZE = 100_000_000
+DTYPE_BITS: dict[str, int] = {
+    "BOOL": 8, "U8": 8, "I8": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32,
+    "F64": 64, "I64": 64, "U64": 64, "C64": 64, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "F8_E4M3FNUZ": 8,
+    "F8_E5M2FNUZ": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+}  # fmt: skip
+
+_U64_MAX = 2**64 - 1
+_LFS_MARKER = b"version https://git-lfs"
+_METADATA_KEY = "__metadata__"
+_ENTRY_FIELDS = ("dtype", "shape", "data_offsets")
+# A real header nests 3 deep; serde_json gives up at 128 and CPython's json recurses in C once per level.
+_MAX_DEPTH = 64
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
+_DEPTH_STEP = {ord("["): 1, ord("]"): -1}
+_PAIR_PASSES = 3  # an honest header nests 3 deep, so three passes of pair removal leave nothing to scan
+
+
+@dataclass(frozen=True, slots=True)
+class TensorEntry:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    begin: int  # relative to the data buffer, which starts at SafetensorsHeader.data_start
+    end: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.begin
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderProblem:
+    code: str
+    message: str
+    tensor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SafetensorsHeader:
+    header_size: int
+    entries: tuple[TensorEntry, ...]
+    metadata: dict[str, str] | None
+
+    @property
+    def data_start(self) -> int:
+        return 8 + self.header_size
+
+    def get(self, name: str) -> TensorEntry | None:
+        return next((entry for entry in self.entries if entry.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderResult:
+    header: SafetensorsHeader | None
+    problems: tuple[HeaderProblem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.header is not None and not self.problems
+
+
+class _Fatal(Exception):
+    """A problem after which the reference reader stops; it carries what to report."""
+
+    def __init__(self, *problems: HeaderProblem) -> None:
+        super().__init__(problems[0].message)
+        self.problems = problems
+
+
+class _JsonObject(dict[str, Any]):
+    """A JSON object that remembers keys seen more than once, which json.loads drops silently."""
+
+    __slots__ = ("duplicates",)
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__()
+        self.duplicates: list[str] = []
+        for key, value in pairs:
+            if key in self:
+                self.duplicates.append(key)
+            self[key] = value
+
+
+_JSON_TYPES = {_JsonObject: "object", list: "array", str: "string", int: "number", float: "number",
+               bool: "boolean", type(None): "null"}  # fmt: skip
+
+
+def header_bytes_needed(first8: bytes) -> int | None:
+    """8 + N from the length prefix; a remote reader should cap what it fetches at 8 + MAX_HEADER_SIZE."""
+    if len(first8) < 8:
+        return None
+    return 8 + int.from_bytes(first8[:8], "little")
+
+
+def read_header(stream: IO[bytes], file_size: int) -> HeaderResult:
+    if stream.seekable():
+        stream.seek(0)
+    prefix = _read_up_to(stream, 8)
+    if prefix == _LFS_MARKER[:8]:
+        # "version " read as a length is ~2.3e18, so these 15 bytes only decide DSP016 against DSP002.
+        prefix += _read_up_to(stream, len(_LFS_MARKER) - 8)
+    needed = header_bytes_needed(prefix)
+    if needed is not None and needed - 8 <= MAX_HEADER_SIZE and needed <= file_size:
+        prefix += _read_up_to(stream, needed - len(prefix))
+    return parse_header(prefix, file_size)
+
+
+def parse_header(prefix: bytes, file_size: int) -> HeaderResult:
+    try:
+        size = _check_framing(prefix, file_size)
+        top = _decode_object(prefix[8 : 8 + size])
+        raw_entries = _entry_objects(top)
+    except _Fatal as fatal:
+        return HeaderResult(None, fatal.problems)
+    return _validate(size, top, raw_entries, file_size)
+
+
+def _read_up_to(stream: IO[bytes], size: int) -> bytes:
+    # Raw streams and sockets may return short reads well before the end of the file.
+    chunks: list[bytes] = []
+    while size > 0 and (chunk := stream.read(size)):
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _fatal(code: str, message: str) -> _Fatal:
+    return _Fatal(HeaderProblem(code, message))
+
+
+def _check_framing(prefix: bytes, file_size: int) -> int:
+    if prefix.startswith(_LFS_MARKER):
+        raise _fatal("DSP016", "file is a Git LFS pointer, not safetensors data (fetch it with `git lfs pull`)")
+    available = min(len(prefix), file_size)
+    if available < 8:
+        raise _fatal("DSP001", f"file has {available} bytes, fewer than the 8-byte header length")
+    size = int.from_bytes(prefix[:8], "little")
+    if size > MAX_HEADER_SIZE:
+        lfs = " (the file starts with 'version ': a Git LFS pointer?)" if prefix[:8] == b"version " else ""
+        raise _fatal("DSP002", f"header length {size} exceeds the {MAX_HEADER_SIZE}-byte limit{lfs}")
+    if 8 + size > len(prefix) or 8 + size > file_size:
+        have = f"the file is only {file_size} bytes" if 8 + size > file_size else f"only {len(prefix)} were read"
+        raise _fatal("DSP003", f"header length {size} puts the header end at byte {8 + size}, but {have}")
+    return size
+
+
+def _decode_object(raw: bytes) -> _JsonObject:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _fatal("DSP004", f"header is not valid UTF-8 (bad byte at header offset {err.start})") from err
+    if _nesting_too_deep(raw):
+        raise _fatal("DSP005", f"header is not valid JSON: it nests deeper than {_MAX_DEPTH} levels")
+    try:
+        top = json.loads(text, object_pairs_hook=_JsonObject, parse_constant=_reject_constant)
+        # serde_json rejects lone surrogate escapes; Python keeps them, and they would break any later encode.
+        json.dumps(top, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError) as err:
+        raise _fatal("DSP005", f"header is not valid JSON: {err}") from err
+    # Leading whitespace is allowed: safetensors 0.8 accepts it (its `{`-first check is commented out).
+    if not isinstance(top, _JsonObject):
+        raise _fatal("DSP006", f"header is a JSON {_json_type(top)}, not an object")
+    return top
+
+
+def _nesting_too_deep(raw: bytes) -> bool:
+    # Brackets inside strings can only overstate the depth, so the costly string-aware count runs only
+    # when the cheap one trips (a tensor name with brackets in it, or a hostile header).
+    return _too_many_levels(raw) and _too_many_levels(_JSON_STRING.sub(b"", raw))
+
+
+def _too_many_levels(raw: bytes) -> bool:
+    # Depth ignores the bracket kind, and on balanced input each pass removing adjacent "[]" pairs
+    # lowers it by exactly one, in C, so little is left for the Python-speed running sum.
+    brackets = raw.translate(_ONE_BRACKET_KIND, _NOT_BRACKET)
+    for _ in range(_PAIR_PASSES):
+        brackets = brackets.replace(b"[]", b"")
+    limit = _MAX_DEPTH - _PAIR_PASSES
+    return any(map(limit.__lt__, accumulate(map(_DEPTH_STEP.__getitem__, brackets))))
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _entry_objects(top: _JsonObject) -> dict[str, _JsonObject]:
+    entries = {name: value for name, value in top.items() if name != _METADATA_KEY}
+    problems = []
+    for name, value in entries.items():
+        if not isinstance(value, _JsonObject):
+            what = f"a JSON {_json_type(value)}, not an object with dtype, shape, data_offsets"
+        elif missing := [field for field in _ENTRY_FIELDS if field not in value]:
+            what = f"missing {', '.join(missing)}"
+        else:
+            continue
+        problems.append(HeaderProblem("DSP006", f"tensor {_show(name)} is {what}", name))
+    if problems:
+        raise _Fatal(*problems)
+    return entries  # the loop above proved every value is a _JsonObject
+
+
+def _validate(size: int, top: _JsonObject, raw_entries: dict[str, _JsonObject], file_size: int) -> HeaderResult:
+    problems = _duplicate_problems(top)
+    metadata = _metadata(top.get(_METADATA_KEY), problems)
+    entries: list[TensorEntry] = []
+    located: list[tuple[int, int, str]] = []  # a rejected entry with good offsets still occupies its bytes
+    for name, raw in raw_entries.items():
+        entry, span = _lenient_entry(name, raw, problems)
+        if span is not None:
+            located.append((*span, name))
+        if entry is not None:
+            entries.append(entry)
+    data_end = _check_layout(sorted(located), problems)
+    entries.sort(key=lambda entry: (entry.begin, entry.end, entry.name))
+    for entry in entries:
+        _check_size(entry, problems)
+    _check_file_end(8 + size + data_end, file_size, problems)
+    return HeaderResult(SafetensorsHeader(size, tuple(entries), metadata), tuple(problems))
+
+
+def _duplicate_problems(top: _JsonObject) -> list[HeaderProblem]:
+    problems = []
+    for key in dict.fromkeys(top.duplicates):
+        tensor = None if key == _METADATA_KEY else key
+        problems.append(HeaderProblem("DSP007", f"header defines {_show(key)} more than once", tensor))
+    for name, value in top.items():
+        tensor, where = (None, _METADATA_KEY) if name == _METADATA_KEY else (name, f"tensor {_show(name)}")
+        for key in dict.fromkeys(getattr(value, "duplicates", ())):
+            problems.append(HeaderProblem("DSP007", f"{where} defines key {_show(key)} more than once", tensor))
+    return problems
+
+
+def _metadata(raw: Any, problems: list[HeaderProblem]) -> dict[str, str] | None:
+    if raw is None:  # absent or null: the reference reader accepts both
+        return None
+    if not isinstance(raw, _JsonObject):
+        problems.append(HeaderProblem("DSP008", f"{_METADATA_KEY} is a JSON {_json_type(raw)}, not an object"))
+        return None
+    for key, value in raw.items():
+        if not isinstance(value, str):
+            what = f"{_METADATA_KEY} value for {_show(key)} is a JSON {_json_type(value)}, not a string"
+            problems.append(HeaderProblem("DSP008", what))
+    return {key: value for key, value in raw.items() if isinstance(value, str)}
+
+
+def _lenient_entry(
+    name: str, raw: _JsonObject, problems: list[HeaderProblem]
+) -> tuple[TensorEntry | None, tuple[int, int] | None]:
+    found = len(problems)
+    dtype, shape, offsets = raw["dtype"], _naturals(raw["shape"]), _naturals(raw["data_offsets"])
+    bits = DTYPE_BITS.get(dtype) if isinstance(dtype, str) else None
+    tensor = f"tensor {_show(name)}"
+    if bits is None:
+        problems.append(HeaderProblem("DSP009", f"{tensor} has unknown dtype {_show(dtype)}", name))
+    if shape is None:
+        what = f"{tensor} has shape {_show(raw['shape'])}, not a list of non-negative integers"
+        problems.append(HeaderProblem("DSP010", what, name))
+    elif bits is not None and _size_overflows(shape, bits):
+        what = f"{tensor} of {dtype} {_show(list(shape))} has a size in bits that overflows 64 bits"
+        problems.append(HeaderProblem("DSP011", what, name))
+    if offsets is None or len(offsets) != 2 or offsets[0] > offsets[1] or offsets[1] > _U64_MAX:
+        what = f"{tensor} has data_offsets {_show(raw['data_offsets'])}, not [begin, end] with begin <= end"
+        problems.append(HeaderProblem("DSP012", what, name))
+        offsets = None
+    span = None if offsets is None else (offsets[0], offsets[1])
+    if len(problems) > found or span is None or shape is None:
+        return None, span
+    return TensorEntry(name, dtype, shape, *span), span
+
+
+def _naturals(value: Any) -> tuple[int, ...] | None:
+    # bool is an int subclass in Python but a distinct JSON type, which serde rejects as a usize.
+    if isinstance(value, list) and all(type(item) is int and item >= 0 for item in value):
+        return tuple(value)
+    return None
+
+
+def _size_overflows(shape: tuple[int, ...], bits: int) -> bool:
+    # The reference's u64 checked_mul fold, in its order: [2**32, 2**32, 0] overflows before reaching the 0.
+    total = 1
+    for factor in (*shape, bits):
+        total *= factor
+        if total > _U64_MAX:
+            return True
+    return False
+
+
+def _check_layout(located: list[tuple[int, int, str]], problems: list[HeaderProblem]) -> int:
+    expected = 0
+    for index, (begin, end, name) in enumerate(located):
+        if begin != expected:
+            where = "the previous tensor ends" if index else "the data buffer starts"
+            kind = f"a gap of {begin - expected}" if begin > expected else f"an overlap of {expected - begin}"
+            what = f"tensor {_show(name)} begins at offset {begin} but {where} at {expected} ({kind} bytes)"
+            problems.append(HeaderProblem("DSP013", what, name))
+        expected = end
+    return expected
+
+
+def _check_size(entry: TensorEntry, problems: list[HeaderProblem]) -> None:
+    bits = entry.numel * DTYPE_BITS[entry.dtype]
+    tensor = f"tensor {_show(entry.name)} of {entry.dtype} {_show(list(entry.shape))}"
+    if bits % 8:
+        what = f"{tensor} holds {bits} bits, which does not end on a byte boundary"
+        problems.append(HeaderProblem("DSP017", what, entry.name))
+    elif entry.nbytes != bits // 8:
+        what = f"{tensor} spans {entry.nbytes} bytes but needs {bits // 8}"
+        problems.append(HeaderProblem("DSP014", what, entry.name))
+
+
+def _check_file_end(data_end: int, file_size: int, problems: list[HeaderProblem]) -> None:
+    if data_end > file_size:
+        missing = data_end - file_size
+        what = f"truncated: the data buffer ends at byte {data_end} but the file has {file_size}, {missing} missing"
+        problems.append(HeaderProblem("DSP015", what))
+    elif data_end < file_size:
+        what = f"{file_size - data_end} trailing bytes after the data buffer, which ends at byte {data_end}"
+        problems.append(HeaderProblem("DSP015", what))
+
+
+def _json_type(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    # JSON spelling, as in the file, cut short so that a megabyte-long hostile name cannot flood a report.
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,43 @@
+"""The one interface the core reads checkpoints through; the core never touches paths or HTTP directly."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from enum import StrEnum
+from typing import IO, Protocol
+
+CONFIG_NAME = "config.json"
+INDEX_NAME = "model.safetensors.index.json"
+
+
+class PathStatus(StrEnum):
+    OK = "ok"
+    MISSING = "missing"
+    ESCAPES = "escapes"  # absolute, `..`, or a symlink that leaves the checkpoint
+    NOT_A_FILE = "not-a-file"
+    UNREADABLE = "unreadable"
+
+
+class CheckpointSource(Protocol):
+    @property
+    def display(self) -> str:
+        """How reports name this checkpoint (a path, or org/repo@sha)."""
+
+    @property
+    def revision(self) -> str | None:
+        """The pinned commit for remote sources, None for local ones."""
+
+    def read_text_file(self, name: str) -> bytes | None:
+        """A small JSON file (config, index) or None when absent. Raises OSError when present but unreadable."""
+
+    def safetensors_files(self) -> list[str]:
+        """Every `*.safetensors` file at the top of the checkpoint, sorted."""
+
+    def status(self, name: str) -> PathStatus:
+        """Whether a file named by the index (or found) can be read, without reading it."""
+
+    def size(self, name: str) -> int:
+        """The file's size in bytes (from metadata, never by reading it)."""
+
+    def open(self, name: str) -> AbstractContextManager[IO[bytes]]:
+        """A seekable binary stream; remote sources fetch only the ranges read."""

@@ -1,0 +1,43 @@
+"""Resolve the target vocabulary T from `--target DIR|config.json` or `--target-vocab-size N`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dspark_ckpt.draft_config import MAX_VOCAB
+from dspark_ckpt.errors import SourceError, UsageError
+from dspark_ckpt.inspect import TargetVocab
+from dspark_ckpt.target_config import target_vocab_size
+
+
+def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
+    try:
+        cfg = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise SourceError(f"target config {where} is not valid JSON ({exc.__class__.__name__})",
+                          code="DSP210") from exc
+    if not isinstance(cfg, dict):
+        raise SourceError(f"target config {where} is not a JSON object", code="DSP210")
+    size, path = target_vocab_size(cfg)
+    if size is None:
+        raise SourceError(f"target config {where} has no positive integer vocab_size"
+                          + (f" under {path}" if path else ""), code="DSP210",
+                          hint="pass --target-vocab-size N")
+    return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size")
+
+
+def local_target(path: Path) -> TargetVocab:
+    config = path / "config.json" if path.is_dir() else path
+    try:
+        raw = config.read_bytes()
+    except OSError as exc:
+        raise SourceError(f"cannot read target config {config}: {exc.strerror or exc}", code="DSP210",
+                          hint="--target takes the target model's folder or its config.json") from exc
+    return target_from_config_bytes(raw, str(config))
+
+
+def explicit_target(size: int) -> TargetVocab:
+    if not 0 < size <= MAX_VOCAB:
+        raise UsageError(f"--target-vocab-size must be a positive integer <= 2**40, got {size}", code="DSP-E003")
+    return TargetVocab(size, "--target-vocab-size")

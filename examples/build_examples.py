@@ -1,0 +1,49 @@
+"""Rebuild the example checkpoints shipped in examples/ (run from the repo root: python examples/build_examples.py).
+
+Inkling-Small-shaped padded DSpark draft: T = 200058 (target text vocab), D = V = 201024 (physical rows),
+with a tiny hidden size so the files stay small. Weights are zero: `check` never reads them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+
+HERE = Path(__file__).parent
+T, D, H, R = 200058, 201024, 8, 2
+
+
+def write_zero_checkpoint(path: Path, specs: list[TensorSpec]) -> None:
+    with open(path, "wb") as f:
+        f.write(encode_header(specs, {"format": "pt"}))
+        for spec in specs:
+            f.write(bytes(spec.nbytes))
+
+
+def main() -> None:
+    draft = HERE / "inkling-small-dspark"
+    draft.mkdir(exist_ok=True)
+    (draft / "config.json").write_text(json.dumps({
+        "architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": D, "draft_vocab_size": D,
+        "hidden_size": H, "markov_rank": R, "block_size": 8, "target_layer_ids": [1, 2, 3],
+    }, indent=2) + "\n")
+    write_zero_checkpoint(draft / "model.safetensors", [
+        TensorSpec("embed_tokens.weight", "BF16", (D, H)),
+        TensorSpec("layers.0.mlp.down_proj.weight", "BF16", (H, H)),
+        TensorSpec("norm.weight", "BF16", (H,)),
+        TensorSpec("markov_head.markov_w1.weight", "BF16", (D, R)),
+        TensorSpec("markov_head.markov_w2.weight", "BF16", (D, R)),
+        TensorSpec("lm_head.weight", "BF16", (D, H)),
+    ])
+    target = HERE / "inkling-small-target"
+    target.mkdir(exist_ok=True)
+    (target / "config.json").write_text(json.dumps({
+        "architectures": ["InklingForConditionalGeneration"], "model_type": "inkling",
+        "text_config": {"vocab_size": T, "hidden_size": 4096}, "vision_config": {"hidden_size": 1024},
+    }, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

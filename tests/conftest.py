@@ -1,0 +1,126 @@
+"""Shared fixtures: a factory that writes real, tiny draft checkpoints (config.json + safetensors) to tmp_path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+NP_DTYPE = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4", "BOOL": "|b1", "U8": "|u1"}
+ARCH = {
+    "qwen3-dspark": "Qwen3DSparkModel",
+    "qwen3-omni-dspark": "Qwen3OmniDSparkModel",
+    "gemma4-dspark": "Gemma4DSparkModel",
+    "dflash": "DFlashDraftModel",
+    "eagle3-llama": "LlamaForCausalLMEagle3",
+    "eagle3-qwen3": "Eagle3Qwen3ForCausalLM",
+}
+
+
+def write_safetensors(path: Path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None,
+                      dtypes: dict[str, str] | None = None) -> None:
+    """Write a real safetensors file; `dtypes` overrides the stored dtype name (e.g. BF16 from uint16 bits)."""
+    dtypes = dtypes or {}
+    inverse = {v: k for k, v in NP_DTYPE.items() if k != "BF16"}
+    specs, blobs = [], []
+    for name, array in tensors.items():
+        dtype = dtypes.get(name) or inverse[array.dtype.str]
+        specs.append(TensorSpec(name, dtype, tuple(array.shape)))
+        blobs.append(np.ascontiguousarray(array).tobytes())
+    with open(path, "wb") as f:
+        f.write(encode_header(specs, metadata))
+        for blob in blobs:
+            f.write(blob)
+
+
+def mapping_tables(draft: int, target: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A valid (d2t, t2d) pair built the way EAGLE/SpecForge do: D sorted target ids."""
+    rng = np.random.default_rng(seed)
+    ids = np.sort(rng.choice(target, size=draft, replace=False)).astype(np.int64)
+    t2d = np.zeros(target, dtype=bool)
+    t2d[ids] = True
+    return ids - np.arange(draft, dtype=np.int64), t2d
+
+
+def draft_tensors(*, vocab: int, draft_vocab: int, target_vocab: int, hidden: int = 16, rank: int = 4,
+                  lm_head: bool = True, embed: bool = True, d2t: bool | str = False, t2d: bool = False,
+                  markov: bool = True, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    if embed:
+        out["embed_tokens.weight"] = rng.standard_normal((vocab, hidden), dtype=np.float32)
+    out["layers.0.mlp.down_proj.weight"] = rng.standard_normal((hidden, hidden), dtype=np.float32)
+    out["norm.weight"] = np.ones(hidden, dtype=np.float32)
+    if markov:
+        out["markov_head.markov_w1.weight"] = rng.standard_normal((vocab, rank), dtype=np.float32)
+        out["markov_head.markov_w2.weight"] = rng.standard_normal((draft_vocab, rank), dtype=np.float32)
+    if lm_head:
+        out["lm_head.weight"] = rng.standard_normal((draft_vocab, hidden), dtype=np.float32)
+    if d2t:
+        if d2t == "zeros" or draft_vocab >= target_vocab:
+            out["d2t"] = np.zeros(draft_vocab, dtype=np.int64)
+        else:
+            out["d2t"] = mapping_tables(draft_vocab, target_vocab, seed)[0]
+    if t2d and draft_vocab <= target_vocab:
+        out["t2d"] = mapping_tables(draft_vocab, target_vocab, seed)[1]
+    return out
+
+
+def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96, draft_vocab: int | None = 96,
+                    target_vocab: int = 96, hidden: int = 16, rank: int = 4, shards: int = 1,
+                    config_extra: dict[str, Any] | None = None, tensors: dict[str, np.ndarray] | None = None,
+                    **what: Any) -> Path:
+    """Write a checkpoint folder: config.json plus one model.safetensors or `shards` shards with an index."""
+    root.mkdir(parents=True, exist_ok=True)
+    config: dict[str, Any] = {"architectures": [ARCH[family]], "model_type": "qwen3", "vocab_size": vocab,
+                              "hidden_size": hidden, "markov_rank": rank}
+    if draft_vocab is not None:
+        config["draft_vocab_size"] = draft_vocab
+    config.update(config_extra or {})
+    (root / "config.json").write_text(json.dumps(config, indent=2))
+    if tensors is None:
+        tensors = draft_tensors(vocab=vocab, draft_vocab=draft_vocab or vocab, target_vocab=target_vocab,
+                                hidden=hidden, rank=rank, **what)
+    if shards == 1:
+        write_safetensors(root / "model.safetensors", tensors)
+        return root
+    names = list(tensors)
+    weight_map, total = {}, 0
+    for i in range(shards):
+        part = {n: tensors[n] for n in names[i::shards]}
+        fname = f"model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        write_safetensors(root / fname, part)
+        weight_map.update({n: fname for n in part})
+        total += sum(a.nbytes for a in part.values())
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    (root / "model.safetensors.index.json").write_text(json.dumps(index, indent=2))
+    return root
+
+
+@pytest.fixture
+def checkpoint_factory(tmp_path: Path) -> Callable[..., Path]:
+    counter = iter(range(10_000))
+
+    def factory(name: str | None = None, **kwargs: Any) -> Path:
+        return make_checkpoint(tmp_path / (name or f"draft{next(counter)}"), **kwargs)
+
+    return factory
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess, as a user would."""
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "dspark_ckpt", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=timeout)
