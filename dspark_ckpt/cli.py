@@ -118,6 +118,16 @@ def explain(code: Annotated[str, typer.Argument(help="A finding code, e.g. DSP30
         console.print(f"  {body}\n")
 
 
+def _register_commands() -> None:
+    from dspark_ckpt import cli_fix, cli_verify
+
+    for module in (cli_fix, cli_verify):
+        module.register(app)
+
+
+_register_commands()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: typer's exit codes for usage errors are 2; operational errors 2; internal errors 3."""
     err = Console(stderr=True, highlight=False)

@@ -5,18 +5,18 @@ Pointing huggingface_hub 2.4.0 (httpx2-based) at it
 huggingface_hub copies env vars into ``huggingface_hub.constants`` AT IMPORT TIME (ENDPOINT,
 HUGGINGFACE_CO_URL_TEMPLATE, HF_HOME/HF_HUB_CACHE/HF_TOKEN_PATH, HF_HUB_OFFLINE, HF_HUB_DISABLE_XET...)
 and ``huggingface_hub.hf_api.api`` (behind the module-level ``model_info``/``create_commit``...)
-freezes its endpoint then too. So setting ``HF_ENDPOINT`` in an already-importing process does nothing.
+freezes its endpoint then too. So setting ``HF_ENDPOINT`` after ``import huggingface_hub`` does nothing.
 
 * Subprocess (simplest, exact): ``env=hub.subprocess_env(hf_home, token=...)``, i.e.
   HF_ENDPOINT=<hub.endpoint> HF_HOME=<tmp> HF_HUB_DISABLE_TELEMETRY=1 HF_HUB_DISABLE_XET=1
   NO_PROXY=127.0.0.1,localhost [HF_TOKEN=...] [HF_HUB_OFFLINE=1]; HF_TOKEN is read per call.
 * In-process (pytest): ``hub.client_env(monkeypatch, tmp_path / "hf")`` patches those constants,
-  ``hf_api.api.endpoint`` and the env, and drops the shared httpx2 client. Alternatively pass
+  ``hf_api.api.endpoint`` and the env, and drops the shared httpx2 client. Passing
   ``endpoint=hub.endpoint`` explicitly (``HfApi(endpoint=...)``, ``hf_hub_download(..., endpoint=...)``)
-  -- but the cache dir / offline flag still come from constants.
+  also works without patching ENDPOINT, but cache dir / token path / offline flag still come from constants.
   Offline mid-test: ``monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)``.
-* HF_HUB_DISABLE_XET=1 matters for uploads: with hf_xet installed, LFS files would go through the
-  Xet CAS protocol, which this fake does not speak. Downloads never use Xet here (no X-Xet-* headers).
+* HF_HUB_DISABLE_XET=1 is required for LFS uploads: with hf_xet installed they would go through the
+  Xet CAS protocol (``/api/models/{repo}/xet-write-token/...``), which this fake does not speak. Downloads never use Xet here (no X-Xet-* headers).
 * Over plain http the client's "401 on /api/... means RepoNotFound" heuristic (https-only regex) is
   off, so this server always sends X-Error-Code (RepoNotFound/RevisionNotFound/EntryNotFound/GatedRepo).
 
@@ -157,6 +157,13 @@ def _iso(ts: float) -> str:
 
 
 class FakeHub:
+    """Starts serving on construction; ``with FakeHub() as hub:`` closes it. See module docstring.
+
+    Fixtures: add_repo / add_commit / add_branch / add_tag / add_token. Faults: set_knobs (persistent,
+    global or per repo), fault / status_for (regex on the raw path, optional method and times).
+    Assertions: requests / count / matching, commits (CommitRecord per API commit), repos, lfs_store.
+    """
+
     def __init__(self, *, lfs_threshold: int = 10 * 1024 * 1024, lfs_suffixes=LFS_SUFFIXES):
         self.lfs_threshold, self.lfs_suffixes = lfs_threshold, tuple(lfs_suffixes)
         self.repos: dict[str, Repo] = {}
@@ -169,8 +176,7 @@ class FakeHub:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._seq = 0
-        hub = self
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"hub": hub}))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"hub": self}))
         self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="fakehub")
         self._thread.start()
