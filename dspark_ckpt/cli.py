@@ -128,6 +128,18 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _exception_types(*names: str) -> tuple[type[BaseException], ...]:
+    """Typer >= 0.29 vendors click; older ones raise click's own classes: accept both."""
+    import click
+
+    found = [getattr(click.exceptions, n, None) for n in names] + [getattr(typer, n, None) for n in names]
+    return tuple(t for t in found if isinstance(t, type))
+
+
+_USAGE_ERRORS = _exception_types("ClickException", "TyperException")
+_ABORTS = _exception_types("Abort")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: typer's exit codes for usage errors are 2; operational errors 2; internal errors 3."""
     err = Console(stderr=True, highlight=False)
@@ -140,13 +152,12 @@ def main(argv: list[str] | None = None) -> None:
         if exc.hint:
             err.print(f"hint: {exc.hint}", markup=False)
         sys.exit(exc.exit_code)
+    except _ABORTS:
+        sys.exit(130)
+    except _USAGE_ERRORS as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a bare traceback
-        import click
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(EXIT_USAGE)
-        if isinstance(exc, click.exceptions.Abort):
-            sys.exit(130)
         err.print(f"dspark-ckpt: internal error: {exc.__class__.__name__}: {exc}", markup=False)
         if os.environ.get("DSPARK_CKPT_DEBUG"):
             traceback.print_exc()

@@ -16,7 +16,8 @@ freezes its endpoint then too. So setting ``HF_ENDPOINT`` after ``import hugging
   also works without patching ENDPOINT, but cache dir / token path / offline flag still come from constants.
   Offline mid-test: ``monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)``.
 * HF_HUB_DISABLE_XET=1 is required for LFS uploads: with hf_xet installed they would go through the
-  Xet CAS protocol (``/api/models/{repo}/xet-write-token/...``), which this fake does not speak. Downloads never use Xet here (no X-Xet-* headers).
+  Xet CAS protocol (``/api/models/{repo}/xet-write-token/...``), which this fake does not speak.
+  Downloads never use Xet here (the server sends no X-Xet-* headers).
 * Over plain http the client's "401 on /api/... means RepoNotFound" heuristic (https-only regex) is
   off, so this server always sends X-Error-Code (RepoNotFound/RevisionNotFound/EntryNotFound/GatedRepo).
 
@@ -25,7 +26,13 @@ percent-encoded path without query; bytes = body bytes sent). Headers are never 
 """
 from __future__ import annotations
 
-import base64, hashlib, json, os, re, threading, time
+import base64
+import hashlib
+import json
+import os
+import re
+import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import NamedTuple
@@ -60,7 +67,8 @@ class Blob:
 
     @property
     def pointer(self) -> bytes:
-        return f"version https://git-lfs.github.com/spec/v1\noid sha256:{self.sha256}\nsize {len(self.data)}\n".encode()
+        spec = "version https://git-lfs.github.com/spec/v1"
+        return f"{spec}\noid sha256:{self.sha256}\nsize {len(self.data)}\n".encode()
 
     @property
     def oid(self) -> str:  # git blob id (of the pointer file for LFS files), as the Hub reports it
@@ -102,7 +110,7 @@ class Knobs:
     latency_s: float = 0.0
     hang_s: float = 0.0
     ignore_range: bool = False  # resolve GETs answer 200 + full body despite a Range header
-    truncate_body: int | None = None  # resolve GETs send only N body bytes (Content-Length stays full), then close
+    truncate_body: int | None = None  # resolve GETs send N body bytes (Content-Length stays full), then close
 
 
 @dataclass
@@ -133,8 +141,8 @@ class Repo:
     def resolve(self, rev: str) -> str | None:
         m = re.fullmatch(r"refs/(heads|tags|pr)/(.+)", rev)
         if m:
-            table = {"heads": self.branches, "tags": self.tags, "pr": {str(k): v for k, v in self.prs.items()}}
-            return table[m[1]].get(m[2])
+            prs = {str(num): oid for num, oid in self.prs.items()}
+            return {"heads": self.branches, "tags": self.tags, "pr": prs}[m[1]].get(m[2])
         if rev in self.branches or rev in self.tags:
             return self.branches.get(rev) or self.tags[rev]
         if not re.fullmatch(r"[0-9a-f]{7,40}", rev):
@@ -167,7 +175,8 @@ class FakeHub:
     def __init__(self, *, lfs_threshold: int = 10 * 1024 * 1024, lfs_suffixes=LFS_SUFFIXES):
         self.lfs_threshold, self.lfs_suffixes = lfs_threshold, tuple(lfs_suffixes)
         self.repos: dict[str, Repo] = {}
-        self.tokens: dict[str, tuple[str, str]] = {DEFAULT_TOKEN: ("tester", "write"), READ_TOKEN: ("reader", "read")}
+        self.tokens: dict[str, tuple[str, str]] = {DEFAULT_TOKEN: ("tester", "write"),
+                                                   READ_TOKEN: ("reader", "read")}  # token -> (user, role)
         self.lfs_store: dict[str, bytes] = {}  # sha256 -> content uploaded through the LFS basic transfer
         self.requests: list[Request] = []
         self.commits: list[CommitRecord] = []
@@ -178,7 +187,7 @@ class FakeHub:
         self._seq = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"hub": self}))
         self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="fakehub")
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -265,7 +274,8 @@ class FakeHub:
               status: int | None = None, headers: dict | None = None, message: str | None = None,
               **knobs) -> Fault:
         """Rule matched (re.search) against the raw request path; consumed after `times` hits."""
-        rule = Fault(re.compile(path_regex), method, times, status, dict(headers or {}), message, Knobs(**knobs))
+        rule = Fault(re.compile(path_regex), method, times, status, dict(headers or {}), message,
+                     Knobs(**knobs))
         with self._lock:
             self.faults.append(rule)
         return rule
@@ -277,24 +287,28 @@ class FakeHub:
             headers["X-Error-Code"] = error_code
         if retry_after is not None:
             headers["Retry-After"] = str(retry_after)
-        return self.fault(path_regex, times=times, method=method, status=status, headers=headers, message=message)
+        return self.fault(path_regex, times=times, method=method, status=status, headers=headers,
+                          message=message)
 
     def count(self, method: str | None = None, path_regex: str = "") -> int:
         return len(self.matching(method, path_regex))
 
     def matching(self, method: str | None = None, path_regex: str = "") -> list[Request]:
         with self._lock:
-            return [r for r in self.requests if (method is None or r.method == method) and re.search(path_regex, r.path)]
+            return [r for r in self.requests
+                    if (method is None or r.method == method) and re.search(path_regex, r.path)]
 
     # -- client wiring ---------------------------------------------------------------------------
     def client_vars(self, hf_home, token: str | None = None, offline: bool = False) -> dict:
         """The env vars that point huggingface_hub at this server (must be set before it is imported)."""
         env = dict(HF_ENDPOINT=self.endpoint, HF_HOME=str(hf_home), HF_HUB_DISABLE_TELEMETRY="1",
                    HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_PROGRESS_BARS="1", NO_PROXY="127.0.0.1,localhost")
-        return {**env, **({"HF_TOKEN": token} if token else {}), **({"HF_HUB_OFFLINE": "1"} if offline else {})}
+        env.update({"HF_TOKEN": token} if token else {})
+        return {**env, **({"HF_HUB_OFFLINE": "1"} if offline else {})}
 
     def subprocess_env(self, hf_home, token: str | None = None, offline: bool = False) -> dict:
-        env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE")}
+        drop = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE")
+        env = {k: v for k, v in os.environ.items() if k not in drop}
         return {**env, **self.client_vars(hf_home, token, offline)}
 
     def client_env(self, monkeypatch, hf_home, token: str | None = None) -> None:
@@ -309,11 +323,14 @@ class FakeHub:
             monkeypatch.delenv(key, raising=False)
         for key, value in self.client_vars(home, token).items():
             monkeypatch.setenv(key, value)
-        patches = dict(ENDPOINT=self.endpoint, HUGGINGFACE_CO_URL_TEMPLATE=self.endpoint + "/{repo_id}/resolve/{revision}/{filename}",
-                       HF_HOME=home, HF_HUB_CACHE=os.path.join(home, "hub"), HF_ASSETS_CACHE=os.path.join(home, "assets"),
-                       HF_TOKEN_PATH=os.path.join(home, "token"), HF_STORED_TOKENS_PATH=os.path.join(home, "stored_tokens"),
-                       HF_XET_CACHE=os.path.join(home, "xet"), HF_HUB_OFFLINE=False, HF_HUB_DISABLE_TELEMETRY=True,
-                       HF_HUB_DISABLE_XET=True)
+        patches = dict(
+            ENDPOINT=self.endpoint,
+            HUGGINGFACE_CO_URL_TEMPLATE=self.endpoint + "/{repo_id}/resolve/{revision}/{filename}",
+            HF_HOME=home, HF_HUB_CACHE=os.path.join(home, "hub"),
+            HF_ASSETS_CACHE=os.path.join(home, "assets"),
+            HF_TOKEN_PATH=os.path.join(home, "token"), HF_XET_CACHE=os.path.join(home, "xet"),
+            HF_STORED_TOKENS_PATH=os.path.join(home, "stored_tokens"),
+            HF_HUB_OFFLINE=False, HF_HUB_DISABLE_TELEMETRY=True, HF_HUB_DISABLE_XET=True)
         for name, value in patches.items():
             monkeypatch.setattr(C, name, value)
         monkeypatch.setattr(cache_manager, "HF_HUB_CACHE", patches["HF_HUB_CACHE"])
@@ -338,7 +355,8 @@ class FakeHub:
         if repo.private and not allowed:
             raise HubError(401 if user is None else 404, "Repository not found", "RepoNotFound")
         if repo.gated and files and not allowed:
-            raise HubError(401 if user is None else 403, f"Access to model {repo_id} is restricted.", "GatedRepo")
+            message = f"Access to model {repo_id} is restricted."
+            raise HubError(401 if user is None else 403, message, "GatedRepo")
         return repo
 
     def _commit_at(self, repo: Repo, rev: str) -> Commit:
@@ -355,7 +373,8 @@ class FakeHub:
             if blobs:
                 sib.update(size=len(blob.data), blobId=blob.oid)
                 if blob.lfs:
-                    sib["lfs"] = {"sha256": blob.sha256, "size": len(blob.data), "pointerSize": len(blob.pointer)}
+                    sib["lfs"] = {"sha256": blob.sha256, "size": len(blob.data),
+                                  "pointerSize": len(blob.pointer)}
             siblings.append(sib)
         return {"_id": hashlib.md5(repo.repo_id.encode()).hexdigest()[:24], "id": repo.repo_id,
                 "modelId": repo.repo_id, "author": repo.repo_id.split("/")[0], "sha": commit.oid,
@@ -420,7 +439,8 @@ class FakeHub:
         for item in lines:
             key, value = item["key"], item["value"]
             if key == "file":
-                data = base64.b64decode(value["content"]) if value.get("encoding") == "base64" else value["content"].encode()
+                content = value["content"]
+                data = base64.b64decode(content) if value.get("encoding") == "base64" else content.encode()
                 tree[value["path"]] = Blob(data, False)
             elif key == "lfsFile":
                 data = self.lfs_store.get(value["oid"])
@@ -430,9 +450,11 @@ class FakeHub:
                 tree[value["path"]] = Blob(data if data is not None else existing[0], True)
             elif key in ("deletedFile", "deletedFolder"):
                 prefix = value["path"].rstrip("/") + "/"
-                gone = [p for p in tree if p == value["path"] or (key == "deletedFolder" and p.startswith(prefix))]
+                gone = [p for p in tree
+                        if p == value["path"] or (key == "deletedFolder" and p.startswith(prefix))]
                 if not gone:
-                    raise HubError(404, f"A file with this name doesn't exist: {value['path']}", "EntryNotFound")
+                    message = f"A file with this name doesn't exist: {value['path']}"
+                    raise HubError(404, message, "EntryNotFound")
                 for p in gone:
                     del tree[p]
                 deleted += gone
@@ -451,16 +473,17 @@ class FakeHub:
         else:
             repo.branches[rev.removeprefix("refs/heads/")] = oid
         self.commits.append(CommitRecord(repo.repo_id, oid, base, rev, header.get("summary", ""),
-                                         header.get("description", ""), added, deleted, create_pr, pr_num, pr_url,
-                                         user[0]))
-        return {"success": True, "commitOid": oid, "commitUrl": f"{self.endpoint}/{repo.repo_id}/commit/{oid}",
-                "hookOutput": "", "pullRequestUrl": pr_url}
+                                         header.get("description", ""), added, deleted, create_pr, pr_num,
+                                         pr_url, user[0]))
+        commit_url = f"{self.endpoint}/{repo.repo_id}/commit/{oid}"
+        return {"success": True, "commitOid": oid, "commitUrl": commit_url, "hookOutput": "",
+                "pullRequestUrl": pr_url}
 
     def _dispatch(self, method: str, path: str, query: dict, headers, body: bytes):
         """Return (status, headers, body_bytes, is_file); raise HubError for error answers."""
         user = self._user(headers)
         seg = [unquote(s) for s in path.split("/")[1:]]
-        repo_id = "/".join(seg[2:4]) if seg[:2] == ["api", "models"] else "/".join(seg[:2])
+        repo_id = unquote(_repo_id_of(path))
         if path == "/api/whoami-v2" and method == "GET":
             if user is None:
                 raise HubError(401, "Invalid credentials in Authorization header")
@@ -483,11 +506,11 @@ class FakeHub:
                 if rest[0] == "preupload":
                     return 200, {}, self._preupload(repo, rest[1], json.loads(body or b"{}")), False
                 return 200, {}, self._commit(repo, user, rest[1], body, create_pr), False
-        if method == "POST" and len(seg) == 6 and seg[1].endswith(".git") and seg[2:] == ["info", "lfs", "objects", "batch"]:
+        if method == "POST" and len(seg) == 6 and seg[1].endswith(".git") and seg[2:4] == ["info", "lfs"]:
             if user is None:
                 raise HubError(401, "You must be authenticated to upload LFS files")
-            repo = self._repo(repo_id.removesuffix(".git"), user)
-            return 200, {"Content-Type": "application/vnd.git-lfs+json"}, self._lfs_batch(repo, json.loads(body)), False
+            batch = self._lfs_batch(self._repo(repo_id, user), json.loads(body))
+            return 200, {"Content-Type": "application/vnd.git-lfs+json"}, batch, False
         if seg[:1] == ["__lfs__"] and len(seg) >= 4:
             oid = seg[3]
             if method == "PUT":
@@ -504,6 +527,11 @@ class FakeHub:
             data, hdrs = self._resolve_file(repo, seg[3], "/".join(seg[4:]))
             return 200, hdrs, data, True
         raise HubError(404, f"Not found: {method} {path}")
+
+
+def _repo_id_of(path: str) -> str:
+    seg = path.split("/")
+    return "/".join(seg[3:5]) if seg[1:3] == ["api", "models"] else "/".join(seg[1:3]).removesuffix(".git")
 
 
 def _parse_range(value: str, size: int):
@@ -549,15 +577,15 @@ class _Handler(BaseHTTPRequestHandler):
                 rule.times -= 1
                 if rule.times <= 0:
                     hub.faults.remove(rule)
-            seg = path.split("/")
-            repo = hub.repos.get("/".join(seg[3:5]) if seg[1:3] == ["api", "models"] else "/".join(seg[1:3]).removesuffix(".git"))
-            knobs = (repo.knobs if repo and repo.knobs else hub.knobs)
+            repo = hub.repos.get(unquote(_repo_id_of(path)))
+            knobs = repo.knobs if repo and repo.knobs else hub.knobs
             extra = rule.knobs if rule else Knobs()
         hub._stop.wait(knobs.latency_s + knobs.hang_s + extra.latency_s + extra.hang_s)
         headers, payload, is_file, status = {}, b"", False, 500
         try:
             if rule is not None and rule.status is not None:
-                raise HubError(rule.status, rule.message or f"Injected HTTP {rule.status}", headers=rule.headers)
+                message = rule.message or f"Injected HTTP {rule.status}"
+                raise HubError(rule.status, message, headers=rule.headers)
             with hub._lock:
                 status, headers, payload, is_file = hub._dispatch(method, path, query, self.headers, body)
         except HubError as err:

@@ -46,8 +46,8 @@ WEIGHTS = make_safetensors()
 @pytest.fixture
 def hub(tmp_path, monkeypatch):
     with FakeHub() as hub:
-        hub.main_sha = hub.add_repo(REPO, {"config.json": CONFIG, "model.safetensors": WEIGHTS,
-                                           "README.md": b"# draft\n"}, tags=["v1.0"], card_tags=["safetensors"])
+        files = {"config.json": CONFIG, "model.safetensors": WEIGHTS, "README.md": b"# draft\n"}
+        hub.main_sha = hub.add_repo(REPO, files, tags=["v1.0"], card_tags=["safetensors"])
         hub.client_env(monkeypatch, tmp_path / "hf_home")
         yield hub
 
@@ -120,7 +120,8 @@ def test_ranged_get_via_hf_session(hub):
     url = hub.file_url(REPO, "model.safetensors", hub.main_sha)
     r = get_session().get(url, headers={"Range": "bytes=0-7"})
     assert r.status_code == 206 and r.content == WEIGHTS[:8]
-    assert r.headers["Content-Range"] == f"bytes 0-7/{len(WEIGHTS)}" and r.headers["X-Repo-Commit"] == hub.main_sha
+    assert r.headers["Content-Range"] == f"bytes 0-7/{len(WEIGHTS)}"
+    assert r.headers["X-Repo-Commit"] == hub.main_sha
     r = get_session().get(url, headers={"Range": "bytes=10-"})
     assert r.status_code == 206 and r.content == WEIGHTS[10:]
     r = get_session().get(url, headers={"Range": "bytes=-4"})
@@ -149,6 +150,8 @@ def test_head_metadata(hub, api):
 
 
 # -- commits / PRs ------------------------------------------------------------------------------------
+# huggingface_hub's own LFS PUT passes a file object as `data=`, which httpx2 flags as deprecated.
+@pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
 def test_create_commit_pr_with_lfs_and_delete(hub, api):
     new_weights = make_safetensors(32)
     info = api.create_commit(
@@ -166,7 +169,8 @@ def test_create_commit_pr_with_lfs_and_delete(hub, api):
     assert rec.added == {"config.json": b'{"hidden_size": 128}', "model.safetensors": new_weights}
     assert rec.deleted == ["README.md"] and rec.user == "tester"
     # LFS went through preupload -> batch -> PUT -> verify; the small file went inline
-    assert hub.count("POST", "/preupload/main$") == 1 and hub.count("POST", r"\.git/info/lfs/objects/batch$") == 1
+    assert hub.count("POST", "/preupload/main$") == 1
+    assert hub.count("POST", r"\.git/info/lfs/objects/batch$") == 1
     assert hub.count("PUT", "^/__lfs__/") == 1 and hub.count("POST", "/commit/main$") == 1
     # main is untouched; the PR revision is readable through model_info and resolve
     assert api.model_info(REPO).sha == hub.main_sha
@@ -179,8 +183,10 @@ def test_create_commit_pr_with_lfs_and_delete(hub, api):
     # a second PR gets the next number; committing to the PR ref updates it
     info2 = api.create_commit(REPO, [CommitOperationAdd("a.txt", b"a")], commit_message="two", create_pr=True)
     assert info2.pr_num == 2
-    info3 = api.create_commit(REPO, [CommitOperationAdd("b.txt", b"b")], commit_message="on pr", revision="refs/pr/1")
-    assert api.model_info(REPO, revision="refs/pr/1").sha == info3.oid and hub.commits[-1].revision == "refs/pr/1"
+    info3 = api.create_commit(REPO, [CommitOperationAdd("b.txt", b"b")], commit_message="on pr",
+                              revision="refs/pr/1")
+    assert api.model_info(REPO, revision="refs/pr/1").sha == info3.oid
+    assert hub.commits[-1].revision == "refs/pr/1"
 
 
 def test_unchanged_file_is_skipped_by_client(hub, api):
@@ -215,7 +221,8 @@ def test_commit_auth(hub):
     with pytest.raises(HfHubHTTPError) as exc:
         reader.create_commit(REPO, [CommitOperationAdd("x.txt", b"x")], commit_message="m")
     assert exc.value.response.status_code == 403
-    assert reader.create_commit(REPO, [CommitOperationAdd("x.txt", b"x")], commit_message="m", create_pr=True).pr_num == 1
+    info = reader.create_commit(REPO, [CommitOperationAdd("x.txt", b"x")], commit_message="m", create_pr=True)
+    assert info.pr_num == 1
 
 
 # -- errors and fault knobs -------------------------------------------------------------------------------
@@ -313,8 +320,9 @@ def test_truncated_body(hub):
         get_session().get(hub.file_url(REPO, "config.json"))
     assert hub.requests[-1].bytes == 10
     hub.set_knobs()
-    # one truncated answer: hf_hub_download retries. It only resumes (Range) from the bytes it has written, i.e.
-    # whole 10 MiB chunks (constants.DOWNLOAD_CHUNK_SIZE); a smaller partial body is re-fetched in full.
+    # one truncated answer: hf_hub_download retries. It only resumes (Range) from the bytes it has
+    # written, i.e. whole 10 MiB chunks (constants.DOWNLOAD_CHUNK_SIZE); a shorter partial body is
+    # re-fetched in full.
     big = os.urandom(12 * 1024 * 1024)
     hub.add_commit(REPO, {"big.bin": big})
     hub.fault("/resolve/", times=1, method="GET", truncate_body=11 * 1024 * 1024)
@@ -343,8 +351,8 @@ def test_env_vars_in_subprocess(hub, tmp_path):
         p = h.hf_hub_download({REPO!r}, "config.json")
         print(info.sha, open(p).read() == {CONFIG.decode()!r}, p.startswith({str(tmp_path / "sub")!r}))
     """)
-    run = subprocess.run([sys.executable, "-c", script], env=hub.subprocess_env(tmp_path / "sub", token=DEFAULT_TOKEN),
-                         capture_output=True, text=True, timeout=120)
+    env = hub.subprocess_env(tmp_path / "sub", token=DEFAULT_TOKEN)
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == [hub.main_sha, "True", "True"]
     n = len(hub.requests)
@@ -352,7 +360,8 @@ def test_env_vars_in_subprocess(hub, tmp_path):
         import huggingface_hub as h
         print(open(h.hf_hub_download({REPO!r}, "config.json")).read() == {CONFIG.decode()!r})
     """)
-    run = subprocess.run([sys.executable, "-c", offline], env=hub.subprocess_env(tmp_path / "sub", offline=True),
-                         capture_output=True, text=True, timeout=120)
+    env = hub.subprocess_env(tmp_path / "sub", offline=True)
+    run = subprocess.run([sys.executable, "-c", offline], env=env, capture_output=True, text=True,
+                         timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True" and len(hub.requests) == n

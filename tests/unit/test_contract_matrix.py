@@ -1,0 +1,163 @@
+"""Every cell of vllm-contracts.md 2.3 (Qwen3 DSpark, T = 100) and the 1b summary rows, through the pure evaluator."""
+
+from __future__ import annotations
+
+import pytest
+
+from dspark_ckpt import contracts as c
+from dspark_ckpt.compatibility import DraftFacts, evaluate
+from dspark_ckpt.contracts import VLLM_VERSIONS, contract_for
+from dspark_ckpt.families import Family
+
+T = 100
+OLD, V29, NEW = ("0.27.0", "0.28.0"), ("0.29.0",), ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+NOPARAM_Q = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")
+
+
+def facts(family: Family = Family.QWEN3_DSPARK, *, d: int, v: int = T, lm: bool, d2t: bool, embed: bool = True,
+          **extra: object) -> DraftFacts:
+    return DraftFacts(family=family, draft_vocab_size=d, vocab_size=v, target_vocab_size=T, has_lm_head=lm,
+                      has_embed=embed, has_d2t=d2t, has_t2d=False, lm_head_rows=d if lm else None,
+                      d2t_length=d if d2t else None, **extra)  # type: ignore[arg-type]
+
+
+def outcome(version: str, f: DraftFacts) -> tuple[str | None, set[str]]:
+    contract = contract_for("vllm", version, f.family)
+    assert contract is not None, f"no contract for {f.family} on {version}"
+    verdict = evaluate(contract, version, f)
+    return (verdict.error.text if verdict.error else None), {i.code for i in verdict.silent}
+
+
+# (facts, {versions: (error text or None, silent codes)}) — one row per line of the 2.3 table.
+MATRIX = [
+    ("D<T, lm_head + d2t", dict(d=40, lm=True, d2t=True), {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+    ("D<T, lm_head, no d2t", dict(d=40, lm=True, d2t=False),
+     {OLD: (None, {"DSP302"}), V29: (c.E_D2T, set()), NEW: (c.E_D2T, set())}),
+    ("D<T, no lm_head, d2t", dict(d=40, lm=False, d2t=True),
+     {OLD: (None, {"DSP301"}), V29: (c.E_LM_HEAD, set()), NEW: (c.E_LM_HEAD, set())}),
+    ("D<T, no lm_head, no d2t", dict(d=40, lm=False, d2t=False),
+     {OLD: (None, {"DSP301", "DSP302"}), V29: (c.E_LM_HEAD, set()), NEW: (c.E_LM_HEAD, set())}),
+    ("D=T, lm_head, no d2t", dict(d=T, lm=True, d2t=False),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+    ("D=T, no lm_head, no d2t", dict(d=T, lm=False, d2t=False),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+    ("D=T, d2t present", dict(d=T, lm=True, d2t=True),
+     {OLD: (NOPARAM_Q, set()), V29: (NOPARAM_Q, set()), NEW: (NOPARAM_Q, set())}),
+    ("D>T, lm_head + d2t", dict(d=120, v=120, lm=True, d2t=True),
+     {OLD: (None, {"DSP305"}), V29: (None, {"DSP305"}), NEW: (NOPARAM_Q, set())}),
+    ("D>T, lm_head, no d2t", dict(d=120, v=120, lm=True, d2t=False),
+     {OLD: (None, {"DSP305"}), V29: (c.E_D2T, set()), NEW: (None, {"DSP305"})}),
+    ("D>T, no lm_head, d2t", dict(d=120, v=120, lm=False, d2t=True),
+     {OLD: (None, {"DSP306"}), V29: (c.E_LM_HEAD, set()), NEW: (NOPARAM_Q, set())}),
+    ("D>T, no lm_head, no d2t", dict(d=120, v=120, lm=False, d2t=False),
+     {OLD: (None, {"DSP306"}), V29: (c.E_LM_HEAD, set()), NEW: (None, {"DSP306"})}),
+    ("V>T, no embed", dict(d=T, v=120, lm=True, d2t=False, embed=False),
+     {OLD: (None, {"DSP304"}), V29: (c.E_EMBED, set()), NEW: (c.E_EMBED, set())}),
+    ("V>T, embed present", dict(d=T, v=120, lm=True, d2t=False, embed=True),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+    ("V<=T, no embed", dict(d=T, v=T, lm=True, d2t=False, embed=False),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+]
+
+
+@pytest.mark.parametrize(("case", "kwargs", "expected"), MATRIX, ids=[m[0] for m in MATRIX])
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_qwen3_dspark_outcome_matrix(case: str, kwargs: dict, expected: dict, version: str) -> None:
+    want = next(v for versions, v in expected.items() if version in versions)
+    error, silent = outcome(version, facts(**kwargs))
+    assert error == want[0]
+    assert silent == want[1]
+
+
+def test_embed_check_runs_first() -> None:
+    f = facts(d=120, v=120, lm=False, d2t=False, embed=False)
+    assert outcome("0.29.0", f)[0] == c.E_EMBED
+    assert outcome("0.33.0", f)[0] == c.E_EMBED
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_omni_padded_rejected_wherever_omni_is_known(version: str) -> None:
+    error, _ = outcome(version, facts(Family.QWEN3_OMNI_DSPARK, d=120, v=120, lm=True, d2t=False))
+    if version in OLD:
+        assert error == c.E_OMNI_UNREGISTERED
+    else:
+        assert error == c.E_OMNI_VOCAB.format(t=T, d=120)
+
+
+def test_omni_mask_token_outside_input_vocab() -> None:
+    error, _ = outcome("0.30.0", facts(Family.QWEN3_OMNI_DSPARK, d=T, lm=True, d2t=False, mask_token_id=T))
+    assert error == c.E_OMNI_MASK.format(last=T - 1)
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_dflash_contract(version: str) -> None:
+    noparam = c.E_NOPARAM.format(cls="DFlashQwen3ForCausalLM")
+    assert outcome(version, facts(Family.DFLASH, d=T, lm=False, d2t=True)) == (noparam, set())
+    assert outcome(version, facts(Family.DFLASH, d=40, lm=True, d2t=False)) == (None, {"DSP302"})
+    assert outcome(version, facts(Family.DFLASH, d=40, lm=False, d2t=True)) == (None, {"DSP301"})
+    assert outcome(version, facts(Family.DFLASH, d=T, v=120, lm=True, d2t=False, embed=False)) == (None, {"DSP304"})
+    assert outcome(version, facts(Family.DFLASH, d=T, lm=True, d2t=False, has_mask_hidden=True))[0] == c.E_MASK_HIDDEN
+
+
+def test_dflash_has_own_lm_head_flag_blocks_sharing_from_031() -> None:
+    f = facts(Family.DFLASH, d=T, lm=False, d2t=False, has_own_lm_head_flag=True)
+    assert outcome("0.30.0", f) == (None, set())
+    assert outcome("0.31.0", f) == (None, {"DSP315"})
+
+
+@pytest.mark.parametrize("family", [Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3])
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_eagle3_contract(family: Family, version: str) -> None:
+    cls = "Eagle3LlamaForCausalLM" if family is Family.EAGLE3_LLAMA else "Eagle3Qwen3ForCausalLM"
+    always_param = version in OLD + V29
+    assert outcome(version, facts(family, d=T, lm=True, d2t=True))[0] == (
+        None if always_param else c.E_NOPARAM.format(cls=cls))
+    assert outcome(version, facts(family, d=40, lm=True, d2t=False)) == (None, {"DSP302"})
+    assert outcome(version, facts(family, d=40, lm=False, d2t=True)) == (None, {"DSP301"})
+    assert outcome(version, facts(family, d=40, lm=True, d2t=True, parallel_drafting=True))[0] == c.E_PARALLEL
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_gemma4_contract(version: str) -> None:
+    # d2t is never a parameter and is silently ignored; own lm_head/embed are replaced by the target's.
+    own = facts(Family.GEMMA4_DSPARK, d=T, lm=True, d2t=True)
+    error, silent = outcome(version, own)
+    assert error is None and "DSP307" in silent
+    # Its lm_head is sized by V: a pruned Gemma4 draft with a V-row head loads but never applies d2t...
+    pruned = facts(Family.GEMMA4_DSPARK, d=40, lm=True, d2t=True)
+    pruned = DraftFacts(**{**{s: getattr(pruned, s) for s in DraftFacts.__slots__}, "lm_head_rows": T})
+    assert "DSP311" in outcome(version, pruned)[1]
+    # ...and a D-row head trips VocabParallelEmbedding's bare row-count assertion.
+    assert outcome(version, facts(Family.GEMMA4_DSPARK, d=40, lm=True, d2t=True))[0] == c.E_ROWS
+    # Without an lm_head: 0.27/0.28 always take the target's; 0.29+ only when D == T, else it stays uninitialised.
+    no_head = facts(Family.GEMMA4_DSPARK, d=40, lm=False, d2t=False)
+    assert ("DSP301" in outcome(version, no_head)[1]) == (version not in OLD)
+
+
+def test_sglang_contracts() -> None:
+    eagle = contract_for("sglang", "*", Family.EAGLE3_LLAMA)
+    dspark = contract_for("sglang", "*", Family.QWEN3_DSPARK)
+    assert eagle is not None and dspark is not None
+    # EAGLE-3: any d2t accepted, t2d ignored; a declared D with no lm_head leaves a random head.
+    assert evaluate(eagle, "*", facts(Family.EAGLE3_LLAMA, d=T, lm=True, d2t=True)).loads
+    uninit = evaluate(eagle, "*", facts(Family.EAGLE3_LLAMA, d=40, lm=False, d2t=True))
+    assert uninit.loads and {i.code for i in uninit.silent} == {"DSP301"}
+    # Qwen3 DSpark: no reduced vocab support; d2t is an error with SGLang's own text.
+    rejected = evaluate(dspark, "*", facts(d=T, lm=True, d2t=True))
+    assert rejected.error is not None and rejected.error.text == c.E_SGLANG_MAPPING.format(name="d2t")
+
+
+def test_every_contract_row_cites_an_upstream_source() -> None:
+    for row in c.CONTRACTS:
+        assert row.source and ("vllm/" in row.source or "sglang" in row.source)
+
+
+def test_every_family_has_a_row_for_every_vllm_version() -> None:
+    for family in Family:
+        for version in VLLM_VERSIONS:
+            assert contract_for("vllm", version, family) is not None, (family, version)
+
+
+def test_patch_versions_fall_in_their_minor_row() -> None:
+    row = contract_for("vllm", "0.29.3", Family.QWEN3_DSPARK)
+    assert row is not None and row.first == "0.29.0"

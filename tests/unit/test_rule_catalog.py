@@ -1,0 +1,41 @@
+"""Every code the source can emit is registered once and documented in every section."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dspark_ckpt.rule_catalog import RULES
+
+PACKAGE = Path(__file__).resolve().parents[2] / "dspark_ckpt"
+EMITTED = re.compile(r"\"(DSP\d{3})\"")
+
+
+def emitted_codes() -> set[str]:
+    codes: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "rule_catalog.py":
+            continue
+        codes |= set(EMITTED.findall(path.read_text()))
+    return codes
+
+
+def test_every_emitted_code_is_registered() -> None:
+    missing = emitted_codes() - set(RULES)
+    assert not missing, f"emitted but not in rule_catalog.RULES: {sorted(missing)}"
+
+
+def test_codes_are_registered_exactly_once() -> None:
+    text = (PACKAGE / "rule_catalog.py").read_text()
+    declared = re.findall(r"Rule\(\s*\"(DSP\d{3})\"", text)
+    assert len(declared) == len(set(declared)) == len(RULES)
+
+
+def test_every_rule_is_fully_documented() -> None:
+    for code, rule in RULES.items():
+        assert re.fullmatch(r"DSP\d{3}", code) and rule.code == code
+        assert rule.severity in ("error", "warning", "info")
+        for field in ("slug", "summary", "what", "why", "example", "fix"):
+            assert getattr(rule, field).strip(), f"{code} has no {field}"
+    slugs = [r.slug for r in RULES.values()]
+    assert len(slugs) == len(set(slugs))
