@@ -8,6 +8,20 @@ from dspark_ckpt.report import CheckpointReport, Compatibility, Report
 
 __version__ = "0.1.0"
 
+
+def check(*checkpoints: str, target: str | None = None, target_vocab_size: int | None = None,
+          runtime: list[str] | None = None) -> Report:
+    """Library form of `dspark-ckpt check`: the same report the CLI renders, as data."""
+    from dspark_ckpt.runtimes import parse_selectors
+    from dspark_ckpt.sources.resolve import open_source
+    from dspark_ckpt.target import resolve_target
+
+    runtimes = parse_selectors(runtime)
+    target_vocab = resolve_target(target, target_vocab_size)
+    reports = tuple(inspect_checkpoint(open_source(spec), target=target_vocab, runtimes=runtimes)
+                    for spec in checkpoints)
+    return Report(reports, runtimes=tuple(str(r) for r in runtimes))
+
 __all__ = [
     "CheckpointReport",
     "Compatibility",
@@ -16,5 +30,6 @@ __all__ = [
     "Severity",
     "TargetVocab",
     "__version__",
+    "check",
     "inspect_checkpoint",
 ]

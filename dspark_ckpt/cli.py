@@ -21,7 +21,7 @@ from dspark_ckpt.report import Report
 from dspark_ckpt.rule_catalog import RULES
 from dspark_ckpt.runtimes import parse_selectors
 from dspark_ckpt.sources.resolve import open_source
-from dspark_ckpt.target import explicit_target, local_target
+from dspark_ckpt.target import resolve_target
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -50,17 +50,6 @@ def _root(
 
 def stdout_console() -> Console:
     return Console(soft_wrap=False, highlight=False)  # rich honours COLUMNS and NO_COLOR
-
-
-def resolve_target(target: str | None, target_vocab_size: int | None) -> TargetVocab | None:
-    if target is not None and target_vocab_size is not None:
-        from dspark_ckpt.errors import UsageError
-        raise UsageError("give --target or --target-vocab-size, not both", code="DSP-E004")
-    if target_vocab_size is not None:
-        return explicit_target(target_vocab_size)
-    if target is not None:
-        return local_target(Path(target))
-    return None
 
 
 def exit_code(report: Report, fail_on: Severity) -> int:

@@ -24,6 +24,11 @@ class DraftFacts:
     has_mask_hidden: bool = False
     model_prefixed: bool = False
     lm_head_rows: int | None = None
+    lm_head_cols: int | None = None
+    hidden_size: int | None = None
+    embed_rows: int | None = None
+    markov_w1_rows: int | None = None
+    markov_w2_rows: int | None = None
     d2t_length: int | None = None
     dspark_draft_topk: int | None = None
     has_own_lm_head_flag: bool = False
@@ -92,9 +97,14 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP303", c.E_NOPARAM.format(cls=k.model_class))
     if k.model_prefix_rejected and f.model_prefixed:
         return Issue("DSP313", c.E_MODEL_PREFIX)
-    expected_rows = d if k.lm_head_rows == "D" else v
-    if f.has_lm_head and f.lm_head_rows is not None and f.lm_head_rows != expected_rows:
-        return Issue("DSP320", c.E_ROWS)
+    head_rows = d if k.lm_head_rows == "D" else v
+    # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError).
+    for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP322", f.markov_w1_rows, v),
+                                 ("DSP323", f.markov_w2_rows, d), ("DSP320", f.lm_head_rows, head_rows)):
+        if rows is not None and rows != expected:
+            return Issue(code, c.E_ROWS)
+    if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
+        return Issue("DSP320", c.E_HIDDEN.format(h=f.hidden_size, got=f.lm_head_cols))
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
         return Issue("DSP324", c.E_D2T_LEN.format(n=f.d2t_length, d=d))
     return None

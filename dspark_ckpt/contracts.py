@@ -50,6 +50,7 @@ E_NOPARAM = ("There is no module or parameter named 'draft_id_to_target_id' in {
              "belonging to  ({cls}) are:")
 E_MODEL_PREFIX = "There is no module or parameter named 'model' in Qwen3DSparkModel. The available parameters"
 E_ROWS = "AssertionError"  # VocabParallelEmbedding.weight_loader: a bare `assert` with no message
+E_HIDDEN = "The size of tensor a ({h}) must match the size of tensor b ({got}) at non-singleton dimension 1"
 E_D2T_LEN = "Attempted to load weight (torch.Size([{n}])) into parameter (torch.Size([{d}]))"
 E_OMNI_VOCAB = ("Qwen3-Omni DSpark draft_vocab_size must be a positive integer no larger than target vocab_size "
                 "({t}); got {d}.")

@@ -140,6 +140,10 @@ def mapping_findings(source: CheckpointSource, v: VocabTensors, cfg: DraftConfig
     return findings
 
 
+def _dim(info: TensorInfo | None, axis: int) -> int | None:
+    return info.shape[axis] if info is not None and len(info.shape) > axis else None
+
+
 def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int) -> DraftFacts | None:
     if cfg.family is None or cfg.vocab_size is None or cfg.draft_vocab_size is None:
         return None
@@ -147,8 +151,9 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int) -> DraftFacts | 
         family=cfg.family, draft_vocab_size=cfg.draft_vocab_size, vocab_size=cfg.vocab_size,
         target_vocab_size=target, has_lm_head=v.lm_head is not None, has_embed=v.embed_tokens is not None,
         has_d2t=v.d2t is not None, has_t2d=v.t2d is not None, has_mask_hidden=v.has_mask_hidden,
-        model_prefixed=bool(v.model_prefixed), lm_head_rows=v.lm_head.shape[0] if v.lm_head and v.lm_head.shape else None,
-        d2t_length=v.d2t.shape[0] if v.d2t and len(v.d2t.shape) == 1 else None,
+        model_prefixed=bool(v.model_prefixed), lm_head_rows=_dim(v.lm_head, 0), lm_head_cols=_dim(v.lm_head, 1),
+        hidden_size=cfg.hidden_size, embed_rows=_dim(v.embed_tokens, 0), markov_w1_rows=_dim(v.markov_w1, 0),
+        markov_w2_rows=_dim(v.markov_w2, 0), d2t_length=_dim(v.d2t, 0) if v.d2t and len(v.d2t.shape) == 1 else None,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
         parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id,
     )

@@ -92,10 +92,3 @@ def apply(report: Report, policy: Policy) -> Report:
 
 def hidden_count(before: Report, after: Report) -> int:
     return len(before.findings) - len(after.findings)
-
-
-def findings_exit(report: Report, policy: Policy) -> int:
-    """0 or 1 from the findings alone; --exit-zero turns 1 into 0. Operational errors never reach here (exit 2)."""
-    if policy.exit_zero:
-        return 0
-    return 1 if any(policy.fails(f) for f in report.findings) else 0

@@ -1,4 +1,4 @@
-"""Report -> text (rich) | json. Renderers only present; they never decide pass or fail."""
+"""Report -> text (rich) | json; the other formats live in renderers/. Renderers never decide pass or fail."""
 
 from __future__ import annotations
 
@@ -117,6 +117,15 @@ def render_text(report: Report, console: Console) -> None:
             console.print(Text("Findings", style="bold"))
             console.print(_findings(c))
         console.print()
+    console.print(summary_line(report))
+
+
+def render_text_quiet(report: Report, console: Console) -> None:
+    """`-q`: only the findings and the summary line, for logs that should stay short."""
+    for c in report.checkpoints:
+        if c.findings:
+            console.print(Text(c.source, style="bold underline"))
+            console.print(_findings(c))
     console.print(summary_line(report))
 
 

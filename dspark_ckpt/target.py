@@ -41,3 +41,14 @@ def explicit_target(size: int) -> TargetVocab:
     if not 0 < size <= MAX_VOCAB:
         raise UsageError(f"--target-vocab-size must be a positive integer <= 2**40, got {size}", code="DSP-E003")
     return TargetVocab(size, "--target-vocab-size")
+
+
+def resolve_target(target: str | None, target_vocab_size: int | None) -> TargetVocab | None:
+    """T from exactly one of --target / --target-vocab-size, or None when neither is given."""
+    if target is not None and target_vocab_size is not None:
+        raise UsageError("give --target or --target-vocab-size, not both", code="DSP-E004")
+    if target_vocab_size is not None:
+        return explicit_target(target_vocab_size)
+    if target is not None:
+        return local_target(Path(target))
+    return None

@@ -161,3 +161,16 @@ def test_every_family_has_a_row_for_every_vllm_version() -> None:
 def test_patch_versions_fall_in_their_minor_row() -> None:
     row = contract_for("vllm", "0.29.3", Family.QWEN3_DSPARK)
     assert row is not None and row.first == "0.29.0"
+
+
+def test_row_counts_and_hidden_size_are_load_errors() -> None:
+    base = facts(d=T, lm=True, d2t=False)
+    fields = {s: getattr(base, s) for s in DraftFacts.__slots__}
+    for field, code in (("embed_rows", "DSP321"), ("markov_w1_rows", "DSP322"), ("markov_w2_rows", "DSP323"),
+                        ("lm_head_rows", "DSP320")):
+        verdict = evaluate(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0",  # type: ignore[arg-type]
+                           DraftFacts(**{**fields, field: T + 1}))
+        assert verdict.error is not None and (verdict.error.code, verdict.error.text) == (code, c.E_ROWS)
+    wide = DraftFacts(**{**fields, "lm_head_cols": 32, "hidden_size": 16})
+    verdict = evaluate(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0", wide)  # type: ignore[arg-type]
+    assert verdict.error is not None and verdict.error.text == c.E_HIDDEN.format(h=16, got=32)

@@ -1,0 +1,158 @@
+"""The repair plan as data: frozen actions (each naming the finding code it repairs) and the files they change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TRIM = "trim"
+SHARE_TARGET_HEAD = "share-target-head"
+REBUILD_D2T = "rebuild-d2t"
+DROP_D2T = "drop-d2t"
+IDENTITY_D2T = "identity-d2t"
+# Preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
+# and an explicit identity d2t is only ever a pin for old runtimes.
+STRATEGIES: tuple[str, ...] = (TRIM, SHARE_TARGET_HEAD, REBUILD_D2T, DROP_D2T, IDENTITY_D2T)
+
+METADATA_KEY = "dspark_ckpt.fix"
+
+
+@dataclass(frozen=True, slots=True)
+class TrimRows:
+    """Keep the first `rows` rows of a row-major tensor: a byte prefix of its data."""
+
+    tensor: str
+    file: str
+    rows: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DropTensor:
+    tensor: str
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PutTensor:
+    """Write a small tensor (a d2t), replacing one of that name or adding it to `file`."""
+
+    tensor: str
+    file: str
+    dtype: str
+    shape: tuple[int, ...]
+    data: bytes = field(repr=False)
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetConfig:
+    key: str
+    old: Any
+    new: Any
+    reason: str
+
+
+Action = TrimRows | DropTensor | PutTensor | SetConfig
+
+
+def describe(action: Action) -> str:
+    if isinstance(action, TrimRows):
+        return f"trim {action.tensor} to its first {action.rows} rows ({action.file})"
+    if isinstance(action, DropTensor):
+        return f"drop {action.tensor} ({action.file})"
+    if isinstance(action, PutTensor):
+        return f"write {action.tensor} {action.dtype} {list(action.shape)} ({action.file})"
+    return f"set config.json {action.key}: {action.old!r} -> {action.new!r}"
+
+
+def action_json(action: Action) -> dict[str, Any]:
+    kind = {TrimRows: "trim-rows", DropTensor: "drop-tensor", PutTensor: "put-tensor", SetConfig: "set-config"}
+    doc: dict[str, Any] = {"action": kind[type(action)], "reason": action.reason}
+    if isinstance(action, SetConfig):
+        doc.update(key=action.key, old=action.old, new=action.new)
+        return doc
+    doc.update(tensor=action.tensor, file=action.file)
+    if isinstance(action, TrimRows):
+        doc["rows"] = action.rows
+    elif isinstance(action, PutTensor):
+        doc.update(dtype=action.dtype, shape=list(action.shape))
+    return doc
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why no plan can be made: a DSP5xx code (exit 1), with the runtimes or findings that stand in the way."""
+
+    code: str
+    message: str
+    hint: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One runtime's predicted verdict: what check would say about it."""
+
+    runtime: str
+    loads: bool
+    error_code: str | None
+    silent_codes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TensorWrite:
+    """One tensor of a shard being written: copied (a byte prefix) from the source shard, or given as bytes."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    nbytes: int
+    source_file: str | None = None
+    source_begin: int = 0  # absolute offset in source_file
+    data: bytes | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardWrite:
+    file: str
+    tensors: tuple[TensorWrite, ...]
+    metadata: dict[str, str]
+    new: bool  # a shard that did not exist before (written first)
+
+
+@dataclass(frozen=True, slots=True)
+class TextWrite:
+    file: str
+    old: str | None  # None: the file is created
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileChanges:
+    shards: tuple[ShardWrite, ...]  # new shards first, then rewritten ones
+    removed: tuple[str, ...]
+    texts: tuple[TextWrite, ...]  # the index, then config.json: written last
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return tuple(s.file for s in self.shards) + self.removed + tuple(t.file for t in self.texts)
+
+
+@dataclass(frozen=True, slots=True)
+class FixPlan:
+    source: str
+    target_vocab_size: int
+    runtimes: tuple[str, ...]
+    strategy: str | None
+    actions: tuple[Action, ...]
+    before: tuple[Outcome, ...]
+    after: tuple[Outcome, ...]
+    changes: FileChanges | None = None
+    refusal: Refusal | None = None
+    note: str | None = None  # why nothing is planned
+    fingerprints: tuple[tuple[str, int, int, int], ...] = ()  # (file, inode, size, mtime_ns) read when planning
+
+    @property
+    def changes_anything(self) -> bool:
+        return bool(self.actions) and self.refusal is None
