@@ -1,4 +1,4 @@
-"""Benchmark helpers: a realistic Qwen3 DSpark draft layout, real or sparse shard writers, and child-process meters."""
+"""Benchmark helpers: a Qwen3 DSpark draft layout, real or sparse shard writers, child meters, page cache."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ CHUNK = 64 * 2**20
 
 @dataclass(frozen=True, slots=True)
 class DraftLayout:
-    """A Qwen3 DSpark draft: embed [V,H], `layers` decoder layers, fc over 3 aux states, markov head, lm_head [D,H]."""
+    """A Qwen3 DSpark draft: embed [V,H], decoder layers, fc over 3 aux states, markov head, lm_head [D,H]."""
 
     hidden: int
     layers: int
@@ -96,7 +96,7 @@ class DraftLayout:
 
 
 def layout_for(budget_bytes: int, layers: int) -> DraftLayout:
-    """The smallest hidden size (a multiple of 8, or of 128 from 1024 up) whose checkpoint holds >= budget bytes."""
+    """The smallest hidden size (step 8, or 128 from 1024 up) whose checkpoint holds >= budget bytes."""
     hidden = 8
     while DraftLayout(hidden, layers).total_bytes() < budget_bytes:
         hidden += 128 if hidden >= 1024 else 8
@@ -104,7 +104,7 @@ def layout_for(budget_bytes: int, layers: int) -> DraftLayout:
 
 
 def plan_shards(specs: Sequence[TensorSpec], count: int) -> list[list[TensorSpec]]:
-    """Cut the tensors, in order, into exactly `count` contiguous shards, each near its share of what is left."""
+    """Cut the tensors, in order, into exactly `count` contiguous shards, each near its share of the rest."""
     shards: list[list[TensorSpec]] = [[]]
     left_bytes = sum(t.nbytes for t in specs)
     share, filled = left_bytes / count, 0
@@ -147,7 +147,7 @@ def _write_random(f: Any, nbytes: int, rng: np.random.Generator) -> None:
 
 
 def write_checkpoint(root: Path, layout: DraftLayout, shards: int, *, sparse: bool) -> int:
-    """Write config, index and shards; weights are random bytes, or holes when `sparse`. Returns bytes on disk."""
+    """Write config, index and shards; weights are random bytes, or holes if `sparse`. Returns disk use."""
     root.mkdir(parents=True)
     (root / "config.json").write_text(json.dumps(layout.config(), indent=2))
     mapping, rng = mapping_bytes(layout), np.random.default_rng(1)
@@ -175,14 +175,16 @@ def write_checkpoint(root: Path, layout: DraftLayout, shards: int, *, sparse: bo
 @dataclass(frozen=True, slots=True)
 class ChildRun:
     wall_s: float
-    max_rss_bytes: int  # from wait4's rusage of this one child
+    # wait4's ru_maxrss. Caveat: Linux exec folds the forking parent's RSS high-water into it, so for the
+    # child of a big parent it overstates; use the child's own /proc/self/status VmHWM for peak RSS.
+    max_rss_bytes: int
     returncode: int
     stdout: str
     stderr: str
 
 
 def run_child(argv: Sequence[str], env: dict[str, str] | None = None) -> ChildRun:
-    """Run a child to completion and read its own peak RSS from wait4 (RUSAGE_CHILDREN is a max over all children)."""
+    """Run a child to completion; wait4 gives this one child's rusage (RUSAGE_CHILDREN is a max over all)."""
     # Temp files, not pipes: a pipe could fill up while we sit in wait4.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -192,7 +194,8 @@ def run_child(argv: Sequence[str], env: dict[str, str] | None = None) -> ChildRu
         proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait again
         out.seek(0)
         err.seek(0)
-        return ChildRun(wall, usage.ru_maxrss * 1024, proc.returncode, out.read().decode(), err.read().decode())
+        return ChildRun(wall, usage.ru_maxrss * 1024, proc.returncode, out.read().decode(),
+                        err.read().decode())
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
@@ -205,7 +208,8 @@ def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
 
 
 def summary(times: Sequence[float]) -> dict[str, float | int]:
-    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "runs": len(times)}
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+            "runs": len(times)}
 
 
 def drop_caches() -> str:
@@ -219,15 +223,64 @@ def drop_caches() -> str:
     return "ok"
 
 
+def vm_hwm_bytes() -> int:
+    """This process's own peak RSS (VmHWM belongs to the address space exec made, unlike ru_maxrss)."""
+    with open("/proc/self/status") as f:
+        line = next(x for x in f if x.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
 def resident_bytes(paths: Sequence[Path]) -> int | None:
     """Bytes of these files now in the page cache (util-linux fincore), or None when it is unavailable."""
     if not shutil.which("fincore"):
         return None
-    done = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, paths)],
-                          capture_output=True, text=True)
+    argv = ["fincore", "--bytes", "--noheadings", "--output", "RES", *map(str, paths)]
+    done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode:
         return None
     return sum(int(line) for line in done.stdout.split())
+
+
+def shard_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.safetensors"))
+
+
+def evict(folder: Path) -> dict[str, Any]:
+    """Make the next read of these shards cold: drop_caches when allowed, and fadvise(DONTNEED) per file."""
+    how = drop_caches()
+    for path in shard_files(folder):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # drops clean pages only: hence the fsync
+        finally:
+            os.close(fd)
+    return {"drop_caches": how, "resident_bytes_after": resident_bytes(shard_files(folder))}
+
+
+def environment() -> dict[str, Any]:
+    import platform
+
+    import safetensors
+
+    import dspark_ckpt
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "numpy": np.__version__, "safetensors": safetensors.__version__,
+            "dspark_ckpt": dspark_ckpt.__version__, "loadavg_start": os.getloadavg()}
+
+
+def write_json(path: Path, doc: dict[str, Any]) -> None:
+    """Atomically: a temp file in the same folder, fsync, os.replace."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2, default=str)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def log(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
 
 
 PYTHON = sys.executable

@@ -13,7 +13,7 @@ from dspark_ckpt.contracts import contract_for
 from dspark_ckpt.draft_config import DraftConfig, parse_draft_config
 from dspark_ckpt.findings import Finding, finding
 from dspark_ckpt.layout import ShardIndex, index_findings, parse_index, shard_status_findings
-from dspark_ckpt.mapping import MAX_MAPPING_BYTES, check_d2t, check_t2d, decode_ints
+from dspark_ckpt.mapping import MAX_MAPPING_BYTES, check_d2t, check_t2d, d2t_targets, decode_ints
 from dspark_ckpt.report import CheckpointReport, Compatibility
 from dspark_ckpt.runtimes import RuntimeVersion
 from dspark_ckpt.safetensors_header import SafetensorsHeader, read_header
@@ -48,7 +48,7 @@ def read_config(source: CheckpointSource) -> tuple[DraftConfig | None, list[Find
         return None, [finding("DSP201", "no config.json: vocab sizes and architecture are unknown.", file=CONFIG_NAME)]
     try:
         doc: Any = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError also covers ints over Python's 4300-digit limit
         return None, [finding("DSP202", f"config.json is not valid JSON ({exc.__class__.__name__}).", file=CONFIG_NAME)]
     if not isinstance(doc, dict):
         return None, [finding("DSP202", f"config.json is a JSON {type(doc).__name__}, not an object.",
@@ -122,20 +122,21 @@ def read_mapping(source: CheckpointSource, info: TensorInfo) -> tuple[Any, list[
 def mapping_findings(source: CheckpointSource, v: VocabTensors, cfg: DraftConfig | None,
                      target: int | None) -> list[Finding]:
     findings: list[Finding] = []
-    d2t_values = None
+    targets = None
     draft_vocab = cfg.draft_vocab_size if cfg else None
-    if v.d2t is not None and len(v.d2t.shape) == 1:
+    if v.d2t is not None and len(v.d2t.shape) == 1 and v.d2t.dtype != "BOOL":
         d2t_values, problems = read_mapping(source, v.d2t)
         findings += problems
-        if d2t_values is not None and v.d2t.dtype != "BOOL":
+        if d2t_values is not None:
+            targets = d2t_targets(d2t_values)
             pruned = vocab_kind(draft_vocab, target) is VocabKind.PRUNED
             findings += check_d2t(d2t_values, target_vocab_size=target, pruned=pruned, file=v.d2t.file,
-                                  tensor=v.d2t.name)
+                                  tensor=v.d2t.name, targets=targets)
     if v.t2d is not None and len(v.t2d.shape) == 1 and v.t2d.dtype == "BOOL":
         t2d_values, problems = read_mapping(source, v.t2d)
         findings += problems
         if t2d_values is not None:
-            findings += check_t2d(t2d_values, d2t_values, draft_vocab_size=draft_vocab, file=v.t2d.file,
+            findings += check_t2d(t2d_values, targets, draft_vocab_size=draft_vocab, file=v.t2d.file,
                                   tensor=v.t2d.name)
     return findings
 

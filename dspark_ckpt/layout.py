@@ -23,7 +23,7 @@ def parse_index(raw: bytes) -> tuple[ShardIndex | None, list[Finding]]:
 
     try:
         doc: Any = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # ValueError also covers ints over Python's 4300-digit limit
         return bad(f"is not valid JSON ({exc.__class__.__name__})")
     if not isinstance(doc, dict):
         return bad("is not a JSON object")
@@ -39,7 +39,10 @@ def parse_index(raw: bytes) -> tuple[ShardIndex | None, list[Finding]]:
 def shard_status_findings(statuses: dict[str, PathStatus], indexed: set[str]) -> list[Finding]:
     findings: list[Finding] = []
     for name, status in statuses.items():
-        if status is PathStatus.MISSING:
+        if status is PathStatus.MISSING and name not in indexed:  # listed on disk, so a dangling or looping link
+            findings.append(finding("DSP018", f"{name!r} is a symlink that leads nowhere (dangling or looping).",
+                                    file=name))
+        elif status is PathStatus.MISSING:
             findings.append(finding("DSP103", f"{INDEX_NAME} names {name!r}, which does not exist.", file=name))
         elif status is PathStatus.ESCAPES:
             findings.append(finding("DSP104", f"{name!r} resolves outside the checkpoint folder; it was not read.",

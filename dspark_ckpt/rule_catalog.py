@@ -292,6 +292,79 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP406", "mapping-unreadable", "warning", "A mapping tensor could not be read for validation",
          "d2t/t2d is larger than the read limit, unreadable, or of a dtype whose contents cannot be decoded.",
          "Its contents were not validated.", "A d2t of 2**31 elements.", "Check the tensor by hand."),
+    # --- DSP5xx: outcomes of `dspark-ckpt fix` (why no repair was made) ---
+    Rule("DSP501", "unrepairable", "error", "The draft cannot be repaired by fix",
+         "What is wrong needs data the checkpoint does not hold (a pruned draft without lm_head, a d2t with no valid "
+         "t2d to rebuild it from), or the checkpoint's structure or config is broken.",
+         "Any repair would be a fake: it would load and then propose wrong tokens.",
+         "T = 248320, D = 32000, no lm_head.weight.", "Re-export the draft from its training run."),
+    Rule("DSP502", "runtimes-conflict", "error", "No single repair loads on every chosen runtime",
+         "Each candidate repair (and the draft as it is) fails on at least one of the --for runtimes.",
+         "One checkpoint cannot serve all of them.",
+         "A padded draft with a stray d2t fixed --for sglang and --for vllm==0.29.0.",
+         "Fix once per group of runtimes (--for vllm==X.Y.Z), writing a separate --out for each."),
+    Rule("DSP503", "strategy-refused", "error", "The forced --strategy does not apply or breaks a chosen runtime",
+         "The repair named by --strategy does not fit this draft, or its result fails to load on a --for runtime "
+         "(an identity d2t on a padded draft fails on vLLM 0.30+).",
+         "Applying it would trade one load failure for another.",
+         "--strategy identity-d2t --for vllm==0.30.0.", "Omit --strategy, or choose the runtimes it loads on."),
+    Rule("DSP504", "fix-result-fails-check", "error", "The repaired checkpoint still fails check",
+         "After writing the repair to a staging folder, check still finds errors for the chosen runtimes.",
+         "The result would not load or would misbehave; it is not put in place.",
+         "A repair planned on a draft whose shards changed while fix ran.",
+         "Run `dspark-ckpt check` on the draft and repair the remaining errors first."),
+    # --- DSP7xx: remote sources (the Hugging Face Hub) ---
+    Rule("DSP701", "range-ignored", "info", "The server ignored a ranged read and started sending the whole file",
+         "A shard header was fetched with an HTTP Range request, and the server (or a proxy between) answered "
+         "200 with the full file instead of 206 with the range. dspark-ckpt read only the bytes it needed and "
+         "closed the connection, so the check is complete; nothing was downloaded beyond the header.",
+         "Not a checkpoint problem, but every tool that reads this server is downloading whole files where a few "
+         "bytes would do; a proxy that strips Range headers is the usual cause.",
+         "`HF_ENDPOINT` pointing at a mirror that does not implement Range.",
+         "Use an endpoint (or proxy) that honours Range; the Hub itself does."),
+    Rule("DSP702", "checkpoint-unavailable", "error", "A checkpoint in a multi-checkpoint run could not be checked",
+         "When several checkpoints are checked at once, one that cannot be opened (a missing path, a Hub repo that "
+         "does not exist or needs a token, a revision that does not exist, the Hub out of reach) is reported with "
+         "this code and the operational error code (DSP-E0xx) in its message; the others are still checked. "
+         "With a single checkpoint the same failure is an error message and exit code 2.",
+         "Nothing is known about that checkpoint; the run exits 2.",
+         "`dspark-ckpt check org/draft-a org/missing --jobs 4`.",
+         "Follow the hint in the message (fix the name, pass --token, check the network), then re-run."),
+    # --- DSP6xx: what `dspark-ckpt verify` observed by loading the tensors with torch ---
+    Rule("DSP601", "illegal-rows-win-argmax", "warning", "Padded lm_head rows beat every real token for some probes",
+         "`verify` fed probe hidden states (the draft's own embedding rows, RMS-normalised like the final norm, and "
+         "Gaussian vectors) through the loaded lm_head (and the Markov bias) and an illegal row [T, D) had the "
+         "largest logit for at least one probe.",
+         "Greedy drafting proposes that id: it is not a token of the target, so the proposal is wasted or indexes "
+         "out of range (the padded-row risk from the review of vLLM PR #55133).",
+         "Inkling-Small DSpark (T = 200058, D = 201024) whose rows [200058, 201024) hold large random weights.",
+         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T (`dspark-ckpt fix --strategy trim`).",
+         repair="trim"),
+    Rule("DSP602", "illegal-rows-in-topk", "info", "Padded lm_head rows enter the top-k but never win the argmax",
+         "No probe's argmax was an illegal row [T, D), but some illegal row was among the top-k logits.",
+         "Sampling at temperature > 0, or a top-k draft tree, can still propose a non-token.",
+         "A padded draft whose illegal rows are small but not negligible.",
+         "Trim to T rows (`dspark-ckpt fix --strategy trim`) to remove the risk entirely.", repair="trim"),
+    Rule("DSP603", "runtime-mapping-invalid", "error", "The mapping a runtime actually uses is not a valid vocab map",
+         "After loading the draft the way that runtime version does, map_draft_to_target(arange(D)) produced ids "
+         "outside [0, T) (beyond a padded draft's own rows), ids that are not strictly increasing, ids that differ "
+         "from nonzero(t2d), or the all-zero identity on a pruned draft from a shipped table.",
+         "The draft proposes the wrong target tokens (acceptance collapses) or indexes out of range.",
+         "A pruned draft whose d2t was saved with the wrong sign, or a stale d2t beside a newer t2d.",
+         "Rebuild d2t from a valid t2d (`dspark-ckpt fix --strategy rebuild-d2t`) or re-export the draft.",
+         repair="rebuild-d2t"),
+    Rule("DSP604", "quantised-head-not-probed", "info", "The lm_head is quantised; the padded-row probe was skipped",
+         "The lm_head is stored in an integer, fp8 or packed fp4 format (usually with scale tensors); `verify` "
+         "does not guess how to dequantise it, so it reports instead of probing.",
+         "The padded-row risk of this draft is unmeasured.", "lm_head.weight F8_E4M3 with lm_head.weight_scale.",
+         "Probe a bf16 export of the same draft, or trim the padded rows so there is nothing to probe."),
+    Rule("DSP605", "verify-disagrees-with-check", "warning", "The torch run and the header-only check disagree",
+         "For at least one runtime version, the load `verify` observed (loads or the error raised, or the silent "
+         "issues) differs from what `check` reasons from config.json and the headers.",
+         "One of the two models of the runtime is wrong for this checkpoint; trust neither blindly.",
+         "A checkpoint with both a wrong-length d2t and a wrong-row lm_head: the runtime raises for whichever "
+         "weight it loads first, check names a fixed one.",
+         "Read both errors; report the checkpoint to the dspark-ckpt maintainers."),
 )
 
 

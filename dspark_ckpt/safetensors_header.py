@@ -22,8 +22,13 @@ _METADATA_KEY = "__metadata__"
 _ENTRY_FIELDS = ("dtype", "shape", "data_offsets")
 # A real header nests 3 deep; serde_json gives up at 128 and CPython's json recurses in C once per level.
 _MAX_DEPTH = 64
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# One match spans a run of strings up to the next bracket, since per-match cost is what makes sub() slow;
+# it opens with a literal quote so the scan between matches is fast. An unterminated string runs to the
+# end and every loop is possessive, so a hostile header stays linear.
+_STRING = rb'"(?:[^"\\]++|\\.?)*+(?:"|\Z)'
+_JSON_STRINGS = re.compile(_STRING + rb'(?:[^"\[\]{}]*+' + _STRING + rb")*+", re.DOTALL)
 _ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")  # may also match an escaped backslash: only costs time
 _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 _DEPTH_STEP = {ord("["): 1, ord("]"): -1}
 _PAIR_PASSES = 3  # an honest header nests 3 deep, so three passes of pair removal leave nothing to scan
@@ -172,7 +177,9 @@ def _decode_object(raw: bytes) -> _JsonObject:
     try:
         top = json.loads(text, object_pairs_hook=_JsonObject, parse_constant=_reject_constant)
         # serde_json rejects lone surrogate escapes; Python keeps them, and they would break any later encode.
-        json.dumps(top, ensure_ascii=False).encode("utf-8")
+        # Re-encoding a 100 MB header costs most of a second, so only when a surrogate escape may be present.
+        if _SURROGATE_ESCAPE.search(raw):
+            json.dumps(top, ensure_ascii=False).encode("utf-8")
     except (ValueError, RecursionError) as err:
         raise _fatal("DSP005", f"header is not valid JSON: {err}") from err
     # Leading whitespace is allowed: safetensors 0.8 accepts it (its `{`-first check is commented out).
@@ -184,7 +191,7 @@ def _decode_object(raw: bytes) -> _JsonObject:
 def _nesting_too_deep(raw: bytes) -> bool:
     # Brackets inside strings can only overstate the depth, so the costly string-aware count runs only
     # when the cheap one trips (a tensor name with brackets in it, or a hostile header).
-    return _too_many_levels(raw) and _too_many_levels(_JSON_STRING.sub(b"", raw))
+    return _too_many_levels(raw) and _too_many_levels(_JSON_STRINGS.sub(b"", raw))
 
 
 def _too_many_levels(raw: bytes) -> bool:

@@ -43,12 +43,25 @@ def explicit_target(size: int) -> TargetVocab:
     return TargetVocab(size, "--target-vocab-size")
 
 
-def resolve_target(target: str | None, target_vocab_size: int | None) -> TargetVocab | None:
+def resolve_target(target: str | None, target_vocab_size: int | None, *,
+                   token: str | None = None) -> TargetVocab | None:
     """T from exactly one of --target / --target-vocab-size, or None when neither is given."""
     if target is not None and target_vocab_size is not None:
         raise UsageError("give --target or --target-vocab-size, not both", code="DSP-E004")
     if target_vocab_size is not None:
         return explicit_target(target_vocab_size)
     if target is not None:
-        return local_target(Path(target))
+        return hub_or_local_target(target, token)
     return None
+
+
+def hub_or_local_target(target: str, token: str | None) -> TargetVocab:
+    """An existing path wins; otherwise an org/repo[@rev] on the Hub (only its config.json is fetched)."""
+    path = Path(target)
+    if not (path.exists() or path.is_symlink()):
+        from dspark_ckpt.sources.hub import hub_target_config, parse_repo_spec
+
+        spec = parse_repo_spec(target)
+        if spec is not None:
+            return target_from_config_bytes(*hub_target_config(spec, token=token))
+    return local_target(path)

@@ -54,6 +54,8 @@ class LocalFolder:
             return None
         if self.status(name) is PathStatus.ESCAPES:
             raise PermissionError(f"{name} is a link that leaves the checkpoint folder")
+        if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO or device: reading it may block
+            raise OSError(f"{name} is not a regular file")
         return path.read_bytes()
 
     def safetensors_files(self) -> list[str]:

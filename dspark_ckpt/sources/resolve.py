@@ -1,17 +1,34 @@
-"""Turn a command-line checkpoint argument into a source: a local path, or (later) a Hub repo."""
+"""Turn a command-line checkpoint argument into a source: an existing local path wins, else a Hub repo id."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from dspark_ckpt.errors import SourceError
-from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.errors import SourceError, UsageError
+from dspark_ckpt.report import CheckpointReport
 from dspark_ckpt.sources.base import CheckpointSource
+from dspark_ckpt.sources.local import local_source
 
 
-def open_source(spec: str, *, config: Path | None = None) -> CheckpointSource:
+def open_source(spec: str, *, config: Path | None = None, token: str | None = None) -> CheckpointSource:
     path = Path(spec)
     if path.exists() or path.is_symlink():
         return local_source(path, config=config)
-    raise SourceError(f"{spec}: no such file or directory", code="DSP-E010",
-                      hint="give a checkpoint folder, a .safetensors file (with --config), or org/repo[@rev]")
+    from dspark_ckpt.sources.hub import open_hub, parse_repo_spec
+
+    repo = parse_repo_spec(spec)
+    if repo is None:
+        raise SourceError(f"{spec}: no such file or directory, and not a Hub repo id", code="DSP-E010",
+                          hint="give a checkpoint folder, a .safetensors file (with --config), or org/repo[@rev]")
+    if config is not None:
+        raise UsageError("--config only applies to a local .safetensors file", code="DSP-E057",
+                         hint="a Hub repo is read with its own config.json")
+    return open_hub(repo, token=token)
+
+
+def with_source_notes(report: CheckpointReport, source: CheckpointSource) -> CheckpointReport:
+    """Append what a remote source noticed about the transport (e.g. DSP701) to the checkpoint's findings."""
+    notes = getattr(source, "notes", None)
+    extra = tuple(notes()) if callable(notes) else ()
+    return dataclasses.replace(report, findings=report.findings + extra) if extra else report

@@ -169,7 +169,8 @@ class FakeHub:
 
     Fixtures: add_repo / add_commit / add_branch / add_tag / add_token. Faults: set_knobs (persistent,
     global or per repo), fault / status_for (regex on the raw path, optional method and times).
-    Assertions: requests / count / matching, commits (CommitRecord per API commit), repos, lfs_store.
+    Assertions: requests / count / matching, commits (CommitRecord per API commit), repos, lfs_store,
+    max_in_flight (most requests inside their injected latency at once).
     """
 
     def __init__(self, *, lfs_threshold: int = 10 * 1024 * 1024, lfs_suffixes=LFS_SUFFIXES):
@@ -182,6 +183,7 @@ class FakeHub:
         self.commits: list[CommitRecord] = []
         self.knobs = Knobs()
         self.faults: list[Fault] = []
+        self.in_flight = self.max_in_flight = 0  # requests being handled at once (concurrency tests)
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._seq = 0
@@ -580,7 +582,13 @@ class _Handler(BaseHTTPRequestHandler):
             repo = hub.repos.get(unquote(_repo_id_of(path)))
             knobs = repo.knobs if repo and repo.knobs else hub.knobs
             extra = rule.knobs if rule else Knobs()
-        hub._stop.wait(knobs.latency_s + knobs.hang_s + extra.latency_s + extra.hang_s)
+            hub.in_flight += 1
+            hub.max_in_flight = max(hub.max_in_flight, hub.in_flight)
+        try:
+            hub._stop.wait(knobs.latency_s + knobs.hang_s + extra.latency_s + extra.hang_s)
+        finally:
+            with hub._lock:
+                hub.in_flight -= 1
         headers, payload, is_file, status = {}, b"", False, 500
         try:
             if rule is not None and rule.status is not None:

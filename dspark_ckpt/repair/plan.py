@@ -1,0 +1,200 @@
+"""Pure: what was read from a draft -> a frozen repair plan for the chosen runtimes, or a refusal saying why not."""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dspark_ckpt.classify import VocabKind, vocab_kind
+from dspark_ckpt.compatibility import DraftFacts
+from dspark_ckpt.findings import Finding
+from dspark_ckpt.mapping import rebuild_d2t
+from dspark_ckpt.repair import actions as a
+from dspark_ckpt.repair.files import file_changes
+from dspark_ckpt.repair.simulate import mapping_problems, problem_codes, score, simulate
+from dspark_ckpt.rule_catalog import RULES
+from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.vocab_tensors import TensorInfo, VocabTensors
+
+NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
+# The code each repair stands for when it resolves nothing the verdicts name (a forced strategy).
+NOMINAL_CODE = {a.TRIM: "DSP305", a.SHARE_TARGET_HEAD: "DSP306", a.REBUILD_D2T: "DSP302", a.DROP_D2T: "DSP303",
+                a.IDENTITY_D2T: "DSP302"}
+_STRUCTURAL = ("DSP0", "DSP1", "DSP2")
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """Everything planning needs, read once from the checkpoint; no I/O happens after this."""
+
+    source: str
+    facts: DraftFacts | None
+    findings: tuple[Finding, ...]
+    vocab: VocabTensors
+    tensors: dict[str, TensorInfo]
+    shard_metadata: dict[str, dict[str, str] | None]
+    config: dict[str, Any]
+    config_text: str
+    index: dict[str, Any] | None
+    index_text: str | None
+    d2t_all_zero: bool
+    t2d_flags: bytes | None  # a t2d usable to rebuild d2t (BOOL, length T, D ids marked), else None
+    fingerprints: tuple[tuple[str, int, int, int], ...] = ()
+
+
+def applicable(s: Situation) -> dict[str, str | None]:
+    """Each strategy -> None when it applies to this draft, else why it does not."""
+    f = s.facts
+    assert f is not None
+    kind = vocab_kind(f.draft_vocab_size, f.target_vocab_size)
+    v, d = s.vocab, f.draft_vocab_size
+    rows_ok = all(t is None or (t.shape[:1] == (d,) and len(t.shape) == 2) for t in (v.lm_head, v.markov_w2))
+    why: dict[str, str | None] = {}
+    padded = kind is VocabKind.PADDED
+    why[a.TRIM] = (None if padded and v.lm_head and rows_ok else
+                   "the draft is not padded (D <= T)" if not padded else
+                   "it ships no lm_head (use share-target-head)" if not v.lm_head else
+                   f"lm_head/markov_w2 do not have D = {d} rows")
+    why[a.SHARE_TARGET_HEAD] = (None if padded and not v.lm_head and rows_ok else
+                                "the draft is not padded (D <= T)" if not padded else
+                                "it ships its own lm_head (use trim)" if v.lm_head else
+                                f"markov_w2 does not have D = {d} rows")
+    why[a.IDENTITY_D2T] = (None if padded and not v.d2t else
+                           "the draft is not padded (D <= T)" if not padded else "it already ships a d2t")
+    why[a.DROP_D2T] = (None if v.d2t and kind is not VocabKind.PRUNED else
+                       "it ships no d2t" if not v.d2t else "a pruned draft needs its d2t")
+    needs_d2t = kind is VocabKind.PRUNED and (not v.d2t or s.d2t_all_zero)
+    why[a.REBUILD_D2T] = (None if needs_d2t and v.lm_head and s.t2d_flags is not None else
+                          "the draft is not pruned (D >= T)" if kind is not VocabKind.PRUNED else
+                          "its d2t is present and not all zero" if not needs_d2t else
+                          "it ships no lm_head" if not v.lm_head else
+                          f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
+    return why
+
+
+def _resolved(before: set[str], after: set[str]) -> list[str]:
+    rank = {"error": 0, "warning": 1, "info": 2}
+    return sorted(before - after, key=lambda c: (rank[RULES[c].severity], c))
+
+
+def strategy_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> tuple[a.Action, ...]:
+    f, v = s.facts, s.vocab
+    assert f is not None
+    t, d = f.target_vocab_size, f.draft_vocab_size
+    reason = resolved[0] if resolved else NOMINAL_CODE[strategy]
+    drop_reason = "DSP303" if "DSP303" in resolved else reason
+    out: list[a.Action] = []
+    if strategy in (a.TRIM, a.SHARE_TARGET_HEAD):
+        out += [a.TrimRows(x.name, x.file, t, reason) for x in (v.lm_head, v.markov_w2) if x is not None]
+        out += [a.DropTensor(v.d2t.name, v.d2t.file, drop_reason)] if v.d2t else []
+        out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), t, reason))
+    elif strategy == a.DROP_D2T and v.d2t:
+        out.append(a.DropTensor(v.d2t.name, v.d2t.file, drop_reason))
+    elif strategy == a.IDENTITY_D2T:
+        out.append(a.PutTensor("d2t", _new_shard(s), "I64", (d,), bytes(8 * d), reason))
+    elif strategy == a.REBUILD_D2T and s.t2d_flags is not None:
+        data = array("q", rebuild_d2t(s.t2d_flags))
+        if sys.byteorder == "big":
+            data.byteswap()  # safetensors is little-endian whatever the host
+        name, file = (v.d2t.name, v.d2t.file) if v.d2t else ("d2t", _new_shard(s))
+        out.append(a.PutTensor(name, file, "I64", (d,), data.tobytes(), "DSP401" if s.d2t_all_zero else reason))
+    return tuple(out)
+
+
+def _new_shard(s: Situation) -> str:
+    taken = set(s.shard_metadata)
+    name, n = NEW_D2T_SHARD, 1
+    while name in taken:
+        n += 1
+        name = f"dspark-fix-d2t-{n}.safetensors"
+    return name
+
+
+def _blocking(s: Situation) -> list[Finding]:
+    """Errors fix does not repair: a broken header, layout or config must be fixed first."""
+    return [x for x in s.findings if x.severity == "error" and x.code.startswith(_STRUCTURAL)]
+
+
+def _fails(results: Sequence[a.Outcome]) -> str:
+    return ", ".join(f"{r.runtime} ({r.error_code})" for r in results if not r.loads)
+
+
+def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None) -> a.FixPlan:
+    """Pick the repair whose result loads on every chosen runtime with the fewest silent problems."""
+    names = tuple(str(r) for r in runtimes)
+    base = dict(source=s.source, runtimes=names, fingerprints=s.fingerprints)
+    f = s.facts
+    if f is None or _blocking(s):
+        shown = "; ".join(f"{x.code} {x.message}" for x in _blocking(s)[:3]) or "family, vocab sizes or T unknown"
+        return a.FixPlan(**base, target_vocab_size=f.target_vocab_size if f else 0, strategy=strategy,  # type: ignore[arg-type]
+                         actions=(), before=(), after=(),
+                         refusal=a.Refusal("DSP501", f"cannot plan a repair: {shown}",
+                                           "fix the checkpoint's structure or config first (see `dspark-ckpt check`)"))
+    pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
+    extra = lambda strat: mapping_problems(strat, s.d2t_all_zero, pruned)  # noqa: E731
+    before = simulate(f, None, runtimes)
+    plan = lambda **kw: a.FixPlan(**base, target_vocab_size=f.target_vocab_size, before=before, **kw)  # type: ignore[arg-type]  # noqa: E731
+    why = applicable(s)
+    if pruned and not s.vocab.lm_head:
+        return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
+            "DSP501", "cannot be repaired: a pruned draft (D < T) without its own lm_head; the trained head weights "
+                      "do not exist and the target's T-row head cannot stand in for a D-row one",
+            "re-export the draft with its lm_head"))
+    current = score(before, extra(None))
+    if strategy is not None:
+        return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(None), plan)
+    options = []
+    for name in (n for n in a.STRATEGIES if why[n] is None):
+        after = simulate(f, name, runtimes)
+        options.append((score(after, extra(name)).key(), a.STRATEGIES.index(name), name, after))
+    loading = sorted(o for o in options if o[0][0] == 0)
+    if current.clean or (loading and loading[0][0] >= current.key()) or (not loading and current.failing == 0
+                                                                          and not current.silent_errors):
+        note = "nothing to repair for " + ", ".join(names) if current.clean else "no repair improves this draft"
+        return plan(strategy=None, actions=(), after=before, note=note)
+    if not loading:
+        return plan(strategy=None, actions=(), after=before, refusal=_conflict(before, options))
+    key, _, name, after = loading[0]
+    if key[1]:
+        left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity == "error"} | set(extra(name)))
+        return plan(strategy=None, actions=(), after=after, refusal=a.Refusal(
+            "DSP501", f"cannot be fully repaired: {', '.join(left)} would remain", "re-export the draft"))
+    return _planned(s, name, before, after, extra, plan)
+
+
+def _planned(s: Situation, name: str, before: Any, after: Any, extra: Any, plan: Any) -> a.FixPlan:
+    resolved = _resolved(problem_codes(before, extra(None)), problem_codes(after, extra(name)))
+    actions = strategy_actions(s, name, resolved)
+    return plan(strategy=name, actions=actions, after=after, changes=file_changes(s, actions))
+
+
+def _conflict(before: Any, options: Sequence[Any]) -> a.Refusal:
+    if not options:
+        return a.Refusal("DSP501", f"no repair applies: it fails on {_fails(before)}, which fix cannot repair",
+                         "see `dspark-ckpt explain CODE` for each code")
+    parts = [f"as it is, it fails on {_fails(before)}"]
+    parts += [f"{name} fails on {_fails(after)}" for _, _, name, after in options]
+    return a.Refusal("DSP502", "no single repair loads on every chosen runtime: " + "; ".join(parts),
+                     "fix for fewer runtimes (--for vllm==X.Y.Z), one output per runtime group")
+
+
+def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: Sequence[RuntimeVersion],
+            before: Any, loads_now: bool, plan: Any) -> a.FixPlan:
+    assert s.facts is not None
+    pruned = vocab_kind(s.facts.draft_vocab_size, s.facts.target_vocab_size) is VocabKind.PRUNED
+    extra = lambda strat: mapping_problems(strat, s.d2t_all_zero, pruned)  # noqa: E731
+    if why[strategy] is not None:
+        if loads_now:
+            return plan(strategy=strategy, actions=(), after=before,
+                        note=f"{strategy} does not apply ({why[strategy]}); nothing to do")
+        return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
+            "DSP503", f"{strategy} does not apply: {why[strategy]}", "omit --strategy to let fix choose"))
+    after = simulate(s.facts, strategy, runtimes)
+    if any(not r.loads for r in after):
+        return plan(strategy=strategy, actions=(), after=after, refusal=a.Refusal(
+            "DSP503", f"{strategy} would break {_fails(after)}",
+            "choose runtimes it loads on (--for), or omit --strategy"))
+    return _planned(s, strategy, before, after, extra, plan)

@@ -1,0 +1,118 @@
+"""FixPlan / FixResult -> text (rich) or JSON. Renderers only present; the CLI decides the exit code."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from dspark_ckpt.render import finding_json
+from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
+from dspark_ckpt.repair.apply import FixResult
+from dspark_ckpt.repair.files import write_steps
+
+FIX_SCHEMA_VERSION = 1
+
+
+def _state(o: Outcome) -> str:
+    if not o.loads:
+        return f"fails ({o.error_code})"
+    return f"loads* ({', '.join(dict.fromkeys(o.silent_codes))})" if o.silent_codes else "loads"
+
+
+def json_diffs(plan: FixPlan) -> list[str]:
+    if plan.changes is None:
+        return []
+    out = []
+    for t in plan.changes.texts:
+        lines = difflib.unified_diff((t.old or "").splitlines(keepends=True), t.new.splitlines(keepends=True),
+                                     fromfile=f"a/{t.file}" if t.old is not None else "/dev/null",
+                                     tofile=f"b/{t.file}")
+        out.append("".join(line if line.endswith("\n") else line + "\n" for line in lines))
+    return out
+
+
+def _files(plan: FixPlan) -> list[str]:
+    c = plan.changes
+    if c is None:
+        return []
+    rows = [f"{'add' if s.new else 'rewrite'} {s.file} ({len(s.tensors)} tensors, "
+            f"{sum(t.nbytes for t in s.tensors)} data bytes)" for s in c.shards]
+    rows += [f"remove {name}" for name in c.removed]
+    rows += [f"{'create' if t.old is None else 'update'} {t.file}" for t in c.texts]
+    return rows
+
+
+def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
+    console.print(Text(plan.source, style="bold underline"))
+    console.print(f"fix for {', '.join(plan.runtimes)} (T={plan.target_vocab_size})", overflow="fold")
+    if plan.refusal is not None:
+        console.print(Text.assemble(("refused ", "bold red"), (plan.refusal.code, "bold"), f": {plan.refusal.message}"),
+                      overflow="fold")
+        if plan.refusal.hint:
+            console.print(f"hint: {plan.refusal.hint}", style="dim", overflow="fold")
+    elif not plan.actions:
+        console.print(Text(f"nothing to do: {plan.note}", style="green"), overflow="fold")
+    else:
+        console.print(Text.assemble("strategy ", (plan.strategy or "", "bold")))
+        for action in plan.actions:
+            console.print(f"  [{action.reason}] {describe(action)}", overflow="fold", markup=False)
+        for row in _files(plan):
+            console.print(f"  file: {row}", overflow="fold", markup=False)
+    for before, after in zip(plan.before, plan.after):
+        console.print(f"  {before.runtime:<14} {_state(before)} -> {_state(after)}", markup=False)
+    if diff:
+        for text in json_diffs(plan):
+            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+
+
+def render_result_text(result: FixResult, console: Console) -> None:
+    mode = "in place" if result.in_place else "to a new folder"
+    console.print(f"wrote {result.destination} {mode}: {len(result.written)} file(s) written, "
+                  f"{result.bytes_written} bytes; {result.linked} unchanged file(s) hard-linked"
+                  + (f", {len(result.copied)} copied" if result.copied else "")
+                  + (f"; removed {', '.join(result.removed)}" if result.removed else ""), overflow="fold",
+                  markup=False)
+    for name, size in result.written:
+        console.print(f"  wrote {name} ({size} bytes)", markup=False)
+    if not result.atomic:
+        console.print("note: the folder could not be swapped in one step; files were replaced one by one",
+                      style="yellow")
+    report = result.report
+    if report is not None:
+        errors = result.errors
+        runtimes = ", ".join(f"{c.runtime}=={c.version}" for c in report.compatibility if c.loads)
+        verdict = "check passes" if not errors else f"check FAILS with {len(errors)} error(s)"
+        kept = sorted({f.code for f in report.findings if f.severity == "error"} - {f.code for f in errors})
+        console.print(f"{verdict}; loads on {runtimes or 'none'}"
+                      + (f" (left by design: {', '.join(kept)}, ids >= T remain possible)" if kept else ""),
+                      overflow="fold", markup=False)
+
+
+def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run: bool) -> dict[str, Any]:
+    status = ("refused" if plan.refusal else "nothing-to-do" if not plan.actions
+              else "planned" if dry_run else "applied")
+    doc: dict[str, Any] = {
+        "schema_version": FIX_SCHEMA_VERSION, "source": plan.source, "status": status,
+        "target_vocab_size": plan.target_vocab_size, "runtimes": list(plan.runtimes), "strategy": plan.strategy,
+        "actions": [action_json(x) for x in plan.actions], "files": _files(plan),
+        "refusal": ({"code": plan.refusal.code, "message": plan.refusal.message, "hint": plan.refusal.hint}
+                    if plan.refusal else None),
+        "note": plan.note,
+        "compatibility": [{"runtime": b.runtime, "before": _state(b), "after": _state(a)}
+                          for b, a in zip(plan.before, plan.after)],
+        "steps": list(write_steps(plan.changes, in_place)) if plan.changes and plan.actions else [],
+        "diff": json_diffs(plan),
+    }
+    if result is not None:
+        doc["result"] = {
+            "destination": result.destination, "in_place": result.in_place, "atomic": result.atomic,
+            "written": [{"file": f, "bytes": n} for f, n in result.written],
+            "copied": [{"file": f, "bytes": n} for f, n in result.copied], "linked": result.linked,
+            "removed": list(result.removed), "bytes_written": result.bytes_written,
+            "check_findings": [finding_json(f) for f in result.report.findings] if result.report else [],
+            "check_errors": [f.code for f in result.errors],
+        }
+    return doc

@@ -1,0 +1,77 @@
+"""Pure: what each runtime would say after a repair, by applying its effect to the DraftFacts and re-evaluating."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from dspark_ckpt.compatibility import DraftFacts, Verdict
+from dspark_ckpt.inspect import verdicts
+from dspark_ckpt.repair.actions import DROP_D2T, IDENTITY_D2T, REBUILD_D2T, SHARE_TARGET_HEAD, TRIM, Outcome
+from dspark_ckpt.rule_catalog import RULES
+from dspark_ckpt.runtimes import RuntimeVersion
+
+_FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Lower is better: runtimes that fail to load, then error-level silent problems, then warnings."""
+
+    failing: int
+    silent_errors: int
+    silent_warnings: int
+
+    def key(self) -> tuple[int, int, int]:
+        return self.failing, self.silent_errors, self.silent_warnings
+
+    @property
+    def clean(self) -> bool:
+        return self.key() == (0, 0, 0)
+
+
+def _update(facts: DraftFacts, **changes: Any) -> DraftFacts:
+    # DraftFacts grows with the contract table; only set what this version of it knows.
+    return replace(facts, **{k: v for k, v in changes.items() if k in _FACT_FIELDS})
+
+
+def after_facts(facts: DraftFacts, strategy: str | None) -> DraftFacts:
+    """The facts a runtime would see once `strategy` is applied (None: as the draft is now)."""
+    t = facts.target_vocab_size
+    if strategy in (TRIM, SHARE_TARGET_HEAD):
+        return _update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
+                       markov_w2_rows=t if getattr(facts, "markov_w2_rows", None) is not None else None,
+                       has_d2t=False, d2t_length=None)
+    if strategy in (IDENTITY_D2T, REBUILD_D2T):
+        return _update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size)
+    if strategy == DROP_D2T:
+        return _update(facts, has_d2t=False, d2t_length=None)
+    return facts
+
+
+def mapping_problems(strategy: str | None, d2t_all_zero: bool, pruned: bool) -> tuple[str, ...]:
+    """Content problems no verdict sees: an all-zero d2t on a pruned draft until it is rebuilt or removed."""
+    kept = strategy not in (REBUILD_D2T, DROP_D2T, TRIM, SHARE_TARGET_HEAD)
+    return ("DSP401",) if d2t_all_zero and pruned and kept else ()
+
+
+def outcomes(vs: Sequence[Verdict]) -> tuple[Outcome, ...]:
+    return tuple(Outcome(str(RuntimeVersion(v.runtime, v.version)), v.loads, v.error.code if v.error else None,
+                         tuple(i.code for i in v.silent)) for v in vs)
+
+
+def simulate(facts: DraftFacts, strategy: str | None, runtimes: Sequence[RuntimeVersion]) -> tuple[Outcome, ...]:
+    return outcomes(verdicts(after_facts(facts, strategy), runtimes))
+
+
+def score(results: Sequence[Outcome], extra: Sequence[str] = ()) -> Score:
+    silent = [code for r in results for code in r.silent_codes] + list(extra)
+    errors = sum(1 for code in silent if RULES[code].severity == "error")
+    warnings = sum(1 for code in silent if RULES[code].severity == "warning")
+    return Score(sum(1 for r in results if not r.loads), errors, warnings)
+
+
+def problem_codes(results: Sequence[Outcome], extra: Sequence[str] = ()) -> set[str]:
+    codes = {r.error_code for r in results if r.error_code} | {c for r in results for c in r.silent_codes}
+    return codes | set(extra)

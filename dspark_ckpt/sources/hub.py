@@ -1,0 +1,274 @@
+"""Hub repos as checkpoint sources: one revision resolved to a commit, JSON files cached, shard headers ranged."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from dspark_ckpt.errors import SourceError
+from dspark_ckpt.findings import Finding, finding
+from dspark_ckpt.sources import hub_cache
+from dspark_ckpt.sources.base import PathStatus
+from dspark_ckpt.sources.hub_http import (
+    RETRY_STATUSES, FetchLog, RangedFile, Retryable, RetryPolicy, fetch_range, retry_after_seconds, with_retries,
+)
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
+
+
+@dataclass(frozen=True, slots=True)
+class RepoSpec:
+    repo_id: str
+    revision: str | None  # as asked (a branch, tag, PR ref or commit); None means main
+
+    @property
+    def display(self) -> str:
+        return f"{self.repo_id}@{self.revision}" if self.revision else self.repo_id
+
+
+def parse_repo_spec(spec: str) -> RepoSpec | None:
+    """`org/repo`, `org/repo@rev` or `hf://org/repo[@rev]`; None when `spec` cannot be a Hub model id."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    body = spec.removeprefix("hf://")
+    repo_id, at, revision = body.partition("@")
+    if repo_id.count("/") != 1 or (at and not revision):
+        return None
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        return None
+    return RepoSpec(repo_id, revision or None)
+
+
+@dataclass(frozen=True, slots=True)
+class HubClient:
+    """How to talk to the Hub: the token (None: HF_TOKEN or the login file) and the retry/timeout policy."""
+
+    token: str | None = None
+    policy: RetryPolicy = field(default_factory=RetryPolicy.from_env)
+
+    @property
+    def offline(self) -> bool:
+        from huggingface_hub import constants
+
+        return bool(constants.HF_HUB_OFFLINE)
+
+    def headers(self) -> dict[str, str]:
+        from huggingface_hub.utils import build_hf_headers
+
+        return build_hf_headers(token=self.token, library_name="dspark-ckpt")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A revision pinned to one commit, with every file the commit holds and its size."""
+
+    spec: RepoSpec
+    sha: str
+    sizes: dict[str, int | None]
+    complete: bool = True  # False offline when only a partial cache snapshot lists the files
+
+
+def resolve(spec: RepoSpec, client: HubClient) -> Resolved:
+    """The single place a branch or tag becomes a commit; every later request names the commit."""
+    if client.offline:
+        return resolve_offline(spec)
+    info = with_hub_errors(spec, client, lambda: _model_info(spec, client))
+    sizes = {s.rfilename: s.size if s.size is not None else (s.lfs.size if s.lfs else None) for s in info.siblings}
+    resolved = Resolved(spec, info.sha, sizes)
+    hub_cache.remember(spec.repo_id, spec.revision, info.sha, sizes)
+    return resolved
+
+
+def _model_info(spec: RepoSpec, client: HubClient) -> Any:
+    from huggingface_hub import HfApi
+
+    return HfApi(token=client.token, library_name="dspark-ckpt").model_info(
+        spec.repo_id, revision=spec.revision, files_metadata=True, timeout=client.policy.timeout_s)
+
+
+def resolve_offline(spec: RepoSpec) -> Resolved:
+    found = hub_cache.lookup(spec.repo_id, spec.revision)
+    if found is None:
+        raise SourceError(f"{spec.display} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 is set",
+                          code="DSP-E056", hint="check it once online (or download it), or unset HF_HUB_OFFLINE")
+    sha, sizes, complete = found
+    return Resolved(spec, sha, sizes, complete)
+
+
+def with_hub_errors(spec: RepoSpec, client: HubClient, call: Any) -> Any:
+    """Run a Hub API call with bounded retries; map what still fails to a SourceError with a stable code."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    def once() -> Any:
+        try:
+            return call()
+        except HfHubHTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else None
+            if status in RETRY_STATUSES:
+                raise Retryable(f"HTTP {status}", retry_after_seconds(exc.response.headers),
+                                rate_limited=status == 429) from exc
+            raise
+        except httpx2.TimeoutException as exc:
+            raise Retryable(f"timed out after {client.policy.timeout_s:g} s") from exc
+        except httpx2.TransportError as exc:
+            raise Retryable(f"connection failed ({exc.__class__.__name__})") from exc
+
+    try:
+        return with_retries(client.policy, once)
+    except Retryable as exc:
+        raise _transient_error(spec, client, exc) from None
+    except HfHubHTTPError as exc:
+        raise hub_error(spec, exc) from None
+
+
+def _transient_error(spec: RepoSpec, client: HubClient, exc: Retryable) -> SourceError:
+    from huggingface_hub import constants
+
+    tries = f"after {client.policy.attempts} attempt(s)"
+    if exc.rate_limited:
+        wait = f"; the Hub asks to wait {exc.retry_after:g} s" if exc.retry_after is not None else ""
+        return SourceError(f"{spec.display}: rate limited by the Hub (HTTP 429) {tries}{wait}", code="DSP-E053",
+                           hint="wait and retry, use a token (higher limits), or lower --jobs")
+    return SourceError(f"{spec.display}: cannot reach the Hub at {constants.ENDPOINT}: {exc} {tries}",
+                       code="DSP-E054", hint="check the network, HF_ENDPOINT, or raise DSPARK_CKPT_HUB_TIMEOUT")
+
+
+def hub_error(spec: RepoSpec, exc: Exception) -> SourceError:
+    """A definitive Hub answer (not worth retrying) as an operational error; the token never appears."""
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(exc, GatedRepoError) or (status in (401, 403) and not isinstance(exc, RepositoryNotFoundError)):
+        return SourceError(f"{spec.repo_id}: access denied (HTTP {status}): the repo is gated or private and "
+                           "no token with access was sent", code="DSP-E051",
+                           hint=f"accept the repo's conditions on the Hub, then {TOKEN_HINT}")
+    if isinstance(exc, RepositoryNotFoundError):
+        return SourceError(f"{spec.repo_id}: repository not found on the Hub (or private)", code="DSP-E050",
+                           hint=f"check the name; for a private repo {TOKEN_HINT}")
+    if isinstance(exc, RevisionNotFoundError):
+        return SourceError(f"{spec.repo_id}: revision {spec.revision!r} not found", code="DSP-E052",
+                           hint="give a branch, tag, PR ref (refs/pr/N) or commit that exists")
+    return SourceError(f"{spec.display}: the Hub answered HTTP {status}", code="DSP-E054")
+
+
+class HubSource:
+    """A Hub repo at one commit, behind the CheckpointSource protocol. Reads never follow a moved branch."""
+
+    def __init__(self, resolved: Resolved, client: HubClient) -> None:
+        self.resolved, self.client = resolved, client
+        self.spec = resolved.spec
+        self.fetch_log = FetchLog()
+        self._files: dict[str, RangedFile] = {}
+
+    @property
+    def display(self) -> str:
+        return self.spec.display
+
+    @property
+    def revision(self) -> str | None:
+        return self.resolved.sha
+
+    @property
+    def repo_id(self) -> str:
+        return self.spec.repo_id
+
+    def read_text_file(self, name: str) -> bytes | None:
+        if name not in self.resolved.sizes:
+            return None
+        return Path(self.download(name)).read_bytes()
+
+    def download(self, name: str) -> str:
+        """The file, at the pinned commit, through the HF cache (so offline mode finds it); its local path."""
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+        try:
+            return hf_hub_download(self.repo_id, name, revision=self.resolved.sha, token=self.client.token,
+                                   etag_timeout=self.client.policy.timeout_s, library_name="dspark-ckpt")
+        except LocalEntryNotFoundError:
+            raise OSError("not in the local cache and HF_HUB_OFFLINE=1 is set") from None
+        except HfHubHTTPError as exc:
+            error = hub_error(self.spec, exc)
+            if error.code in ("DSP-E050", "DSP-E051"):
+                raise error from None  # the whole repo is out of reach, not just this file
+            raise OSError(str(error)) from None
+        except Exception as exc:  # httpx2 timeouts and transport errors after hf_hub_download's own retries
+            if exc.__class__.__module__.startswith("httpx2"):
+                raise OSError(f"download failed ({exc.__class__.__name__})") from None
+            raise
+
+    def safetensors_files(self) -> list[str]:
+        return sorted(n for n in self.resolved.sizes if n.endswith(".safetensors") and "/" not in n)
+
+    def status(self, name: str) -> PathStatus:
+        pure = PurePosixPath(name)
+        if not name or pure.is_absolute() or ".." in pure.parts or "\\" in name:
+            return PathStatus.ESCAPES
+        if name in self.resolved.sizes or not self.resolved.complete:
+            return PathStatus.OK  # offline from a partial snapshot: absent here is not absent on the Hub
+        return PathStatus.MISSING
+
+    def size(self, name: str) -> int:
+        size = self.resolved.sizes.get(name)
+        if size is None:
+            raise OSError(hub_cache.OFFLINE if not self.resolved.complete else f"the Hub reports no size for {name}")
+        return size
+
+    def open(self, name: str) -> contextlib.AbstractContextManager[IO[bytes]]:
+        return self._open(name)
+
+    @contextlib.contextmanager
+    def _open(self, name: str) -> Iterator[IO[bytes]]:
+        if self.client.offline:
+            with hub_cache.open_cached(self.repo_id, self.resolved.sha, name, self.size(name)) as stream:
+                yield stream
+            return
+        stream = self._files.get(name)
+        if stream is None:  # one per file: the d2t read after the header is served from the same fetched bytes
+            stream = self._files[name] = RangedFile(lambda start, end: self._fetch(name, start, end), self.size(name))
+        stream.seek(0)
+        try:
+            yield stream  # type: ignore[misc]
+        finally:
+            hub_cache.keep_prefix(self.repo_id, self.resolved.sha, name, stream.prefix)
+
+    def _fetch(self, name: str, start: int, end: int) -> bytes:
+        from huggingface_hub import hf_hub_url
+
+        url = hf_hub_url(self.repo_id, name, revision=self.resolved.sha)
+        return fetch_range(url, start, end, headers=self.client.headers(), policy=self.client.policy,
+                           log=self.fetch_log, name=name)
+
+    def notes(self) -> list[Finding]:
+        """Findings about how the Hub answered (not about the checkpoint itself)."""
+        return [finding("DSP701", f"the server ignored the Range header for {name} and started sending the whole "
+                                  "file; only the bytes needed were read, then the connection was closed.",
+                        file=name) for name in self.fetch_log.range_ignored]
+
+
+def open_hub(spec: RepoSpec, *, token: str | None = None) -> HubSource:
+    client = HubClient(token=token or None)
+    return HubSource(resolve(spec, client), client)
+
+
+def hub_target_config(spec: RepoSpec, *, token: str | None = None) -> tuple[bytes, str]:
+    """A target model's config.json at a pinned commit (cached like the draft's), and where it came from."""
+    source = open_hub(spec, token=token)
+    where = f"{spec.repo_id}@{source.resolved.sha[:12]}/config.json"
+    try:
+        raw = source.read_text_file("config.json")
+    except OSError as exc:
+        raise SourceError(f"cannot read target config {where}: {exc}", code="DSP210") from None
+    if raw is None:
+        raise SourceError(f"target {spec.display} has no config.json", code="DSP210",
+                          hint="--target takes the target model's folder, its config.json, or org/repo[@rev]")
+    return raw, where

@@ -1,0 +1,119 @@
+"""What offline mode reads: HF cache refs/snapshots, plus the file listing and header bytes a Hub check fetched."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+from urllib.parse import quote
+
+from dspark_ckpt.sources.hub_http import RangedFile
+
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+LISTING = "files.json"
+OFFLINE = "not in the local cache and HF_HUB_OFFLINE=1 is set"
+
+
+def repo_cache(repo_id: str) -> Path:
+    """The repo's folder in the HF hub cache (refs/, snapshots/, blobs/)."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return Path(constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="model")
+
+
+def own_cache(repo_id: str, sha: str) -> Path:
+    """dspark-ckpt's own records for one commit, beside (not inside) the HF hub cache."""
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return Path(constants.HF_HOME) / "dspark-ckpt" / "hub" / repo_folder_name(repo_id=repo_id, repo_type="model") / sha
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def remember(repo_id: str, revision: str | None, sha: str, sizes: dict[str, int | None]) -> None:
+    """Record ref -> commit (as hf_hub_download does for a branch) and the commit's file sizes. Best effort."""
+    with contextlib.suppress(OSError):
+        if revision != sha:
+            _write_atomic(repo_cache(repo_id) / "refs" / (revision or "main"), sha.encode())
+        _write_atomic(own_cache(repo_id, sha) / LISTING, json.dumps(sizes, sort_keys=True).encode())
+
+
+def keep_prefix(repo_id: str, sha: str, name: str, prefix: bytes) -> None:
+    if prefix:
+        with contextlib.suppress(OSError):
+            _write_atomic(own_cache(repo_id, sha) / (quote(name, safe="") + ".head"), prefix)
+
+
+def _commit_for(repo_id: str, revision: str | None) -> str | None:
+    rev = revision or "main"
+    ref = repo_cache(repo_id) / "refs" / rev
+    if ref.is_file():
+        return ref.read_text().strip()
+    if not _HEX.match(rev):
+        return None
+    known = {p.name for base in (repo_cache(repo_id) / "snapshots", own_cache(repo_id, "x").parent)
+             if base.is_dir() for p in base.iterdir()}
+    hits = [sha for sha in known if sha.startswith(rev)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def lookup(repo_id: str, revision: str | None) -> tuple[str, dict[str, int | None], bool] | None:
+    """(commit, file sizes, whether that list is the commit's complete one) from the cache alone, or None."""
+    try:
+        sha = _commit_for(repo_id, revision)
+        if sha is None:
+            return None
+        sizes: dict[str, int | None] = {}
+        listing = own_cache(repo_id, sha) / LISTING
+        complete = listing.is_file()
+        if complete:
+            sizes.update(json.loads(listing.read_text()))
+        snapshot = repo_cache(repo_id) / "snapshots" / sha
+        if snapshot.is_dir():
+            for path in snapshot.rglob("*"):
+                if path.is_file():
+                    sizes.setdefault(path.relative_to(snapshot).as_posix(), path.stat().st_size)
+        return (sha, sizes, complete) if sizes else None
+    except (OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def open_cached(repo_id: str, sha: str, name: str, size: int) -> Iterator[IO[bytes]]:
+    """The cached file if the snapshot holds it, else the header bytes an earlier online check kept."""
+    full = repo_cache(repo_id) / "snapshots" / sha / name
+    if full.is_file():
+        with open(full, "rb") as f:
+            yield f
+        return
+    head = own_cache(repo_id, sha) / (quote(name, safe="") + ".head")
+    if not head.is_file():
+        raise OSError(OFFLINE)
+    kept = head.read_bytes()
+
+    def from_kept(start: int, end: int) -> bytes:
+        if end > len(kept):
+            raise OSError(f"bytes {start}-{end - 1} are {OFFLINE} (only the header was kept)")
+        return kept[start:end]
+
+    yield RangedFile(from_kept, size, prefetch=len(kept))  # type: ignore[misc]

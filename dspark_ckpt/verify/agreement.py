@@ -1,0 +1,45 @@
+"""Compare the verdicts the torch run observed with the ones `check` reasons from headers (DSP605 when they differ)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dspark_ckpt.compatibility import Verdict
+from dspark_ckpt.draft_config import DraftConfig
+from dspark_ckpt.inspect import Loaded, draft_facts, verdicts
+from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.vocab_tensors import find_vocab_tensors
+
+
+def same_error(observed: Verdict, predicted: Verdict) -> bool:
+    """Same code and text; check quotes the E-noparam/model-prefix errors only up to "are:" (the rest varies)."""
+    if observed.error is None or predicted.error is None:
+        return observed.error is predicted.error
+    return observed.error.code == predicted.error.code and observed.error.text.startswith(predicted.error.text)
+
+
+def _differs(observed: Verdict, predicted: Verdict) -> str | None:
+    if observed.loads != predicted.loads or not same_error(observed, predicted):
+        seen = observed.error.code if observed.error else "loads"
+        said = predicted.error.code if predicted.error else "loads"
+        return f"torch observed {seen}, check predicted {said}"
+    mine = sorted({i.code for i in observed.silent})
+    theirs = sorted({i.code for i in predicted.silent})
+    if mine != theirs:
+        return f"silent issues observed {mine or 'none'}, predicted {theirs or 'none'}"
+    return None
+
+
+def disagreements(observed: Sequence[Verdict], cfg: DraftConfig, loaded: Loaded, target_vocab: int,
+                  runtimes: Sequence[RuntimeVersion]) -> tuple[str, ...]:
+    facts = draft_facts(cfg, find_vocab_tensors(loaded.tensors), target_vocab)
+    if facts is None:
+        return ()
+    predicted = {(v.runtime, v.version): v for v in verdicts(facts, runtimes)}
+    found = []
+    for verdict in observed:
+        other = predicted.get((verdict.runtime, verdict.version))
+        why = _differs(verdict, other) if other is not None else "check has no verdict"
+        if why:
+            found.append(f"{RuntimeVersion(verdict.runtime, verdict.version)}: {why}")
+    return tuple(found)

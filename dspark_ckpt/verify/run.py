@@ -1,0 +1,118 @@
+"""One verify run: stream the vocab tensors, load them per runtime, check the mappings, probe the padded rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from dspark_ckpt.classify import vocab_kind
+from dspark_ckpt.compatibility import Verdict
+from dspark_ckpt.contracts import contract_for
+from dspark_ckpt.findings import Finding, finding
+from dspark_ckpt.inspect import Loaded, TargetVocab, compatibility, verdict_findings
+from dspark_ckpt.report import CheckpointReport
+from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions, load_order, read_tensors
+from dspark_ckpt.verify.agreement import disagreements
+from dspark_ckpt.verify.mapping_check import check_mapping
+from dspark_ckpt.verify.probe_setup import run_probe
+from dspark_ckpt.verify.result import MappingCheck, TensorRead, VerifyResult
+from dspark_ckpt.verify.runtime_load import Outcome, needs_data, run_runtime
+from dspark_ckpt.verify.runtime_model import Dims, ParamStore, dims_for
+from dspark_ckpt.verify.verdicts import state_for, verdict_for
+from dspark_ckpt.verify.findings import verify_findings
+
+
+def _why_not(base: CheckpointReport, loaded: Loaded, target: TargetVocab | None) -> str | None:
+    cfg = loaded.config
+    if target is None:
+        return "the target vocab T is unknown: pass --target DIR or --target-vocab-size N"
+    if cfg is None or cfg.family is None:
+        return "the draft family is unknown (config.json missing, unreadable or an unknown architecture)"
+    if cfg.vocab_size is None or cfg.draft_vocab_size is None or cfg.hidden_size is None:
+        return "config.json lacks a usable vocab_size, draft_vocab_size or hidden_size"
+    broken = [f.code for f in base.findings if f.code[:4] in ("DSP0", "DSP1") and f.severity.value == "error"]
+    if broken:
+        return f"the safetensors files are not loadable ({', '.join(sorted(set(broken)))}); fix them first"
+    return None
+
+
+def _t2d(tensors: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    named = sorted(n for n in tensors if "t2d" in n)
+    return tensors[named[0]] if named else None
+
+
+def _mappings(outcomes: list[Outcome], dims: Dims, t2d: torch.Tensor | None) -> dict[int, MappingCheck]:
+    """One check per distinct mapping (no parameter / all-zero parameter / a loaded d2t), shared by runtimes."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, out in enumerate(outcomes):
+        if out.error is None:
+            key = (out.d2t is not None, out.d2t_loaded, out.head_rows, id(out.d2t) if out.d2t_loaded else None)
+            groups.setdefault(key, []).append(i)
+    found: dict[int, MappingCheck] = {}
+    pruned = dims.draft_vocab < dims.target_vocab
+    for members in groups.values():
+        first = outcomes[members[0]]
+        names = tuple(str(RuntimeVersion(outcomes[i].contract.runtime, outcomes[i].version)) for i in members)
+        width = first.d2t.numel() if first.d2t is not None else first.head_rows
+        check = check_mapping(first.d2t, width=width, target_vocab=dims.target_vocab, pruned=pruned,
+                              loaded=first.d2t_loaded, t2d=t2d, runtimes=names)
+        found.update({i: check for i in members})
+    return found
+
+
+def run_verify(base: CheckpointReport, loaded: Loaded, raw: dict[str, Any], folder: Path, *,
+               target: TargetVocab | None, runtimes: Sequence[RuntimeVersion], options: VerifyOptions,
+               device: torch.device, label: str, torch_version: str) -> tuple[CheckpointReport, VerifyResult]:
+    reason = _why_not(base, loaded, target)
+    if reason is not None:
+        return base, VerifyResult(device=label, torch_version=torch_version, skipped=reason)
+    cfg = loaded.config
+    assert cfg is not None and cfg.family is not None and target is not None
+    assert cfg.draft_vocab_size is not None and cfg.vocab_size is not None and cfg.hidden_size is not None
+    dims = dims_for(cfg.family, raw, draft_vocab=cfg.draft_vocab_size, vocab=cfg.vocab_size,
+                    target_vocab=target.size, hidden=cfg.hidden_size)
+    watch = Stopwatch(device)
+    order = load_order(loaded)
+    wanted = [n for n in order if needs_data(n) or n in NORM_NAMES]
+    try:
+        with watch.phase("load"):
+            tensors = read_tensors(folder, loaded, wanted, device)
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types; report, don't crash
+        problem = finding("DSP018", f"verify could not read the vocab tensors: {exc}")
+        return replace(base, findings=base.findings + (problem,)), VerifyResult(
+            device=label, torch_version=torch_version, skipped=f"tensor data unreadable: {exc}")
+    store = ParamStore(device)
+    outcomes: list[Outcome] = []
+    with watch.phase("predicate"):
+        for rv in runtimes:
+            contract = contract_for(rv.runtime, rv.version, cfg.family)
+            if contract is not None:
+                outcomes.append(run_runtime(contract, rv.version, cfg, dims, order, tensors, store))
+    with watch.phase("mapping"):
+        mappings = _mappings(outcomes, dims, _t2d(tensors))
+    with watch.phase("probe"):
+        probe = run_probe(outcomes, mappings, tensors, raw, cfg.family, dims, options)
+    watch.ms["total"] = sum(watch.ms.values())
+    verdicts = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab))
+                for i, out in enumerate(outcomes)]
+    disagree = disagreements(verdicts, cfg, loaded, target.size, runtimes)
+    result = VerifyResult(
+        device=label, torch_version=torch_version, timings_ms=dict(watch.ms),
+        tensors_read=tuple(TensorRead(n, loaded.tensors[n].dtype, loaded.tensors[n].shape, loaded.tensors[n].nbytes)
+                           for n in wanted),
+        runtimes=tuple(state_for(o) for o in outcomes), mappings=tuple(dict.fromkeys(mappings.values())),
+        probe=probe, check_disagreements=disagree)
+    return _report(base, verdicts, result, dims), result
+
+
+def _report(base: CheckpointReport, verdicts: list[Verdict], result: VerifyResult, dims: Dims) -> CheckpointReport:
+    kind = vocab_kind(dims.draft_vocab, dims.target_vocab)
+    findings: list[Finding] = list(base.findings)
+    findings += verdict_findings(verdicts, {f.code for f in findings}, kind.value if kind else None)
+    findings += verify_findings(result)
+    return replace(base, compatibility=compatibility(verdicts), findings=tuple(findings))

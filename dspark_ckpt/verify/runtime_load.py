@@ -1,0 +1,197 @@
+"""Emulate one runtime version's draft load with real tensors: startup checks, load_weights, then target sharing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from dspark_ckpt import contracts as c
+from dspark_ckpt.compatibility import Issue
+from dspark_ckpt.contracts import Contract, Share, Unknown
+from dspark_ckpt.draft_config import DraftConfig
+from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
+
+D2T_PARAM = "draft_id_to_target_id"
+LM_HEAD, EMBED = "lm_head.weight", "model.embed_tokens.weight"
+
+
+class LoadFailure(Exception):
+    """What the runtime raises, with the finding code it maps to; `text` is the runtime's own message."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code, self.text = code, text
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The state a runtime's load left: an error, or the loaded parameters and what was shared from the target."""
+
+    contract: Contract
+    version: str
+    error: Issue | None = None
+    params: dict[str, torch.Tensor] = field(default_factory=dict)
+    d2t: torch.Tensor | None = None  # the draft_id_to_target_id parameter, None when __init__ made none
+    d2t_loaded: bool = False
+    head_rows: int = 0  # rows of lm_head the sampler sees (org rows, padding excluded)
+    lm_head: str = "none"  # own | target | uninitialised
+    embed_tokens: str = "none"
+    own: dict[str, bool] = field(default_factory=dict)  # has_own_* flags set from the weight names
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    renamed: tuple[tuple[str, str | None], ...]  # (checkpoint name, runtime name; None when skipped)
+    lm_head: bool
+    embed: bool
+    d2t: bool
+    mask_hidden: bool
+
+
+def needs_data(name: str) -> bool:
+    """The vocab-relevant tensors whose data verify streams to the device; everything else is names only."""
+    return any(s in name for s in ("lm_head", "embed_tokens", "d2t", "t2d", "markov_head.", "confidence_head."))
+
+
+def rename(order: Sequence[str]) -> Names:
+    """The renaming loop every supported loader runs (t2d dropped, d2t renamed, `model.` prefixed)."""
+    renamed: list[tuple[str, str | None]] = []
+    for name in order:
+        if "t2d" in name:
+            renamed.append((name, None))
+        elif "d2t" in name:
+            renamed.append((name, name.replace("d2t", D2T_PARAM)))
+        else:
+            renamed.append((name, name if "lm_head" in name else "model." + name))
+    runtime_names = [r for _, r in renamed if r is not None]
+    return Names(tuple(renamed), any("lm_head" in r for r in runtime_names),
+                 any("embed_tokens" in r for r in runtime_names), any("d2t" in n for n in order),
+                 any("mask_hidden" in n for n in order))
+
+
+def startup_error(k: Contract, cfg: DraftConfig, dims: Dims) -> Issue | None:
+    """Config-time validation (speculative config), before any weight is read."""
+    d, t = dims.draft_vocab, dims.target_vocab
+    if not k.supported:
+        return Issue("DSP309", c.E_OMNI_UNREGISTERED)
+    if k.omni_config_check and not 0 < d <= t:
+        return Issue("DSP308", c.E_OMNI_VOCAB.format(t=t, d=d))
+    if k.omni_config_check and cfg.mask_token_id is not None and not 0 <= cfg.mask_token_id < dims.vocab:
+        return Issue("DSP308", c.E_OMNI_MASK.format(last=dims.vocab - 1))
+    if k.topk_check and cfg.dspark_draft_topk is not None and not 1 <= cfg.dspark_draft_topk <= d:
+        return Issue("DSP209", c.E_TOPK.format(d=d))
+    return None
+
+
+def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> None:
+    """What load_weights raises after its naming loop and before loading anything, in upstream order."""
+    d, v, t = dims.draft_vocab, dims.vocab, dims.target_vocab
+    if k.mask_hidden_rejected and names.mask_hidden:
+        raise LoadFailure("DSP312", c.E_MASK_HIDDEN)
+    if k.embed_check and v > t and not names.embed:
+        raise LoadFailure("DSP304", c.E_EMBED)
+    if k.reduced_checks is not None and k.reduced_checks.holds(d, t):
+        if not names.lm_head:
+            raise LoadFailure("DSP301" if d < t else "DSP306", c.E_LM_HEAD)
+        if not names.d2t:
+            raise LoadFailure("DSP302", c.E_D2T)
+    if k.parallel_drafting_needs_mask_hidden and cfg.parallel_drafting and not names.mask_hidden:
+        raise LoadFailure("DSP314", c.E_PARALLEL)
+
+
+_MODULES = (("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
+            ("model.markov_head", "DSP322"), ("model.confidence_head", "DSP328"))
+
+
+def _available(specs: dict[str, ParamSpec], prefix: str = "") -> str:
+    return "{" + ", ".join(repr(n) for n in sorted(specs) if n.startswith(prefix)) + "}"
+
+
+def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) -> ParamSpec | None:
+    """The parameter a runtime name loads into; None for weights this emulation does not model or the runtime drops."""
+    if name in specs:
+        return specs[name]
+    if name.startswith("model.model."):
+        if k.model_prefix_rejected:
+            raise LoadFailure("DSP313", f"{c.E_MODEL_PREFIX} belonging to model (Qwen3DSparkModel) are: "
+                                        f"{_available(specs, 'model.')}")
+        return _resolve(k, dims, name[len("model."):], specs)  # check treats these by substring too
+    module = next(((m, code) for m, code in _MODULES if name == m or name.startswith(m + ".")), None)
+    if module is None:
+        return None  # a backbone weight: its loading is not modelled
+    prefix, code = module
+    if prefix in ("model.markov_head", "model.confidence_head") and not any(s.startswith(prefix) for s in specs):
+        return None  # a head this runtime builds no module for is dropped (e.g. confidence_head when disabled)
+    if dims.quantized and prefix != D2T_PARAM and not name.endswith(".weight"):
+        return None  # scales/zero points of a quantization_config: not modelled
+    if k.unknown_weights is Unknown.IGNORE:
+        return None
+    cls = k.model_class
+    raise LoadFailure(code, f"There is no module or parameter named '{name}' in {cls}. The available "
+                                 f"parameters belonging to  ({cls}) are: {_available(specs)}")
+
+
+def _init(k: Contract, dims: Dims, store: ParamStore, out: Outcome) -> dict[str, ParamSpec]:
+    """`__init__`: the parameter set; draft_id_to_target_id starts as zeros, as upstream creates it."""
+    specs = param_specs(k, dims)
+    out.head_rows = specs[LM_HEAD].org_rows or 0
+    if D2T_PARAM in specs:
+        out.d2t = torch.zeros(dims.draft_vocab, dtype=torch.long, device=store.device)
+    return specs
+
+
+def _load_all(k: Contract, dims: Dims, specs: dict[str, ParamSpec], names: Names, tensors: dict[str, torch.Tensor],
+              store: ParamStore, out: Outcome) -> None:
+    for ckpt, name in names.renamed:
+        if k.mapping_tensors_rejected and ("d2t" in ckpt or "t2d" in ckpt):
+            raise LoadFailure("DSP303" if "d2t" in ckpt else "DSP310", c.E_SGLANG_MAPPING.format(name=ckpt))
+        spec = _resolve(k, dims, name, specs) if name is not None else None
+        if spec is None:
+            continue
+        try:
+            out.params[spec.name] = store.load(spec, ckpt, tensors[ckpt])
+        except (AssertionError, RuntimeError) as exc:
+            raise LoadFailure(spec.code, str(exc) or type(exc).__name__) from exc
+    if D2T_PARAM in out.params:
+        out.d2t, out.d2t_loaded = out.params[D2T_PARAM], True
+
+
+def _replaced(policy: Share, own: bool, fits: bool, flagged: bool = False) -> bool:
+    """load_*_model: does the target's module replace the draft's?"""
+    return {Share.IF_NOT_OWN: not own, Share.IF_NOT_OWN_AND_FITS: not own and fits,
+            Share.IF_NOT_OWN_NOR_FLAGGED: not own and not flagged, Share.ALWAYS: True,
+            Share.ALWAYS_IF_FITS: fits, Share.NEVER: False}[policy]
+
+
+def _share(k: Contract, cfg: DraftConfig, dims: Dims, names: Names, out: Outcome) -> None:
+    d, v, t = dims.draft_vocab, dims.vocab, dims.target_vocab
+    out.own = {"lm_head": names.lm_head, "embed_tokens": names.embed}
+    if _replaced(k.lm_head_share, names.lm_head, d == t, cfg.has_own_lm_head_flag):
+        out.lm_head = "target"
+    else:
+        out.lm_head = "own" if LM_HEAD in out.params else "uninitialised"
+    if _replaced(k.embed_share, names.embed, v <= t):
+        out.embed_tokens = "target"
+    else:
+        out.embed_tokens = "own" if EMBED in out.params else "uninitialised"
+
+
+def run_runtime(k: Contract, version: str, cfg: DraftConfig, dims: Dims, order: Sequence[str],
+                tensors: dict[str, torch.Tensor], store: ParamStore) -> Outcome:
+    """Startup checks, load_weights (names, vocab checks, weight loaders in checkpoint order), then sharing."""
+    out = Outcome(k, version)
+    out.error = startup_error(k, cfg, dims)
+    if out.error is not None:
+        return out
+    specs = _init(k, dims, store, out)
+    names = rename(order)
+    try:
+        _name_checks(k, cfg, dims, names)
+        _load_all(k, dims, specs, names, tensors, store, out)
+    except LoadFailure as failure:
+        out.error = Issue(failure.code, failure.text)
+        return out
+    _share(k, cfg, dims, names, out)
+    return out

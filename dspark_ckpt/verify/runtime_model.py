@@ -1,0 +1,133 @@
+"""The vocab-side parameter set a runtime's `__init__` creates for a draft, and the weight loaders that fill it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from dspark_ckpt.contracts import Contract
+from dspark_ckpt.families import DSPARK_FAMILIES, Family
+
+VOCAB_PADDING = 64  # vLLM's DEFAULT_VOCAB_PADDING_SIZE: VocabParallelEmbedding rounds its rows up to this
+_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "half": torch.float16}
+
+
+@dataclass(frozen=True, slots=True)
+class Dims:
+    """The sizes the runtime reads from the draft config and the target."""
+
+    draft_vocab: int  # D
+    vocab: int  # V
+    target_vocab: int  # T
+    hidden: int  # H
+    markov_rank: int | None
+    confidence_width: int | None  # None: no confidence head is built
+    dtype: torch.dtype
+    quantized: bool  # config.json declares a quantization_config: extra tensors beside `.weight` are its params
+
+
+def model_dtype(raw_config: dict[str, Any]) -> torch.dtype:
+    """vLLM's dtype "auto": the config's torch_dtype, with float32 (or none) served as bfloat16 on CUDA."""
+    name = raw_config.get("torch_dtype") or raw_config.get("dtype")
+    return _DTYPES.get(name, torch.bfloat16) if isinstance(name, str) else torch.bfloat16
+
+
+def dims_for(family: Family, raw: dict[str, Any], *, draft_vocab: int, vocab: int, target_vocab: int,
+             hidden: int) -> Dims:
+    rank = raw.get("markov_rank")
+    rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 else None
+    width = None
+    if family in DSPARK_FAMILIES and raw.get("enable_confidence_head") is True:
+        width = hidden + (rank or 0) if raw.get("confidence_head_with_markov") is True else hidden
+    return Dims(draft_vocab, vocab, target_vocab, hidden, rank if family in DSPARK_FAMILIES else None, width,
+                model_dtype(raw), isinstance(raw.get("quantization_config"), dict))
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    name: str  # the runtime's parameter name after its renaming (`model.` prefix, d2t -> draft_id_to_target_id)
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    loader: str  # vocab (VocabParallelEmbedding/ParallelLMHead) | default (default_weight_loader) | replicated
+    org_rows: int | None  # the row count VocabParallelEmbedding asserts
+    code: str  # the finding code of a failed load into this parameter
+
+
+def pad_vocab(rows: int) -> int:
+    return -(-rows // VOCAB_PADDING) * VOCAB_PADDING
+
+
+def _vocab(name: str, rows: int, width: int, dtype: torch.dtype, code: str) -> ParamSpec:
+    return ParamSpec(name, (pad_vocab(rows), width), dtype, "vocab", rows, code)
+
+
+def param_specs(contract: Contract, dims: Dims) -> dict[str, ParamSpec]:
+    """What `__init__` creates, vocab side only (the backbone layers are not modelled)."""
+    d, v, t, h = dims.draft_vocab, dims.vocab, dims.target_vocab, dims.hidden
+    head_rows = d if contract.lm_head_rows == "D" else v
+    specs = [_vocab("lm_head.weight", head_rows, h, dims.dtype, "DSP320"),
+             _vocab("model.embed_tokens.weight", v, h, dims.dtype, "DSP321")]
+    if contract.d2t_param.holds(d, t):
+        specs.append(ParamSpec("draft_id_to_target_id", (d,), torch.long, "default", None, "DSP324"))
+    if dims.markov_rank is not None:
+        r = dims.markov_rank
+        # SGLang's Qwen3 DSpark sizes both Markov factors by vocab_size (docs/upstream-notes.md section 3).
+        w2_rows = v if contract.runtime == "sglang" else d
+        specs += [ParamSpec("model.markov_head.markov_w1.weight", (v, r), dims.dtype, "default", None, "DSP322"),
+                  _vocab("model.markov_head.markov_w2.weight", w2_rows, r, dims.dtype, "DSP323")]
+    if dims.confidence_width is not None:  # ReplicatedLinear(..., params_dtype=torch.float32, bias=True)
+        specs += [ParamSpec("model.confidence_head.proj.weight", (1, dims.confidence_width), torch.float32,
+                            "replicated", None, "DSP328"),
+                  ParamSpec("model.confidence_head.proj.bias", (1,), torch.float32, "replicated", None, "DSP328")]
+    return {s.name: s for s in specs}
+
+
+def _vocab_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """VocabParallelEmbedding.weight_loader at TP=1: a bare row-count assert, copy, zero the padding rows."""
+    if loaded.dim() == 0 or loaded.shape[0] != spec.org_rows:
+        raise AssertionError()
+    if tuple(loaded.shape) == spec.shape and loaded.dtype == spec.dtype and loaded.device == device:
+        return loaded  # bit-identical to copy_ into a fresh parameter, without a second multi-GB buffer
+    param = torch.empty(spec.shape, dtype=spec.dtype, device=device)
+    param[: loaded.shape[0]].copy_(loaded)  # a hidden-size mismatch raises torch's own RuntimeError here
+    param[loaded.shape[0]:].fill_(0)
+    return param
+
+
+def _default_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """default_weight_loader: scalar fill, else an exact size assert and copy_."""
+    param = torch.zeros(spec.shape, dtype=spec.dtype, device=device)
+    if param.numel() == 1 and loaded.numel() == 1:
+        return param.fill_(loaded.item())
+    if param.size() != loaded.size():
+        raise AssertionError(f"Attempted to load weight ({loaded.size()}) into parameter ({param.size()})")
+    return param.copy_(loaded)
+
+
+def _replicated_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """ReplicatedLinear.weight_loader: 0-d weights become [1], then an exact size assert."""
+    if loaded.dim() == 0:
+        loaded = loaded.reshape(1)
+    param = torch.empty(spec.shape, dtype=spec.dtype, device=device)
+    if param.size() != loaded.size():
+        raise AssertionError(f"Tried to load weights of size {loaded.size()} to a parameter of size {param.size()}")
+    return param.copy_(loaded)
+
+
+_LOADERS = {"vocab": _vocab_load, "default": _default_load, "replicated": _replicated_load}
+
+
+class ParamStore:
+    """Loads weights into parameters; identical (parameter, weight) loads across runtime versions are done once."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self._done: dict[tuple[ParamSpec, str], torch.Tensor] = {}
+
+    def load(self, spec: ParamSpec, source_name: str, loaded: torch.Tensor) -> torch.Tensor:
+        key = (spec, source_name)
+        if key not in self._done:
+            self._done[key] = _LOADERS[spec.loader](spec, loaded, self.device)
+        return self._done[key]

@@ -1,0 +1,61 @@
+"""Turn what a runtime's emulated load left (and its mapping) into a Verdict, with silent issues as observed."""
+
+from __future__ import annotations
+
+from dspark_ckpt.compatibility import Issue, Verdict
+from dspark_ckpt.families import Family
+from dspark_ckpt.verify.result import MappingCheck, RuntimeState
+from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
+
+
+def _head_issues(out: Outcome, d: int, t: int) -> list[Issue]:
+    code = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
+    issues = []
+    if out.lm_head == "target" and LM_HEAD in out.params:
+        issues.append(Issue("DSP307", "the draft's own lm_head was loaded, then replaced by the target's"))
+    if out.lm_head == "target" and out.head_rows != t:
+        issues.append(Issue(code, f"the target lm_head ({t} rows) replaced a draft head of {out.head_rows} rows: "
+                                  "shape mismatch or out-of-range scatter at run time"))
+    elif out.lm_head == "uninitialised":
+        issues.append(Issue(code, "lm_head was neither loaded nor replaced by the target's: it stays uninitialised"))
+    return issues
+
+
+def _embed_issues(out: Outcome, v: int, t: int) -> list[Issue]:
+    issues = []
+    if out.embed_tokens == "target" and EMBED in out.params:
+        issues.append(Issue("DSP307", "the draft's own embed_tokens was loaded, then replaced by the target's"))
+    if out.embed_tokens == "target" and v > t:
+        issues.append(Issue("DSP304", f"the target embedding ({t} rows) replaced the draft's, but input ids go up "
+                                      f"to {v - 1}: out of range at run time"))
+    return issues
+
+
+def _mapping_issues(out: Outcome, mapping: MappingCheck, d: int, t: int) -> list[Issue]:
+    issues = []
+    if out.contract.family is Family.GEMMA4_DSPARK and out.head_rows != d:
+        issues.append(Issue("DSP311", f"lm_head was built with {out.head_rows} rows (vocab_size) but the draft "
+                                      f"vocab is {d}; no d2t is ever applied"))
+    elif d < t and mapping.source != "d2t":
+        issues.append(Issue("DSP302", f"no d2t was loaded: map_draft_to_target is the identity, so draft ids "
+                                      f"0..{mapping.width - 1} are proposed as the first {mapping.width} target ids"))
+    padded_rows = mapping.first_out_of_range is not None and mapping.first_out_of_range[0] == t
+    if out.lm_head == "own" and d > t and padded_rows:
+        issues.append(Issue("DSP305", f"map_draft_to_target sends the {mapping.out_of_range} rows [{t}, "
+                                      f"{mapping.width}) of the loaded lm_head to ids >= {t}; nothing masks them"))
+    return issues
+
+
+def verdict_for(out: Outcome, mapping: MappingCheck | None, dims_dvt: tuple[int, int, int]) -> Verdict:
+    d, v, t = dims_dvt
+    if out.error is not None or mapping is None:
+        return Verdict(out.contract.runtime, out.version, out.contract, out.error, ())
+    silent = _head_issues(out, d, t) + _embed_issues(out, v, t) + _mapping_issues(out, mapping, d, t)
+    return Verdict(out.contract.runtime, out.version, out.contract, None, tuple(silent))
+
+
+def state_for(out: Outcome) -> RuntimeState:
+    err = out.error
+    return RuntimeState(out.contract.runtime, out.version, err is None, err.text if err else None,
+                        err.code if err else None, out.d2t is not None, out.d2t_loaded, out.lm_head,
+                        out.embed_tokens)

@@ -1,0 +1,91 @@
+"""JUnit XML: parsed back with a real XML parser; one test case per (checkpoint, check)."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from rich.console import Console
+
+from conftest import make_checkpoint
+from dspark_ckpt.findings import Finding, Severity
+from dspark_ckpt.inspect import inspect_checkpoint
+from dspark_ckpt.renderers import RENDERERS, RenderContext
+from dspark_ckpt.renderers.junit import FAMILIES, junit_tree, xml_safe
+from dspark_ckpt.report import Report
+from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.target import explicit_target
+
+
+def _report(tmp_path: Path, runtimes: list[str]) -> Report:
+    rts = parse_selectors(runtimes)
+    clean = make_checkpoint(tmp_path / "clean", vocab=96, draft_vocab=96, target_vocab=96)
+    padded = make_checkpoint(tmp_path / "padded", vocab=96, draft_vocab=120, target_vocab=96)
+    return Report(tuple(inspect_checkpoint(local_source(p), target=explicit_target(96), runtimes=rts)
+                        for p in (clean, padded)), runtimes=tuple(str(r) for r in rts))
+
+
+def _xml(report: Report, fail_on: Severity = Severity.ERROR) -> ET.Element:
+    buffer = io.StringIO()
+    RENDERERS["junit"](report, Console(file=buffer, width=100), RenderContext(fail_on=fail_on))
+    text = buffer.getvalue()
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>')
+    return ET.fromstring(text.encode("utf-8"))
+
+
+def test_one_case_per_family_and_runtime(tmp_path: Path) -> None:
+    report = _report(tmp_path, ["vllm==0.29.0", "sglang"])
+    root = _xml(report)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [c.source for c in report.checkpoints]
+    families = list(dict.fromkeys(name for _, name in FAMILIES))
+    for suite, c in zip(suites, report.checkpoints):
+        names = [case.get("name") for case in suite.findall("testcase")]
+        runtimes = [f"runtime {e.runtime}=={e.version}" if e.version != "*" else f"runtime {e.runtime}"
+                    for e in c.compatibility]
+        assert names == families + runtimes
+        assert suite.get("tests") == str(len(names))
+    assert root.get("tests") == str(sum(len(s.findall("testcase")) for s in suites))
+
+
+def test_failures_follow_findings_and_fail_on(tmp_path: Path) -> None:
+    report = _report(tmp_path, ["vllm==0.29.0", "sglang"])
+    root = _xml(report)
+    clean, padded = root.findall("testsuite")
+    assert clean.get("failures") == "0" and not clean.findall(".//failure")
+    failed = {case.get("name"): case.find("failure") for case in padded.findall("testcase")
+              if case.find("failure") is not None}
+    assert set(failed) == {"runtime vllm==0.29.0", "runtime sglang"}
+    assert failed["runtime vllm==0.29.0"].get("type") == "DSP302"
+    assert padded.get("failures") == "2" and root.get("failures") == "2"
+    # Every finding is reported in some test case, as a failure or as output.
+    text = ET.tostring(padded, encoding="unicode")
+    assert all(f.code in text for f in report.checkpoints[1].findings)
+
+
+def test_below_fail_on_is_output_not_failure(tmp_path: Path) -> None:
+    c = _report(tmp_path, ["sglang"]).checkpoints[0]
+    warning = Finding("DSP305", Severity.WARNING, "nothing masks rows")
+    report = Report((c.__class__(**{**{k: getattr(c, k) for k in c.__slots__}, "findings": (warning,)}),))
+    assert not _xml(report).findall(".//failure")
+    assert "DSP305" in (_xml(report).find(".//system-out").text or "")
+    assert _xml(report, Severity.WARNING).find(".//failure").get("type") == "DSP305"
+
+
+def test_control_characters_and_surrogates_still_parse(tmp_path: Path) -> None:
+    c = _report(tmp_path, ["sglang"]).checkpoints[0]
+    hostile = Finding("DSP406", Severity.ERROR, "name \x00\x1b[31m \ud800 <tag> & ]]>", tensor="t\x07")
+    report = Report((c.__class__(**{**{k: getattr(c, k) for k in c.__slots__}, "findings": (hostile,)}),))
+    failure = _xml(report).find(".//failure")
+    assert failure is not None
+    assert "\\x00\\x1b[31m \\ud800 <tag> & ]]>" in failure.get("message")
+    assert xml_safe("tab\tok\nnew") == "tab\tok\nnew"
+
+
+def test_tree_counts_add_up(tmp_path: Path) -> None:
+    root = junit_tree(_report(tmp_path, ["all"]), RenderContext())
+    cases = root.findall(".//testcase")
+    assert int(root.get("tests")) == len(cases)
+    assert int(root.get("failures")) == sum(1 for c in cases if c.find("failure") is not None)
