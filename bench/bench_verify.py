@@ -46,9 +46,11 @@ def build(folder: Path, *, target: int, draft: int, hidden: int, rank: int, seed
     (folder / "config.json").write_text(json.dumps({
         "architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": draft, "draft_vocab_size": draft,
         "hidden_size": hidden, "markov_rank": rank, "torch_dtype": "bfloat16", "rms_norm_eps": 1e-6}))
-    specs = [TensorSpec("embed_tokens.weight", "BF16", (draft, hidden)), TensorSpec("lm_head.weight", "BF16", (draft, hidden)),
+    specs = [TensorSpec("embed_tokens.weight", "BF16", (draft, hidden)),
+             TensorSpec("lm_head.weight", "BF16", (draft, hidden)),
              TensorSpec("markov_head.markov_w1.weight", "BF16", (draft, rank)),
-             TensorSpec("markov_head.markov_w2.weight", "BF16", (draft, rank)), TensorSpec("norm.weight", "BF16", (hidden,))]
+             TensorSpec("markov_head.markov_w2.weight", "BF16", (draft, rank)),
+             TensorSpec("norm.weight", "BF16", (hidden,))]
     rng = np.random.default_rng(seed)
     with open(folder / "model.safetensors", "wb") as f:
         f.write(encode_header(specs, {"format": "pt"}))

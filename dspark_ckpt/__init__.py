@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dspark_ckpt.findings import Finding, Severity
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
+from dspark_ckpt.repair import apply_fix, plan_fix
 from dspark_ckpt.report import CheckpointReport, Compatibility, Report
 
 __version__ = "0.1.0"
@@ -30,6 +31,8 @@ __all__ = [
     "Severity",
     "TargetVocab",
     "__version__",
+    "apply_fix",
     "check",
     "inspect_checkpoint",
+    "plan_fix",
 ]

@@ -27,7 +27,7 @@ from dspark_ckpt.rule_catalog import RULES
 from dspark_ckpt.runtimes import RuntimeVersion, parse_selectors
 from dspark_ckpt.settings import Settings, load_settings
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
-from dspark_ckpt.batch import report_failures, run_checks
+from dspark_ckpt.batch import BatchResult, report_failures, run_checks
 from dspark_ckpt.sources.resolve import open_source, with_source_notes
 from dspark_ckpt.target import resolve_target
 
@@ -113,13 +113,15 @@ def _target(target: str | None, size: int | None, settings: Settings,
 
 
 def hook_folders(paths: list[str]) -> list[str]:
-    """For hooks that pass changed file names: each file's checkpoint folder, once. A config.json in a folder with
-    no weights and no index is some other tool's config, not a draft's."""
+    """For hooks that pass changed file names: each checkpoint file's folder, once. Other files are skipped, and so
+    is a config.json in a folder with no weights and no index: it is some other tool's config, not a draft's."""
     folders: list[str] = []
     for raw in paths:
         path = Path(raw)
         folder = path if path.is_dir() else path.parent
-        if path.name == CONFIG_NAME and not (folder / INDEX_NAME).exists() and not any(folder.glob("*.safetensors")):
+        has_weights = (folder / INDEX_NAME).exists() or any(folder.glob("*.safetensors"))
+        if not path.is_dir() and not (path.name.endswith(".safetensors") or path.name == INDEX_NAME
+                                      or (path.name == CONFIG_NAME and has_weights)):
             continue
         if str(folder) not in folders:
             folders.append(str(folder))
@@ -204,7 +206,8 @@ def check(
     runtimes = parse_selectors(runtime or (list(settings.runtime) if settings.runtime is not None else None))
     target_vocab = _target(target, target_vocab_size, settings, token)
     specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
-    batch = run_checks(specs, lambda spec: _inspect(spec, config, target_vocab, runtimes, token), jobs=jobs)
+    batch = (run_checks(specs, lambda spec: _inspect(spec, config, target_vocab, runtimes, token), jobs=jobs)
+             if specs else BatchResult((), ()))  # a hook run whose changed files hold no checkpoint
     report_failures(batch)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in runtimes))
     report = apply_policy(full, policy)

@@ -89,22 +89,25 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP312", c.E_MASK_HIDDEN)
     if k.parallel_drafting_needs_mask_hidden and f.parallel_drafting and not f.has_mask_hidden:
         return Issue("DSP314", c.E_PARALLEL)
-    if k.mapping_tensors_rejected and (f.has_d2t or f.has_t2d):
-        name = "d2t" if f.has_d2t else "t2d"
-        return Issue("DSP303" if f.has_d2t else "DSP310", c.E_SGLANG_MAPPING.format(name=name))
     param = k.d2t_param.holds(d, t)
+    if f.has_d2t and k.mapping_tensors_rejected:  # `d2t` sorts first, so it is the first weight refused
+        return Issue("DSP303", c.E_SGLANG_MAPPING.format(name="d2t"))
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
         return Issue("DSP303", c.E_NOPARAM.format(cls=k.model_class))
     if k.model_prefix_rejected and f.model_prefixed:
         return Issue("DSP313", c.E_MODEL_PREFIX)
     head_rows = d if k.lm_head_rows == "D" else v
-    # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError).
-    for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP322", f.markov_w1_rows, v),
-                                 ("DSP323", f.markov_w2_rows, d), ("DSP320", f.lm_head_rows, head_rows)):
+    markov_rows = d if k.markov_w2_rows == "D" else v
+    # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
+    # sorted-name order, so the first mismatch in that order is the one raised.
+    for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
+                                 ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
         if rows is not None and rows != expected:
             return Issue(code, c.E_ROWS)
     if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
         return Issue("DSP320", c.E_HIDDEN.format(h=f.hidden_size, got=f.lm_head_cols))
+    if k.mapping_tensors_rejected and f.has_t2d:  # `t2d` sorts after every head
+        return Issue("DSP310", c.E_SGLANG_MAPPING.format(name="t2d"))
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
         return Issue("DSP324", c.E_D2T_LEN.format(n=f.d2t_length, d=d))
     return None

@@ -78,7 +78,8 @@ class Contract:
     d2t_param: When = When.NEVER  # when __init__ creates draft_id_to_target_id
     reduced_checks: When | None = None  # load_weights' `uses_reduced_vocab`; None: no vocab checks at load
     embed_check: bool = False  # V > T without embed_tokens is a load error
-    lm_head_rows: str = "D"  # "D" or "V"
+    lm_head_rows: str = "D"  # "D" or "V": what the lm_head's row count is checked against
+    markov_w2_rows: str = "D"  # likewise for markov_head.markov_w2
     unknown_weights: Unknown = Unknown.REJECT
     lm_head_share: Share = Share.IF_NOT_OWN
     embed_share: Share = Share.IF_NOT_OWN
@@ -147,9 +148,11 @@ CONTRACTS: tuple[Contract, ...] = (
     Contract("sglang", "*", "*", Family.EAGLE3_QWEN3, "LlamaForCausalLMEagle3",
              "sglang python/sglang/srt/models/llama_eagle3.py", d2t_param=When.ALWAYS, unknown_weights=Unknown.IGNORE,
              lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN),
-    # SGLang Qwen3 DSpark: lm_head has V rows and any d2t/t2d is an error (CONTRACT.md "SGLang").
+    # SGLang Qwen3 DSpark never reads draft_vocab_size: lm_head and markov_w2 have V rows, and any d2t/t2d is an
+    # error raised when that tensor's turn comes (after the row-checked heads in sorted-name order).
     Contract("sglang", "*", "*", Family.QWEN3_DSPARK, "Qwen3DSparkForCausalLM",
-             "sglang python/sglang/srt/models/qwen3_dspark.py", lm_head_rows="V", mapping_tensors_rejected=True,
+             "sglang python/sglang/srt/models/qwen3_dspark.py", lm_head_rows="V", markov_w2_rows="V",
+             mapping_tensors_rejected=True,
              lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN_AND_FITS),
 )
 

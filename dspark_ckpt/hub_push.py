@@ -174,11 +174,11 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
         render_plan_text(replace(result.plan, source=f"{checkpoint} @ {result.parent}"), console, diff=False)
         if result.pr_url is None:
             console.print("nothing pushed" + ("" if result.plan.refusal else ": nothing to repair"))
-        else:
-            files = ", ".join([*result.diff.upload, *(f"{n} (deleted)" for n in result.diff.delete)])  # type: ignore[union-attr]
+        elif result.diff is not None and result.report is not None:
+            files = ", ".join([*result.diff.upload, *(f"{n} (deleted)" for n in result.diff.delete)])
             console.print(f"opened pull request: {result.pr_url}", overflow="fold")
             console.print(f"commit {result.commit} on {result.pr_revision}, parent {result.parent}: {files}",
                           overflow="fold")
             console.print(f"check of {result.pr_revision}:")
-            render_text(Report((result.report,), runtimes=tuple(result.plan.runtimes)), console)  # type: ignore[arg-type]
+            render_text(Report((result.report,), runtimes=tuple(result.plan.runtimes)), console)
     return 1 if result.plan.refusal is not None or failed else 0

@@ -83,11 +83,9 @@ class HeaderResult:
 
 
 class _Fatal(Exception):
-    """A problem after which the reference reader stops; it carries what to report."""
+    """Problems after which the reference reader stops; they are its args."""
 
-    def __init__(self, *problems: HeaderProblem) -> None:
-        super().__init__(problems[0].message)
-        self.problems = problems
+    args: tuple[HeaderProblem, ...]
 
 
 class _JsonObject(dict[str, Any]):
@@ -132,10 +130,10 @@ def parse_header(prefix: bytes, file_size: int) -> HeaderResult:
     try:
         size = _check_framing(prefix, file_size)
         top = _decode_object(prefix[8 : 8 + size])
-        raw_entries = _entry_objects(top)
+        tensors = _entry_objects(top)
     except _Fatal as fatal:
-        return HeaderResult(None, fatal.problems)
-    return _validate(size, top, raw_entries, file_size)
+        return HeaderResult(None, fatal.args)
+    return _validate(size, top, tensors, file_size)
 
 
 def _read_up_to(stream: IO[bytes], size: int) -> bytes:
@@ -153,7 +151,7 @@ def _fatal(code: str, message: str) -> _Fatal:
 
 def _check_framing(prefix: bytes, file_size: int) -> int:
     if prefix.startswith(_LFS_MARKER):
-        raise _fatal("DSP016", "file is a Git LFS pointer, not safetensors data (fetch it with `git lfs pull`)")
+        raise _fatal("DSP016", "file is a Git LFS pointer, not safetensors data (fetch it: `git lfs pull`)")
     available = min(len(prefix), file_size)
     if available < 8:
         raise _fatal("DSP001", f"file has {available} bytes, fewer than the 8-byte header length")
@@ -162,7 +160,8 @@ def _check_framing(prefix: bytes, file_size: int) -> int:
         lfs = " (the file starts with 'version ': a Git LFS pointer?)" if prefix[:8] == b"version " else ""
         raise _fatal("DSP002", f"header length {size} exceeds the {MAX_HEADER_SIZE}-byte limit{lfs}")
     if 8 + size > len(prefix) or 8 + size > file_size:
-        have = f"the file is only {file_size} bytes" if 8 + size > file_size else f"only {len(prefix)} were read"
+        short = 8 + size > file_size
+        have = f"the file is only {file_size} bytes" if short else f"only {len(prefix)} were read"
         raise _fatal("DSP003", f"header length {size} puts the header end at byte {8 + size}, but {have}")
     return size
 
@@ -224,12 +223,12 @@ def _entry_objects(top: _JsonObject) -> dict[str, _JsonObject]:
     return entries  # the loop above proved every value is a _JsonObject
 
 
-def _validate(size: int, top: _JsonObject, raw_entries: dict[str, _JsonObject], file_size: int) -> HeaderResult:
+def _validate(size: int, top: _JsonObject, tensors: dict[str, _JsonObject], file_size: int) -> HeaderResult:
     problems = _duplicate_problems(top)
     metadata = _metadata(top.get(_METADATA_KEY), problems)
     entries: list[TensorEntry] = []
     located: list[tuple[int, int, str]] = []  # a rejected entry with good offsets still occupies its bytes
-    for name, raw in raw_entries.items():
+    for name, raw in tensors.items():
         entry, span = _lenient_entry(name, raw, problems)
         if span is not None:
             located.append((*span, name))
@@ -251,7 +250,8 @@ def _duplicate_problems(top: _JsonObject) -> list[HeaderProblem]:
     for name, value in top.items():
         tensor, where = (None, _METADATA_KEY) if name == _METADATA_KEY else (name, f"tensor {_show(name)}")
         for key in dict.fromkeys(getattr(value, "duplicates", ())):
-            problems.append(HeaderProblem("DSP007", f"{where} defines key {_show(key)} more than once", tensor))
+            what = f"{where} defines key {_show(key)} more than once"
+            problems.append(HeaderProblem("DSP007", what, tensor))
     return problems
 
 
@@ -259,7 +259,8 @@ def _metadata(raw: Any, problems: list[HeaderProblem]) -> dict[str, str] | None:
     if raw is None:  # absent or null: the reference reader accepts both
         return None
     if not isinstance(raw, _JsonObject):
-        problems.append(HeaderProblem("DSP008", f"{_METADATA_KEY} is a JSON {_json_type(raw)}, not an object"))
+        what = f"{_METADATA_KEY} is a JSON {_json_type(raw)}, not an object"
+        problems.append(HeaderProblem("DSP008", what))
         return None
     for key, value in raw.items():
         if not isinstance(value, str):
@@ -335,8 +336,8 @@ def _check_size(entry: TensorEntry, problems: list[HeaderProblem]) -> None:
 
 def _check_file_end(data_end: int, file_size: int, problems: list[HeaderProblem]) -> None:
     if data_end > file_size:
-        missing = data_end - file_size
-        what = f"truncated: the data buffer ends at byte {data_end} but the file has {file_size}, {missing} missing"
+        what = f"truncated: the data ends at byte {data_end} but the file at {file_size}"
+        what += f", {data_end - file_size} bytes missing"
         problems.append(HeaderProblem("DSP015", what))
     elif data_end < file_size:
         what = f"{file_size - data_end} trailing bytes after the data buffer, which ends at byte {data_end}"

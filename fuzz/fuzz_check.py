@@ -52,8 +52,9 @@ def make_target(t: dict[str, object]) -> Callable[[bytes], None]:
         files = {name: part for name, part in zip(FILES, parts) if part != b"-"}
         if len(parts) == 1:  # a bare input is a weights file beside an honest config
             files = {"config.json": BASE_CONFIG, "model.safetensors": data}
+        target = inspect_mod.TargetVocab(96, "fuzz")  # type: ignore[attr-defined]
         report = inspect_mod.inspect_checkpoint(  # type: ignore[attr-defined]
-            MemorySource(files), target=inspect_mod.TargetVocab(96, "fuzz"), runtimes=t["runtimes"])  # type: ignore[attr-defined]
+            MemorySource(files), target=target, runtimes=t["runtimes"])
         console = Console(file=io.StringIO(), width=100, no_color=True)
         t["render_json"](Report((report,)), console)  # type: ignore[operator]
         if hashlib.blake2b(data, digest_size=1).digest()[0] < 8:  # rich is slow: render text for ~3% of inputs

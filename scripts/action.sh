@@ -52,6 +52,7 @@ for format in sarif junit; do
   var="INPUT_$(printf '%s' "$format" | tr 'a-z' 'A-Z')_FILE"
   file="${!var:-}"
   [[ -z "$file" ]] && continue
+  mkdir -p -- "$(dirname -- "$file")"
   extra=0
   "$py" -m dspark_ckpt check "${args[@]}" --exit-zero --quiet --format "$format" --output "$file" || extra=$?
   if [[ $extra -ge 2 && $rc -lt 2 ]]; then rc=$extra; fi

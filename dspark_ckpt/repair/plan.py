@@ -159,10 +159,14 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
         return plan(strategy=None, actions=(), after=before, refusal=_conflict(before, options))
     key, _, name, after = loading[0]
     if key[1]:
-        left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity == "error"} | set(extra(name)))
-        return plan(strategy=None, actions=(), after=after, refusal=a.Refusal(
-            "DSP501", f"cannot be fully repaired: {', '.join(left)} would remain", "re-export the draft"))
+        return plan(strategy=None, actions=(), after=after, refusal=_left(after, extra(name)))
     return _planned(s, name, before, after, extra, plan)
+
+
+def _left(after: Sequence[a.Outcome], extra: Sequence[str]) -> a.Refusal:
+    left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity == "error"} | set(extra))
+    return a.Refusal("DSP501", f"cannot be fully repaired: {', '.join(left)} would remain (see `dspark-ckpt check`)",
+                     "re-export the draft")
 
 
 def _planned(s: Situation, name: str, before: Any, after: Any, extra: Any, plan: Any) -> a.FixPlan:
@@ -197,4 +201,6 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
         return plan(strategy=strategy, actions=(), after=after, refusal=a.Refusal(
             "DSP503", f"{strategy} would break {_fails(after)}",
             "choose runtimes it loads on (--for), or omit --strategy"))
+    if score(after, extra(strategy)).silent_errors:
+        return plan(strategy=strategy, actions=(), after=after, refusal=_left(after, extra(strategy)))
     return _planned(s, strategy, before, after, extra, plan)

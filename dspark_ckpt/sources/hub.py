@@ -236,10 +236,12 @@ class HubSource:
         if stream is None:  # one per file: the d2t read after the header is served from the same fetched bytes
             stream = self._files[name] = RangedFile(lambda start, end: self._fetch(name, start, end), self.size(name))
         stream.seek(0)
+        kept = len(stream.prefix)
         try:
             yield stream  # type: ignore[misc]
         finally:
-            hub_cache.keep_prefix(self.repo_id, self.resolved.sha, name, stream.prefix)
+            if len(stream.prefix) > kept:
+                hub_cache.keep_prefix(self.repo_id, self.resolved.sha, name, stream.prefix)
 
     def _fetch(self, name: str, start: int, end: int) -> bytes:
         from huggingface_hub import hf_hub_url

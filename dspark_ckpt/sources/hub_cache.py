@@ -36,13 +36,13 @@ def own_cache(repo_id: str, sha: str) -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    """Temp file + os.replace; no fsync: these are cache hints (as HF's own refs are), and a reader that finds a
+    torn one fails soft (an unparsable listing is ignored, a short header copy reads as 'not cached')."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -98,7 +98,7 @@ def _vocab_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device) -> 
 
 def _default_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device) -> torch.Tensor:
     """default_weight_loader: scalar fill, else an exact size assert and copy_."""
-    param = torch.zeros(spec.shape, dtype=spec.dtype, device=device)
+    param = torch.empty(spec.shape, dtype=spec.dtype, device=device)  # every path below overwrites it
     if param.numel() == 1 and loaded.numel() == 1:
         return param.fill_(loaded.item())
     if param.size() != loaded.size():

@@ -16,7 +16,7 @@ from dspark_ckpt.findings import Finding
 from dspark_ckpt.inspect import read_config
 from dspark_ckpt.rule_catalog import RULES
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = ["architectures", "model_type", "vocab_size", "draft_vocab_size", "hidden_size", "markov_rank",
         "enable_confidence_head", "confidence_head_with_markov", "dspark_draft_topk", "has_own_lm_head",
         "parallel_drafting", "mask_token_id", "speculators_model_type", "speculators_config",

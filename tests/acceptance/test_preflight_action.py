@@ -1,0 +1,107 @@
+"""The composite GitHub Action: its script run with exactly the environment the runner would build from action.yml."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from conftest import make_checkpoint
+
+REPO = Path(__file__).parents[2]
+ACTION = yaml.safe_load((REPO / "action.yml").read_text())
+SCHEMA = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+INPUT_EXPR = re.compile(r"^\$\{\{\s*inputs\.([a-z-]+)\s*\}\}$")
+
+
+def step() -> dict[str, Any]:
+    (only,) = ACTION["runs"]["steps"]
+    return only
+
+
+def runner_env(inputs: dict[str, str], workspace: Path) -> dict[str, str]:
+    """What the runner does: evaluate each `env:` expression against the inputs (or their defaults)."""
+    env = {}
+    for name, expr in step()["env"].items():
+        key = INPUT_EXPR.match(expr)[1]  # type: ignore[index]
+        env[name] = inputs.get(key, str(ACTION["inputs"][key].get("default", "")))
+    return {
+        **env,
+        "PATH": os.environ["PATH"], "HOME": str(workspace), "GITHUB_ACTION_PATH": str(REPO),
+        "GITHUB_WORKSPACE": str(workspace), "GITHUB_STEP_SUMMARY": str(workspace / "summary.md"),
+        "GITHUB_OUTPUT": str(workspace / "output.txt"), "CI": "true",
+        # Stand-in for the action's own `pip install` (the `install` input is "false" here): import from the checkout.
+        "PYTHONPATH": str(REPO),
+    }
+
+
+def run_action(workspace: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+    inputs = {"install": "false", "python": sys.executable, **inputs}
+    script = workspace / "step.sh"
+    script.write_text(step()["run"])
+    # GitHub runs `shell: bash` steps as `bash --noprofile --norc -eo pipefail {0}`.
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=workspace,
+                          env=runner_env(inputs, workspace), capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    make_checkpoint(tmp_path / "drafts" / "padded", vocab=120, draft_vocab=120, target_vocab=96)
+    make_checkpoint(tmp_path / "drafts" / "with space", vocab=96, draft_vocab=96, target_vocab=96)
+    return tmp_path
+
+
+def test_inputs_reach_the_script_only_through_env() -> None:
+    assert ACTION["runs"]["using"] == "composite"
+    s = step()
+    assert s["shell"] == "bash" and "${{" not in s["run"]
+    referenced = [INPUT_EXPR.match(v)[1] for v in s["env"].values()]  # type: ignore[index]
+    assert sorted(referenced) == sorted(ACTION["inputs"])  # every input, once, and nothing else
+    assert "${{" not in (REPO / "scripts" / "action.sh").read_text()
+
+
+def test_failing_draft_annotates_summarises_and_writes_reports(workspace: Path) -> None:
+    result = run_action(workspace, checkpoints="drafts/padded\ndrafts/with space\n", **{
+        "target-vocab-size": "96", "runtime": "vllm==0.29.0, sglang", "sarif-file": "out/../report.sarif",
+        "junit-file": "report.xml"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.startswith("::error file=drafts/padded/config.json,line=1,title=DSP302")
+    assert "exit-code=1" in (workspace / "output.txt").read_text()
+    summary = (workspace / "summary.md").read_text()
+    assert "### drafts/padded" in summary and "### drafts/with space" in summary
+    jsonschema.Draft4Validator(SCHEMA).validate(json.loads((workspace / "report.sarif").read_text()))
+    suites = ET.parse(workspace / "report.xml").getroot().findall("testsuite")
+    assert [s.get("name") for s in suites] == ["drafts/padded", "drafts/with space"]
+
+
+def test_exit_zero_and_policy_inputs(workspace: Path) -> None:
+    args = {"checkpoints": "drafts/padded", "target-vocab-size": "96", "runtime": "vllm==0.29.0"}
+    assert run_action(workspace, **args, **{"exit-zero": "true"}).returncode == 0
+    assert run_action(workspace, **args, ignore="DSP302").returncode == 0
+    assert run_action(workspace, **args, select="DSP1 DSP2", **{"extend-select": "DSP302"}).returncode == 1
+    assert run_action(workspace, **{**args, "runtime": "sglang"}, **{"fail-on": "warning"}).returncode == 1
+
+
+def test_operational_errors_fail_even_with_exit_zero(workspace: Path) -> None:
+    missing = run_action(workspace, checkpoints="./drafts/typo", **{"exit-zero": "true", "target-vocab-size": "96"})
+    assert missing.returncode == 2 and "DSP-E010" in missing.stderr
+    assert "exit-code=2" in (workspace / "output.txt").read_text()
+    assert run_action(workspace, checkpoints="\n  \n").returncode == 2
+
+
+def test_inputs_are_data_not_shell(workspace: Path) -> None:
+    canary = workspace / "pwned"
+    hostile = {"checkpoints": f"$(touch {canary})\n`touch {canary}`; touch {canary}",
+               "runtime": f"$(touch {canary})", "target-vocab-size": "96"}
+    result = run_action(workspace, **hostile)
+    assert result.returncode == 2
+    assert not canary.exists()

@@ -1,0 +1,82 @@
+"""The pre-commit hooks, run for real: `pre-commit try-repo` installs this project into a hook environment.
+
+Offline and quick: the hook's virtualenv sees the test interpreter's site-packages through PYTHONPATH, so pip finds
+every dependency already installed and builds only dspark-ckpt itself (no index, no build isolation).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import make_checkpoint
+
+REPO = Path(__file__).parents[2]
+PROJECT_FILES = ("dspark_ckpt", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
+                    *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    base = tmp_path_factory.mktemp("precommit")
+    tool = base / "tool"  # a committed copy of this project: try-repo clones it like a hook repository
+    tool.mkdir()
+    for name in PROJECT_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, tool / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, tool / name)
+    git(tool, "init", "-q")
+    git(tool, "add", "-A")
+    git(tool, "commit", "-qm", "tool")
+    site = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
+    return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
+            "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
+            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+
+
+def user_repo(root: Path, *, padded: bool) -> Path:
+    root.mkdir()
+    git(root, "init", "-q")
+    make_checkpoint(root / "drafts" / "d", vocab=120 if padded else 96, draft_vocab=120 if padded else 96,
+                    target_vocab=96)
+    (root / "tools").mkdir()
+    (root / "tools" / "config.json").write_text("{}")  # some other tool's config: must not be checked
+    (root / "pyproject.toml").write_text('[tool.dspark-ckpt]\ntarget-vocab-size = 96\nruntime = ["vllm==0.29.0"]\n')
+    git(root, "add", "-A")
+    return root
+
+
+def try_repo(repo: Path, env: dict[str, str], hook: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", env["TOOL_REPO"], hook, "--all-files",
+                           "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_hook_definitions() -> None:
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    assert set(hooks) == {"dspark-ckpt-check", "dspark-ckpt-fix-safe"}
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["entry"].startswith("dspark-ckpt ")
+    assert "--safe-only" in hooks["dspark-ckpt-fix-safe"]["entry"]
+
+
+def test_check_hook_blocks_a_broken_draft_and_passes_a_good_one(tmp_path: Path, hook_env: dict[str, str]) -> None:
+    bad = try_repo(user_repo(tmp_path / "bad", padded=True), hook_env, "dspark-ckpt-check")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "dspark-ckpt check" in bad.stdout and "Failed" in bad.stdout
+    assert "DSP302" in bad.stdout and "drafts/d" in bad.stdout and "tools" not in bad.stdout.split("Failed", 1)[1]
+    good = try_repo(user_repo(tmp_path / "good", padded=False), hook_env, "dspark-ckpt-check")
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "Passed" in good.stdout
