@@ -134,9 +134,14 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
                          refusal=a.Refusal("DSP501", f"cannot plan a repair: {shown}",
                                            "fix the checkpoint's structure or config first (see `dspark-ckpt check`)"))
     pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
-    extra = lambda strat: mapping_problems(strat, s.d2t_all_zero, pruned)  # noqa: E731
     before = simulate(f, None, runtimes)
-    plan = lambda **kw: a.FixPlan(**base, target_vocab_size=f.target_vocab_size, before=before, **kw)  # type: ignore[arg-type]  # noqa: E731
+
+    def extra(strat: str | None) -> tuple[str, ...]:
+        return mapping_problems(strat, s.d2t_all_zero, pruned)
+
+    def plan(**kw: Any) -> a.FixPlan:
+        return a.FixPlan(**base, target_vocab_size=f.target_vocab_size, before=before, **kw)  # type: ignore[arg-type]
+
     why = applicable(s)
     if pruned and not s.vocab.lm_head:
         return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
@@ -189,7 +194,10 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
             before: Any, loads_now: bool, plan: Any) -> a.FixPlan:
     assert s.facts is not None
     pruned = vocab_kind(s.facts.draft_vocab_size, s.facts.target_vocab_size) is VocabKind.PRUNED
-    extra = lambda strat: mapping_problems(strat, s.d2t_all_zero, pruned)  # noqa: E731
+
+    def extra(strat: str | None) -> tuple[str, ...]:
+        return mapping_problems(strat, s.d2t_all_zero, pruned)
+
     if why[strategy] is not None:
         if loads_now:
             return plan(strategy=strategy, actions=(), after=before,
