@@ -45,6 +45,8 @@ def quiet_hub_logs() -> None:
 def run_checks(specs: Sequence[str], check_one: Callable[[str], CheckpointReport], *, jobs: int = 1,
                progress: bool | None = None) -> BatchResult:
     """One spec: its error propagates (exit 2). Several: each error becomes a DSP702 report, the rest go on."""
+    if not specs:  # e.g. a pre-commit run whose changed files hold no checkpoint
+        return BatchResult((), ())
     quiet_hub_logs()
     if len(specs) == 1:
         return BatchResult((check_one(specs[0]),), ())

@@ -27,7 +27,7 @@ from dspark_ckpt.rule_catalog import RULES
 from dspark_ckpt.runtimes import RuntimeVersion, parse_selectors
 from dspark_ckpt.settings import Settings, load_settings
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
-from dspark_ckpt.batch import BatchResult, report_failures, run_checks
+from dspark_ckpt.batch import report_failures, run_checks
 from dspark_ckpt.sources.resolve import open_source, with_source_notes
 from dspark_ckpt.target import resolve_target
 
@@ -206,8 +206,7 @@ def check(
     runtimes = parse_selectors(runtime or (list(settings.runtime) if settings.runtime is not None else None))
     target_vocab = _target(target, target_vocab_size, settings, token)
     specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
-    batch = (run_checks(specs, lambda spec: _inspect(spec, config, target_vocab, runtimes, token), jobs=jobs)
-             if specs else BatchResult((), ()))  # a hook run whose changed files hold no checkpoint
+    batch = run_checks(specs, lambda spec: _inspect(spec, config, target_vocab, runtimes, token), jobs=jobs)
     report_failures(batch)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in runtimes))
     report = apply_policy(full, policy)

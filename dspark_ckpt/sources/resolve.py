@@ -18,6 +18,9 @@ def open_source(spec: str, *, config: Path | None = None, token: str | None = No
     from dspark_ckpt.sources.hub import open_hub, parse_repo_spec
 
     repo = parse_repo_spec(spec)
+    if repo is not None and _looks_local(spec, path):
+        raise SourceError(f"{spec}: no such file or directory", code="DSP-E010",
+                          hint=f"{path.parent} exists locally; for the Hub repo write hf://{spec}")
     if repo is None:
         raise SourceError(f"{spec}: no such file or directory, and not a Hub repo id", code="DSP-E010",
                           hint="give a checkpoint folder, a .safetensors file (with --config), or org/repo[@rev]")
@@ -25,6 +28,12 @@ def open_source(spec: str, *, config: Path | None = None, token: str | None = No
         raise UsageError("--config only applies to a local .safetensors file", code="DSP-E057",
                          hint="a Hub repo is read with its own config.json")
     return open_hub(repo, token=token)
+
+
+def _looks_local(spec: str, path: Path) -> bool:
+    """`drafts/typo` whose folder `drafts/` exists is a mistyped path, not a repo: fail now, without the network."""
+    return not spec.startswith("hf://") and (path.parent != Path(".") and path.parent.is_dir()
+                                              or spec.startswith((".", "/", "~")))
 
 
 def with_source_notes(report: CheckpointReport, source: CheckpointSource) -> CheckpointReport:
