@@ -48,12 +48,16 @@ def rebuild_d2t(t2d: Sequence[int]) -> list[int]:
 
 def check_d2t(d2t: Sequence[int], *, target_vocab_size: int | None, pruned: bool,
               file: str, tensor: str, targets: list[int] | None = None) -> list[Finding]:
+    """Range is checked on the rows a target id can come from: on a padded draft the rows [T, D) are
+    illegal by construction, which DSP305 reports once instead of flagging each row here."""
     findings: list[Finding] = []
     if pruned and len(d2t) and not any(d2t):
         findings.append(finding("DSP401", f"{tensor} is all zero: the {len(d2t)} draft ids map onto target ids "
                                           f"0..{len(d2t) - 1}.", file=file, tensor=tensor))
         return findings
     targets = d2t_targets(d2t) if targets is None else targets
+    if target_vocab_size is not None and not pruned:
+        targets = targets[:target_vocab_size]
     in_range = not targets or (min(targets) >= 0 and max(targets) < (target_vocab_size or 0))
     if target_vocab_size is not None and not in_range:
         bad = [(i, t) for i, t in enumerate(targets) if not 0 <= t < target_vocab_size]

@@ -57,3 +57,11 @@ def test_decode_little_endian_ints_and_bools() -> None:
     assert list(decode_ints(bytes([0, 1, 1]), "BOOL") or []) == [0, 1, 1]
     assert decode_ints(b"\x00" * 8, "F32") is None
     assert decode_ints(b"\x00" * 7, "I64") is None
+
+
+def test_padded_rows_are_left_to_dsp305_but_real_rows_are_checked() -> None:
+    # A zero d2t on a padded draft (D = 12 > T = 10): rows 10 and 11 are the padding DSP305 reports.
+    assert check_d2t([0] * 12, target_vocab_size=10, pruned=False, file="f", tensor="d2t") == []
+    # An offset that pushes a real row (< T) out of range is still an error.
+    assert codes(check_d2t([0] * 8 + [5, 0, 0, 0], target_vocab_size=10, pruned=False, file="f",
+                           tensor="d2t")) == {"DSP402", "DSP403"}
