@@ -48,7 +48,7 @@ def materialize(source: HubSource) -> Path:
     paths = {name: source.download(name) for name in wanted}  # OSError: the push cannot go on
     snapshot = {Path(p).parent if "/" not in n else None for n, p in paths.items()} - {None}
     if len(snapshot) != 1:
-        raise SourceError(f"{source.display}: the downloaded files are not in one cache snapshot", code="DSP-E054")
+        raise SourceError(f"{source.display}: the downloaded files are not in one cache snapshot", code="DSP-E055")
     return snapshot.pop()  # type: ignore[return-value]
 
 

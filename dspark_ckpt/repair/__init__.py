@@ -27,10 +27,10 @@ def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_
     from dspark_ckpt.repair.read import read_situation
 
     if strategy is not None and strategy not in STRATEGIES:
-        raise UsageError(f"unknown strategy {strategy!r}", code="DSP-E006", hint=f"one of {', '.join(STRATEGIES)}")
+        raise UsageError(f"unknown strategy {strategy!r}", code="DSP-E060", hint=f"one of {', '.join(STRATEGIES)}")
     target_vocab = resolve_target(target, target_vocab_size)
     if target_vocab is None:
-        raise UsageError("fix needs the target vocabulary T", code="DSP-E007",
+        raise UsageError("fix needs the target vocabulary T", code="DSP-E061",
                          hint="pass --target DIR or --target-vocab-size N")
     chosen = fix_runtimes(runtimes)
     situation = read_situation(Path(checkpoint).absolute(), target_vocab, chosen)

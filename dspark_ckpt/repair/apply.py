@@ -55,22 +55,40 @@ def _refuse(message: str, code: str, hint: str | None = None) -> RepairError:
     return RepairError(message, code=code, hint=hint)
 
 
+def _unwritable(message: str, hint: str | None = None) -> RepairError:
+    return _refuse(message, "DSP-E064", hint)
+
+
+def out_taken(dest: Path) -> bool:
+    return dest.exists() and (not dest.is_dir() or any(dest.iterdir()))
+
+
+def out_exists(dest: Path, hint: str) -> RepairError:
+    return _refuse(f"{dest} already exists and is not an empty folder", "DSP-E065", hint)
+
+
+def destination_conflict() -> RepairError:
+    return RepairError("give exactly one of --out DIR and --in-place", code="DSP-E068",
+                       hint="--out DIR writes a new folder, --in-place rewrites the checkpoint; omit both for "
+                            "the default, NAME-fixed beside the checkpoint")
+
+
 def check_destination(source: Path, dest: Path, in_place: bool) -> None:
     if is_in_hf_cache(dest):
         raise _refuse(f"{dest} is inside a Hugging Face cache, whose files are links into shared blobs; "
-                      "fix will not write there", "DSP-E020", "write the fixed copy elsewhere with --out DIR")
+                      "fix will not write there", "DSP-E063", "write the fixed copy elsewhere with --out DIR")
     if in_place:
         for folder in (dest, dest.parent):
             if read_only(folder):
-                raise _refuse(f"{folder} is read-only; nothing was written", "DSP-E024",
-                              "an in-place fix writes into the folder and beside it; use --out DIR")
+                raise _unwritable(f"{folder} is read-only; nothing was written",
+                                  "an in-place fix writes into the folder and beside it; use --out DIR")
         return
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise _refuse(f"{dest} already exists and is not an empty folder", "DSP-E023", "choose a new --out folder")
+    if out_taken(dest):
+        raise out_exists(dest, "choose a new --out folder")
     if dest.resolve() == source.resolve() or source.resolve() in dest.resolve().parents:
-        raise _refuse(f"--out {dest} is inside the checkpoint itself", "DSP-E023", "choose a folder outside it")
+        raise _refuse(f"--out {dest} is inside the checkpoint itself", "DSP-E066", "choose a folder outside it")
     if not dest.parent.is_dir() or read_only(dest.parent):
-        raise _refuse(f"cannot create {dest}: {dest.parent} is missing or read-only", "DSP-E024")
+        raise _unwritable(f"cannot create {dest}: {dest.parent} is missing or read-only")
 
 
 def _clean_stale(dest: Path) -> None:
@@ -190,9 +208,9 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
               console: Console | None = None) -> FixResult:
     """Write the plan's result to `out` (a new folder) or over the checkpoint (`in_place`), all or nothing."""
     if plan.refusal is not None or plan.changes is None or not plan.changes_anything:
-        raise RepairError("this plan changes nothing (refused or nothing to repair)", code="DSP-E026")
+        raise RepairError("this plan changes nothing (refused or nothing to repair)", code="DSP-E067")
     if (out is None) == (not in_place):
-        raise RepairError("give exactly one of --out DIR and --in-place", code="DSP-E027")
+        raise destination_conflict()
     source = Path(plan.source)
     dest = source if in_place else Path(out).absolute()  # type: ignore[arg-type]
     check_destination(source, dest, in_place)
@@ -202,7 +220,7 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         raise _refuse(f"could not write the fixed checkpoint: {exc.strerror or exc}{where}; the original is "
-                      "unchanged", "DSP-E022", "free disk space or fix permissions, then run fix again") from exc
+                      "unchanged", "DSP-E069", "free disk space or fix permissions, then run fix again") from exc
 
 
 def _apply_locked(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: Path, in_place: bool,
@@ -210,7 +228,7 @@ def _apply_locked(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: P
     crash_point("lock")
     _clean_stale(dest)
     if fingerprints(source, [f[0] for f in plan.fingerprints]) != plan.fingerprints:
-        raise _refuse("the checkpoint changed after it was planned; nothing was written", "DSP-E025",
+        raise _refuse("the checkpoint changed after it was planned; nothing was written", "DSP-E070",
                       "run fix again")
     result = FixResult(str(dest), in_place, removed=changes.removed)
     staging = dest.parent / f".{dest.name}.dspark-fix-{os.getpid()}.tmp"

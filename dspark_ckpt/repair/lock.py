@@ -40,7 +40,7 @@ def _alive(pid: int) -> bool:
 def _held(path: Path, pid: int | None) -> RepairError:
     who = f"pid {pid}" if pid else "another process"
     return RepairError(f"another dspark-ckpt fix ({who}) is working on this checkpoint; nothing was written",
-                       code="DSP-E021", hint=f"wait for it, or remove {path} if no fix is running")
+                       code="DSP-E071", hint=f"wait for it, or remove {path} if no fix is running")
 
 
 def _is_stale(path: Path, pid: int | None) -> bool:

@@ -160,8 +160,9 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
                                                                           and not current.silent_errors):
         note = "nothing to repair for " + ", ".join(names) if current.clean else "no repair improves this draft"
         return plan(strategy=None, actions=(), after=before, note=note)
-    if not loading:
-        return plan(strategy=None, actions=(), after=before, refusal=_conflict(before, options))
+    if not loading:  # if it already loads everywhere, name the silent errors no repair removes
+        refusal = _left(before, extra(None)) if current.failing == 0 else _conflict(before, options)
+        return plan(strategy=None, actions=(), after=before, refusal=refusal)
     key, _, name, after = loading[0]
     if key[1]:
         return plan(strategy=None, actions=(), after=after, refusal=_left(after, extra(name)))

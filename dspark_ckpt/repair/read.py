@@ -42,7 +42,7 @@ def fingerprints(folder: Path, names: Sequence[str]) -> tuple[tuple[str, int, in
 
 def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[RuntimeVersion]) -> Situation:
     if not folder.is_dir():
-        raise SourceError(f"{folder}: fix works on a checkpoint folder", code="DSP-E010",
+        raise SourceError(f"{folder}: fix works on a checkpoint folder", code="DSP-E062",
                           hint="give the folder that holds config.json and the safetensors files")
     source = LocalFolder(folder)
     report = inspect_checkpoint(source, target=target, runtimes=runtimes)

@@ -91,8 +91,16 @@ def render_result_text(result: FixResult, console: Console) -> None:
                       overflow="fold", markup=False)
 
 
-def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run: bool) -> dict[str, Any]:
-    status = ("refused" if plan.refusal else "nothing-to-do" if not plan.actions
+def render_skip_text(message: str, console: Console) -> None:
+    console.print(Text(message, style="bold yellow"), overflow="fold")
+    console.print("hint: run `dspark-ckpt fix` on it without --safe-only (it writes a new folder by default), "
+                  "or force a metadata-only --strategy", style="dim", overflow="fold")
+
+
+def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run: bool,
+             skipped: list[str] | None = None) -> dict[str, Any]:
+    """`skipped`: why --safe-only left a planned repair alone (status `skipped`, nothing written)."""
+    status = ("refused" if plan.refusal else "nothing-to-do" if not plan.actions else "skipped" if skipped
               else "planned" if dry_run else "applied")
     doc: dict[str, Any] = {
         "schema_version": FIX_SCHEMA_VERSION, "source": plan.source, "status": status,
@@ -105,6 +113,7 @@ def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run
                           for b, a in zip(plan.before, plan.after)],
         "steps": list(write_steps(plan.changes, in_place)) if plan.changes and plan.actions else [],
         "diff": json_diffs(plan),
+        "skipped": skipped or [],
     }
     if result is not None:
         doc["result"] = {

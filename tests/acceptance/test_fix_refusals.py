@@ -52,7 +52,7 @@ def test_refuses_to_write_inside_the_hf_cache(tmp_path: Path) -> None:
     make_checkpoint(snapshot, **PADDED)
     before = tree_digest(snapshot)
     result = run_cli("fix", str(snapshot), "--target-vocab-size", "96", "--in-place")
-    assert result.returncode == 2 and "DSP-E020" in result.stderr and "--out" in result.stderr
+    assert result.returncode == 2 and "DSP-E063" in result.stderr and "--out" in result.stderr
     assert tree_digest(snapshot) == before
     into = run_cli("fix", str(snapshot), "--target-vocab-size", "96", "--out", str(snapshot.parent / "fixed"))
     assert into.returncode == 2 and "Hugging Face cache" in into.stderr
@@ -65,7 +65,7 @@ def test_existing_out_folder_is_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "o").mkdir()
     (tmp_path / "o" / "keep.txt").write_text("mine")
     result = run_cli("fix", str(folder), "--target-vocab-size", "96", "--out", str(tmp_path / "o"))
-    assert result.returncode == 2 and "DSP-E023" in result.stderr
+    assert result.returncode == 2 and "DSP-E065" in result.stderr
     assert [p.name for p in (tmp_path / "o").iterdir()] == ["keep.txt"]
 
 
@@ -77,7 +77,7 @@ def test_read_only_folder_is_left_intact(tmp_path: Path) -> None:
         result = run_cli("fix", str(folder), "--target-vocab-size", "96", "--in-place")
     finally:
         folder.chmod(0o755)
-    assert result.returncode == 2 and "read-only" in result.stderr and "DSP-E024" in result.stderr
+    assert result.returncode == 2 and "read-only" in result.stderr and "DSP-E064" in result.stderr
     assert tree_digest(folder) == before and sorted(p.name for p in tmp_path.iterdir()) == ["d"]
 
 
@@ -94,7 +94,7 @@ def test_full_disk_leaves_the_original_and_says_so(tmp_path: Path) -> None:
                             env={**os.environ, "NO_COLOR": "1"}, timeout=60)
     assert result.returncode == 2, result.stderr
     err = " ".join(result.stderr.split())
-    assert "DSP-E022" in err and "File too large (model.safetensors)" in err and "original is unchanged" in err
+    assert "DSP-E069" in err and "File too large (model.safetensors)" in err and "original is unchanged" in err
     assert tree_digest(folder) == before and sorted(p.name for p in tmp_path.iterdir()) == ["d"]
 
 
@@ -109,7 +109,7 @@ def test_two_concurrent_in_place_runs_one_refuses(tmp_path: Path) -> None:
     try:
         _wait_stopped(first.pid)  # the first run holds the lock, half-way through staging
         second = run_cli(*fix_args(case, folder, "--in-place"))
-        assert second.returncode == 2 and "DSP-E021" in second.stderr and f"pid {first.pid}" in second.stderr
+        assert second.returncode == 2 and "DSP-E071" in second.stderr and f"pid {first.pid}" in second.stderr
     finally:
         os.kill(first.pid, signal.SIGCONT)
     out, err = first.communicate(timeout=60)

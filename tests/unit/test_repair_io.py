@@ -45,7 +45,7 @@ def test_lock_is_exclusive_and_released(tmp_path: Path) -> None:
         assert json.loads(path.read_text())["pid"] == os.getpid()
         with pytest.raises(RepairError, match=f"pid {os.getpid()}") as held:
             lk.acquire(path)
-        assert held.value.code == "DSP-E021"
+        assert held.value.code == "DSP-E071"
     assert not lk.lock_path(dest).exists()
 
 

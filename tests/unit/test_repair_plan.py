@@ -91,6 +91,12 @@ def test_rebuild_without_valid_t2d_is_unrepairable(tmp_path: Path) -> None:
     assert p.refusal is not None and p.refusal.code == "DSP501" and not p.actions
 
 
+def test_loading_draft_with_an_unrepairable_silent_error_names_it(tmp_path: Path) -> None:
+    p = plan(tmp_path, 128, None, vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
+    assert p.refusal is not None and p.refusal.code == "DSP501" and all(o.loads for o in p.before)
+    assert p.refusal.message == "cannot be fully repaired: DSP401 would remain (see `dspark-ckpt check`)"
+
+
 def test_unrepairable_pruned_without_lm_head(tmp_path: Path) -> None:
     p = plan(tmp_path, 128, None, **PRUNED, lm_head=False, t2d=True)
     assert p.refusal is not None and p.refusal.code == "DSP501" and "lm_head" in p.refusal.message
