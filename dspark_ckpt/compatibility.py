@@ -61,17 +61,24 @@ def evaluate(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
     return Verdict(contract.runtime, version, contract, error, silent)
 
 
-def _config_error(k: Contract, f: DraftFacts) -> Issue | None:
-    d, t = f.draft_vocab_size, f.target_vocab_size
+def startup_error(k: Contract, *, draft_vocab: int, vocab: int, target_vocab: int, mask_token_id: int | None,
+                  topk: int | None) -> Issue | None:
+    """Config-time validation (the speculative config), before any weight is read."""
+    d, t = draft_vocab, target_vocab
     if not k.supported:
         return Issue("DSP309", c.E_OMNI_UNREGISTERED)
     if k.omni_config_check and not 0 < d <= t:
         return Issue("DSP308", c.E_OMNI_VOCAB.format(t=t, d=d))
-    if k.omni_config_check and f.mask_token_id is not None and not 0 <= f.mask_token_id < f.vocab_size:
-        return Issue("DSP308", c.E_OMNI_MASK.format(last=f.vocab_size - 1))
-    if k.topk_check and f.dspark_draft_topk is not None and not 1 <= f.dspark_draft_topk <= d:
+    if k.omni_config_check and mask_token_id is not None and not 0 <= mask_token_id < vocab:
+        return Issue("DSP308", c.E_OMNI_MASK.format(last=vocab - 1))
+    if k.topk_check and topk is not None and not 1 <= topk <= d:
         return Issue("DSP209", c.E_TOPK.format(d=d))
     return None
+
+
+def _config_error(k: Contract, f: DraftFacts) -> Issue | None:
+    return startup_error(k, draft_vocab=f.draft_vocab_size, vocab=f.vocab_size, target_vocab=f.target_vocab_size,
+                         mask_token_id=f.mask_token_id, topk=f.dspark_draft_topk)
 
 
 def _load_error(k: Contract, f: DraftFacts) -> Issue | None:

@@ -9,6 +9,7 @@ import torch
 
 from dspark_ckpt import contracts as c
 from dspark_ckpt.compatibility import Issue
+from dspark_ckpt.compatibility import startup_error as config_startup_error
 from dspark_ckpt.contracts import Contract, Share, Unknown
 from dspark_ckpt.draft_config import DraftConfig
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
@@ -72,17 +73,9 @@ def rename(order: Sequence[str]) -> Names:
 
 
 def startup_error(k: Contract, cfg: DraftConfig, dims: Dims) -> Issue | None:
-    """Config-time validation (speculative config), before any weight is read."""
-    d, t = dims.draft_vocab, dims.target_vocab
-    if not k.supported:
-        return Issue("DSP309", c.E_OMNI_UNREGISTERED)
-    if k.omni_config_check and not 0 < d <= t:
-        return Issue("DSP308", c.E_OMNI_VOCAB.format(t=t, d=d))
-    if k.omni_config_check and cfg.mask_token_id is not None and not 0 <= cfg.mask_token_id < dims.vocab:
-        return Issue("DSP308", c.E_OMNI_MASK.format(last=dims.vocab - 1))
-    if k.topk_check and cfg.dspark_draft_topk is not None and not 1 <= cfg.dspark_draft_topk <= d:
-        return Issue("DSP209", c.E_TOPK.format(d=d))
-    return None
+    """Config-time validation is pure configuration, shared with check: no tensor is involved yet."""
+    return config_startup_error(k, draft_vocab=dims.draft_vocab, vocab=dims.vocab, target_vocab=dims.target_vocab,
+                                mask_token_id=cfg.mask_token_id, topk=cfg.dspark_draft_topk)
 
 
 def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> None:

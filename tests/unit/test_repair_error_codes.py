@@ -1,4 +1,4 @@
-"""Operational error codes (DSP-Exxx) keep one meaning: scanned from the package source, checked against docs/fix.md."""
+"""Operational error codes (DSP-Exxx) keep one meaning: scanned from the package source, checked against the README."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import dspark_ckpt
 
 PACKAGE = Path(dspark_ckpt.__file__).parent
-FIX_DOC = PACKAGE.parent / "docs" / "fix.md"
+FIX_DOC = PACKAGE.parent / "README.md"
 LITERAL = re.compile(r"""["'](DSP-E\d{3})["']""")  # code="DSP-E0xx" and positional "DSP-E0xx" alike
 FIX_MODULES = ("cli_fix.py", "repair/")  # `fix` and its repair package
 FIX_RANGE = range(60, 80)
