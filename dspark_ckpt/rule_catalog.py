@@ -88,6 +88,13 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP018", "unreadable-file", "error", "A checkpoint file cannot be read",
          "The file is missing permissions, is a directory, or the read failed.",
          "Every loader fails on it.", "A folder named `model.safetensors`.", "Fix the file's permissions or replace it."),
+    Rule("DSP019", "header-too-complex", "error", "Header holds more JSON values than dspark-ckpt will decode",
+         "The header would decode into more than 1,000,000 JSON values (about 100,000 tensor entries). This is "
+         "dspark-ckpt's own resource guard, not a rule of the format: decoded JSON costs 15-40x its text in memory.",
+         "Real shards hold a few thousand tensors; a header this dense is almost always hostile (millions of empty "
+         "lists or a shape with millions of dimensions) and would cost gigabytes and tens of seconds to decode.",
+         "A 99 MB header of `[],[],[],...` inside `__metadata__`.",
+         "Split the tensors over more shards; if this is a real checkpoint, report it."),
     # --- DSP1xx: checkpoint layout and the shard index ---
     Rule("DSP101", "no-weights", "error", "The checkpoint has no safetensors weights",
          "No `*.safetensors` file and no index was found.", "Nothing can be loaded.",

@@ -31,6 +31,9 @@ _ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")  # may also match an escaped backslash: only costs time
 _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 _DEPTH_STEP = {ord("["): 1, ord("]"): -1}
+# Python objects cost 15-40x the JSON text they come from, so the value count is bounded before json.loads:
+# a tensor entry holds about 8 values, real shards a few thousand tensors; a hostile 99 MB header tens of millions.
+_MAX_VALUES = 1_000_000
 _PAIR_PASSES = 3  # an honest header nests 3 deep, so three passes of pair removal leave nothing to scan
 
 
@@ -171,6 +174,9 @@ def _decode_object(raw: bytes) -> _JsonObject:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise _fatal("DSP004", f"header is not valid UTF-8 (bad byte at header offset {err.start})") from err
+    if (values := _value_count(raw)) > _MAX_VALUES:
+        raise _fatal("DSP019", f"header holds about {values:,} JSON values, above the {_MAX_VALUES:,} dspark-ckpt "
+                               "parses (about 100,000 tensors); it was not decoded")
     if _nesting_too_deep(raw):
         raise _fatal("DSP005", f"header is not valid JSON: it nests deeper than {_MAX_DEPTH} levels")
     try:
@@ -185,6 +191,19 @@ def _decode_object(raw: bytes) -> _JsonObject:
     if not isinstance(top, _JsonObject):
         raise _fatal("DSP006", f"header is a JSON {_json_type(top)}, not an object")
     return top
+
+
+def _value_count(raw: bytes) -> int:
+    # Separators bound the number of values; those inside strings only overstate it, so strings are removed
+    # (a C-speed regex) only when the cheap count trips, and not at all far above the limit, where the regex's
+    # own pieces would cost what the guard is there to avoid.
+    def count(text: bytes) -> int:
+        return text.count(b",") + text.count(b"[") + text.count(b"{")
+
+    cheap = count(raw)
+    if cheap <= _MAX_VALUES or cheap > 4 * _MAX_VALUES:
+        return cheap
+    return count(_JSON_STRINGS.sub(b"", raw))
 
 
 def _nesting_too_deep(raw: bytes) -> bool:

@@ -547,3 +547,13 @@ def test_ok_exactly_when_the_reference_reader_accepts(blob: bytes) -> None:
     except safetensors.SafetensorError:
         accepted = False
     assert result.ok == accepted, result.problems
+
+
+def test_dsp019_a_header_dense_with_values_is_refused_before_decoding() -> None:
+    body = b'{"__metadata__":{"a":[' + b"[]," * 1_200_000 + b'[]]}}'
+    result = parse_header(struct.pack("<Q", len(body)) + body, 8 + len(body))
+    assert result.header is None and [p.code for p in result.problems] == ["DSP019"]
+    # Separators inside strings do not count: one long string of commas is decoded normally.
+    text = b'{"__metadata__":{"a":"' + b"," * 1_200_000 + b'"}}'
+    result = parse_header(struct.pack("<Q", len(text)) + text, 8 + len(text))
+    assert result.ok, result.problems
