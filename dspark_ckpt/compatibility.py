@@ -34,12 +34,14 @@ class DraftFacts:
     has_own_lm_head_flag: bool = False
     parallel_drafting: bool = False
     mask_token_id: int | None = None
+    unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
 
 
 @dataclass(frozen=True, slots=True)
 class Issue:
     code: str
     text: str
+    verbatim: bool = True  # False where the text is dspark-ckpt's description, not the runtime's own message
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,9 @@ def _config_error(k: Contract, f: DraftFacts) -> Issue | None:
 
 def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     d, v, t = f.draft_vocab_size, f.vocab_size, f.target_vocab_size
+    if f.unreadable is not None:  # safetensors itself refuses the file before any model code runs
+        code, message = f.unreadable
+        return Issue(code, f"the checkpoint's weights cannot be read: {message}", verbatim=False)
     # load_weights' vocab checks (0.29+ Qwen3 DSpark), first failure wins, in upstream order.
     if k.embed_check and v > t and not f.has_embed:
         return Issue("DSP304", c.E_EMBED)

@@ -145,7 +145,17 @@ def _dim(info: TensorInfo | None, axis: int) -> int | None:
     return info.shape[axis] if info is not None and len(info.shape) > axis else None
 
 
-def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int) -> DraftFacts | None:
+# File-level problems that make every loader fail before any model code runs.
+UNREADABLE_CODES = frozenset({f"DSP0{n:02d}" for n in range(1, 20)} | {"DSP101", "DSP102", "DSP103", "DSP104"})
+
+
+def first_unreadable(findings: list[Finding]) -> tuple[str, str] | None:
+    problem = next((f for f in findings if f.code in UNREADABLE_CODES), None)
+    return (problem.code, f"{problem.file}: {problem.message}" if problem.file else problem.message) if problem else None
+
+
+def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int,
+                unreadable: tuple[str, str] | None = None) -> DraftFacts | None:
     if cfg.family is None or cfg.vocab_size is None or cfg.draft_vocab_size is None:
         return None
     return DraftFacts(
@@ -156,7 +166,7 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int) -> DraftFacts | 
         hidden_size=cfg.hidden_size, embed_rows=_dim(v.embed_tokens, 0), markov_w1_rows=_dim(v.markov_w1, 0),
         markov_w2_rows=_dim(v.markov_w2, 0), d2t_length=_dim(v.d2t, 0) if v.d2t and len(v.d2t.shape) == 1 else None,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
-        parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id,
+        parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id, unreadable=unreadable,
     )
 
 
@@ -208,7 +218,8 @@ def compatibility(vs: list[Verdict]) -> tuple[Compatibility, ...]:
         Compatibility(
             runtime=v.runtime, version=v.version, loads=v.loads, error=v.error.text if v.error else None,
             error_code=v.error.code if v.error else None, silent=tuple(i.text for i in v.silent),
-            silent_codes=tuple(i.code for i in v.silent), verbatim=v.contract.verbatim_errors,
+            silent_codes=tuple(i.code for i in v.silent),
+            verbatim=v.contract.verbatim_errors and (v.error is None or v.error.verbatim),
             source=v.contract.source,
         )
         for v in vs
@@ -242,8 +253,9 @@ def inspect_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
     if target is None:
         findings.append(finding("DSP206", "pass --target DIR or --target-vocab-size N to classify the draft and "
                                           "evaluate the runtime contracts; structural checks ran."))
-    elif cfg is not None and (facts := draft_facts(cfg, vocab, target.size)) is not None:
-        vs = verdicts(facts, runtimes)
+    elif cfg is not None:
+        facts = draft_facts(cfg, vocab, target.size, first_unreadable(findings))
+        vs = verdicts(facts, runtimes) if facts is not None else []
     kind = vocab_kind(cfg.draft_vocab_size if cfg else None, t)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None)
     return CheckpointReport(

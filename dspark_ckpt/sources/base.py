@@ -8,6 +8,11 @@ from typing import IO, Protocol
 
 CONFIG_NAME = "config.json"
 INDEX_NAME = "model.safetensors.index.json"
+MAX_JSON_BYTES = 64 * 2**20  # config.json and the index are kilobytes; a larger one is not read into memory
+
+
+def too_large(name: str, size: int) -> OSError:
+    return OSError(f"{name} is {size:,} bytes, above the {MAX_JSON_BYTES:,}-byte limit for a JSON file")
 
 
 class PathStatus(StrEnum):

@@ -12,7 +12,7 @@ from typing import IO, Any
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
-from dspark_ckpt.sources.base import PathStatus
+from dspark_ckpt.sources.base import MAX_JSON_BYTES, PathStatus, too_large
 from dspark_ckpt.sources.hub_http import (
     RETRY_STATUSES, FetchLog, RangedFile, Retryable, RetryPolicy, fetch_range, retry_after_seconds, with_retries,
 )
@@ -184,6 +184,8 @@ class HubSource:
     def read_text_file(self, name: str) -> bytes | None:
         if name not in self.resolved.sizes:
             return None
+        if (size := self.resolved.sizes[name]) is not None and size > MAX_JSON_BYTES:
+            raise too_large(name, size)
         return Path(self.download(name)).read_bytes()
 
     def download(self, name: str) -> str:

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from dspark_ckpt.sources.base import CONFIG_NAME, PathStatus
+from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, too_large
 
 _HF_SNAPSHOT = re.compile(r"^models--[^/]+$")
 
@@ -56,6 +56,8 @@ class LocalFolder:
             raise PermissionError(f"{name} is a link that leaves the checkpoint folder")
         if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO or device: reading it may block
             raise OSError(f"{name} is not a regular file")
+        if path.is_file() and (size := path.stat().st_size) > MAX_JSON_BYTES:
+            raise too_large(name, size)
         return path.read_bytes()
 
     def safetensors_files(self) -> list[str]:

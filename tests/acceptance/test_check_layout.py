@@ -10,6 +10,7 @@ import numpy as np
 from conftest import make_checkpoint, write_safetensors
 
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
+from dspark_ckpt.runtimes import parse_selectors
 from dspark_ckpt.sources.local import local_source
 
 INDEX = "model.safetensors.index.json"
@@ -112,3 +113,23 @@ def test_hf_cache_snapshot_links_into_blobs_are_fine(tmp_path: Path) -> None:
         (src / name).rename(blob)
         os.symlink(os.path.relpath(blob, snapshot), snapshot / name)
     assert check_codes(snapshot) == []
+
+
+def test_an_unreadable_shard_loads_nowhere(tmp_path: Path) -> None:
+    path = make_checkpoint(tmp_path / "d", shards=2)
+    shard = path / "model-00002-of-00002.safetensors"
+    shard.write_bytes(shard.read_bytes()[:-4])  # truncated: safetensors refuses it before any model code runs
+    report = inspect_checkpoint(local_source(path), target=TargetVocab(96, "test"),
+                                runtimes=parse_selectors(["vllm"]))
+    assert report.compatibility and all(not e.loads for e in report.compatibility)
+    assert {e.error_code for e in report.compatibility} == {"DSP015"}
+    assert all(not e.verbatim for e in report.compatibility)
+    assert [f.code for f in report.findings].count("DSP015") == 1
+
+
+def test_an_oversized_config_is_not_read_into_memory(tmp_path: Path) -> None:
+    path = make_checkpoint(tmp_path / "d")
+    with open(path / "config.json", "r+b") as f:
+        f.truncate(65 * 2**20)  # sparse: a hostile multi-megabyte config costs nothing to build
+    codes = check_codes(path)
+    assert "DSP202" in codes
