@@ -12,8 +12,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import (PYTHON, DraftLayout, ChildRun, environment, evict, layout_for, log, resident_bytes,
-                    run_child, shard_files, summary, timed, vm_hwm_bytes, write_checkpoint, write_json)
+from common import (
+    PYTHON,
+    ChildRun,
+    DraftLayout,
+    environment,
+    evict,
+    layout_for,
+    log,
+    resident_bytes,
+    run_child,
+    shard_files,
+    summary,
+    timed,
+    vm_hwm_bytes,
+    write_checkpoint,
+    write_json,
+)
 
 GIB, MIB = 2**30, 2**20
 

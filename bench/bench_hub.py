@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests" / "fakehub"), str(ROOT / "tests"), str(ROOT)]
 
-from server import FakeHub  # noqa: E402
+from server import FakeHub
 
 
 def publish_draft(hub: FakeHub, repo_id: str, folder: Path) -> None:

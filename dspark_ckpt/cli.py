@@ -8,26 +8,26 @@ import sys
 import traceback
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from dspark_ckpt import __version__
+from dspark_ckpt.batch import report_failures, run_checks
 from dspark_ckpt.errors import DsparkCkptError
 from dspark_ckpt.findings import Severity
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.output import append_step_summary, make_console, stream_facts, write_atomic, write_stdout
 from dspark_ckpt.policy import Layer, Policy, hidden_count, normalize, resolve
 from dspark_ckpt.policy import apply as apply_policy
-from dspark_ckpt.renderers import RENDERERS, RenderContext
 from dspark_ckpt.render import summary_line
+from dspark_ckpt.renderers import RENDERERS, RenderContext
 from dspark_ckpt.report import CheckpointReport, Report
 from dspark_ckpt.rule_catalog import RULES
 from dspark_ckpt.runtimes import RuntimeVersion, parse_selectors
 from dspark_ckpt.settings import Settings, load_settings
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
-from dspark_ckpt.batch import report_failures, run_checks
 from dspark_ckpt.sources.resolve import open_source, with_source_notes
 from dspark_ckpt.target import resolve_target
 
@@ -74,15 +74,15 @@ def exit_code(report: Report, fail_on: Severity) -> int:
     return EXIT_FINDINGS if any(f.severity.rank >= fail_on.rank for f in report.findings) else EXIT_OK
 
 
-TargetOpt = Annotated[Optional[str], typer.Option("--target", help="Target model folder (or its config.json).")]
-TargetSizeOpt = Annotated[Optional[int], typer.Option("--target-vocab-size", help="Target vocab T, if no --target.")]
-RuntimeOpt = Annotated[Optional[list[str]], typer.Option(
+TargetOpt = Annotated[str | None, typer.Option("--target", help="Target model folder (or its config.json).")]
+TargetSizeOpt = Annotated[int | None, typer.Option("--target-vocab-size", help="Target vocab T, if no --target.")]
+RuntimeOpt = Annotated[list[str] | None, typer.Option(
     "--runtime", help="vllm==X.Y.Z, vllm, sglang or all (repeatable; default: every known version).")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="Output format.")]
-FailOnOpt = Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 at or above this severity "
+FailOnOpt = Annotated[Severity | None, typer.Option("--fail-on", help="Exit 1 at or above this severity "
                                                                            "[default: error].")]
-CodesOpt = Annotated[Optional[list[str]], typer.Option(help="Finding codes or prefixes (repeatable, or comma-separated).")]
-ConfigOpt = Annotated[Optional[Path], typer.Option(
+CodesOpt = Annotated[list[str] | None, typer.Option(help="Finding codes or prefixes (repeatable, or comma-separated).")]
+ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", help="config.json for a single .safetensors file; a *.toml file here is read as --settings.")]
 
 
@@ -149,7 +149,7 @@ def refuse_non_checkpoints(report: Report) -> None:
 
 def emit(report: Report, fmt: OutputFormat, output: Path | None, ctx: RenderContext, color: ColorChoice) -> None:
     """Render once into a string, then write it to stdout or atomically to --output; github also fills the summary."""
-    terminal, width = stream_facts(sys.stdout) if output is None else (False, int(os.environ.get("COLUMNS", 100)))
+    terminal, width = stream_facts(sys.stdout) if output is None else (False, int(os.environ.get("COLUMNS", "100")))
     buffer = io.StringIO()
     console = make_console(buffer, color=color.value if output is None else "never", terminal=terminal, width=width)
     RENDERERS[fmt.value](report, console, ctx)
@@ -181,14 +181,14 @@ def check(
     runtime: RuntimeOpt = None,
     config: ConfigOpt = None,
     output_format: FormatOpt = OutputFormat.TEXT,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report here, not stdout.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here, not stdout.")] = None,
     fail_on: FailOnOpt = None,
     select: CodesOpt = None,
     extend_select: CodesOpt = None,
     ignore: CodesOpt = None,
-    exit_zero: Annotated[Optional[bool], typer.Option(
+    exit_zero: Annotated[bool | None, typer.Option(
         "--exit-zero/--no-exit-zero", help="Exit 0 even with failing findings (errors still exit 2).")] = None,
-    settings_file: Annotated[Optional[Path], typer.Option(
+    settings_file: Annotated[Path | None, typer.Option(
         "--settings", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found upward.")] = None,
     isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Text: only findings; no stderr notes.")] = False,
@@ -197,7 +197,7 @@ def check(
     checkpoint_folders: Annotated[bool, typer.Option(
         "--checkpoint-folders", help="Check the folder of each file given (for pre-commit).")] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Check this many checkpoints at once.")] = 1,
-    token: Annotated[Optional[str], typer.Option(
+    token: Annotated[str | None, typer.Option(
         "--token", help="Hugging Face token (default: HF_TOKEN or the login file); never printed.")] = None,
 ) -> None:
     """Inspect drafts from config.json and safetensors headers: classification, compatibility, findings."""

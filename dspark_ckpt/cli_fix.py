@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -53,13 +53,13 @@ def default_out(checkpoint: str) -> Path:
 
 def fix(
     checkpoints: Annotated[list[str], typer.Argument(help="Draft checkpoint folder(s), or org/repo[@rev] with --push.")],
-    target: Annotated[Optional[str], typer.Option("--target", help="Target model folder (or its config.json).")] = None,
-    target_vocab_size: Annotated[Optional[int], typer.Option("--target-vocab-size", help="Target vocab T.")] = None,
-    for_: Annotated[Optional[list[str]], typer.Option(
+    target: Annotated[str | None, typer.Option("--target", help="Target model folder (or its config.json).")] = None,
+    target_vocab_size: Annotated[int | None, typer.Option("--target-vocab-size", help="Target vocab T.")] = None,
+    for_: Annotated[list[str] | None, typer.Option(
         "--for", help="Runtime the result must load on: vllm==X.Y.Z (repeatable), vllm, sglang, or all "
                       "(default: the settings file's `runtime`, else every known vLLM version).")] = None,
-    strategy: Annotated[Optional[Strategy], typer.Option("--strategy", help="Force one repair.")] = None,
-    out: Annotated[Optional[Path], typer.Option(
+    strategy: Annotated[Strategy | None, typer.Option("--strategy", help="Force one repair.")] = None,
+    out: Annotated[Path | None, typer.Option(
         "--out", help="Write the complete fixed checkpoint here [default: NAME-fixed beside the checkpoint].")] = None,
     in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite only the files that change.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and JSON diffs; write nothing.")] = False,
@@ -70,12 +70,12 @@ def fix(
         "--exit-non-zero-on-fix", help="Exit 1 when a repair was written (for hooks: stage it, then commit).")] = False,
     checkpoint_folders: Annotated[bool, typer.Option(
         "--checkpoint-folders", help="Fix the folder of each file given (for pre-commit).")] = False,
-    settings_file: Annotated[Optional[Path], typer.Option(
+    settings_file: Annotated[Path | None, typer.Option(
         "--settings", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found upward.")] = None,
     isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
     output_format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TEXT,
     push: Annotated[bool, typer.Option("--push", help="Hub repo: open a pull request with the fix.")] = False,
-    token: Annotated[Optional[str], typer.Option(
+    token: Annotated[str | None, typer.Option(
         "--token", help="Hugging Face token for --push; never printed.")] = None,
 ) -> None:
     """Repair drafts for the runtimes they will run on: plan, write atomically, then re-check the result."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -55,13 +55,13 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def verify(
         checkpoints: Annotated[list[str], typer.Argument(help="Local draft folder or .safetensors file.")],
-        target: Annotated[Optional[str], typer.Option("--target", help="Target model folder (or its config.json).")]
+        target: Annotated[str | None, typer.Option("--target", help="Target model folder (or its config.json).")]
         = None,
-        target_vocab_size: Annotated[Optional[int], typer.Option("--target-vocab-size",
+        target_vocab_size: Annotated[int | None, typer.Option("--target-vocab-size",
                                                                  help="Target vocab T, if no --target.")] = None,
-        runtime: Annotated[Optional[list[str]], typer.Option(
+        runtime: Annotated[list[str] | None, typer.Option(
             "--runtime", help="vllm==X.Y.Z, vllm, sglang or all (repeatable; default: every known version).")] = None,
-        config: Annotated[Optional[Path], typer.Option("--config", help="config.json for a single .safetensors file.")]
+        config: Annotated[Path | None, typer.Option("--config", help="config.json for a single .safetensors file.")]
         = None,
         output_format: Annotated[VerifyFormat, typer.Option("--format", help="Output format.")] = VerifyFormat.TEXT,
         device: Annotated[str, typer.Option("--device", help="auto (cuda if present), cpu, cuda or cuda:N.")] = "auto",

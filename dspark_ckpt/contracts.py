@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from dspark_ckpt.families import Family
@@ -99,23 +99,20 @@ _E = "vllm/model_executor/models/{}.py + vllm/spec_decode/eagle/utils.py"
 
 
 def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
-    cls = "Qwen3DSparkForCausalLM"
-    common = dict(family=family, model_class=cls, model_prefix_rejected=True, omni_config_check=omni)
-    old = Contract("vllm", "0.27.0", "0.28.0", source=f"{_Q} @ v0.27.0, v0.28.0", d2t_param=When.D_NE_T,
-                   **common)  # type: ignore[arg-type]
-    if omni:  # 0.27/0.28 have no Qwen3OmniDSparkModel: method dspark rewrites it to the DeepSeek-V4 draft
-        old = Contract("vllm", "0.27.0", "0.28.0", family=family, model_class="DSparkDeepseekV4ForCausalLM",
-                       source="vllm/config/speculative.py @ v0.27.0, v0.28.0 (no Qwen3OmniDSparkModel in registry)",
-                       supported=False, verbatim_errors=False)
-    return (
-        old,
-        Contract("vllm", "0.29.0", "0.29.0", source=f"{_Q} @ v0.29.0", d2t_param=When.D_NE_T,
-                 reduced_checks=When.D_NE_T, embed_check=True, lm_head_share=Share.IF_NOT_OWN_AND_FITS,
-                 embed_share=Share.IF_NOT_OWN_AND_FITS, topk_check=True, **common),  # type: ignore[arg-type]
-        Contract("vllm", "0.30.0", "0.33.0", source=f"{_Q} @ v0.30.0-v0.33.0 (PR #55133)", d2t_param=When.D_LT_T,
-                 reduced_checks=When.D_LT_T, embed_check=True, lm_head_share=Share.IF_NOT_OWN_AND_FITS,
-                 embed_share=Share.IF_NOT_OWN_AND_FITS, topk_check=True, **common),  # type: ignore[arg-type]
-    )
+    v027 = Contract("vllm", "0.27.0", "0.27.0", family, "Qwen3DSparkForCausalLM", f"{_Q} @ v0.27.0",
+                    d2t_param=When.D_NE_T, model_prefix_rejected=True, omni_config_check=omni)
+    v028 = replace(v027, first="0.28.0", last="0.28.0", source=f"{_Q} @ v0.28.0", topk_check=True)
+    v029 = replace(v028, first="0.29.0", last="0.29.0", source=f"{_Q} @ v0.29.0", reduced_checks=When.D_NE_T,
+                   embed_check=True, lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN_AND_FITS)
+    v030 = replace(v029, first="0.30.0", last="0.33.0", source=f"{_Q} @ v0.30.0-v0.33.0 (PR #55133)",
+                   d2t_param=When.D_LT_T, reduced_checks=When.D_LT_T)
+    if not omni:
+        return v027, v028, v029, v030
+    # 0.27/0.28 have no Qwen3OmniDSparkModel: method dspark rewrites it to the DeepSeek-V4 draft.
+    unregistered = Contract("vllm", "0.27.0", "0.28.0", family, "DSparkDeepseekV4ForCausalLM",
+                            "vllm/config/speculative.py @ v0.27.0, v0.28.0 (no Qwen3OmniDSparkModel in registry)",
+                            supported=False, verbatim_errors=False)
+    return unregistered, v029, v030
 
 
 def _eagle3(family: Family, module: str, cls: str) -> tuple[Contract, ...]:

@@ -81,9 +81,8 @@ def check_t2d(t2d: Sequence[int], targets: Sequence[int] | None, *, draft_vocab_
     if draft_vocab_size is not None and marked != draft_vocab_size:
         findings.append(finding("DSP404", f"{tensor} marks {marked} target ids, draft_vocab_size is "
                                           f"{draft_vocab_size}.", file=file, tensor=tensor))
-    if targets is not None:
-        if ids != list(targets):
-            first = next((i for i, (a, b) in enumerate(zip(ids, targets)) if a != b), min(len(ids), len(targets)))
-            findings.append(finding("DSP405", f"nonzero({tensor}) differs from arange(D) + d2t first at draft id "
-                                              f"{first}.", file=file, tensor=tensor))
+    if targets is not None and ids != list(targets):
+        first = next((i for i, (a, b) in enumerate(zip(ids, targets)) if a != b), min(len(ids), len(targets)))
+        findings.append(finding("DSP405", f"nonzero({tensor}) differs from arange(D) + d2t first at draft id "
+                                          f"{first}.", file=file, tensor=tensor))
     return findings

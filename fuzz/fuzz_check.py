@@ -39,10 +39,10 @@ def import_targets() -> dict[str, object]:
 
 
 def make_target(t: dict[str, object]) -> Callable[[bytes], None]:
+    from memory_source import MemorySource
     from rich.console import Console
 
     from dspark_ckpt.report import Report
-    from memory_source import MemorySource
 
     inspect_mod = t["inspect"]
 

@@ -40,8 +40,7 @@ def write_safetensors(path: Path, tensors: dict[str, np.ndarray], metadata: dict
         blobs.append(np.ascontiguousarray(array).tobytes())
     with open(path, "wb") as f:
         f.write(encode_header(specs, metadata))
-        for blob in blobs:
-            f.write(blob)
+        f.writelines(blobs)
 
 
 def mapping_tables(draft: int, target: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,15 @@ from dspark_ckpt.errors import RepairError
 from dspark_ckpt.findings import Finding
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.repair import actions as a
-from dspark_ckpt.repair.fsops import atomic_text, crash_point, exchange, fsync_dir, open_temp, read_only, write_all
+from dspark_ckpt.repair.fsops import (
+    atomic_text,
+    crash_point,
+    exchange,
+    fsync_dir,
+    open_temp,
+    read_only,
+    write_all,
+)
 from dspark_ckpt.repair.lock import fix_lock
 from dspark_ckpt.repair.read import fingerprints
 from dspark_ckpt.repair.stream import copy_range
@@ -110,7 +118,7 @@ def _copy(src: Path, dst: Path, console: Console | None) -> int:
 
             bar = stack.enter_context(Progress(console=console, transient=True))
             task = bar.add_task(f"copying {src.name}", total=size)
-            advance = lambda n: bar.advance(task, n)  # noqa: E731
+            advance = lambda n: bar.advance(task, n)
         copy_range(fin.fileno(), 0, fout.fileno(), size, advance)
         os.fsync(fout.fileno())
     shutil.copystat(src, dst)

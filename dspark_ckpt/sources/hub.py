@@ -14,7 +14,14 @@ from dspark_ckpt.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
 from dspark_ckpt.sources.base import MAX_JSON_BYTES, PathStatus, too_large
 from dspark_ckpt.sources.hub_http import (
-    RETRY_STATUSES, FetchLog, RangedFile, Retryable, RetryPolicy, fetch_range, retry_after_seconds, with_retries,
+    RETRY_STATUSES,
+    FetchLog,
+    RangedFile,
+    Retryable,
+    RetryPolicy,
+    fetch_range,
+    retry_after_seconds,
+    with_retries,
 )
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")

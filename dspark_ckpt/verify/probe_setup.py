@@ -79,8 +79,8 @@ def run_probe(outcomes: list[Outcome], mappings: dict[int, MappingCheck], tensor
         return ProbeReport(False, f"{why}: nothing to compare", runtime=name, illegal_rows=illegal_rows)
     embed = out.params.get(EMBED)
     n_embed = options.probes // 2 if embed is not None else 0
-    common = dict(legal_inputs=min(dims.vocab, dims.target_vocab), k=options.top_k,
-                  batch=batch_size(head.rows, head.weight.device))
+    common = {"legal_inputs": min(dims.vocab, dims.target_vocab), "k": options.top_k,
+                  "batch": batch_size(head.rows, head.weight.device)}
     stats = probe_source(head, "embed_tokens", n_embed, embed=embed, seed=options.seed, **common) if n_embed else ()
     stats += probe_source(head, "gaussian", options.probes - n_embed, embed=None, seed=options.seed + 1, **common)
     return ProbeReport(True, runtime=name, illegal_rows=illegal_rows,

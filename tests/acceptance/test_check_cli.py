@@ -104,7 +104,7 @@ def test_check_never_imports_torch(tmp_path: Path) -> None:
 
 def test_rules_and_explain_cover_every_code() -> None:
     listed = run_cli("rules").stdout
-    assert set(re.findall(r"^(DSP\d{3})", listed, flags=re.M)) == set(RULES)
+    assert set(re.findall(r"^(DSP\d{3})", listed, flags=re.MULTILINE)) == set(RULES)
     explained = run_cli("explain", "dsp301")
     assert explained.returncode == 0
     for section in ("What it means", "Why it matters", "Example", "How to fix"):

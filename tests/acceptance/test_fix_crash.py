@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import run_cli
+from test_fix_repairs import CASES, Case, build, fix_args, tree_digest
+
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.files import write_steps
 from dspark_ckpt.sources.local import LocalFolder
-from test_fix_repairs import CASES, Case, build, fix_args, tree_digest
 
 REPAIRS = ["trim", "share-target-head", "identity-d2t", "drop-d2t", "rebuild-d2t"]
 

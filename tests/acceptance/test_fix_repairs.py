@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import make_checkpoint, mapping_tables, run_cli
 from safetensors import safe_open
 
-from conftest import make_checkpoint, mapping_tables, run_cli
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.render import report_json
 from dspark_ckpt.report import Report

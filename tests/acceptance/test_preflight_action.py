@@ -14,7 +14,6 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-
 from conftest import make_checkpoint
 
 REPO = Path(__file__).parents[2]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
 from conftest import make_checkpoint, run_cli
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
@@ -26,7 +25,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def check(ws: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None):  # noqa: ANN201
+def check(ws: Path, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
     return run_cli("check", *args, cwd=cwd or ws, env=env)
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import make_checkpoint
 
 REPO = Path(__file__).parents[2]

@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import draft_tensors, make_checkpoint, run_cli  # noqa: E402
+from conftest import draft_tensors, make_checkpoint, run_cli
 
 T = 96
 CHECK_KEYS = {"source", "family", "draft_vocab_size", "target_vocab_size", "vocab_kind", "tensors", "compatibility",
@@ -104,7 +104,7 @@ def test_cuda_run_matches_the_cpu_run(tmp_path: Path) -> None:
         docs[device] = json.loads(done.stdout)["checkpoints"][0]
     assert docs["cuda"]["verify"]["device"].startswith("cuda:")
     assert docs["cuda"]["compatibility"] == docs["cpu"]["compatibility"]
-    strip = (lambda ms: [{k: v for k, v in m.items()} for m in ms])  # noqa: E731
+    strip = (lambda ms: [{k: v for k, v in m.items()} for m in ms])
     assert strip(docs["cuda"]["verify"]["mapping"]) == strip(docs["cpu"]["verify"]["mapping"])
     embed = [s for d in ("cpu", "cuda") for s in docs[d]["verify"]["probe"]["stats"]
              if s["source"] == "embed_tokens" and s["logits"] == "lm_head"]

@@ -193,7 +193,7 @@ class FakeHub:
         self._thread.start()
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def __enter__(self) -> "FakeHub":
+    def __enter__(self) -> FakeHub:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -316,8 +316,8 @@ class FakeHub:
     def client_env(self, monkeypatch, hf_home, token: str | None = None) -> None:
         """Point an already-imported huggingface_hub at this server (pytest `monkeypatch`-like object)."""
         import huggingface_hub.constants as C
-        import huggingface_hub.hf_api as hf_api
         import huggingface_hub.utils._cache_manager as cache_manager
+        from huggingface_hub import hf_api
         from huggingface_hub.utils import _http
 
         home = str(hf_home)

@@ -16,10 +16,10 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import httpx2  # noqa: E402
-import huggingface_hub  # noqa: E402
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, hf_hub_download  # noqa: E402
-from huggingface_hub.errors import (  # noqa: E402
+import httpx2
+import huggingface_hub
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, hf_hub_download
+from huggingface_hub.errors import (
     GatedRepoError,
     HfHubHTTPError,
     LocalEntryNotFoundError,
@@ -27,8 +27,8 @@ from huggingface_hub.errors import (  # noqa: E402
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
-from huggingface_hub.utils import get_session  # noqa: E402
-from server import DEFAULT_TOKEN, READ_TOKEN, FakeHub  # noqa: E402
+from huggingface_hub.utils import get_session
+from server import DEFAULT_TOKEN, READ_TOKEN, FakeHub
 
 REPO = "org/draft"
 CONFIG = json.dumps({"architectures": ["LlamaForCausalLM"], "hidden_size": 64}).encode()

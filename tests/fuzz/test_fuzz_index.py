@@ -7,7 +7,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from memory_source import MemorySource
 
 from dspark_ckpt.inspect import load

@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from conftest import run_cli
 from corpus import BASELINE, CASES, TARGET_VOCAB, Case, big_header
+from typer.testing import CliRunner
 
 from dspark_ckpt.cli import app
 from dspark_ckpt.safetensors_header import MAX_HEADER_SIZE, read_header

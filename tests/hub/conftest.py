@@ -15,9 +15,8 @@ import pytest
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "fakehub"))
 
-from server import DEFAULT_TOKEN, FakeHub  # noqa: E402
-
-from conftest import make_checkpoint, run_cli  # noqa: E402
+from conftest import make_checkpoint, run_cli
+from server import DEFAULT_TOKEN, FakeHub
 
 ALLOWED = ("127.0.0.1", "::1", "localhost")
 SECRET = "hf_sEcReT_tOkEn_dO_nOt_pRiNt_0123456789"  # a token that must never appear in any output

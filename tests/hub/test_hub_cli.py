@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import make_checkpoint
+
 from hub.conftest import SECRET, cli, publish, repo_files
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import make_checkpoint
+
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.findings import Severity
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint

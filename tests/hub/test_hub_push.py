@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import make_checkpoint, run_cli
+
 from dspark_ckpt.safetensors_header import read_header
 from hub.conftest import DEFAULT_TOKEN, SECRET, cli, publish, repo_files
 

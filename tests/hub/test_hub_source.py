@@ -8,12 +8,12 @@ import struct
 from pathlib import Path
 
 import pytest
-
 from conftest import make_checkpoint
+
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.runtimes import parse_selectors
-from dspark_ckpt.sources.hub import RepoSpec, open_hub, parse_repo_spec
+from dspark_ckpt.sources.hub import open_hub, parse_repo_spec
 from dspark_ckpt.sources.hub_http import PREFETCH
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.resolve import open_source, with_source_notes

@@ -174,3 +174,10 @@ def test_row_counts_and_hidden_size_are_load_errors() -> None:
     wide = DraftFacts(**{**fields, "lm_head_cols": 32, "hidden_size": 16})
     verdict = evaluate(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0", wide)  # type: ignore[arg-type]
     assert verdict.error is not None and verdict.error.text == c.E_HIDDEN.format(h=16, got=32)
+
+
+def test_topk_is_checked_from_028() -> None:
+    f = facts(d=40, lm=True, d2t=True, dspark_draft_topk=41)
+    assert outcome("0.27.0", f)[0] is None
+    for version in VLLM_VERSIONS[1:]:
+        assert outcome(version, f)[0] == c.E_TOPK.format(d=40)

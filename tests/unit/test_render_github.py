@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import make_checkpoint
+
 from dspark_ckpt.findings import Finding, Severity
 from dspark_ckpt.inspect import inspect_checkpoint
 from dspark_ckpt.renderers import RenderContext

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import make_checkpoint, run_cli
 
 GOLDEN = Path(__file__).parents[1] / "golden"

@@ -6,9 +6,9 @@ import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from conftest import make_checkpoint
 from rich.console import Console
 
-from conftest import make_checkpoint
 from dspark_ckpt.findings import Finding, Severity
 from dspark_ckpt.inspect import inspect_checkpoint
 from dspark_ckpt.renderers import RENDERERS, RenderContext

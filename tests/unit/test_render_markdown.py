@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from conftest import make_checkpoint
+
 from dspark_ckpt.findings import Finding, Severity
 from dspark_ckpt.inspect import inspect_checkpoint
 from dspark_ckpt.renderers import RenderContext

@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-
 from conftest import make_checkpoint
+
 from dspark_ckpt.findings import Finding, Severity
 from dspark_ckpt.inspect import inspect_checkpoint
 from dspark_ckpt.renderers import RenderContext

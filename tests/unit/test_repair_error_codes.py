@@ -53,7 +53,7 @@ def test_fix_codes_have_their_own_range() -> None:
 
 
 def test_every_fix_code_is_documented_once() -> None:
-    rows = re.findall(r"^\| (DSP-E\d{3}) \| (.+) \|$", FIX_DOC.read_text(encoding="utf-8"), flags=re.M)
+    rows = re.findall(r"^\| (DSP-E\d{3}) \| (.+) \|$", FIX_DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
     documented = [code for code, _ in rows]
     assert len(documented) == len(set(documented)), "a code with two rows has two meanings"
     fix_codes = {code for code, modules in code_uses().items() if any(is_fix(m) for m in modules)}

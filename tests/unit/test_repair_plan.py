@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import make_checkpoint
+
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint, load
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.actions import DropTensor, PutTensor, SetConfig, TrimRows

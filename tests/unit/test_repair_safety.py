@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import make_checkpoint
+
 from dspark_ckpt.repair import plan_fix
 from dspark_ckpt.repair.safety import SAFE_SHARD_MAX_BYTES, skip_message, unsafe_reasons
 

@@ -9,18 +9,19 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import draft_tensors, make_checkpoint, mapping_tables  # noqa: E402
-from dspark_ckpt.runtimes import parse_selectors  # noqa: E402
-from dspark_ckpt.sources.local import local_source  # noqa: E402
-from dspark_ckpt.target import explicit_target  # noqa: E402
-from dspark_ckpt.torch_loader import VerifyOptions, verify_checkpoint  # noqa: E402
-from dspark_ckpt.verify.mapping_check import check_mapping, map_draft_to_target  # noqa: E402
+from conftest import draft_tensors, make_checkpoint, mapping_tables
+
+from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.target import explicit_target
+from dspark_ckpt.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.verify.mapping_check import check_mapping, map_draft_to_target
 
 T, D = 96, 64
 
 
 def check(d2t: np.ndarray | None, t2d: np.ndarray | None = None, *, loaded: bool = True, width: int = D):
-    as_tensor = (lambda a: torch.from_numpy(a) if a is not None else None)  # noqa: E731
+    as_tensor = (lambda a: torch.from_numpy(a) if a is not None else None)
     return check_mapping(as_tensor(d2t), width=width, target_vocab=T, pruned=width < T, loaded=loaded,
                          t2d=as_tensor(t2d), runtimes=("vllm==0.33.0",))
 

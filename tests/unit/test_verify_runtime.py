@@ -10,13 +10,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import draft_tensors, make_checkpoint  # noqa: E402
-from dspark_ckpt import contracts as c  # noqa: E402
-from dspark_ckpt.runtimes import parse_selectors  # noqa: E402
-from dspark_ckpt.sources.local import local_source  # noqa: E402
-from dspark_ckpt.target import explicit_target  # noqa: E402
-from dspark_ckpt.torch_loader import VerifyOptions, load_order, verify_checkpoint  # noqa: E402
-from dspark_ckpt.inspect import load  # noqa: E402
+from conftest import draft_tensors, make_checkpoint
+
+from dspark_ckpt import contracts as c
+from dspark_ckpt.inspect import load
+from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.target import explicit_target
+from dspark_ckpt.torch_loader import VerifyOptions, load_order, verify_checkpoint
 
 T = 96
 NOPARAM_Q = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")
