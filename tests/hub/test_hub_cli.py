@@ -94,3 +94,21 @@ def test_token_is_never_printed(tmp_path, hub):
     assert "DSP018" in runs[0].stdout and "[DSP-E051]" in runs[3].stderr
     for run in runs:
         assert SECRET not in run.stdout + run.stderr and SECRET[3:15] not in run.stdout + run.stderr
+
+
+def test_token_is_in_no_output_format(tmp_path, hub):
+    """Every renderer, the --output file and the GitHub step summary: none may carry the token."""
+    hub.add_token(SECRET, user="tester")
+    folder = draft(tmp_path, shards=2, d2t=False)  # a pruned draft without d2t: DSP302 in every format
+    hub.add_repo("org/private", repo_files(folder), private=True)
+    summary = tmp_path / "summary.md"
+    for fmt in ("text", "json", "sarif", "github", "junit", "markdown"):
+        out = tmp_path / f"report.{fmt}"
+        run = check(hub, tmp_path, "org/private", "--token", SECRET, "--target-vocab-size", "96",
+                    "--format", fmt, "--output", str(out), extra={"GITHUB_STEP_SUMMARY": str(summary)})
+        assert run.returncode == 1, (fmt, run.stderr)
+        written = out.read_text()
+        assert "DSP302" in written, fmt  # the report really rendered the remote checkpoint's finding
+        for text in (run.stdout, run.stderr, written):
+            assert SECRET not in text and SECRET[3:15] not in text, fmt
+    assert summary.exists() and SECRET not in summary.read_text()
