@@ -42,7 +42,7 @@ def per_check_traffic(hub: FakeHub, work: Path) -> dict[str, object]:
     folder = make_checkpoint(work / "big", vocab=24000, draft_vocab=24000, target_vocab=24000, hidden=128, shards=4)
     publish_draft(hub, "bench/sharded", folder)
     hub.requests.clear()
-    run_cli(hub, work / "hf-traffic", "check", "bench/sharded", "--target-vocab-size", "24000", "--format", "json")
+    run_cli(hub, work / "hf-traffic", "check", "hf://bench/sharded", "--target-vocab-size", "24000", "--format", "json")
     shards = sorted(p.name for p in folder.glob("*.safetensors"))
     rows = []
     for name in shards:
@@ -69,7 +69,7 @@ def concurrency(hub: FakeHub, work: Path, repos: int, latency_s: float) -> dict[
     out: dict[str, object] = {"repos": repos, "latency_s": latency_s}
     for jobs in (1, 8):  # a fresh HF_HOME each: nothing cached, the same requests both times
         hub.requests.clear()
-        elapsed, _ = run_cli(hub, work / f"hf-jobs{jobs}", "check", *names, "--target-vocab-size", "96",
+        elapsed, _ = run_cli(hub, work / f"hf-jobs{jobs}", "check", *(f"hf://{n}" for n in names), "--target-vocab-size", "96",
                              "--runtime", "vllm", "--jobs", str(jobs), "--format", "json")
         out[f"jobs{jobs}_s"] = round(elapsed, 3)
         out[f"jobs{jobs}_requests"] = len(hub.requests)

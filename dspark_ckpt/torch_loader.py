@@ -44,7 +44,8 @@ def import_torch() -> Any:
 
 
 def resolve_device(spec: str) -> torch.device:
-    torch = import_torch()
+    import_torch()  # DSP-E040 when torch is missing; the plain import below is then typed, not Any
+    import torch
     spec = spec.strip().lower()
     if spec == "auto":
         return torch.device("cuda", torch.cuda.current_device()) if torch.cuda.is_available() else torch.device("cpu")

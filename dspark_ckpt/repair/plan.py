@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,7 +175,8 @@ def _left(after: Sequence[a.Outcome], extra: Sequence[str]) -> a.Refusal:
                      "re-export the draft")
 
 
-def _planned(s: Situation, name: str, before: Any, after: Any, extra: Any, plan: Any) -> a.FixPlan:
+def _planned(s: Situation, name: str, before: Sequence[a.Outcome], after: Sequence[a.Outcome],
+             extra: Callable[[str | None], tuple[str, ...]], plan: Callable[..., a.FixPlan]) -> a.FixPlan:
     resolved = _resolved(problem_codes(before, extra(None)), problem_codes(after, extra(name)))
     actions = strategy_actions(s, name, resolved)
     return plan(strategy=name, actions=actions, after=after, changes=file_changes(s, actions))
@@ -192,7 +193,7 @@ def _conflict(before: Any, options: Sequence[Any]) -> a.Refusal:
 
 
 def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: Sequence[RuntimeVersion],
-            before: Any, loads_now: bool, plan: Any) -> a.FixPlan:
+            before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan]) -> a.FixPlan:
     assert s.facts is not None
     pruned = vocab_kind(s.facts.draft_vocab_size, s.facts.target_vocab_size) is VocabKind.PRUNED
 

@@ -40,8 +40,9 @@ class RepoSpec:
 
 def parse_repo_spec(spec: str) -> RepoSpec | None:
     """`org/repo`, `org/repo@rev` or `hf://org/repo[@rev]`; None when `spec` cannot be a Hub model id."""
+    # validate_repo_id is public, but huggingface_hub.utils builds __all__ at runtime: mypy sees no re-export
     from huggingface_hub.errors import HFValidationError
-    from huggingface_hub.utils import validate_repo_id
+    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]
 
     body = spec.removeprefix("hf://")
     repo_id, at, revision = body.partition("@")
@@ -68,7 +69,8 @@ class HubClient:
         return bool(constants.HF_HUB_OFFLINE)
 
     def headers(self) -> dict[str, str]:
-        from huggingface_hub.utils import build_hf_headers
+        # public at runtime, but huggingface_hub.utils builds __all__ dynamically, so mypy sees no re-export
+        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]
 
         return build_hf_headers(token=self.token, library_name="dspark-ckpt")
 
@@ -238,8 +240,8 @@ class HubSource:
     @contextlib.contextmanager
     def _open(self, name: str) -> Iterator[IO[bytes]]:
         if self.client.offline:
-            with hub_cache.open_cached(self.repo_id, self.resolved.sha, name, self.size(name)) as stream:
-                yield stream
+            with hub_cache.open_cached(self.repo_id, self.resolved.sha, name, self.size(name)) as cached:
+                yield cached
             return
         stream = self._files.get(name)
         if stream is None:  # one per file: the d2t read after the header is served from the same fetched bytes
@@ -247,6 +249,7 @@ class HubSource:
         stream.seek(0)
         kept = len(stream.prefix)
         try:
+            # a RawIOBase with every method the readers call; typeshed types only concrete files as IO[bytes]
             yield stream  # type: ignore[misc]
         finally:
             if len(stream.prefix) > kept:

@@ -39,7 +39,7 @@ class RetryPolicy:
             return None
         if retry_after is not None:
             return retry_after if retry_after <= self.max_wait_s else None
-        return min(self.cap_s, self.base_s * 2**attempt)
+        return min(self.cap_s, self.base_s * 2.0**attempt)  # 2**int is typed Any (negative powers are floats)
 
 
 def _env_float(name: str, default: float) -> float:
@@ -175,7 +175,7 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
     connection is closed, so a multi-GB shard is never downloaded.
     """
     import httpx2
-    from huggingface_hub.utils import get_session
+    from huggingface_hub import get_session
 
     def once() -> bytes:
         try:

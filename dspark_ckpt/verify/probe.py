@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -85,19 +86,20 @@ def _stats(acc: _Acc, source: str, logits: str, probes: int) -> ProbeStats:
 
 
 def _batches(source: str, n: int, head: Head, legal_inputs: int, embed: torch.Tensor | None,
-             gen: torch.Generator, batch: int):  # type: ignore[no-untyped-def]
+             gen: torch.Generator, batch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     """(probe ids, hidden states, previous-token ids) batch by batch, from one seeded generator."""
     device = head.weight.device
     hidden = head.weight.shape[1]
     if source == "embed_tokens":
         assert embed is not None
+        table = embed  # narrowed once here: the loop below cannot see the assert
         ids = torch.randperm(legal_inputs, generator=gen, device=device)[:n] if n <= legal_inputs else \
             torch.randint(legal_inputs, (n,), generator=gen, device=device)
     for start in range(0, n, batch):
         stop = min(n, start + batch)
         if source == "embed_tokens":
             rows = ids[start:stop]
-            yield rows, embed[rows], rows  # the Markov bias of the token whose embedding is the probe
+            yield rows, table[rows], rows  # the Markov bias of the token whose embedding is the probe
         else:
             x = torch.randn((stop - start, hidden), generator=gen, device=device, dtype=torch.float32)
             prev = torch.randint(legal_inputs, (stop - start,), generator=gen, device=device)

@@ -113,7 +113,9 @@ def _mapping_json(m: MappingCheck) -> dict[str, Any]:
 
 
 def _stats_json(s: ProbeStats) -> dict[str, Any]:
-    share = (lambda n: n / s.probes if s.probes else None)
+    def share(n: int) -> float | None:
+        return n / s.probes if s.probes else None
+
     return {"source": s.source, "logits": s.logits, "probes": s.probes, "top_k": s.top_k,
             "argmax_illegal": s.argmax_illegal, "argmax_illegal_fraction": share(s.argmax_illegal),
             "topk_any_illegal": s.topk_any_illegal, "topk_any_illegal_fraction": share(s.topk_any_illegal),
