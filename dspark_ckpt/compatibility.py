@@ -35,6 +35,7 @@ class DraftFacts:
     parallel_drafting: bool = False
     mask_token_id: int | None = None
     unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
+    target_is_omni: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +65,13 @@ def evaluate(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
 
 
 def startup_error(k: Contract, *, draft_vocab: int, vocab: int, target_vocab: int, mask_token_id: int | None,
-                  topk: int | None) -> Issue | None:
+                  topk: int | None, target_is_omni: bool = False) -> Issue | None:
     """Config-time validation (the speculative config), before any weight is read."""
     d, t = draft_vocab, target_vocab
     if not k.supported:
         return Issue("DSP309", c.E_OMNI_UNREGISTERED)
+    if target_is_omni and k.omni_target_validated and k.family is not Family.QWEN3_OMNI_DSPARK:
+        return Issue("DSP309", c.E_OMNI_GENERIC)
     if k.omni_config_check and not 0 < d <= t:
         return Issue("DSP308", c.E_OMNI_VOCAB.format(t=t, d=d))
     if k.omni_config_check and mask_token_id is not None and not 0 <= mask_token_id < vocab:
@@ -80,7 +83,7 @@ def startup_error(k: Contract, *, draft_vocab: int, vocab: int, target_vocab: in
 
 def _config_error(k: Contract, f: DraftFacts) -> Issue | None:
     return startup_error(k, draft_vocab=f.draft_vocab_size, vocab=f.vocab_size, target_vocab=f.target_vocab_size,
-                         mask_token_id=f.mask_token_id, topk=f.dspark_draft_topk)
+                         mask_token_id=f.mask_token_id, topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
 
 
 def _load_error(k: Contract, f: DraftFacts) -> Issue | None:

@@ -55,6 +55,8 @@ E_D2T_LEN = "Attempted to load weight (torch.Size([{n}])) into parameter (torch.
 E_OMNI_VOCAB = ("Qwen3-Omni DSpark draft_vocab_size must be a positive integer no larger than target vocab_size "
                 "({t}); got {d}.")
 E_OMNI_MASK = "Qwen3-Omni DSpark requires a valid mask/noise token id within the draft input vocabulary [0, {last}]."
+E_OMNI_GENERIC = ("Qwen3-Omni DSpark requires a standalone draft checkpoint with architectures=['Qwen3OmniDSparkModel']; "
+                  "generic Qwen3DSparkModel checkpoints must be converted first.")
 E_OMNI_UNREGISTERED = ("Qwen3OmniDSparkModel is not registered before vLLM 0.29.0: with method dspark the "
                        "architecture is rewritten to the DeepSeek-V4 DSparkDraftModel, which cannot load this draft.")
 E_MASK_HIDDEN = ("DFlash embeds masked slots via mask_token_id (optionally overridden by a mask_embedding.pt file); "
@@ -84,6 +86,7 @@ class Contract:
     lm_head_share: Share = Share.IF_NOT_OWN
     embed_share: Share = Share.IF_NOT_OWN
     omni_config_check: bool = False
+    omni_target_validated: bool = False  # _validate_qwen3_omni_dspark runs for a Qwen3-Omni target (0.29+)
     topk_check: bool = False
     mask_hidden_rejected: bool = False
     parallel_drafting_needs_mask_hidden: bool = False
@@ -103,6 +106,7 @@ def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
                     d2t_param=When.D_NE_T, model_prefix_rejected=True, omni_config_check=omni)
     v028 = replace(v027, first="0.28.0", last="0.28.0", source=f"{_Q} @ v0.28.0", topk_check=True)
     v029 = replace(v028, first="0.29.0", last="0.29.0", source=f"{_Q} @ v0.29.0", reduced_checks=When.D_NE_T,
+                   omni_target_validated=True,
                    embed_check=True, lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN_AND_FITS)
     v030 = replace(v029, first="0.30.0", last="0.33.0", source=f"{_Q} @ v0.30.0-v0.33.0 (PR #55133)",
                    d2t_param=When.D_LT_T, reduced_checks=When.D_LT_T)

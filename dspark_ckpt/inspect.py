@@ -27,6 +27,7 @@ METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "df
 class TargetVocab:
     size: int
     source: str  # where T came from, for the report
+    omni: bool = False  # a Qwen3-Omni target: vLLM 0.29+ validates the draft against it at start-up
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +155,8 @@ def first_unreadable(findings: list[Finding]) -> tuple[str, str] | None:
     return (problem.code, f"{problem.file}: {problem.message}" if problem.file else problem.message) if problem else None
 
 
-def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int,
-                unreadable: tuple[str, str] | None = None) -> DraftFacts | None:
+def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int, unreadable: tuple[str, str] | None = None,
+                target_is_omni: bool = False) -> DraftFacts | None:
     if cfg.family is None or cfg.vocab_size is None or cfg.draft_vocab_size is None:
         return None
     return DraftFacts(
@@ -167,6 +168,7 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: int,
         markov_w2_rows=_dim(v.markov_w2, 0), d2t_length=_dim(v.d2t, 0) if v.d2t and len(v.d2t.shape) == 1 else None,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
         parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id, unreadable=unreadable,
+        target_is_omni=target_is_omni,
     )
 
 
@@ -254,7 +256,7 @@ def inspect_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
         findings.append(finding("DSP206", "pass --target DIR or --target-vocab-size N to classify the draft and "
                                           "evaluate the runtime contracts; structural checks ran."))
     elif cfg is not None:
-        facts = draft_facts(cfg, vocab, target.size, first_unreadable(findings))
+        facts = draft_facts(cfg, vocab, target.size, first_unreadable(findings), target.omni)
         vs = verdicts(facts, runtimes) if facts is not None else []
     kind = vocab_kind(cfg.draft_vocab_size if cfg else None, t)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None)

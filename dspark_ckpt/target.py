@@ -8,7 +8,7 @@ from pathlib import Path
 from dspark_ckpt.draft_config import MAX_VOCAB
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.inspect import TargetVocab
-from dspark_ckpt.target_config import target_vocab_size
+from dspark_ckpt.target_config import is_qwen3_omni_target, target_vocab_size
 
 
 def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
@@ -24,7 +24,7 @@ def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
         raise SourceError(f"target config {where} has no positive integer vocab_size"
                           + (f" under {path}" if path else ""), code="DSP210",
                           hint="pass --target-vocab-size N")
-    return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size")
+    return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size", omni=is_qwen3_omni_target(cfg))
 
 
 def local_target(path: Path) -> TargetVocab:

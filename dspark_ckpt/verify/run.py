@@ -75,7 +75,7 @@ def run_verify(base: CheckpointReport, loaded: Loaded, raw: dict[str, Any], fold
     assert cfg is not None and cfg.family is not None and target is not None
     assert cfg.draft_vocab_size is not None and cfg.vocab_size is not None and cfg.hidden_size is not None
     dims = dims_for(cfg.family, raw, draft_vocab=cfg.draft_vocab_size, vocab=cfg.vocab_size,
-                    target_vocab=target.size, hidden=cfg.hidden_size)
+                    target_vocab=target.size, hidden=cfg.hidden_size, target_omni=target.omni)
     watch = Stopwatch(device)
     order = load_order(loaded)
     wanted = [n for n in order if needs_data(n) or n in NORM_NAMES]

@@ -75,7 +75,8 @@ def rename(order: Sequence[str]) -> Names:
 def startup_error(k: Contract, cfg: DraftConfig, dims: Dims) -> Issue | None:
     """Config-time validation is pure configuration, shared with check: no tensor is involved yet."""
     return config_startup_error(k, draft_vocab=dims.draft_vocab, vocab=dims.vocab, target_vocab=dims.target_vocab,
-                                mask_token_id=cfg.mask_token_id, topk=cfg.dspark_draft_topk)
+                                mask_token_id=cfg.mask_token_id, topk=cfg.dspark_draft_topk,
+                                target_is_omni=dims.target_omni)
 
 
 def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> None:

@@ -26,6 +26,7 @@ class Dims:
     confidence_width: int | None  # None: no confidence head is built
     dtype: torch.dtype
     quantized: bool  # config.json declares a quantization_config: extra tensors beside `.weight` are its params
+    target_omni: bool = False  # a Qwen3-Omni target: vLLM 0.29+ validates the draft's architecture against it
 
 
 def model_dtype(raw_config: dict[str, Any]) -> torch.dtype:
@@ -35,14 +36,14 @@ def model_dtype(raw_config: dict[str, Any]) -> torch.dtype:
 
 
 def dims_for(family: Family, raw: dict[str, Any], *, draft_vocab: int, vocab: int, target_vocab: int,
-             hidden: int) -> Dims:
+             hidden: int, target_omni: bool = False) -> Dims:
     rank = raw.get("markov_rank")
     rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 else None
     width = None
     if family in DSPARK_FAMILIES and raw.get("enable_confidence_head") is True:
         width = hidden + (rank or 0) if raw.get("confidence_head_with_markov") is True else hidden
     return Dims(draft_vocab, vocab, target_vocab, hidden, rank if family in DSPARK_FAMILIES else None, width,
-                model_dtype(raw), isinstance(raw.get("quantization_config"), dict))
+                model_dtype(raw), isinstance(raw.get("quantization_config"), dict), target_omni)
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,3 +114,20 @@ def test_rules_and_explain_cover_every_code() -> None:
 def test_version_flag() -> None:
     result = run_cli("--version")
     assert result.returncode == 0 and re.match(r"dspark-ckpt \d+\.\d+\.\d+", result.stdout)
+
+
+def test_omni_target_is_read_from_the_thinker_and_validates_the_draft(tmp_path: Path) -> None:
+    target = tmp_path / "omni-target"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps({
+        "model_type": "qwen3_omni_moe", "architectures": ["Qwen3OmniMoeForConditionalGeneration"],
+        "thinker_config": {"text_config": {"vocab_size": 96}}}))
+    generic = make_checkpoint(tmp_path / "generic")
+    result = run_cli("check", str(generic), "--target", str(target), "--format", "json", "--runtime", "vllm")
+    (ckpt,) = json.loads(result.stdout)["checkpoints"]
+    assert ckpt["target_vocab_size"] == 96
+    assert ckpt["target_vocab_source"].endswith("thinker_config.text_config.vocab_size")
+    errors = {e["version"]: e["error"] for e in ckpt["compatibility"]}
+    assert errors["0.28.0"] is None
+    assert errors["0.29.0"].startswith("Qwen3-Omni DSpark requires a standalone draft checkpoint")
+    assert result.returncode == 1

@@ -181,3 +181,12 @@ def test_topk_is_checked_from_028() -> None:
     assert outcome("0.27.0", f)[0] is None
     for version in VLLM_VERSIONS[1:]:
         assert outcome(version, f)[0] == c.E_TOPK.format(d=40)
+
+
+def test_generic_draft_for_an_omni_target_must_be_converted_from_029() -> None:
+    generic = facts(d=T, lm=True, d2t=False, target_is_omni=True)
+    assert outcome("0.28.0", generic)[0] is None
+    for version in VLLM_VERSIONS[2:]:
+        assert outcome(version, generic)[0] == c.E_OMNI_GENERIC
+    omni = facts(Family.QWEN3_OMNI_DSPARK, d=T, lm=True, d2t=False, target_is_omni=True)
+    assert outcome("0.33.0", omni)[0] is None
