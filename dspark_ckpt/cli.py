@@ -8,7 +8,7 @@ import sys
 import traceback
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Protocol, cast
+from typing import Annotated, Protocol, runtime_checkable
 
 import typer
 from rich.console import Console
@@ -265,6 +265,7 @@ def _exception_types(*names: str) -> tuple[type[BaseException], ...]:
     return tuple(t for t in found if isinstance(t, type))
 
 
+@runtime_checkable
 class _ShowsUsage(Protocol):
     def show(self) -> None:
         """Print `Error: ...` with the usage line, as click's ClickException does."""
@@ -289,8 +290,10 @@ def main(argv: list[str] | None = None) -> None:
     except _ABORTS:
         sys.exit(130)
     except _USAGE_ERRORS as exc:
-        # looked up by name, so mypy sees BaseException; typer raises only ClickException subclasses
-        cast(_ShowsUsage, exc).show()
+        if isinstance(exc, _ShowsUsage):  # click's exceptions print `Error: ...` with the usage line
+            exc.show()
+        else:
+            err.print(f"dspark-ckpt: error: {exc}", markup=False)
         sys.exit(EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a bare traceback
         err.print(f"dspark-ckpt: internal error: {exc.__class__.__name__}: {exc}", markup=False)
