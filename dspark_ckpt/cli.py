@@ -15,7 +15,7 @@ from rich.console import Console
 
 from dspark_ckpt import __version__
 from dspark_ckpt.batch import report_failures, run_checks
-from dspark_ckpt.errors import DsparkCkptError
+from dspark_ckpt.errors import DsparkCkptError, SourceError, UsageError
 from dspark_ckpt.findings import Severity
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.output import append_step_summary, make_console, stream_facts, write_atomic, write_stdout
@@ -91,7 +91,6 @@ def _settings(config: Path | None, settings_file: Path | None, isolated: bool) -
     a draft config is JSON, so the suffix cannot be ambiguous."""
     if config is not None and config.suffix.lower() == ".toml":
         if settings_file is not None:
-            from dspark_ckpt.errors import UsageError
             raise UsageError("give the settings file once: --settings or a .toml --config", code="DSP-E024")
         settings_file, config = config, None
     return load_settings(Path.cwd(), explicit=settings_file, isolated=isolated), config
@@ -132,7 +131,6 @@ def _inspect(spec: str, config: Path | None, target: TargetVocab | None,
              runtimes: list[RuntimeVersion], token: str | None = None) -> CheckpointReport:
     path = Path(spec)
     if path.exists() and not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
-        from dspark_ckpt.errors import SourceError
         raise SourceError(f"{spec}: permission denied", code="DSP-E011")
     source = open_source(spec, config=config, token=token)
     return with_source_notes(inspect_checkpoint(source, target=target, runtimes=runtimes), source)
@@ -142,8 +140,7 @@ def refuse_non_checkpoints(report: Report) -> None:
     """Neither a config.json nor any weights: a mistyped path, never a green gate, whatever the policy says."""
     for c in report.checkpoints:
         if {"DSP101", "DSP201"} <= {f.code for f in c.findings}:
-            from dspark_ckpt.errors import SourceError
-            raise SourceError(f"{c.source}: not a checkpoint (no config.json and no *.safetensors)", code="DSP-E012",
+                raise SourceError(f"{c.source}: not a checkpoint (no config.json and no *.safetensors)", code="DSP-E012",
                               hint="give the draft's folder, a .safetensors file, or org/repo[@rev]")
 
 
@@ -237,7 +234,6 @@ def explain(code: Annotated[str, typer.Argument(help="A finding code, e.g. DSP30
     """Show the full documentation of one finding code."""
     r = RULES.get(code.upper())
     if r is None:
-        from dspark_ckpt.errors import UsageError
         raise UsageError(f"unknown finding code {code!r}", code="DSP-E005", hint="`dspark-ckpt rules` lists them")
     console = stdout_console()
     console.print(f"{r.code} {r.slug} ({r.severity})\n{r.summary}\n", style="bold")
