@@ -38,8 +38,10 @@ def _probe(r: VerifyResult) -> Table | Text:
         return Text(f"padded-row probe: not run ({p.reason})")
     table = Table(title=f"Padded-row probe on {p.runtime} ({p.illegal_rows} illegal rows, {p.lm_head_dtype}, "
                         f"seed {p.seed})", title_justify="left")
-    for col in ("probes", "logits", "n", "argmax illegal", "top-k has illegal", "max margin (row)"):
-        table.add_column(col, no_wrap=True)
+    # Short headers keep the table readable at 80 columns: "illegal" means a row in [T, D).
+    for col, wrap in (("probes", False), ("logits", True), ("n", False), ("argmax illegal", False),
+                      ("top-k illegal", False), ("max margin (row)", True)):
+        table.add_column(col, no_wrap=not wrap, overflow="fold")
     for s in p.stats:
         margin = f"{s.max_margin:+.4g} ({s.max_margin_row})" if s.max_margin is not None else "-"
         table.add_row(s.source, s.logits, str(s.probes), str(s.argmax_illegal),
