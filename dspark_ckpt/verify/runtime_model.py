@@ -76,7 +76,9 @@ def param_specs(contract: Contract, dims: Dims) -> dict[str, ParamSpec]:
         r = dims.markov_rank
         # SGLang's Qwen3 DSpark sizes both Markov factors by vocab_size (docs/upstream-notes.md section 3).
         w2_rows = v if contract.runtime == "sglang" else d
-        specs += [ParamSpec("model.markov_head.markov_w1.weight", (v, r), dims.dtype, "default", None, "DSP322"),
+        # Both Markov factors are vocab-parallel in the released wheels: a wrong row count is the same bare
+        # assertion as lm_head's (CONTRACT.md, observed by running each version's load code).
+        specs += [_vocab("model.markov_head.markov_w1.weight", v, r, dims.dtype, "DSP322"),
                   _vocab("model.markov_head.markov_w2.weight", w2_rows, r, dims.dtype, "DSP323")]
     if dims.confidence_width is not None:  # ReplicatedLinear(..., params_dtype=torch.float32, bias=True)
         specs += [ParamSpec("model.confidence_head.proj.weight", (1, dims.confidence_width), torch.float32,

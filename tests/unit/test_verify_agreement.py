@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import ARCH, make_checkpoint
+from conftest import ARCH, draft_tensors, make_checkpoint
 
 from dspark_ckpt.inspect import inspect_checkpoint
 from dspark_ckpt.runtimes import parse_selectors
@@ -47,3 +47,19 @@ def test_matrix_agrees_with_check(tmp_path: Path, family: str) -> None:
         assert not any(f.code == "DSP605" for f in verified.findings), path.name
     assert cells == len(KINDS) * len(SHIPS) * len(checked.compatibility)
 
+
+
+@pytest.mark.parametrize("tensor", ["markov_head.markov_w1.weight", "markov_head.markov_w2.weight",
+                                    "embed_tokens.weight", "lm_head.weight"])
+def test_a_wrong_row_count_agrees_with_check(tmp_path: Path, tensor: str) -> None:
+    """Each vocab-sized tensor one row short: both say the same bare AssertionError on every version."""
+    tensors = draft_tensors(vocab=96, draft_vocab=64, target_vocab=T, d2t=True)
+    tensors[tensor] = tensors[tensor][:-1]
+    path = make_checkpoint(tmp_path / "short", vocab=96, draft_vocab=64, target_vocab=T, tensors=tensors)
+    checked = inspect_checkpoint(local_source(path), target=explicit_target(T), runtimes=RUNTIMES)
+    verified, _ = verify_checkpoint(local_source(path), target=explicit_target(T), runtimes=RUNTIMES,
+                                    options=VerifyOptions(device="cpu", probes=0), device=torch.device("cpu"))
+    for mine, theirs in zip(verified.compatibility, checked.compatibility, strict=True):
+        if mine.runtime == "vllm":
+            assert (mine.loads, mine.error_code, mine.error) == (theirs.loads, theirs.error_code, theirs.error)
+            assert not mine.loads and mine.error == "AssertionError", (tensor, mine.version)
