@@ -57,7 +57,8 @@ def fix(
     target_vocab_size: Annotated[int | None, typer.Option("--target-vocab-size", help="Target vocab T.")] = None,
     for_: Annotated[list[str] | None, typer.Option(
         "--for", help="Runtime the result must load on: vllm==X.Y.Z (repeatable), vllm, sglang, or all "
-                      "(default: the settings file's `runtime`, else every known vLLM version).")] = None,
+                      "(default: the settings file's `runtime`, else all: every known vLLM version and "
+                      "SGLang, as for check).")] = None,
     strategy: Annotated[Strategy | None, typer.Option("--strategy", help="Force one repair.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the complete fixed checkpoint here [default: NAME-fixed beside the checkpoint].")] = None,

@@ -308,8 +308,8 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP502", "runtimes-conflict", "error", "No single repair loads on every chosen runtime",
          "Each candidate repair (and the draft as it is) fails on at least one of the --for runtimes.",
          "One checkpoint cannot serve all of them.",
-         "A padded draft with a stray d2t fixed --for sglang and --for vllm==0.29.0.",
-         "Fix once per group of runtimes (--for vllm==X.Y.Z), writing a separate --out for each."),
+         "A pruned Qwen3 DSpark draft fixed --for all: vLLM needs its d2t, SGLang refuses any d2t.",
+         "Fix once per group of runtimes (--for vllm, --for sglang), writing a separate --out for each."),
     Rule("DSP503", "strategy-refused", "error", "The forced --strategy does not apply or breaks a chosen runtime",
          "The repair named by --strategy does not fit this draft, or its result fails to load on a --for runtime "
          "(an identity d2t on a padded draft fails on vLLM 0.30+).",

@@ -15,9 +15,8 @@ __all__ = ["STRATEGIES", "FixPlan", "FixResult", "apply_fix", "fix_runtimes", "p
 
 
 def fix_runtimes(selectors: Sequence[str] | None) -> list[RuntimeVersion]:
-    """`all` (the default) means every known vLLM version: the repairs and their contract table are vLLM's."""
-    texts = [("vllm" if s.strip().lower() in ("all", "") else s) for s in (selectors or ["all"])]
-    return parse_selectors(texts)
+    """`all` (the default) means what it means for check: every known vLLM version and SGLang."""
+    return parse_selectors(list(selectors or ["all"]))
 
 
 def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_size: int | None = None,

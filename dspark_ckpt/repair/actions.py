@@ -10,9 +10,13 @@ SHARE_TARGET_HEAD = "share-target-head"
 REBUILD_D2T = "rebuild-d2t"
 DROP_D2T = "drop-d2t"
 IDENTITY_D2T = "identity-d2t"
+TRIM_INPUT = "trim-input"
 # Preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
-# and an explicit identity d2t is only ever a pin for old runtimes.
-STRATEGIES: tuple[str, ...] = (TRIM, SHARE_TARGET_HEAD, REBUILD_D2T, DROP_D2T, IDENTITY_D2T)
+# and an explicit identity d2t is only ever a pin for old runtimes. trim-input comes last: alone it only helps
+# runtimes that size the output side by vocab_size (SGLang's Qwen3 DSpark).
+STRATEGIES: tuple[str, ...] = (TRIM, SHARE_TARGET_HEAD, REBUILD_D2T, DROP_D2T, IDENTITY_D2T, TRIM_INPUT)
+# Output-side trims that also plan trim-input when the chosen runtimes need V = T as well (never when they do not).
+WITH_INPUT_TRIM: frozenset[str] = frozenset({TRIM, SHARE_TARGET_HEAD})
 
 METADATA_KEY = "dspark_ckpt.fix"
 # Findings a repair leaves by design: an explicit identity d2t on a padded draft maps ids >= T out of range

@@ -14,7 +14,7 @@ from dspark_ckpt.findings import Finding
 from dspark_ckpt.mapping import rebuild_d2t
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.files import file_changes
-from dspark_ckpt.repair.simulate import mapping_problems, problem_codes, score, simulate
+from dspark_ckpt.repair.simulate import Steps, mapping_problems, problem_codes, score, simulate
 from dspark_ckpt.rule_catalog import RULES
 from dspark_ckpt.runtimes import RuntimeVersion
 from dspark_ckpt.vocab_tensors import TensorInfo, VocabTensors
@@ -22,8 +22,11 @@ from dspark_ckpt.vocab_tensors import TensorInfo, VocabTensors
 NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
 # The code each repair stands for when it resolves nothing the verdicts name (a forced strategy).
 NOMINAL_CODE = {a.TRIM: "DSP305", a.SHARE_TARGET_HEAD: "DSP306", a.REBUILD_D2T: "DSP302", a.DROP_D2T: "DSP303",
-                a.IDENTITY_D2T: "DSP302"}
+                a.IDENTITY_D2T: "DSP302", a.TRIM_INPUT: "DSP320"}
+# What an input trim can resolve: SGLang checks lm_head/markov_w2 rows against V, so V follows the output side to T.
+INPUT_CODES = frozenset({"DSP304", "DSP320", "DSP321", "DSP322", "DSP323"})
 _STRUCTURAL = ("DSP0", "DSP1", "DSP2")
+Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,42 @@ def applicable(s: Situation) -> dict[str, str | None]:
                           "its d2t is present and not all zero" if not needs_d2t else
                           "it ships no lm_head" if not v.lm_head else
                           f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
+    why[a.TRIM_INPUT] = _trim_input_why(s)
     return why
+
+
+def _trim_input_why(s: Situation) -> str | None:
+    """Rows >= T of the input side are never looked up: the target's tokenizer has T ids, unless the draft feeds
+    one itself (its mask token), which keeps the input side whole."""
+    f, v = s.facts, s.vocab
+    assert f is not None
+    vocab, t, mask = f.vocab_size, f.target_vocab_size, f.mask_token_id
+    if vocab <= t:
+        return "the input vocab is not larger than T (vocab_size <= T)"
+    if "vocab_size" not in s.config:
+        return "config.json has no top-level vocab_size to set"
+    if v.embed_tokens is None:
+        return "it ships no embed_tokens"
+    if any(x is not None and (len(x.shape) != 2 or x.shape[0] != vocab) for x in (v.embed_tokens, v.markov_w1)):
+        return f"embed_tokens/markov_w1 do not have V = {vocab} rows"
+    if mask is not None and mask >= t:
+        return f"mask_token_id {mask} >= T: the draft embeds that id itself, so its row must stay"
+    return None
+
+
+def candidates(why: dict[str, str | None], names: Sequence[str] = a.STRATEGIES) -> list[Steps]:
+    """Each applicable strategy, in preference order; an output trim also with trim-input, right after it alone
+    (so the plain trim wins whenever the chosen runtimes do not need V = T)."""
+    out: list[Steps] = []
+    for name in (n for n in names if why[n] is None):
+        out.append((name,))
+        if name in a.WITH_INPUT_TRIM and why[a.TRIM_INPUT] is None:
+            out.append((name, a.TRIM_INPUT))
+    return out
+
+
+def label(steps: Steps) -> str:
+    return " + ".join(steps)
 
 
 def _resolved(before: set[str], after: set[str]) -> list[str]:
@@ -80,14 +118,22 @@ def _resolved(before: set[str], after: set[str]) -> list[str]:
     return sorted(before - after, key=lambda c: (rank[RULES[c].severity], c))
 
 
-def strategy_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> tuple[a.Action, ...]:
+def strategy_actions(s: Situation, steps: Steps, resolved: Sequence[str]) -> tuple[a.Action, ...]:
+    return tuple(x for step in steps for x in _step_actions(s, step, resolved))
+
+
+def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[a.Action]:
     f, v = s.facts, s.vocab
     assert f is not None
     t, d = f.target_vocab_size, f.draft_vocab_size
     reason = resolved[0] if resolved else NOMINAL_CODE[strategy]
     drop_reason = "DSP303" if "DSP303" in resolved else reason
     out: list[a.Action] = []
-    if strategy in (a.TRIM, a.SHARE_TARGET_HEAD):
+    if strategy == a.TRIM_INPUT:
+        why = next((c for c in resolved if c in INPUT_CODES), NOMINAL_CODE[a.TRIM_INPUT])
+        out += [a.TrimRows(x.name, x.file, t, why) for x in (v.embed_tokens, v.markov_w1) if x is not None]
+        out.append(a.SetConfig("vocab_size", s.config.get("vocab_size"), t, why))
+    elif strategy in (a.TRIM, a.SHARE_TARGET_HEAD):
         out += [a.TrimRows(x.name, x.file, t, reason) for x in (v.lm_head, v.markov_w2) if x is not None]
         out += [a.DropTensor(v.d2t.name, v.d2t.file, drop_reason)] if v.d2t else []
         out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), t, reason))
@@ -101,7 +147,7 @@ def strategy_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> tu
             data.byteswap()  # safetensors is little-endian whatever the host
         name, file = (v.d2t.name, v.d2t.file) if v.d2t else ("d2t", _new_shard(s))
         out.append(a.PutTensor(name, file, "I64", (d,), data.tobytes(), "DSP401" if s.d2t_all_zero else reason))
-    return tuple(out)
+    return out
 
 
 def _new_shard(s: Situation) -> str:
@@ -134,10 +180,10 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
                          refusal=a.Refusal("DSP501", f"cannot plan a repair: {shown}",
                                            "fix the checkpoint's structure or config first (see `dspark-ckpt check`)"))
     pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
-    before = simulate(f, None, runtimes)
+    before = simulate(f, (), runtimes)
 
-    def extra(strat: str | None) -> tuple[str, ...]:
-        return mapping_problems(strat, s.d2t_all_zero, pruned)
+    def extra(steps: Steps) -> tuple[str, ...]:
+        return mapping_problems(steps, s.d2t_all_zero, pruned)
 
     def plan(**kw: Any) -> a.FixPlan:
         return a.FixPlan(**base, target_vocab_size=f.target_vocab_size, before=before, **kw)  # type: ignore[arg-type]
@@ -148,25 +194,29 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
             "DSP501", "cannot be repaired: a pruned draft (D < T) without its own lm_head; the trained head weights "
                       "do not exist and the target's T-row head cannot stand in for a D-row one",
             "re-export the draft with its lm_head"))
-    current = score(before, extra(None))
+    current = score(before, extra(()))
     if strategy is not None:
-        return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(None), plan)
-    options = []
-    for name in (n for n in a.STRATEGIES if why[n] is None):
-        after = simulate(f, name, runtimes)
-        options.append((score(after, extra(name)).key(), a.STRATEGIES.index(name), name, after))
+        return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(()), plan)
+    options = [_option(f, steps, i, runtimes, extra) for i, steps in enumerate(candidates(why))]
     loading = sorted(o for o in options if o[0][0] == 0)
     if current.clean or (loading and loading[0][0] >= current.key()) or (not loading and current.failing == 0
                                                                           and not current.silent_errors):
         note = "nothing to repair for " + ", ".join(names) if current.clean else "no repair improves this draft"
         return plan(strategy=None, actions=(), after=before, note=note)
     if not loading:  # if it already loads everywhere, name the silent errors no repair removes
-        refusal = _left(before, extra(None)) if current.failing == 0 else _conflict(before, options)
+        input_note = why[a.TRIM_INPUT] if f.vocab_size > f.target_vocab_size else None
+        refusal = _left(before, extra(())) if current.failing == 0 else _conflict(before, options, input_note)
         return plan(strategy=None, actions=(), after=before, refusal=refusal)
-    key, _, name, after = loading[0]
+    key, _, steps, after = loading[0]
     if key[1]:
-        return plan(strategy=None, actions=(), after=after, refusal=_left(after, extra(name)))
-    return _planned(s, name, before, after, extra, plan)
+        return plan(strategy=None, actions=(), after=after, refusal=_left(after, extra(steps)))
+    return _planned(s, steps, before, after, extra, plan)
+
+
+def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[RuntimeVersion],
+            extra: Callable[[Steps], tuple[str, ...]]) -> Option:
+    after = simulate(f, steps, runtimes)
+    return score(after, extra(steps)).key(), preference, steps, after
 
 
 def _left(after: Sequence[a.Outcome], extra: Sequence[str]) -> a.Refusal:
@@ -175,30 +225,34 @@ def _left(after: Sequence[a.Outcome], extra: Sequence[str]) -> a.Refusal:
                      "re-export the draft")
 
 
-def _planned(s: Situation, name: str, before: Sequence[a.Outcome], after: Sequence[a.Outcome],
-             extra: Callable[[str | None], tuple[str, ...]], plan: Callable[..., a.FixPlan]) -> a.FixPlan:
-    resolved = _resolved(problem_codes(before, extra(None)), problem_codes(after, extra(name)))
-    actions = strategy_actions(s, name, resolved)
-    return plan(strategy=name, actions=actions, after=after, changes=file_changes(s, actions))
+def _planned(s: Situation, steps: Steps, before: Sequence[a.Outcome], after: Sequence[a.Outcome],
+             extra: Callable[[Steps], tuple[str, ...]], plan: Callable[..., a.FixPlan]) -> a.FixPlan:
+    """The plan's strategy is the leading step: a trim that also trims the input side is still `trim`."""
+    resolved = _resolved(problem_codes(before, extra(())), problem_codes(after, extra(steps)))
+    actions = strategy_actions(s, steps, resolved)
+    return plan(strategy=steps[0], actions=actions, after=after, changes=file_changes(s, actions))
 
 
-def _conflict(before: Any, options: Sequence[Any]) -> a.Refusal:
+def _conflict(before: Any, options: Sequence[Option], input_note: str | None = None) -> a.Refusal:
     if not options:
         return a.Refusal("DSP501", f"no repair applies: it fails on {_fails(before)}, which fix cannot repair",
                          "see `dspark-ckpt explain CODE` for each code")
     parts = [f"as it is, it fails on {_fails(before)}"]
-    parts += [f"{name} fails on {_fails(after)}" for _, _, name, after in options]
+    parts += [f"{label(steps)} fails on {_fails(after)}" for _, _, steps, after in options]
+    parts += [f"trim-input does not apply ({input_note})"] if input_note else []
     return a.Refusal("DSP502", "no single repair loads on every chosen runtime: " + "; ".join(parts),
-                     "fix for fewer runtimes (--for vllm==X.Y.Z), one output per runtime group")
+                     "fix for fewer runtimes (--for vllm, --for sglang, --for vllm==X.Y.Z), one output per "
+                     "runtime group")
 
 
 def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: Sequence[RuntimeVersion],
             before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan]) -> a.FixPlan:
-    assert s.facts is not None
-    pruned = vocab_kind(s.facts.draft_vocab_size, s.facts.target_vocab_size) is VocabKind.PRUNED
+    f = s.facts
+    assert f is not None
+    pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
 
-    def extra(strat: str | None) -> tuple[str, ...]:
-        return mapping_problems(strat, s.d2t_all_zero, pruned)
+    def extra(steps: Steps) -> tuple[str, ...]:
+        return mapping_problems(steps, s.d2t_all_zero, pruned)
 
     if why[strategy] is not None:
         if loads_now:
@@ -206,11 +260,12 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
                         note=f"{strategy} does not apply ({why[strategy]}); nothing to do")
         return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
             "DSP503", f"{strategy} does not apply: {why[strategy]}", "omit --strategy to let fix choose"))
-    after = simulate(s.facts, strategy, runtimes)
+    # A forced trim still takes trim-input along when (and only when) that scores better for the chosen runtimes.
+    _, _, steps, after = min(_option(f, st, i, runtimes, extra) for i, st in enumerate(candidates(why, (strategy,))))
     if any(not r.loads for r in after):
         return plan(strategy=strategy, actions=(), after=after, refusal=a.Refusal(
-            "DSP503", f"{strategy} would break {_fails(after)}",
+            "DSP503", f"{label(steps)} would break {_fails(after)}",
             "choose runtimes it loads on (--for), or omit --strategy"))
-    if score(after, extra(strategy)).silent_errors:
-        return plan(strategy=strategy, actions=(), after=after, refusal=_left(after, extra(strategy)))
-    return _planned(s, strategy, before, after, extra, plan)
+    if score(after, extra(steps)).silent_errors:
+        return plan(strategy=strategy, actions=(), after=after, refusal=_left(after, extra(steps)))
+    return _planned(s, steps, before, after, extra, plan)

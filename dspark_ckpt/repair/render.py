@@ -12,6 +12,7 @@ from dspark_ckpt.render import finding_json
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
 from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
+from dspark_ckpt.runtimes import RuntimeVersion
 
 FIX_SCHEMA_VERSION = 1
 
@@ -83,7 +84,7 @@ def render_result_text(result: FixResult, console: Console) -> None:
     report = result.report
     if report is not None:
         errors = result.errors
-        runtimes = ", ".join(f"{c.runtime}=={c.version}" for c in report.compatibility if c.loads)
+        runtimes = ", ".join(str(RuntimeVersion(c.runtime, c.version)) for c in report.compatibility if c.loads)
         verdict = "check passes" if not errors else f"check FAILS with {len(errors)} error(s)"
         kept = sorted({f.code for f in report.findings if f.severity == "error"} - {f.code for f in errors})
         console.print(f"{verdict}; loads on {runtimes or 'none'}"

@@ -8,11 +8,21 @@ from typing import Any
 
 from dspark_ckpt.compatibility import DraftFacts, Verdict
 from dspark_ckpt.inspect import verdicts
-from dspark_ckpt.repair.actions import DROP_D2T, IDENTITY_D2T, REBUILD_D2T, SHARE_TARGET_HEAD, TRIM, Outcome
+from dspark_ckpt.repair.actions import (
+    DROP_D2T,
+    IDENTITY_D2T,
+    REBUILD_D2T,
+    SHARE_TARGET_HEAD,
+    TRIM,
+    TRIM_INPUT,
+    Outcome,
+)
 from dspark_ckpt.rule_catalog import RULES
 from dspark_ckpt.runtimes import RuntimeVersion
 
 _FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
+# The strategies one repair applies, in order: () is the draft as it is, (trim, trim-input) a combined repair.
+Steps = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +46,18 @@ def _update(facts: DraftFacts, **changes: Any) -> DraftFacts:
     return replace(facts, **{k: v for k, v in changes.items() if k in _FACT_FIELDS})
 
 
-def after_facts(facts: DraftFacts, strategy: str | None) -> DraftFacts:
-    """The facts a runtime would see once `strategy` is applied (None: as the draft is now)."""
+def after_facts(facts: DraftFacts, steps: Steps) -> DraftFacts:
+    """The facts a runtime would see once each strategy in `steps` is applied in turn (none: as the draft is now)."""
+    for step in steps:
+        facts = _after_step(facts, step)
+    return facts
+
+
+def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
     t = facts.target_vocab_size
+    if strategy == TRIM_INPUT:  # V := T, with the input-sized tensors cut to T rows
+        return _update(facts, vocab_size=t, embed_rows=t if facts.embed_rows is not None else None,
+                       markov_w1_rows=t if facts.markov_w1_rows is not None else None)
     if strategy in (TRIM, SHARE_TARGET_HEAD):
         return _update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
                        markov_w2_rows=t if getattr(facts, "markov_w2_rows", None) is not None else None,
@@ -50,9 +69,9 @@ def after_facts(facts: DraftFacts, strategy: str | None) -> DraftFacts:
     return facts
 
 
-def mapping_problems(strategy: str | None, d2t_all_zero: bool, pruned: bool) -> tuple[str, ...]:
+def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool) -> tuple[str, ...]:
     """Content problems no verdict sees: an all-zero d2t on a pruned draft until it is rebuilt or removed."""
-    kept = strategy not in (REBUILD_D2T, DROP_D2T, TRIM, SHARE_TARGET_HEAD)
+    kept = not any(step in (REBUILD_D2T, DROP_D2T, TRIM, SHARE_TARGET_HEAD) for step in steps)
     return ("DSP401",) if d2t_all_zero and pruned and kept else ()
 
 
@@ -61,8 +80,8 @@ def outcomes(vs: Sequence[Verdict]) -> tuple[Outcome, ...]:
                          tuple(i.code for i in v.silent)) for v in vs)
 
 
-def simulate(facts: DraftFacts, strategy: str | None, runtimes: Sequence[RuntimeVersion]) -> tuple[Outcome, ...]:
-    return outcomes(verdicts(after_facts(facts, strategy), runtimes))
+def simulate(facts: DraftFacts, steps: Steps, runtimes: Sequence[RuntimeVersion]) -> tuple[Outcome, ...]:
+    return outcomes(verdicts(after_facts(facts, steps), runtimes))
 
 
 def score(results: Sequence[Outcome], extra: Sequence[str] = ()) -> Score:

@@ -21,7 +21,7 @@ from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.files import write_steps
 from dspark_ckpt.sources.local import LocalFolder
 
-REPAIRS = ["trim", "share-target-head", "identity-d2t", "drop-d2t", "rebuild-d2t"]
+REPAIRS = ["trim", "trim-inkling", "trim-input", "share-target-head", "identity-d2t", "drop-d2t", "rebuild-d2t"]
 
 
 def check_says(folder: Path, case: Case) -> tuple[Any, ...]:

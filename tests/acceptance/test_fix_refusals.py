@@ -39,12 +39,25 @@ def test_pruned_draft_without_lm_head_is_unrepairable(tmp_path: Path) -> None:
 
 
 def test_conflicting_runtimes_are_named(tmp_path: Path) -> None:
-    folder = make_checkpoint(tmp_path / "d", **PADDED)
+    # The draft embeds its mask token (id 100 >= T), so the input side cannot be trimmed: the output-side trim
+    # vLLM 0.29 needs breaks SGLang, which sizes lm_head by vocab_size.
+    folder = make_checkpoint(tmp_path / "d", **PADDED, config_extra={"mask_token_id": 99})
+    before = tree_digest(folder)
     result = run_cli("fix", str(folder), "--target-vocab-size", "96", "--for", "vllm==0.29.0", "--for", "sglang",
-                     "--dry-run")
+                     "--in-place")
     text = " ".join(result.stdout.split())
     assert result.returncode == 1 and "DSP502" in text
     assert "as it is, it fails on vllm==0.29.0 (DSP302)" in text and "trim fails on sglang (DSP320)" in text
+    assert "trim-input does not apply (mask_token_id 99 >= T" in text and tree_digest(folder) == before
+
+
+def test_pruned_draft_for_all_names_sglang(tmp_path: Path) -> None:
+    folder = make_checkpoint(tmp_path / "d", vocab=128, draft_vocab=32, target_vocab=128, t2d=True)
+    args = ("fix", str(folder), "--target-vocab-size", "128", "--dry-run", "--format", "json")
+    doc = json.loads(run_cli(*args).stdout)
+    assert doc["status"] == "refused" and doc["refusal"]["code"] == "DSP502" and doc["runtimes"][-1] == "sglang"
+    assert doc["refusal"]["message"].endswith("sglang (DSP320); rebuild-d2t fails on sglang (DSP303)")
+    assert json.loads(run_cli(*args, "--for", "vllm").stdout)["strategy"] == "rebuild-d2t"
 
 
 def test_refuses_to_write_inside_the_hf_cache(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from conftest import make_checkpoint, mapping_tables, run_cli
 from safetensors import safe_open
 
+from dspark_ckpt.contracts import VLLM_VERSIONS
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
 from dspark_ckpt.render import report_json
 from dspark_ckpt.report import Report
@@ -27,26 +28,34 @@ class Case:
     strategy: str
     target: int
     build: dict[str, Any]
-    runtimes: tuple[str, ...] = ()  # --for; () means the default (every vLLM version)
+    runtimes: tuple[str, ...] = ()  # --for; () means the default, all (every vLLM version and SGLang)
     force: bool = False  # pass --strategy
     changed: frozenset[str] = field(default_factory=frozenset)  # tensors whose bytes may change
 
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
+INKLING = dict(vocab=128, draft_vocab=128, target_vocab=96)  # V = D > T, as Inkling-Small's 201024 vs 200058
+OUTPUT_SIDE = frozenset({"lm_head.weight", "markov_head.markov_w2.weight"})
+INPUT_SIDE = frozenset({"embed_tokens.weight", "markov_head.markov_w1.weight"})
+VLLM = ("vllm",)  # the output-side repairs alone: SGLang would need V = T too, or rejects any d2t (pruned)
 CASES = {c.name: c for c in (
-    Case("trim", "trim", 96, PADDED, changed=frozenset({"lm_head.weight", "markov_head.markov_w2.weight"})),
+    Case("trim", "trim", 96, PADDED, VLLM, changed=OUTPUT_SIDE),
     Case("trim-sharded-stray-d2t", "trim", 96, dict(PADDED, shards=3, d2t=True),
-         changed=frozenset({"lm_head.weight", "markov_head.markov_w2.weight", "d2t"})),
-    Case("share-target-head", "share-target-head", 96, dict(PADDED, lm_head=False),
+         changed=OUTPUT_SIDE | INPUT_SIDE | {"d2t"}),
+    Case("trim-inkling", "trim", 96, dict(INKLING, shards=2), changed=OUTPUT_SIDE | INPUT_SIDE),
+    Case("trim-input", "trim-input", 96, dict(vocab=128, draft_vocab=96, target_vocab=96), changed=INPUT_SIDE),
+    Case("share-target-head", "share-target-head", 96, dict(PADDED, lm_head=False), VLLM,
          changed=frozenset({"markov_head.markov_w2.weight"})),
+    Case("share-target-head-input", "share-target-head", 96, dict(PADDED, lm_head=False),
+         changed=INPUT_SIDE | {"markov_head.markov_w2.weight"}),
     Case("identity-d2t", "identity-d2t", 96, dict(PADDED, shards=2), ("vllm==0.29.0",), force=True,
          changed=frozenset({"d2t"})),
     Case("drop-d2t", "drop-d2t", 96, dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True, shards=3),
          changed=frozenset({"d2t"})),
-    Case("rebuild-d2t", "rebuild-d2t", 128, dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True),
+    Case("rebuild-d2t", "rebuild-d2t", 128, dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True), VLLM,
          changed=frozenset({"d2t"})),
     Case("rebuild-d2t-all-zero", "rebuild-d2t", 128,
-         dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True, d2t="zeros", shards=2),
+         dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True, d2t="zeros", shards=2), VLLM,
          changed=frozenset({"d2t"})),
 )}
 
@@ -86,7 +95,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
 def check_json(folder: Path, case: Case) -> dict[str, Any]:
     """`dspark-ckpt check --format json` for the case's runtimes, through the library (the CLI's own path)."""
     report = Report((inspect_checkpoint(LocalFolder(folder), target=TargetVocab(case.target, "test"),
-                                        runtimes=parse_selectors(list(case.runtimes or ("vllm",)))),))
+                                        runtimes=parse_selectors(list(case.runtimes) or None)),))
     doc = report_json(report)["checkpoints"][0]
     doc.pop("source")
     return {"exit": 1 if any(f.severity == "error" for f in report.findings) else 0, **doc}
@@ -132,10 +141,14 @@ def _assert_bytes(case: Case, before: Path, after: Path) -> None:
         assert new[name] == old[name], f"{name} changed"
     assert set(new) - set(old) <= case.changed
     config = json.loads((after / "config.json").read_text())
-    if case.strategy in ("trim", "share-target-head"):
-        assert config["draft_vocab_size"] == case.target
-        for name in case.changed - {"d2t"}:
-            assert np.array_equal(load_tensor(after, name), load_tensor(before, name)[: case.target])
+    if case.strategy in ("trim", "share-target-head", "trim-input"):
+        original = json.loads((before / "config.json").read_text())
+        for key, side in (("draft_vocab_size", OUTPUT_SIDE), ("vocab_size", INPUT_SIDE)):
+            assert config[key] == (case.target if case.changed & side else original[key]), key
+        for name in case.changed - {"d2t"}:  # a trimmed tensor is exactly the original's first T rows
+            head = np.ascontiguousarray(load_tensor(before, name)[: case.target])
+            assert load_tensor(after, name).shape == head.shape, name
+            assert new[name] == hashlib.sha256(head.tobytes()).hexdigest() != old[name], name
         assert "d2t" not in new
     elif case.strategy == "identity-d2t":
         d2t = load_tensor(after, "d2t")
@@ -184,3 +197,23 @@ def test_dry_run_on_a_clean_draft_exits_zero(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "clean")
     result = run_cli("fix", str(folder), "--target-vocab-size", "96", "--dry-run")
     assert result.returncode == 0 and "nothing to do" in result.stdout
+
+
+def test_inkling_shaped_draft_fixed_for_all_loads_on_every_runtime_check_knows(tmp_path: Path) -> None:
+    before = make_checkpoint(tmp_path / "inkling", **INKLING, shards=2)
+    done = run_cli("fix", str(before), "--target-vocab-size", "96", "--out", str(tmp_path / "fixed"))
+    assert done.returncode == 0 and "strategy trim" in done.stdout, done.stdout + done.stderr
+    assert "trim embed_tokens.weight to its first 96 rows" in done.stdout
+    checked = run_cli("check", str(tmp_path / "fixed"), "--target-vocab-size", "96", "--format", "json")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    compat = json.loads(checked.stdout)["checkpoints"][0]["compatibility"]
+    assert sorted((c["runtime"], c["version"]) for c in compat) == \
+        sorted([("vllm", v) for v in VLLM_VERSIONS] + [("sglang", "*")])
+    assert all(c["loads"] and not c["silent_codes"] for c in compat), compat
+    assert "nothing to do" in run_cli("fix", str(tmp_path / "fixed"), "--target-vocab-size", "96",
+                                      "--dry-run").stdout
+    # vLLM never needs V = T: fixed for vLLM only, the same draft gets the plain output-side trim, nothing more.
+    plain = json.loads(run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm", "--dry-run",
+                               "--format", "json").stdout)
+    assert plain["strategy"] == "trim" and {a.get("tensor") for a in plain["actions"]} == set(OUTPUT_SIDE) | {None}
+    assert [a["key"] for a in plain["actions"] if a["action"] == "set-config"] == ["draft_vocab_size"]

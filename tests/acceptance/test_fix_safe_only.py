@@ -12,6 +12,8 @@ from test_preflight_precommit import git, hook_env, try_repo  # noqa: F401 - hoo
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)  # no d2t: rebuild-d2t adds a small shard
+# A pruned Qwen3 DSpark draft never loads on SGLang (any d2t is refused, lm_head is sized by V): fix it for vLLM.
+FOR_VLLM = ("--for", "vllm")
 
 
 def flat(text: str) -> str:
@@ -25,7 +27,8 @@ def sha(path: Path) -> str:
 def test_metadata_only_repair_is_applied(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", **PRUNED)
     weights = sha(folder / "model.safetensors")
-    done = run_cli("fix", str(folder), "--target-vocab-size", "128", "--in-place", "--safe-only", "--format", "json")
+    done = run_cli("fix", str(folder), "--target-vocab-size", "128", "--in-place", "--safe-only", "--format", "json",
+                   *FOR_VLLM)
     doc = json.loads(done.stdout)
     assert done.returncode == 0 and doc["status"] == "applied" and doc["skipped"] == [], done.stderr
     assert sorted(f["file"] for f in doc["result"]["written"]) == ["dspark-fix-d2t.safetensors",
@@ -48,7 +51,7 @@ def test_tensor_rewriting_repair_is_skipped_and_nothing_written(tmp_path: Path) 
 
 def test_exit_non_zero_on_fix(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", **PRUNED)
-    args = ["fix", str(folder), "--target-vocab-size", "128", "--in-place", "--exit-non-zero-on-fix"]
+    args = ["fix", str(folder), "--target-vocab-size", "128", "--in-place", "--exit-non-zero-on-fix", *FOR_VLLM]
     first = run_cli(*args)
     assert first.returncode == 1 and "check passes" in first.stdout, first.stdout + first.stderr
     again = run_cli(*args)
@@ -63,7 +66,7 @@ def test_checkpoint_folders_maps_hook_file_names(tmp_path: Path) -> None:
     names = ["drafts/a/config.json", "drafts/a/model.safetensors", "tools/config.json",
              "drafts/b/model.safetensors.index.json", "drafts/b/model-00002-of-00002.safetensors"]
     done = run_cli("fix", "--in-place", "--safe-only", "--checkpoint-folders", "--target-vocab-size", "128",
-                   "--format", "json", *names, cwd=tmp_path)
+                   "--format", "json", *FOR_VLLM, *names, cwd=tmp_path)
     docs = json.loads(done.stdout)
     assert done.returncode == 0, done.stderr
     assert [Path(d["source"]).relative_to(tmp_path).as_posix() for d in docs] == ["drafts/a", "drafts/b"]

@@ -13,10 +13,15 @@ from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint, load
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.actions import DropTensor, PutTensor, SetConfig, TrimRows
 from dspark_ckpt.repair.files import dump_like
+from dspark_ckpt.runtimes import RuntimeVersion
 from dspark_ckpt.sources.local import LocalFolder
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128)
+INKLING = dict(vocab=128, draft_vocab=128, target_vocab=96)  # V = D > T, as Inkling-Small's 201024 vs 200058
+WIDE_INPUT = dict(vocab=128, draft_vocab=96, target_vocab=96)  # D = T already, only the input side is wider
+OUTPUT_TRIMMED = {"lm_head.weight", "markov_head.markov_w2.weight"}
+INPUT_TRIMMED = {"embed_tokens.weight", "markov_head.markov_w1.weight"}
 
 
 def plan(tmp_path: Path, target: int, runtimes: list[str] | None = None, strategy: str | None = None,
@@ -32,8 +37,13 @@ def plan(tmp_path: Path, target: int, runtimes: list[str] | None = None, strateg
     ({**PADDED, "lm_head": False}, 96, None, "share-target-head"),
     ({**PADDED, "d2t": True}, 96, ["vllm==0.30.0"], "trim"),
     (dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True), 96, None, "drop-d2t"),
-    ({**PRUNED, "t2d": True}, 128, None, "rebuild-d2t"),
-    ({**PRUNED, "t2d": True, "d2t": "zeros"}, 128, None, "rebuild-d2t"),
+    ({**PRUNED, "t2d": True}, 128, ["vllm"], "rebuild-d2t"),
+    ({**PRUNED, "t2d": True, "d2t": "zeros"}, 128, ["vllm"], "rebuild-d2t"),
+    (INKLING, 96, None, "trim"),
+    (INKLING, 96, ["sglang"], "trim"),
+    ({**INKLING, "lm_head": False}, 96, None, "share-target-head"),
+    (WIDE_INPUT, 96, None, "trim-input"),
+    (WIDE_INPUT, 96, ["sglang"], "trim-input"),
 ])
 def test_auto_choice(tmp_path: Path, build: dict[str, Any], target: int, runtimes: list[str] | None,
                      expected: str) -> None:
@@ -43,7 +53,7 @@ def test_auto_choice(tmp_path: Path, build: dict[str, Any], target: int, runtime
 
 
 def test_trim_actions_and_byte_ranges(tmp_path: Path) -> None:
-    p = plan(tmp_path, 96, **PADDED)
+    p = plan(tmp_path, 96, ["vllm"], **PADDED)
     trims = {x.tensor: x for x in p.actions if isinstance(x, TrimRows)}
     assert set(trims) == {"lm_head.weight", "markov_head.markov_w2.weight"} and {x.rows for x in trims.values()} == {96}
     assert [x for x in p.actions if isinstance(x, SetConfig)][0].new == 96
@@ -92,7 +102,7 @@ def test_rebuild_without_valid_t2d_is_unrepairable(tmp_path: Path) -> None:
 
 
 def test_loading_draft_with_an_unrepairable_silent_error_names_it(tmp_path: Path) -> None:
-    p = plan(tmp_path, 128, None, vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
+    p = plan(tmp_path, 128, ["vllm"], vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
     assert p.refusal is not None and p.refusal.code == "DSP501" and all(o.loads for o in p.before)
     assert p.refusal.message == "cannot be fully repaired: DSP401 would remain (see `dspark-ckpt check`)"
 
@@ -112,10 +122,14 @@ def test_structural_errors_block_planning(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("build", "target", "runtimes", "strategy"), [
     (PADDED, 96, None, None),
+    (PADDED, 96, ["vllm"], None),
     ({**PADDED, "lm_head": False, "shards": 2}, 96, None, None),
     (PADDED, 96, ["vllm==0.27.0", "vllm==0.29.0"], "identity-d2t"),
     (dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True, shards=2), 96, None, None),
-    ({**PRUNED, "t2d": True}, 128, None, None),
+    ({**PRUNED, "t2d": True}, 128, ["vllm"], None),
+    ({**INKLING, "shards": 2}, 96, None, None),
+    (WIDE_INPUT, 96, None, None),
+    (INKLING, 96, ["sglang"], "trim"),
 ])
 def test_simulation_predicts_what_check_says_after_apply(tmp_path: Path, build: dict[str, Any], target: int,
                                                          runtimes: list[str] | None, strategy: str | None) -> None:
@@ -123,7 +137,8 @@ def test_simulation_predicts_what_check_says_after_apply(tmp_path: Path, build: 
     result = apply_fix(p, out=tmp_path / "out")
     seen = inspect_checkpoint(LocalFolder(tmp_path / "out"), target=TargetVocab(target, "t"),
                               runtimes=fix_runtimes(runtimes))
-    actual = [(f"{c.runtime}=={c.version}", c.loads, c.error_code, c.silent_codes) for c in seen.compatibility]
+    actual = [(str(RuntimeVersion(c.runtime, c.version)), c.loads, c.error_code, c.silent_codes)
+              for c in seen.compatibility]
     assert actual == [(o.runtime, o.loads, o.error_code, o.silent_codes) for o in p.after]
     assert result.errors == []
 
@@ -132,3 +147,81 @@ def test_dump_like_keeps_indentation_and_final_newline() -> None:
     assert dump_like({"a": 1}, '{\n    "a": 0\n}\n') == '{\n    "a": 1\n}\n'
     assert dump_like({"a": 1}, '{"a": 0}') == '{"a": 1}'
     assert dump_like({"a": 1}, None) == '{\n  "a": 1\n}\n'
+
+
+def _trimmed(p: Any) -> set[str]:
+    return {x.tensor for x in p.actions if isinstance(x, TrimRows)}
+
+
+def _settings(p: Any) -> dict[str, Any]:
+    return {x.key: (x.old, x.new, x.reason) for x in p.actions if isinstance(x, SetConfig)}
+
+
+def test_fix_for_all_means_every_runtime_check_evaluates() -> None:
+    every = [str(r) for r in fix_runtimes(None)]
+    assert every == [str(r) for r in fix_runtimes(["all"])] and every[-1] == "sglang"
+    assert every[:-1] == [str(r) for r in fix_runtimes(["vllm"])] and len(every) == 8
+
+
+def test_trim_takes_the_input_side_along_only_where_a_chosen_runtime_needs_it(tmp_path: Path) -> None:
+    folder = make_checkpoint(tmp_path / "d", **INKLING)
+    for_all = plan_fix(folder, target_vocab_size=96)
+    assert for_all.strategy == "trim" and _trimmed(for_all) == OUTPUT_TRIMMED | INPUT_TRIMMED
+    assert {x.rows for x in for_all.actions if isinstance(x, TrimRows)} == {96}
+    assert _settings(for_all) == {"draft_vocab_size": (128, 96, "DSP302"), "vocab_size": (128, 96, "DSP320")}
+    assert all(o.loads and not o.silent_codes for o in for_all.after) and for_all.after[-1].runtime == "sglang"
+    for_vllm = plan_fix(folder, target_vocab_size=96, runtimes=["vllm"])
+    assert for_vllm.strategy == "trim" and _trimmed(for_vllm) == OUTPUT_TRIMMED
+    assert set(_settings(for_vllm)) == {"draft_vocab_size"}
+    shard = for_all.changes.shards[0]
+    embed = next(t for t in shard.tensors if t.name == "embed_tokens.weight")
+    assert embed.shape == (96, 16) and embed.nbytes == 96 * 16 * 4 and embed.data is None  # a streamed prefix
+
+
+def test_forced_trim_takes_the_input_side_along_for_sglang_only(tmp_path: Path) -> None:
+    folder = make_checkpoint(tmp_path / "d", **INKLING)
+    for runtimes, expected in ((["vllm==0.29.0"], OUTPUT_TRIMMED), (["sglang"], OUTPUT_TRIMMED | INPUT_TRIMMED)):
+        p = plan_fix(folder, target_vocab_size=96, runtimes=runtimes, strategy="trim")
+        assert p.refusal is None and p.strategy == "trim" and _trimmed(p) == expected, runtimes
+
+
+def test_trim_input_alone_fixes_a_draft_whose_only_excess_is_the_input_side(tmp_path: Path) -> None:
+    folder = make_checkpoint(tmp_path / "d", **WIDE_INPUT)
+    assert not plan_fix(folder, target_vocab_size=96, runtimes=["vllm"]).actions  # vLLM loads it as it is
+    p = plan_fix(folder, target_vocab_size=96)
+    assert [o.error_code for o in p.before if not o.loads] == ["DSP320"]  # SGLang: lm_head has D, not V, rows
+    assert p.strategy == "trim-input" and _trimmed(p) == INPUT_TRIMMED
+    assert _settings(p) == {"vocab_size": (128, 96, "DSP320")}
+
+
+def test_forced_trim_input_that_breaks_sglang_is_refused(tmp_path: Path) -> None:
+    p = plan(tmp_path, 96, ["sglang"], "trim-input", **INKLING)  # V := T but lm_head keeps its D = 128 rows
+    assert p.refusal is not None and p.refusal.code == "DSP503" and not p.actions
+    assert p.refusal.message == "trim-input would break sglang (DSP320)"
+
+
+def test_a_mask_token_above_t_keeps_the_input_side_and_sglang_is_named(tmp_path: Path) -> None:
+    p = plan(tmp_path, 96, None, **INKLING, config_extra={"mask_token_id": 100})
+    assert p.refusal is not None and p.refusal.code == "DSP502" and not p.actions
+    assert "trim fails on sglang (DSP320)" in p.refusal.message
+    assert "trim-input does not apply (mask_token_id 100 >= T" in p.refusal.message
+    forced = plan_fix(tmp_path / "d", target_vocab_size=96, runtimes=["vllm==0.29.0"], strategy="trim-input")
+    assert forced.refusal is not None and forced.refusal.code == "DSP503"
+    assert "trim-input does not apply: mask_token_id 100 >= T" in forced.refusal.message
+    below = plan(tmp_path / "ok", 96, None, **INKLING, config_extra={"mask_token_id": 95})
+    assert below.refusal is None and _trimmed(below) == OUTPUT_TRIMMED | INPUT_TRIMMED
+
+
+def test_trim_input_needs_a_top_level_vocab_size(tmp_path: Path) -> None:
+    folder = make_checkpoint(tmp_path / "d", **WIDE_INPUT)
+    config = json.loads((folder / "config.json").read_text())
+    config["transformer_layer_config"] = {"vocab_size": config.pop("vocab_size")}  # speculators layout
+    (folder / "config.json").write_text(json.dumps(config))
+    p = plan_fix(folder, target_vocab_size=96, strategy="trim-input", runtimes=["sglang"])
+    assert p.refusal is not None and "no top-level vocab_size" in p.refusal.message
+
+
+def test_pruned_draft_for_all_names_sglang_in_the_conflict(tmp_path: Path) -> None:
+    p = plan(tmp_path, 128, None, **PRUNED, t2d=True)
+    assert p.refusal is not None and p.refusal.code == "DSP502"
+    assert p.refusal.message.endswith("sglang (DSP320); rebuild-d2t fails on sglang (DSP303)")

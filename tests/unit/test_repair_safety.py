@@ -20,6 +20,7 @@ def test_trim_rewrites_tensor_data(tmp_path: Path) -> None:
     reasons = unsafe_reasons(plan)
     assert any("trims lm_head.weight to 96 rows" in r for r in reasons), reasons
     assert any("trims markov_head.markov_w2.weight" in r for r in reasons), reasons
+    assert any("trims embed_tokens.weight to 96 rows" in r for r in reasons), reasons  # V = T too, for SGLang
     text = skip_message(plan, reasons)
     assert text.startswith("skipped (--safe-only): trim is not a metadata-only repair") and "Nothing was written" in text
 
@@ -31,14 +32,16 @@ def test_share_target_head_trims_markov_w2(tmp_path: Path) -> None:
 
 
 def test_share_target_head_without_markov_head_is_config_only(tmp_path: Path) -> None:
-    plan = plan_fix(make_checkpoint(tmp_path / "d", lm_head=False, markov=False, **PADDED), target_vocab_size=96)
+    # For vLLM only: SGLang would also need V = T, which trims embed_tokens (tensor data).
+    plan = plan_fix(make_checkpoint(tmp_path / "d", lm_head=False, markov=False, **PADDED), target_vocab_size=96,
+                    runtimes=["vllm"])
     assert plan.strategy == "share-target-head" and plan.changes is not None
     assert [t.file for t in plan.changes.texts] == ["config.json"] and not plan.changes.shards
     assert unsafe_reasons(plan, max_bytes=0) == []
 
 
 def test_new_d2t_shard_is_metadata_only_until_it_is_large(tmp_path: Path) -> None:
-    plan = plan_fix(make_checkpoint(tmp_path / "d", **PRUNED), target_vocab_size=128)
+    plan = plan_fix(make_checkpoint(tmp_path / "d", **PRUNED), target_vocab_size=128, runtimes=["vllm"])
     assert plan.strategy == "rebuild-d2t" and plan.changes is not None and plan.changes.shards[0].new
     assert unsafe_reasons(plan) == []
     assert unsafe_reasons(plan, max_bytes=32 * 8 - 1) == [
@@ -46,7 +49,8 @@ def test_new_d2t_shard_is_metadata_only_until_it_is_large(tmp_path: Path) -> Non
 
 
 def test_replacing_an_existing_d2t_is_not_metadata_only(tmp_path: Path) -> None:
-    plan = plan_fix(make_checkpoint(tmp_path / "d", **dict(PRUNED, d2t="zeros")), target_vocab_size=128)
+    plan = plan_fix(make_checkpoint(tmp_path / "d", **dict(PRUNED, d2t="zeros")), target_vocab_size=128,
+                    runtimes=["vllm"])
     assert plan.strategy == "rebuild-d2t"
     assert unsafe_reasons(plan) == ["replaces the data of d2t in the existing shard model.safetensors"]
 
