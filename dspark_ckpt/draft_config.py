@@ -31,7 +31,8 @@ class DraftConfig:
     verifier: str | None
 
 
-def _positive_int(value: object) -> int | None:
+def positive_int(value: object) -> int | None:
+    """A vocab-like size: a positive int (not bool) no larger than MAX_VOCAB, else None."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value > MAX_VOCAB:
         return None
     return value
@@ -83,13 +84,13 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
                                 file=file))
 
     raw_v = _lookup(cfg, "vocab_size")
-    vocab_size = _positive_int(raw_v)
+    vocab_size = positive_int(raw_v)
     if vocab_size is None:
         findings.append(finding("DSP204", f"vocab_size is {raw_v!r}; expected a positive integer <= 2**40.", file=file))
 
     raw_d = cfg.get("draft_vocab_size")  # vLLM reads it from the top level only
     declared = raw_d is not None
-    draft_vocab_size = _positive_int(raw_d) if declared else vocab_size
+    draft_vocab_size = positive_int(raw_d) if declared else vocab_size
     if declared and draft_vocab_size is None:
         findings.append(finding("DSP205", f"draft_vocab_size is {raw_d!r}; expected null or a positive integer "
                                           "<= 2**40.", file=file))
@@ -122,7 +123,7 @@ def _optional_int(cfg: dict[str, Any], key: str, file: str, findings: list[Findi
     raw = _lookup(cfg, key)
     if raw is None:
         return None
-    value = _positive_int(raw)
+    value = positive_int(raw)
     if value is None:
         findings.append(finding("DSP208", f"{key} is {raw!r}; expected a positive integer, shape checks that need "
                                           "it were skipped.", file=file))

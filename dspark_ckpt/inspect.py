@@ -242,7 +242,12 @@ def method_findings(display: str, cfg: DraftConfig) -> list[Finding]:
 
 def inspect_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
                        runtimes: Sequence[RuntimeVersion]) -> CheckpointReport:
-    loaded = load(source)
+    return inspect_loaded(source, load(source), target=target, runtimes=runtimes)
+
+
+def inspect_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVocab | None,
+                   runtimes: Sequence[RuntimeVersion]) -> CheckpointReport:
+    """The report for headers already read: callers that also need `loaded` (fix, verify) read them once."""
     cfg = loaded.config
     vocab = find_vocab_tensors(loaded.tensors)
     t = target.size if target else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dspark_ckpt.draft_config import MAX_VOCAB
+from dspark_ckpt.draft_config import positive_int
 
 # vLLM reads `hf_text_config.vocab_size`, found by transformers' `get_text_config()` (text_encoder, decoder,
 # generator, text_config); Qwen3-Omni's config class overrides it to reach the thinker's text config.
@@ -31,10 +31,7 @@ def text_config(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
 def target_vocab_size(cfg: dict[str, Any]) -> tuple[int | None, str]:
     """T and the config path it came from; None when the config has no positive integer vocab_size."""
     node, path = text_config(cfg)
-    value = node.get("vocab_size")
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_VOCAB:
-        return None, path
-    return value, path
+    return positive_int(node.get("vocab_size")), path
 
 
 def is_qwen3_omni_target(cfg: dict[str, Any]) -> bool:

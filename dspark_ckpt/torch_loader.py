@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.errors import UsageError
-from dspark_ckpt.inspect import Loaded, TargetVocab, inspect_checkpoint, load
+from dspark_ckpt.inspect import Loaded, TargetVocab, inspect_loaded, load
 from dspark_ckpt.report import CheckpointReport
 from dspark_ckpt.runtimes import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, CheckpointSource
@@ -137,8 +137,8 @@ def verify_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
 
     torch = import_torch()
     device = device or resolve_device(options.device)
-    base = inspect_checkpoint(source, target=target, runtimes=())
     loaded = load(source)
+    base = inspect_loaded(source, loaded, target=target, runtimes=())
     raw = _raw_config(source)
     return run_verify(base, loaded, raw, local_folder(source), target=target, runtimes=runtimes,
                       options=options, device=device, label=device_label(device), torch_version=torch.__version__)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dspark_ckpt.errors import SourceError
-from dspark_ckpt.inspect import TargetVocab, draft_facts, inspect_checkpoint, load, read_mapping
+from dspark_ckpt.inspect import TargetVocab, draft_facts, inspect_loaded, load, read_mapping
 from dspark_ckpt.repair.plan import Situation
 from dspark_ckpt.runtimes import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
@@ -45,8 +45,8 @@ def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[Runtime
         raise SourceError(f"{folder}: fix works on a checkpoint folder", code="DSP-E062",
                           hint="give the folder that holds config.json and the safetensors files")
     source = LocalFolder(folder)
-    report = inspect_checkpoint(source, target=target, runtimes=runtimes)
     loaded = load(source)
+    report = inspect_loaded(source, loaded, target=target, runtimes=runtimes)
     vocab = find_vocab_tensors(loaded.tensors)
     config, config_text = _json(source, CONFIG_NAME)
     index, index_text = _json(source, INDEX_NAME)
