@@ -159,6 +159,7 @@ class FixPlan:
     refusal: Refusal | None = None
     note: str | None = None  # why nothing is planned
     fingerprints: tuple[tuple[str, int, int, int], ...] = ()  # (file, inode, size, mtime_ns) read when planning
+    target_omni: bool = False  # a Qwen3-Omni target: the re-check after applying must judge against it too
 
     @property
     def changes_anything(self) -> bool:

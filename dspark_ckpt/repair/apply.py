@@ -179,7 +179,7 @@ def _stream_shard(source: Path, staging: Path, shard: a.ShardWrite) -> int:
 
 def _check(folder: Path, plan: a.FixPlan) -> CheckpointReport:
     runtimes = parse_selectors(list(plan.runtimes))
-    return inspect_checkpoint(LocalFolder(folder), target=TargetVocab(plan.target_vocab_size, "fix"),
+    return inspect_checkpoint(LocalFolder(folder), target=TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni),
                               runtimes=runtimes)
 
 

@@ -171,8 +171,9 @@ def _fails(results: Sequence[a.Outcome]) -> str:
 def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None) -> a.FixPlan:
     """Pick the repair whose result loads on every chosen runtime with the fewest silent problems."""
     names = tuple(str(r) for r in runtimes)
-    base = {"source": s.source, "runtimes": names, "fingerprints": s.fingerprints}
     f = s.facts
+    base = {"source": s.source, "runtimes": names, "fingerprints": s.fingerprints,
+            "target_omni": f.target_is_omni if f else False}
     if f is None or _blocking(s):
         shown = "; ".join(f"{x.code} {x.message}" for x in _blocking(s)[:3]) or "family, vocab sizes or T unknown"
         return a.FixPlan(**base, target_vocab_size=f.target_vocab_size if f else 0, strategy=strategy,  # type: ignore[arg-type]

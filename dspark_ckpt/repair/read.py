@@ -50,7 +50,8 @@ def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[Runtime
     vocab = find_vocab_tensors(loaded.tensors)
     config, config_text = _json(source, CONFIG_NAME)
     index, index_text = _json(source, INDEX_NAME)
-    facts = draft_facts(loaded.config, vocab, target.size) if loaded.config is not None else None
+    facts = (draft_facts(loaded.config, vocab, target.size, target_is_omni=target.omni)
+             if loaded.config is not None else None)
     d2t_values = read_mapping(source, vocab.d2t)[0] if vocab.d2t is not None else None
     d2t_all_zero = d2t_values is not None and len(d2t_values) > 0 and not any(d2t_values)
     t2d = vocab.t2d

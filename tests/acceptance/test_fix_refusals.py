@@ -138,3 +138,18 @@ def _wait_stopped(pid: int) -> None:
             return
         time.sleep(0.02)
     raise AssertionError("the first fix never reached its pause point")
+
+
+def test_generic_draft_for_a_qwen3_omni_target_is_judged_like_check(tmp_path: Path) -> None:
+    """No repair makes a Qwen3DSparkModel load under an Omni target on 0.29+: fix must not plan one."""
+    target = tmp_path / "omni"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps(
+        {"model_type": "qwen3_omni_moe", "thinker_config": {"text_config": {"vocab_size": 96}}}))
+    folder = make_checkpoint(tmp_path / "d", **PADDED)
+    before = tree_digest(folder)
+    result = run_cli("fix", str(folder), "--target", str(target), "--for", "vllm", "--format", "json")
+    doc = json.loads(result.stdout)
+    assert result.returncode == 1 and doc["status"] == "refused" and doc["refusal"]["code"] == "DSP502"
+    assert "DSP309" in doc["refusal"]["message"]
+    assert tree_digest(folder) == before and not (tmp_path / "d-fixed").exists()
