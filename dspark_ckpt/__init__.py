@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from dspark_ckpt.findings import Finding, Severity
 from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
-from dspark_ckpt.repair import apply_fix, plan_fix
 from dspark_ckpt.report import CheckpointReport, Compatibility, Report
 
+if TYPE_CHECKING:
+    from dspark_ckpt.repair import apply_fix, plan_fix
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """plan_fix/apply_fix load the repair package (~50 ms of imports) only when asked: `check` never needs it."""
+    if name in ("plan_fix", "apply_fix"):
+        from dspark_ckpt import repair
+
+        return getattr(repair, name)
+    raise AttributeError(f"module 'dspark_ckpt' has no attribute {name!r}")
 
 
 def check(*checkpoints: str, target: str | None = None, target_vocab_size: int | None = None,
@@ -22,6 +35,7 @@ def check(*checkpoints: str, target: str | None = None, target_vocab_size: int |
     reports = tuple(inspect_checkpoint(open_source(spec), target=target_vocab, runtimes=runtimes)
                     for spec in checkpoints)
     return Report(reports, runtimes=tuple(str(r) for r in runtimes))
+
 
 __all__ = [
     "CheckpointReport",
