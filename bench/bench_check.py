@@ -60,11 +60,11 @@ def naive_inspect(folder: Path, target_vocab: int) -> dict[str, Any]:
     """load_file every shard the index names, then compute the same checks from the loaded arrays."""
     from safetensors.numpy import load_file
 
-    from dspark_ckpt.draft_config import parse_draft_config
-    from dspark_ckpt.inspect import draft_facts, method_findings, verdict_findings, verdicts
-    from dspark_ckpt.mapping import check_d2t, check_t2d, d2t_targets
-    from dspark_ckpt.runtimes import parse_selectors
-    from dspark_ckpt.vocab_tensors import TensorInfo, find_vocab_tensors, shape_findings
+    from dspark_ckpt.check.analysis import draft_facts, method_findings, verdict_findings, verdicts
+    from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets
+    from dspark_ckpt.formats.vocab_tensors import TensorInfo, find_vocab_tensors, shape_findings
+    from dspark_ckpt.model.draft_config import parse_draft_config
+    from dspark_ckpt.runtimes.selectors import parse_selectors
 
     start = time.perf_counter()
     index = json.loads((folder / "model.safetensors.index.json").read_text())
@@ -113,10 +113,10 @@ def naive_child(folder: Path, target_vocab: int) -> tuple[ChildRun, dict[str, An
 # ---- the check side -------------------------------------------------------------------------------------
 
 def check_in_process(folder: Path, target_vocab: int) -> Any:
-    from dspark_ckpt.inspect import inspect_checkpoint
-    from dspark_ckpt.runtimes import parse_selectors
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.runtimes.selectors import parse_selectors
     from dspark_ckpt.sources.resolve import open_source
-    from dspark_ckpt.target import explicit_target
+    from dspark_ckpt.sources.target import explicit_target
 
     return inspect_checkpoint(open_source(str(folder)), target=explicit_target(target_vocab),
                               runtimes=parse_selectors(None))

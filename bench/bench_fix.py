@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 GIB, MIB = 2**30, 2**20
 H = 4096

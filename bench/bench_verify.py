@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dspark_ckpt.mapping import check_d2t
-from dspark_ckpt.runtimes import parse_selectors
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.mapping import check_d2t
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
-from dspark_ckpt.target import explicit_target
-from dspark_ckpt.torch_loader import Stopwatch, VerifyOptions, resolve_device, verify_checkpoint
+from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.torch_loader import Stopwatch, VerifyOptions, resolve_device, verify_checkpoint
 
 ROWS_PER_CHUNK = 8192
 

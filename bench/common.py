@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 # RedHatAI Qwen3.6-35B-A3B DSpark speculator shapes (CONTRACT.md "Real shapes"): a pruned draft.
 TARGET_VOCAB = 248320

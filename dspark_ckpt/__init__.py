@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dspark_ckpt.findings import Finding, Severity
-from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
-from dspark_ckpt.report import CheckpointReport, Compatibility, Report
+from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 
 if TYPE_CHECKING:
     from dspark_ckpt.repair import apply_fix, plan_fix
@@ -26,9 +26,9 @@ def __getattr__(name: str) -> Any:
 def check(*checkpoints: str, target: str | None = None, target_vocab_size: int | None = None,
           runtime: list[str] | None = None) -> Report:
     """Library form of `dspark-ckpt check`: the same report the CLI renders, as data."""
-    from dspark_ckpt.runtimes import parse_selectors
+    from dspark_ckpt.runtimes.selectors import parse_selectors
     from dspark_ckpt.sources.resolve import open_source
-    from dspark_ckpt.target import resolve_target
+    from dspark_ckpt.sources.target import resolve_target
 
     runtimes = parse_selectors(runtime)
     target_vocab = resolve_target(target, target_vocab_size)

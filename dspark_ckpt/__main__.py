@@ -1,3 +1,3 @@
-from dspark_ckpt.cli import main
+from dspark_ckpt.cli.app import main
 
 main()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 HERE = Path(__file__).parent
 T, D, H, R = 200058, 201024, 8, 2

@@ -29,10 +29,10 @@ INTERESTING_U64 = [0, 1, 7, 8, 2**31, 2**32, 2**63, 2**64 - 1, 100_000_000, 100_
 
 def import_targets() -> dict[str, object]:
     """Import (and, under atheris, instrument) the code under test only after the fuzzer is set up."""
-    import dspark_ckpt.inspect as inspect_mod
-    from dspark_ckpt.render import render_json, render_text
-    from dspark_ckpt.runtimes import parse_selectors
-    from dspark_ckpt.safetensors_header import parse_header
+    import dspark_ckpt.check.analysis as inspect_mod
+    from dspark_ckpt.formats.safetensors_header import parse_header
+    from dspark_ckpt.output.render import render_json, render_text
+    from dspark_ckpt.runtimes.selectors import parse_selectors
 
     return {"inspect": inspect_mod, "render_json": render_json, "render_text": render_text,
             "runtimes": parse_selectors(None), "parse_header": parse_header}
@@ -42,7 +42,7 @@ def make_target(t: dict[str, object]) -> Callable[[bytes], None]:
     from memory_source import MemorySource
     from rich.console import Console
 
-    from dspark_ckpt.report import Report
+    from dspark_ckpt.model.report import Report
 
     inspect_mod = t["inspect"]
 

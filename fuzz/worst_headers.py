@@ -39,7 +39,7 @@ def body(shape: str, size: int) -> bytes:
 
 def measure(shape: str, size: int) -> dict[str, object]:
     sys.path.insert(0, str(ROOT))
-    from dspark_ckpt.safetensors_header import parse_header
+    from dspark_ckpt.formats.safetensors_header import parse_header
 
     raw = body(shape, size)
     prefix = struct.pack("<Q", len(raw)) + raw

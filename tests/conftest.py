@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.repair.actions import STRATEGIES, FixPlan
 from dspark_ckpt.repair.apply import FixResult, apply_fix
-from dspark_ckpt.runtimes import RuntimeVersion, parse_selectors
-from dspark_ckpt.target import resolve_target
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
+from dspark_ckpt.sources.target import resolve_target
 
 __all__ = ["STRATEGIES", "FixPlan", "FixResult", "apply_fix", "fix_runtimes", "plan_fix"]
 

@@ -11,9 +11,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
 from dspark_ckpt.errors import RepairError
-from dspark_ckpt.findings import Finding
-from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.fsops import (
     atomic_text,
@@ -27,9 +29,7 @@ from dspark_ckpt.repair.fsops import (
 from dspark_ckpt.repair.lock import fix_lock
 from dspark_ckpt.repair.read import fingerprints
 from dspark_ckpt.repair.stream import copy_range
-from dspark_ckpt.report import CheckpointReport
-from dspark_ckpt.runtimes import parse_selectors
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import LocalFolder, is_in_hf_cache
 
 PROGRESS_MIN_BYTES = 256 * 2**20  # copies smaller than this finish before a bar is worth drawing

@@ -8,8 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from dspark_ckpt.formats.safetensors_header import DTYPE_BITS
 from dspark_ckpt.repair import actions as a
-from dspark_ckpt.safetensors_header import DTYPE_BITS
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 
 if TYPE_CHECKING:

@@ -8,16 +8,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dspark_ckpt.classify import VocabKind, vocab_kind
-from dspark_ckpt.compatibility import DraftFacts
-from dspark_ckpt.findings import Finding
-from dspark_ckpt.mapping import rebuild_d2t
+from dspark_ckpt.formats.mapping import rebuild_d2t
+from dspark_ckpt.formats.vocab_tensors import TensorInfo, VocabTensors
+from dspark_ckpt.model.classify import VocabKind, vocab_kind
+from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.files import file_changes
 from dspark_ckpt.repair.simulate import Steps, mapping_problems, problem_codes, score, simulate
-from dspark_ckpt.rule_catalog import RULES
-from dspark_ckpt.runtimes import RuntimeVersion
-from dspark_ckpt.vocab_tensors import TensorInfo, VocabTensors
+from dspark_ckpt.runtimes.compatibility import DraftFacts
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
 # The code each repair stands for when it resolves nothing the verdicts name (a forced strategy).

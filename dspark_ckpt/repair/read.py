@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dspark_ckpt.check.analysis import TargetVocab, draft_facts, inspect_loaded, load, read_mapping
 from dspark_ckpt.errors import SourceError
-from dspark_ckpt.inspect import TargetVocab, draft_facts, inspect_loaded, load, read_mapping
+from dspark_ckpt.formats.vocab_tensors import find_vocab_tensors
 from dspark_ckpt.repair.plan import Situation
-from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.local import LocalFolder
-from dspark_ckpt.vocab_tensors import find_vocab_tensors
 
 
 def _json(source: LocalFolder, name: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -8,11 +8,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from dspark_ckpt.render import finding_json
+from dspark_ckpt.output.render import finding_json
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
 from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
-from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 FIX_SCHEMA_VERSION = 1
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from dspark_ckpt.compatibility import DraftFacts, Verdict
-from dspark_ckpt.inspect import verdicts
+from dspark_ckpt.check.analysis import verdicts
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair.actions import (
     DROP_D2T,
     IDENTITY_D2T,
@@ -17,8 +17,8 @@ from dspark_ckpt.repair.actions import (
     TRIM_INPUT,
     Outcome,
 )
-from dspark_ckpt.rule_catalog import RULES
-from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 _FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
 # The strategies one repair applies, in order: () is the draft as it is, (trim, trim-input) a combined repair.

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from dspark_ckpt.errors import SourceError
-from dspark_ckpt.findings import Finding, finding
+from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
 from dspark_ckpt.sources.base import MAX_JSON_BYTES, PathStatus, too_large
 from dspark_ckpt.sources.hub_http import (

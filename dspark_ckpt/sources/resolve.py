@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from dspark_ckpt.errors import SourceError, UsageError
-from dspark_ckpt.report import CheckpointReport
+from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.sources.base import CheckpointSource
 from dspark_ckpt.sources.local import local_source
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dspark_ckpt.compatibility import Verdict
-from dspark_ckpt.draft_config import DraftConfig
-from dspark_ckpt.inspect import Loaded, draft_facts, verdicts
-from dspark_ckpt.runtimes import RuntimeVersion
-from dspark_ckpt.vocab_tensors import find_vocab_tensors
+from dspark_ckpt.check.analysis import Loaded, draft_facts, verdicts
+from dspark_ckpt.formats.vocab_tensors import find_vocab_tensors
+from dspark_ckpt.model.draft_config import DraftConfig
+from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 
 def same_error(observed: Verdict, predicted: Verdict) -> bool:

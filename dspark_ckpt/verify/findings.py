@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dspark_ckpt.findings import Finding, finding
+from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.verify.result import ProbeStats, VerifyResult
 
 

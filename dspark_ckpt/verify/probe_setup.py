@@ -6,14 +6,14 @@ from typing import Any
 
 import torch
 
-from dspark_ckpt.families import Family
-from dspark_ckpt.runtimes import RuntimeVersion
-from dspark_ckpt.torch_loader import NORM_NAMES, VerifyOptions
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.mapping_check import map_draft_to_target
 from dspark_ckpt.verify.probe import FLOAT_DTYPES, Head, batch_size, probe_source
 from dspark_ckpt.verify.result import MappingCheck, ProbeReport
 from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
 from dspark_ckpt.verify.runtime_model import Dims
+from dspark_ckpt.verify.torch_loader import NORM_NAMES, VerifyOptions
 
 MARKOV_W1, MARKOV_W2 = "model.markov_head.markov_w1.weight", "model.markov_head.markov_w2.weight"
 PAIRING = ("embed_tokens probes add the bias of the probed token itself (markov_w1[token]); Gaussian probes add "

@@ -9,14 +9,13 @@ from typing import Any
 
 import torch
 
-from dspark_ckpt.classify import vocab_kind
-from dspark_ckpt.compatibility import Verdict
-from dspark_ckpt.contracts import contract_for
-from dspark_ckpt.findings import Finding, finding
-from dspark_ckpt.inspect import Loaded, TargetVocab, compatibility, verdict_findings
-from dspark_ckpt.report import CheckpointReport
-from dspark_ckpt.runtimes import RuntimeVersion
-from dspark_ckpt.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions, load_order, read_tensors
+from dspark_ckpt.check.analysis import Loaded, TargetVocab, compatibility, verdict_findings
+from dspark_ckpt.model.classify import vocab_kind
+from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.contracts import contract_for
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings
 from dspark_ckpt.verify.mapping_check import check_mapping
@@ -24,6 +23,7 @@ from dspark_ckpt.verify.probe_setup import run_probe
 from dspark_ckpt.verify.result import MappingCheck, TensorRead, VerifyResult
 from dspark_ckpt.verify.runtime_load import Outcome, needs_data, run_runtime
 from dspark_ckpt.verify.runtime_model import Dims, ParamStore, dims_for
+from dspark_ckpt.verify.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions, load_order, read_tensors
 from dspark_ckpt.verify.verdicts import state_for, verdict_for
 
 

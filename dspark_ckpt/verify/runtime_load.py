@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from dspark_ckpt import contracts as c
-from dspark_ckpt.compatibility import Issue
-from dspark_ckpt.compatibility import startup_error as config_startup_error
-from dspark_ckpt.contracts import Contract, Share, Unknown
-from dspark_ckpt.draft_config import DraftConfig
+from dspark_ckpt.model.draft_config import DraftConfig
+from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes.compatibility import Issue
+from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
+from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
 
 D2T_PARAM = "draft_id_to_target_id"

@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from dspark_ckpt.contracts import Contract
-from dspark_ckpt.families import DSPARK_FAMILIES, Family
+from dspark_ckpt.model.families import DSPARK_FAMILIES, Family
+from dspark_ckpt.runtimes.contracts import Contract
 
 VOCAB_PADDING = 64  # vLLM's DEFAULT_VOCAB_PADDING_SIZE: VocabParallelEmbedding rounds its rows up to this
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "half": torch.float16}

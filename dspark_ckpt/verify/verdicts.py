@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dspark_ckpt.compatibility import Issue, Verdict
-from dspark_ckpt.families import Family
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes.compatibility import Issue, Verdict
 from dspark_ckpt.verify.result import MappingCheck, RuntimeState
 from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import make_checkpoint, run_cli
 
-from dspark_ckpt.rule_catalog import RULES
+from dspark_ckpt.model.rule_catalog import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "inkling-small-dspark"
@@ -93,7 +93,7 @@ def test_unusable_target_config_is_exit_2(tmp_path: Path) -> None:
 
 def test_check_never_imports_torch(tmp_path: Path) -> None:
     path = make_checkpoint(tmp_path / "d", vocab=100, draft_vocab=40, target_vocab=100, d2t=True, t2d=True)
-    code = ("import sys; from dspark_ckpt.cli import main\n"
+    code = ("import sys; from dspark_ckpt.cli.app import main\n"
             "try:\n    main(['check', sys.argv[1], '--target-vocab-size', '100', '--format', 'json'])\n"
             "except SystemExit:\n    pass\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\nprint('NO-TORCH')")

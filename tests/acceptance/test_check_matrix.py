@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import make_checkpoint
 
-from dspark_ckpt import contracts as c
-from dspark_ckpt.contracts import VLLM_VERSIONS
-from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
-from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes.contracts import VLLM_VERSIONS
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 
 T = 100

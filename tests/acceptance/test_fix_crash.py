@@ -16,7 +16,7 @@ import pytest
 from conftest import run_cli
 from test_fix_repairs import CASES, Case, build, fix_args, tree_digest
 
-from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.files import write_steps
 from dspark_ckpt.sources.local import LocalFolder
@@ -45,7 +45,7 @@ def reference(case: Case, root: Path) -> tuple[Path, Path, list[str], bool]:
 # imported the CLI, so the ~140 kills below cost milliseconds each instead of a fresh interpreter start.
 FORK_SERVER = r"""
 import json, os, sys
-from dspark_ckpt import cli
+from dspark_ckpt.cli import app as cli
 for line in sys.stdin:
     job = json.loads(line)
     pid = os.fork()

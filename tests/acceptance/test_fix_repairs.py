@@ -14,11 +14,11 @@ import pytest
 from conftest import make_checkpoint, mapping_tables, run_cli
 from safetensors import safe_open
 
-from dspark_ckpt.contracts import VLLM_VERSIONS
-from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint
-from dspark_ckpt.render import report_json
-from dspark_ckpt.report import Report
-from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.model.report import Report
+from dspark_ckpt.output.render import report_json
+from dspark_ckpt.runtimes.contracts import VLLM_VERSIONS
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import LocalFolder
 
 

@@ -78,14 +78,14 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_check_never_imports_torch(padded: Path) -> None:
-    code = ("import sys\nfrom dspark_ckpt.cli import main\n"
+    code = ("import sys\nfrom dspark_ckpt.cli.app import main\n"
             f"try:\n    main(['check', {str(padded)!r}, '--target-vocab-size', '{T}'])\nexcept SystemExit:\n    pass\n"
             "print('torch' in sys.modules)")
     assert _python(code).stdout.strip().splitlines()[-1] == "False"
 
 
 def test_verify_without_torch_says_how_to_install_it(padded: Path) -> None:
-    code = ("import sys\nsys.modules['torch'] = None\nfrom dspark_ckpt.cli import main\n"
+    code = ("import sys\nsys.modules['torch'] = None\nfrom dspark_ckpt.cli.app import main\n"
             f"main(['verify', {str(padded)!r}, '--target-vocab-size', '{T}'])")
     done = _python(code)
     assert done.returncode == 2 and "DSP-E040" in done.stderr and "pip install torch" in done.stderr

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_source import MemorySource
 
-from dspark_ckpt.draft_config import MAX_VOCAB, DraftConfig, parse_draft_config
-from dspark_ckpt.families import ARCHITECTURE_FAMILY, Family
-from dspark_ckpt.findings import Finding
-from dspark_ckpt.inspect import read_config
-from dspark_ckpt.rule_catalog import RULES
+from dspark_ckpt.check.analysis import read_config
+from dspark_ckpt.model.draft_config import MAX_VOCAB, DraftConfig, parse_draft_config
+from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, Family
+from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.rule_catalog import RULES
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KEYS = ["architectures", "model_type", "vocab_size", "draft_vocab_size", "hidden_size", "markov_rank",

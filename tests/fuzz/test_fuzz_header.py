@@ -10,15 +10,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dspark_ckpt.rule_catalog import RULES
-from dspark_ckpt.safetensors_header import (
+from dspark_ckpt.formats.safetensors_header import (
     DTYPE_BITS,
     MAX_HEADER_SIZE,
     HeaderResult,
     parse_header,
     read_header,
 )
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.model.rule_catalog import RULES
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 U64 = 2**64 - 1

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_source import MemorySource
 
-from dspark_ckpt.inspect import load
-from dspark_ckpt.layout import ShardIndex, index_findings, parse_index, shard_status_findings
-from dspark_ckpt.rule_catalog import RULES
-from dspark_ckpt.safetensors_header import SafetensorsHeader, TensorEntry
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.check.analysis import load
+from dspark_ckpt.formats.layout import ShardIndex, index_findings, parse_index, shard_status_findings
+from dspark_ckpt.formats.safetensors_header import SafetensorsHeader, TensorEntry
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.sources.base import PathStatus
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

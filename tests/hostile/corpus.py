@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dspark_ckpt.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 TARGET_VOCAB = 96  # every case is checked with --target-vocab-size 96, which the baseline draft matches exactly
 WEIGHTS = "model.safetensors"

@@ -15,8 +15,8 @@ from conftest import run_cli
 from corpus import BASELINE, CASES, TARGET_VOCAB, Case, big_header
 from typer.testing import CliRunner
 
-from dspark_ckpt.cli import app
-from dspark_ckpt.safetensors_header import MAX_HEADER_SIZE, read_header
+from dspark_ckpt.cli.app import app
+from dspark_ckpt.formats.safetensors_header import MAX_HEADER_SIZE, read_header
 
 # Root bypasses file modes (CAP_DAC_OVERRIDE), so chmod 000 alone proves nothing; drop those capabilities instead.
 SETPRIV = shutil.which("setpriv")

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import make_checkpoint, run_cli
 
-from dspark_ckpt.safetensors_header import read_header
+from dspark_ckpt.formats.safetensors_header import read_header
 from hub.conftest import DEFAULT_TOKEN, SECRET, cli, publish, repo_files
 
 FIX = ("--target-vocab-size", "96", "--for", "vllm==0.33.0")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dspark_ckpt.classify import InputKind, VocabKind, input_kind, vocab_kind
-from dspark_ckpt.draft_config import parse_draft_config
-from dspark_ckpt.families import Family
-from dspark_ckpt.target_config import is_qwen3_omni_target, target_vocab_size
+from dspark_ckpt.model.classify import InputKind, VocabKind, input_kind, vocab_kind
+from dspark_ckpt.model.draft_config import parse_draft_config
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.target_config import is_qwen3_omni_target, target_vocab_size
 
 
 def test_plain_dspark_config() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dspark_ckpt import contracts as c
-from dspark_ckpt.compatibility import DraftFacts, evaluate
-from dspark_ckpt.contracts import VLLM_VERSIONS, contract_for
-from dspark_ckpt.families import Family
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes.compatibility import DraftFacts, evaluate
+from dspark_ckpt.runtimes.contracts import VLLM_VERSIONS, contract_for
 
 T = 100
 OLD, V29, NEW = ("0.27.0", "0.28.0"), ("0.29.0",), ("0.30.0", "0.31.0", "0.32.0", "0.33.0")

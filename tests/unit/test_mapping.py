@@ -7,7 +7,7 @@ import struct
 import numpy as np
 from conftest import mapping_tables
 
-from dspark_ckpt.mapping import check_d2t, check_t2d, d2t_targets, decode_ints, rebuild_d2t
+from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints, rebuild_d2t
 
 
 def codes(findings: list) -> set[str]:

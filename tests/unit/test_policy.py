@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from dspark_ckpt.check.policy import ALL, Layer, Policy, apply, hidden_count, normalize, resolve
 from dspark_ckpt.errors import UsageError
-from dspark_ckpt.findings import Severity, finding
-from dspark_ckpt.policy import ALL, Layer, Policy, apply, hidden_count, normalize, resolve
-from dspark_ckpt.report import CheckpointReport, Report
-from dspark_ckpt.rule_catalog import RULES
+from dspark_ckpt.model.findings import Severity, finding
+from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.rule_catalog import RULES
 
 
 def _report(*codes: str) -> Report:

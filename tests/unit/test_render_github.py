@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from conftest import make_checkpoint
 
-from dspark_ckpt.findings import Finding, Severity
-from dspark_ckpt.inspect import inspect_checkpoint
-from dspark_ckpt.renderers import RenderContext
-from dspark_ckpt.renderers.github import annotation, escape_data, escape_property
-from dspark_ckpt.report import CheckpointReport
-from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.github import annotation, escape_data, escape_property
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
-from dspark_ckpt.target import explicit_target
+from dspark_ckpt.sources.target import explicit_target
 
 COMMAND = re.compile(r"^::(?P<cmd>error|warning|notice) (?P<props>[^:]*)::(?P<msg>.*)$")
 

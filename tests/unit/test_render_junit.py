@@ -9,14 +9,15 @@ from pathlib import Path
 from conftest import make_checkpoint
 from rich.console import Console
 
-from dspark_ckpt.findings import Finding, Severity
-from dspark_ckpt.inspect import inspect_checkpoint
-from dspark_ckpt.renderers import RENDERERS, RenderContext
-from dspark_ckpt.renderers.junit import FAMILIES, junit_tree, xml_safe
-from dspark_ckpt.report import Report
-from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import Report
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.junit import FAMILIES, junit_tree, xml_safe
+from dspark_ckpt.output.table import RENDERERS
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
-from dspark_ckpt.target import explicit_target
+from dspark_ckpt.sources.target import explicit_target
 
 
 def _report(tmp_path: Path, runtimes: list[str]) -> Report:

@@ -10,15 +10,15 @@ import jsonschema
 import pytest
 from conftest import make_checkpoint
 
-from dspark_ckpt.findings import Finding, Severity
-from dspark_ckpt.inspect import inspect_checkpoint
-from dspark_ckpt.renderers import RenderContext
-from dspark_ckpt.renderers.sarif import FINGERPRINT_KEY, sarif_log
-from dspark_ckpt.report import Report
-from dspark_ckpt.rule_catalog import RULES
-from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import Report
+from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.sarif import FINGERPRINT_KEY, sarif_log
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
-from dspark_ckpt.target import explicit_target
+from dspark_ckpt.sources.target import explicit_target
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "data" / "sarif-schema-2.1.0.json").read_text())
 VALIDATOR = jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)

@@ -10,13 +10,13 @@ import dspark_ckpt
 PACKAGE = Path(dspark_ckpt.__file__).parent
 FIX_DOC = PACKAGE.parent / "README.md"
 LITERAL = re.compile(r"""["'](DSP-E\d{3})["']""")  # code="DSP-E0xx" and positional "DSP-E0xx" alike
-FIX_MODULES = ("cli_fix.py", "repair/")  # `fix` and its repair package
+FIX_MODULES = ("cli/fix.py", "repair/")  # `fix` and its repair package
 FIX_RANGE = range(60, 80)
 # A code in several modules must be one error detected in several places; each such code is named here with the
 # one meaning all its uses share. Adding a use elsewhere fails the test until it is judged and listed.
 SHARED = {
-    "DSP-E024": ({"cli.py", "settings.py"}, "two settings-file options contradict each other"),
-    "DSP-E051": ({"sources/hub.py", "hub_push.py"}, "the Hub refused access: no token, or one without access"),
+    "DSP-E024": ({"cli/app.py", "cli/settings.py"}, "two settings-file options contradict each other"),
+    "DSP-E051": ({"sources/hub.py", "sources/hub_push.py"}, "the Hub refused access: no token, or one without access"),
 }
 
 
@@ -35,7 +35,7 @@ def is_fix(module: str) -> bool:
 
 def test_the_scan_sees_the_codes() -> None:
     uses = code_uses()
-    assert uses["DSP-E071"] == {"repair/lock.py"} and uses["DSP-E020"] == {"policy.py"}
+    assert uses["DSP-E071"] == {"repair/lock.py"} and uses["DSP-E020"] == {"check/policy.py"}
     assert len(uses) >= 40  # every family: usage, sources, settings, output, verify, hub, fix
 
 

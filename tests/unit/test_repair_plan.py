@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from conftest import make_checkpoint
 
-from dspark_ckpt.inspect import TargetVocab, inspect_checkpoint, load
+from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint, load
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.actions import DropTensor, PutTensor, SetConfig, TrimRows
 from dspark_ckpt.repair.files import dump_like
-from dspark_ckpt.runtimes import RuntimeVersion
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import LocalFolder
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)

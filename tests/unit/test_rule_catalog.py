@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dspark_ckpt.rule_catalog import RULES
+from dspark_ckpt.model.rule_catalog import RULES
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dspark_ckpt"
 EMITTED = re.compile(r"\"(DSP\d{3})\"")
@@ -26,7 +26,7 @@ def test_every_emitted_code_is_registered() -> None:
 
 
 def test_codes_are_registered_exactly_once() -> None:
-    text = (PACKAGE / "rule_catalog.py").read_text()
+    text = (PACKAGE / "model" / "rule_catalog.py").read_text()
     declared = re.findall(r"Rule\(\s*\"(DSP\d{3})\"", text)
     assert len(declared) == len(set(declared)) == len(RULES)
 

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save_file
 
-from dspark_ckpt import safetensors_header
-from dspark_ckpt.safetensors_header import (
+from dspark_ckpt.formats import safetensors_header
+from dspark_ckpt.formats.safetensors_header import (
     DTYPE_BITS,
     MAX_HEADER_SIZE,
     HeaderProblem,
@@ -444,7 +444,7 @@ def test_sparse_64_gib_file_reads_only_the_header(tmp_path: Path) -> None:
 
 
 def test_module_imports_neither_torch_nor_numpy() -> None:
-    probe = "import sys, dspark_ckpt.safetensors_header; print('torch' in sys.modules)"
+    probe = "import sys, dspark_ckpt.formats.safetensors_header; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     tree = ast.parse(Path(safetensors_header.__file__).read_text())

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from dspark_ckpt.cli.settings import discover, load_settings, parse_settings, read_settings
 from dspark_ckpt.errors import UsageError
-from dspark_ckpt.findings import Severity
-from dspark_ckpt.settings import discover, load_settings, parse_settings, read_settings
+from dspark_ckpt.model.findings import Severity
 
 
 def _write(path: Path, text: str) -> Path:

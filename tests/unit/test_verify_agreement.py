@@ -11,11 +11,11 @@ torch = pytest.importorskip("torch")
 
 from conftest import ARCH, draft_tensors, make_checkpoint
 
-from dspark_ckpt.inspect import inspect_checkpoint
-from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
-from dspark_ckpt.target import explicit_target
-from dspark_ckpt.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
 
 T = 96
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "expanded": (128, 96)}  # kind: (V, D)

@@ -12,12 +12,12 @@ torch = pytest.importorskip("torch")
 
 from conftest import draft_tensors, make_checkpoint
 
-from dspark_ckpt import contracts as c
-from dspark_ckpt.inspect import load
-from dspark_ckpt.runtimes import parse_selectors
+from dspark_ckpt.check.analysis import load
+from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
-from dspark_ckpt.target import explicit_target
-from dspark_ckpt.torch_loader import VerifyOptions, load_order, verify_checkpoint
+from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.torch_loader import VerifyOptions, load_order, verify_checkpoint
 
 T = 96
 NOPARAM_Q = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")

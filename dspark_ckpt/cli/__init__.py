@@ -1,0 +1,1 @@
+"""The command-line edge: the typer app, shared options, and one module per command."""

@@ -1,0 +1,183 @@
+"""The `dspark-ckpt fix` command (registered on the app by cli.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from dspark_ckpt.errors import DsparkCkptError, UsageError
+from dspark_ckpt.repair.actions import STRATEGIES
+
+EXIT_OK, EXIT_NOT_FIXED, EXIT_USAGE = 0, 1, 2
+DEFAULT_OUT_SUFFIX = "-fixed"
+
+Strategy = StrEnum("Strategy", {s.upper().replace("-", "_"): s for s in STRATEGIES})  # type: ignore[misc]
+
+
+class Format(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+@dataclass(frozen=True, slots=True)
+class FixJob:
+    """What every checkpoint of one run shares: T, runtimes, strategy, write mode."""
+
+    target: str | None
+    target_vocab_size: int | None
+    runtimes: list[str] | None
+    strategy: str | None
+    out: Path | None
+    in_place: bool
+    dry_run: bool
+    safe_only: bool
+    exit_non_zero_on_fix: bool
+    json: bool
+
+
+def default_out(checkpoint: str) -> Path:
+    """`<parent>/<name>-fixed`: beside the draft, never inside it."""
+    folder = Path(os.path.abspath(checkpoint))
+    if not folder.name:
+        raise UsageError(f"{checkpoint}: no folder name to derive the default destination from", code="DSP-E074",
+                         hint="pass --out DIR or --in-place")
+    return folder.with_name(folder.name + DEFAULT_OUT_SUFFIX)
+
+
+def fix(
+    checkpoints: Annotated[list[str], typer.Argument(help="Draft checkpoint folder(s), or org/repo[@rev] with --push.")],
+    target: Annotated[str | None, typer.Option("--target", help="Target model folder (or its config.json).")] = None,
+    target_vocab_size: Annotated[int | None, typer.Option("--target-vocab-size", help="Target vocab T.")] = None,
+    for_: Annotated[list[str] | None, typer.Option(
+        "--for", help="Runtime the result must load on: vllm==X.Y.Z (repeatable), vllm, sglang, or all "
+                      "(default: the settings file's `runtime`, else all: every known vLLM version and "
+                      "SGLang, as for check).")] = None,
+    strategy: Annotated[Strategy | None, typer.Option("--strategy", help="Force one repair.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the complete fixed checkpoint here [default: NAME-fixed beside the checkpoint].")] = None,
+    in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite only the files that change.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and JSON diffs; write nothing.")] = False,
+    safe_only: Annotated[bool, typer.Option(
+        "--safe-only", help="Apply only metadata-only repairs (JSON edits, small new shards); skip any that "
+                            "rewrites tensor data, and exit 1.")] = False,
+    exit_non_zero_on_fix: Annotated[bool, typer.Option(
+        "--exit-non-zero-on-fix", help="Exit 1 when a repair was written (for hooks: stage it, then commit).")] = False,
+    checkpoint_folders: Annotated[bool, typer.Option(
+        "--checkpoint-folders", help="Fix the folder of each file given (for pre-commit).")] = False,
+    settings_file: Annotated[Path | None, typer.Option(
+        "--settings", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found upward.")] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
+    output_format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TEXT,
+    push: Annotated[bool, typer.Option("--push", help="Hub repo: open a pull request with the fix.")] = False,
+    token: Annotated[str | None, typer.Option(
+        "--token", help="Hugging Face token for --push; never printed.")] = None,
+) -> None:
+    """Repair drafts for the runtimes they will run on: plan, write atomically, then re-check the result."""
+    if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/hub_push.py)
+        from dspark_ckpt.sources.hub_push import push_command
+
+        if len(checkpoints) != 1 or safe_only or checkpoint_folders or exit_non_zero_on_fix:
+            raise UsageError("--push takes one Hub repo, without --safe-only, --checkpoint-folders or "
+                             "--exit-non-zero-on-fix", code="DSP-E072", hint="those are for local folders")
+        raise typer.Exit(push_command(checkpoints[0], target=target, target_vocab_size=target_vocab_size,
+                                      runtimes=for_, strategy=strategy.value if strategy else None, token=token,
+                                      output_format=output_format.value, out=out, in_place=in_place, dry_run=dry_run))
+    from dspark_ckpt.cli.app import (
+        hook_folders,  # lazy: cli.py imports this module while it registers commands
+    )
+    from dspark_ckpt.cli.settings import load_settings
+    from dspark_ckpt.repair.apply import destination_conflict
+
+    if out is not None and in_place:
+        raise destination_conflict()
+    settings = load_settings(Path.cwd(), explicit=settings_file, isolated=isolated)
+    if target is None and target_vocab_size is None:  # either flag replaces both settings keys, as in check
+        target, target_vocab_size = settings.target, settings.target_vocab_size
+    runtimes = for_ or (list(settings.runtime) if settings.runtime is not None else None)
+    specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
+    if out is not None and len(specs) > 1:
+        raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
+                         hint="omit --out (each gets NAME-fixed beside it) or use --in-place")
+    job = FixJob(target, target_vocab_size, runtimes, strategy.value if strategy else None, out, in_place, dry_run,
+                 safe_only, exit_non_zero_on_fix, output_format is Format.JSON)
+    raise typer.Exit(run_all(specs, job))
+
+
+def run_all(specs: list[str], job: FixJob) -> int:
+    """Fix each checkpoint in turn; one that fails operationally is reported and the others still run."""
+    console, err = Console(soft_wrap=False, highlight=False), Console(stderr=True, highlight=False)
+    docs: list[dict[str, Any]] = []
+    worst = EXIT_OK
+    for n, spec in enumerate(specs):
+        if n and not job.json:
+            console.print()
+        try:
+            code, doc = fix_one(spec, job, console)
+        except DsparkCkptError as exc:
+            if len(specs) == 1:
+                raise
+            err.print(f"dspark-ckpt: error [{exc.code}]: {exc}", markup=False)
+            if exc.hint:
+                err.print(f"hint: {exc.hint}", markup=False)
+            code, doc = exc.exit_code, {"source": spec, "status": "error",
+                                        "error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}
+        docs.append(doc)
+        worst = max(worst, code)
+    if job.json:
+        console.file.write(json.dumps(docs[0] if len(specs) == 1 else docs, indent=2) + "\n")
+    return worst
+
+
+def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, Any]]:
+    """Plan, then (unless dry run, refused, or skipped by --safe-only) apply; render; return (exit code, JSON)."""
+    from dspark_ckpt.repair import apply_fix, plan_fix
+    from dspark_ckpt.repair.apply import out_exists, out_taken
+    from dspark_ckpt.repair.render import fix_json, render_plan_text, render_result_text, render_skip_text
+    from dspark_ckpt.repair.safety import skip_message, unsafe_reasons
+
+    plan = plan_fix(spec, target=job.target, target_vocab_size=job.target_vocab_size, runtimes=job.runtimes,
+                    strategy=job.strategy)
+    skipped = unsafe_reasons(plan) if job.safe_only else []
+    out = job.out
+    if out is None and not job.in_place and not job.dry_run:
+        out = default_out(spec)
+        if plan.changes_anything and not skipped and out_taken(out):
+            raise out_exists(out, f"{out.name} is fix's default destination, maybe left by an earlier fix: "
+                                  "remove it, or pass --out DIR or --in-place")
+    result = None
+    if plan.changes_anything and not job.dry_run and not skipped:
+        result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place,
+                           console=Console(stderr=True))
+    if not job.json:
+        render_plan_text(plan, console, diff=job.dry_run)
+        if skipped:
+            render_skip_text(skip_message(plan, skipped), console)
+        elif result is not None:
+            render_result_text(result, console)
+        elif job.dry_run and plan.changes_anything:
+            console.print("dry run: nothing was written", style="dim")
+    doc = fix_json(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
+    return _exit_code(plan, result, job, bool(skipped)), doc
+
+
+def _exit_code(plan: object, result: object, job: FixJob, skipped: bool) -> int:
+    from dspark_ckpt.repair import FixPlan, FixResult
+
+    assert isinstance(plan, FixPlan)
+    if plan.refusal is not None or skipped or (job.dry_run and plan.changes_anything):
+        return EXIT_NOT_FIXED
+    if isinstance(result, FixResult):
+        return EXIT_NOT_FIXED if result.errors or job.exit_non_zero_on_fix else EXIT_OK
+    return EXIT_OK
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the `fix` command to the app."""
+    app.command("fix")(fix)

@@ -1,0 +1,126 @@
+"""Settings files: `dspark-ckpt.toml` or `[tool.dspark-ckpt]` in `pyproject.toml`, found upward from a folder."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dspark_ckpt.check.policy import Layer, normalize
+from dspark_ckpt.errors import UsageError
+from dspark_ckpt.model.findings import Severity
+
+SETTINGS_NAME = "dspark-ckpt.toml"
+PYPROJECT_NAME = "pyproject.toml"
+TOOL_TABLE = "dspark-ckpt"
+KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    path: Path | None = None  # None: no file was read
+    policy: Layer = field(default_factory=Layer)
+    runtime: tuple[str, ...] | None = None
+    target: str | None = None  # already resolved against the file's folder
+    target_vocab_size: int | None = None
+
+
+def _bad(where: str, key: str, expected: str, value: Any) -> UsageError:
+    return UsageError(f"{where}: `{key}` must be {expected}, got {value!r}", code="DSP-E021",
+                      hint=f"keys: {', '.join(KEYS)}")
+
+
+def _codes(table: dict[str, Any], key: str, where: str) -> tuple[str, ...] | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _bad(where, key, "a list of codes or prefixes", value)
+    return normalize(value, f"{where}: {key}")
+
+
+def _typed(table: dict[str, Any], key: str, kind: type, where: str, expected: str) -> Any:
+    value = table.get(key)
+    if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
+        raise _bad(where, key, expected, value)
+    return value
+
+
+def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings:
+    """Pure: a TOML table -> Settings. Unknown keys are errors: a typo must not silently loosen the gate."""
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}", code="DSP-E022",
+                         hint=f"keys: {', '.join(KEYS)}")
+    fail_on = _typed(table, "fail-on", str, where, "error, warning or info")
+    if fail_on is not None and fail_on not in {s.value for s in Severity}:
+        raise _bad(where, "fail-on", "error, warning or info", fail_on)
+    runtime = table.get("runtime")
+    if isinstance(runtime, str):
+        runtime = [runtime]
+    if runtime is not None and (not isinstance(runtime, list) or not all(isinstance(r, str) for r in runtime)):
+        raise _bad(where, "runtime", "a selector or a list of selectors", runtime)
+    target = _typed(table, "target", str, where, "a path")
+    layer = Layer(select=_codes(table, "select", where), extend_select=_codes(table, "extend-select", where) or (),
+                  ignore=_codes(table, "ignore", where), fail_on=Severity(fail_on) if fail_on else None,
+                  exit_zero=_typed(table, "exit-zero", bool, where, "true or false"))
+    return Settings(path=None, policy=layer, runtime=tuple(runtime) if runtime is not None else None,
+                    target=str(base / target) if target is not None else None,
+                    target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except OSError as exc:
+        raise UsageError(f"cannot read settings file {path}: {exc.strerror or exc}", code="DSP-E023") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}", code="DSP-E023") from exc
+
+
+def _table(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The dspark-ckpt table of a file: the whole file, or `[tool.dspark-ckpt]` of a pyproject.toml."""
+    if path.name != PYPROJECT_NAME:
+        return doc
+    tool = doc.get("tool")
+    table = tool.get(TOOL_TABLE) if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise UsageError(f"{path}: [tool.{TOOL_TABLE}] must be a table", code="DSP-E021")
+    return table
+
+
+def read_settings(path: Path) -> Settings:
+    table = _table(path, _read_toml(path))
+    if table is None:
+        raise UsageError(f"{path} has no [tool.{TOOL_TABLE}] table", code="DSP-E023",
+                         hint=f"put the keys under [tool.{TOOL_TABLE}], or use a {SETTINGS_NAME}")
+    where = f"{path} [tool.{TOOL_TABLE}]" if path.name == PYPROJECT_NAME else str(path)
+    parsed = parse_settings(table, base=path.parent, where=where)
+    return Settings(path, parsed.policy, parsed.runtime, parsed.target, parsed.target_vocab_size)
+
+
+def discover(start: Path) -> Path | None:
+    """The nearest folder (start, then its parents) with a dspark-ckpt.toml, or a pyproject.toml that has our table.
+
+    In one folder dspark-ckpt.toml wins, as ruff.toml wins over pyproject.toml.
+    """
+    for folder in (start, *start.parents):
+        if (candidate := folder / SETTINGS_NAME).is_file():
+            return candidate
+        if (candidate := folder / PYPROJECT_NAME).is_file() and _table(candidate, _read_toml(candidate)) is not None:
+            return candidate
+    return None
+
+
+def load_settings(cwd: Path, *, explicit: Path | None, isolated: bool) -> Settings:
+    if explicit is not None and isolated:
+        raise UsageError("--settings and --isolated contradict each other", code="DSP-E024",
+                         hint="--isolated ignores every settings file")
+    if isolated:
+        return Settings()
+    path = explicit if explicit is not None else discover(cwd.absolute())
+    return read_settings(path) if path is not None else Settings()

@@ -1,0 +1,1 @@
+"""Pure records and registries: findings, rules, families, the draft config, the report."""

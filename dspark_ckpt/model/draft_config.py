@@ -1,0 +1,134 @@
+"""Pure: a draft's config.json dict -> typed draft facts (family, V, D, H, r) plus config findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dspark_ckpt.model.families import SPECULATORS_FAMILY, Family, family_for
+from dspark_ckpt.model.findings import Finding, finding
+
+MAX_VOCAB = 2**40  # far above any real vocabulary; larger values are corrupt configs
+
+
+@dataclass(frozen=True, slots=True)
+class DraftConfig:
+    architecture: str | None
+    model_type: str | None
+    family: Family | None
+    vocab_size: int | None  # V
+    draft_vocab_size: int | None  # D (defaults to V when absent or null)
+    draft_vocab_size_declared: bool
+    hidden_size: int | None
+    markov_rank: int | None
+    enable_confidence_head: bool
+    confidence_head_with_markov: bool
+    dspark_draft_topk: int | None
+    has_own_lm_head_flag: bool  # DFlash `has_own_lm_head` (vLLM 0.31+)
+    parallel_drafting: bool
+    mask_token_id: int | None
+    speculators_type: str | None
+    verifier: str | None
+
+
+def positive_int(value: object) -> int | None:
+    """A vocab-like size: a positive int (not bool) no larger than MAX_VOCAB, else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or value > MAX_VOCAB:
+        return None
+    return value
+
+
+def _lookup(cfg: dict[str, Any], key: str) -> Any:
+    """A top-level key, else the speculators format's `transformer_layer_config` (the draft's own layer config)."""
+    if key in cfg:
+        return cfg[key]
+    layer = cfg.get("transformer_layer_config")
+    return layer.get(key) if isinstance(layer, dict) else None
+
+
+def nested_lookup(cfg: dict[str, Any], key: str) -> Any:
+    """vLLM's DFlash merges eagle_config, then dflash_config over the top level: the nested value wins."""
+    for section in ("dflash_config", "eagle_config"):
+        nested = cfg.get(section)
+        if isinstance(nested, dict) and key in nested:
+            return nested[key]
+    return cfg.get(key)
+
+
+def _architecture(cfg: dict[str, Any]) -> str | None:
+    archs = cfg.get("architectures")
+    if isinstance(archs, list) and archs and isinstance(archs[0], str):
+        return archs[0]
+    return None
+
+
+def _verifier(cfg: dict[str, Any]) -> str | None:
+    spec = cfg.get("speculators_config")
+    verifier = spec.get("verifier") if isinstance(spec, dict) else None
+    name = verifier.get("name_or_path") if isinstance(verifier, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tuple[DraftConfig, list[Finding]]:
+    findings: list[Finding] = []
+    architecture = _architecture(cfg)
+    model_type = cfg.get("model_type") if isinstance(cfg.get("model_type"), str) else None
+    speculators_type = cfg.get("speculators_model_type")
+    speculators_type = speculators_type if isinstance(speculators_type, str) else None
+    family = family_for(architecture, model_type)
+    if family is None and speculators_type is not None:
+        family = SPECULATORS_FAMILY.get(speculators_type)
+    if family is None:
+        named = architecture or (f"speculators type {speculators_type!r}" if speculators_type else "no architecture")
+        findings.append(finding("DSP203", f"Unknown draft family ({named}); runtime contracts were not evaluated.",
+                                file=file))
+
+    raw_v = _lookup(cfg, "vocab_size")
+    vocab_size = positive_int(raw_v)
+    if vocab_size is None:
+        findings.append(finding("DSP204", f"vocab_size is {raw_v!r}; expected a positive integer <= 2**40.", file=file))
+
+    raw_d = cfg.get("draft_vocab_size")  # vLLM reads it from the top level only
+    declared = raw_d is not None
+    draft_vocab_size = positive_int(raw_d) if declared else vocab_size
+    if declared and draft_vocab_size is None:
+        findings.append(finding("DSP205", f"draft_vocab_size is {raw_d!r}; expected null or a positive integer "
+                                          "<= 2**40.", file=file))
+
+    hidden_size = _optional_int(cfg, "hidden_size", file, findings)
+    markov_rank = _optional_int(cfg, "markov_rank", file, findings)
+    topk = _lookup(cfg, "dspark_draft_topk")
+    config = DraftConfig(
+        architecture=architecture,
+        model_type=model_type,
+        family=family,
+        vocab_size=vocab_size,
+        draft_vocab_size=draft_vocab_size,
+        draft_vocab_size_declared=declared,
+        hidden_size=hidden_size,
+        markov_rank=markov_rank,
+        enable_confidence_head=_lookup(cfg, "enable_confidence_head") is True,
+        confidence_head_with_markov=_lookup(cfg, "confidence_head_with_markov") is True,
+        dspark_draft_topk=topk if isinstance(topk, int) and not isinstance(topk, bool) else None,
+        has_own_lm_head_flag=_lookup(cfg, "has_own_lm_head") is True,
+        parallel_drafting=_lookup(cfg, "parallel_drafting") is True,
+        mask_token_id=_int_or_none(nested_lookup(cfg, "mask_token_id")),
+        speculators_type=speculators_type,
+        verifier=_verifier(cfg),
+    )
+    return config, findings
+
+
+def _optional_int(cfg: dict[str, Any], key: str, file: str, findings: list[Finding]) -> int | None:
+    raw = _lookup(cfg, key)
+    if raw is None:
+        return None
+    value = positive_int(raw)
+    if value is None:
+        findings.append(finding("DSP208", f"{key} is {raw!r}; expected a positive integer, shape checks that need "
+                                          "it were skipped.", file=file))
+    return value
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

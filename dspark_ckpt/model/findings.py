@@ -1,0 +1,57 @@
+"""Findings as data: Severity, Finding, and the rule registry lookup that stamps a finding's severity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from dspark_ckpt.model.rule_catalog import RULES, Rule
+
+
+class Severity(StrEnum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    file: str | None = None
+    tensor: str | None = None
+    hint: str | None = None
+
+
+def rule(code: str) -> Rule:
+    try:
+        return RULES[code]
+    except KeyError:
+        raise KeyError(f"finding code {code} is not registered in rule_catalog.RULES") from None
+
+
+def finding(
+    code: str, message: str, *, file: str | None = None, tensor: str | None = None, hint: str | None = None
+) -> Finding:
+    """Build a Finding whose severity and default hint come from the registry, so a code means one thing."""
+    registered = rule(code)
+    return Finding(
+        code=code,
+        severity=Severity(registered.severity),
+        message=message,
+        file=file,
+        tensor=tensor,
+        hint=hint if hint is not None else registered.fix,
+    )
+
+
+def worst(findings: tuple[Finding, ...] | list[Finding]) -> Severity | None:
+    return max((f.severity for f in findings), key=lambda s: s.rank, default=None)

@@ -1,0 +1,55 @@
+"""The report model: what a check found for each checkpoint, as frozen data that renderers turn into text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dspark_ckpt.formats.vocab_tensors import TensorInfo
+from dspark_ckpt.model.findings import Finding, Severity
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Compatibility:
+    runtime: str
+    version: str
+    loads: bool
+    error: str | None
+    error_code: str | None
+    silent: tuple[str, ...]
+    silent_codes: tuple[str, ...]
+    verbatim: bool  # False where `error` is dspark-ckpt's description rather than the runtime's own text
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointReport:
+    source: str
+    revision: str | None
+    family: str | None
+    architecture: str | None
+    draft_vocab_size: int | None
+    input_vocab_size: int | None
+    target_vocab_size: int | None
+    target_vocab_source: str | None
+    vocab_kind: str | None
+    input_kind: str | None
+    hidden_size: int | None
+    tensors: tuple[TensorInfo, ...]
+    compatibility: tuple[Compatibility, ...]
+    findings: tuple[Finding, ...]
+    shards: int = 0
+
+    def at_or_above(self, severity: Severity) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity.rank >= severity.rank)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    checkpoints: tuple[CheckpointReport, ...]
+    runtimes: tuple[str, ...] = field(default=())  # the runtime selectors evaluated, e.g. ("vllm==0.29.0",)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for c in self.checkpoints for f in c.findings)

@@ -1,0 +1,41 @@
+"""Pure: a target's config.json dict -> its logical text vocabulary T (what vLLM's get_vocab_size() returns)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dspark_ckpt.model.draft_config import positive_int
+
+# vLLM reads `hf_text_config.vocab_size`, found by transformers' `get_text_config()` (text_encoder, decoder,
+# generator, text_config); Qwen3-Omni's config class overrides it to reach the thinker's text config.
+TEXT_CONFIG_PATHS: tuple[tuple[str, ...], ...] = (
+    ("thinker_config", "text_config"),
+    ("text_encoder",),
+    ("decoder",),
+    ("generator",),
+    ("text_config",),
+)
+
+
+def text_config(cfg: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The sub-config vLLM takes the vocab from, and its dotted path ('' for the top level)."""
+    for path in TEXT_CONFIG_PATHS:
+        node: Any = cfg
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and "vocab_size" in node:
+            return node, ".".join(path)
+    return cfg, ""
+
+
+def target_vocab_size(cfg: dict[str, Any]) -> tuple[int | None, str]:
+    """T and the config path it came from; None when the config has no positive integer vocab_size."""
+    node, path = text_config(cfg)
+    return positive_int(node.get("vocab_size")), path
+
+
+def is_qwen3_omni_target(cfg: dict[str, Any]) -> bool:
+    archs = cfg.get("architectures") or []
+    return cfg.get("model_type") == "qwen3_omni_moe" or any(
+        a in ("Qwen3OmniMoeForConditionalGeneration", "Qwen3OmniMoeThinkerForConditionalGeneration")
+        for a in archs if isinstance(a, str))

@@ -1,0 +1,41 @@
+"""Report -> GitHub Actions workflow commands (`::error file=...::message`), escaped as @actions/core does."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.locations import finding_path, relative_to
+from dspark_ckpt.output.render import summary_line
+
+COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    """A message: `%` first, so the escapes it introduces are not escaped again; CR and LF cannot end the command."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value additionally may not contain the `:` and `,` that delimit properties."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(c: CheckpointReport, f: Finding, ctx: RenderContext) -> str:
+    slug = RULES[f.code].slug if f.code in RULES else ""
+    props = {"file": relative_to(finding_path(c, f), ctx.root), "line": "1", "title": f"{f.code} {slug}".strip()}
+    where = f"{f.tensor}: " if f.tensor else ""
+    message = f"{where}{f.message}" + (f"\nhint: {f.hint}" if f.hint else "")
+    joined = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
+    return f"::{COMMAND[f.severity]} {joined}::{escape_data(message)}"
+
+
+def render(report: Report, console: Console, ctx: RenderContext) -> None:
+    for c in report.checkpoints:
+        for f in c.findings:
+            console.file.write(annotation(c, f, ctx) + "\n")
+    # A plain line; it cannot be read as a command because it does not start with `::`.
+    console.file.write(f"dspark-ckpt: {summary_line(report)}\n")

@@ -1,0 +1,87 @@
+"""Report -> JUnit XML: one test suite per checkpoint, one test case per check (rule family or runtime)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from rich.console import Console
+
+from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
+from dspark_ckpt.output.context import RenderContext
+
+# Rule families as registered in rule_catalog (longest prefix wins); each is one test case per checkpoint.
+FAMILIES = (("DSP0", "safetensors-header"), ("DSP1", "layout"), ("DSP2", "config"),
+            ("DSP3", "runtime-contracts"), ("DSP32", "tensor-shapes"), ("DSP4", "mapping-contents"))
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """XML 1.0 cannot carry NUL, most C0 controls or lone surrogates (a hostile tensor name may): show them escaped."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}",
+                        text)
+
+
+def family_of(code: str) -> str:
+    matches = [(p, name) for p, name in FAMILIES if code.startswith(p)]
+    return max(matches, key=lambda m: len(m[0]))[1] if matches else "other"
+
+
+def _runtime_name(e: Compatibility) -> str:
+    return f"runtime {e.runtime}=={e.version}" if e.version != "*" else f"runtime {e.runtime}"
+
+
+def _line(f: Finding) -> str:
+    where = ":".join(p for p in (f.file, f.tensor) if p)
+    return f"{f.severity.value} {f.code} {where + ': ' if where else ''}{f.message}"
+
+
+def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
+    """Test case name -> its findings. A runtime-contract finding goes to every runtime whose entry names its code;
+    every other finding to its rule family, so each finding is reported at least once."""
+    out: dict[str, list[Finding]] = {name: [] for name in dict.fromkeys(n for _, n in FAMILIES)}
+    runtime_codes = {_runtime_name(e): {e.error_code, *e.silent_codes} for e in c.compatibility}
+    out.update({name: [] for name in runtime_codes})
+    for f in c.findings:
+        owners = [name for name, codes in runtime_codes.items() if f.code in codes]
+        for name in owners or [family_of(f.code)]:
+            out.setdefault(name, []).append(f)
+    return out
+
+
+def _testcase(suite: ET.Element, c: CheckpointReport, name: str, found: list[Finding], ctx: RenderContext) -> bool:
+    case = ET.SubElement(suite, "testcase", classname=xml_safe(c.source), name=name, time="0")
+    failing = [f for f in found if f.severity.rank >= ctx.fail_on.rank]
+    if failing:
+        first = failing[0]
+        failure = ET.SubElement(case, "failure", type=first.code, message=xml_safe(f"{first.code}: {first.message}"))
+        failure.text = xml_safe("\n".join(_line(f) + (f"\nhint: {f.hint}" if f.hint else "") for f in failing))
+    rest = [f for f in found if f not in failing]
+    if rest:
+        ET.SubElement(case, "system-out").text = xml_safe("\n".join(_line(f) for f in rest))
+    return bool(failing)
+
+
+def junit_tree(report: Report, ctx: RenderContext) -> ET.Element:
+    root = ET.Element("testsuites", name="dspark-ckpt")
+    total = failures = 0
+    for c in report.checkpoints:
+        suite = ET.SubElement(root, "testsuite", name=xml_safe(c.source))
+        props = ET.SubElement(suite, "properties")
+        for key in ("family", "vocab_kind", "draft_vocab_size", "target_vocab_size", "revision"):
+            value = getattr(c, key)
+            if value is not None:
+                ET.SubElement(props, "property", name=key, value=xml_safe(str(value)))
+        found = cases(c)
+        failed = sum(_testcase(suite, c, name, fs, ctx) for name, fs in found.items())
+        suite.attrib.update(tests=str(len(found)), failures=str(failed), errors="0", skipped="0", time="0")
+        total, failures = total + len(found), failures + failed
+    root.attrib.update(tests=str(total), failures=str(failures), errors="0", time="0")
+    return root
+
+
+def render(report: Report, console: Console, ctx: RenderContext) -> None:
+    tree = junit_tree(report, ctx)
+    ET.indent(tree)
+    console.file.write('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(tree, encoding="unicode") + "\n")

@@ -1,0 +1,65 @@
+"""Report -> GitHub-flavoured Markdown, for a job summary ($GITHUB_STEP_SUMMARY) or a pull-request comment."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.render import summary_line
+
+_ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
+
+
+def cell(text: str) -> str:
+    """One table cell: no raw HTML, no pipe or newline that would break the row, no backtick run that opens code."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return escaped.replace("`", "\\`").replace("\r", " ").replace("\n", "<br>")
+
+
+def _facts(c: CheckpointReport) -> list[str]:
+    t = f"{c.target_vocab_size} ({cell(c.target_vocab_source or '')})" if c.target_vocab_size else "unknown"
+    return [f"- family: {cell(c.family or 'unknown')} ({cell(c.architecture or 'no architecture')})",
+            f"- vocab: T={t}, V={c.input_vocab_size}, D={c.draft_vocab_size}"
+            + (f", kind **{c.vocab_kind}**, input {c.input_kind}" if c.vocab_kind else "")]
+
+
+def _compatibility(c: CheckpointReport) -> list[str]:
+    rows = ["| runtime | loads | error / silent misbehaviour |", "|---|---|---|"]
+    for e in c.compatibility:
+        name = f"{e.runtime} {e.version}" if e.version != "*" else e.runtime
+        if e.error:
+            rows.append(f"| {name} | ❌ no | {e.error_code}: {cell(e.error)} |")
+        elif e.silent:
+            issues = "<br>".join(f"{code}: {cell(s)}" for code, s in zip(e.silent_codes, e.silent))
+            rows.append(f"| {name} | ⚠️ yes* | {issues} |")
+        else:
+            rows.append(f"| {name} | ✅ yes | |")
+    return rows
+
+
+def _findings(c: CheckpointReport) -> list[str]:
+    rows = ["| severity | code | where | message |", "|---|---|---|---|"]
+    for f in c.findings:
+        where = ":".join(p for p in (f.file, f.tensor) if p)
+        hint = f"<br>hint: {cell(f.hint)}" if f.hint else ""
+        rows.append(f"| {_ICON[f.severity]} {f.severity.value} | `{f.code}` | {cell(where)} | {cell(f.message)}{hint} |")
+    return rows
+
+
+def markdown(report: Report, ctx: RenderContext) -> str:
+    failing = sum(1 for f in report.findings if f.severity.rank >= ctx.fail_on.rank)
+    verdict = f"❌ {failing} finding(s)" if failing else "✅ no finding"
+    lines = [f"## dspark-ckpt: {verdict} at or above {ctx.fail_on.value}", "", summary_line(report), ""]
+    for c in report.checkpoints:
+        lines += [f"### {cell(c.source)}", "", *_facts(c), ""]
+        if c.compatibility:
+            lines += [*_compatibility(c), ""]
+        if c.findings:
+            lines += [*_findings(c), ""]
+    return "\n".join(lines)
+
+
+def render(report: Report, console: Console, ctx: RenderContext) -> None:
+    console.file.write(markdown(report, ctx) + "\n")

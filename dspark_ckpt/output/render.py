@@ -1,0 +1,132 @@
+"""Report -> text (rich) | json; the other formats live in renderers/. Renderers never decide pass or fail."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import SCHEMA_VERSION, CheckpointReport, Report
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {"code": f.code, "severity": f.severity.value, "message": f.message, "file": f.file,
+            "tensor": f.tensor, "hint": f.hint}
+
+
+def checkpoint_json(c: CheckpointReport) -> dict[str, Any]:
+    return {
+        "source": c.source,
+        "revision": c.revision,
+        "family": c.family,
+        "architecture": c.architecture,
+        "draft_vocab_size": c.draft_vocab_size,
+        "input_vocab_size": c.input_vocab_size,
+        "target_vocab_size": c.target_vocab_size,
+        "target_vocab_source": c.target_vocab_source,
+        "vocab_kind": c.vocab_kind,
+        "input_kind": c.input_kind,
+        "hidden_size": c.hidden_size,
+        "tensors": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "file": t.file} for t in c.tensors],
+        "compatibility": [
+            {"runtime": e.runtime, "version": e.version, "loads": e.loads, "error": e.error,
+             "error_code": e.error_code, "error_verbatim": e.verbatim if e.error else None,
+             "silent": list(e.silent), "silent_codes": list(e.silent_codes), "source": e.source}
+            for e in c.compatibility
+        ],
+        "findings": [finding_json(f) for f in c.findings],
+    }
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "runtimes": list(report.runtimes),
+            "checkpoints": [checkpoint_json(c) for c in report.checkpoints]}
+
+
+def render_json(report: Report, console: Console) -> None:
+    console.file.write(json.dumps(report_json(report), indent=2) + "\n")
+
+
+def _facts(c: CheckpointReport) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(overflow="fold")
+    grid.add_row("family", f"{c.family or 'unknown'} ({c.architecture or 'no architecture'})")
+    target = f"T={c.target_vocab_size} ({c.target_vocab_source})" if c.target_vocab_size else "T=unknown"
+    grid.add_row("vocab", f"{target}  V={c.input_vocab_size}  D={c.draft_vocab_size}")
+    if c.vocab_kind:
+        grid.add_row("kind", f"{c.vocab_kind} ({_KIND_NOTE[c.vocab_kind]}), input {c.input_kind}")
+    for t in c.tensors:
+        grid.add_row("tensor", f"{t.name}  {t.dtype} {list(t.shape)}  {t.file}")
+    if c.revision:
+        grid.add_row("revision", c.revision)
+    return grid
+
+
+def _compatibility(c: CheckpointReport) -> Table:
+    table = Table(title="Compatibility", title_justify="left", expand=False, show_lines=False)
+    table.add_column("runtime", no_wrap=True)
+    table.add_column("loads", no_wrap=True)
+    table.add_column("error / silent misbehaviour", overflow="fold")
+    for e in c.compatibility:
+        name = f"{e.runtime} {e.version}" if e.version != "*" else e.runtime
+        if e.error:
+            table.add_row(name, Text("no", style="bold red"), f"{e.error_code}: {e.error}")
+        elif e.silent:
+            table.add_row(name, Text("yes*", style="yellow"),
+                          "\n".join(f"{code}: {s}" for code, s in zip(e.silent_codes, e.silent)))
+        else:
+            table.add_row(name, Text("yes", style="green"), "")
+    return table
+
+
+def _findings(c: CheckpointReport) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for f in c.findings:
+        where = ":".join(p for p in (f.file, f.tensor) if p)
+        body = Text.assemble((f"{where}: " if where else "", "dim"), f.message)
+        if f.hint:
+            body.append(f"\nhint: {f.hint}", style="dim")
+        grid.add_row(Text.assemble((f"{f.severity.value:<7} ", _STYLE[f.severity]), (f.code, "bold")), body)
+    return grid
+
+
+def summary_line(report: Report) -> str:
+    counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
+    return (f"{len(report.checkpoints)} checkpoint(s): {counts[Severity.ERROR]} error(s), "
+            f"{counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info")
+
+
+def render_text(report: Report, console: Console) -> None:
+    for c in report.checkpoints:
+        console.print(Text(c.source, style="bold underline"))
+        console.print(_facts(c))
+        if c.compatibility:
+            console.print(_compatibility(c))
+        if c.findings:
+            console.print(Text("Findings", style="bold"))
+            console.print(_findings(c))
+        console.print()
+    console.print(summary_line(report))
+
+
+def render_text_quiet(report: Report, console: Console) -> None:
+    """`-q`: only the findings and the summary line, for logs that should stay short."""
+    for c in report.checkpoints:
+        if c.findings:
+            console.print(Text(c.source, style="bold underline"))
+            console.print(_findings(c))
+    console.print(summary_line(report))
+
+
+RENDERERS: dict[str, Callable[[Report, Console], None]] = {"text": render_text, "json": render_json}

@@ -1,0 +1,81 @@
+"""Report -> SARIF 2.1.0, the format code-scanning services (GitHub, Azure DevOps) read."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.rule_catalog import RULES, Rule
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.locations import artifact_uri, finding_path
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+FINGERPRINT_KEY = "dsparkCkptFinding/v1"
+
+
+def _rule(r: Rule) -> dict[str, Any]:
+    fix = r.fix + (f" (repair: `dspark-ckpt fix --strategy {r.repair}`)" if r.repair else "")
+    sections = (("What it means", r.what), ("Why it matters", r.why), ("Example", r.example), ("How to fix", fix))
+    return {
+        "id": r.code,
+        "name": "".join(part.capitalize() for part in r.slug.split("-")),
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": r.what},
+        "help": {"text": "\n\n".join(f"{title}: {body}" for title, body in sections),
+                 "markdown": "\n\n".join(f"**{title}**\n\n{body}" for title, body in sections)},
+        "defaultConfiguration": {"level": LEVEL[Severity(r.severity)]},
+        "properties": {"tags": ["dspark-ckpt", r.slug]},
+    }
+
+
+def _fingerprint(code: str, uri: str, tensor: str | None, occurrence: int) -> str:
+    """Stable across runs and message wording: code, file, tensor, and the n-th such finding."""
+    key = "\0".join((code, uri, tensor or "", str(occurrence)))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[str, int],
+            seen: Counter[tuple[str, str, str | None]]) -> dict[str, Any]:
+    uri, relative = artifact_uri(finding_path(c, f), ctx.root)
+    artifact: dict[str, Any] = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if relative else {})}
+    location: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
+    if f.tensor:
+        location["logicalLocations"] = [{"name": f.tensor, "kind": "member"}]
+    seen[(f.code, uri, f.tensor)] += 1
+    result: dict[str, Any] = {
+        "ruleId": f.code,
+        "level": LEVEL[f.severity],
+        "message": {"text": f.message + (f"\nhint: {f.hint}" if f.hint else "")},
+        "locations": [location],
+        "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(f.code, uri, f.tensor, seen[(f.code, uri, f.tensor)])},
+        "properties": {"checkpoint": c.source, **({"revision": c.revision} if c.revision else {})},
+    }
+    if f.code in index:
+        result["ruleIndex"] = index[f.code]
+    return result
+
+
+def sarif_log(report: Report, ctx: RenderContext) -> dict[str, Any]:
+    rules = [RULES[code] for code in sorted(RULES)]
+    index = {r.code: i for i, r in enumerate(rules)}
+    seen: Counter[tuple[str, str, str | None]] = Counter()
+    results = [_result(c, f, ctx, index, seen) for c in report.checkpoints for f in c.findings]
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "dspark-ckpt", "version": ctx.tool_version,
+                            "semanticVersion": ctx.tool_version, "rules": [_rule(r) for r in rules]}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": ctx.root.absolute().as_uri() + "/"}},
+        "results": results,
+        "properties": {"runtimes": list(report.runtimes)},
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(report: Report, console: Console, ctx: RenderContext) -> None:
+    console.file.write(json.dumps(sarif_log(report, ctx), indent=2) + "\n")

@@ -1,0 +1,1 @@
+"""The runtime contracts as data, their pure evaluator, and runtime selectors."""

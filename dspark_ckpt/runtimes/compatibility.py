@@ -1,0 +1,169 @@
+"""Pure: evaluate one runtime contract against a draft's facts -> loads?, the exact error, silent misbehaviours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
+
+
+@dataclass(frozen=True, slots=True)
+class DraftFacts:
+    """What a runtime's load path looks at: the vocab sizes and which tensors (by substring) exist."""
+
+    family: Family
+    draft_vocab_size: int  # D
+    vocab_size: int  # V
+    target_vocab_size: int  # T
+    has_lm_head: bool
+    has_embed: bool
+    has_d2t: bool
+    has_t2d: bool
+    has_mask_hidden: bool = False
+    model_prefixed: bool = False
+    lm_head_rows: int | None = None
+    lm_head_cols: int | None = None
+    hidden_size: int | None = None
+    embed_rows: int | None = None
+    markov_w1_rows: int | None = None
+    markov_w2_rows: int | None = None
+    d2t_length: int | None = None
+    dspark_draft_topk: int | None = None
+    has_own_lm_head_flag: bool = False
+    parallel_drafting: bool = False
+    mask_token_id: int | None = None
+    unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
+    target_is_omni: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    code: str
+    text: str
+    verbatim: bool = True  # False where the text is dspark-ckpt's description, not the runtime's own message
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    runtime: str
+    version: str
+    contract: Contract
+    error: Issue | None  # the first error the runtime raises, None when it loads
+    silent: tuple[Issue, ...]  # what goes wrong without an error
+
+    @property
+    def loads(self) -> bool:
+        return self.error is None
+
+
+def evaluate(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
+    error = _config_error(contract, facts) or _load_error(contract, facts)
+    silent = () if error else tuple(_silent(contract, facts))
+    return Verdict(contract.runtime, version, contract, error, silent)
+
+
+def startup_error(k: Contract, *, draft_vocab: int, vocab: int, target_vocab: int, mask_token_id: int | None,
+                  topk: int | None, target_is_omni: bool = False) -> Issue | None:
+    """Config-time validation (the speculative config), before any weight is read."""
+    d, t = draft_vocab, target_vocab
+    if not k.supported:
+        return Issue("DSP309", c.E_OMNI_UNREGISTERED)
+    if target_is_omni and k.omni_target_validated and k.family is not Family.QWEN3_OMNI_DSPARK:
+        return Issue("DSP309", c.E_OMNI_GENERIC)
+    if k.omni_config_check and not 0 < d <= t:
+        return Issue("DSP308", c.E_OMNI_VOCAB.format(t=t, d=d))
+    if k.omni_config_check and mask_token_id is not None and not 0 <= mask_token_id < vocab:
+        return Issue("DSP308", c.E_OMNI_MASK.format(last=vocab - 1))
+    if k.topk_check and topk is not None and not 1 <= topk <= d:
+        return Issue("DSP209", c.E_TOPK.format(d=d))
+    return None
+
+
+def _config_error(k: Contract, f: DraftFacts) -> Issue | None:
+    return startup_error(k, draft_vocab=f.draft_vocab_size, vocab=f.vocab_size, target_vocab=f.target_vocab_size,
+                         mask_token_id=f.mask_token_id, topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
+
+
+def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
+    d, v, t = f.draft_vocab_size, f.vocab_size, f.target_vocab_size
+    if f.unreadable is not None:  # safetensors itself refuses the file before any model code runs
+        code, message = f.unreadable
+        return Issue(code, f"the checkpoint's weights cannot be read: {message}", verbatim=False)
+    # load_weights' vocab checks (0.29+ Qwen3 DSpark), first failure wins, in upstream order.
+    if k.embed_check and v > t and not f.has_embed:
+        return Issue("DSP304", c.E_EMBED)
+    if k.reduced_checks is not None and k.reduced_checks.holds(d, t):
+        if not f.has_lm_head:
+            return Issue("DSP301" if d < t else "DSP306", c.E_LM_HEAD)
+        if not f.has_d2t:
+            return Issue("DSP302", c.E_D2T)
+    # Then the weights themselves are loaded.
+    if k.mask_hidden_rejected and f.has_mask_hidden:
+        return Issue("DSP312", c.E_MASK_HIDDEN)
+    if k.parallel_drafting_needs_mask_hidden and f.parallel_drafting and not f.has_mask_hidden:
+        return Issue("DSP314", c.E_PARALLEL)
+    param = k.d2t_param.holds(d, t)
+    if f.has_d2t and k.mapping_tensors_rejected:  # `d2t` sorts first, so it is the first weight refused
+        return Issue("DSP303", c.E_SGLANG_MAPPING.format(name="d2t"))
+    if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
+        return Issue("DSP303", c.E_NOPARAM.format(cls=k.model_class))
+    if k.model_prefix_rejected and f.model_prefixed:
+        return Issue("DSP313", c.E_MODEL_PREFIX)
+    head_rows = d if k.lm_head_rows == "D" else v
+    markov_rows = d if k.markov_w2_rows == "D" else v
+    # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
+    # sorted-name order, so the first mismatch in that order is the one raised.
+    for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
+                                 ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
+        if rows is not None and rows != expected:
+            return Issue(code, c.E_ROWS)
+    if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
+        return Issue("DSP320", c.E_HIDDEN.format(h=f.hidden_size, got=f.lm_head_cols))
+    if k.mapping_tensors_rejected and f.has_t2d:  # `t2d` sorts after every head
+        return Issue("DSP310", c.E_SGLANG_MAPPING.format(name="t2d"))
+    if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
+        return Issue("DSP324", c.E_D2T_LEN.format(n=f.d2t_length, d=d))
+    return None
+
+
+def _shares(policy: Share, own: bool, fits: bool, flagged: bool = False) -> bool:
+    return {
+        Share.IF_NOT_OWN: not own,
+        Share.IF_NOT_OWN_AND_FITS: not own and fits,
+        Share.IF_NOT_OWN_NOR_FLAGGED: not own and not flagged,
+        Share.ALWAYS: True,
+        Share.ALWAYS_IF_FITS: fits,
+        Share.NEVER: False,
+    }[policy]
+
+
+def _silent(k: Contract, f: DraftFacts) -> list[Issue]:
+    d, v, t = f.draft_vocab_size, f.vocab_size, f.target_vocab_size
+    issues: list[Issue] = []
+    head_rows = d if k.lm_head_rows == "D" else v
+    head_shared = _shares(k.lm_head_share, f.has_lm_head, d == t, f.has_own_lm_head_flag)
+    head_code = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
+    if head_shared and f.has_lm_head:
+        issues.append(Issue("DSP307", "the draft's own lm_head is replaced by the target's"))
+    if head_shared and head_rows != t:
+        issues.append(Issue(head_code, f"the target lm_head ({t} rows) is shared into a draft of width {head_rows}: "
+                                       "shape mismatch or out-of-range scatter at run time"))
+    elif not head_shared and not f.has_lm_head:
+        issues.append(Issue(head_code, "lm_head is neither loaded nor shared from the target: it stays uninitialised"))
+    embed_shared = _shares(k.embed_share, f.has_embed, v <= t)
+    if embed_shared and f.has_embed:
+        issues.append(Issue("DSP307", "the draft's own embed_tokens is replaced by the target's"))
+    if embed_shared and v > t:
+        issues.append(Issue("DSP304", f"the target embedding ({t} rows) is shared but input ids go up to {v - 1}: "
+                                      "out of range at run time"))
+    param = k.d2t_param.holds(d, t)
+    if k.family is Family.GEMMA4_DSPARK and d != v:
+        issues.append(Issue("DSP311", f"lm_head has V = {v} rows but draft_vocab_size is {d}; "
+                                      "d2t is never applied" + (" (the shipped d2t is ignored)" if f.has_d2t else "")))
+    elif d < t and not (param and f.has_d2t):
+        issues.append(Issue("DSP302", "d2t stays all-zero: draft id i is proposed as target id i (wrong tokens)"))
+    if d > t and not any(i.code in ("DSP306", "DSP311") for i in issues):
+        issues.append(Issue("DSP305", f"nothing masks rows [{t}, {d}): the draft can propose ids >= {t}"))
+    return issues
