@@ -60,7 +60,9 @@ def naive_inspect(folder: Path, target_vocab: int) -> dict[str, Any]:
     """load_file every shard the index names, then compute the same checks from the loaded arrays."""
     from safetensors.numpy import load_file
 
-    from dspark_ckpt.check.analysis import draft_facts, method_findings, verdict_findings, verdicts
+    from dspark_ckpt.check.analysis import draft_facts, verdicts
+    from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
+    from dspark_ckpt.model.target import TargetVocab
     from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets
     from dspark_ckpt.formats.vocab_tensors import TensorInfo, find_vocab_tensors, shape_findings
     from dspark_ckpt.model.draft_config import parse_draft_config
@@ -90,7 +92,7 @@ def naive_inspect(folder: Path, target_vocab: int) -> dict[str, Any]:
         targets = d2t_targets(d2t) if d2t is not None else None
         findings += check_t2d(arrays[vocab.t2d.name].tolist(), targets, draft_vocab_size=cfg.draft_vocab_size,
                               file="", tensor="t2d")
-    facts = draft_facts(cfg, vocab, target_vocab)
+    facts = draft_facts(cfg, vocab, TargetVocab(target_vocab, "naive"))
     vs = verdicts(facts, parse_selectors(None)) if facts else []
     findings += verdict_findings(vs, {f.code for f in findings})
     return {"load_s": loaded_s, "total_s": time.perf_counter() - start, "index_ok": index_ok,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
+from dspark_ckpt.model.target import TargetVocab
 
 if TYPE_CHECKING:
     from dspark_ckpt.repair import apply_fix, plan_fix

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from dspark_ckpt import __version__
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.check.batch import report_failures, run_checks
 from dspark_ckpt.check.policy import Layer, Policy, hidden_count, normalize, resolve
 from dspark_ckpt.check.policy import apply as apply_policy
@@ -23,6 +23,7 @@ from dspark_ckpt.errors import DsparkCkptError, SourceError, UsageError
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.table import RENDERERS

@@ -29,6 +29,8 @@ class DraftConfig:
     mask_token_id: int | None
     speculators_type: str | None
     verifier: str | None
+    torch_dtype: str | None = None  # the weights' declared dtype (`torch_dtype`, or `dtype` in newer transformers)
+    quantized: bool = False  # a quantization_config is declared: tensors beside `.weight` are its parameters
 
 
 def positive_int(value: object) -> int | None:
@@ -115,8 +117,15 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
         mask_token_id=_int_or_none(nested_lookup(cfg, "mask_token_id")),
         speculators_type=speculators_type,
         verifier=_verifier(cfg),
+        torch_dtype=_dtype_name(cfg),
+        quantized=isinstance(cfg.get("quantization_config"), dict),
     )
     return config, findings
+
+
+def _dtype_name(cfg: dict[str, Any]) -> str | None:
+    name = cfg.get("torch_dtype") or cfg.get("dtype")
+    return name if isinstance(name, str) else None
 
 
 def _optional_int(cfg: dict[str, Any], key: str, file: str, findings: list[Finding]) -> int | None:

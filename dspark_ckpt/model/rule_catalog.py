@@ -2,7 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+
+class Category(StrEnum):
+    """What a finding is about; what it means for fix, verify and the reports follows from the category table."""
+
+    HEADER = "safetensors-header"
+    LAYOUT = "layout"
+    CONFIG = "config"
+    CONTRACT = "runtime-contracts"
+    SHAPE = "tensor-shapes"
+    MAPPING = "mapping-contents"
+    REPAIR = "fix"
+    VERIFY = "verify"
+    HUB = "hub"
+    DEPLOY = "deploy"
+
+    @property
+    def blocks_fix(self) -> bool:
+        """An error here is structural: fix refuses until it is mended, since a repair would build on it."""
+        return self in (Category.HEADER, Category.LAYOUT, Category.CONFIG)
+
+
+# Layout problems that stop every loader before any model code runs (the whole header category does too).
+_STOPS_LOADING = frozenset({"DSP101", "DSP102", "DSP103", "DSP104"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +41,13 @@ class Rule:
     example: str
     fix: str
     repair: str | None = None  # the `dspark-ckpt fix` strategy that repairs it, if any
+    category: Category = Category.CONTRACT  # set by the section the rule is declared in
+    stops_loading: bool = False  # the file cannot be read by any runtime: nothing else about it can load
+
+
+def _section(category: Category, *rules: Rule) -> tuple[Rule, ...]:
+    return tuple(replace(r, category=category,
+                         stops_loading=category is Category.HEADER or r.code in _STOPS_LOADING) for r in rules)
 
 
 def _rules(*rules: Rule) -> dict[str, Rule]:
@@ -31,6 +63,7 @@ _REF = "The reference safetensors reader (safetensors/src/tensor.rs) rejects suc
 
 RULES: dict[str, Rule] = _rules(
     # --- DSP0xx: one code per rule of the safetensors header format, in the reference reader's order ---
+    *_section(Category.HEADER,
     Rule("DSP001", "file-too-small", "error", "Shard is shorter than the 8-byte header length",
          "The file has fewer than 8 bytes, so it cannot hold the little-endian header length.", _REF,
          "An empty `model.safetensors` left by an interrupted upload.", "Re-upload or regenerate the shard."),
@@ -95,7 +128,9 @@ RULES: dict[str, Rule] = _rules(
          "lists or a shape with millions of dimensions) and would cost gigabytes and tens of seconds to decode.",
          "A 99 MB header of `[],[],[],...` inside `__metadata__`.",
          "Split the tensors over more shards; if this is a real checkpoint, report it."),
+    ),
     # --- DSP1xx: checkpoint layout and the shard index ---
+    *_section(Category.LAYOUT,
     Rule("DSP101", "no-weights", "error", "The checkpoint has no safetensors weights",
          "No `*.safetensors` file and no index was found.", "Nothing can be loaded.",
          "A folder with only `config.json` or `pytorch_model.bin`.", "Convert the weights to safetensors."),
@@ -130,7 +165,9 @@ RULES: dict[str, Rule] = _rules(
          "A shard named by the index holds a tensor the `weight_map` does not list.",
          "Index-driven loaders never load it.", "A `d2t` appended to a shard without updating the index.",
          "Regenerate the index."),
+    ),
     # --- DSP2xx: configuration ---
+    *_section(Category.CONFIG,
     Rule("DSP201", "no-config", "error", "The checkpoint has no `config.json`",
          "`config.json` is missing (or, for a single file, `--config` was not given).",
          "The vocab sizes and the architecture come from it; nothing can be classified.",
@@ -167,7 +204,9 @@ RULES: dict[str, Rule] = _rules(
          "The target's config.json (or its text sub-config) has no positive integer vocab_size.",
          "T cannot be known, so the draft cannot be classified.", "A target config without `vocab_size`.",
          "Pass `--target-vocab-size N`."),
+    ),
     # --- DSP3xx: vocab-side tensors, by what is missing or extra ---
+    *_section(Category.CONTRACT,
     Rule("DSP301", "pruned-without-lm-head", "error", "Pruned draft (D < T) ships no lm_head of its own",
          "The draft output vocabulary is smaller than the target's, yet the checkpoint has no `lm_head` weight. "
          "The full target head (T rows) cannot stand in for a D-row head.",
@@ -246,7 +285,9 @@ RULES: dict[str, Rule] = _rules(
          "with `has_own_lm_head: true` in config.json).",
          "The draft proposes garbage from uninitialised memory; nothing fails, acceptance collapses.",
          "`has_own_lm_head: true` and no lm_head.weight.", "Ship the lm_head, or drop the config flag."),
+    ),
     # --- DSP32x: shapes and dtypes of the vocab-relevant tensors ---
+    *_section(Category.SHAPE,
     Rule("DSP320", "lm-head-shape", "error", "lm_head is not [D, H]",
          "lm_head must have one row per draft output id (or per input id for families sized by vocab_size) and H columns.",
          "vLLM asserts the row count (a bare AssertionError) and fails on a hidden-size mismatch.",
@@ -277,7 +318,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP328", "confidence-head-shape", "error", "confidence_head.proj is not [1, H(+r)] with a [1] bias",
          "With enable_confidence_head the proj weight is [1, H] (+ r with confidence_head_with_markov) and bias [1].",
          "Loading fails on a shape mismatch.", "proj.weight [1, 4096] with confidence_head_with_markov.", "Fix the config or the tensor."),
+    ),
     # --- DSP4xx: contents of the mapping tensors ---
+    *_section(Category.MAPPING,
     Rule("DSP401", "d2t-all-zero", "error", "d2t is all zero on a pruned draft",
          "Every offset is 0, so draft id i maps to target id i: the first D target ids.",
          "Almost surely wrong: acceptance collapses with no error.", "D = 32000, d2t = zeros(32000).",
@@ -299,7 +342,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP406", "mapping-unreadable", "warning", "A mapping tensor could not be read for validation",
          "d2t/t2d is larger than the read limit, unreadable, or of a dtype whose contents cannot be decoded.",
          "Its contents were not validated.", "A d2t of 2**31 elements.", "Check the tensor by hand."),
+    ),
     # --- DSP5xx: outcomes of `dspark-ckpt fix` (why no repair was made) ---
+    *_section(Category.REPAIR,
     Rule("DSP501", "unrepairable", "error", "The draft cannot be repaired by fix",
          "What is wrong needs data the checkpoint does not hold (a pruned draft without lm_head, a d2t with no valid "
          "t2d to rebuild it from), or the checkpoint's structure or config is broken.",
@@ -320,7 +365,9 @@ RULES: dict[str, Rule] = _rules(
          "The result would not load or would misbehave; it is not put in place.",
          "A repair planned on a draft whose shards changed while fix ran.",
          "Run `dspark-ckpt check` on the draft and repair the remaining errors first."),
+    ),
     # --- DSP7xx: remote sources (the Hugging Face Hub) ---
+    *_section(Category.HUB,
     Rule("DSP701", "range-ignored", "info", "The server ignored a ranged read and started sending the whole file",
          "A shard header was fetched with an HTTP Range request, and the server (or a proxy between) answered "
          "200 with the full file instead of 206 with the range. dspark-ckpt read only the bytes it needed and "
@@ -337,7 +384,9 @@ RULES: dict[str, Rule] = _rules(
          "Nothing is known about that checkpoint; the run exits 2.",
          "`dspark-ckpt check org/draft-a org/missing --jobs 4`.",
          "Follow the hint in the message (fix the name, pass --token, check the network), then re-run."),
+    ),
     # --- DSP6xx: what `dspark-ckpt verify` observed by loading the tensors with torch ---
+    *_section(Category.VERIFY,
     Rule("DSP601", "illegal-rows-win-argmax", "warning", "Padded lm_head rows beat every real token for some probes",
          "`verify` fed probe hidden states (the draft's own embedding rows, RMS-normalised like the final norm, and "
          "Gaussian vectors) through the loaded lm_head (and the Markov bias) and an illegal row [T, D) had the "
@@ -372,8 +421,20 @@ RULES: dict[str, Rule] = _rules(
          "A checkpoint with both a wrong-length d2t and a wrong-row lm_head: the runtime raises for whichever "
          "weight it loads first, check names a fixed one.",
          "Read both errors; report the checkpoint to the dspark-ckpt maintainers."),
+    ),
 )
 
 
 def rule_codes() -> tuple[str, ...]:
     return tuple(sorted(RULES))
+
+
+def unreadable_code(code: str) -> bool:
+    """A finding whose file no loader can read (its verdict is that error, whatever the contract says)."""
+    rule = RULES.get(code)
+    return rule is not None and rule.stops_loading
+
+
+def blocks_fix(code: str, severity: str) -> bool:
+    rule = RULES.get(code)
+    return rule is not None and severity == "error" and rule.category.blocks_fix

@@ -9,11 +9,11 @@ from rich.console import Console
 
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
+from dspark_ckpt.model.rule_catalog import RULES, Category
 from dspark_ckpt.output.context import RenderContext
 
-# Rule families as registered in rule_catalog (longest prefix wins); each is one test case per checkpoint.
-FAMILIES = (("DSP0", "safetensors-header"), ("DSP1", "layout"), ("DSP2", "config"),
-            ("DSP3", "runtime-contracts"), ("DSP32", "tensor-shapes"), ("DSP4", "mapping-contents"))
+# What every check evaluates: each is a test case of every checkpoint, passing when it holds no finding.
+CHECKED = (Category.HEADER, Category.LAYOUT, Category.CONFIG, Category.CONTRACT, Category.SHAPE, Category.MAPPING)
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -24,8 +24,9 @@ def xml_safe(text: str) -> str:
 
 
 def family_of(code: str) -> str:
-    matches = [(p, name) for p, name in FAMILIES if code.startswith(p)]
-    return max(matches, key=lambda m: len(m[0]))[1] if matches else "other"
+    """The rule's category as registered in rule_catalog: one test case per category and checkpoint."""
+    rule = RULES.get(code)
+    return rule.category.value if rule is not None else "other"
 
 
 def _runtime_name(e: Compatibility) -> str:
@@ -40,7 +41,7 @@ def _line(f: Finding) -> str:
 def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
     """Test case name -> its findings. A runtime-contract finding goes to every runtime whose entry names its code;
     every other finding to its rule family, so each finding is reported at least once."""
-    out: dict[str, list[Finding]] = {name: [] for name in dict.fromkeys(n for _, n in FAMILIES)}
+    out: dict[str, list[Finding]] = {category.value: [] for category in CHECKED}
     runtime_codes = {_runtime_name(e): {e.error_code, *e.silent_codes} for e in c.compatibility}
     out.update({name: [] for name in runtime_codes})
     for f in c.findings:

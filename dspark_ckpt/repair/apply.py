@@ -11,11 +11,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.errors import RepairError
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.fsops import (
     atomic_text,

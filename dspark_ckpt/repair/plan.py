@@ -12,7 +12,7 @@ from dspark_ckpt.formats.mapping import rebuild_d2t
 from dspark_ckpt.formats.vocab_tensors import TensorInfo, VocabTensors
 from dspark_ckpt.model.classify import VocabKind, vocab_kind
 from dspark_ckpt.model.findings import Finding
-from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.files import file_changes
 from dspark_ckpt.repair.simulate import Steps, mapping_problems, problem_codes, score, simulate
@@ -25,7 +25,6 @@ NOMINAL_CODE = {a.TRIM: "DSP305", a.SHARE_TARGET_HEAD: "DSP306", a.REBUILD_D2T: 
                 a.IDENTITY_D2T: "DSP302", a.TRIM_INPUT: "DSP320"}
 # What an input trim can resolve: SGLang checks lm_head/markov_w2 rows against V, so V follows the output side to T.
 INPUT_CODES = frozenset({"DSP304", "DSP320", "DSP321", "DSP322", "DSP323"})
-_STRUCTURAL = ("DSP0", "DSP1", "DSP2")
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
 
 
@@ -161,7 +160,7 @@ def _new_shard(s: Situation) -> str:
 
 def _blocking(s: Situation) -> list[Finding]:
     """Errors fix does not repair: a broken header, layout or config must be fixed first."""
-    return [x for x in s.findings if x.severity == "error" and x.code.startswith(_STRUCTURAL)]
+    return [x for x in s.findings if blocks_fix(x.code, x.severity)]
 
 
 def _fails(results: Sequence[a.Outcome]) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dspark_ckpt.check.analysis import TargetVocab
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.draft_config import MAX_VOCAB
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import is_qwen3_omni_target, target_vocab_size
 
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dspark_ckpt.check.analysis import Loaded, draft_facts, verdicts
-from dspark_ckpt.formats.vocab_tensors import find_vocab_tensors
-from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
@@ -30,15 +27,12 @@ def _differs(observed: Verdict, predicted: Verdict) -> str | None:
     return None
 
 
-def disagreements(observed: Sequence[Verdict], cfg: DraftConfig, loaded: Loaded, target_vocab: int,
-                  runtimes: Sequence[RuntimeVersion]) -> tuple[str, ...]:
-    facts = draft_facts(cfg, find_vocab_tensors(loaded.tensors), target_vocab)
-    if facts is None:
-        return ()
-    predicted = {(v.runtime, v.version): v for v in verdicts(facts, runtimes)}
+def disagreements(observed: Sequence[Verdict], predicted: Sequence[Verdict]) -> tuple[str, ...]:
+    """`predicted` is the analysis' own verdicts: check's prediction as check made it, never rebuilt here."""
+    by_runtime = {(v.runtime, v.version): v for v in predicted}
     found = []
     for verdict in observed:
-        other = predicted.get((verdict.runtime, verdict.version))
+        other = by_runtime.get((verdict.runtime, verdict.version))
         why = _differs(verdict, other) if other is not None else "check has no verdict"
         if why:
             found.append(f"{RuntimeVersion(verdict.runtime, verdict.version)}: {why}")

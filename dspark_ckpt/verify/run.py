@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from dspark_ckpt.check.analysis import Loaded, TargetVocab, compatibility, verdict_findings
+from dspark_ckpt.check.analysis import Analysis, compatibility
+from dspark_ckpt.check.verdict_findings import verdict_findings
 from dspark_ckpt.model.classify import vocab_kind
-from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.findings import Finding, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.contracts import contract_for
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -27,15 +28,16 @@ from dspark_ckpt.verify.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions
 from dspark_ckpt.verify.verdicts import state_for, verdict_for
 
 
-def _why_not(base: CheckpointReport, loaded: Loaded, target: TargetVocab | None) -> str | None:
-    cfg = loaded.config
-    if target is None:
+def _why_not(analysis: Analysis) -> str | None:
+    cfg = analysis.config
+    if analysis.target is None:
         return "the target vocab T is unknown: pass --target DIR or --target-vocab-size N"
     if cfg is None or cfg.family is None:
         return "the draft family is unknown (config.json missing, unreadable or an unknown architecture)"
     if cfg.vocab_size is None or cfg.draft_vocab_size is None or cfg.hidden_size is None:
         return "config.json lacks a usable vocab_size, draft_vocab_size or hidden_size"
-    broken = [f.code for f in base.findings if f.code[:4] in ("DSP0", "DSP1") and f.severity.value == "error"]
+    broken = [f.code for f in analysis.findings if f.severity.value == "error" and rule(f.code).category
+              in (Category.HEADER, Category.LAYOUT)]
     if broken:
         return f"the safetensors files are not loadable ({', '.join(sorted(set(broken)))}); fix them first"
     return None
@@ -65,17 +67,20 @@ def _mappings(outcomes: list[Outcome], dims: Dims, t2d: torch.Tensor | None) -> 
     return found
 
 
-def run_verify(base: CheckpointReport, loaded: Loaded, raw: dict[str, Any], folder: Path, *,
-               target: TargetVocab | None, runtimes: Sequence[RuntimeVersion], options: VerifyOptions,
-               device: torch.device, label: str, torch_version: str) -> tuple[CheckpointReport, VerifyResult]:
-    reason = _why_not(base, loaded, target)
+def _skipped(analysis: Analysis, result: VerifyResult) -> tuple[CheckpointReport, VerifyResult]:
+    """No torch run: the structural findings stand, and no runtime verdict is claimed."""
+    base = replace(analysis.report, compatibility=(), findings=analysis.structural_findings)
+    return base, result
+
+
+def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, device: torch.device, label: str,
+               torch_version: str) -> tuple[CheckpointReport, VerifyResult]:
+    reason = _why_not(analysis)
     if reason is not None:
-        return base, VerifyResult(device=label, torch_version=torch_version, skipped=reason)
-    cfg = loaded.config
+        return _skipped(analysis, VerifyResult(device=label, torch_version=torch_version, skipped=reason))
+    cfg, target, loaded, runtimes = analysis.config, analysis.target, analysis.loaded, analysis.runtimes
     assert cfg is not None and cfg.family is not None and target is not None
-    assert cfg.draft_vocab_size is not None and cfg.vocab_size is not None and cfg.hidden_size is not None
-    dims = dims_for(cfg.family, raw, draft_vocab=cfg.draft_vocab_size, vocab=cfg.vocab_size,
-                    target_vocab=target.size, hidden=cfg.hidden_size, target_omni=target.omni)
+    dims = dims_for(cfg, target)
     watch = Stopwatch(device)
     order = load_order(loaded)
     wanted = [n for n in order if needs_data(n) or n in NORM_NAMES]
@@ -84,8 +89,8 @@ def run_verify(base: CheckpointReport, loaded: Loaded, raw: dict[str, Any], fold
             tensors = read_tensors(folder, loaded, wanted, device)
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types; report, don't crash
         problem = finding("DSP018", f"verify could not read the vocab tensors: {exc}")
-        return replace(base, findings=base.findings + (problem,)), VerifyResult(
-            device=label, torch_version=torch_version, skipped=f"tensor data unreadable: {exc}")
+        return _skipped(replace(analysis, structural_findings=analysis.structural_findings + (problem,)),
+            VerifyResult(device=label, torch_version=torch_version, skipped=f"tensor data unreadable: {exc}"))
     store = ParamStore(device)
     outcomes: list[Outcome] = []
     with watch.phase("predicate"):
@@ -96,23 +101,24 @@ def run_verify(base: CheckpointReport, loaded: Loaded, raw: dict[str, Any], fold
     with watch.phase("mapping"):
         mappings = _mappings(outcomes, dims, _t2d(tensors))
     with watch.phase("probe"):
-        probe = run_probe(outcomes, mappings, tensors, raw, cfg.family, dims, options)
+        probe = run_probe(outcomes, mappings, tensors, analysis.raw_config or {}, cfg.family, dims, options)
     watch.ms["total"] = sum(watch.ms.values())
     verdicts = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab))
                 for i, out in enumerate(outcomes)]
-    disagree = disagreements(verdicts, cfg, loaded, target.size, runtimes)
+    disagree = disagreements(verdicts, analysis.verdicts)
     result = VerifyResult(
         device=label, torch_version=torch_version, timings_ms=dict(watch.ms),
         tensors_read=tuple(TensorRead(n, loaded.tensors[n].dtype, loaded.tensors[n].shape, loaded.tensors[n].nbytes)
                            for n in wanted),
         runtimes=tuple(state_for(o) for o in outcomes), mappings=tuple(dict.fromkeys(mappings.values())),
         probe=probe, check_disagreements=disagree)
-    return _report(base, verdicts, result, dims), result
+    return _report(analysis, verdicts, result, dims), result
 
 
-def _report(base: CheckpointReport, verdicts: list[Verdict], result: VerifyResult, dims: Dims) -> CheckpointReport:
+def _report(analysis: Analysis, verdicts: list[Verdict], result: VerifyResult, dims: Dims) -> CheckpointReport:
+    """Check's structural findings, then the verdict findings of what torch observed, then verify's own."""
     kind = vocab_kind(dims.draft_vocab, dims.target_vocab)
-    findings: list[Finding] = list(base.findings)
+    findings: list[Finding] = list(analysis.structural_findings)
     findings += verdict_findings(verdicts, {f.code for f in findings}, kind.value if kind else None)
     findings += verify_findings(result)
-    return replace(base, compatibility=compatibility(verdicts), findings=tuple(findings))
+    return replace(analysis.report, compatibility=compatibility(verdicts), findings=tuple(findings))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
-from dspark_ckpt.model.families import DSPARK_FAMILIES, Family
+from dspark_ckpt.model.draft_config import DraftConfig
+from dspark_ckpt.model.families import DSPARK_FAMILIES
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.contracts import Contract
 
 VOCAB_PADDING = 64  # vLLM's DEFAULT_VOCAB_PADDING_SIZE: VocabParallelEmbedding rounds its rows up to this
@@ -29,21 +30,23 @@ class Dims:
     target_omni: bool = False  # a Qwen3-Omni target: vLLM 0.29+ validates the draft's architecture against it
 
 
-def model_dtype(raw_config: dict[str, Any]) -> torch.dtype:
+def model_dtype(cfg: DraftConfig) -> torch.dtype:
     """vLLM's dtype "auto": the config's torch_dtype, with float32 (or none) served as bfloat16 on CUDA."""
-    name = raw_config.get("torch_dtype") or raw_config.get("dtype")
-    return _DTYPES.get(name, torch.bfloat16) if isinstance(name, str) else torch.bfloat16
+    return _DTYPES.get(cfg.torch_dtype, torch.bfloat16) if cfg.torch_dtype else torch.bfloat16
 
 
-def dims_for(family: Family, raw: dict[str, Any], *, draft_vocab: int, vocab: int, target_vocab: int,
-             hidden: int, target_omni: bool = False) -> Dims:
-    rank = raw.get("markov_rank")
-    rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and rank > 0 else None
+def dims_for(cfg: DraftConfig, target: TargetVocab) -> Dims:
+    """The sizes from the one parsed config (the same DraftConfig check evaluates): never a second reading."""
+    family = cfg.family
+    assert family is not None and cfg.draft_vocab_size is not None and cfg.vocab_size is not None
+    assert cfg.hidden_size is not None
+    dspark = family in DSPARK_FAMILIES
+    rank = cfg.markov_rank if dspark else None
     width = None
-    if family in DSPARK_FAMILIES and raw.get("enable_confidence_head") is True:
-        width = hidden + (rank or 0) if raw.get("confidence_head_with_markov") is True else hidden
-    return Dims(draft_vocab, vocab, target_vocab, hidden, rank if family in DSPARK_FAMILIES else None, width,
-                model_dtype(raw), isinstance(raw.get("quantization_config"), dict), target_omni)
+    if dspark and cfg.enable_confidence_head:
+        width = cfg.hidden_size + (rank or 0) if cfg.confidence_head_with_markov else cfg.hidden_size
+    return Dims(cfg.draft_vocab_size, cfg.vocab_size, target.size, cfg.hidden_size, rank, width, model_dtype(cfg),
+                cfg.quantized, target.omni)
 
 
 @dataclass(frozen=True, slots=True)

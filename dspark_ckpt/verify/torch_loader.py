@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -11,11 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dspark_ckpt.check.analysis import Loaded, TargetVocab, inspect_loaded, load
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.check.load import Loaded
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.sources.base import CONFIG_NAME, CheckpointSource
+from dspark_ckpt.sources.base import CheckpointSource
 
 if TYPE_CHECKING:
     import torch
@@ -132,22 +133,12 @@ def read_tensors(folder: Path, loaded: Loaded, names: Sequence[str],
 def verify_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
                       runtimes: Sequence[RuntimeVersion], options: VerifyOptions,
                       device: torch.device | None = None) -> tuple[CheckpointReport, VerifyResult]:
-    """The check report (structural findings from headers) with compatibility replaced by what torch observed."""
+    """Check's analysis (read once), with its compatibility replaced by what torch observed."""
     from dspark_ckpt.verify.run import run_verify
 
     torch = import_torch()
     device = device or resolve_device(options.device)
-    loaded = load(source)
-    base = inspect_loaded(source, loaded, target=target, runtimes=())
-    raw = _raw_config(source)
-    return run_verify(base, loaded, raw, local_folder(source), target=target, runtimes=runtimes,
-                      options=options, device=device, label=device_label(device), torch_version=torch.__version__)
-
-
-def _raw_config(source: CheckpointSource) -> dict[str, Any]:
-    try:
-        doc = json.loads(source.read_text_file(CONFIG_NAME) or b"{}")
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
+    folder = local_folder(source)
+    analysis = analyze(source, target=target, runtimes=runtimes)
+    return run_verify(analysis, folder, options=options, device=device, label=device_label(device),
+                      torch_version=torch.__version__)

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 from conftest import make_checkpoint, write_safetensors
 
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 

@@ -14,8 +14,9 @@ import pytest
 from conftest import make_checkpoint, mapping_tables, run_cli
 from safetensors import safe_open
 
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.report import Report
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.render import report_json
 from dspark_ckpt.runtimes.contracts import VLLM_VERSIONS
 from dspark_ckpt.runtimes.selectors import parse_selectors

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_source import MemorySource
 
-from dspark_ckpt.check.analysis import read_config
+from dspark_ckpt.check.load import read_config
 from dspark_ckpt.model.draft_config import MAX_VOCAB, DraftConfig, parse_draft_config
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, Family
 from dspark_ckpt.model.findings import Finding
@@ -66,7 +66,7 @@ def test_any_config_dict(doc: dict[str, Any]) -> None:
 @given(st.one_of(st.binary(max_size=200), configs.map(lambda d: json.dumps(d).encode()),
                  values.map(lambda v: json.dumps(v).encode())))
 def test_any_config_bytes(raw: bytes) -> None:
-    config, findings = read_config(MemorySource({"config.json": raw}))
+    config, findings, _ = read_config(MemorySource({"config.json": raw}))
     assert_well_formed(config, findings)
     try:
         is_object = isinstance(json.loads(raw), dict)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import make_checkpoint
 
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint
+from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.hub import open_hub, parse_repo_spec
 from dspark_ckpt.sources.hub_http import RetryPolicy

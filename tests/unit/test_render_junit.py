@@ -13,7 +13,7 @@ from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.output.context import RenderContext
-from dspark_ckpt.output.junit import FAMILIES, junit_tree, xml_safe
+from dspark_ckpt.output.junit import CHECKED, junit_tree, xml_safe
 from dspark_ckpt.output.table import RENDERERS
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
@@ -41,7 +41,7 @@ def test_one_case_per_family_and_runtime(tmp_path: Path) -> None:
     root = _xml(report)
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == [c.source for c in report.checkpoints]
-    families = list(dict.fromkeys(name for _, name in FAMILIES))
+    families = [category.value for category in CHECKED]
     for suite, c in zip(suites, report.checkpoints):
         names = [case.get("name") for case in suite.findall("testcase")]
         runtimes = [f"runtime {e.runtime}=={e.version}" if e.version != "*" else f"runtime {e.runtime}"

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from conftest import make_checkpoint
 
-from dspark_ckpt.check.analysis import TargetVocab, inspect_checkpoint, load
+from dspark_ckpt.check.analysis import inspect_checkpoint, load
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.actions import DropTensor, PutTensor, SetConfig, TrimRows
 from dspark_ckpt.repair.files import dump_like

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 import pytest
 
@@ -11,10 +15,12 @@ torch = pytest.importorskip("torch")
 
 from conftest import ARCH, draft_tensors, make_checkpoint
 
-from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.check.analysis import Analysis, analyze, inspect_checkpoint
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.runtime_model import dims_for
 from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
 
 T = 96
@@ -63,3 +69,43 @@ def test_a_wrong_row_count_agrees_with_check(tmp_path: Path, tensor: str) -> Non
         if mine.runtime == "vllm":
             assert (mine.loads, mine.error_code, mine.error) == (theirs.loads, theirs.error_code, theirs.error)
             assert not mine.loads and mine.error == "AssertionError", (tensor, mine.version)
+
+
+def _both(path: Path, target: TargetVocab) -> tuple[Analysis, Any, Any]:
+    analysis = analyze(local_source(path), target=target, runtimes=RUNTIMES)
+    verified, result = verify_checkpoint(local_source(path), target=target, runtimes=RUNTIMES,
+                                         options=VerifyOptions(device="cpu", probes=0), device=torch.device("cpu"))
+    return analysis, verified, result
+
+
+def test_a_qwen3_omni_target_agrees_with_check(tmp_path: Path) -> None:
+    """Regression: verify rebuilt check's prediction without the Omni flag and reported a false DSP605."""
+    path = make_checkpoint(tmp_path / "generic", vocab=96, draft_vocab=96, target_vocab=T)
+    omni = TargetVocab(T, "thinker_config.text_config.vocab_size", omni=True)
+    analysis, verified, result = _both(path, omni)
+    refused = [v.version for v in analysis.verdicts if v.error is not None and v.error.code == "DSP309"]
+    assert refused == [v for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")]
+    observed = [e.version for e in verified.compatibility if e.error_code == "DSP309"]
+    assert observed == refused
+    assert result.check_disagreements == ()
+    assert "DSP605" not in {f.code for f in verified.findings}
+
+
+def test_a_speculators_layer_config_is_read_once(tmp_path: Path) -> None:
+    """Regression: check read transformer_layer_config.markov_rank and the confidence head, verify read neither."""
+    tensors = draft_tensors(vocab=96, draft_vocab=96, target_vocab=T, rank=4)
+    tensors["confidence_head.proj.weight"] = np.zeros((1, 16), dtype=np.float32)
+    tensors["confidence_head.proj.bias"] = np.zeros(1, dtype=np.float32)
+    path = make_checkpoint(tmp_path / "spec", vocab=96, draft_vocab=96, target_vocab=T, tensors=tensors)
+    config = json.loads((path / "config.json").read_text())
+    del config["markov_rank"]
+    config["transformer_layer_config"] = {"markov_rank": 4, "enable_confidence_head": True}
+    (path / "config.json").write_text(json.dumps(config))
+    analysis, verified, result = _both(path, TargetVocab(T, "test"))
+    cfg = analysis.config
+    assert cfg is not None and cfg.markov_rank == 4 and cfg.enable_confidence_head
+    dims = dims_for(cfg, TargetVocab(T, "test"))
+    assert (dims.markov_rank, dims.confidence_width) == (4, 16)
+    assert result.skipped is None and result.check_disagreements == ()
+    assert [(e.version, e.loads, e.error_code) for e in verified.compatibility] == \
+        [(v.version, v.loads, v.error.code if v.error else None) for v in analysis.verdicts]

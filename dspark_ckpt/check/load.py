@@ -1,0 +1,132 @@
+"""The I/O edge of the analysis: read config.json, the index, every shard header and the small d2t/t2d, once."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dspark_ckpt.formats.layout import ShardIndex, index_findings, parse_index, shard_status_findings
+from dspark_ckpt.formats.mapping import MAX_MAPPING_BYTES, decode_ints
+from dspark_ckpt.formats.safetensors_header import SafetensorsHeader, read_header
+from dspark_ckpt.formats.vocab_tensors import TensorInfo
+from dspark_ckpt.model.draft_config import DraftConfig, parse_draft_config
+from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, CheckpointSource, PathStatus
+
+
+@dataclass(frozen=True, slots=True)
+class JsonDoc:
+    """A JSON file as read: its raw object beside the text it came from (fix edits the text, check reads the dict)."""
+
+    raw: dict[str, Any]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What was read from the source: everything later steps reason about, with no I/O left."""
+
+    config: DraftConfig | None
+    tensors: dict[str, TensorInfo]
+    headers: dict[str, SafetensorsHeader]
+    findings: list[Finding]
+    config_doc: JsonDoc | None = None
+    index: ShardIndex | None = None
+    index_doc: JsonDoc | None = None
+    mapping_bytes: dict[str, bytes] = field(default_factory=dict)  # tensor name -> raw d2t/t2d bytes
+
+
+def _json_object(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The object and its text, or (None, why) for what check reports as a bad file."""
+    try:
+        doc: Any = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # ValueError also covers ints over Python's 4300-digit limit
+        return None, f"is not valid JSON ({exc.__class__.__name__})"
+    if not isinstance(doc, dict):
+        return None, f"is a JSON {type(doc).__name__}, not an object"
+    return doc, None
+
+
+def read_config(source: CheckpointSource) -> tuple[DraftConfig | None, list[Finding], JsonDoc | None]:
+    try:
+        raw = source.read_text_file(CONFIG_NAME)
+    except OSError as exc:
+        return None, [finding("DSP202", f"config.json cannot be read: {exc.strerror or exc}.", file=CONFIG_NAME)], None
+    if raw is None:
+        return None, [finding("DSP201", "no config.json: vocab sizes and architecture are unknown.",
+                              file=CONFIG_NAME)], None
+    doc, why = _json_object(raw)
+    if doc is None:
+        return None, [finding("DSP202", f"config.json {why}.", file=CONFIG_NAME)], None
+    config, problems = parse_draft_config(doc)
+    return config, problems, JsonDoc(doc, raw.decode("utf-8", errors="surrogateescape"))
+
+
+def read_index(source: CheckpointSource) -> tuple[ShardIndex | None, list[Finding], JsonDoc | None]:
+    try:
+        raw = source.read_text_file(INDEX_NAME)
+    except OSError as exc:
+        return None, [finding("DSP102", f"{INDEX_NAME} cannot be read: {exc.strerror or exc}.", file=INDEX_NAME)], None
+    if raw is None:
+        return None, [], None
+    index, problems = parse_index(raw)
+    doc, _ = _json_object(raw) if index is not None else (None, None)
+    return index, problems, JsonDoc(doc, raw.decode("utf-8", errors="surrogateescape")) if doc is not None else None
+
+
+def read_shard_header(source: CheckpointSource, name: str) -> tuple[SafetensorsHeader | None, list[Finding]]:
+    try:
+        with source.open(name) as stream:
+            result = read_header(stream, source.size(name))
+    except OSError as exc:
+        return None, [finding("DSP018", f"{name} cannot be read: {exc.strerror or exc}.", file=name)]
+    problems = [finding(p.code, p.message, file=name, tensor=p.tensor) for p in result.problems]
+    return result.header, problems
+
+
+def load(source: CheckpointSource) -> Loaded:
+    """Headers and JSON files; the mapping tables are read by `read_mappings` once the vocab tensors are known."""
+    config, findings, config_doc = read_config(source)
+    index, index_problems, index_doc = read_index(source)
+    findings += index_problems
+    on_disk = source.safetensors_files()
+    names = sorted(set(index.weight_map.values()) | set(on_disk)) if index else on_disk
+    statuses = {name: source.status(name) for name in names}
+    findings += shard_status_findings(statuses, set(index.weight_map.values()) if index else set())
+    headers: dict[str, SafetensorsHeader] = {}
+    for name in (n for n, s in statuses.items() if s is PathStatus.OK):
+        header, problems = read_shard_header(source, name)
+        findings += problems
+        if header is not None:
+            headers[name] = header
+    if not names:
+        findings.append(finding("DSP101", "no *.safetensors file and no index in the checkpoint."))
+    if index is not None:
+        findings += index_findings(index, headers, on_disk)
+    tensors = {
+        e.name: TensorInfo(e.name, e.dtype, e.shape, shard, h.data_start + e.begin, e.nbytes)
+        for shard, h in headers.items() for e in h.entries
+    }
+    return Loaded(config, tensors, headers, findings, config_doc, index, index_doc)
+
+
+def read_mapping(source: CheckpointSource, info: TensorInfo) -> tuple[bytes | None, list[Finding]]:
+    """The only tensor data check ever reads: the small d2t/t2d tables, as raw little-endian bytes."""
+    def unreadable(why: str) -> tuple[None, list[Finding]]:
+        return None, [finding("DSP406", f"{info.name} {why}; its contents were not validated.",
+                              file=info.file, tensor=info.name)]
+
+    if info.nbytes > MAX_MAPPING_BYTES:
+        return unreadable(f"is {info.nbytes} bytes, above the {MAX_MAPPING_BYTES}-byte read limit")
+    try:
+        with source.open(info.file) as stream:
+            stream.seek(info.begin)
+            raw = stream.read(info.nbytes)
+    except OSError as exc:
+        return unreadable(f"cannot be read ({exc.strerror or exc})")
+    if len(raw) != info.nbytes:
+        return unreadable("is truncated")
+    if decode_ints(raw, info.dtype) is None:
+        return unreadable(f"has dtype {info.dtype}")
+    return raw, []
