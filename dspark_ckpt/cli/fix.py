@@ -1,4 +1,4 @@
-"""The `dspark-ckpt fix` command (registered on the app by cli.py)."""
+"""`dspark-ckpt fix`: plan from check's analysis, apply atomically, re-check; one document for every checkpoint."""
 
 from __future__ import annotations
 
@@ -12,10 +12,14 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from dspark_ckpt.cli import options as o
+from dspark_ckpt.cli.exits import EXIT_FINDINGS, EXIT_OK
+from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
-from dspark_ckpt.repair.actions import STRATEGIES
+from dspark_ckpt.output.documents import fix_document
+from dspark_ckpt.repair.strategies import STRATEGIES
 
-EXIT_OK, EXIT_NOT_FIXED, EXIT_USAGE = 0, 1, 2
+EXIT_NOT_FIXED = EXIT_FINDINGS  # refused, skipped, or (dry run) would change something
 DEFAULT_OUT_SUFFIX = "-fixed"
 
 Strategy = StrEnum("Strategy", {s.upper().replace("-", "_"): s for s in STRATEGIES})  # type: ignore[misc]
@@ -28,11 +32,9 @@ class Format(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FixJob:
-    """What every checkpoint of one run shares: T, runtimes, strategy, write mode."""
+    """What every checkpoint of one run shares: the resolved run (T, runtimes, settings), strategy, write mode."""
 
-    target: str | None
-    target_vocab_size: int | None
-    runtimes: list[str] | None
+    run: Run
     strategy: str | None
     out: Path | None
     in_place: bool
@@ -53,8 +55,8 @@ def default_out(checkpoint: str) -> Path:
 
 def fix(
     checkpoints: Annotated[list[str], typer.Argument(help="Draft checkpoint folder(s), or org/repo[@rev] with --push.")],
-    target: Annotated[str | None, typer.Option("--target", help="Target model folder (or its config.json).")] = None,
-    target_vocab_size: Annotated[int | None, typer.Option("--target-vocab-size", help="Target vocab T.")] = None,
+    target: o.Target = None,
+    target_vocab_size: o.TargetSize = None,
     for_: Annotated[list[str] | None, typer.Option(
         "--for", help="Runtime the result must load on: vllm==X.Y.Z (repeatable), vllm, sglang, or all "
                       "(default: the settings file's `runtime`, else all: every known vLLM version and "
@@ -69,18 +71,18 @@ def fix(
                             "rewrites tensor data, and exit 1.")] = False,
     exit_non_zero_on_fix: Annotated[bool, typer.Option(
         "--exit-non-zero-on-fix", help="Exit 1 when a repair was written (for hooks: stage it, then commit).")] = False,
-    checkpoint_folders: Annotated[bool, typer.Option(
-        "--checkpoint-folders", help="Fix the folder of each file given (for pre-commit).")] = False,
-    settings_file: Annotated[Path | None, typer.Option(
-        "--settings", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found upward.")] = None,
-    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
+    checkpoint_folders: o.CheckpointFolders = False,
+    settings_file: o.SettingsFile = None,
+    isolated: o.Isolated = False,
     output_format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TEXT,
+    quiet: o.Quiet = False,
+    verbose: o.Verbose = False,
+    color: o.Color = o.ColorChoice.AUTO,
     push: Annotated[bool, typer.Option("--push", help="Hub repo: open a pull request with the fix.")] = False,
-    token: Annotated[str | None, typer.Option(
-        "--token", help="Hugging Face token for --push; never printed.")] = None,
+    token: o.Token = None,
 ) -> None:
     """Repair drafts for the runtimes they will run on: plan, write atomically, then re-check the result."""
-    if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/hub_push.py)
+    if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/sources/hub_push.py)
         from dspark_ckpt.sources.hub_push import push_command
 
         if len(checkpoints) != 1 or safe_only or checkpoint_folders or exit_non_zero_on_fix:
@@ -89,24 +91,20 @@ def fix(
         raise typer.Exit(push_command(checkpoints[0], target=target, target_vocab_size=target_vocab_size,
                                       runtimes=for_, strategy=strategy.value if strategy else None, token=token,
                                       output_format=output_format.value, out=out, in_place=in_place, dry_run=dry_run))
-    from dspark_ckpt.cli.app import (
-        hook_folders,  # lazy: cli.py imports this module while it registers commands
-    )
-    from dspark_ckpt.cli.settings import load_settings
     from dspark_ckpt.repair.apply import destination_conflict
 
     if out is not None and in_place:
         raise destination_conflict()
-    settings = load_settings(Path.cwd(), explicit=settings_file, isolated=isolated)
-    if target is None and target_vocab_size is None:  # either flag replaces both settings keys, as in check
-        target, target_vocab_size = settings.target, settings.target_vocab_size
-    runtimes = for_ or (list(settings.runtime) if settings.runtime is not None else None)
+    run = resolve_run(Common(target, target_vocab_size, for_, None, settings_file, isolated, quiet=quiet,
+                             verbose=verbose, color=color, token=token))
     specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
     if out is not None and len(specs) > 1:
         raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
                          hint="omit --out (each gets NAME-fixed beside it) or use --in-place")
-    job = FixJob(target, target_vocab_size, runtimes, strategy.value if strategy else None, out, in_place, dry_run,
-                 safe_only, exit_non_zero_on_fix, output_format is Format.JSON)
+    job = FixJob(run, strategy.value if strategy else None, out, in_place, dry_run, safe_only, exit_non_zero_on_fix,
+                 output_format is Format.JSON)
+    if verbose:
+        diagnose(run, 0)
     raise typer.Exit(run_all(specs, job))
 
 
@@ -131,19 +129,18 @@ def run_all(specs: list[str], job: FixJob) -> int:
         docs.append(doc)
         worst = max(worst, code)
     if job.json:
-        console.file.write(json.dumps(docs[0] if len(specs) == 1 else docs, indent=2) + "\n")
+        console.file.write(json.dumps(fix_document(docs), indent=2) + "\n")
     return worst
 
 
 def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, Any]]:
     """Plan, then (unless dry run, refused, or skipped by --safe-only) apply; render; return (exit code, JSON)."""
-    from dspark_ckpt.repair import apply_fix, plan_fix
+    from dspark_ckpt.repair import apply_fix, plan_for
     from dspark_ckpt.repair.apply import out_exists, out_taken
     from dspark_ckpt.repair.render import fix_json, render_plan_text, render_result_text, render_skip_text
     from dspark_ckpt.repair.safety import skip_message, unsafe_reasons
 
-    plan = plan_fix(spec, target=job.target, target_vocab_size=job.target_vocab_size, runtimes=job.runtimes,
-                    strategy=job.strategy)
+    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy)
     skipped = unsafe_reasons(plan) if job.safe_only else []
     out = job.out
     if out is None and not job.in_place and not job.dry_run:
@@ -176,8 +173,3 @@ def _exit_code(plan: object, result: object, job: FixJob, skipped: bool) -> int:
     if isinstance(result, FixResult):
         return EXIT_NOT_FIXED if result.errors or job.exit_non_zero_on_fix else EXIT_OK
     return EXIT_OK
-
-
-def register(app: typer.Typer) -> None:
-    """Attach the `fix` command to the app."""
-    app.command("fix")(fix)

@@ -1,80 +1,95 @@
-"""The `dspark-ckpt verify` command (registered on the app by cli.py); torch is imported only when it runs."""
+"""`dspark-ckpt verify`: load drafts with torch as each runtime would; torch is imported only when it runs."""
 
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dspark_ckpt.model.findings import Severity
+from dspark_ckpt import __version__
+from dspark_ckpt.check.policy import apply as apply_policy
+from dspark_ckpt.check.policy import hidden_count
+from dspark_ckpt.cli import options as o
+from dspark_ckpt.cli.exits import findings_exit
+from dspark_ckpt.cli.run import Common, Run, diagnose, resolve_run
+from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.emit import emit
+from dspark_ckpt.output.table import RENDERERS
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dspark_ckpt.verify.result import VerifyResult
+    from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 
-class VerifyFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-
-
-def _run(checkpoints: list[str], *, target: str | None, target_vocab_size: int | None, runtime: list[str] | None,
-         config: Path | None, output_format: VerifyFormat, options: Any, fail_on: Severity) -> int:
-    from dspark_ckpt.cli.app import exit_code, stdout_console
-    from dspark_ckpt.model.report import Report
-    from dspark_ckpt.output.render import render_text, report_json
-    from dspark_ckpt.runtimes.selectors import parse_selectors
+def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> list[tuple[CheckpointReport,
+                                                                                          VerifyResult]]:
     from dspark_ckpt.sources.resolve import open_source
-    from dspark_ckpt.sources.target import resolve_target
     from dspark_ckpt.verify import torch_loader
+
+    device = torch_loader.resolve_device(options.device)
+    return [torch_loader.verify_checkpoint(open_source(spec, config=run.config, token=run.token), target=run.target,
+                                           runtimes=run.runtimes, options=options, device=device)
+            for spec in checkpoints]
+
+
+def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputFormat, console: Console) -> None:
+    from dspark_ckpt.output.documents import verify_document
+    from dspark_ckpt.output.render import render_text
     from dspark_ckpt.verify.render import render_verify
     from dspark_ckpt.verify.result import verify_json
 
-    runtimes = parse_selectors(runtime)
-    target_vocab = resolve_target(target, target_vocab_size)
-    device = torch_loader.resolve_device(options.device)
-    pairs = [torch_loader.verify_checkpoint(open_source(spec, config=config), target=target_vocab,
-                                            runtimes=runtimes, options=options, device=device)
-             for spec in checkpoints]
-    report = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in runtimes))
-    console = stdout_console()
-    if output_format is VerifyFormat.JSON:
-        doc = report_json(report)
-        for entry, (_, result) in zip(doc["checkpoints"], pairs):
-            entry["verify"] = verify_json(result)
-        console.file.write(json.dumps(doc, indent=2) + "\n")
-    else:
+    if fmt is o.OutputFormat.JSON:
+        console.file.write(json.dumps(verify_document(report, [verify_json(r) for r in results]), indent=2) + "\n")
+    elif fmt is o.OutputFormat.TEXT:
         render_text(report, console)
-        for _, result in pairs:
+        for result in results:
             render_verify(result, console)
-    return exit_code(report, fail_on)
+    else:  # the CI formats report verify's findings exactly as they report check's
+        ctx = RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(),
+                            quiet=run.common.quiet)
+        RENDERERS[fmt.value](report, console, ctx)
 
 
-def register(app: typer.Typer) -> None:
-    """Attach `verify` to the app. Nothing here imports torch; the command does, when it runs."""
+def verify(
+    checkpoints: Annotated[list[str], typer.Argument(help="Local draft folder or .safetensors file.")],
+    target: o.Target = None,
+    target_vocab_size: o.TargetSize = None,
+    runtime: o.Runtime = None,
+    config: o.Config = None,
+    output_format: Annotated[o.OutputFormat, typer.Option("--format", help="Output format.")] = o.OutputFormat.TEXT,
+    output: o.Output = None,
+    device: Annotated[str, typer.Option("--device", help="auto (cuda if present), cpu, cuda or cuda:N.")] = "auto",
+    probe: Annotated[int, typer.Option("--probe", min=0, help="Probe vectors for the padded-row risk "
+                                                             "(half embedding rows, half Gaussian).")] = 4096,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the probe vectors.")] = 0,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="k of the top-k illegal-row count.")] = 8,
+    fail_on: o.FailOn = None,
+    select: o.Codes = None,
+    extend_select: o.Codes = None,
+    ignore: o.Codes = None,
+    exit_zero: o.ExitZero = None,
+    settings_file: o.SettingsFile = None,
+    isolated: o.Isolated = False,
+    quiet: o.Quiet = False,
+    verbose: o.Verbose = False,
+    color: o.Color = o.ColorChoice.AUTO,
+    token: o.Token = None,
+) -> None:
+    """Load the draft with torch as each runtime would: exact load errors, mappings, padded-row risk."""
+    from dspark_ckpt.verify.torch_loader import VerifyOptions
 
-    @app.command()
-    def verify(
-        checkpoints: Annotated[list[str], typer.Argument(help="Local draft folder or .safetensors file.")],
-        target: Annotated[str | None, typer.Option("--target", help="Target model folder (or its config.json).")]
-        = None,
-        target_vocab_size: Annotated[int | None, typer.Option("--target-vocab-size",
-                                                                 help="Target vocab T, if no --target.")] = None,
-        runtime: Annotated[list[str] | None, typer.Option(
-            "--runtime", help="vllm==X.Y.Z, vllm, sglang or all (repeatable; default: every known version).")] = None,
-        config: Annotated[Path | None, typer.Option("--config", help="config.json for a single .safetensors file.")]
-        = None,
-        output_format: Annotated[VerifyFormat, typer.Option("--format", help="Output format.")] = VerifyFormat.TEXT,
-        device: Annotated[str, typer.Option("--device", help="auto (cuda if present), cpu, cuda or cuda:N.")] = "auto",
-        probe: Annotated[int, typer.Option("--probe", min=0, help="Probe vectors for the padded-row risk "
-                                                                 "(half embedding rows, half Gaussian).")] = 4096,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the probe vectors.")] = 0,
-        top_k: Annotated[int, typer.Option("--top-k", min=1, help="k of the top-k illegal-row count.")] = 8,
-        fail_on: Annotated[Severity, typer.Option("--fail-on", help="Exit 1 at or above this severity.")]
-        = Severity.ERROR,
-    ) -> None:
-        """Load the draft with torch as each runtime would: exact load errors, mappings, padded-row risk."""
-        from dspark_ckpt.verify.torch_loader import VerifyOptions
-
-        options = VerifyOptions(device=device, probes=probe, seed=seed, top_k=top_k)
-        raise typer.Exit(_run(checkpoints, target=target, target_vocab_size=target_vocab_size, runtime=runtime,
-                              config=config, output_format=output_format, options=options, fail_on=fail_on))
+    run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
+                             extend_select, ignore, fail_on, exit_zero, quiet, verbose, color, token))
+    pairs = verify_all(checkpoints, run, VerifyOptions(device=device, probes=probe, seed=seed, top_k=top_k))
+    full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
+    report = apply_policy(full, run.policy)
+    results = [p[1] for p in pairs]
+    emit(lambda console: render(report, results, run, output_format, console), output, color.value)
+    if verbose:
+        diagnose(run, hidden_count(full, report))
+    raise typer.Exit(findings_exit(report, run.policy))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dspark_ckpt.model.draft_config import DraftConfig
-from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.findings import Finding, finding
 
 INTEGER_DTYPES = frozenset({"I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64"})
@@ -78,7 +78,8 @@ def _shape_finding(code: str, info: TensorInfo, expected: tuple[int | None, ...]
 
 def shape_findings(v: VocabTensors, cfg: DraftConfig, target_vocab_size: int | None) -> list[Finding]:
     d, vocab, h, r = cfg.draft_vocab_size, cfg.vocab_size, cfg.hidden_size, cfg.markov_rank
-    head_rows = vocab if cfg.family is Family.GEMMA4_DSPARK else d
+    family = traits(cfg.family)
+    head_rows = vocab if family.lm_head_rows == "V" else d
     checks: list[tuple[str, TensorInfo | None, tuple[int | None, ...], str]] = [
         ("DSP320", v.lm_head, (head_rows, h), "draft output vocab x hidden_size"),
         ("DSP321", v.embed_tokens, (vocab, h), "vocab_size x hidden_size"),
@@ -102,9 +103,9 @@ def shape_findings(v: VocabTensors, cfg: DraftConfig, target_vocab_size: int | N
     if v.t2d is not None and v.t2d.dtype != "BOOL":
         findings.append(finding("DSP327", f"{v.t2d.name} is {v.t2d.dtype}, expected BOOL.",
                                 file=v.t2d.file, tensor=v.t2d.name))
-    if cfg.family is Family.QWEN3_DSPARK and v.model_prefixed:
+    if family.model_prefix_flagged and v.model_prefixed:
         findings.append(finding("DSP313", f"{len(v.model_prefixed)} tensor names start with 'model.' "
                                           f"(e.g. {v.model_prefixed[0]}).", tensor=v.model_prefixed[0]))
-    if cfg.family is Family.DFLASH and v.has_mask_hidden:
+    if family.mask_hidden_rejected and v.has_mask_hidden:
         findings.append(finding("DSP312", "the checkpoint ships a mask_hidden weight."))
     return findings

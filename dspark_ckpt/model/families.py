@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -33,6 +34,35 @@ SPECULATORS_FAMILY: dict[str, Family] = {
 }
 
 DSPARK_FAMILIES = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK, Family.GEMMA4_DSPARK})
+
+
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """What a family's model code builds whatever the runtime version: the columns the checks read by family."""
+
+    markov_head: bool = False  # markov_head.markov_w1 [V, r] / markov_w2 [D, r]
+    confidence_head: bool = False  # confidence_head.proj, when enable_confidence_head
+    lm_head_rows: str = "D"  # "D" or "V": the rows the family's own lm_head is built with
+    d2t_applied: bool = True  # False: no d2t is ever applied at sampling time (Gemma4 DSpark)
+    norm_offset: float = 0.0  # Gemma's RMSNorm scales by (1 + weight)
+    model_prefix_flagged: bool = False  # a `model.`-prefixed checkpoint name doubles the prefix (Qwen3 DSpark)
+    mask_hidden_rejected: bool = False  # DFlash embeds masked slots itself: a mask_hidden weight is refused
+
+
+_DSPARK = Traits(markov_head=True, confidence_head=True)
+TRAITS: dict[Family, Traits] = {
+    Family.QWEN3_DSPARK: Traits(markov_head=True, confidence_head=True, model_prefix_flagged=True),
+    Family.QWEN3_OMNI_DSPARK: _DSPARK,
+    Family.GEMMA4_DSPARK: Traits(markov_head=True, confidence_head=True, lm_head_rows="V", d2t_applied=False,
+                                 norm_offset=1.0),
+    Family.DFLASH: Traits(mask_hidden_rejected=True),
+    Family.EAGLE3_LLAMA: Traits(),
+    Family.EAGLE3_QWEN3: Traits(),
+}
+
+
+def traits(family: Family | None) -> Traits:
+    return TRAITS[family] if family is not None else Traits()
 
 
 def family_for(architecture: str | None, model_type: str | None) -> Family | None:

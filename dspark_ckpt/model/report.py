@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from dspark_ckpt.formats.vocab_tensors import TensorInfo
 from dspark_ckpt.model.findings import Finding, Severity
 
-SCHEMA_VERSION = 1
-
 
 @dataclass(frozen=True, slots=True)
 class Compatibility:

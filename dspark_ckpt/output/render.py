@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import SCHEMA_VERSION, CheckpointReport, Report
+from dspark_ckpt.model.report import CheckpointReport, Report
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}
@@ -47,8 +47,9 @@ def checkpoint_json(c: CheckpointReport) -> dict[str, Any]:
 
 
 def report_json(report: Report) -> dict[str, Any]:
-    return {"schema_version": SCHEMA_VERSION, "runtimes": list(report.runtimes),
-            "checkpoints": [checkpoint_json(c) for c in report.checkpoints]}
+    from dspark_ckpt.output.documents import check_document
+
+    return check_document(report)
 
 
 def render_json(report: Report, console: Console) -> None:

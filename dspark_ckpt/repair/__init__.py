@@ -4,14 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.errors import UsageError
-from dspark_ckpt.repair.actions import STRATEGIES, FixPlan
-from dspark_ckpt.repair.apply import FixResult, apply_fix
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.repair.actions import FixPlan
+from dspark_ckpt.repair.strategies import STRATEGIES
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 from dspark_ckpt.sources.target import resolve_target
 
-__all__ = ["STRATEGIES", "FixPlan", "FixResult", "apply_fix", "fix_runtimes", "plan_fix"]
+if TYPE_CHECKING:
+    from dspark_ckpt.repair.apply import FixResult, apply_fix
+
+
+def __getattr__(name: str) -> Any:
+    """The executor (file I/O, locks) loads only when a repair is applied: planning and the CLI start without it."""
+    if name in ("FixResult", "apply_fix"):
+        from dspark_ckpt.repair import apply
+
+        return getattr(apply, name)
+    raise AttributeError(f"module 'dspark_ckpt.repair' has no attribute {name!r}")
+
+
+__all__ = ["STRATEGIES", "FixPlan", "FixResult", "apply_fix", "fix_runtimes", "plan_fix", "plan_for"]
 
 
 def fix_runtimes(selectors: Sequence[str] | None) -> list[RuntimeVersion]:
@@ -19,18 +34,24 @@ def fix_runtimes(selectors: Sequence[str] | None) -> list[RuntimeVersion]:
     return parse_selectors(list(selectors or ["all"]))
 
 
-def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_size: int | None = None,
-             runtimes: Sequence[str] | None = None, strategy: str | None = None) -> FixPlan:
-    """Read a draft folder and plan its repair for the chosen runtimes; nothing is written."""
+def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion],
+             strategy: str | None = None) -> FixPlan:
+    """Plan the repair of a draft folder from resolved inputs (the CLI resolves them once, as for check)."""
     from dspark_ckpt.repair.plan import plan_repair
     from dspark_ckpt.repair.read import read_situation
 
     if strategy is not None and strategy not in STRATEGIES:
         raise UsageError(f"unknown strategy {strategy!r}", code="DSP-E060", hint=f"one of {', '.join(STRATEGIES)}")
-    target_vocab = resolve_target(target, target_vocab_size)
-    if target_vocab is None:
+    if target is None:
         raise UsageError("fix needs the target vocabulary T", code="DSP-E061",
                          hint="pass --target DIR or --target-vocab-size N")
-    chosen = fix_runtimes(runtimes)
-    situation = read_situation(Path(checkpoint).absolute(), target_vocab, chosen)
-    return plan_repair(situation, chosen, strategy)
+    situation = read_situation(Path(checkpoint).absolute(), target, runtimes)
+    return plan_repair(situation, runtimes, strategy)
+
+
+def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_size: int | None = None,
+             runtimes: Sequence[str] | None = None, strategy: str | None = None) -> FixPlan:
+    """Read a draft folder and plan its repair for the chosen runtimes; nothing is written."""
+    if strategy is not None and strategy not in STRATEGIES:
+        raise UsageError(f"unknown strategy {strategy!r}", code="DSP-E060", hint=f"one of {', '.join(STRATEGIES)}")
+    return plan_for(checkpoint, resolve_target(target, target_vocab_size), fix_runtimes(runtimes), strategy)

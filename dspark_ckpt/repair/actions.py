@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-TRIM = "trim"
-SHARE_TARGET_HEAD = "share-target-head"
-REBUILD_D2T = "rebuild-d2t"
-DROP_D2T = "drop-d2t"
-IDENTITY_D2T = "identity-d2t"
-TRIM_INPUT = "trim-input"
-# Preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
-# and an explicit identity d2t is only ever a pin for old runtimes. trim-input comes last: alone it only helps
-# runtimes that size the output side by vocab_size (SGLang's Qwen3 DSpark).
-STRATEGIES: tuple[str, ...] = (TRIM, SHARE_TARGET_HEAD, REBUILD_D2T, DROP_D2T, IDENTITY_D2T, TRIM_INPUT)
+from dspark_ckpt.repair import strategies as _table
+
+# The strategy names, for the planner and executor (the table itself is repair/strategies.py).
+TRIM = _table.TRIM
+SHARE_TARGET_HEAD = _table.SHARE_TARGET_HEAD
+REBUILD_D2T = _table.REBUILD_D2T
+DROP_D2T = _table.DROP_D2T
+IDENTITY_D2T = _table.IDENTITY_D2T
+TRIM_INPUT = _table.TRIM_INPUT
+STRATEGIES = _table.STRATEGIES
+
 # Output-side trims that also plan trim-input when the chosen runtimes need V = T as well (never when they do not).
 WITH_INPUT_TRIM: frozenset[str] = frozenset({TRIM, SHARE_TARGET_HEAD})
 
@@ -144,6 +145,11 @@ class FileChanges:
     @property
     def touched(self) -> tuple[str, ...]:
         return tuple(s.file for s in self.shards) + self.removed + tuple(t.file for t in self.texts)
+
+    @property
+    def put_order(self) -> tuple[str, ...]:
+        """The files written, in the order they are put in place: new shards, rewritten ones, index, config."""
+        return tuple(s.file for s in self.shards) + tuple(t.file for t in self.texts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,15 +16,15 @@ from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.files import file_changes
 from dspark_ckpt.repair.simulate import Steps, mapping_problems, problem_codes, score, simulate
+from dspark_ckpt.repair.strategies import BY_NAME, TABLE
 from dspark_ckpt.runtimes.compatibility import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
 # The code each repair stands for when it resolves nothing the verdicts name (a forced strategy).
-NOMINAL_CODE = {a.TRIM: "DSP305", a.SHARE_TARGET_HEAD: "DSP306", a.REBUILD_D2T: "DSP302", a.DROP_D2T: "DSP303",
-                a.IDENTITY_D2T: "DSP302", a.TRIM_INPUT: "DSP320"}
+NOMINAL_CODE = {s.name: s.resolves[0] for s in TABLE}
 # What an input trim can resolve: SGLang checks lm_head/markov_w2 rows against V, so V follows the output side to T.
-INPUT_CODES = frozenset({"DSP304", "DSP320", "DSP321", "DSP322", "DSP323"})
+INPUT_CODES = frozenset(BY_NAME[a.TRIM_INPUT].resolves)
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
 
 

@@ -14,13 +14,15 @@ from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
-FIX_SCHEMA_VERSION = 1
 
-
-def _state(o: Outcome) -> str:
+def state_text(o: Outcome) -> str:
     if not o.loads:
         return f"fails ({o.error_code})"
     return f"loads* ({', '.join(dict.fromkeys(o.silent_codes))})" if o.silent_codes else "loads"
+
+
+def _state(o: Outcome) -> dict[str, Any]:
+    return {"loads": o.loads, "error_code": o.error_code, "silent_codes": list(dict.fromkeys(o.silent_codes))}
 
 
 def json_diffs(plan: FixPlan) -> list[str]:
@@ -63,7 +65,7 @@ def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
         for row in _files(plan):
             console.print(f"  file: {row}", overflow="fold", markup=False)
     for before, after in zip(plan.before, plan.after):
-        console.print(f"  {before.runtime:<14} {_state(before)} -> {_state(after)}", markup=False)
+        console.print(f"  {before.runtime:<14} {state_text(before)} -> {state_text(after)}", markup=False)
     if diff:
         for text in json_diffs(plan):
             console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
@@ -104,7 +106,7 @@ def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run
     status = ("refused" if plan.refusal else "nothing-to-do" if not plan.actions else "skipped" if skipped
               else "planned" if dry_run else "applied")
     doc: dict[str, Any] = {
-        "schema_version": FIX_SCHEMA_VERSION, "source": plan.source, "status": status,
+        "source": plan.source, "status": status,
         "target_vocab_size": plan.target_vocab_size, "runtimes": list(plan.runtimes), "strategy": plan.strategy,
         "actions": [action_json(x) for x in plan.actions], "files": _files(plan),
         "refusal": ({"code": plan.refusal.code, "message": plan.refusal.message, "hint": plan.refusal.hint}

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 
 
@@ -69,15 +68,15 @@ def startup_error(k: Contract, *, draft_vocab: int, vocab: int, target_vocab: in
     """Config-time validation (the speculative config), before any weight is read."""
     d, t = draft_vocab, target_vocab
     if not k.supported:
-        return Issue("DSP309", c.E_OMNI_UNREGISTERED)
+        return Issue("DSP309", k.messages.omni_unregistered)
     if target_is_omni and k.omni_target_validated and k.family is not Family.QWEN3_OMNI_DSPARK:
-        return Issue("DSP309", c.E_OMNI_GENERIC)
+        return Issue("DSP309", k.messages.omni_generic)
     if k.omni_config_check and not 0 < d <= t:
-        return Issue("DSP308", c.E_OMNI_VOCAB.format(t=t, d=d))
+        return Issue("DSP308", k.messages.omni_vocab.format(t=t, d=d))
     if k.omni_config_check and mask_token_id is not None and not 0 <= mask_token_id < vocab:
-        return Issue("DSP308", c.E_OMNI_MASK.format(last=vocab - 1))
+        return Issue("DSP308", k.messages.omni_mask.format(last=vocab - 1))
     if k.topk_check and topk is not None and not 1 <= topk <= d:
-        return Issue("DSP209", c.E_TOPK.format(d=d))
+        return Issue("DSP209", k.messages.topk.format(d=d))
     return None
 
 
@@ -93,24 +92,24 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue(code, f"the checkpoint's weights cannot be read: {message}", verbatim=False)
     # load_weights' vocab checks (0.29+ Qwen3 DSpark), first failure wins, in upstream order.
     if k.embed_check and v > t and not f.has_embed:
-        return Issue("DSP304", c.E_EMBED)
+        return Issue("DSP304", k.messages.embed)
     if k.reduced_checks is not None and k.reduced_checks.holds(d, t):
         if not f.has_lm_head:
-            return Issue("DSP301" if d < t else "DSP306", c.E_LM_HEAD)
+            return Issue("DSP301" if d < t else "DSP306", k.messages.lm_head)
         if not f.has_d2t:
-            return Issue("DSP302", c.E_D2T)
+            return Issue("DSP302", k.messages.d2t)
     # Then the weights themselves are loaded.
     if k.mask_hidden_rejected and f.has_mask_hidden:
-        return Issue("DSP312", c.E_MASK_HIDDEN)
+        return Issue("DSP312", k.messages.mask_hidden)
     if k.parallel_drafting_needs_mask_hidden and f.parallel_drafting and not f.has_mask_hidden:
-        return Issue("DSP314", c.E_PARALLEL)
+        return Issue("DSP314", k.messages.parallel)
     param = k.d2t_param.holds(d, t)
     if f.has_d2t and k.mapping_tensors_rejected:  # `d2t` sorts first, so it is the first weight refused
-        return Issue("DSP303", c.E_SGLANG_MAPPING.format(name="d2t"))
+        return Issue("DSP303", k.messages.sglang_mapping.format(name="d2t"))
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
-        return Issue("DSP303", c.E_NOPARAM.format(cls=k.model_class))
+        return Issue("DSP303", k.messages.noparam.format(cls=k.model_class))
     if k.model_prefix_rejected and f.model_prefixed:
-        return Issue("DSP313", c.E_MODEL_PREFIX)
+        return Issue("DSP313", k.messages.model_prefix)
     head_rows = d if k.lm_head_rows == "D" else v
     markov_rows = d if k.markov_w2_rows == "D" else v
     # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
@@ -118,13 +117,13 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
                                  ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
         if rows is not None and rows != expected:
-            return Issue(code, c.E_ROWS)
+            return Issue(code, k.messages.rows)
     if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
-        return Issue("DSP320", c.E_HIDDEN.format(h=f.hidden_size, got=f.lm_head_cols))
+        return Issue("DSP320", k.messages.hidden.format(h=f.hidden_size, got=f.lm_head_cols))
     if k.mapping_tensors_rejected and f.has_t2d:  # `t2d` sorts after every head
-        return Issue("DSP310", c.E_SGLANG_MAPPING.format(name="t2d"))
+        return Issue("DSP310", k.messages.sglang_mapping.format(name="t2d"))
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
-        return Issue("DSP324", c.E_D2T_LEN.format(n=f.d2t_length, d=d))
+        return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d))
     return None
 
 
@@ -159,7 +158,7 @@ def _silent(k: Contract, f: DraftFacts) -> list[Issue]:
         issues.append(Issue("DSP304", f"the target embedding ({t} rows) is shared but input ids go up to {v - 1}: "
                                       "out of range at run time"))
     param = k.d2t_param.holds(d, t)
-    if k.family is Family.GEMMA4_DSPARK and d != v:
+    if not traits(k.family).d2t_applied and d != v:
         issues.append(Issue("DSP311", f"lm_head has V = {v} rows but draft_vocab_size is {d}; "
                                       "d2t is never applied" + (" (the shipped d2t is ignored)" if f.has_d2t else "")))
     elif d < t and not (param and f.has_d2t):

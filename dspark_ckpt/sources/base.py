@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from enum import StrEnum
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from dspark_ckpt.model.findings import Finding
 
 CONFIG_NAME = "config.json"
 INDEX_NAME = "model.safetensors.index.json"
@@ -46,3 +49,6 @@ class CheckpointSource(Protocol):
 
     def open(self, name: str) -> AbstractContextManager[IO[bytes]]:
         """A seekable binary stream; remote sources fetch only the ranges read."""
+
+    def notes(self) -> list[Finding]:
+        """What the transport noticed while reading (e.g. DSP701: a server ignored Range); [] for local files."""

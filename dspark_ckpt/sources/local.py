@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, too_large
 
 _HF_SNAPSHOT = re.compile(r"^models--[^/]+$")
@@ -35,6 +36,9 @@ class LocalFolder:
         root = folder.resolve()
         blobs = hf_cache_blobs(folder.absolute())
         self._allowed = (root,) + ((blobs.resolve(),) if blobs is not None else ())
+
+    def notes(self) -> list[Finding]:
+        return []
 
     @property
     def display(self) -> str:

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from dspark_ckpt.errors import SourceError, UsageError
+from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.sources.base import CheckpointSource
 from dspark_ckpt.sources.local import local_source
@@ -36,8 +37,11 @@ def _looks_local(spec: str, path: Path) -> bool:
                                               or spec.startswith((".", "/", "~")))
 
 
+def source_notes(source: CheckpointSource) -> tuple[Finding, ...]:
+    """What a remote source noticed about the transport (e.g. DSP701), for the checkpoint's findings."""
+    return tuple(source.notes())
+
+
 def with_source_notes(report: CheckpointReport, source: CheckpointSource) -> CheckpointReport:
-    """Append what a remote source noticed about the transport (e.g. DSP701) to the checkpoint's findings."""
-    notes = getattr(source, "notes", None)
-    extra = tuple(notes()) if callable(notes) else ()
+    extra = source_notes(source)
     return dataclasses.replace(report, findings=report.findings + extra) if extra else report

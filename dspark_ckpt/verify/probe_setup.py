@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.mapping_check import map_draft_to_target
 from dspark_ckpt.verify.probe import FLOAT_DTYPES, Head, batch_size, probe_source
@@ -57,7 +57,7 @@ def _head(out: Outcome, tensors: dict[str, torch.Tensor], raw: dict[str, Any], f
     eps = raw.get("rms_norm_eps")
     scale = raw.get("logit_scale")
     return Head(weight=out.params[LM_HEAD], rows=out.head_rows, illegal=illegal, suffix=suffix, norm_weight=norm,
-                norm_offset=1.0 if family is Family.GEMMA4_DSPARK else 0.0,
+                norm_offset=traits(family).norm_offset,
                 eps=float(eps) if isinstance(eps, (int, float)) else 1e-6,
                 scale=float(scale) if isinstance(scale, (int, float)) else 1.0, markov=markov)
 

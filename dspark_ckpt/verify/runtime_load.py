@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import torch
 
 from dspark_ckpt.model.draft_config import DraftConfig
-from dspark_ckpt.runtimes import contracts as c
 from dspark_ckpt.runtimes.compatibility import Issue
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
@@ -83,16 +82,16 @@ def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> Non
     """What load_weights raises after its naming loop and before loading anything, in upstream order."""
     d, v, t = dims.draft_vocab, dims.vocab, dims.target_vocab
     if k.mask_hidden_rejected and names.mask_hidden:
-        raise LoadFailure("DSP312", c.E_MASK_HIDDEN)
+        raise LoadFailure("DSP312", k.messages.mask_hidden)
     if k.embed_check and v > t and not names.embed:
-        raise LoadFailure("DSP304", c.E_EMBED)
+        raise LoadFailure("DSP304", k.messages.embed)
     if k.reduced_checks is not None and k.reduced_checks.holds(d, t):
         if not names.lm_head:
-            raise LoadFailure("DSP301" if d < t else "DSP306", c.E_LM_HEAD)
+            raise LoadFailure("DSP301" if d < t else "DSP306", k.messages.lm_head)
         if not names.d2t:
-            raise LoadFailure("DSP302", c.E_D2T)
+            raise LoadFailure("DSP302", k.messages.d2t)
     if k.parallel_drafting_needs_mask_hidden and cfg.parallel_drafting and not names.mask_hidden:
-        raise LoadFailure("DSP314", c.E_PARALLEL)
+        raise LoadFailure("DSP314", k.messages.parallel)
 
 
 _MODULES = (("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
@@ -109,7 +108,7 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
         return specs[name]
     if name.startswith("model.model."):
         if k.model_prefix_rejected:
-            raise LoadFailure("DSP313", f"{c.E_MODEL_PREFIX} belonging to model (Qwen3DSparkModel) are: "
+            raise LoadFailure("DSP313", f"{k.messages.model_prefix} belonging to model (Qwen3DSparkModel) are: "
                                         f"{_available(specs, 'model.')}")
         return _resolve(k, dims, name[len("model."):], specs)  # check treats these by substring too
     module = next(((m, code) for m, code in _MODULES if name == m or name.startswith(m + ".")), None)
@@ -140,7 +139,7 @@ def _load_all(k: Contract, dims: Dims, specs: dict[str, ParamSpec], names: Names
               store: ParamStore, out: Outcome) -> None:
     for ckpt, name in names.renamed:
         if k.mapping_tensors_rejected and ("d2t" in ckpt or "t2d" in ckpt):
-            raise LoadFailure("DSP303" if "d2t" in ckpt else "DSP310", c.E_SGLANG_MAPPING.format(name=ckpt))
+            raise LoadFailure("DSP303" if "d2t" in ckpt else "DSP310", k.messages.sglang_mapping.format(name=ckpt))
         spec = _resolve(k, dims, name, specs) if name is not None else None
         if spec is None:
             continue

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 
 from dspark_ckpt.model.draft_config import DraftConfig
-from dspark_ckpt.model.families import DSPARK_FAMILIES
+from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.contracts import Contract
 
@@ -40,10 +40,10 @@ def dims_for(cfg: DraftConfig, target: TargetVocab) -> Dims:
     family = cfg.family
     assert family is not None and cfg.draft_vocab_size is not None and cfg.vocab_size is not None
     assert cfg.hidden_size is not None
-    dspark = family in DSPARK_FAMILIES
-    rank = cfg.markov_rank if dspark else None
+    built = traits(family)
+    rank = cfg.markov_rank if built.markov_head else None
     width = None
-    if dspark and cfg.enable_confidence_head:
+    if built.confidence_head and cfg.enable_confidence_head:
         width = cfg.hidden_size + (rank or 0) if cfg.confidence_head_with_markov else cfg.hidden_size
     return Dims(cfg.draft_vocab_size, cfg.vocab_size, target.size, cfg.hidden_size, rank, width, model_dtype(cfg),
                 cfg.quantized, target.omni)
@@ -77,8 +77,7 @@ def param_specs(contract: Contract, dims: Dims) -> dict[str, ParamSpec]:
         specs.append(ParamSpec("draft_id_to_target_id", (d,), torch.long, "default", None, "DSP324"))
     if dims.markov_rank is not None:
         r = dims.markov_rank
-        # SGLang's Qwen3 DSpark sizes both Markov factors by vocab_size (docs/upstream-notes.md section 3).
-        w2_rows = v if contract.runtime == "sglang" else d
+        w2_rows = d if contract.markov_w2_rows == "D" else v
         # Both Markov factors are vocab-parallel in the released wheels: a wrong row count is the same bare
         # assertion as lm_head's (CONTRACT.md, observed by running each version's load code).
         specs += [_vocab("model.markov_head.markov_w1.weight", v, r, dims.dtype, "DSP322"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes.compatibility import Issue, Verdict
 from dspark_ckpt.verify.result import MappingCheck, RuntimeState
 from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
@@ -33,7 +33,7 @@ def _embed_issues(out: Outcome, v: int, t: int) -> list[Issue]:
 
 def _mapping_issues(out: Outcome, mapping: MappingCheck, d: int, t: int) -> list[Issue]:
     issues = []
-    if out.contract.family is Family.GEMMA4_DSPARK and out.head_rows != d:
+    if not traits(out.contract.family).d2t_applied and out.head_rows != d:
         issues.append(Issue("DSP311", f"lm_head was built with {out.head_rows} rows (vocab_size) but the draft "
                                       f"vocab is {d}; no d2t is ever applied"))
     elif d < t and mapping.source != "d2t":

@@ -31,7 +31,7 @@ def test_default_destination_is_name_fixed_beside_the_draft(tmp_path: Path) -> N
 def test_relative_path_and_trailing_slash(tmp_path: Path) -> None:
     make_checkpoint(tmp_path / "d", **PADDED)
     done = run_cli("fix", "d/", "--target-vocab-size", "96", "--format", "json", cwd=tmp_path)
-    doc = json.loads(done.stdout)
+    doc = json.loads(done.stdout)["checkpoints"][0]
     assert done.returncode == 0 and doc["status"] == "applied", done.stderr
     assert doc["result"]["destination"] == str(tmp_path / "d-fixed") and not doc["result"]["in_place"]
 
@@ -72,7 +72,9 @@ def test_several_checkpoints_each_get_their_own_copy(tmp_path: Path) -> None:
     a = make_checkpoint(tmp_path / "a", **PADDED)
     b = make_checkpoint(tmp_path / "b", **CLEAN)
     done = run_cli("fix", str(a), str(b), "--target-vocab-size", "96", "--format", "json")
-    docs = json.loads(done.stdout)
+    document = json.loads(done.stdout)
+    assert (document["schema_version"], document["command"]) == (2, "fix")
+    docs = document["checkpoints"]
     assert done.returncode == 0, done.stderr
     assert [d["status"] for d in docs] == ["applied", "nothing-to-do"]
     assert (tmp_path / "a-fixed" / "config.json").is_file() and not (tmp_path / "b-fixed").exists()
@@ -84,7 +86,7 @@ def test_one_failing_checkpoint_does_not_stop_the_others(tmp_path: Path) -> None
     good = make_checkpoint(tmp_path / "good", **PADDED)
     done = run_cli("fix", str(tmp_path / "missing"), str(good), "--target-vocab-size", "96", "--in-place",
                    "--format", "json")
-    docs = json.loads(done.stdout)
+    docs = json.loads(done.stdout)["checkpoints"]
     assert done.returncode == 2, "an unreadable checkpoint is never a pass"
     assert docs[0]["status"] == "error" and docs[0]["error"]["code"] == "DSP-E062"
     assert "[DSP-E062]" in done.stderr and docs[1]["status"] == "applied"

@@ -32,7 +32,7 @@ def test_pruned_draft_without_lm_head_is_unrepairable(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", vocab=128, draft_vocab=32, target_vocab=128, lm_head=False, t2d=True)
     result = run_cli("fix", str(folder), "--target-vocab-size", "128", "--out", str(tmp_path / "o"),
                      "--format", "json")
-    doc = json.loads(result.stdout)
+    doc = json.loads(result.stdout)["checkpoints"][0]
     assert result.returncode == 1 and doc["status"] == "refused" and doc["refusal"]["code"] == "DSP501"
     assert "without its own lm_head" in doc["refusal"]["message"] and doc["actions"] == []
     assert not (tmp_path / "o").exists()
@@ -54,10 +54,10 @@ def test_conflicting_runtimes_are_named(tmp_path: Path) -> None:
 def test_pruned_draft_for_all_names_sglang(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", vocab=128, draft_vocab=32, target_vocab=128, t2d=True)
     args = ("fix", str(folder), "--target-vocab-size", "128", "--dry-run", "--format", "json")
-    doc = json.loads(run_cli(*args).stdout)
+    doc = json.loads(run_cli(*args).stdout)["checkpoints"][0]
     assert doc["status"] == "refused" and doc["refusal"]["code"] == "DSP502" and doc["runtimes"][-1] == "sglang"
     assert doc["refusal"]["message"].endswith("sglang (DSP320); rebuild-d2t fails on sglang (DSP303)")
-    assert json.loads(run_cli(*args, "--for", "vllm").stdout)["strategy"] == "rebuild-d2t"
+    assert json.loads(run_cli(*args, "--for", "vllm").stdout)["checkpoints"][0]["strategy"] == "rebuild-d2t"
 
 
 def test_refuses_to_write_inside_the_hf_cache(tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_generic_draft_for_a_qwen3_omni_target_is_judged_like_check(tmp_path: Pa
     folder = make_checkpoint(tmp_path / "d", **PADDED)
     before = tree_digest(folder)
     result = run_cli("fix", str(folder), "--target", str(target), "--for", "vllm", "--format", "json")
-    doc = json.loads(result.stdout)
+    doc = json.loads(result.stdout)["checkpoints"][0]
     assert result.returncode == 1 and doc["status"] == "refused" and doc["refusal"]["code"] == "DSP502"
     assert "DSP309" in doc["refusal"]["message"]
     assert tree_digest(folder) == before and not (tmp_path / "d-fixed").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from contextlib import AbstractContextManager
-from typing import IO
+from typing import IO, Any
 
 from dspark_ckpt.sources.base import PathStatus
 
@@ -14,6 +14,9 @@ class MemorySource:
 
     def __init__(self, files: dict[str, bytes | None]) -> None:
         self.files = files
+
+    def notes(self) -> list[Any]:
+        return []
 
     @property
     def display(self) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.compatibility import DraftFacts, evaluate
-from dspark_ckpt.runtimes.contracts import VLLM_VERSIONS, contract_for
+from dspark_ckpt.runtimes.contracts import CONTRACTS, VLLM_VERSIONS, contract_for
 
 T = 100
 OLD, V29, NEW = ("0.27.0", "0.28.0"), ("0.29.0",), ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -148,7 +148,7 @@ def test_sglang_contracts() -> None:
 
 
 def test_every_contract_row_cites_an_upstream_source() -> None:
-    for row in c.CONTRACTS:
+    for row in CONTRACTS:
         assert row.source and ("vllm/" in row.source or "sglang" in row.source)
 
 

@@ -15,7 +15,7 @@ FIX_RANGE = range(60, 80)
 # A code in several modules must be one error detected in several places; each such code is named here with the
 # one meaning all its uses share. Adding a use elsewhere fails the test until it is judged and listed.
 SHARED = {
-    "DSP-E024": ({"cli/app.py", "cli/settings.py"}, "two settings-file options contradict each other"),
+    "DSP-E024": ({"cli/run.py", "cli/settings.py"}, "two settings-file options contradict each other"),
     "DSP-E051": ({"sources/hub.py", "sources/hub_push.py"}, "the Hub refused access: no token, or one without access"),
 }
 

@@ -39,3 +39,14 @@ def test_every_rule_is_fully_documented() -> None:
             assert getattr(rule, field).strip(), f"{code} has no {field}"
     slugs = [r.slug for r in RULES.values()]
     assert len(slugs) == len(set(slugs))
+
+
+def test_each_rules_named_repair_is_in_the_strategy_table() -> None:
+    """The table is where a strategy says what it resolves; a rule's own `repair` may not contradict it."""
+    from dspark_ckpt.repair.strategies import BY_NAME, STRATEGIES, repairs_for
+
+    for code, r in RULES.items():
+        if r.repair is not None:
+            assert r.repair in STRATEGIES and r.repair in repairs_for(code), code
+    for s in BY_NAME.values():
+        assert s.resolves and all(c in RULES for c in s.resolves), s.name

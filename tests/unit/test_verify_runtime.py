@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from conftest import draft_tensors, make_checkpoint
 
 from dspark_ckpt.check.analysis import load
-from dspark_ckpt.runtimes import contracts as c
+from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target

@@ -1,0 +1,95 @@
+"""`dspark-ckpt check`: analyse drafts from config.json and safetensors headers, render, gate on the policy."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from dspark_ckpt import __version__
+from dspark_ckpt.check.batch import report_failures, run_checks
+from dspark_ckpt.check.policy import apply as apply_policy
+from dspark_ckpt.check.policy import hidden_count
+from dspark_ckpt.cli import options as o
+from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
+from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
+from dspark_ckpt.errors import SourceError
+from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.emit import emit
+from dspark_ckpt.output.render import summary_line
+from dspark_ckpt.output.table import RENDERERS
+
+
+def check_one(spec: str, run: Run) -> CheckpointReport:
+    from dspark_ckpt.check.analysis import analyze
+    from dspark_ckpt.sources.resolve import open_source, source_notes
+
+    path = Path(spec)
+    if path.exists() and not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+        raise SourceError(f"{spec}: permission denied", code="DSP-E011")
+    source = open_source(spec, config=run.config, token=run.token)
+    analysis = analyze(source, target=run.target, runtimes=run.runtimes)
+    return analysis.with_findings(source_notes(source)).report
+
+
+def refuse_non_checkpoints(report: Report) -> None:
+    """Neither a config.json nor any weights: a mistyped path, never a green gate, whatever the policy says."""
+    for c in report.checkpoints:
+        if {"DSP101", "DSP201"} <= {f.code for f in c.findings}:
+            raise SourceError(f"{c.source}: not a checkpoint (no config.json and no *.safetensors)", code="DSP-E012",
+                              hint="give the draft's folder, a .safetensors file, or org/repo[@rev]")
+
+
+def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None) -> None:
+    """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful."""
+    ctx = RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet)
+    summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
+               if fmt is o.OutputFormat.GITHUB else None)
+    emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary)
+    if not run.common.quiet and (output is not None or fmt not in (o.OutputFormat.TEXT, o.OutputFormat.GITHUB)):
+        Console(stderr=True, highlight=False).print(f"dspark-ckpt: {summary_line(report)}"
+                                                    + (f" (report written to {output})" if output else ""),
+                                                    markup=False)
+
+
+def check(
+    checkpoints: Annotated[list[str], typer.Argument(help="Draft folder, .safetensors file, or org/repo[@rev].")],
+    target: o.Target = None,
+    target_vocab_size: o.TargetSize = None,
+    runtime: o.Runtime = None,
+    config: o.Config = None,
+    output_format: Annotated[o.OutputFormat, typer.Option("--format", help="Output format.")] = o.OutputFormat.TEXT,
+    output: o.Output = None,
+    fail_on: o.FailOn = None,
+    select: o.Codes = None,
+    extend_select: o.Codes = None,
+    ignore: o.Codes = None,
+    exit_zero: o.ExitZero = None,
+    settings_file: o.SettingsFile = None,
+    isolated: o.Isolated = False,
+    quiet: o.Quiet = False,
+    verbose: o.Verbose = False,
+    color: o.Color = o.ColorChoice.AUTO,
+    checkpoint_folders: o.CheckpointFolders = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Check this many checkpoints at once.")] = 1,
+    token: o.Token = None,
+) -> None:
+    """Inspect drafts from config.json and safetensors headers: classification, compatibility, findings."""
+    run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
+                             extend_select, ignore, fail_on, exit_zero, quiet, verbose, color, token))
+    specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
+    batch = run_checks(specs, lambda spec: check_one(spec, run), jobs=jobs)
+    report_failures(batch)
+    full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))
+    report = apply_policy(full, run.policy)
+    render_report(report, run, output_format, output)
+    if verbose:
+        diagnose(run, hidden_count(full, report))
+    refuse_non_checkpoints(full)
+    if batch.failures:
+        raise typer.Exit(EXIT_USAGE)  # a checkpoint that could not be checked is never a pass
+    raise typer.Exit(findings_exit(report, run.policy))

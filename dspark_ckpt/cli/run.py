@@ -1,0 +1,112 @@
+"""What every command resolves the same way before it works: settings, policy, runtimes, target and token."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from dspark_ckpt.check.policy import Layer, Policy, normalize, resolve
+from dspark_ckpt.cli.options import ColorChoice
+from dspark_ckpt.cli.settings import Settings, load_settings
+from dspark_ckpt.errors import UsageError
+from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
+from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
+from dspark_ckpt.sources.target import resolve_target
+
+
+@dataclass(frozen=True, slots=True)
+class Common:
+    """The shared flags as given on the command line (None: not given, the settings file may say)."""
+
+    target: str | None = None
+    target_vocab_size: int | None = None
+    runtime: list[str] | None = None
+    config: Path | None = None
+    settings_file: Path | None = None
+    isolated: bool = False
+    select: list[str] | None = None
+    extend_select: list[str] | None = None
+    ignore: list[str] | None = None
+    fail_on: Severity | None = None
+    exit_zero: bool | None = None
+    quiet: bool = False
+    verbose: bool = False
+    color: ColorChoice = ColorChoice.AUTO
+    token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One command's resolved inputs: the same for check, fix and verify."""
+
+    settings: Settings
+    policy: Policy
+    runtimes: tuple[RuntimeVersion, ...]
+    runtime_selectors: tuple[str, ...] | None  # as given (fix passes them on to its planner), None: default
+    target: TargetVocab | None
+    config: Path | None  # the draft config.json for a single .safetensors file, if any
+    token: str | None
+    common: Common
+
+
+def _split_config(config: Path | None, settings_file: Path | None) -> tuple[Path | None, Path | None]:
+    """A `.toml` --config is settings: a draft config is JSON, so the suffix cannot be ambiguous."""
+    if config is not None and config.suffix.lower() == ".toml":
+        if settings_file is not None:
+            raise UsageError("give the settings file once: --settings or a .toml --config", code="DSP-E024")
+        return None, config
+    return config, settings_file
+
+
+def cli_layer(c: Common) -> Layer:
+    return Layer(select=normalize(c.select, "--select") if c.select is not None else None,
+                 extend_select=normalize(c.extend_select or [], "--extend-select"),
+                 ignore=normalize(c.ignore, "--ignore") if c.ignore is not None else None,
+                 fail_on=c.fail_on, exit_zero=c.exit_zero)
+
+
+def resolve_run(c: Common, *, need_target: bool = True) -> Run:
+    if c.quiet and c.verbose:
+        raise UsageError("--quiet and --verbose contradict each other", code="DSP-E025")
+    config, settings_file = _split_config(c.config, c.settings_file)
+    settings = load_settings(Path.cwd(), explicit=settings_file, isolated=c.isolated)
+    policy = resolve(settings.policy, cli_layer(c))
+    selectors = c.runtime or (list(settings.runtime) if settings.runtime is not None else None)
+    runtimes = tuple(parse_selectors(selectors))
+    target, size = c.target, c.target_vocab_size
+    if target is None and size is None:  # either flag replaces both settings keys: they are one choice
+        target, size = settings.target, settings.target_vocab_size
+    target_vocab = resolve_target(target, size, token=c.token) if need_target else None
+    return Run(settings, policy, runtimes, tuple(selectors) if selectors else None, target_vocab, config, c.token, c)
+
+
+def hook_folders(paths: list[str]) -> list[str]:
+    """For hooks that pass changed file names: each checkpoint file's folder, once. Other files are skipped, and so
+    is a config.json in a folder with no weights and no index: it is some other tool's config, not a draft's."""
+    folders: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        folder = path if path.is_dir() else path.parent
+        has_weights = (folder / INDEX_NAME).exists() or any(folder.glob("*.safetensors"))
+        if not path.is_dir() and not (path.name.endswith(".safetensors") or path.name == INDEX_NAME
+                                      or (path.name == CONFIG_NAME and has_weights)):
+            continue
+        if str(folder) not in folders:
+            folders.append(str(folder))
+    return folders
+
+
+def diagnose(run: Run, hidden: int) -> None:
+    """-v: what shaped this run, on stderr so machine output on stdout stays clean."""
+    err = Console(stderr=True, highlight=False)
+    settings, policy = run.settings, run.policy
+    source = "ignored (--isolated)" if run.common.isolated else str(settings.path) if settings.path else "none found"
+    err.print(f"settings: {source}", markup=False)
+    err.print(f"policy: select {','.join(policy.select)}; ignore {','.join(policy.ignore) or '-'}; "
+              f"fail on {policy.fail_on.value}{'; exit-zero' if policy.exit_zero else ''}", markup=False)
+    err.print(f"runtimes: {', '.join(str(r) for r in run.runtimes)}", markup=False)
+    err.print(f"{hidden} finding(s) hidden by select/ignore", markup=False)

@@ -1,0 +1,31 @@
+"""Each command's JSON document, built from data: its own schema_version, one shape for one checkpoint or many."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dspark_ckpt.model.report import Report
+from dspark_ckpt.output.render import checkpoint_json
+
+# Bump a command's version when a key changes meaning or goes away; adding keys keeps it.
+CHECK_SCHEMA_VERSION = 1
+VERIFY_SCHEMA_VERSION = 1  # check's document, each checkpoint with a `verify` object
+FIX_SCHEMA_VERSION = 2  # 2: always {"checkpoints": [...]}; runtime states are objects, not rendered strings
+
+
+def check_document(report: Report) -> dict[str, Any]:
+    return {"schema_version": CHECK_SCHEMA_VERSION, "command": "check", "runtimes": list(report.runtimes),
+            "checkpoints": [checkpoint_json(c) for c in report.checkpoints]}
+
+
+def verify_document(report: Report, verify: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`verify` holds each checkpoint's torch observations (verify.result.verify_json), in report order."""
+    return {"schema_version": VERIFY_SCHEMA_VERSION, "command": "verify", "runtimes": list(report.runtimes),
+            "checkpoints": [{**checkpoint_json(c), "verify": v} for c, v in zip(report.checkpoints, verify,
+                                                                                 strict=True)]}
+
+
+def fix_document(checkpoints: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each entry is repair.render.fix_json of one checkpoint, or an error entry for one that could not be fixed."""
+    return {"schema_version": FIX_SCHEMA_VERSION, "command": "fix", "checkpoints": list(checkpoints)}
