@@ -17,8 +17,8 @@ from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.model.rule_catalog import unreadable_code
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict, evaluate
-from dspark_ckpt.runtimes.contracts import contract_for
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.sources.base import CheckpointSource
 
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from dspark_ckpt.errors import UsageError
-from dspark_ckpt.runtimes.contracts import CONTRACTS, RUNTIMES, VLLM_VERSIONS, version_key
+from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, VLLM_VERSIONS, version_key
 
 _SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)(?:==(?P<version>\d+\.\d+(?:\.\d+)?))?$")
 

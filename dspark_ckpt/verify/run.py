@@ -15,8 +15,8 @@ from dspark_ckpt.model.findings import Finding, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.runtimes.compatibility import Verdict
-from dspark_ckpt.runtimes.contracts import contract_for
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings
 from dspark_ckpt.verify.mapping_check import check_mapping

@@ -11,7 +11,7 @@ from conftest import make_checkpoint
 from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import messages as c
-from dspark_ckpt.runtimes.contracts import VLLM_VERSIONS
+from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 

@@ -7,7 +7,7 @@ import pytest
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.compatibility import DraftFacts, evaluate
-from dspark_ckpt.runtimes.contracts import CONTRACTS, VLLM_VERSIONS, contract_for
+from dspark_ckpt.runtimes.table import CONTRACTS, VLLM_VERSIONS, contract_for
 
 T = 100
 OLD, V29, NEW = ("0.27.0", "0.28.0"), ("0.29.0",), ("0.30.0", "0.31.0", "0.32.0", "0.33.0")

@@ -1,0 +1,30 @@
+"""The contract table: every runtime's rows, the versions they cover, and the lookup the evaluator uses."""
+
+from __future__ import annotations
+
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS
+from dspark_ckpt.runtimes.vllm_rows import VLLM_ROWS
+
+CONTRACTS: tuple[Contract, ...] = VLLM_ROWS + SGLANG_ROWS
+VLLM_VERSIONS: tuple[str, ...] = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+RUNTIMES = ("vllm", "sglang")
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def covers(contract: Contract, version: str) -> bool:
+    if contract.first == "*":
+        return True
+    major_minor = version_key(version)[:2]
+    return version_key(contract.first)[:2] <= major_minor <= version_key(contract.last)[:2]
+
+
+def contract_for(runtime: str, version: str, family: Family) -> Contract | None:
+    for contract in CONTRACTS:
+        if contract.runtime == runtime and contract.family == family and covers(contract, version):
+            return contract
+    return None
