@@ -60,7 +60,7 @@ def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
                        markov_w1_rows=t if facts.markov_w1_rows is not None else None)
     if strategy in (TRIM, SHARE_TARGET_HEAD):
         return _update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
-                       markov_w2_rows=t if getattr(facts, "markov_w2_rows", None) is not None else None,
+                       markov_w2_rows=t if facts.markov_w2_rows is not None else None,
                        has_d2t=False, d2t_length=None)
     if strategy in (IDENTITY_D2T, REBUILD_D2T):
         return _update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size)

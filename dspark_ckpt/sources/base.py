@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from enum import StrEnum
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -34,6 +35,10 @@ class CheckpointSource(Protocol):
     @property
     def revision(self) -> str | None:
         """The pinned commit for remote sources, None for local ones."""
+
+    @property
+    def local_folder(self) -> Path | None:
+        """The folder on disk holding the files (verify reads tensor data from it); None for remote sources."""
 
     def read_text_file(self, name: str) -> bytes | None:
         """A small JSON file (config, index) or None when absent. Raises OSError when present but unreadable."""

@@ -183,6 +183,10 @@ class HubSource:
         return self.spec.display
 
     @property
+    def local_folder(self) -> Path | None:
+        return None  # only ranges of the files are ever fetched
+
+    @property
     def revision(self) -> str | None:
         return self.resolved.sha
 

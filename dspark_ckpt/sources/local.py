@@ -41,6 +41,10 @@ class LocalFolder:
         return []
 
     @property
+    def local_folder(self) -> Path | None:
+        return self.folder
+
+    @property
     def display(self) -> str:
         return str(self.folder / self._only) if self._only else str(self.folder)
 

@@ -106,8 +106,8 @@ def load_order(loaded: Loaded) -> list[str]:
 
 
 def local_folder(source: CheckpointSource) -> Path:
-    folder = getattr(source, "folder", None)
-    if not isinstance(folder, Path):
+    folder = source.local_folder
+    if folder is None:
         raise UsageError(f"{source.display}: verify reads tensor data and needs a local checkpoint",
                          code="DSP-E042", hint="download it first (huggingface-cli download ...), then verify "
                                                "the local folder")

@@ -19,6 +19,10 @@ class MemorySource:
         return []
 
     @property
+    def local_folder(self) -> None:
+        return None
+
+    @property
     def display(self) -> str:
         return "memory"
 
