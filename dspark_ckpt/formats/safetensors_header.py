@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import IO, Any
@@ -22,19 +24,24 @@ _METADATA_KEY = "__metadata__"
 _ENTRY_FIELDS = ("dtype", "shape", "data_offsets")
 # A real header nests 3 deep; serde_json gives up at 128 and CPython's json recurses in C once per level.
 _MAX_DEPTH = 64
-# One match spans a run of strings up to the next bracket, since per-match cost is what makes sub() slow;
-# it opens with a literal quote so the scan between matches is fast. An unterminated string runs to the
-# end and every loop is possessive, so a hostile header stays linear.
-_STRING = rb'"(?:[^"\\]++|\\.?)*+(?:"|\Z)'
-_JSON_STRINGS = re.compile(_STRING + rb'(?:[^"\[\]{}]*+' + _STRING + rb")*+", re.DOTALL)
 _ONE_BRACKET_KIND = bytes.maketrans(b"{}", b"[]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")  # may also match an escaped backslash: only costs time
 _NOT_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
 _DEPTH_STEP = {ord("["): 1, ord("]"): -1}
-# Python objects cost 15-40x the JSON text they come from, so the value count is bounded before json.loads:
-# a tensor entry holds about 8 values, real shards a few thousand tensors; a hostile 99 MB header tens of millions.
-_MAX_VALUES = 1_000_000
-_PAIR_PASSES = 3  # an honest header nests 3 deep, so three passes of pair removal leave nothing to scan
+# Above this many brackets (outside strings), most must close what was never opened (the value guard bounds
+# the openers), so the text is not JSON and its depth is not scanned.
+_MAX_BRACKETS = 8_000_000
+# Python objects cost 15-40x the JSON text they come from, so what the decoder would build is bounded before
+# json.loads: separators outside strings, weighted by what their value costs (json_doc.VALUE_WEIGHTS; a tensor
+# entry weighs about 29). Real shards hold a few thousand tensors; this admits about 110,000.
+MAX_HEADER_VALUES = 3_300_000
+# What each separator outside strings costs the decoder, relative to a plain value: every value but the first is
+# preceded by exactly one of these; an object or a key/value pair costs several times a string or a number.
+VALUE_WEIGHTS = ((b",", 1), (b"[", 2), (b":", 4), (b"{", 4))
+_GUARD_CHUNK = 1 << 20
+# Beyond this many problems of one code in one header, the rest are counted in one summary problem: a header of
+# 100,000 broken entries stays a readable report and bounded work downstream.
+MAX_PROBLEMS_PER_CODE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +104,18 @@ class _JsonObject(dict[str, Any]):
     __slots__ = ("duplicates",)
 
     def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__()
-        self.duplicates: list[str] = []
-        for key, value in pairs:
-            if key in self:
-                self.duplicates.append(key)
-            self[key] = value
+        super().__init__(pairs)  # at C speed; only an object that lost keys pays for finding which
+        self.duplicates: list[str] = [] if len(self) == len(pairs) else _repeated(pairs)
+
+
+def _repeated(pairs: list[tuple[str, Any]]) -> list[str]:
+    seen: set[str] = set()
+    repeated = []
+    for key, _ in pairs:
+        if key in seen:
+            repeated.append(key)
+        seen.add(key)
+    return repeated
 
 
 _JSON_TYPES = {_JsonObject: "object", list: "array", str: "string", int: "number", float: "number",
@@ -135,8 +148,27 @@ def parse_header(prefix: bytes, file_size: int) -> HeaderResult:
         top = _decode_object(prefix[8 : 8 + size])
         tensors = _entry_objects(top)
     except _Fatal as fatal:
-        return HeaderResult(None, fatal.args)
-    return _validate(size, top, tensors, file_size)
+        return HeaderResult(None, capped(fatal.args))
+    result = _validate(size, top, tensors, file_size)
+    return HeaderResult(result.header, capped(result.problems))
+
+
+def capped(problems: tuple[HeaderProblem, ...], limit: int = MAX_PROBLEMS_PER_CODE) -> tuple[HeaderProblem, ...]:
+    """The first `limit` problems of each code, then one that counts the rest: work downstream stays bounded."""
+    counts = Counter(p.code for p in problems)
+    if all(n <= limit for n in counts.values()):
+        return problems
+    kept: list[HeaderProblem] = []
+    seen: Counter[str] = Counter()
+    for problem in problems:
+        seen[problem.code] += 1
+        if seen[problem.code] <= limit:
+            kept.append(problem)
+    for code, n in counts.items():
+        if n > limit:
+            kept.append(HeaderProblem(code, f"and {n - limit:,} more tensors with a {code} problem ({n:,} in all; "
+                                            f"the first {limit:,} are listed)"))
+    return tuple(kept)
 
 
 def _read_up_to(stream: IO[bytes], size: int) -> bytes:
@@ -174,9 +206,9 @@ def _decode_object(raw: bytes) -> _JsonObject:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise _fatal("DSP004", f"header is not valid UTF-8 (bad byte at header offset {err.start})") from err
-    if (values := _value_count(raw)) > _MAX_VALUES:
-        raise _fatal("DSP019", f"header holds about {values:,} JSON values, above the {_MAX_VALUES:,} dspark-ckpt "
-                               "parses (about 100,000 tensors); it was not decoded")
+    if (values := value_cost(raw, MAX_HEADER_VALUES)) > MAX_HEADER_VALUES:
+        raise _fatal("DSP019", f"header holds about {values:,} weighted JSON values, above the {MAX_HEADER_VALUES:,} "
+                               "dspark-ckpt decodes (about 110,000 tensors); it was not decoded")
     if _nesting_too_deep(raw):
         raise _fatal("DSP005", f"header is not valid JSON: it nests deeper than {_MAX_DEPTH} levels")
     try:
@@ -193,33 +225,35 @@ def _decode_object(raw: bytes) -> _JsonObject:
     return top
 
 
-def _value_count(raw: bytes) -> int:
-    # Separators bound the number of values; those inside strings only overstate it, so strings are removed
-    # (a C-speed regex) only when the cheap count trips, and not at all far above the limit, where the regex's
-    # own pieces would cost what the guard is there to avoid.
-    def count(text: bytes) -> int:
-        return text.count(b",") + text.count(b"[") + text.count(b"{")
-
-    cheap = count(raw)
-    if cheap <= _MAX_VALUES or cheap > 4 * _MAX_VALUES:
-        return cheap
-    return count(_JSON_STRINGS.sub(b"", raw))
-
-
 def _nesting_too_deep(raw: bytes) -> bool:
-    # Brackets inside strings can only overstate the depth, so the costly string-aware count runs only
-    # when the cheap one trips (a tensor name with brackets in it, or a hostile header).
-    return _too_many_levels(raw) and _too_many_levels(_JSON_STRINGS.sub(b"", raw))
+    # Brackets inside strings can spoil the cheap count (unbalanced, or too deep), so the string-aware one runs
+    # only when it is inconclusive: a tensor name with brackets in it, or a hostile header.
+    if _deeper_than_limit(raw.translate(_ONE_BRACKET_KIND, _NOT_BRACKET)) is False:
+        return False
+    outside = b"".join(piece.translate(_ONE_BRACKET_KIND, _NOT_BRACKET) for piece in outside_strings(raw))
+    return _deeper_than_limit(outside) is True
 
 
-def _too_many_levels(raw: bytes) -> bool:
-    # Depth ignores the bracket kind, and on balanced input each pass removing adjacent "[]" pairs
-    # lowers it by exactly one, in C, so little is left for the Python-speed running sum.
-    brackets = raw.translate(_ONE_BRACKET_KIND, _NOT_BRACKET)
-    for _ in range(_PAIR_PASSES):
-        brackets = brackets.replace(b"[]", b"")
-    limit = _MAX_DEPTH - _PAIR_PASSES
-    return any(map(limit.__lt__, accumulate(map(_DEPTH_STEP.__getitem__, brackets))))
+def _deeper_than_limit(brackets: bytes) -> bool | None:
+    """True: deeper than _MAX_DEPTH; False: well nested within it; None: not JSON, and not found too deep.
+
+    Each pass removes the innermost level of a well-nested sequence, in C, and keeps the running depth of every
+    bracket it leaves; so at most 64 passes decide a well-nested one, and what is left of another is scanned
+    against the limit lowered by the passes made (the removed levels sat at most that much higher).
+    """
+    if len(brackets) > _MAX_BRACKETS:
+        return None  # more closing brackets than the value guard lets anything open: the decoder stops early
+    for passes in range(_MAX_DEPTH):
+        if not brackets:
+            return False
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            break
+        brackets = shorter
+    else:
+        return bool(brackets)
+    limit = _MAX_DEPTH - passes
+    return True if any(map(limit.__lt__, accumulate(map(_DEPTH_STEP.__getitem__, brackets)))) else None
 
 
 def _reject_constant(name: str) -> None:
@@ -267,8 +301,10 @@ def _duplicate_problems(top: _JsonObject) -> list[HeaderProblem]:
         tensor = None if key == _METADATA_KEY else key
         problems.append(HeaderProblem("DSP007", f"header defines {_show(key)} more than once", tensor))
     for name, value in top.items():
+        if not getattr(value, "duplicates", ()):
+            continue
         tensor, where = (None, _METADATA_KEY) if name == _METADATA_KEY else (name, f"tensor {_show(name)}")
-        for key in dict.fromkeys(getattr(value, "duplicates", ())):
+        for key in dict.fromkeys(value.duplicates):
             what = f"{where} defines key {_show(key)} more than once"
             problems.append(HeaderProblem("DSP007", what, tensor))
     return problems
@@ -294,7 +330,11 @@ def _lenient_entry(
     found = len(problems)
     dtype, shape, offsets = raw["dtype"], _naturals(raw["shape"]), _naturals(raw["data_offsets"])
     bits = DTYPE_BITS.get(dtype) if isinstance(dtype, str) else None
-    tensor = f"tensor {_show(name)}"
+    if bits is not None and shape is not None and offsets is not None and len(offsets) == 2:
+        begin, end = offsets
+        if begin <= end <= _U64_MAX and not _size_overflows(shape, bits):  # the common case, without messages
+            return TensorEntry(name, dtype, shape, begin, end), (begin, end)
+    tensor = f"tensor {_show(name)}"  # only a broken entry pays for its name in JSON spelling
     if bits is None:
         problems.append(HeaderProblem("DSP009", f"{tensor} has unknown dtype {_show(dtype)}", name))
     if shape is None:
@@ -344,6 +384,8 @@ def _check_layout(located: list[tuple[int, int, str]], problems: list[HeaderProb
 
 def _check_size(entry: TensorEntry, problems: list[HeaderProblem]) -> None:
     bits = entry.numel * DTYPE_BITS[entry.dtype]
+    if not bits % 8 and entry.nbytes == bits // 8:
+        return
     tensor = f"tensor {_show(entry.name)} of {entry.dtype} {_show(list(entry.shape))}"
     if bits % 8:
         what = f"{tensor} holds {bits} bits, which does not end on a byte boundary"
@@ -361,6 +403,42 @@ def _check_file_end(data_end: int, file_size: int, problems: list[HeaderProblem]
     elif data_end < file_size:
         what = f"{file_size - data_end} trailing bytes after the data buffer, which ends at byte {data_end}"
         problems.append(HeaderProblem("DSP015", what))
+
+
+# --- the value guard (shared with json_doc) ------------------------------------------------------------------
+
+
+def weighted_separators(text: bytes) -> int:
+    return sum(text.count(char) * weight for char, weight in VALUE_WEIGHTS)
+
+
+def outside_strings(raw: bytes) -> Iterator[bytes]:
+    """The JSON text outside string literals, in pieces, at C speed and in bounded memory.
+
+    Escaped backslashes and escaped quotes are removed first (left to right, as the decoder reads them), so every
+    quote left opens or closes a string; then each chunk is split on quotes and the pieces outside are joined.
+    Up to the first thing the decoder would reject, this agrees with the decoder, so it never undercounts what
+    the decoder builds before it stops.
+    """
+    text = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    inside = False
+    for start in range(0, len(text), _GUARD_CHUNK):
+        pieces = text[start : start + _GUARD_CHUNK].split(b'"')
+        yield b"".join(pieces[1 if inside else 0 :: 2])
+        if len(pieces) % 2 == 0:  # an odd number of quotes in this chunk
+            inside = not inside
+
+
+def value_cost(raw: bytes, limit: int) -> int:
+    """The weighted number of values json.loads would build: separators outside strings, each weighted.
+
+    The count over the whole text is an upper bound (separators inside strings only overstate it); only when it
+    is above `limit` are the strings taken out, so an honest document costs four `bytes.count` calls.
+    """
+    cheap = weighted_separators(raw)
+    if cheap <= limit:
+        return cheap
+    return sum(weighted_separators(piece) for piece in outside_strings(raw))
 
 
 def _json_type(value: Any) -> str:
