@@ -9,13 +9,14 @@ from typing import Any
 from dspark_ckpt.check.load import Loaded, load, read_mapping
 from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
 from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints
-from dspark_ckpt.formats.vocab_tensors import TensorInfo, VocabTensors, find_vocab_tensors, shape_findings
+from dspark_ckpt.formats.vocab_tensors import VocabTensors, find_vocab_tensors, shape_findings
 from dspark_ckpt.model.classify import InputKind, VocabKind, input_kind, vocab_kind
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.model.rule_catalog import unreadable_code
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict, evaluate
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.table import contract_for

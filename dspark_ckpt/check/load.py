@@ -9,9 +9,9 @@ from typing import Any
 from dspark_ckpt.formats.layout import ShardIndex, index_findings, parse_index, shard_status_findings
 from dspark_ckpt.formats.mapping import MAX_MAPPING_BYTES, decode_ints
 from dspark_ckpt.formats.safetensors_header import SafetensorsHeader, read_header
-from dspark_ckpt.formats.vocab_tensors import TensorInfo
 from dspark_ckpt.model.draft_config import DraftConfig, parse_draft_config
 from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, CheckpointSource, PathStatus
 
 

@@ -7,18 +7,9 @@ from dataclasses import dataclass
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.tensors import TensorInfo
 
 INTEGER_DTYPES = frozenset({"I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64"})
-
-
-@dataclass(frozen=True, slots=True)
-class TensorInfo:
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-    file: str
-    begin: int  # absolute byte offset of the data in the file
-    nbytes: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dspark_ckpt.formats.vocab_tensors import TensorInfo
 from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.tensors import TensorInfo
 
 
 @dataclass(frozen=True, slots=True)
