@@ -62,11 +62,11 @@ def naive_inspect(folder: Path, target_vocab: int) -> dict[str, Any]:
 
     from dspark_ckpt.check.analysis import draft_facts, verdicts
     from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
-    from dspark_ckpt.model.target import TargetVocab
     from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets
-    from dspark_ckpt.model.tensors import TensorInfo
-from dspark_ckpt.formats.vocab_tensors import find_vocab_tensors, shape_findings
+    from dspark_ckpt.formats.vocab_tensors import find_vocab_tensors, shape_findings
     from dspark_ckpt.model.draft_config import parse_draft_config
+    from dspark_ckpt.model.target import TargetVocab
+    from dspark_ckpt.model.tensors import TensorInfo
     from dspark_ckpt.runtimes.selectors import parse_selectors
 
     start = time.perf_counter()
