@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.releases import assumed_from, assumption_findings
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"))
@@ -42,7 +43,8 @@ def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None 
         for text in dict.fromkeys(t for _, t in silent):
             parts.append(f"loads on {_versions([v for v, t in silent if t == text])} but {text}")
         findings.append(finding(code, "; ".join(parts), hint=KIND_HINTS.get((code, kind or ""))))
-    return findings
+    assumed = [(v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
+    return findings + ([] if "DSP220" in already else assumption_findings(assumed))
 
 
 def method_findings(display: str, cfg: DraftConfig) -> list[Finding]:

@@ -285,6 +285,17 @@ RULES: dict[str, Rule] = _rules(
          "with `has_own_lm_head: true` in config.json).",
          "The draft proposes garbage from uninitialised memory; nothing fails, acceptance collapses.",
          "`has_own_lm_head: true` and no lm_head.weight.", "Ship the lm_head, or drop the config flag."),
+    Rule("DSP220", "verdict-assumed", "warning", "No contract row describes this runtime version: verdict assumed",
+         "The selected vLLM version (`--runtime vllm==X.Y.Z`, or the installed one) is newer than every release "
+         "dspark-ckpt has read, so it was evaluated with the newest row of the contract table; or it is older "
+         "than the first row while the family is already registered there, and the oldest row was used. The "
+         "message names the version each verdict was taken from.",
+         "A release can change the load path (vLLM 0.30 changed `!=` to `<` for Qwen3 DSpark): the verdict is "
+         "probably right, not known to be right. The exit code still follows the other findings, so a new "
+         "release never breaks a CI preflight on its own.",
+         "`dspark-ckpt check ./draft --target-vocab-size 151936 --runtime vllm==0.34.0` (the table ends at 0.33).",
+         "Run the maintainer probe on that release (`python tools/probe_runtime.py 0.34.0`), or `dspark-ckpt "
+         "verify --engine installed` where that vLLM is installed, to see what its own loader does."),
     ),
     # --- DSP32x: shapes and dtypes of the vocab-relevant tensors ---
     *_section(Category.SHAPE,
@@ -365,6 +376,22 @@ RULES: dict[str, Rule] = _rules(
          "The result would not load or would misbehave; it is not put in place.",
          "A repair planned on a draft whose shards changed while fix ran.",
          "Run `dspark-ckpt check` on the draft and repair the remaining errors first."),
+    Rule("DSP505", "runtime-left-out", "warning", "fix --for all left out runtimes no repair can make load",
+         "With --for all (the default), fix repairs for every runtime some repair can satisfy. A runtime that fails "
+         "to load the draft as it is and after every repair that fits it is left out of the plan and named here, "
+         "with why (SGLang's Qwen3 DSpark, for one, has no reduced-vocabulary support).",
+         "The result still does not load on that runtime: deploying there needs another draft, not another fix.",
+         "A pruned Qwen3 DSpark draft (D = 32000 < T = 248320) fixed --for all: rebuilt for every vLLM version, "
+         "SGLang left out.",
+         "Deploy on the runtimes the fix names, or re-export the draft for the one left out; name a runtime with "
+         "--for to make fix refuse instead."),
+    Rule("DSP506", "json-not-writable", "error", "fix cannot write back a JSON file holding a lone surrogate escape",
+         "config.json (or the index) holds an escape such as \\ud800: half of a UTF-16 surrogate pair, which is "
+         "not a Unicode character. Python's json reads it, but no UTF-8 file can hold it, so the repaired JSON "
+         "could not be written.",
+         "Writing it would either fail half-way or silently change the value; fix refuses and writes nothing.",
+         "`{\"note\": \"\\ud800\"}` in config.json of a padded draft that fix must trim.",
+         "Replace the escape by the text it was meant to be (or remove the key), then run fix again."),
     ),
     # --- DSP7xx: remote sources (the Hugging Face Hub) ---
     *_section(Category.HUB,
@@ -421,6 +448,21 @@ RULES: dict[str, Rule] = _rules(
          "A checkpoint with both a wrong-length d2t and a wrong-row lm_head: the runtime raises for whichever "
          "weight it loads first, check names a fixed one.",
          "Read both errors; report the checkpoint to the dspark-ckpt maintainers."),
+    Rule("DSP606", "installed-engine-unavailable", "info", "The installed runtime's loader could not run; "
+         "the modelled loader ran instead",
+         "`verify --engine installed` asked for the installed vLLM's own model class, but vLLM is not installed, "
+         "cannot be imported here, or its adapter does not support that version or family. The message says "
+         "why; every verdict of this run comes from the modelled loader (the contract table run with torch).",
+         "The answer is dspark-ckpt's model of the runtime, not the runtime's own words.",
+         "`dspark-ckpt verify ./draft --target-vocab-size 96 --engine installed` where vLLM is not installed.",
+         "Run it where the deployment's vLLM is installed (its image), or read the verdicts as modelled."),
+    Rule("DSP607", "installed-engine-unexpected-error", "error", "The installed runtime raised an error the "
+         "contract table does not predict",
+         "The installed vLLM's real `__init__` and `load_weights` raised an exception whose text matches no error "
+         "the table has for that version; it is quoted verbatim, with its type.",
+         "The draft does not load on that runtime, and dspark-ckpt's table has no rule for why.",
+         "A draft whose d2t is stored as a 2-D tensor, on a release that checks it differently.",
+         "Read the runtime's message; fix the checkpoint accordingly and report it to the dspark-ckpt maintainers."),
     ),
 )
 

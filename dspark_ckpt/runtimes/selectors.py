@@ -1,14 +1,21 @@
-"""Parse runtime selectors (`vllm==0.29.0`, `vllm`, `sglang`, `all`) into the (runtime, version) pairs to evaluate."""
+"""Parse runtime selectors (`vllm==0.29.0`, `vllm>=0.30`, `vllm`, `sglang`, `installed`, `all`) into (runtime,
+version) pairs. A version no row describes is still a selection: the table assumes or refuses it per family."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from dspark_ckpt.errors import UsageError
-from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, VLLM_VERSIONS, version_key
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
-_SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)(?:==(?P<version>\d+\.\d+(?:\.\d+)?))?$")
+from dspark_ckpt.errors import UsageError
+from dspark_ckpt.runtimes.installed import installed_runtimes
+from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, VLLM_VERSIONS
+
+_SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>[<>=!~].*)?$")
+_EXACT = re.compile(r"^==\s*(?P<version>[^*,\s]+)$")
+_USAGE = "use vllm==X.Y.Z, a range such as 'vllm>=0.30' or 'vllm~=0.31', vllm, sglang, installed or all"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -26,27 +33,58 @@ def _known(runtime: str) -> tuple[str, ...]:
     return ("*",) if any(c.runtime == runtime for c in CONTRACTS) else ()
 
 
+def release(text: str) -> str:
+    """A release as the contract table names it: X.Y.Z (a 0.29 is 0.29.0; rc/dev/post/local parts dropped)."""
+    try:
+        parts = Version(text).release
+    except InvalidVersion as exc:
+        raise UsageError(f"{text!r} is not a version", code="DSP-E008", hint=_USAGE) from exc
+    return ".".join(str(p) for p in (parts + (0, 0))[: max(3, len(parts))])
+
+
+def _range(runtime: str, spec: str) -> list[RuntimeVersion]:
+    try:
+        specifiers = SpecifierSet(spec)
+    except InvalidSpecifier as exc:
+        raise UsageError(f"'{runtime}{spec}' is not a version specifier (PEP 440)", code="DSP-E008",
+                         hint=_USAGE) from exc
+    chosen = [v for v in VLLM_VERSIONS if specifiers.contains(v, prereleases=True)]
+    if not chosen:
+        raise UsageError(f"{runtime}{spec} matches none of the vLLM versions dspark-ckpt knows", code="DSP-E007",
+                         hint=f"known: {', '.join(VLLM_VERSIONS)}; a single newer release is accepted as "
+                              f"{runtime}==X.Y.Z (its verdict is assumed from the newest row, DSP220)")
+    return [RuntimeVersion(runtime, v) for v in chosen]
+
+
+def installed_selection() -> list[RuntimeVersion]:
+    """`--runtime installed`: the vLLM and SGLang this environment's metadata lists (neither is imported)."""
+    found = installed_runtimes()
+    if not found:
+        raise UsageError("--runtime installed: neither vLLM nor SGLang is installed in this environment",
+                         code="DSP-E006", hint="run dspark-ckpt inside the deployment image (where `pip show vllm` "
+                                               "finds it), or name the version: --runtime vllm==X.Y.Z")
+    return [RuntimeVersion(i.runtime, release(i.version) if i.runtime == "vllm" else "*") for i in found]
+
+
 def parse_selector(text: str) -> list[RuntimeVersion]:
     text = text.strip().lower()
     if text in ("all", ""):
         return [RuntimeVersion(r, v) for r in RUNTIMES for v in _known(r)]
+    if text == "installed":
+        return installed_selection()
     match = _SELECTOR.match(text)
     if not match or match["runtime"] not in RUNTIMES:
-        raise UsageError(f"unknown runtime {text!r}; use vllm==X.Y.Z, vllm, sglang or all",
-                         code="DSP-E001", hint=f"known vLLM versions: {', '.join(VLLM_VERSIONS)}")
-    runtime, version = match["runtime"], match["version"]
-    if version is None:
+        raise UsageError(f"unknown runtime {text!r}; {_USAGE}", code="DSP-E001",
+                         hint=f"known vLLM versions: {', '.join(VLLM_VERSIONS)}")
+    runtime, spec = match["runtime"], (match["spec"] or "").strip()
+    if not spec:
         return [RuntimeVersion(runtime, v) for v in _known(runtime)]
     if runtime == "sglang":
         return [RuntimeVersion("sglang", "*")]  # one contract describes every SGLang release we know
-    if version.count(".") == 1:
-        version += ".0"
-    minors = {version_key(v)[:2] for v in VLLM_VERSIONS}
-    if version_key(version)[:2] not in minors:
-        raise UsageError(f"vLLM {version} is outside the versions dspark-ckpt knows ({VLLM_VERSIONS[0]} to "
-                         f"{VLLM_VERSIONS[-1][:-2]}.x)", code="DSP-E002",
-                         hint="its contract may differ; check against the nearest known version explicitly")
-    return [RuntimeVersion(runtime, version)]
+    exact = _EXACT.match(spec)
+    if exact:  # one release, known or not: the table evaluates (or refuses) it per family
+        return [RuntimeVersion(runtime, release(exact["version"]))]
+    return _range(runtime, spec)
 
 
 def parse_selectors(texts: list[str] | None) -> list[RuntimeVersion]:

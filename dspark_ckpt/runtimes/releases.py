@@ -1,0 +1,85 @@
+"""Versions no contract row describes: newer ones take the newest row (assumed), older ones ask the registry."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.messages import VLLM
+from dspark_ckpt.runtimes.table import CONTRACTS, covers, version_key
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """The first vLLM release whose `_SPECULATIVE_DECODING_MODELS` maps the family's architecture to a class."""
+
+    first: str
+    architecture: str
+    source: str  # file, version and line read (docs/upstream-notes.md section 7)
+
+
+_REGISTRY = "vllm/model_executor/models/registry.py"
+
+# Bisected over every vLLM release 0.8.0 ... 0.33.0 (`pip download --no-deps vllm==V`, registry.py read).
+# A family with two names (EAGLE-3 Llama) is registered from its first name; the alias `LlamaForCausalLMEagle3`
+# only from 0.10.2 (0.10.1 has it commented out, L265).
+FIRST_REGISTERED: dict[Family, Registration] = {
+    Family.EAGLE3_LLAMA: Registration("0.8.5", "Eagle3LlamaForCausalLM", f"{_REGISTRY} @ v0.8.5 L218"),
+    Family.DFLASH: Registration("0.20.0", "DFlashDraftModel", f"{_REGISTRY} @ v0.20.0 L576"),
+    Family.EAGLE3_QWEN3: Registration("0.24.0", "Eagle3Qwen3ForCausalLM", f"{_REGISTRY} @ v0.24.0 L614"),
+    Family.QWEN3_DSPARK: Registration("0.25.0", "Qwen3DSparkModel", f"{_REGISTRY} @ v0.25.0 L597"),
+    Family.GEMMA4_DSPARK: Registration("0.26.0", "Gemma4DSparkModel", f"{_REGISTRY} @ v0.26.0 L612"),
+    Family.QWEN3_OMNI_DSPARK: Registration("0.29.0", "Qwen3OmniDSparkModel", f"{_REGISTRY} @ v0.29.0 L626"),
+}
+
+
+def _rows(runtime: str, family: Family) -> list[Contract]:
+    return [c for c in CONTRACTS if c.runtime == runtime and c.family == family and c.first != "*"]
+
+
+def _unregistered(version: str, family: Family, reg: Registration) -> Contract:
+    text = (f"{reg.architecture} is not registered in vLLM {version}: its _SPECULATIVE_DECODING_MODELS first maps "
+            f"it in {reg.first} ({reg.source}), so this version cannot load the draft.")
+    return Contract("vllm", version, version, family, "-", f"{reg.source} (not registered before v{reg.first})",
+                    supported=False, verbatim_errors=False, messages=replace(VLLM, omni_unregistered=text))
+
+
+def beyond_table(runtime: str, version: str, family: Family) -> Contract | None:
+    """The contract for a vLLM version outside every row: None only for a family vLLM never had."""
+    rows = _rows(runtime, family)
+    if runtime != "vllm" or not rows:
+        return None
+    key = version_key(version)
+    newest = max(rows, key=lambda c: version_key(c.last))
+    if key[:2] > version_key(newest.last)[:2]:
+        return replace(newest, verbatim_errors=False, source=f"{newest.source}; assumed for v{version}")
+    oldest = min(rows, key=lambda c: version_key(c.first))
+    reg = FIRST_REGISTERED.get(family)
+    if reg is not None and key < version_key(reg.first):
+        return _unregistered(version, family, reg)
+    return replace(oldest, verbatim_errors=False, source=f"{oldest.source}; assumed for v{version}")
+
+
+def assumed_from(contract: Contract, version: str) -> str | None:
+    """The row version a verdict was taken from when no row covers `version` (None: a row describes it)."""
+    if contract.runtime != "vllm" or not contract.supported or covers(contract, version):
+        return None
+    return contract.last if version_key(version)[:2] > version_key(contract.last)[:2] else contract.first
+
+
+def assumption_findings(assumed: Sequence[tuple[str, str]]) -> list[Finding]:
+    """One DSP220 warning for the (version, row version) pairs whose verdict no contract row describes."""
+    pairs = sorted(set(assumed), key=lambda p: version_key(p[0]))
+    if not pairs:
+        return []
+    parts = []
+    for row in sorted({r for _, r in pairs}, key=version_key):
+        versions = ", ".join(f"vllm=={v}" for v, r in pairs if r == row)
+        newer = all(version_key(v) > version_key(row) for v, r in pairs if r == row)
+        why = ("newer than every release dspark-ckpt has read; its loader may differ" if newer else
+               "older than every release whose loader dspark-ckpt has read, though the family is registered there")
+        parts.append(f"{versions}: verdict assumed from vLLM {row} ({why})")
+    return [finding("DSP220", "; ".join(parts) + ".")]

@@ -1,0 +1,126 @@
+"""Runtime selectors: exact versions (known or not), PEP 440 ranges, `installed`, and the verdicts they lead to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_checkpoint
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.errors import UsageError
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes.releases import FIRST_REGISTERED, assumed_from
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors, release
+from dspark_ckpt.runtimes.table import VLLM_VERSIONS, contract_for
+from dspark_ckpt.sources.local import local_source
+
+
+def names(*texts: str) -> list[str]:
+    return [str(r) for r in parse_selectors(list(texts))]
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("vllm>=0.30", ["0.30.0", "0.31.0", "0.32.0", "0.33.0"]),
+    ("vllm~=0.31", ["0.31.0", "0.32.0", "0.33.0"]),
+    ("vllm>=0.29,<0.32", ["0.29.0", "0.30.0", "0.31.0"]),
+    ("vllm!=0.30.0", [v for v in VLLM_VERSIONS if v != "0.30.0"]),
+    ("vllm==0.31.*", ["0.31.0"]),
+    ("vllm<0.28", ["0.27.0"]),
+])
+def test_ranges_select_known_versions(text: str, want: list[str]) -> None:
+    assert names(text) == [f"vllm=={v}" for v in want]
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("vllm==0.29", "vllm==0.29.0"), ("vllm==0.34.0", "vllm==0.34.0"), ("vllm==0.34.0rc1", "vllm==0.34.0"),
+    ("vllm==0.31.1+cpu", "vllm==0.31.1"), ("vllm==1.0", "vllm==1.0.0"), ("vllm==0.10.1.1", "vllm==0.10.1.1"),
+    ("VLLM == 0.30.0", "vllm==0.30.0"), ("sglang>=0.5", "sglang"),
+])
+def test_exact_versions_are_kept_even_when_unknown(text: str, want: str) -> None:
+    assert names(text) == [want]
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("vllm>=0.40", "DSP-E007"), ("vllm<0.20", "DSP-E007"), ("vllm==abc", "DSP-E008"), ("vllm>=x.y", "DSP-E008"),
+    ("vllm==", "DSP-E008"), ("tgi==1.0", "DSP-E001"), ("vllm 0.30", "DSP-E001"),
+])
+def test_bad_selectors_are_usage_errors(text: str, code: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_selectors([text])
+    assert err.value.code == code
+
+
+def test_release_pads_and_drops_suffixes() -> None:
+    assert [release(v) for v in ("0.34", "0.34.0.dev12+g1234", "0.30.0.post1")] == ["0.34.0", "0.34.0", "0.30.0"]
+
+
+def test_newer_version_takes_the_newest_row_of_each_family() -> None:
+    for family in Family:
+        newest = contract_for("vllm", VLLM_VERSIONS[-1], family)
+        assumed = contract_for("vllm", "0.34.0", family)
+        assert newest is not None and assumed is not None, family
+        assert (assumed.first, assumed.last, assumed.d2t_param) == (newest.first, newest.last, newest.d2t_param)
+        assert assumed.source.endswith("assumed for v0.34.0")
+        assert assumed_from(assumed, "0.34.0") == VLLM_VERSIONS[-1]
+        assert assumed_from(newest, VLLM_VERSIONS[-1]) is None
+
+
+def test_older_version_is_unsupported_before_first_registration() -> None:
+    last_without = {Family.EAGLE3_LLAMA: "0.8.4", Family.DFLASH: "0.19.1", Family.EAGLE3_QWEN3: "0.23.0",
+                    Family.QWEN3_DSPARK: "0.24.0", Family.GEMMA4_DSPARK: "0.25.1", Family.QWEN3_OMNI_DSPARK: "0.26.0"}
+    assert set(last_without) == set(FIRST_REGISTERED) == set(Family)
+    for family, reg in FIRST_REGISTERED.items():
+        before = last_without[family]
+        contract = contract_for("vllm", before, family)
+        assert contract is not None and not contract.supported, family
+        assert reg.architecture in contract.messages.omni_unregistered
+        assert "registry.py" in contract.source and assumed_from(contract, before) is None
+
+
+def test_older_but_registered_version_is_assumed_from_the_first_row() -> None:
+    contract = contract_for("vllm", "0.25.0", Family.QWEN3_DSPARK)
+    assert contract is not None and contract.supported and contract.first == "0.27.0"
+    assert assumed_from(contract, "0.25.0") == "0.27.0"
+
+
+def _analysis(tmp_path: Path, *selectors: str, **kwargs: object):  # type: ignore[no-untyped-def]
+    path = make_checkpoint(tmp_path / "d", **kwargs)  # type: ignore[arg-type]
+    return analyze(local_source(path), target=TargetVocab(96, "test"), runtimes=parse_selectors(list(selectors)))
+
+
+def test_unknown_newer_version_evaluates_and_warns(tmp_path: Path) -> None:
+    """A pruned draft without d2t: fails on 0.33 (DSP302) and so, assumed, on 0.34 and 1.0."""
+    a = _analysis(tmp_path, "vllm==0.33.0", "vllm==0.34.0", "vllm==1.0", vocab=96, draft_vocab=64)
+    assert [(v.version, v.error.code if v.error else None) for v in a.verdicts] == \
+        [("0.33.0", "DSP302"), ("0.34.0", "DSP302"), ("1.0.0", "DSP302")]
+    warning = [f for f in a.findings if f.code == "DSP220"]
+    assert len(warning) == 1 and warning[0].severity.value == "warning"
+    assert "vllm==0.34.0, vllm==1.0.0: verdict assumed from vLLM 0.33.0" in warning[0].message
+    assert not a.report.compatibility[1].verbatim and "assumed for v0.34.0" in a.report.compatibility[1].source
+
+
+def test_clean_draft_on_unknown_version_has_only_the_warning(tmp_path: Path) -> None:
+    a = _analysis(tmp_path, "vllm==0.40.2", vocab=96, draft_vocab=96)
+    assert [f.code for f in a.findings] == ["DSP220"]
+    assert a.verdicts[0].loads
+
+
+def test_known_versions_never_warn(tmp_path: Path) -> None:
+    a = _analysis(tmp_path, "all", vocab=96, draft_vocab=64, d2t=True)
+    assert not any(f.code == "DSP220" for f in a.findings)
+
+
+def test_unregistered_version_is_not_supported(tmp_path: Path) -> None:
+    a = _analysis(tmp_path, "vllm==0.24.0", "vllm==0.25.0", vocab=96, draft_vocab=96)
+    by_version = {v.version: v for v in a.verdicts}
+    assert by_version["0.24.0"].error is not None and by_version["0.24.0"].error.code == "DSP309"
+    assert "not registered in vLLM 0.24.0" in by_version["0.24.0"].error.text
+    assert by_version["0.25.0"].loads
+    assert "vllm==0.25.0: verdict assumed from vLLM 0.27.0" in next(f.message for f in a.findings
+                                                                  if f.code == "DSP220")
+
+
+def test_runtime_version_str() -> None:
+    assert str(RuntimeVersion("vllm", "0.34.0")) == "vllm==0.34.0" and str(RuntimeVersion("sglang", "*")) == "sglang"
