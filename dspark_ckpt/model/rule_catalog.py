@@ -27,7 +27,7 @@ class Category(StrEnum):
 
 
 # Layout problems that stop every loader before any model code runs (the whole header category does too).
-_STOPS_LOADING = frozenset({"DSP101", "DSP102", "DSP103", "DSP104"})
+_STOPS_LOADING = frozenset({"DSP101", "DSP102", "DSP103", "DSP104", "DSP110", "DSP112"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +122,22 @@ RULES: dict[str, Rule] = _rules(
          "The file is missing permissions, is a directory, or the read failed.",
          "Every loader fails on it.", "A folder named `model.safetensors`.", "Fix the file's permissions or replace it."),
     Rule("DSP019", "header-too-complex", "error", "Header holds more JSON values than dspark-ckpt will decode",
-         "The header would decode into more than 1,000,000 JSON values (about 100,000 tensor entries). This is "
-         "dspark-ckpt's own resource guard, not a rule of the format: decoded JSON costs 15-40x its text in memory.",
+         "The header would decode into more than 3,300,000 weighted JSON values (about 110,000 tensor entries): "
+         "every separator outside strings counts, a key/value pair or an object four times, a list twice, since "
+         "that is what each costs the decoder. This is dspark-ckpt's own resource guard, not a rule of the format: "
+         "decoded JSON costs 15-40x its text in memory.",
          "Real shards hold a few thousand tensors; a header this dense is almost always hostile (millions of empty "
-         "lists or a shape with millions of dimensions) and would cost gigabytes and tens of seconds to decode.",
-         "A 99 MB header of `[],[],[],...` inside `__metadata__`.",
+         "lists, millions of short strings, a shape with millions of dimensions) and would cost gigabytes and tens "
+         "of seconds to decode.",
+         "A 99 MB header of `[],[],[],...` or of 8 million `\"k\": \"v\"` pairs inside `__metadata__`.",
          "Split the tensors over more shards; if this is a real checkpoint, report it."),
+    Rule("DSP020", "file-changed", "error", "A file changed while it was being checked",
+         "Between two reads of the same file (its header, then its d2t/t2d bytes) its size, modification time or "
+         "inode changed: another process rewrote, truncated or replaced it while dspark-ckpt read it.",
+         "The header and the bytes read later may come from different files, so nothing reported about the file "
+         "is reliable; a runtime loading it at that moment would read a torn file.",
+         "`huggingface-cli download` (or `fix --in-place` in another shell) writing the shard while `check` runs.",
+         "Wait for the writer to finish, then check again."),
     ),
     # --- DSP1xx: checkpoint layout and the shard index ---
     *_section(Category.LAYOUT,
@@ -165,6 +175,27 @@ RULES: dict[str, Rule] = _rules(
          "A shard named by the index holds a tensor the `weight_map` does not list.",
          "Index-driven loaders never load it.", "A `d2t` appended to a shard without updating the index.",
          "Regenerate the index."),
+    Rule("DSP110", "index-encoding", "error", "`model.safetensors.index.json` is not plain UTF-8 JSON",
+         "The index starts with a byte-order mark, is UTF-16 or UTF-32, is not valid UTF-8, holds a NUL byte, or "
+         "holds a lone surrogate escape (`\\ud800` without its pair). Python's `json.loads` on bytes guesses "
+         "such encodings silently; the loaders do not.",
+         "vLLM and transformers open the index as UTF-8 text and `json.load` it: a BOM or UTF-16 raises, so the "
+         "checkpoint does not load; a lone surrogate is not a character and no UTF-8 tool can write it back.",
+         "An index saved by an editor as \"UTF-8 with BOM\" or as UTF-16 LE.",
+         "Save the index as UTF-8 without a BOM, or regenerate it."),
+    Rule("DSP111", "too-many-shards", "error", "The checkpoint names more safetensors files than dspark-ckpt checks",
+         "The index names, or the folder holds, more than 4,096 distinct `*.safetensors` files; only the first "
+         "4,096 (sorted by name) were looked at, so findings about the others are missing.",
+         "Real checkpoints have at most a few hundred shards and a draft one to a few; thousands are a broken or "
+         "hostile index, and checking each would cost a stat (or a Hub request).",
+         "An index whose weight_map puts each of a million tensors in its own file.",
+         "Regenerate the index with the tool that wrote the shards."),
+    Rule("DSP112", "index-too-large", "error", "The index is larger or denser than dspark-ckpt reads",
+         "`model.safetensors.index.json` is above 64 MiB, or would decode into more than 6,000,000 weighted JSON "
+         "values (about 1.2 million weight_map entries); it was not decoded.",
+         "A real index is a few MB (10^5 entries at most); decoding a hostile one would cost gigabytes.",
+         "A 2 GB index of padding, or one listing ten million tensors.",
+         "Regenerate the index with the tool that wrote the shards."),
     ),
     # --- DSP2xx: configuration ---
     *_section(Category.CONFIG,
@@ -203,7 +234,31 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP210", "target-config-unusable", "error", "The target config has no usable vocab_size",
          "The target's config.json (or its text sub-config) has no positive integer vocab_size.",
          "T cannot be known, so the draft cannot be classified.", "A target config without `vocab_size`.",
-         "Pass `--target-vocab-size N`."),
+         "Pass `--target-vocab-size N`. (Retired as a finding: an unusable target stops the run, so it is the "
+         "operational error DSP-E035, exit 2; the code is kept so it is never reused.)"),
+    Rule("DSP211", "config-encoding", "error", "`config.json` is not plain UTF-8 JSON",
+         "config.json starts with a byte-order mark, is UTF-16 or UTF-32, is not valid UTF-8, holds a NUL byte, "
+         "or holds a lone surrogate escape (`\\ud800` without its pair). Python's `json.loads` on bytes guesses "
+         "such encodings silently; the loaders do not.",
+         "transformers reads config.json as UTF-8 text (`open(..., encoding=\"utf-8\")`, then `json.loads`): a BOM "
+         "or UTF-16 raises, so no runtime starts; a lone surrogate is not a character and breaks any rewrite.",
+         "A config.json saved by an editor as \"UTF-8 with BOM\".",
+         "Save config.json as UTF-8 without a BOM; replace a lone surrogate escape by the text it stood for."),
+    Rule("DSP212", "bad-architectures", "error", "`architectures` is empty, a string, or holds non-strings",
+         "config.json's `architectures` must be a non-empty list of strings whose first names the model class; "
+         "here it is an empty list, a bare string, another JSON type, or a list whose entries are not strings.",
+         "vLLM resolves the model class from this list: an empty list fails at start-up ('No model architectures "
+         "are specified'), a bare string is read character by character, other values crash; dspark-ckpt cannot "
+         "tell the family either, so no runtime contract was evaluated.",
+         '`"architectures": "Qwen3DSparkModel"`, `"architectures": []` or `"architectures": [null]`.',
+         'Write it as a list of class names: `"architectures": ["Qwen3DSparkModel"]`.'),
+    Rule("DSP213", "config-too-large", "error", "`config.json` is larger or denser than dspark-ckpt reads",
+         "config.json is above 64 MiB, or would decode into more than 6,000,000 weighted JSON values; it was not "
+         "decoded.",
+         "A real config.json is a few KB; decoding a hostile one would cost gigabytes, so every check that needs "
+         "the config was skipped.",
+         "A config.json of a million nested empty lists.",
+         "Replace it with the config the draft was trained with."),
     ),
     # --- DSP3xx: vocab-side tensors, by what is missing or extra ---
     *_section(Category.CONTRACT,
@@ -411,6 +466,15 @@ RULES: dict[str, Rule] = _rules(
          "Nothing is known about that checkpoint; the run exits 2.",
          "`dspark-ckpt check org/draft-a org/missing --jobs 4`.",
          "Follow the hint in the message (fix the name, pass --token, check the network), then re-run."),
+    Rule("DSP703", "hub-listing-invalid", "error", "The Hub's file listing holds entries dspark-ckpt ignored",
+         "model_info listed a file without `rfilename`, a name that is not a plain relative path inside the repo "
+         "(absolute, with a `..` part, a backslash, a control character, or empty), or a size that is not a "
+         "non-negative integer. Such names are never used to build a path or a request; a file whose size is "
+         "unusable is reported unreadable (DSP018).",
+         "The Hub never sends such entries: an endpoint that does is broken or hostile, and a name like "
+         "`../../x` used as a cache path would write outside HF_HOME.",
+         '`{"rfilename": "../../../.bashrc"}` or `{"rfilename": "model.safetensors", "size": "12"}`.',
+         "Use the real Hub, or a mirror that answers its API faithfully; report it to whoever runs the endpoint."),
     ),
     # --- DSP6xx: what `dspark-ckpt verify` observed by loading the tensors with torch ---
     *_section(Category.VERIFY,

@@ -285,8 +285,8 @@ def hub_target_config(spec: RepoSpec, *, token: str | None = None) -> tuple[byte
     try:
         raw = source.read_text_file("config.json")
     except OSError as exc:
-        raise SourceError(f"cannot read target config {where}: {exc}", code="DSP210") from None
+        raise SourceError(f"cannot read target config {where}: {exc}", code="DSP-E035") from None
     if raw is None:
-        raise SourceError(f"target {spec.display} has no config.json", code="DSP210",
+        raise SourceError(f"target {spec.display} has no config.json", code="DSP-E035",
                           hint="--target takes the target model's folder, its config.json, or org/repo[@rev]")
     return raw, where

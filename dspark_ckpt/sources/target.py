@@ -16,13 +16,13 @@ def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
         cfg = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise SourceError(f"target config {where} is not valid JSON ({exc.__class__.__name__})",
-                          code="DSP210") from exc
+                          code="DSP-E035") from exc
     if not isinstance(cfg, dict):
-        raise SourceError(f"target config {where} is not a JSON object", code="DSP210")
+        raise SourceError(f"target config {where} is not a JSON object", code="DSP-E035")
     size, path = target_vocab_size(cfg)
     if size is None:
         raise SourceError(f"target config {where} has no positive integer vocab_size"
-                          + (f" under {path}" if path else ""), code="DSP210",
+                          + (f" under {path}" if path else ""), code="DSP-E035",
                           hint="pass --target-vocab-size N")
     return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size", omni=is_qwen3_omni_target(cfg))
 
@@ -32,7 +32,7 @@ def local_target(path: Path) -> TargetVocab:
     try:
         raw = config.read_bytes()
     except OSError as exc:
-        raise SourceError(f"cannot read target config {config}: {exc.strerror or exc}", code="DSP210",
+        raise SourceError(f"cannot read target config {config}: {exc.strerror or exc}", code="DSP-E035",
                           hint="--target takes the target model's folder or its config.json") from exc
     return target_from_config_bytes(raw, str(config))
 

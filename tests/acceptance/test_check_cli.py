@@ -88,7 +88,7 @@ def test_unusable_target_config_is_exit_2(tmp_path: Path) -> None:
     target.mkdir()
     (target / "config.json").write_text('{"text_config": {}}')
     result = run_cli("check", str(EXAMPLE), "--target", str(target))
-    assert result.returncode == 2 and "DSP210" in result.stderr
+    assert result.returncode == 2 and "DSP-E035" in result.stderr
 
 
 def test_check_never_imports_torch(tmp_path: Path) -> None:
