@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
+from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 from dspark_ckpt.model.rule_catalog import RULES, Category
@@ -30,7 +31,7 @@ def family_of(code: str) -> str:
 
 
 def _runtime_name(e: Compatibility) -> str:
-    return f"runtime {e.runtime}=={e.version}" if e.version != "*" else f"runtime {e.runtime}"
+    return f"runtime {runtime_label.selector(e.runtime, e.version)}"
 
 
 def _line(f: Finding) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
@@ -28,7 +29,7 @@ def _facts(c: CheckpointReport) -> list[str]:
 def _compatibility(c: CheckpointReport) -> list[str]:
     rows = ["| runtime | loads | error / silent misbehaviour |", "|---|---|---|"]
     for e in c.compatibility:
-        name = f"{e.runtime} {e.version}" if e.version != "*" else e.runtime
+        name = runtime_label.display(e.runtime, e.version)
         if e.error:
             rows.append(f"| {name} | ❌ no | {e.error_code}: {cell(e.error)} |")
         elif e.silent:

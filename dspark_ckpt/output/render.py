@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 
@@ -78,7 +79,7 @@ def _compatibility(c: CheckpointReport) -> Table:
     table.add_column("loads", no_wrap=True)
     table.add_column("error / silent misbehaviour", overflow="fold")
     for e in c.compatibility:
-        name = f"{e.runtime} {e.version}" if e.version != "*" else e.runtime
+        name = runtime_label.display(e.runtime, e.version)
         if e.error:
             table.add_row(name, Text("no", style="bold red"), f"{e.error_code}: {e.error}")
         elif e.silent:

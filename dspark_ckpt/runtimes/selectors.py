@@ -10,6 +10,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from dspark_ckpt.errors import UsageError
+from dspark_ckpt.model import runtime_label
 from dspark_ckpt.runtimes.installed import installed_runtimes
 from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, VLLM_VERSIONS
 
@@ -24,7 +25,7 @@ class RuntimeVersion:
     version: str
 
     def __str__(self) -> str:
-        return f"{self.runtime}=={self.version}" if self.version != "*" else self.runtime
+        return runtime_label.selector(self.runtime, self.version)
 
 
 def _known(runtime: str) -> tuple[str, ...]:

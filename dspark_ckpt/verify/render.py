@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from dspark_ckpt.model import runtime_label
 from dspark_ckpt.verify.result import VerifyResult
 
 
@@ -14,7 +15,7 @@ def _runtimes(r: VerifyResult) -> Table:
     for col in ("runtime", "loads", "d2t param", "lm_head", "embed_tokens"):
         table.add_column(col, no_wrap=True)
     for s in r.runtimes:
-        name = f"{s.runtime} {s.version}" if s.version != "*" else s.runtime
+        name = runtime_label.display(s.runtime, s.version)
         loads = Text("yes", style="green") if s.loads else Text(f"no ({s.error_code})", style="bold red")
         param = ("loaded" if s.d2t_loaded else "zeros") if s.d2t_param else "none"
         table.add_row(name, loads, param, s.lm_head, s.embed_tokens)
