@@ -105,7 +105,20 @@ def fix(
                  output_format is Format.JSON)
     if verbose:
         diagnose(run, 0)
-    raise typer.Exit(run_all(specs, job))
+    from dspark_ckpt.sources.hub_push import dry_run_command, is_hub_checkpoint
+
+    if dry_run and len(specs) == 1 and is_hub_checkpoint(specs[0]):  # the plan at the pinned commit, nothing pushed
+        raise typer.Exit(dry_run_command(specs[0], run.target, run.runtimes, job.strategy,
+                                         selectors=run.runtime_selectors, token=token,
+                                         output_format=output_format.value))
+    try:
+        code = run_all(specs, job)
+    except KeyboardInterrupt as exc:  # Ctrl-C: say what it left (apply removed its staging), exit 130
+        Console(stderr=True, highlight=False).print(
+            f"dspark-ckpt: interrupted: {getattr(exc, 'message', 'nothing was changed')}"
+            + ("; checkpoints finished before it keep their fix" if len(specs) > 1 else ""), markup=False)
+        raise typer.Exit(130) from None
+    raise typer.Exit(code)
 
 
 def run_all(specs: list[str], job: FixJob) -> int:
@@ -140,7 +153,7 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     from dspark_ckpt.repair.render import fix_json, render_plan_text, render_result_text, render_skip_text
     from dspark_ckpt.repair.safety import skip_message, unsafe_reasons
 
-    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy)
+    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors)
     skipped = unsafe_reasons(plan) if job.safe_only else []
     out = job.out
     if out is None and not job.in_place and not job.dry_run:
@@ -155,7 +168,7 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     if not job.json:
         render_plan_text(plan, console, diff=job.dry_run)
         if skipped:
-            render_skip_text(skip_message(plan, skipped), console)
+            render_skip_text(skip_message(plan, skipped), console, plan)
         elif result is not None:
             render_result_text(result, console)
         elif job.dry_run and plan.changes_anything:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,24 +35,44 @@ def fix_runtimes(selectors: Sequence[str] | None) -> list[RuntimeVersion]:
     return parse_selectors(list(selectors or ["all"]))
 
 
-def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion],
-             strategy: str | None = None) -> FixPlan:
-    """Plan the repair of a draft folder from resolved inputs (the CLI resolves them once, as for check)."""
-    from dspark_ckpt.repair.plan import plan_repair
-    from dspark_ckpt.repair.read import read_situation
-
+def check_strategy(strategy: str | None) -> None:
     if strategy is not None and strategy not in STRATEGIES:
         raise UsageError(f"unknown strategy {strategy!r}", code="DSP-E060", hint=f"one of {', '.join(STRATEGIES)}")
+
+
+def checked_inputs(strategy: str | None, target: TargetVocab | None) -> TargetVocab:
+    """What every plan needs: a known strategy (or none) and T."""
+    check_strategy(strategy)
     if target is None:
         raise UsageError("fix needs the target vocabulary T", code="DSP-E061",
                          hint="pass --target DIR or --target-vocab-size N")
-    situation = read_situation(Path(checkpoint).absolute(), target, runtimes)
-    return plan_repair(situation, runtimes, strategy)
+    return target
+
+
+def best_effort(selectors: Sequence[str] | None) -> bool:
+    """`--for all` (the default) repairs for every runtime some repair can satisfy; named runtimes are required."""
+    return not selectors or "all" in selectors
+
+
+def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion],
+             strategy: str | None = None, *, selectors: Sequence[str] | None = None) -> FixPlan:
+    """Plan the repair of a draft folder from resolved inputs (the CLI resolves them once, as for check).
+    `selectors`: the --for values as given (None: the default, all), which decide whether the plan is best effort."""
+    from dspark_ckpt.repair.journal import recover_interrupted
+    from dspark_ckpt.repair.plan import plan_repair
+    from dspark_ckpt.repair.read import read_situation
+
+    target = checked_inputs(strategy, target)
+    folder = Path(checkpoint).absolute()
+    recovered = recover_interrupted(folder)  # a half-done in-place fix is finished before anything is read
+    situation = read_situation(folder, target, runtimes)
+    plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors))
+    return replace(plan, recovered=recovered.message()) if recovered else plan
 
 
 def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_size: int | None = None,
              runtimes: Sequence[str] | None = None, strategy: str | None = None) -> FixPlan:
     """Read a draft folder and plan its repair for the chosen runtimes; nothing is written."""
-    if strategy is not None and strategy not in STRATEGIES:
-        raise UsageError(f"unknown strategy {strategy!r}", code="DSP-E060", hint=f"one of {', '.join(STRATEGIES)}")
-    return plan_for(checkpoint, resolve_target(target, target_vocab_size), fix_runtimes(runtimes), strategy)
+    check_strategy(strategy)
+    return plan_for(checkpoint, resolve_target(target, target_vocab_size), fix_runtimes(runtimes), strategy,
+                    selectors=runtimes)

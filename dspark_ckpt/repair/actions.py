@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.repair import strategies as _table
 
 # The strategy names, for the planner and executor (the table itself is repair/strategies.py).
@@ -166,6 +167,9 @@ class FixPlan:
     note: str | None = None  # why nothing is planned
     fingerprints: tuple[tuple[str, int, int, int], ...] = ()  # (file, inode, size, mtime_ns) read when planning
     target_omni: bool = False  # a Qwen3-Omni target: the re-check after applying must judge against it too
+    warnings: tuple[Finding, ...] = ()  # DSP505: runtimes --for all left out because no repair can satisfy them
+    not_repaired_for: tuple[str, ...] = ()  # those runtimes
+    recovered: str | None = None  # what was done, before planning, to a fix that an earlier run left half-done
 
     @property
     def changes_anything(self) -> bool:

@@ -1,12 +1,18 @@
-"""Apply a plan atomically: stage the fixed checkpoint beside the destination, check it, then swap it in at once."""
+"""Apply a plan all or nothing: stage the fixed files, check them, prove the source unchanged, then put them in place.
+
+`--out`: the complete copy is staged beside the destination and renamed onto it in one step. In place: the new files
+are staged inside the checkpoint and moved over the originals under a recovery journal (journal.py), so the folder
+itself (its inode, a link to it, a shell inside it) stays the same. Either way, one lock per source checkpoint.
+"""
 
 from __future__ import annotations
 
 import errno
 import os
 import shutil
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -18,23 +24,31 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import actions as a
+from dspark_ckpt.repair import journal
 from dspark_ckpt.repair.fsops import (
-    atomic_text,
+    Ownership,
+    SpecialFile,
     crash_point,
-    exchange,
+    create,
     fsync_dir,
-    open_temp,
+    interrupts_deferred,
+    keep_ownership,
+    open_regular,
     read_only,
     write_all,
+    write_file,
 )
-from dspark_ckpt.repair.lock import fix_lock
+from dspark_ckpt.repair.lock import fix_lock, try_lock
 from dspark_ckpt.repair.read import fingerprints
+from dspark_ckpt.repair.source_tree import Entry, changed, in_hf_cache, scan, special_file, stamp
 from dspark_ckpt.repair.stream import copy_range
 from dspark_ckpt.runtimes.selectors import parse_selectors
-from dspark_ckpt.sources.local import LocalFolder, is_in_hf_cache
+from dspark_ckpt.sources.base import CONFIG_NAME
+from dspark_ckpt.sources.local import LocalFolder
 
 PROGRESS_MIN_BYTES = 256 * 2**20  # copies smaller than this finish before a bar is worth drawing
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES, errno.ENOTSUP}
+_OUT_STAGING = ".{name}.dspark-fix-{pid}.tmp"
 
 
 class VerificationError(RepairError):
@@ -43,17 +57,27 @@ class VerificationError(RepairError):
     exit_code = 1
 
 
+class FixInterrupted(KeyboardInterrupt):
+    """Ctrl-C during apply, with what it left: nothing changed, or the fix already complete."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 @dataclass(slots=True)
 class FixResult:
     destination: str
     in_place: bool
     written: list[tuple[str, int]] = field(default_factory=list)  # (file, bytes) written by fix
     copied: list[tuple[str, int]] = field(default_factory=list)  # unchanged files copied (no hard link possible)
-    linked: int = 0  # unchanged files hard-linked (no bytes written)
+    linked: int = 0  # unchanged files hard-linked into a --out folder (no bytes written)
     removed: tuple[str, ...] = ()
-    atomic: bool = True  # False only where the folder could not be swapped in one step
+    atomic: bool = True  # all or nothing: a rename (--out) or the journal (in place); kept for the JSON schema
     report: CheckpointReport | None = None  # check of the result, for the chosen runtimes
     errors: list[Finding] = field(default_factory=list)  # what check still finds wrong (empty on success)
+    via_link: str | None = None  # the checkpoint was given as this link; the folder it points at was fixed
+    recovered: str | None = None  # what was done to an earlier fix's leftovers before this one
 
     @property
     def bytes_written(self) -> int:
@@ -69,7 +93,10 @@ def _unwritable(message: str, hint: str | None = None) -> RepairError:
 
 
 def out_taken(dest: Path) -> bool:
-    return dest.exists() and (not dest.is_dir() or any(dest.iterdir()))
+    """Anything but a missing path or an empty real folder (a FIFO or a file there is never opened)."""
+    if not os.path.lexists(dest):
+        return False
+    return not dest.is_dir() or dest.is_symlink() and not os.path.isdir(os.path.realpath(dest)) or any(dest.iterdir())
 
 
 def out_exists(dest: Path, hint: str) -> RepairError:
@@ -82,135 +109,27 @@ def destination_conflict() -> RepairError:
                             "the default, NAME-fixed beside the checkpoint")
 
 
+def _changed_since(what: str, names: list[str]) -> RepairError:
+    return _refuse(f"the checkpoint changed {what} ({', '.join(names[:5])}); nothing was put in place",
+                   "DSP-E070", "make sure nothing else writes the checkpoint, then run fix again")
+
+
 def check_destination(source: Path, dest: Path, in_place: bool) -> None:
-    if is_in_hf_cache(dest):
+    if in_hf_cache(dest):
         raise _refuse(f"{dest} is inside a Hugging Face cache, whose files are links into shared blobs; "
                       "fix will not write there", "DSP-E063", "write the fixed copy elsewhere with --out DIR")
     if in_place:
-        for folder in (dest, dest.parent):
-            if read_only(folder):
-                raise _unwritable(f"{folder} is read-only; nothing was written",
-                                  "an in-place fix writes into the folder and beside it; use --out DIR")
+        if read_only(dest):
+            raise _unwritable(f"{dest} is read-only; nothing was written",
+                              "an in-place fix writes into the checkpoint folder; use --out DIR")
         return
     if out_taken(dest):
         raise out_exists(dest, "choose a new --out folder")
-    if dest.resolve() == source.resolve() or source.resolve() in dest.resolve().parents:
+    real_dest, real_source = Path(os.path.realpath(dest)), Path(os.path.realpath(source))
+    if real_dest == real_source or real_source in real_dest.parents:
         raise _refuse(f"--out {dest} is inside the checkpoint itself", "DSP-E066", "choose a folder outside it")
     if not dest.parent.is_dir() or read_only(dest.parent):
         raise _unwritable(f"cannot create {dest}: {dest.parent} is missing or read-only")
-
-
-def _clean_stale(dest: Path) -> None:
-    """Staging folders left by a killed run (only reachable while holding the lock, so none is live)."""
-    prefix = f".{dest.name}.dspark-fix-"
-    for entry in os.scandir(dest.parent):
-        if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
-            shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _copy(src: Path, dst: Path, console: Console | None) -> int:
-    size = src.stat().st_size
-    with ExitStack() as stack:
-        fin = stack.enter_context(open(src, "rb"))
-        fout = stack.enter_context(open(dst, "xb"))
-        advance = None
-        if console is not None and size >= PROGRESS_MIN_BYTES:
-            from rich.progress import Progress
-
-            bar = stack.enter_context(Progress(console=console, transient=True))
-            task = bar.add_task(f"copying {src.name}", total=size)
-            advance = lambda n: bar.advance(task, n)
-        copy_range(fin.fileno(), 0, fout.fileno(), size, advance)
-        os.fsync(fout.fileno())
-    shutil.copystat(src, dst)
-    return size
-
-
-def _populate(src: Path, dst: Path, skip: set[str], follow: bool, result: FixResult, console: Console | None,
-              prefix: str = "") -> None:
-    """Hard-link (else copy) every file the plan leaves unchanged; links stay links in place, resolve for --out."""
-    for entry in os.scandir(src):
-        rel, target = prefix + entry.name, dst / entry.name
-        if rel in skip:
-            continue
-        if entry.is_symlink() and not follow:
-            os.symlink(os.readlink(entry.path), target)
-        elif entry.is_dir(follow_symlinks=follow):
-            target.mkdir()
-            _populate(Path(entry.path), target, skip, follow, result, console, rel + "/")
-        else:
-            try:
-                os.link(os.path.realpath(entry.path) if follow else entry.path, target)
-                result.linked += 1
-            except OSError as exc:
-                if exc.errno not in _NO_LINK:
-                    raise
-                result.copied.append((rel, _copy(Path(entry.path), target, console)))
-
-
-def _write_shard(source: Path, staging: Path, shard: a.ShardWrite) -> int:
-    try:
-        return _stream_shard(source, staging, shard)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, shard.file) from exc  # name the file being written, not a temp
-
-
-def _stream_shard(source: Path, staging: Path, shard: a.ShardWrite) -> int:
-    header = encode_header([TensorSpec(t.name, t.dtype, t.shape) for t in shard.tensors], shard.metadata)
-    fd, tmp = open_temp(staging, shard.file)
-    with ExitStack() as stack:
-        stack.callback(os.close, fd)
-        inputs: dict[str, int] = {}
-        write_all(fd, header)
-        for t in shard.tensors:
-            if t.data is not None:
-                write_all(fd, t.data)
-                continue
-            assert t.source_file is not None
-            if t.source_file not in inputs:
-                inputs[t.source_file] = os.open(source / t.source_file, os.O_RDONLY)
-                stack.callback(os.close, inputs[t.source_file])
-            copy_range(inputs[t.source_file], t.source_begin, fd, t.nbytes)
-        os.fsync(fd)
-    crash_point(f"temp:{shard.file}")
-    os.replace(tmp, staging / shard.file)
-    crash_point(f"replace:{shard.file}")
-    return len(header) + sum(t.nbytes for t in shard.tensors)
-
-
-def _check(folder: Path, plan: a.FixPlan) -> CheckpointReport:
-    runtimes = parse_selectors(list(plan.runtimes))
-    return inspect_checkpoint(LocalFolder(folder), target=TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni),
-                              runtimes=runtimes)
-
-
-def remaining_errors(report: CheckpointReport, strategy: str | None) -> list[Finding]:
-    """Errors check still finds, less those the applied repair leaves by design."""
-    accepted = a.ACCEPTED_RESIDUAL.get(strategy or "", frozenset())
-    return [f for f in report.findings if f.severity == "error" and f.code not in accepted]
-
-
-def _verify(staging: Path, plan: a.FixPlan) -> None:
-    errors = remaining_errors(_check(staging, plan), plan.strategy)
-    if errors:
-        shown = "; ".join(f"{f.code} {f.message}" for f in errors[:3])
-        raise VerificationError(f"the repaired checkpoint would still fail check ({shown}); it was not put in "
-                                "place and nothing was changed", code="DSP504")
-
-
-def _commit(staging: Path, dest: Path, in_place: bool, changes: a.FileChanges) -> bool:
-    if not in_place:
-        os.rename(staging, dest)
-        return True
-    if exchange(staging, dest):
-        return True
-    # Without an atomic swap, replace file by file in the documented order: shards, then index, then config.
-    for name in [s.file for s in changes.shards] + [t.file for t in changes.texts]:
-        os.replace(staging / name, dest / name)
-    for name in changes.removed:
-        (dest / name).unlink(missing_ok=True)
-    fsync_dir(dest)
-    return False
 
 
 def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = False,
@@ -220,51 +139,345 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
         raise RepairError("this plan changes nothing (refused or nothing to repair)", code="DSP-E067")
     if (out is None) == (not in_place):
         raise destination_conflict()
-    source = Path(plan.source)
-    dest = source if in_place else Path(out).absolute()  # type: ignore[arg-type]
+    given = Path(plan.source)
+    source = Path(os.path.realpath(given))  # a linked checkpoint is fixed where it is; the link keeps pointing at it
+    dest = source if in_place else Path(os.path.realpath(Path(out).absolute()))  # type: ignore[arg-type]
     check_destination(source, dest, in_place)
     try:
-        with fix_lock(dest):
-            return _apply_locked(plan, plan.changes, source, dest, in_place, console)
+        result = (_in_place(plan, plan.changes, source) if in_place
+                  else _to_new_folder(plan, plan.changes, source, dest, console))
+    except SpecialFile as exc:
+        raise special_file(os.path.relpath(exc.filename, source) if exc.filename else "a file") from exc
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         raise _refuse(f"could not write the fixed checkpoint: {exc.strerror or exc}{where}; the original is "
                       "unchanged", "DSP-E069", "free disk space or fix permissions, then run fix again") from exc
-
-
-def _apply_locked(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: Path, in_place: bool,
-                  console: Console | None) -> FixResult:
-    crash_point("lock")
-    _clean_stale(dest)
-    if fingerprints(source, [f[0] for f in plan.fingerprints]) != plan.fingerprints:
-        raise _refuse("the checkpoint changed after it was planned; nothing was written", "DSP-E070",
-                      "run fix again")
-    result = FixResult(str(dest), in_place, removed=changes.removed)
-    staging = dest.parent / f".{dest.name}.dspark-fix-{os.getpid()}.tmp"
-    staging.mkdir()
-    committed = False
-    try:
-        if in_place:
-            os.chmod(staging, source.stat().st_mode & 0o7777)
-        crash_point("stage-dir")
-        _populate(source, staging, set(changes.touched), not in_place, result, console)
-        crash_point("linked")
-        result.written += [(sh.file, _write_shard(source, staging, sh)) for sh in changes.shards]
-        result.written += [(t.file, atomic_text(staging, t.file, t.new)) for t in changes.texts]
-        fsync_dir(staging)
-        crash_point("fsync-dir")
-        _verify(staging, plan)
-        crash_point("verified")
-        crash_point("commit")
-        result.atomic = _commit(staging, dest, in_place, changes)
-        committed = True
-        crash_point("committed")
-        fsync_dir(dest.parent)
-    finally:
-        if not committed or in_place:
-            shutil.rmtree(staging, ignore_errors=True)  # the partial stage, or the swapped-out original
-    if in_place:
-        crash_point("cleanup")
+    result.via_link = str(given) if os.path.islink(given) else None
     result.report = _check(dest, plan)
     result.errors = remaining_errors(result.report, plan.strategy)
     return result
+
+
+# --- reading the source: every byte from the files that were fingerprinted ---
+
+class SourceFiles:
+    """Source shards opened once each, never blocking, and only if still the file planning fingerprinted."""
+
+    def __init__(self, folder: Path, plan: a.FixPlan, stack: ExitStack) -> None:
+        self.folder, self._stack = folder, stack
+        self._expected = {name: (ino, size, mtime) for name, ino, size, mtime in plan.fingerprints}
+        self._fds: dict[str, int] = {}
+
+    def fd(self, name: str) -> int:
+        if name not in self._fds:
+            fd, st = open_regular(self.folder / name)
+            self._stack.callback(os.close, fd)
+            if name in self._expected and stamp(st) != self._expected[name]:
+                raise _changed_since("after it was planned", [name])
+            self._fds[name] = fd
+        return self._fds[name]
+
+
+def _unchanged_since_plan(folder: Path, plan: a.FixPlan) -> None:
+    now = fingerprints(folder, [f[0] for f in plan.fingerprints])
+    if now != plan.fingerprints:
+        names = sorted({f[0] for f in set(now) ^ set(plan.fingerprints)})
+        raise _changed_since("after it was planned or while fix read it", names)
+
+
+def _owner_of(folder: Path, name: str, plan: a.FixPlan) -> Ownership | None:
+    """A rewritten file keeps its original's mode and owner; a new one takes a sibling's (a shard's, else config's)."""
+    siblings = [f[0] for f in plan.fingerprints if f[0].endswith(".safetensors")] if name.endswith(
+        ".safetensors") else []
+    for candidate in (name, *siblings, CONFIG_NAME):
+        try:
+            return Ownership.of(os.stat(folder / candidate))
+        except OSError:
+            continue
+    return None
+
+
+def _write_shard(files: SourceFiles, out: Path, shard: a.ShardWrite, owner: Ownership | None) -> int:
+    header = encode_header([TensorSpec(t.name, t.dtype, t.shape) for t in shard.tensors], shard.metadata)
+    path = out / shard.file
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = create(path)
+    try:
+        write_all(fd, header)
+        for t in shard.tensors:
+            if t.data is not None:
+                write_all(fd, t.data)
+            else:
+                assert t.source_file is not None
+                copy_range(files.fd(t.source_file), t.source_begin, fd, t.nbytes)
+        keep_ownership(fd, owner)
+        os.fsync(fd)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, shard.file) from exc  # name the file being written
+    finally:
+        os.close(fd)
+    return len(header) + sum(t.nbytes for t in shard.tensors)
+
+
+def _write_changes(files: SourceFiles, out: Path, changes: a.FileChanges, plan: a.FixPlan,
+                   result: FixResult) -> None:
+    for shard in changes.shards:
+        result.written.append((shard.file, _write_shard(files, out, shard, _owner_of(files.folder, shard.file, plan))))
+        crash_point(f"write:{shard.file}")
+    for text in changes.texts:
+        (out / text.file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        owner = _owner_of(files.folder, text.file, plan)
+        result.written.append((text.file, write_file(out / text.file, text.new.encode("utf-8"), owner)))
+        crash_point(f"write:{text.file}")
+
+
+def _fsync_tree(folder: Path, names: list[str]) -> None:
+    for parent in dict.fromkeys([folder] + [(folder / n).parent for n in names]):
+        fsync_dir(parent)
+
+
+def _check(folder: Path, plan: a.FixPlan) -> CheckpointReport:
+    runtimes = parse_selectors(list(plan.runtimes))
+    target = TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni)
+    return inspect_checkpoint(LocalFolder(folder), target=target, runtimes=runtimes)
+
+
+def remaining_errors(report: CheckpointReport, strategy: str | None) -> list[Finding]:
+    """Errors check still finds, less those the applied repair leaves by design."""
+    accepted = a.ACCEPTED_RESIDUAL.get(strategy or "", frozenset())
+    return [f for f in report.findings if f.severity == "error" and f.code not in accepted]
+
+
+def _verify(staged: Path, plan: a.FixPlan) -> None:
+    errors = remaining_errors(_check(staged, plan), plan.strategy)
+    if errors:
+        shown = "; ".join(f"{f.code} {f.message}" for f in errors[:3])
+        raise VerificationError(f"the repaired checkpoint would still fail check ({shown}); it was not put in "
+                                "place and nothing was changed", code="DSP504")
+
+
+# --- in place: stage inside the checkpoint, then move each file over its original under the journal ---
+
+def _stage_for_check(folder: Path, stage: Path, plan: a.FixPlan, changes: a.FileChanges) -> None:
+    """Hard links (else copies) of the unchanged files check reads, so the staged result can be checked whole."""
+    touched = set(changes.touched)
+    names = [f[0] for f in plan.fingerprints] + sorted(p.name for p in folder.glob("*.safetensors"))
+    with ExitStack() as stack:
+        files = SourceFiles(folder, plan, stack)
+        for name in dict.fromkeys(n for n in names if n not in touched):
+            target = stage / name
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            real = os.path.realpath(folder / name)
+            try:
+                os.link(real, target, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if exc.errno not in _NO_LINK:
+                    raise
+                _copy_fd(files.fd(name), target, None)
+
+
+def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path) -> FixResult:
+    with fix_lock(folder):
+        crash_point("lock")
+        recovered = journal.recover(folder)  # a dead run's leftovers, before comparing with the plan
+        _unchanged_since_plan(folder, plan)
+        result = FixResult(str(folder), True, removed=changes.removed,
+                           recovered=recovered.message() if recovered else None)
+        record = journal.Journal(journal.STAGING, changes.put_order, changes.removed, os.getpid())
+        try:
+            journal.write(folder, record)
+            crash_point("journal")
+            stage = folder / journal.STAGE_NAME
+            os.mkdir(stage, 0o700)
+            crash_point("stage-dir")
+            _stage_for_check(folder, stage, plan, changes)
+            crash_point("linked")
+            with ExitStack() as stack:
+                _write_changes(SourceFiles(folder, plan, stack), stage, changes, plan, result)
+            _fsync_tree(stage, list(changes.put_order))
+            crash_point("fsync-dir")
+            _verify(stage, plan)
+            crash_point("verified")
+            _unchanged_since_plan(folder, plan)  # nothing else wrote it while fix read it
+        except BaseException as exc:
+            with interrupts_deferred():
+                journal.roll_back(folder)
+            if isinstance(exc, KeyboardInterrupt):
+                raise FixInterrupted(f"nothing was changed in {folder}; the staged files were removed") from None
+            raise
+        _commit_in_place(folder, record)
+    return result
+
+
+def _commit_in_place(folder: Path, record: journal.Journal) -> None:
+    try:
+        with interrupts_deferred():
+            journal.write(folder, replace(record, state=journal.COMMITTING))
+            crash_point("commit")
+            try:
+                journal.roll_forward(folder, record)
+            except OSError as exc:
+                raise _refuse(f"could not finish putting the fix in place ({exc.strerror or exc}"
+                              f"{f': {exc.filename}' if exc.filename else ''}); {journal.JOURNAL_NAME} records "
+                              "what is left, and the next fix or check of the folder completes it", "DSP-E081",
+                              f"free disk space or fix permissions, then run `dspark-ckpt check {folder}`") from exc
+    except KeyboardInterrupt:
+        raise FixInterrupted(f"the fix of {folder} was already complete when the interrupt came") from None
+
+
+# --- --out: a complete copy staged beside the destination, renamed onto it in one step ---
+
+def _copy_fd(fd: int, dst: Path, console: Console | None, st: os.stat_result | None = None) -> int:
+    st = st or os.fstat(fd)
+    with ExitStack() as stack:
+        out = create(dst)
+        stack.callback(os.close, out)
+        advance = None
+        if console is not None and st.st_size >= PROGRESS_MIN_BYTES:
+            from rich.progress import Progress
+
+            bar = stack.enter_context(Progress(console=console, transient=True))
+            task = bar.add_task(f"copying {dst.name}", total=st.st_size)
+            advance = lambda n: bar.advance(task, n)
+        copy_range(fd, 0, out, st.st_size, advance)
+        keep_ownership(out, Ownership.of(st))
+        os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        os.fsync(out)
+    return st.st_size
+
+
+def _populate(entries: list[Entry], out: Path, changes: a.FileChanges, result: FixResult,
+              console: Console | None) -> None:
+    """Hard-link (else copy) every file the plan leaves unchanged, with its mode and owner; folders get theirs last
+    (a read-only folder must first be filled)."""
+    skip = set(changes.touched)
+    folders: list[tuple[Path, os.stat_result]] = []
+    for e in entries:
+        target = out / e.rel
+        if e.rel in skip:
+            continue
+        if e.kind == "dir":
+            target.mkdir(mode=0o700)
+            folders.append((target, e.st))
+        elif e.kind == "link":
+            os.symlink(e.real, target)
+        else:
+            _place(e, target, result, console)
+    for target, st in reversed(folders):
+        keep_ownership(target, Ownership.of(st))
+
+
+def _place(e: Entry, target: Path, result: FixResult, console: Console | None) -> None:
+    try:
+        os.link(e.real, target, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+    else:
+        if stamp(os.lstat(target)) != stamp(e.st):
+            raise _changed_since("while fix read it", [e.rel])
+        result.linked += 1
+        return
+    fd, st = open_regular(e.real)
+    try:
+        if stamp(st) != stamp(e.st):
+            raise _changed_since("while fix read it", [e.rel])
+        result.copied.append((e.rel, _copy_fd(fd, target, console, st)))
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _source_lock(source: Path) -> Iterator[None]:
+    """The same lock an in-place fix of the source takes. A source nobody may write (read-only, an HF cache) cannot
+    be fixed in place, so it is only locked where the kernel lock needs no file."""
+    with fix_lock(source, writable=not read_only(source) and not in_hf_cache(source)):
+        if journal.pending(source):
+            if read_only(source):
+                raise journal.unfinished(source)
+            journal.recover(source)
+        yield
+
+
+def _clean_stale_out(dest: Path) -> None:
+    """Staging folders of killed runs into the same destination: a live run holds a lock on its own."""
+    prefix, suffix = f".{dest.name}.dspark-fix-", ".tmp"
+    for entry in os.scandir(dest.parent):
+        if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)) or not entry.is_dir(
+                follow_symlinks=False):
+            continue
+        held = try_lock(Path(entry.path), writable=False)
+        if held is None:
+            continue
+        pid = entry.name[len(prefix):-len(suffix)]
+        dead = held.kernel or not (pid.isdigit() and _alive(int(pid)))
+        held.release()
+        if dead:
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: Path,
+                   console: Console | None) -> FixResult:
+    entries = scan(source)  # links leaving the checkpoint and special files are refused before anything exists
+    with _source_lock(source):
+        crash_point("lock")
+        _unchanged_since_plan(source, plan)
+        _clean_stale_out(dest)
+        result = FixResult(str(dest), False, removed=changes.removed)
+        staging = dest.parent / _OUT_STAGING.format(name=dest.name, pid=os.getpid())
+        os.mkdir(staging, 0o700)
+        own = try_lock(staging, writable=False)  # tells a later run this staging folder is live
+        committed = False
+        try:
+            crash_point("stage-dir")
+            _populate(entries, staging, changes, result, console)
+            crash_point("linked")
+            with ExitStack() as stack:
+                _write_changes(SourceFiles(source, plan, stack), staging, changes, plan, result)
+            _fsync_tree(staging, list(changes.put_order))
+            crash_point("fsync-dir")
+            _verify(staging, plan)
+            crash_point("verified")
+            _unchanged_since_plan(source, plan)
+            if moved := changed(entries):
+                raise _changed_since("while fix read it", moved)
+            keep_ownership(staging, Ownership.of(source.stat()))
+            crash_point("commit")
+            with interrupts_deferred():
+                _rename_onto(staging, dest)
+                committed = True
+                crash_point("committed")
+                fsync_dir(dest.parent)
+        except BaseException as exc:
+            if not committed:
+                with interrupts_deferred():
+                    shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, KeyboardInterrupt):
+                raise FixInterrupted(f"the fixed copy {dest} was complete when the interrupt came" if committed
+                                     else f"nothing was written to {dest}; the staged copy was removed") from None
+            raise
+        finally:
+            if own is not None:
+                own.release()
+    return result
+
+
+def _rename_onto(staging: Path, dest: Path) -> None:
+    try:
+        os.rename(staging, dest)  # onto a missing path or an empty folder, in one step
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            raise out_exists(dest, "another process wrote it while fix ran; choose a new --out folder") from exc
+        raise

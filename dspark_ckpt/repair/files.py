@@ -12,6 +12,8 @@ from dspark_ckpt.formats.safetensors_header import DTYPE_BITS
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 if TYPE_CHECKING:
     from dspark_ckpt.repair.plan import Situation
 
@@ -97,9 +99,21 @@ def file_changes(s: Situation, actions: Sequence[a.Action]) -> a.FileChanges:
 
 
 def write_steps(changes: a.FileChanges, in_place: bool) -> tuple[str, ...]:
-    """Every point at which apply can be interrupted, in order (the names DSPARK_CKPT_CRASH_AT accepts)."""
-    steps = ["lock", "stage-dir", "linked"]
-    for name in [sh.file for sh in changes.shards] + [t.file for t in changes.texts]:
-        steps += [f"temp:{name}", f"replace:{name}"]
-    steps += ["fsync-dir", "verified", "commit", "committed"]
-    return tuple(steps + (["cleanup"] if in_place else []))
+    """Every point at which apply can be interrupted, in order (the names DSPARK_CKPT_CRASH_AT accepts). In place, a
+    run killed from `commit` on is completed by the next fix or check (the journal); before it, rolled back."""
+    writes = [f"write:{name}" for name in changes.put_order]
+    if not in_place:
+        return ("lock", "stage-dir", "linked", *writes, "fsync-dir", "verified", "commit", "committed")
+    puts = [f"put:{name}" for name in changes.put_order]
+    return ("lock", "journal", "stage-dir", "linked", *writes, "fsync-dir", "verified", "commit", *puts, "committed")
+
+
+def lone_surrogates(changes: a.FileChanges) -> list[str]:
+    """JSON files fix would write holding a lone surrogate escape (e.g. \\ud800): no UTF-8 file can hold one."""
+    found = []
+    for t in changes.texts:
+        match = _SURROGATE.search(t.new)
+        if match:
+            line = t.new.count("\n", 0, match.start()) + 1
+            found.append(f"{t.file} line {line} holds the escape \\u{ord(match.group()):04x}, a lone surrogate")
+    return found

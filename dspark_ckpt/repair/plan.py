@@ -5,20 +5,22 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dspark_ckpt.formats.mapping import rebuild_d2t
-from dspark_ckpt.formats.vocab_tensors import TensorInfo, VocabTensors
+from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.classify import VocabKind, vocab_kind
-from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
+from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.repair import actions as a
-from dspark_ckpt.repair.files import file_changes
+from dspark_ckpt.repair import hints
+from dspark_ckpt.repair.files import file_changes, lone_surrogates
 from dspark_ckpt.repair.simulate import Steps, mapping_problems, problem_codes, score, simulate
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE
 from dspark_ckpt.runtimes.compatibility import DraftFacts
-from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 
 NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
 # The code each repair stands for when it resolves nothing the verdicts name (a forced strategy).
@@ -167,18 +169,75 @@ def _fails(results: Sequence[a.Outcome]) -> str:
     return ", ".join(f"{r.runtime} ({r.error_code})" for r in results if not r.loads)
 
 
-def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None) -> a.FixPlan:
-    """Pick the repair whose result loads on every chosen runtime with the fewest silent problems."""
+def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None, *,
+                best_effort: bool = False) -> a.FixPlan:
+    """Pick the repair whose result loads on every chosen runtime with the fewest silent problems. `best_effort`
+    (`--for all`): runtimes no repair can make load are left out, named in a DSP505 warning, and the repair is
+    planned for the others; a runtime named explicitly is never left out."""
+    dropped = _unreachable(s, runtimes)
+    if not best_effort or not dropped or len(dropped) == len(runtimes):
+        plan = _plan(s, runtimes, strategy)
+        if dropped and strategy is None and plan.refusal is not None:
+            return replace(plan, refusal=_unreachable_refusal(s, runtimes, dropped))
+        return plan
+    kept = [r for r in runtimes if str(r) not in dropped]
+    plan = _plan(s, kept, strategy)
+    assert s.facts is not None
+    reasons = _reasons(dropped)
+    kept_names = ", ".join(hints.selectors([str(r) for r in kept]))
+    warning = finding("DSP505", f"not repaired for {', '.join(dropped)}, which no repair can make load. {reasons}. "
+                                f"Planned for {kept_names} only (--for all is best effort; name a runtime with "
+                                "--for to require it)",
+                      hint="see what fails there: `" + hints.command("check", s.source, s.facts.target_vocab_size,
+                                                                      list(dropped)) + "`")
+    return replace(plan, warnings=(warning,), not_repaired_for=tuple(dropped))
+
+
+def _reasons(dropped: dict[str, str]) -> str:
+    if len(dropped) == 1:
+        return next(iter(dropped.values()))
+    return "; ".join(f"{name}: {why}" for name, why in dropped.items())
+
+
+def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropped: dict[str, str]) -> a.Refusal:
+    """DSP502 for runtimes named explicitly that no repair can satisfy, with the command that repairs for the
+    others (among those named, else among every known runtime)."""
+    assert s.facts is not None
+    t = s.facts.target_vocab_size
+    reasons = _reasons(dropped)
+    rest = [str(r) for r in runtimes if str(r) not in dropped]
+    if not rest:
+        every = parse_selectors(["all"])
+        rest = [str(r) for r in every if str(r) not in _unreachable(s, every)]
+    hint = (f"`{hints.command('fix', s.source, t, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
+            if rest else "no runtime can load this draft: re-export it")
+    return a.Refusal("DSP502", f"no repair makes this draft load on {', '.join(dropped)}: {reasons}", hint)
+
+
+def _unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:
+    """Each runtime that neither the draft as it is nor any applicable repair loads on -> why, in words."""
+    f = s.facts
+    if f is None or _blocking(s) or (f.draft_vocab_size < f.target_vocab_size and not s.vocab.lm_head):
+        return {}
+    before = simulate(f, (), runtimes)
+    tried = [(label(steps), simulate(f, steps, runtimes)) for steps in candidates(applicable(s))]
+    kind = vocab_kind(f.draft_vocab_size, f.target_vocab_size)
+    return {str(r): hints.unreachable_reason(str(r), f.family, kind, before[i], [(n, o[i]) for n, o in tried])
+            for i, r in enumerate(runtimes) if not before[i].loads and not any(o[i].loads for _, o in tried)}
+
+
+def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None) -> a.FixPlan:
     names = tuple(str(r) for r in runtimes)
     f = s.facts
     base = {"source": s.source, "runtimes": names, "fingerprints": s.fingerprints,
             "target_omni": f.target_is_omni if f else False}
     if f is None or _blocking(s):
         shown = "; ".join(f"{x.code} {x.message}" for x in _blocking(s)[:3]) or "family, vocab sizes or T unknown"
+        check = hints.command("check", s.source, f.target_vocab_size if f else None, names)
         return a.FixPlan(**base, target_vocab_size=f.target_vocab_size if f else 0, strategy=strategy,  # type: ignore[arg-type]
                          actions=(), before=(), after=(),
                          refusal=a.Refusal("DSP501", f"cannot plan a repair: {shown}",
-                                           "fix the checkpoint's structure or config first (see `dspark-ckpt check`)"))
+                                           f"fix the checkpoint's structure or config first: `{check}` lists it"))
     pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
     before = simulate(f, (), runtimes)
 
@@ -195,8 +254,9 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
                       "do not exist and the target's T-row head cannot stand in for a D-row one",
             "re-export the draft with its lm_head"))
     current = score(before, extra(()))
+    ctx = _Context(s.source, f.target_vocab_size, names)
     if strategy is not None:
-        return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(()), plan)
+        return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(()), plan, ctx)
     options = [_option(f, steps, i, runtimes, extra) for i, steps in enumerate(candidates(why))]
     loading = sorted(o for o in options if o[0][0] == 0)
     if current.clean or (loading and loading[0][0] >= current.key()) or (not loading and current.failing == 0
@@ -205,12 +265,28 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
         return plan(strategy=None, actions=(), after=before, note=note)
     if not loading:  # if it already loads everywhere, name the silent errors no repair removes
         input_note = why[a.TRIM_INPUT] if f.vocab_size > f.target_vocab_size else None
-        refusal = _left(before, extra(())) if current.failing == 0 else _conflict(before, options, input_note)
+        refusal = _left(before, extra(()), ctx) if current.failing == 0 else _conflict(before, options, ctx,
+                                                                                        input_note)
         return plan(strategy=None, actions=(), after=before, refusal=refusal)
     key, _, steps, after = loading[0]
     if key[1]:
-        return plan(strategy=None, actions=(), after=after, refusal=_left(after, extra(steps)))
-    return _planned(s, steps, before, after, extra, plan)
+        return plan(strategy=None, actions=(), after=after, refusal=_left(after, extra(steps), ctx))
+    return _planned(s, steps, before, after, extra, plan, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What a runnable hint needs: the checkpoint, T and the runtimes chosen."""
+
+    source: str
+    target_vocab_size: int
+    runtimes: tuple[str, ...]
+
+    def fix(self, runtimes: Sequence[str] | None = None, *extra: str) -> str:
+        return f"`{hints.command('fix', self.source, self.target_vocab_size, runtimes or self.runtimes, *extra)}`"
+
+    def check(self) -> str:
+        return f"`{hints.command('check', self.source, self.target_vocab_size, self.runtimes)}`"
 
 
 def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[RuntimeVersion],
@@ -219,34 +295,42 @@ def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[Run
     return score(after, extra(steps)).key(), preference, steps, after
 
 
-def _left(after: Sequence[a.Outcome], extra: Sequence[str]) -> a.Refusal:
+def _left(after: Sequence[a.Outcome], extra: Sequence[str], ctx: _Context) -> a.Refusal:
     left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity == "error"} | set(extra))
-    return a.Refusal("DSP501", f"cannot be fully repaired: {', '.join(left)} would remain (see `dspark-ckpt check`)",
-                     "re-export the draft")
+    return a.Refusal("DSP501", f"cannot be fully repaired: {', '.join(left)} would remain (see {ctx.check()})",
+                     f"re-export the draft; {hints.explain(left)} says why")
 
 
 def _planned(s: Situation, steps: Steps, before: Sequence[a.Outcome], after: Sequence[a.Outcome],
-             extra: Callable[[Steps], tuple[str, ...]], plan: Callable[..., a.FixPlan]) -> a.FixPlan:
+             extra: Callable[[Steps], tuple[str, ...]], plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
     """The plan's strategy is the leading step: a trim that also trims the input side is still `trim`."""
     resolved = _resolved(problem_codes(before, extra(())), problem_codes(after, extra(steps)))
     actions = strategy_actions(s, steps, resolved)
-    return plan(strategy=steps[0], actions=actions, after=after, changes=file_changes(s, actions))
+    changes = file_changes(s, actions)
+    if unwritable := lone_surrogates(changes):
+        return plan(strategy=steps[0], actions=(), after=after, refusal=a.Refusal(
+            "DSP506", f"cannot write the repair: {'; '.join(unwritable)}, which is not a Unicode character and "
+                      "cannot be written to a UTF-8 JSON file; nothing was written",
+            f"replace that escape by the text it stands for (or remove it), then run {ctx.fix()}"))
+    return plan(strategy=steps[0], actions=actions, after=after, changes=changes)
 
 
-def _conflict(before: Any, options: Sequence[Option], input_note: str | None = None) -> a.Refusal:
+def _conflict(before: Sequence[a.Outcome], options: Sequence[Option], ctx: _Context,
+              input_note: str | None = None) -> a.Refusal:
     if not options:
+        codes = [r.error_code for r in before if r.error_code]
         return a.Refusal("DSP501", f"no repair applies: it fails on {_fails(before)}, which fix cannot repair",
-                         "see `dspark-ckpt explain CODE` for each code")
+                         f"{hints.explain(codes)} says why")
     parts = [f"as it is, it fails on {_fails(before)}"]
     parts += [f"{label(steps)} fails on {_fails(after)}" for _, _, steps, after in options]
     parts += [f"trim-input does not apply ({input_note})"] if input_note else []
+    tried = [(label(steps), after) for _, _, steps, after in options]
     return a.Refusal("DSP502", "no single repair loads on every chosen runtime: " + "; ".join(parts),
-                     "fix for fewer runtimes (--for vllm, --for sglang, --for vllm==X.Y.Z), one output per "
-                     "runtime group")
+                     hints.per_group_commands(ctx.source, ctx.target_vocab_size, ctx.runtimes, before, tried))
 
 
 def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: Sequence[RuntimeVersion],
-            before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan]) -> a.FixPlan:
+            before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
     f = s.facts
     assert f is not None
     pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
@@ -259,13 +343,16 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
             return plan(strategy=strategy, actions=(), after=before,
                         note=f"{strategy} does not apply ({why[strategy]}); nothing to do")
         return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
-            "DSP503", f"{strategy} does not apply: {why[strategy]}", "omit --strategy to let fix choose"))
+            "DSP503", f"{strategy} does not apply: {why[strategy]}", f"omit --strategy to let fix choose: {ctx.fix()}"))
     # A forced trim still takes trim-input along when (and only when) that scores better for the chosen runtimes.
     _, _, steps, after = min(_option(f, st, i, runtimes, extra) for i, st in enumerate(candidates(why, (strategy,))))
     if any(not r.loads for r in after):
+        loads = [r.runtime for r in after if r.loads]
+        narrower = f"{ctx.fix(loads, '--strategy', strategy)} repairs for the runtimes it loads on, or " if loads \
+            else ""
         return plan(strategy=strategy, actions=(), after=after, refusal=a.Refusal(
             "DSP503", f"{label(steps)} would break {_fails(after)}",
-            "choose runtimes it loads on (--for), or omit --strategy"))
+            f"{narrower}omit --strategy to let fix choose: {ctx.fix()}"))
     if score(after, extra(steps)).silent_errors:
-        return plan(strategy=strategy, actions=(), after=after, refusal=_left(after, extra(steps)))
-    return _planned(s, steps, before, after, extra, plan)
+        return plan(strategy=strategy, actions=(), after=after, refusal=_left(after, extra(steps), ctx))
+    return _planned(s, steps, before, after, extra, plan, ctx)

@@ -12,6 +12,7 @@ from dspark_ckpt.output.render import finding_json
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
 from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
+from dspark_ckpt.repair.hints import command
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 
@@ -50,12 +51,14 @@ def _files(plan: FixPlan) -> list[str]:
 
 def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
     console.print(Text(plan.source, style="bold underline"))
+    if plan.recovered:
+        console.print(Text(f"recovered: {plan.recovered}", style="yellow"), overflow="fold")
     console.print(f"fix for {', '.join(plan.runtimes)} (T={plan.target_vocab_size})", overflow="fold")
     if plan.refusal is not None:
         console.print(Text.assemble(("refused ", "bold red"), (plan.refusal.code, "bold"), f": {plan.refusal.message}"),
                       overflow="fold")
         if plan.refusal.hint:
-            console.print(f"hint: {plan.refusal.hint}", style="dim", overflow="fold")
+            console.print(f"hint: {plan.refusal.hint}", style="dim", overflow="fold", markup=False)
     elif not plan.actions:
         console.print(Text(f"nothing to do: {plan.note}", style="green"), overflow="fold")
     else:
@@ -66,23 +69,31 @@ def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
             console.print(f"  file: {row}", overflow="fold", markup=False)
     for before, after in zip(plan.before, plan.after):
         console.print(f"  {before.runtime:<14} {state_text(before)} -> {state_text(after)}", markup=False)
+    for w in plan.warnings:
+        console.print(Text.assemble(("warning ", "bold yellow"), (w.code, "bold"), f": {w.message}"), overflow="fold")
+        if w.hint:
+            console.print(f"hint: {w.hint}", style="dim", overflow="fold", markup=False)
     if diff:
         for text in json_diffs(plan):
             console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def render_result_text(result: FixResult, console: Console) -> None:
+    if result.recovered:
+        console.print(Text(f"recovered: {result.recovered}", style="yellow"), overflow="fold")
     mode = "in place" if result.in_place else "to a new folder"
+    unchanged = ("other files untouched" if result.in_place
+                 else f"{result.linked} unchanged file(s) hard-linked"
+                 + (f", {len(result.copied)} copied" if result.copied else ""))
     console.print(f"wrote {result.destination} {mode}: {len(result.written)} file(s) written, "
-                  f"{result.bytes_written} bytes; {result.linked} unchanged file(s) hard-linked"
-                  + (f", {len(result.copied)} copied" if result.copied else "")
+                  f"{result.bytes_written} bytes; {unchanged}"
                   + (f"; removed {', '.join(result.removed)}" if result.removed else ""), overflow="fold",
                   markup=False)
+    if result.via_link:
+        console.print(f"  (given as the link {result.via_link}, which still points at it)", overflow="fold",
+                      markup=False)
     for name, size in result.written:
         console.print(f"  wrote {name} ({size} bytes)", markup=False)
-    if not result.atomic:
-        console.print("note: the folder could not be swapped in one step; files were replaced one by one",
-                      style="yellow")
     report = result.report
     if report is not None:
         errors = result.errors
@@ -94,10 +105,12 @@ def render_result_text(result: FixResult, console: Console) -> None:
                       overflow="fold", markup=False)
 
 
-def render_skip_text(message: str, console: Console) -> None:
+def render_skip_text(message: str, console: Console, plan: FixPlan | None = None) -> None:
     console.print(Text(message, style="bold yellow"), overflow="fold")
-    console.print("hint: run `dspark-ckpt fix` on it without --safe-only (it writes a new folder by default), "
-                  "or force a metadata-only --strategy", style="dim", overflow="fold")
+    run = (f"`{command('fix', plan.source, plan.target_vocab_size, plan.runtimes)}`" if plan is not None
+           else "`dspark-ckpt fix` on it")
+    console.print(f"hint: run {run} without --safe-only (it writes NAME-fixed beside the checkpoint), "
+                  "or force a metadata-only --strategy", style="dim", overflow="fold", markup=False)
 
 
 def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run: bool,
@@ -117,6 +130,9 @@ def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run
         "steps": list(write_steps(plan.changes, in_place)) if plan.changes and plan.actions else [],
         "diff": json_diffs(plan),
         "skipped": skipped or [],
+        "warnings": [finding_json(w) for w in plan.warnings],
+        "not_repaired_for": list(plan.not_repaired_for),
+        "recovered": plan.recovered,
     }
     if result is not None:
         doc["result"] = {
@@ -126,5 +142,6 @@ def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run
             "removed": list(result.removed), "bytes_written": result.bytes_written,
             "check_findings": [finding_json(f) for f in result.report.findings] if result.report else [],
             "check_errors": [f.code for f in result.errors],
+            "via_link": result.via_link, "recovered": result.recovered,
         }
     return doc

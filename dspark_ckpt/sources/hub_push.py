@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -143,6 +144,60 @@ def _check_revision(spec: RepoSpec, revision: str, target: str | None, target_vo
     return with_source_notes(inspect_checkpoint(pr, target=target_vocab, runtimes=runtimes), pr)
 
 
+def is_hub_checkpoint(spec: str) -> bool:
+    """A repo id fix should read from the Hub: `hf://...`, or `org/repo[@rev]` that is no local path (and whose
+    folder part does not exist locally either: that is a mistyped path, as for check)."""
+    if spec.startswith("hf://"):
+        return True
+    path = Path(spec)
+    if os.path.lexists(spec) or parse_repo_spec(spec) is None or spec.startswith((".", "/", "~")):
+        return False
+    return path.parent == Path(".") or not path.parent.is_dir()
+
+
+def plan_hub(checkpoint: str, target: Any, runtimes: Sequence[Any], strategy: str | None, *,
+             selectors: Sequence[str] | None = None, token: str | None = None) -> Any:
+    """The repair plan of a Hub repo at its pinned commit, read as check reads it (the JSON files through the HF
+    cache, one ranged request per shard header, the small d2t/t2d): no shard is downloaded, nothing is written or
+    pushed. `target`, `runtimes`: resolved as for a local folder (repair.plan_for)."""
+    from dspark_ckpt.check.analysis import analyze
+    from dspark_ckpt.repair import best_effort, checked_inputs
+    from dspark_ckpt.repair.plan import plan_repair
+    from dspark_ckpt.repair.read import situation_from
+
+    target_vocab = checked_inputs(strategy, target)
+    spec = hub_spec(checkpoint)
+    source = open_hub(spec, token=token)
+    name = f"hf://{spec.repo_id}@{source.resolved.sha}"
+    # No local files to fingerprint: the commit is pinned. os.devnull/<name> is never a folder, so nothing is found.
+    situation = replace(situation_from(analyze(source, target=target_vocab, runtimes=runtimes), Path(os.devnull)),
+                        source=name, fingerprints=())
+    return plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors))
+
+
+def dry_run_command(checkpoint: str, target: Any, runtimes: Sequence[Any], strategy: str | None, *,
+                    selectors: Sequence[str] | None, token: str | None, output_format: str) -> int:
+    """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it."""
+    import json
+
+    from rich.console import Console
+
+    from dspark_ckpt.output.documents import fix_document
+    from dspark_ckpt.repair.render import fix_json, render_plan_text
+
+    plan = plan_hub(checkpoint, target, runtimes, strategy, selectors=selectors, token=token)
+    console = Console(soft_wrap=False, highlight=False)
+    if output_format == "json":
+        doc = fix_json(plan, None, in_place=False, dry_run=True)
+        console.file.write(json.dumps(fix_document([doc]), indent=2) + "\n")
+    else:
+        render_plan_text(plan, console, diff=True)
+        if plan.changes_anything:
+            console.print("dry run: nothing was written or pushed; --push opens a pull request with this plan",
+                          style="dim", markup=False)
+    return 1 if plan.refusal is not None or plan.changes_anything else 0
+
+
 def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int | None,
                  runtimes: Sequence[str] | None, strategy: str | None, token: str | None, output_format: str,
                  out: Path | None, in_place: bool, dry_run: bool) -> int:
@@ -157,7 +212,8 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
 
     if out is not None or in_place or dry_run:
         raise UsageError("--push writes nowhere locally: drop --out/--in-place/--dry-run", code="DSP-E059",
-                         hint="run `fix org/repo --dry-run` first to see the plan")
+                         hint=f"`dspark-ckpt fix {checkpoint} --dry-run` (with the same --target-vocab-size and "
+                              "--for) shows the plan without pushing")
     result = push_fix(checkpoint, target=target, target_vocab_size=target_vocab_size, runtimes=runtimes,
                       strategy=strategy, token=token)
     console = Console(soft_wrap=False, highlight=False)

@@ -1,0 +1,100 @@
+"""Pure: commands a refusal or a warning suggests, complete enough to paste (path, T, runtimes), and why a runtime
+cannot be satisfied by any repair."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from dspark_ckpt.model.classify import VocabKind
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.repair import actions as a
+from dspark_ckpt.runtimes.selectors import parse_selectors
+
+HUB_PREFIX = "hf://"
+
+
+def selectors(runtimes: Sequence[str]) -> list[str]:
+    """The shortest selectors naming exactly these runtimes: `vllm` for every known vLLM version."""
+    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
+    names = list(dict.fromkeys(runtimes))
+    if set(every_vllm) <= set(names):
+        names = ["vllm"] + [n for n in names if n not in every_vllm]
+    return names
+
+
+def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:
+    """`dspark-ckpt fix|check SOURCE --target-vocab-size T --for/--runtime R ... EXTRA`, shell-quoted (T left out
+    where it is unknown: check then runs its structural checks)."""
+    flag = "--for" if verb == "fix" else "--runtime"
+    parts = ["dspark-ckpt", verb, source]
+    parts += ["--target-vocab-size", str(target_vocab_size)] if target_vocab_size else []
+    for name in selectors(runtimes):
+        parts += [flag, name]
+    return " ".join(shlex.quote(p) for p in [*parts, *extra])
+
+
+def group_label(runtimes: Sequence[str]) -> str:
+    return "+".join(selectors(runtimes)).replace("==", "-")
+
+
+def out_args(source: str, runtimes: Sequence[str]) -> tuple[str, ...]:
+    """Where a per-group fix writes: its own folder beside the draft (a Hub repo: a dry run to see the plan)."""
+    if source.startswith(HUB_PREFIX):
+        return ("--dry-run",)
+    return ("--out", f"{source.rstrip('/')}-fixed-{group_label(runtimes)}")
+
+
+def explain(codes: Sequence[str]) -> str:
+    shown = [c for c in dict.fromkeys(codes) if c in RULES]
+    return " and ".join(f"`dspark-ckpt explain {c}`" for c in shown) or "`dspark-ckpt rules`"
+
+
+def groups(runtimes: Sequence[str], before: Sequence[a.Outcome],
+           options: Sequence[tuple[str, Sequence[a.Outcome]]]) -> list[tuple[str | None, list[str]]]:
+    """Split the runtimes into groups one repair (or the draft as it is: None) loads on, largest first."""
+    left = list(runtimes)
+    out: list[tuple[str | None, list[str]]] = []
+    candidates: list[tuple[str | None, Sequence[a.Outcome]]] = [(None, before), *options]
+    while left:
+        best: tuple[str | None, list[str]] = (None, [])
+        for label, outcomes in candidates:
+            loads = [o.runtime for o in outcomes if o.loads and o.runtime in left]
+            if len(loads) > len(best[1]):
+                best = (label, loads)
+        if not best[1]:
+            break
+        out.append(best)
+        left = [r for r in left if r not in best[1]]
+    return out
+
+
+def per_group_commands(source: str, target_vocab_size: int, runtimes: Sequence[str], before: Sequence[a.Outcome],
+                       options: Sequence[tuple[str, Sequence[a.Outcome]]]) -> str:
+    parts, as_is = [], []
+    for label, members in groups(runtimes, before, options):
+        if label is None:
+            as_is += members
+        else:
+            parts.append(f"`{command('fix', source, target_vocab_size, members, *out_args(source, members))}`")
+    text = "fix once per group of runtimes, each into its own folder: " + " and ".join(parts) if parts else \
+        "no repair loads on any of them"
+    if as_is:
+        text += f"; {', '.join(selectors(as_is))} load(s) the draft as it is"
+    return text
+
+
+_NO_REDUCED_VOCAB = ("SGLang's Qwen3 DSpark has no reduced-vocabulary support: it sizes lm_head and markov_w2 by "
+                     "vocab_size and refuses any d2t/t2d tensor, so a pruned draft (D < T) can never load there")
+
+
+def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, before: a.Outcome,
+                       tried: Sequence[tuple[str, a.Outcome]]) -> str:
+    """Why no repair makes `runtime` load: the known cases in words, else the codes each attempt fails with."""
+    if runtime.startswith("sglang") and family is Family.QWEN3_DSPARK and kind is VocabKind.PRUNED:
+        return _NO_REDUCED_VOCAB
+    code = before.error_code or "?"
+    why = f"as it is it fails with {code} ({RULES[code].summary.rstrip('.')})" if code in RULES else "it fails"
+    attempts = [f"{label} fails with {o.error_code}" for label, o in tried if o.error_code]
+    return why + ("; " + "; ".join(attempts) if attempts else "; no repair applies to this draft")
