@@ -23,6 +23,9 @@ from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.table import RENDERERS
 
+# What an in-place fix killed half-way leaves in the checkpoint (repair/journal.py); check completes or rolls it back.
+FIX_LEFTOVERS = (".dspark-fix-journal.json", ".dspark-fix-stage")
+
 
 def check_one(spec: str, run: Run) -> CheckpointReport:
     from dspark_ckpt.check.analysis import analyze
@@ -31,6 +34,10 @@ def check_one(spec: str, run: Run) -> CheckpointReport:
     path = Path(spec)
     if path.exists() and not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
         raise SourceError(f"{spec}: permission denied", code="DSP-E011")
+    if path.is_dir() and any(os.path.lexists(path / name) for name in FIX_LEFTOVERS):
+        from dspark_ckpt.repair.journal import note_for_check  # only then: the repair package costs ~20 ms
+
+        Console(stderr=True, highlight=False).print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
     source = open_source(spec, config=run.config, token=run.token)
     analysis = analyze(source, target=run.target, runtimes=run.runtimes)
     return analysis.with_findings(source_notes(source)).report
