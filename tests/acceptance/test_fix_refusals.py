@@ -51,13 +51,15 @@ def test_conflicting_runtimes_are_named(tmp_path: Path) -> None:
     assert "trim-input does not apply (mask_token_id 99 >= T" in text and tree_digest(folder) == before
 
 
-def test_pruned_draft_for_all_names_sglang(tmp_path: Path) -> None:
+def test_pruned_draft_for_all_is_repaired_for_vllm_and_sglang_named_refuses(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", vocab=128, draft_vocab=32, target_vocab=128, t2d=True)
     args = ("fix", str(folder), "--target-vocab-size", "128", "--dry-run", "--format", "json")
     doc = json.loads(run_cli(*args).stdout)["checkpoints"][0]
-    assert doc["status"] == "refused" and doc["refusal"]["code"] == "DSP502" and doc["runtimes"][-1] == "sglang"
-    assert doc["refusal"]["message"].endswith("sglang (DSP320); rebuild-d2t fails on sglang (DSP303)")
-    assert json.loads(run_cli(*args, "--for", "vllm").stdout)["checkpoints"][0]["strategy"] == "rebuild-d2t"
+    assert doc["status"] == "planned" and doc["strategy"] == "rebuild-d2t" and "sglang" not in doc["runtimes"]
+    assert [w["code"] for w in doc["warnings"]] == ["DSP505"] and doc["not_repaired_for"] == ["sglang"]
+    named = json.loads(run_cli(*args, "--for", "sglang").stdout)["checkpoints"][0]
+    assert named["status"] == "refused" and named["refusal"]["code"] == "DSP502"
+    assert "SGLang's Qwen3 DSpark has no reduced-vocabulary support" in named["refusal"]["message"]
 
 
 def test_refuses_to_write_inside_the_hf_cache(tmp_path: Path) -> None:

@@ -189,7 +189,7 @@ def test_dry_run_shows_plan_and_diff_and_writes_nothing(tmp_path: Path) -> None:
     assert '-  "draft_vocab_size": 100\n' in result.stdout and '+  "draft_vocab_size": 96\n' in result.stdout
     assert "trim lm_head.weight to its first 96 rows" in result.stdout
     assert tree_digest(before) == original and sorted(p.name for p in tmp_path.iterdir()) == ["before"]
-    doc = json.loads(run_cli(*fix_args(case, before, "--dry-run", "--format", "json")).stdout)
+    doc = json.loads(run_cli(*fix_args(case, before, "--dry-run", "--format", "json")).stdout)["checkpoints"][0]
     assert doc["status"] == "planned" and doc["strategy"] == "trim" and doc["steps"][0] == "lock"
     assert {a["reason"] for a in doc["actions"]} == {"DSP302"}
 
@@ -215,6 +215,6 @@ def test_inkling_shaped_draft_fixed_for_all_loads_on_every_runtime_check_knows(t
                                       "--dry-run").stdout
     # vLLM never needs V = T: fixed for vLLM only, the same draft gets the plain output-side trim, nothing more.
     plain = json.loads(run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm", "--dry-run",
-                               "--format", "json").stdout)
+                               "--format", "json").stdout)["checkpoints"][0]
     assert plain["strategy"] == "trim" and {a.get("tensor") for a in plain["actions"]} == set(OUTPUT_SIDE) | {None}
     assert [a["key"] for a in plain["actions"] if a["action"] == "set-config"] == ["draft_vocab_size"]

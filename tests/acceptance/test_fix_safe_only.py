@@ -29,7 +29,7 @@ def test_metadata_only_repair_is_applied(tmp_path: Path) -> None:
     weights = sha(folder / "model.safetensors")
     done = run_cli("fix", str(folder), "--target-vocab-size", "128", "--in-place", "--safe-only", "--format", "json",
                    *FOR_VLLM)
-    doc = json.loads(done.stdout)
+    doc = json.loads(done.stdout)["checkpoints"][0]
     assert done.returncode == 0 and doc["status"] == "applied" and doc["skipped"] == [], done.stderr
     assert sorted(f["file"] for f in doc["result"]["written"]) == ["dspark-fix-d2t.safetensors",
                                                                     "model.safetensors.index.json"]
@@ -44,7 +44,7 @@ def test_tensor_rewriting_repair_is_skipped_and_nothing_written(tmp_path: Path) 
     assert text.returncode == 1
     assert "skipped (--safe-only): trim is not a metadata-only repair: it trims lm_head.weight" in flat(text.stdout)
     doc = json.loads(run_cli("fix", str(folder), "--target-vocab-size", "96", "--safe-only", "--in-place",
-                             "--format", "json").stdout)
+                             "--format", "json").stdout)["checkpoints"][0]
     assert doc["status"] == "skipped" and any("markov_w2" in r for r in doc["skipped"]) and "result" not in doc
     assert tree_digest(folder) == before and sorted(p.name for p in tmp_path.iterdir()) == ["d"]
 
@@ -67,7 +67,7 @@ def test_checkpoint_folders_maps_hook_file_names(tmp_path: Path) -> None:
              "drafts/b/model.safetensors.index.json", "drafts/b/model-00002-of-00002.safetensors"]
     done = run_cli("fix", "--in-place", "--safe-only", "--checkpoint-folders", "--target-vocab-size", "128",
                    "--format", "json", *FOR_VLLM, *names, cwd=tmp_path)
-    docs = json.loads(done.stdout)
+    docs = json.loads(done.stdout)["checkpoints"]
     assert done.returncode == 0, done.stderr
     assert [Path(d["source"]).relative_to(tmp_path).as_posix() for d in docs] == ["drafts/a", "drafts/b"]
     assert all(d["status"] == "applied" for d in docs)
@@ -82,7 +82,7 @@ def test_settings_file_supplies_target_and_runtime(tmp_path: Path) -> None:
     def plan(*extra: str) -> dict:
         run = run_cli("fix", "d", "--dry-run", "--format", "json", *extra, cwd=tmp_path)
         assert run.returncode in (0, 1), run.stderr
-        return json.loads(run.stdout)
+        return json.loads(run.stdout)["checkpoints"][0]
 
     doc = plan()
     assert doc["target_vocab_size"] == 96 and doc["runtimes"] == ["vllm==0.29.0"] and doc["strategy"] == "trim"

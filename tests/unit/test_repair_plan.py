@@ -105,7 +105,10 @@ def test_rebuild_without_valid_t2d_is_unrepairable(tmp_path: Path) -> None:
 def test_loading_draft_with_an_unrepairable_silent_error_names_it(tmp_path: Path) -> None:
     p = plan(tmp_path, 128, ["vllm"], vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
     assert p.refusal is not None and p.refusal.code == "DSP501" and all(o.loads for o in p.before)
-    assert p.refusal.message == "cannot be fully repaired: DSP401 would remain (see `dspark-ckpt check`)"
+    folder = tmp_path / "d"
+    assert p.refusal.message == ("cannot be fully repaired: DSP401 would remain (see "
+                                 f"`dspark-ckpt check {folder} --target-vocab-size 128 --runtime vllm`)")
+    assert "`dspark-ckpt explain DSP401`" in (p.refusal.hint or "")
 
 
 def test_unrepairable_pruned_without_lm_head(tmp_path: Path) -> None:
@@ -222,7 +225,21 @@ def test_trim_input_needs_a_top_level_vocab_size(tmp_path: Path) -> None:
     assert p.refusal is not None and "no top-level vocab_size" in p.refusal.message
 
 
-def test_pruned_draft_for_all_names_sglang_in_the_conflict(tmp_path: Path) -> None:
+def test_pruned_draft_for_all_is_repaired_for_vllm_and_names_sglang(tmp_path: Path) -> None:
+    """--for all is best effort: SGLang's Qwen3 DSpark refuses any d2t, so no repair loads there (DSP505)."""
     p = plan(tmp_path, 128, None, **PRUNED, t2d=True)
-    assert p.refusal is not None and p.refusal.code == "DSP502"
-    assert p.refusal.message.endswith("sglang (DSP320); rebuild-d2t fails on sglang (DSP303)")
+    assert p.refusal is None and p.strategy == "rebuild-d2t" and p.not_repaired_for == ("sglang",)
+    assert "sglang" not in p.runtimes and all(o.loads for o in p.after)
+    [warning] = p.warnings
+    assert warning.code == "DSP505" and warning.severity == "warning"
+    assert "SGLang's Qwen3 DSpark has no reduced-vocabulary support" in warning.message
+    assert f"dspark-ckpt check {tmp_path / 'd'} --target-vocab-size 128 --runtime sglang" in (warning.hint or "")
+
+
+def test_pruned_draft_for_sglang_named_explicitly_is_refused(tmp_path: Path) -> None:
+    folder = make_checkpoint(tmp_path / "d", **PRUNED, t2d=True)
+    for runtimes in (["sglang"], ["vllm", "sglang"]):
+        p = plan_fix(folder, target_vocab_size=128, runtimes=runtimes)
+        assert p.refusal is not None and p.refusal.code == "DSP502" and not p.actions and not p.warnings
+        assert p.refusal.message.startswith("no repair makes this draft load on sglang: SGLang's Qwen3 DSpark")
+        assert p.refusal.hint == f"`dspark-ckpt fix {folder} --target-vocab-size 128 --for vllm` repairs it for vllm"
