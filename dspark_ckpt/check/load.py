@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dspark_ckpt.formats.layout import ShardIndex, index_findings, parse_index, shard_status_findings
+from dspark_ckpt.formats.json_doc import JsonProblem, document_finding, read_document
+from dspark_ckpt.formats.layout import (
+    ShardIndex,
+    capped_shards,
+    index_findings,
+    index_from_data,
+    shard_status_findings,
+)
 from dspark_ckpt.formats.mapping import MAX_MAPPING_BYTES, decode_ints
 from dspark_ckpt.formats.safetensors_header import SafetensorsHeader, read_header
 from dspark_ckpt.model.draft_config import DraftConfig, parse_draft_config
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.tensors import TensorInfo
-from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, CheckpointSource, PathStatus
+from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, CheckpointSource, FileChanged, PathStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,42 +43,25 @@ class Loaded:
     mapping_bytes: dict[str, bytes] = field(default_factory=dict)  # tensor name -> raw d2t/t2d bytes
 
 
-def _json_object(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """The object and its text, or (None, why) for what check reports as a bad file."""
-    try:
-        doc: Any = json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # ValueError also covers ints over Python's 4300-digit limit
-        return None, f"is not valid JSON ({exc.__class__.__name__})"
-    if not isinstance(doc, dict):
-        return None, f"is a JSON {type(doc).__name__}, not an object"
-    return doc, None
-
-
 def read_config(source: CheckpointSource) -> tuple[DraftConfig | None, list[Finding], JsonDoc | None]:
-    try:
-        raw = source.read_text_file(CONFIG_NAME)
-    except OSError as exc:
-        return None, [finding("DSP202", f"config.json cannot be read: {exc.strerror or exc}.", file=CONFIG_NAME)], None
-    if raw is None:
+    doc = read_document(lambda: source.read_text_file(CONFIG_NAME))  # bounded; encoding and value guard included
+    if doc is None:
         return None, [finding("DSP201", "no config.json: vocab sizes and architecture are unknown.",
                               file=CONFIG_NAME)], None
-    doc, why = _json_object(raw)
-    if doc is None:
-        return None, [finding("DSP202", f"config.json {why}.", file=CONFIG_NAME)], None
-    config, problems = parse_draft_config(doc)
-    return config, problems, JsonDoc(doc, raw.decode("utf-8", errors="surrogateescape"))
+    if isinstance(doc, JsonProblem):
+        return None, [document_finding(CONFIG_NAME, doc)], None
+    config, problems = parse_draft_config(doc.data)
+    return config, problems, JsonDoc(doc.data, doc.text)
 
 
 def read_index(source: CheckpointSource) -> tuple[ShardIndex | None, list[Finding], JsonDoc | None]:
-    try:
-        raw = source.read_text_file(INDEX_NAME)
-    except OSError as exc:
-        return None, [finding("DSP102", f"{INDEX_NAME} cannot be read: {exc.strerror or exc}.", file=INDEX_NAME)], None
-    if raw is None:
+    doc = read_document(lambda: source.read_text_file(INDEX_NAME))
+    if doc is None:
         return None, [], None
-    index, problems = parse_index(raw)
-    doc, _ = _json_object(raw) if index is not None else (None, None)
-    return index, problems, JsonDoc(doc, raw.decode("utf-8", errors="surrogateescape")) if doc is not None else None
+    if isinstance(doc, JsonProblem):
+        return None, [document_finding(INDEX_NAME, doc)], None
+    index, problems = index_from_data(doc.data)
+    return index, problems, JsonDoc(doc.data, doc.text) if index is not None else None
 
 
 def read_shard_header(source: CheckpointSource, name: str) -> tuple[SafetensorsHeader | None, list[Finding]]:
@@ -92,6 +81,8 @@ def load(source: CheckpointSource) -> Loaded:
     findings += index_problems
     on_disk = source.safetensors_files()
     names = sorted(set(index.weight_map.values()) | set(on_disk)) if index else on_disk
+    names, too_many = capped_shards(names)
+    findings += too_many
     statuses = {name: source.status(name) for name in names}
     findings += shard_status_findings(statuses, set(index.weight_map.values()) if index else set())
     headers: dict[str, SafetensorsHeader] = {}
@@ -123,6 +114,8 @@ def read_mapping(source: CheckpointSource, info: TensorInfo) -> tuple[bytes | No
         with source.open(info.file) as stream:
             stream.seek(info.begin)
             raw = stream.read(info.nbytes)
+    except FileChanged as exc:
+        return None, [finding("DSP020", f"{exc}; {info.name} was not validated.", file=info.file, tensor=info.name)]
     except OSError as exc:
         return unreadable(f"cannot be read ({exc.strerror or exc})")
     if len(raw) != info.nbytes:

@@ -9,11 +9,13 @@ from typing import Any
 
 from dspark_ckpt.check.policy import Layer, normalize
 from dspark_ckpt.errors import UsageError
+from dspark_ckpt.formats.json_doc import JsonProblem, decode_text, read_bounded
 from dspark_ckpt.model.findings import Severity
 
 SETTINGS_NAME = "dspark-ckpt.toml"
 PYPROJECT_NAME = "pyproject.toml"
 TOOL_TABLE = "dspark-ckpt"
+MAX_SETTINGS_BYTES = 2**20  # a pyproject.toml is kilobytes; tomllib is pure Python, so this also bounds its time
 KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size")
 
 
@@ -73,13 +75,29 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A settings file, stat-checked and read with a bound (a FIFO, /dev/zero or a huge file is refused, not read)."""
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
+        raw = read_bounded(path, MAX_SETTINGS_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read settings file {path}: {exc.strerror or exc}", code="DSP-E023") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    text = decode_text(raw)
+    if isinstance(text, JsonProblem):
+        raise UsageError(f"settings file {path} {text.message}", code="DSP-E023")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path} is not valid TOML: {exc}", code="DSP-E023") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{path} is not valid TOML: it nests too deeply", code="DSP-E023") from exc
+    except ValueError as exc:  # int() over Python's digit limit
+        raise UsageError(f"{path} holds an integer with more digits than Python parses", code="DSP-E023") from exc
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # an unsearchable folder on the way up: nothing to read there
+        return False
 
 
 def _table(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -109,9 +127,9 @@ def discover(start: Path) -> Path | None:
     In one folder dspark-ckpt.toml wins, as ruff.toml wins over pyproject.toml.
     """
     for folder in (start, *start.parents):
-        if (candidate := folder / SETTINGS_NAME).is_file():
+        if _is_file(candidate := folder / SETTINGS_NAME):
             return candidate
-        if (candidate := folder / PYPROJECT_NAME).is_file() and _table(candidate, _read_toml(candidate)) is not None:
+        if _is_file(candidate := folder / PYPROJECT_NAME) and _table(candidate, _read_toml(candidate)) is not None:
             return candidate
     return None
 

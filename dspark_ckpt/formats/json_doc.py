@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from dspark_ckpt.formats.safetensors_header import value_cost
+from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, MAX_JSON_BYTES
 
-MAX_JSON_BYTES = 64 * 2**20  # config.json and the index are kilobytes; a larger one is not read into memory
 # About 1.2 million index entries (an entry weighs 5, see safetensors_header.VALUE_WEIGHTS); real indexes hold at most ~10^5.
 MAX_DOCUMENT_VALUES = 6_000_000
 _CHUNK = 1 << 20
@@ -127,14 +128,14 @@ def load_document(path: Path | str, limit: int = MAX_JSON_BYTES) -> Document | J
 def decode_text(raw: bytes) -> str | JsonProblem:
     """Plain UTF-8, as transformers reads config.json (`open(..., encoding="utf-8")` then `json.loads`)."""
     if raw.startswith(_UTF8_BOM):
-        return JsonProblem(Problem.ENCODING, "starts with a UTF-8 byte-order mark (U+FEFF), which "
-                                             "transformers' json.loads rejects; save it as UTF-8 without a BOM")
+        return JsonProblem(Problem.ENCODING, "starts with a UTF-8 byte-order mark (U+FEFF), which a UTF-8 "
+                                             "reader takes as text: save it as UTF-8 without a BOM")
     if raw.startswith(_UTF16_32_BOMS) or b"\x00" in raw[:4]:
         return JsonProblem(Problem.ENCODING, "is UTF-16 or UTF-32 text, not UTF-8; save it as UTF-8")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return JsonProblem(Problem.ENCODING, f"is not valid UTF-8 (bad byte at offset {exc.start})")
+        return JsonProblem(Problem.SYNTAX, f"is not valid JSON: not UTF-8 (bad byte at offset {exc.start})")
     if "\x00" in text:
         return JsonProblem(Problem.ENCODING, "holds a NUL byte, which JSON text cannot")
     return text
@@ -179,3 +180,16 @@ def _int_digit_limit() -> int:
 def json_type(value: Any) -> str:
     kinds = ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "string"), ((int, float), "number"))
     return "null" if value is None else next((name for t, name in kinds if isinstance(value, t)), "value")
+
+
+# What each problem is reported as, per document (the rest of each document's problems share its generic code).
+FINDING_CODES: dict[str, tuple[str, dict[Problem, str]]] = {
+    CONFIG_NAME: ("DSP202", {Problem.ENCODING: "DSP211", Problem.TOO_LARGE: "DSP213", Problem.TOO_COMPLEX: "DSP213"}),
+    INDEX_NAME: ("DSP102", {Problem.ENCODING: "DSP110", Problem.TOO_LARGE: "DSP112", Problem.TOO_COMPLEX: "DSP112"}),
+}
+
+
+def document_finding(name: str, problem: JsonProblem) -> Finding:
+    """config.json's or the index's problem as the finding check reports."""
+    generic, specific = FINDING_CODES[name]
+    return finding(specific.get(problem.kind, generic), f"{name} {problem.message}.", file=name)

@@ -64,6 +64,24 @@ def _architecture(cfg: dict[str, Any]) -> str | None:
     return None
 
 
+def _architectures_problem(cfg: dict[str, Any]) -> str | None:
+    """Why a present `architectures` is unusable (DSP212): vLLM needs a non-empty list of class names."""
+    if "architectures" not in cfg:
+        return None
+    archs = cfg["architectures"]
+    if isinstance(archs, str):
+        return f"is the string {archs[:80]!r}, not a list of class names"
+    if not isinstance(archs, list):
+        kind = "null" if archs is None else type(archs).__name__.replace("dict", "object")
+        return f"is {kind}, not a list of class names"
+    if not archs:
+        return "is an empty list"
+    bad = [a for a in archs if not isinstance(a, str) or not a]
+    if bad:
+        return f"holds {len(bad)} of {len(archs)} entries that are not class names (first: {repr(bad[0])[:80]})"
+    return None
+
+
 def _verifier(cfg: dict[str, Any]) -> str | None:
     spec = cfg.get("speculators_config")
     verifier = spec.get("verifier") if isinstance(spec, dict) else None
@@ -74,6 +92,8 @@ def _verifier(cfg: dict[str, Any]) -> str | None:
 def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tuple[DraftConfig, list[Finding]]:
     findings: list[Finding] = []
     architecture = _architecture(cfg)
+    if (why := _architectures_problem(cfg)) is not None:
+        findings.append(finding("DSP212", f"architectures {why}; vLLM resolves the model class from it.", file=file))
     model_type = cfg.get("model_type") if isinstance(cfg.get("model_type"), str) else None
     speculators_type = cfg.get("speculators_model_type")
     speculators_type = speculators_type if isinstance(speculators_type, str) else None

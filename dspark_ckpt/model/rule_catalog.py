@@ -176,7 +176,7 @@ RULES: dict[str, Rule] = _rules(
          "Index-driven loaders never load it.", "A `d2t` appended to a shard without updating the index.",
          "Regenerate the index."),
     Rule("DSP110", "index-encoding", "error", "`model.safetensors.index.json` is not plain UTF-8 JSON",
-         "The index starts with a byte-order mark, is UTF-16 or UTF-32, is not valid UTF-8, holds a NUL byte, or "
+         "The index starts with a byte-order mark, is UTF-16 or UTF-32, holds a NUL byte, or "
          "holds a lone surrogate escape (`\\ud800` without its pair). Python's `json.loads` on bytes guesses "
          "such encodings silently; the loaders do not.",
          "vLLM and transformers open the index as UTF-8 text and `json.load` it: a BOM or UTF-16 raises, so the "
@@ -237,7 +237,7 @@ RULES: dict[str, Rule] = _rules(
          "Pass `--target-vocab-size N`. (Retired as a finding: an unusable target stops the run, so it is the "
          "operational error DSP-E035, exit 2; the code is kept so it is never reused.)"),
     Rule("DSP211", "config-encoding", "error", "`config.json` is not plain UTF-8 JSON",
-         "config.json starts with a byte-order mark, is UTF-16 or UTF-32, is not valid UTF-8, holds a NUL byte, "
+         "config.json starts with a byte-order mark, is UTF-16 or UTF-32, holds a NUL byte, "
          "or holds a lone surrogate escape (`\\ud800` without its pair). Python's `json.loads` on bytes guesses "
          "such encodings silently; the loaders do not.",
          "transformers reads config.json as UTF-8 text (`open(..., encoding=\"utf-8\")`, then `json.loads`): a BOM "

@@ -19,6 +19,20 @@ def too_large(name: str, size: int) -> OSError:
     return OSError(f"{name} is {size:,} bytes, above the {MAX_JSON_BYTES:,}-byte limit for a JSON file")
 
 
+class FileChanged(OSError):
+    """A file's size, modification time or inode changed between two reads of one check (DSP020)."""
+
+
+def is_safe_relative(name: str) -> bool:
+    """A plain relative path that stays inside its folder: what a checkpoint or a server may name and we may open.
+
+    Not empty, not absolute, no `..` part, no backslash (a Windows separator), no NUL or other control character.
+    """
+    if not name or name.startswith("/") or "\\" in name or ".." in name.split("/"):
+        return False
+    return not any(ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 for char in name)
+
+
 class PathStatus(StrEnum):
     OK = "ok"
     MISSING = "missing"

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from dspark_ckpt.formats.json_doc import read_bounded
 from dspark_ckpt.model.findings import Finding
-from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, too_large
+from dspark_ckpt.sources.base import CONFIG_NAME, FileChanged, PathStatus, is_safe_relative
 
 _HF_SNAPSHOT = re.compile(r"^models--[^/]+$")
 
@@ -36,6 +38,7 @@ class LocalFolder:
         root = folder.resolve()
         blobs = hf_cache_blobs(folder.absolute())
         self._allowed = (root,) + ((blobs.resolve(),) if blobs is not None else ())
+        self._seen: dict[str, tuple[int, int, int, int]] = {}  # name -> identity at first look (see _same_file)
 
     def notes(self) -> list[Finding]:
         return []
@@ -54,19 +57,15 @@ class LocalFolder:
 
     def read_text_file(self, name: str) -> bytes | None:
         if name == CONFIG_NAME and self._config is not None:
-            return self._config.read_bytes()
+            return read_bounded(self._config)
         if self._only is not None and name != CONFIG_NAME:
             return None
         path = self.folder / name
-        if not path.exists() and not path.is_symlink():
+        if not path.exists() and not path.is_symlink():  # an unsearchable folder raises PermissionError: unreadable
             return None
         if self.status(name) is PathStatus.ESCAPES:
             raise PermissionError(f"{name} is a link that leaves the checkpoint folder")
-        if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO or device: reading it may block
-            raise OSError(f"{name} is not a regular file")
-        if path.is_file() and (size := path.stat().st_size) > MAX_JSON_BYTES:
-            raise too_large(name, size)
-        return path.read_bytes()
+        return read_bounded(path)  # stat-checked on the open descriptor: a FIFO or /dev/zero is refused, not read
 
     def safetensors_files(self) -> list[str]:
         if self._only is not None:
@@ -77,16 +76,22 @@ class LocalFolder:
             return []
 
     def status(self, name: str) -> PathStatus:
-        pure = PurePosixPath(name)
-        if not name or pure.is_absolute() or os.path.isabs(name) or ".." in pure.parts or "\\" in name:
+        if not is_safe_relative(name) or os.path.isabs(name):
             return PathStatus.ESCAPES
-        path = self.folder / pure
+        try:
+            return self._status(self.folder / PurePosixPath(name))
+        except OSError:  # e.g. EACCES on a folder along the way: it exists, but cannot be read
+            return PathStatus.UNREADABLE
+
+    def _status(self, path: Path) -> PathStatus:
         if not path.exists() and not path.is_symlink():
             return PathStatus.MISSING
         try:
             real = path.resolve(strict=True)
-        except (OSError, RuntimeError):
-            return PathStatus.MISSING  # a dangling or looping link
+        except (FileNotFoundError, RuntimeError):
+            return PathStatus.MISSING  # a dangling link (RuntimeError: a loop, before Python 3.13)
+        except OSError as exc:
+            return PathStatus.MISSING if exc.errno == errno.ELOOP else PathStatus.UNREADABLE
         if not any(real == root or root in real.parents for root in self._allowed):
             return PathStatus.ESCAPES
         if not real.is_file():
@@ -96,10 +101,26 @@ class LocalFolder:
         return PathStatus.OK
 
     def size(self, name: str) -> int:
-        return (self.folder / name).stat().st_size
+        info = (self.folder / name).stat()
+        self._same_file(name, info)
+        return info.st_size
 
     def open(self, name: str) -> AbstractContextManager[IO[bytes]]:
-        return open(self.folder / name, "rb")
+        stream = open(self.folder / name, "rb")  # noqa: SIM115 - the caller's `with` closes it
+        try:
+            self._same_file(name, os.fstat(stream.fileno()))
+        except BaseException:
+            stream.close()
+            raise
+        return stream
+
+    def _same_file(self, name: str, info: os.stat_result) -> None:
+        """The first look at a file records what it was; a later one that finds another file raises FileChanged."""
+        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        first = self._seen.setdefault(name, identity)
+        if first != identity:
+            raise FileChanged(f"{name} changed while it was being checked (its size, modification time or inode "
+                              "differ from the first read)")
 
 
 def local_source(path: Path, *, config: Path | None = None) -> LocalFolder:

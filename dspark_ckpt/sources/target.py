@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from dspark_ckpt.errors import SourceError, UsageError
+from dspark_ckpt.formats.json_doc import Document, JsonProblem, decode_document, load_document
 from dspark_ckpt.model.draft_config import MAX_VOCAB
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import is_qwen3_omni_target, target_vocab_size
 
+_TARGET_HINT = "--target takes the target model's folder, its config.json, or org/repo[@rev]"
 
-def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
-    try:
-        cfg = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise SourceError(f"target config {where} is not valid JSON ({exc.__class__.__name__})",
-                          code="DSP-E035") from exc
-    if not isinstance(cfg, dict):
-        raise SourceError(f"target config {where} is not a JSON object", code="DSP-E035")
+
+def target_from_document(doc: Document | JsonProblem, where: str) -> TargetVocab:
+    """T from a target config read by the one bounded JSON reader; whatever is wrong with it is DSP-E035."""
+    if isinstance(doc, JsonProblem):
+        raise SourceError(f"target config {where} {doc.message}", code="DSP-E035", hint=_TARGET_HINT)
+    cfg = doc.data
     size, path = target_vocab_size(cfg)
     if size is None:
         raise SourceError(f"target config {where} has no positive integer vocab_size"
@@ -27,19 +26,23 @@ def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
     return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size", omni=is_qwen3_omni_target(cfg))
 
 
+def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:
+    return target_from_document(decode_document(raw), where)
+
+
 def local_target(path: Path) -> TargetVocab:
-    config = path / "config.json" if path.is_dir() else path
     try:
-        raw = config.read_bytes()
-    except OSError as exc:
-        raise SourceError(f"cannot read target config {config}: {exc.strerror or exc}", code="DSP-E035",
-                          hint="--target takes the target model's folder or its config.json") from exc
-    return target_from_config_bytes(raw, str(config))
+        config = path / "config.json" if path.is_dir() else path
+    except OSError as exc:  # e.g. EACCES on a folder along the way
+        raise SourceError(f"cannot read target config {path}: {exc.strerror or exc}", code="DSP-E035",
+                          hint=_TARGET_HINT) from exc
+    return target_from_document(load_document(config), str(config))
 
 
 def explicit_target(size: int) -> TargetVocab:
     if not 0 < size <= MAX_VOCAB:
-        raise UsageError(f"--target-vocab-size must be a positive integer <= 2**40, got {size}", code="DSP-E003")
+        shown = str(size) if len(str(size)) <= 40 else f"an integer of {len(str(size))} digits"
+        raise UsageError(f"--target-vocab-size must be a positive integer <= 2**40, got {shown}", code="DSP-E003")
     return TargetVocab(size, "--target-vocab-size")
 
 
