@@ -155,12 +155,12 @@ def decode_mappings(v: VocabTensors, raw: dict[str, bytes]) -> Mappings:
     return Mappings(d2t, t2d, d2t_targets(d2t) if d2t is not None else None)
 
 
-def mapping_findings(v: VocabTensors, m: Mappings, cfg: DraftConfig | None, target: int | None) -> list[Finding]:
+def mapping_findings(v: VocabTensors, m: Mappings, cfg: DraftConfig | None, target: int | None,
+                     kind: VocabKind | None) -> list[Finding]:
     findings: list[Finding] = []
     draft_vocab = cfg.draft_vocab_size if cfg else None
     if m.d2t is not None and v.d2t is not None:
-        pruned = vocab_kind(draft_vocab, target) is VocabKind.PRUNED
-        findings += check_d2t(m.d2t, target_vocab_size=target, pruned=pruned, file=v.d2t.file, tensor=v.d2t.name,
+        findings += check_d2t(m.d2t, target_vocab_size=target, pruned=kind is VocabKind.PRUNED, file=v.d2t.file, tensor=v.d2t.name,
                               targets=m.d2t_targets)
     if m.t2d is not None and v.t2d is not None:
         findings += check_t2d(m.t2d, m.d2t_targets, draft_vocab_size=draft_vocab, file=v.t2d.file, tensor=v.t2d.name)
@@ -177,6 +177,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     cfg = loaded.config
     vocab = find_vocab_tensors(loaded.tensors)
     t = target.size if target else None
+    kind = vocab_kind(cfg.draft_vocab_size if cfg else None, t)  # the one place the vocab kind is derived
     findings = list(loaded.findings)
     if cfg is not None:
         findings += shape_findings(vocab, cfg, t)
@@ -185,7 +186,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     findings += problems
     loaded = replace(loaded, mapping_bytes=raw_mappings)
     mappings = decode_mappings(vocab, raw_mappings)
-    findings += mapping_findings(vocab, mappings, cfg, t)
+    findings += mapping_findings(vocab, mappings, cfg, t, kind)
     facts = None
     if target is None:
         findings.append(finding("DSP206", "pass --target DIR or --target-vocab-size N to classify the draft and "
@@ -193,7 +194,6 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     elif cfg is not None:
         facts = draft_facts(cfg, vocab, target, first_unreadable(findings))
     vs = verdicts(facts, runtimes) if facts is not None else ()
-    kind = vocab_kind(cfg.draft_vocab_size if cfg else None, t)
     structural = tuple(findings)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None)
     return Analysis(

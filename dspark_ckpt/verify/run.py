@@ -10,7 +10,6 @@ import torch
 
 from dspark_ckpt.check.analysis import Analysis, compatibility
 from dspark_ckpt.check.verdict_findings import verdict_findings
-from dspark_ckpt.model.classify import vocab_kind
 from dspark_ckpt.model.findings import Finding, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
@@ -84,6 +83,8 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
     watch = Stopwatch(device)
     order = load_order(loaded)
     wanted = [n for n in order if needs_data(n) or n in NORM_NAMES]
+    progress = options.progress
+    progress.phase(f"reading {len(wanted)} vocab tensors")
     try:
         with watch.phase("load"):
             tensors = read_tensors(folder, loaded, wanted, device)
@@ -93,11 +94,14 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
             VerifyResult(device=label, torch_version=torch_version, skipped=f"tensor data unreadable: {exc}"))
     store = ParamStore(device)
     outcomes: list[Outcome] = []
+    progress.phase("loading as each runtime would", total=len(runtimes))
     with watch.phase("predicate"):
         for rv in runtimes:
+            progress.advance()
             contract = contract_for(rv.runtime, rv.version, cfg.family)
             if contract is not None:
                 outcomes.append(run_runtime(contract, rv.version, cfg, dims, order, tensors, store))
+    progress.phase("checking the mappings")
     with watch.phase("mapping"):
         mappings = _mappings(outcomes, dims, _t2d(tensors))
     with watch.phase("probe"):
@@ -117,7 +121,7 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
 
 def _report(analysis: Analysis, verdicts: list[Verdict], result: VerifyResult, dims: Dims) -> CheckpointReport:
     """Check's structural findings, then the verdict findings of what torch observed, then verify's own."""
-    kind = vocab_kind(dims.draft_vocab, dims.target_vocab)
+    kind = analysis.kind
     findings: list[Finding] = list(analysis.structural_findings)
     findings += verdict_findings(verdicts, {f.code for f in findings}, kind.value if kind else None)
     findings += verify_findings(result)
