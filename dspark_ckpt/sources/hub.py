@@ -3,28 +3,32 @@
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote
 
 from dspark_ckpt.errors import SourceError
+from dspark_ckpt.formats.json_doc import Document, JsonProblem, Problem, RefusedFile, read_document
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
-from dspark_ckpt.sources.base import MAX_JSON_BYTES, PathStatus, too_large
+from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, is_safe_relative
 from dspark_ckpt.sources.hub_http import (
     RETRY_STATUSES,
     FetchLog,
+    HttpStatus,
     RangedFile,
+    Refused,
     Retryable,
     RetryPolicy,
     fetch_range,
+    get_once,
     retry_after_seconds,
     with_retries,
 )
+from dspark_ckpt.sources.hub_listing import ListingProblem, parse_listing
 
-_SHA = re.compile(r"^[0-9a-f]{40}$")
 TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
 
 
@@ -83,24 +87,37 @@ class Resolved:
     sha: str
     sizes: dict[str, int | None]
     complete: bool = True  # False offline when only a partial cache snapshot lists the files
+    invalid: tuple[str, ...] = ()  # listing entries that were ignored or lost their size (DSP703)
 
 
 def resolve(spec: RepoSpec, client: HubClient) -> Resolved:
     """The single place a branch or tag becomes a commit; every later request names the commit."""
     if client.offline:
         return resolve_offline(spec)
-    info = with_hub_errors(spec, client, lambda: _model_info(spec, client))
-    sizes = {s.rfilename: s.size if s.size is not None else (s.lfs.size if s.lfs else None) for s in info.siblings}
-    resolved = Resolved(spec, info.sha, sizes)
-    hub_cache.remember(spec.repo_id, spec.revision, info.sha, sizes)
-    return resolved
+    listing = parse_listing(_model_info(spec, client))
+    if isinstance(listing, ListingProblem):
+        raise SourceError(f"{spec.display}: {listing.message}", code=listing.code,
+                          hint="the endpoint does not answer like the Hub: check HF_ENDPOINT")
+    hub_cache.remember(spec.repo_id, spec.revision, listing.sha, listing.sizes)
+    return Resolved(spec, listing.sha, listing.sizes, invalid=listing.invalid)
 
 
-def _model_info(spec: RepoSpec, client: HubClient) -> Any:
-    from huggingface_hub import HfApi
+def _model_info(spec: RepoSpec, client: HubClient) -> bytes:
+    """model_info with every file's size, as raw JSON: one bounded GET (retried within the policy)."""
+    from huggingface_hub import constants
 
-    return HfApi(token=client.token, library_name="dspark-ckpt").model_info(
-        spec.repo_id, revision=spec.revision, files_metadata=True, timeout=client.policy.timeout_s)
+    revision = f"/revision/{quote(spec.revision, safe='')}" if spec.revision else ""
+    url = f"{constants.ENDPOINT}/api/models/{spec.repo_id}{revision}?blobs=true"
+    try:
+        return with_retries(client.policy, lambda: get_once(url, headers=client.headers(), policy=client.policy,
+                                                            limit=MAX_JSON_BYTES, what="model_info"))
+    except Retryable as exc:
+        raise _transient_error(spec, client, exc) from None
+    except HttpStatus as exc:
+        raise answer_error(spec, exc, api=True) from None
+    except Refused as exc:
+        raise SourceError(f"{spec.display}: {exc.detail}", code=exc.code,
+                          hint="the endpoint does not answer like the Hub: check HF_ENDPOINT") from None
 
 
 def resolve_offline(spec: RepoSpec) -> Resolved:
@@ -169,6 +186,24 @@ def hub_error(spec: RepoSpec, exc: Exception) -> SourceError:
     return SourceError(f"{spec.display}: the Hub answered HTTP {status}", code="DSP-E054")
 
 
+def answer_error(spec: RepoSpec, exc: HttpStatus, *, api: bool = False) -> SourceError:
+    """An HTTP answer of our own transport, classified as huggingface_hub classifies it (X-Error-Code first)."""
+    status, code = exc.status, exc.error_code
+    if code == "RevisionNotFound":
+        return SourceError(f"{spec.repo_id}: revision {spec.revision!r} not found", code="DSP-E052",
+                           hint="give a branch, tag, PR ref (refs/pr/N) or commit that exists")
+    not_found = code == "RepoNotFound" or (api and status in (401, 404) and code != "GatedRepo"
+                                             and "Invalid credentials" not in exc.error_message)
+    if not_found:
+        return SourceError(f"{spec.repo_id}: repository not found on the Hub (or private)", code="DSP-E050",
+                           hint=f"check the name; for a private repo {TOKEN_HINT}")
+    if code == "GatedRepo" or status in (401, 403):
+        return SourceError(f"{spec.repo_id}: access denied (HTTP {status}): the repo is gated or private and "
+                           "no token with access was sent", code="DSP-E051",
+                           hint=f"accept the repo's conditions on the Hub, then {TOKEN_HINT}")
+    return SourceError(f"{spec.display}: the Hub answered HTTP {status}", code="DSP-E054")
+
+
 class HubSource:
     """A Hub repo at one commit, behind the CheckpointSource protocol. Reads never follow a moved branch."""
 
@@ -197,20 +232,49 @@ class HubSource:
     def read_text_file(self, name: str) -> bytes | None:
         if name not in self.resolved.sizes:
             return None
-        if (size := self.resolved.sizes[name]) is not None and size > MAX_JSON_BYTES:
-            raise too_large(name, size)
-        return Path(self.download(name)).read_bytes()
+        size = self.resolved.sizes[name]
+        if size is not None and size > MAX_JSON_BYTES:
+            raise RefusedFile(Problem.TOO_LARGE, f"is {size:,} bytes (as the Hub lists it), above the "
+                                                 f"{MAX_JSON_BYTES:,}-byte limit")
+        if self.client.offline:
+            return hub_cache.read_snapshot_file(self.repo_id, self.resolved.sha, name)
+        data = self._fetch_small(name, size)
+        hub_cache.store_snapshot_file(self.repo_id, self.resolved.sha, name, data)  # offline mode finds it there
+        return data
+
+    def _fetch_small(self, name: str, size: int | None) -> bytes:
+        """A small file at the pinned commit, in one bounded GET: no more bytes than the listing gives it."""
+        from huggingface_hub import hf_hub_url
+
+        url = hf_hub_url(self.repo_id, name, revision=self.resolved.sha)
+        policy = self.client.policy
+        limit = size if size is not None else MAX_JSON_BYTES
+        what = f"{name} (listed as {size:,} bytes)" if size is not None else name
+        try:
+            data = with_retries(policy, lambda: self._exactly(
+                get_once(url, headers=self.client.headers(), policy=policy, limit=limit, what=what), size))
+        except HttpStatus as exc:
+            error = answer_error(self.spec, exc)
+            if error.code in ("DSP-E050", "DSP-E051"):
+                raise error from None  # the whole repo is out of reach, not just this file
+            raise OSError(str(exc)) from None
+        except Retryable as exc:
+            raise OSError(f"failed: {exc} ({policy.attempts} attempt(s))") from None
+        return data
 
     def download(self, name: str) -> str:
-        """The file, at the pinned commit, through the HF cache (so offline mode finds it); its local path."""
+        """The whole file, at the pinned commit, through the HF cache (for `fix --push`, which rewrites files); its
+        local path. `check` never calls this: it reads small files with `_fetch_small` and shards by ranges."""
         from huggingface_hub import hf_hub_download
         from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
+        if not is_safe_relative(name):
+            raise OSError(f"refusing to download {name[:60]!r}: not a relative path inside the repo")
         try:
             return hf_hub_download(self.repo_id, name, revision=self.resolved.sha, token=self.client.token,
                                    etag_timeout=self.client.policy.timeout_s, library_name="dspark-ckpt")
         except LocalEntryNotFoundError:
-            raise OSError("not in the local cache and HF_HUB_OFFLINE=1 is set") from None
+            raise OSError(hub_cache.OFFLINE) from None
         except HfHubHTTPError as exc:
             error = hub_error(self.spec, exc)
             if error.code in ("DSP-E050", "DSP-E051"):
@@ -221,12 +285,17 @@ class HubSource:
                 raise OSError(f"download failed ({exc.__class__.__name__})") from None
             raise
 
+    @staticmethod
+    def _exactly(data: bytes, size: int | None) -> bytes:
+        if size is not None and len(data) < size:
+            raise Retryable(f"short body: {len(data)} of the {size} bytes listed")
+        return data
+
     def safetensors_files(self) -> list[str]:
         return sorted(n for n in self.resolved.sizes if n.endswith(".safetensors") and "/" not in n)
 
     def status(self, name: str) -> PathStatus:
-        pure = PurePosixPath(name)
-        if not name or pure.is_absolute() or ".." in pure.parts or "\\" in name:
+        if not is_safe_relative(name):
             return PathStatus.ESCAPES
         if name in self.resolved.sizes or not self.resolved.complete:
             return PathStatus.OK  # offline from a partial snapshot: absent here is not absent on the Hub
@@ -268,9 +337,15 @@ class HubSource:
 
     def notes(self) -> list[Finding]:
         """Findings about how the Hub answered (not about the checkpoint itself)."""
-        return [finding("DSP701", f"the server ignored the Range header for {name} and started sending the whole "
-                                  "file; only the bytes needed were read, then the connection was closed.",
-                        file=name) for name in self.fetch_log.range_ignored]
+        found = [finding("DSP701", f"the server ignored the Range header for {name} and started sending the "
+                                   "whole file; only the bytes needed were read, then the connection was closed.",
+                         file=name) for name in self.fetch_log.range_ignored]
+        if invalid := self.resolved.invalid:
+            more = f" and {len(invalid) - 5:,} more" if len(invalid) > 5 else ""
+            found.append(finding("DSP703", f"model_info listed {len(invalid):,} file entr"
+                                           f"{'y' if len(invalid) == 1 else 'ies'} that were ignored or lost their "
+                                           f"size: {'; '.join(invalid[:5])}{more}."))
+        return found
 
 
 def open_hub(spec: RepoSpec, *, token: str | None = None) -> HubSource:
@@ -278,15 +353,9 @@ def open_hub(spec: RepoSpec, *, token: str | None = None) -> HubSource:
     return HubSource(resolve(spec, client), client)
 
 
-def hub_target_config(spec: RepoSpec, *, token: str | None = None) -> tuple[bytes, str]:
-    """A target model's config.json at a pinned commit (cached like the draft's), and where it came from."""
+def hub_target_config(spec: RepoSpec, *, token: str | None = None) -> tuple[Document | JsonProblem | None, str]:
+    """A target model's config.json at a pinned commit (cached like the draft's), read by the one bounded JSON
+    reader, and where it came from; None when the commit has no config.json."""
     source = open_hub(spec, token=token)
     where = f"{spec.repo_id}@{source.resolved.sha[:12]}/config.json"
-    try:
-        raw = source.read_text_file("config.json")
-    except OSError as exc:
-        raise SourceError(f"cannot read target config {where}: {exc}", code="DSP-E035") from None
-    if raw is None:
-        raise SourceError(f"target {spec.display} has no config.json", code="DSP-E035",
-                          hint="--target takes the target model's folder, its config.json, or org/repo[@rev]")
-    return raw, where
+    return read_document(lambda: source.read_text_file(CONFIG_NAME)), where

@@ -1,37 +1,62 @@
-"""HTTP for the Hub source: bounded retries with backoff, and a seekable file that fetches only the ranges read."""
+"""HTTP for the Hub source: every GET has a byte budget and an overall deadline, follows redirects only within the
+endpoint's host (or the Hub's own CDN), decodes a compressed body with a bound, retries what may pass, and a
+seekable file fetches only the ranges read."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 PREFETCH = 100 * 1024  # one ranged read covers the 8-byte length and any header up to ~100 KiB
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+# A server that ignores Range is read through at most this many bytes to reach the range asked for (a header
+# sits within its first 100 MB; a d2t deep in a multi-GB shard is not worth downloading the shard for).
+MAX_SKIP = 8 + 100_000_000
+_CHUNK = 64 * 1024
+# The operational codes of a refused answer; a per-file refusal carries its code in the finding's message.
+REDIRECT_REFUSED = "DSP-E090"
+REDIRECT_LOOP = "DSP-E091"
+OVER_BUDGET = "DSP-E092"
+PAST_DEADLINE = "DSP-E093"
+MALFORMED = "DSP-E094"
+_HUB_HOSTS = ("huggingface.co", "hf.co")  # the official endpoint may redirect to its CDN under these domains
 T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """At most `attempts` tries; waits double from `base_s`, capped; a Retry-After above `max_wait_s` is not waited."""
+    """At most `attempts` tries; waits double from `base_s`, capped; a Retry-After above `max_wait_s` is not waited.
+
+    `timeout_s` bounds each network wait (connect, each read); `deadline_s` bounds one whole try, however the
+    server trickles its bytes.
+    """
 
     attempts: int = 4
     base_s: float = 0.5
     cap_s: float = 8.0
     max_wait_s: float = 30.0
     timeout_s: float = 10.0
+    deadline_s: float = 30.0
 
     @classmethod
     def from_env(cls) -> RetryPolicy:
-        """DSPARK_CKPT_HUB_TIMEOUT (seconds per request) and DSPARK_CKPT_HUB_RETRIES (extra tries) tune it."""
+        """DSPARK_CKPT_HUB_TIMEOUT (seconds per wait), DSPARK_CKPT_HUB_RETRIES (extra tries), DSPARK_CKPT_HUB_BACKOFF
+        (first wait) and DSPARK_CKPT_HUB_DEADLINE (seconds per try; default three timeouts) tune it."""
         default = cls()
-        timeout = _env_float("DSPARK_CKPT_HUB_TIMEOUT", default.timeout_s)
-        retries = int(_env_float("DSPARK_CKPT_HUB_RETRIES", default.attempts - 1))
+        timeout = _env_float("DSPARK_CKPT_HUB_TIMEOUT", default.timeout_s) or default.timeout_s
+        retries = int(min(_env_float("DSPARK_CKPT_HUB_RETRIES", default.attempts - 1), 100))
         backoff = _env_float("DSPARK_CKPT_HUB_BACKOFF", default.base_s)
-        return cls(attempts=max(1, retries + 1), timeout_s=timeout, base_s=backoff)
+        deadline = _env_float("DSPARK_CKPT_HUB_DEADLINE", 3 * timeout) or 3 * timeout
+        return cls(attempts=max(1, retries + 1), timeout_s=timeout, base_s=backoff, deadline_s=deadline)
 
     def wait_for(self, attempt: int, retry_after: float | None) -> float | None:
         """Seconds to sleep before try `attempt + 1`, or None when retrying is pointless or over budget."""
@@ -47,15 +72,16 @@ def _env_float(name: str, default: float) -> float:
         value = float(os.environ.get(name, ""))
     except ValueError:
         return default
-    return value if value >= 0 else default
+    return value if 0 <= value < float("inf") else default
 
 
 def retry_after_seconds(headers: object) -> float | None:
     value = getattr(headers, "get", lambda _k: None)("Retry-After")
     try:
-        return max(0.0, float(value)) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None  # an HTTP date: fall back to exponential backoff
+    return max(0.0, seconds) if seconds is not None and seconds < float("inf") else None
 
 
 class Retryable(Exception):
@@ -65,6 +91,16 @@ class Retryable(Exception):
         super().__init__(why)
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+
+
+class Refused(OSError):
+    """An answer refused for a reason retrying cannot fix (a redirect off the host, too many bytes, too slow, a
+    malformed answer); `code` is its operational code, which the message starts with."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.detail = message
 
 
 def with_retries(policy: RetryPolicy, attempt_once: Callable[[], T], sleep: Callable[[float], None] = time.sleep) -> T:
@@ -88,6 +124,173 @@ class FetchLog:
     requests: int = 0
     bytes: int = 0
     range_ignored: list[str] = field(default_factory=list)
+
+
+# --- one GET, bounded ------------------------------------------------------------------------------------------
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def _may_follow(start: str, target: str) -> bool:
+    """Same scheme, host and port as the request began with; or, from the official Hub, its CDN over https."""
+    (scheme, host, _), (to_scheme, to_host, _) = _origin(start), _origin(target)
+    if _origin(start) == _origin(target):
+        return True
+    official = host in _HUB_HOSTS or any(host.endswith("." + h) for h in _HUB_HOSTS)
+    return (official and scheme == "https" and to_scheme == "https"
+            and any(to_host == h or to_host.endswith("." + h) for h in _HUB_HOSTS))
+
+
+def shown_url(url: str, limit: int = 120) -> str:
+    """A URL for a message: no query (a signed CDN URL carries credentials there), cut short."""
+    parts = urlsplit(url)
+    text = f"{parts.scheme}://{parts.netloc}{parts.path}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _timeout(policy: RetryPolicy, deadline: float) -> Any:
+    import httpx2
+
+    left = max(0.05, min(policy.timeout_s, deadline - time.monotonic()))
+    return httpx2.Timeout(left)
+
+
+@contextlib.contextmanager
+def open_response(url: str, *, headers: dict[str, str], policy: RetryPolicy, deadline: float) -> Iterator[Any]:
+    """The final response of a GET (its body not yet read), redirects followed by hand: only those `_may_follow`
+    allows, each URL once, at most MAX_REDIRECTS; the Authorization header never leaves the starting host."""
+    from huggingface_hub import get_session
+
+    seen = {url}
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        sent = headers if _origin(current) == _origin(url) else {k: v for k, v in headers.items()
+                                                               if k.lower() != "authorization"}
+        with get_session().stream("GET", current, headers=sent, timeout=_timeout(policy, deadline),
+                                  follow_redirects=False) as resp:
+            location = resp.headers.get("location")
+            if resp.status_code not in REDIRECT_STATUSES or not location:
+                yield resp
+                return
+            target = urljoin(current, location)
+        if not _may_follow(url, target):
+            raise Refused(REDIRECT_REFUSED, f"the server redirected {shown_url(current)} to another host "
+                                            f"({shown_url(target)}); redirects are followed within "
+                                            f"{_origin(url)[1]} only")
+        if target in seen:
+            raise Refused(REDIRECT_LOOP, f"the server's redirects loop back to {shown_url(target)}")
+        seen.add(target)
+        current = target
+    raise Refused(REDIRECT_LOOP, f"more than {MAX_REDIRECTS} redirects from {shown_url(url)}")
+
+
+def _decoder(encoding: str, what: str) -> Callable[[bytes, int], bytes]:
+    """Bytes as sent -> bytes of the body, producing at most `room` bytes per call (a gzip bomb stays bounded)."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return lambda chunk, _room: chunk
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        inflate = zlib.decompressobj(wbits=32 + zlib.MAX_WBITS)  # gzip or zlib framing, from the header
+
+        def decode(chunk: bytes, room: int) -> bytes:
+            try:
+                return inflate.decompress(inflate.unconsumed_tail + chunk, max(1, room))
+            except zlib.error as exc:
+                raise Refused(MALFORMED, f"{what}: the {encoding} body does not decompress ({exc})") from None
+
+        return decode
+    raise Refused(MALFORMED, f"{what}: the server sent it with Content-Encoding {encoding[:40]!r}, which "
+                             "dspark-ckpt does not decode")
+
+
+def _check_time(deadline: float, policy: RetryPolicy, what: str, got: int) -> None:
+    if time.monotonic() > deadline:
+        raise Refused(PAST_DEADLINE, f"{what}: the answer took longer than {policy.deadline_s:g} s "
+                                     f"({got:,} bytes by then; DSPARK_CKPT_HUB_DEADLINE raises the limit)")
+
+
+def read_body(resp: Any, *, limit: int, deadline: float, policy: RetryPolicy, what: str) -> bytes:
+    """The whole body, decoded, of at most `limit` bytes (more is refused as it arrives, never buffered)."""
+    encoding = resp.headers.get("content-encoding", "")
+    decode = _decoder(encoding, what)
+    declared = resp.headers.get("content-length", "")
+    if not encoding and declared.isdigit() and int(declared) > limit:
+        raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the {limit:,} "
+                                   "allowed")
+    got = bytearray()
+    for chunk in resp.iter_raw(_CHUNK):
+        got += decode(chunk, limit + 1 - len(got))
+        if len(got) > limit:
+            why = "decompresses to" if encoding else "is"
+            raise Refused(OVER_BUDGET, f"{what}: the answer {why} more than the {limit:,} bytes allowed")
+        _check_time(deadline, policy, what, len(got))
+    return bytes(got)
+
+
+class HttpStatus(OSError):
+    """A definitive answer other than the one asked for (4xx, an unexpected 3xx or 2xx); `headers` say why."""
+
+    def __init__(self, status: int, headers: Any) -> None:
+        super().__init__(_status_message(status))
+        self.status = status
+        self.error_code = str(headers.get("x-error-code", ""))[:64]
+        self.error_message = str(headers.get("x-error-message", ""))[:200]
+
+
+def get_once(url: str, *, headers: dict[str, str], policy: RetryPolicy, limit: int, what: str) -> bytes:
+    """One bounded GET of a whole (small) document. Raises Retryable (may pass on a retry), Refused (never will),
+    or HttpStatus (a definitive other answer)."""
+    deadline = time.monotonic() + policy.deadline_s
+    try:
+        with open_response(url, headers={**headers, "Accept-Encoding": "gzip, identity"}, policy=policy,
+                           deadline=deadline) as resp:
+            status = resp.status_code
+            if status in RETRY_STATUSES:
+                raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
+            if status != 200:
+                raise HttpStatus(status, resp.headers)
+            return read_body(resp, limit=limit, deadline=deadline, policy=policy, what=what)
+    except (Refused, Retryable, HttpStatus):
+        raise
+    except Exception as exc:
+        retry = transient(exc, policy)
+        if retry is None:
+            raise
+        raise retry from exc
+
+
+def read_prefix(resp: Any, want: int, *, deadline: float, policy: RetryPolicy, what: str, log: FetchLog) -> bytes:
+    """The first `want` bytes of an identity body; reading stops as soon as they are in (then the connection goes)."""
+    encoding = resp.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        raise Refused(MALFORMED, f"{what}: the server compressed a byte range (Content-Encoding "
+                                 f"{encoding[:40]!r}), so its offsets are not the file's")
+    got = bytearray()
+    for chunk in resp.iter_raw(min(_CHUNK, max(1, want))):
+        log.bytes += len(chunk)
+        got += chunk
+        if len(got) >= want:
+            break
+        _check_time(deadline, policy, what, len(got))
+    return bytes(got[:want])
+
+
+def transient(exc: Exception, policy: RetryPolicy) -> Retryable | None:
+    """A network failure as a Retryable (timeouts, refused or cut connections), None for anything else."""
+    import httpx2
+
+    if isinstance(exc, httpx2.TimeoutException):
+        return Retryable(f"timed out after {policy.timeout_s:g} s")
+    if isinstance(exc, httpx2.TransportError):  # refused, reset, or a body cut short (RemoteProtocolError)
+        return Retryable(f"connection failed ({exc.__class__.__name__})")
+    return None
+
+
+# --- a remote file read by ranges ------------------------------------------------------------------------------
 
 
 # fetch(start, end) -> the bytes [start, end) of the file; raises OSError when it cannot.
@@ -172,15 +375,14 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
     """Bytes [start, end) of `url` through one ranged GET (retried within `policy`); raises OSError when it fails.
 
     A server that ignores Range answers 200 with the whole file: only the bytes up to `end` are read, then the
-    connection is closed, so a multi-GB shard is never downloaded.
+    connection is closed, so a multi-GB shard is never downloaded; a range deeper than MAX_SKIP is refused.
     """
-    import httpx2
-    from huggingface_hub import get_session
+    asked = {**headers, "Range": f"bytes={start}-{end - 1}", "Accept-Encoding": "identity"}
 
     def once() -> bytes:
+        deadline = time.monotonic() + policy.deadline_s
         try:
-            with get_session().stream("GET", url, headers={**headers, "Range": f"bytes={start}-{end - 1}"},
-                                      timeout=policy.timeout_s) as resp:
+            with open_response(url, headers=asked, policy=policy, deadline=deadline) as resp:
                 log.requests += 1
                 status = resp.status_code
                 if status in RETRY_STATUSES:
@@ -188,13 +390,21 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
                 if status not in (200, 206):
                     raise OSError(_status_message(status))
                 skip = start if status == 200 else _content_range_start(resp.headers, start)
-                if status == 200 and name not in log.range_ignored:
-                    log.range_ignored.append(name)
-                data = _read_span(resp.iter_bytes(), skip, end - start, log)
-        except httpx2.TimeoutException as exc:
-            raise Retryable(f"timed out after {policy.timeout_s:g} s") from exc
-        except httpx2.TransportError as exc:  # refused, reset, or a body cut short (RemoteProtocolError)
-            raise Retryable(f"connection failed ({exc.__class__.__name__})") from exc
+                if status == 200:
+                    if name not in log.range_ignored:
+                        log.range_ignored.append(name)
+                    if start > MAX_SKIP:
+                        raise Refused(OVER_BUDGET, f"the server ignores Range, and reaching byte {start:,} of "
+                                                   f"{name} would mean downloading {start:,} bytes first")
+                data = read_prefix(resp, skip + end - start, deadline=deadline, policy=policy, what=name,
+                                   log=log)[skip:]
+        except (Refused, Retryable, OSError):
+            raise
+        except Exception as exc:
+            retry = transient(exc, policy)
+            if retry is None:
+                raise
+            raise retry from exc
         if len(data) < end - start:
             raise Retryable(f"short body: {len(data)} of {end - start} bytes")
         return data
@@ -211,18 +421,7 @@ def _content_range_start(headers: object, expected: int) -> int:
     try:
         first = int(value.split()[1].split("-")[0])
     except (IndexError, ValueError):
-        raise OSError(f"206 answer with an unreadable Content-Range {value!r}") from None
+        raise Refused(MALFORMED, f"206 answer with an unreadable Content-Range {value[:60]!r}") from None
     if first != expected:
-        raise OSError(f"asked for bytes from {expected}, the server sent bytes from {first}")
+        raise Refused(MALFORMED, f"asked for bytes from {expected}, the server sent bytes from {first}")
     return 0
-
-
-def _read_span(chunks: object, skip: int, want: int, log: FetchLog) -> bytes:
-    """The `want` bytes after the first `skip` of a streamed body; stops reading as soon as it has them."""
-    got = bytearray()
-    for chunk in chunks:  # type: ignore[attr-defined]
-        log.bytes += len(chunk)
-        got += chunk
-        if len(got) >= skip + want:
-            break
-    return bytes(got[skip : skip + want])

@@ -66,5 +66,8 @@ def hub_or_local_target(target: str, token: str | None) -> TargetVocab:
 
         spec = parse_repo_spec(target)
         if spec is not None:
-            return target_from_config_bytes(*hub_target_config(spec, token=token))
+            doc, where = hub_target_config(spec, token=token)
+            if doc is None:
+                raise SourceError(f"target {spec.display} has no config.json", code="DSP-E035", hint=_TARGET_HINT)
+            return target_from_document(doc, where)
     return local_target(path)
