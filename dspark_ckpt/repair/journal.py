@@ -75,17 +75,21 @@ def _safe_name(name: object) -> bool:
 
 
 def write(folder: Path, journal: Journal) -> None:
-    """Atomically: a temporary file, fsynced, renamed over the journal, then the folder fsynced."""
+    """Atomically: a temporary file renamed over the journal. `committing` is also made durable (file and folder
+    fsynced) before any original is replaced; `staging` need not be: lost in a power cut, it leaves a stage without
+    a journal, which recovery removes just the same."""
     tmp = folder / JOURNAL_TMP
     _remove_entry(tmp)
     fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         write_all(fd, (json.dumps(journal.to_json(), indent=1) + "\n").encode())
-        os.fsync(fd)
+        if journal.state == COMMITTING:
+            os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, folder / JOURNAL_NAME)
-    fsync_dir(folder)
+    if journal.state == COMMITTING:
+        fsync_dir(folder)
 
 
 def read(folder: Path) -> Journal | None:
@@ -158,11 +162,11 @@ def roll_back(folder: Path) -> None:
 
 
 def finish(folder: Path) -> None:
-    """The stage goes first and the journal last, so a run killed in between is still told what happened."""
+    """The stage goes first and the journal last, so a run killed in between is still told what happened. (Not
+    fsynced: a journal that comes back after a power cut finds its files in place and finishes at once.)"""
     _remove_entry(folder / STAGE_NAME)
     _remove_entry(folder / JOURNAL_TMP)
     _remove_entry(folder / JOURNAL_NAME)
-    fsync_dir(folder)
 
 
 def recover(folder: Path) -> Recovery | None:
