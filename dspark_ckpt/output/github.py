@@ -8,6 +8,7 @@ from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.escape import visible_keep_lines
 from dspark_ckpt.output.locations import finding_path, relative_to
 from dspark_ckpt.output.render import summary_line
 
@@ -15,8 +16,9 @@ COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: 
 
 
 def escape_data(text: str) -> str:
-    """A message: `%` first, so the escapes it introduces are not escaped again; CR and LF cannot end the command."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A message: other control characters (an ANSI escape in a tensor name) as visible escapes, then `%` first, so
+    the escapes it introduces are not escaped again; CR and LF cannot end the command."""
+    return visible_keep_lines(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

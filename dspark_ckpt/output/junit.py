@@ -12,6 +12,7 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 from dspark_ckpt.model.rule_catalog import RULES, Category
 from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.escape import visible, visible_keep_lines
 
 # What every check evaluates: each is a test case of every checkpoint, passing when it holds no finding.
 CHECKED = (Category.HEADER, Category.LAYOUT, Category.CONFIG, Category.CONTRACT, Category.SHAPE, Category.MAPPING)
@@ -19,7 +20,9 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_safe(text: str) -> str:
-    """XML 1.0 cannot carry NUL, most C0 controls or lone surrogates (a hostile tensor name may): show them escaped."""
+    """XML 1.0 cannot carry NUL, most C0 controls or lone surrogates (a hostile tensor name may), and a CI page
+    should not render ANSI or bidi controls: all shown as visible escapes; tab, LF and CR pass."""
+    text = visible_keep_lines(text)
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}",
                         text)
 
@@ -35,8 +38,9 @@ def _runtime_name(e: Compatibility) -> str:
 
 
 def _line(f: Finding) -> str:
-    where = ":".join(p for p in (f.file, f.tensor) if p)
-    return f"{f.severity.value} {f.code} {where + ': ' if where else ''}{f.message}"
+    """One line per finding: a newline inside a checkpoint's text is escaped, so it cannot fake another finding."""
+    where = visible(":".join(p for p in (f.file, f.tensor) if p))
+    return f"{f.severity.value} {f.code} {where + ': ' if where else ''}{visible(f.message)}"
 
 
 def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
@@ -58,7 +62,7 @@ def _testcase(suite: ET.Element, c: CheckpointReport, name: str, found: list[Fin
     if failing:
         first = failing[0]
         failure = ET.SubElement(case, "failure", type=first.code, message=xml_safe(f"{first.code}: {first.message}"))
-        failure.text = xml_safe("\n".join(_line(f) + (f"\nhint: {f.hint}" if f.hint else "") for f in failing))
+        failure.text = xml_safe("\n".join(_line(f) + (f"\nhint: {visible(f.hint)}" if f.hint else "") for f in failing))
     rest = [f for f in found if f not in failing]
     if rest:
         ET.SubElement(case, "system-out").text = xml_safe("\n".join(_line(f) for f in rest))

@@ -8,15 +8,23 @@ from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.escape import visible_keep_lines
 from dspark_ckpt.output.render import summary_line
 
 _ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
 
+_PUNCTUATION = str.maketrans({c: "\\" + c for c in "\\`*_[]~|"} | {"@": "&#64;"})
+
+
 def cell(text: str) -> str:
-    """One table cell: no raw HTML, no pipe or newline that would break the row, no backtick run that opens code."""
-    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-    return escaped.replace("`", "\\`").replace("\r", " ").replace("\n", "<br>")
+    """One table cell: no raw HTML, no pipe or newline that would break the row, no backtick run that opens code,
+    no link, emphasis or @mention made of a checkpoint's text, and control characters as visible escapes. The
+    backslash is escaped with the rest (a `\\|` in the text must not turn the pipe back into a cell border)."""
+    lines = visible_keep_lines(text).replace("\r", " ").split("\n")
+    escaped = [line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_PUNCTUATION)
+               for line in lines]
+    return "<br>".join(escaped)
 
 
 def _facts(c: CheckpointReport) -> list[str]:
@@ -31,7 +39,7 @@ def _compatibility(c: CheckpointReport) -> list[str]:
     for e in c.compatibility:
         name = runtime_label.display(e.runtime, e.version)
         if e.error:
-            rows.append(f"| {name} | ❌ no | {e.error_code}: {cell(e.error)} |")
+            rows.append(f"| {cell(name)} | ❌ no | {e.error_code}: {cell(e.error)} |")
         elif e.silent:
             issues = "<br>".join(f"{code}: {cell(s)}" for code, s in zip(e.silent_codes, e.silent))
             rows.append(f"| {name} | ⚠️ yes* | {issues} |")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -13,9 +14,14 @@ from rich.text import Text
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.output.escape import json_safe, terminal
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}
+# The text report shows this many findings per checkpoint, each message cut after MAX_TEXT_MESSAGE characters, and
+# then says how many more there are; the JSON report keeps every finding, whole.
+MAX_TEXT_FINDINGS = 200
+MAX_TEXT_MESSAGE = 2000
 
 
 def finding_json(f: Finding) -> dict[str, Any]:
@@ -54,22 +60,26 @@ def report_json(report: Report) -> dict[str, Any]:
 
 
 def render_json(report: Report, console: Console) -> None:
-    console.file.write(json.dumps(report_json(report), indent=2) + "\n")
+    console.file.write(json.dumps(json_safe(report_json(report)), indent=2) + "\n")
 
 
 def _facts(c: CheckpointReport) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
-    grid.add_row("family", f"{c.family or 'unknown'} ({c.architecture or 'no architecture'})")
+
+    def row(label: str, value: str) -> None:  # Text: a value from the checkpoint is never read as rich markup
+        grid.add_row(label, Text(terminal(value, MAX_TEXT_MESSAGE)))
+
+    row("family", f"{c.family or 'unknown'} ({c.architecture or 'no architecture'})")
     target = f"T={c.target_vocab_size} ({c.target_vocab_source})" if c.target_vocab_size else "T=unknown"
-    grid.add_row("vocab", f"{target}  V={c.input_vocab_size}  D={c.draft_vocab_size}")
+    row("vocab", f"{target}  V={c.input_vocab_size}  D={c.draft_vocab_size}")
     if c.vocab_kind:
-        grid.add_row("kind", f"{c.vocab_kind} ({_KIND_NOTE[c.vocab_kind]}), input {c.input_kind}")
+        row("kind", f"{c.vocab_kind} ({_KIND_NOTE.get(c.vocab_kind, '?')}), input {c.input_kind}")
     for t in c.tensors:
-        grid.add_row("tensor", f"{t.name}  {t.dtype} {list(t.shape)}  {t.file}")
+        row("tensor", f"{t.name}  {t.dtype} {list(t.shape)}  {t.file}")
     if c.revision:
-        grid.add_row("revision", c.revision)
+        row("revision", c.revision)
     return grid
 
 
@@ -81,10 +91,10 @@ def _compatibility(c: CheckpointReport) -> Table:
     for e in c.compatibility:
         name = runtime_label.display(e.runtime, e.version)
         if e.error:
-            table.add_row(name, Text("no", style="bold red"), f"{e.error_code}: {e.error}")
+            table.add_row(name, Text("no", style="bold red"), Text(terminal(f"{e.error_code}: {e.error}")))
         elif e.silent:
             table.add_row(name, Text("yes*", style="yellow"),
-                          "\n".join(f"{code}: {s}" for code, s in zip(e.silent_codes, e.silent)))
+                          Text("\n".join(terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent))))
         else:
             table.add_row(name, Text("yes", style="green"), "")
     return table
@@ -94,12 +104,17 @@ def _findings(c: CheckpointReport) -> Table:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
-    for f in c.findings:
-        where = ":".join(p for p in (f.file, f.tensor) if p)
-        body = Text.assemble((f"{where}: " if where else "", "dim"), f.message)
+    for f in c.findings[:MAX_TEXT_FINDINGS]:
+        where = terminal(":".join(p for p in (f.file, f.tensor) if p), 200)
+        body = Text.assemble((f"{where}: " if where else "", "dim"), terminal(f.message, MAX_TEXT_MESSAGE))
         if f.hint:
-            body.append(f"\nhint: {f.hint}", style="dim")
+            body.append(f"\nhint: {terminal(f.hint, MAX_TEXT_MESSAGE)}", style="dim")
         grid.add_row(Text.assemble((f"{f.severity.value:<7} ", _STYLE[f.severity]), (f.code, "bold")), body)
+    if (hidden := len(c.findings) - MAX_TEXT_FINDINGS) > 0:
+        counts = ", ".join(f"{n:,} {code}" for code, n in Counter(f.code for f in c.findings[MAX_TEXT_FINDINGS:])
+                           .most_common(5))
+        grid.add_row(Text("...", style="bold"), Text(f"and {hidden:,} more findings not shown ({counts}); "
+                                                     "--format json lists every one", style="dim"))
     return grid
 
 
@@ -111,7 +126,7 @@ def summary_line(report: Report) -> str:
 
 def render_text(report: Report, console: Console) -> None:
     for c in report.checkpoints:
-        console.print(Text(c.source, style="bold underline"))
+        console.print(Text(terminal(c.source, 500), style="bold underline"))
         console.print(_facts(c))
         if c.compatibility:
             console.print(_compatibility(c))
@@ -126,7 +141,7 @@ def render_text_quiet(report: Report, console: Console) -> None:
     """`-q`: only the findings and the summary line, for logs that should stay short."""
     for c in report.checkpoints:
         if c.findings:
-            console.print(Text(c.source, style="bold underline"))
+            console.print(Text(terminal(c.source, 500), style="bold underline"))
             console.print(_findings(c))
     console.print(summary_line(report))
 

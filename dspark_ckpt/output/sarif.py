@@ -13,6 +13,7 @@ from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.escape import json_safe, visible, visible_keep_lines
 from dspark_ckpt.output.locations import artifact_uri, finding_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -47,12 +48,12 @@ def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[str
     artifact: dict[str, Any] = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if relative else {})}
     location: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": 1}}}
     if f.tensor:
-        location["logicalLocations"] = [{"name": f.tensor, "kind": "member"}]
+        location["logicalLocations"] = [{"name": visible(f.tensor), "kind": "member"}]
     seen[(f.code, uri, f.tensor)] += 1
     result: dict[str, Any] = {
         "ruleId": f.code,
         "level": LEVEL[f.severity],
-        "message": {"text": f.message + (f"\nhint: {f.hint}" if f.hint else "")},
+        "message": {"text": visible_keep_lines(f.message + (f"\nhint: {f.hint}" if f.hint else ""))},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(f.code, uri, f.tensor, seen[(f.code, uri, f.tensor)])},
         "properties": {"checkpoint": c.source, **({"revision": c.revision} if c.revision else {})},
@@ -78,4 +79,4 @@ def sarif_log(report: Report, ctx: RenderContext) -> dict[str, Any]:
 
 
 def render(report: Report, console: Console, ctx: RenderContext) -> None:
-    console.file.write(json.dumps(sarif_log(report, ctx), indent=2) + "\n")
+    console.file.write(json.dumps(json_safe(sarif_log(report, ctx)), indent=2) + "\n")

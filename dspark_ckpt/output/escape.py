@@ -1,0 +1,67 @@
+"""Untrusted text (tensor names, config strings, file names, what a server said) made safe for each output.
+
+A stranger's checkpoint may name a tensor `\\x1b]0;pwned\\x07` or `\\u202e`: every report shows such characters as
+visible escapes (`\\x1b`, `\\u202e`) instead of sending them to a terminal, a CI log or a browser.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 and C1 controls (ESC starts every ANSI sequence), DEL, the zero-width and bidirectional format characters,
+# line and paragraph separators, the BOM, interlinear annotations, language tags, and lone surrogates (a file name
+# that was not UTF-8 decodes to U+DC80-U+DCFF).
+_FORMAT = ("\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+           "\ud800-\udfff\U000e0000-\U000e007f")
+_UNSAFE_TEXT = re.compile(f"[\x00-\x1f{_FORMAT}]")
+_UNSAFE_KEEP_LINES = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{_FORMAT}]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_COMMAND = "::"  # GitHub runs a workflow command from any log line that starts with it (after spaces)
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte the file system gave
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(text: str) -> str:
+    """Every unsafe character as a visible escape; newlines and tabs too (an untrusted value is one line)."""
+    return _UNSAFE_TEXT.sub(_visible, text)
+
+
+def visible_keep_lines(text: str) -> str:
+    """As `visible`, but tab, LF and CR pass (formats that escape those themselves: XML, workflow commands)."""
+    return _UNSAFE_KEEP_LINES.sub(_visible, text)
+
+
+def terminal(text: str, limit: int | None = None) -> str:
+    """For the text report: visible escapes, `::` broken so that no wrapped line starts a workflow command, and
+    cut after `limit` characters, saying how much more there is."""
+    safe = visible(text).replace(_COMMAND, ":\\x3a")
+    if limit is not None and len(safe) > limit:
+        return f"{safe[:limit]}... ({len(safe) - limit:,} more characters; --format json has them all)"
+    return safe
+
+
+def json_string(text: str) -> str:
+    """For JSON: the text as it is, except lone surrogates (no strict JSON reader accepts them) as escapes."""
+    return _SURROGATE.sub(_visible, text) if _SURROGATE.search(text) else text
+
+
+def json_safe(value: object) -> object:
+    """A JSON document with every string (keys included) passed through `json_string`."""
+    if isinstance(value, str):
+        return json_string(value)
+    if isinstance(value, dict):
+        return {json_string(k) if isinstance(k, str) else k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
