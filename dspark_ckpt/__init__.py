@@ -2,31 +2,37 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from dspark_ckpt.check.analysis import inspect_checkpoint
-from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
-from dspark_ckpt.model.target import TargetVocab
-
 if TYPE_CHECKING:
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.model.findings import Finding, Severity
+    from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
+    from dspark_ckpt.model.target import TargetVocab
     from dspark_ckpt.repair import apply_fix, plan_fix
 
 __version__ = "0.1.0"
 
+# The public names, loaded on first use: `import dspark_ckpt` (which every CLI start does) costs nothing, and
+# `--version`/`--help` never load the analysis stage; plan_fix/apply_fix load the repair package only when asked.
+_LAZY = {"inspect_checkpoint": "dspark_ckpt.check.analysis", "Finding": "dspark_ckpt.model.findings",
+         "Severity": "dspark_ckpt.model.findings", "CheckpointReport": "dspark_ckpt.model.report",
+         "Compatibility": "dspark_ckpt.model.report", "Report": "dspark_ckpt.model.report",
+         "TargetVocab": "dspark_ckpt.model.target", "plan_fix": "dspark_ckpt.repair", "apply_fix": "dspark_ckpt.repair"}
+
 
 def __getattr__(name: str) -> Any:
-    """plan_fix/apply_fix load the repair package (~50 ms of imports) only when asked: `check` never needs it."""
-    if name in ("plan_fix", "apply_fix"):
-        from dspark_ckpt import repair
-
-        return getattr(repair, name)
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'dspark_ckpt' has no attribute {name!r}")
 
 
 def check(*checkpoints: str, target: str | None = None, target_vocab_size: int | None = None,
           runtime: list[str] | None = None) -> Report:
     """Library form of `dspark-ckpt check`: the same report the CLI renders, as data."""
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.model.report import Report
     from dspark_ckpt.runtimes.selectors import parse_selectors
     from dspark_ckpt.sources.resolve import open_source
     from dspark_ckpt.sources.target import resolve_target

@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
+import os
+
+# The test suite sets this (tests/conftest.py): every error raised is checked against the registries, so a code
+# missing from model/error_catalog.py fails the test that raised it. Unset, nothing is imported or looked up.
+CHECK_CODES_ENV = "DSPARK_CKPT_CHECK_CODES"
+_CHECK_CODES = os.environ.get(CHECK_CODES_ENV) == "1"
+
+
+class UnregisteredCode(AssertionError):
+    """A bug: an operational error carries a code no registry documents (raised only with DSPARK_CKPT_CHECK_CODES)."""
+
+
+def check_code(code: str) -> None:
+    """Raise UnregisteredCode unless `code` is a live DSP-Exxx code, or a finding code (VerificationError: DSP504)."""
+    from dspark_ckpt.model.error_catalog import ERRORS
+    from dspark_ckpt.model.rule_catalog import RULES
+
+    doc = ERRORS.get(code)
+    if (doc is None or doc.retired) and code not in RULES:
+        raise UnregisteredCode(f"operational error code {code} is not in dspark_ckpt/model/error_catalog.py"
+                               + (" (retired)" if doc is not None else ""))
+
 
 class DsparkCkptError(Exception):
     """Root of every operational error; `exit_code` is what the CLI returns for it."""
 
     exit_code = 2
 
-    def __init__(self, message: str, *, code: str = "DSP-E000", hint: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str, hint: str | None = None) -> None:
+        if _CHECK_CODES:
+            check_code(code)
         super().__init__(message)
         self.code = code
         self.hint = hint

@@ -13,6 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+# Before any dspark_ckpt import: every DsparkCkptError raised in the tests (and in the CLI subprocesses, which
+# inherit it) must carry a code registered in model/error_catalog.py.
+os.environ.setdefault("DSPARK_CKPT_CHECK_CODES", "1")
+
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -1,21 +1,144 @@
-"""The typer app: registers each command module, and turns every failure into one line and an exit code."""
+"""The typer app: a table of commands loaded on first use, and every failure turned into one line and an exit code.
+
+Start-up is a budget (bench/bench_startup.py): `--help` and `--version` import no command module, and a command
+imports only its own module; what that module needs beyond the check path (repair, renderers other than text, the
+Hub client, torch) it imports when it runs.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
-from typing import Annotated, Protocol, runtime_checkable
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Protocol, runtime_checkable
 
 import typer
-from rich.console import Console
+from typer.core import TyperCommand, TyperGroup
 
 from dspark_ckpt import __version__
-from dspark_ckpt.cli import check, fix, rules, verify
 from dspark_ckpt.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from dspark_ckpt.cli.options import HELP_NAMES
 from dspark_ckpt.errors import DsparkCkptError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One command: where its function lives, and its summary (its docstring's first line; a test holds them
+    equal) so that `--help` lists every command without importing any."""
+
+    module: str
+    function: str
+    summary: str
+    aliases: tuple[str, ...] = ()
+
+
+COMMANDS: dict[str, Entry] = {
+    "check": Entry("dspark_ckpt.cli.check", "check",
+                   "Check drafts from config.json and safetensors headers, per runtime."),
+    "fix": Entry("dspark_ckpt.cli.fix", "fix", "Repair drafts for the runtimes they will run on."),
+    "verify": Entry("dspark_ckpt.cli.verify", "verify", "Load drafts with torch as each runtime would."),
+    "rules": Entry("dspark_ckpt.cli.rules", "rules", "List the finding and error codes, or those under a prefix."),
+    "explain": Entry("dspark_ckpt.cli.rules", "explain", "Show the documentation of a code, or of a prefix's codes."),
+    "version": Entry("dspark_ckpt.cli.version", "version", "Print the versions a bug report needs.",
+                     aliases=("env",)),
+}
+ALIASES = {alias: name for name, entry in COMMANDS.items() for alias in entry.aliases}
+CONTEXT: dict[str, Any] = {"help_option_names": HELP_NAMES}
+
+
+# click's names for a value's type, as its help has always shown them (typer 0.28 prints `<str>`, `{name}`).
+_METAVARS = {"str": "TEXT", "text": "TEXT", "int": "INTEGER", "integer": "INTEGER", "int range": "INTEGER",
+             "integer range": "INTEGER", "float": "FLOAT", "float range": "FLOAT", "path": "PATH",
+             "filename": "FILE", "boolean": "BOOLEAN"}
+
+
+def conventional_metavar(param: Any) -> str:
+    """The metavar of a parameter that names none: [a|b] for a choice, TEXT/INTEGER/PATH, NAME... for arguments."""
+    if param.param_type_name == "argument":
+        var = (param.name or "").upper()
+        return var + ("..." if param.nargs != 1 else "")
+    choices = getattr(param.type, "choices", None)
+    if choices:
+        return "[" + "|".join(str(c) for c in choices) + "]"
+    name = str(getattr(param.type, "name", "text"))
+    return _METAVARS.get(name, name.upper())
+
+
+class ConventionalCommand(TyperCommand):
+    """typer's command with click's usage line: `[OPTIONS] CHECKPOINTS...`, brackets only around what may be
+    left out (typer 0.28 writes `{checkpoints}...`)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                var = param.metavar or conventional_metavar(param)
+                pieces.append(var if param.required or var.startswith("[") else f"[{var}]")
+        return pieces
+
+
+def build_command(name: str) -> Any:
+    """The click command of one entry: its module is imported now, not before."""
+    entry = COMMANDS[name]
+    function = getattr(importlib.import_module(entry.module), entry.function)
+    single = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings=CONTEXT)
+    single.command(name, cls=ConventionalCommand)(function)
+    command = typer.main.get_command(single)
+    for param in command.params:
+        if param.metavar is None and not getattr(param, "is_flag", False):
+            param.metavar = conventional_metavar(param)
+    return command
+
+
+class _LazyCommands(MutableMapping[str, Any]):
+    """The group's command mapping: names (and aliases) known up front, each command built on first lookup."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        name = ALIASES.get(name, name)
+        if name not in COMMANDS:
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = build_command(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("the command table is fixed")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in ALIASES
+
+
+class LazyGroup(TyperGroup):
+    """typer's group, with commands from the table; `--help` lists the table's summaries, importing nothing."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _LazyCommands()
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = [(name, entry.summary if not entry.aliases
+                 else f"{entry.summary.rstrip('.')} (alias: {', '.join(entry.aliases)}).")
+                for name, entry in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+app = typer.Typer(cls=LazyGroup, no_args_is_help=True, rich_markup_mode=None, context_settings=CONTEXT,
                   help="Check and repair speculative-decoding draft checkpoints before you deploy them.")
 
 
@@ -27,68 +150,85 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True,
+                                          help="Print the version and exit (`version` prints more).")] = False,
 ) -> None:
     """dspark-ckpt: finds what breaks a draft on each runtime, from headers alone."""
 
 
-app.command("check")(check.check)
-app.command("fix")(fix.fix)
-app.command("verify")(verify.verify)
-app.command("rules")(rules.rules)
-app.command("explain")(rules.explain)
-
-
 def _exception_types(*names: str) -> tuple[type[BaseException], ...]:
-    """Typer >= 0.29 vendors click; older ones raise click's own classes: accept both."""
-    import click
-
-    found = [getattr(click.exceptions, n, None) for n in names] + [getattr(typer, n, None) for n in names]
-    return tuple(t for t in found if isinstance(t, type))
+    """typer 0.28 vendors click (typer._click); older ones raise click's own classes: accept both."""
+    found: list[object] = [getattr(typer, n, None) for n in names]
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        if module.split(".")[0] == "click" and "click" not in sys.modules:
+            continue  # click is not installed, or not what typer uses: nothing of it can be raised
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError:
+            continue
+        found += [getattr(loaded, n, None) for n in names]
+    return tuple(dict.fromkeys(t for t in found if isinstance(t, type) and issubclass(t, BaseException)))
 
 
 @runtime_checkable
 class _ShowsUsage(Protocol):
+    message: str
+
     def show(self) -> None:
         """Print `Error: ...` with the usage line, as click's ClickException does."""
 
 
-_USAGE_ERRORS = _exception_types("ClickException", "TyperException")
-_INTERRUPTS: tuple[type[BaseException], ...] = (KeyboardInterrupt, *_exception_types("Abort"))
+def _errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    return _exception_types("ClickException", "TyperException"), (KeyboardInterrupt, *_exception_types("Abort"))
 
 
 def report_error(exc: DsparkCkptError) -> None:
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    from dspark_ckpt.output.write import stderr_console
+
+    err = stderr_console()
     err.print(f"dspark-ckpt: error [{exc.code}]: {exc}", markup=False)
     if exc.hint:
         err.print(f"hint: {exc.hint}", markup=False)
 
 
+def _usage(exc: BaseException) -> None:
+    """click's `Error: ...` with its usage line; pydantic's "Value error, " (typer 0.29) never reaches the user."""
+    if isinstance(exc, _ShowsUsage):
+        exc.message = " ".join(str(exc.message).replace("Value error, ", "").split())
+        exc.show()
+    else:
+        from dspark_ckpt.output.write import stderr_console
+
+        stderr_console().print(f"dspark-ckpt: error: {exc}", markup=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: usage and operational errors exit 2, Ctrl-C 130, internal errors 3."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    usage_errors, interrupts = _errors()
     try:
-        code = app(args=argv, standalone_mode=False)  # click returns the Exit code instead of exiting
+        code = app(args=argv, standalone_mode=False, prog_name="dspark-ckpt")  # returns the Exit code
     except typer.Exit as done:
         sys.exit(done.exit_code)
     except DsparkCkptError as exc:
         report_error(exc)
         sys.exit(exc.exit_code)
-    except _INTERRUPTS:
-        err.print("dspark-ckpt: interrupted", markup=False)
+    except interrupts:
+        from dspark_ckpt.output.write import stderr_console
+
+        stderr_console().print("dspark-ckpt: interrupted", markup=False)
         sys.exit(EXIT_INTERRUPTED)
-    except _USAGE_ERRORS as exc:
-        if isinstance(exc, _ShowsUsage):  # click's exceptions print `Error: ...` with the usage line
-            exc.show()
-        else:
-            err.print(f"dspark-ckpt: error: {exc}", markup=False)
+    except usage_errors as exc:
+        _usage(exc)
         sys.exit(EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a bare traceback
+        from dspark_ckpt.output.write import stderr_console
+
+        err = stderr_console()
         err.print(f"dspark-ckpt: internal error: {exc.__class__.__name__}: {exc}", markup=False)
         if os.environ.get("DSPARK_CKPT_DEBUG"):
             traceback.print_exc()
         else:
-            err.print("please report this; set DSPARK_CKPT_DEBUG=1 for details", markup=False)
+            err.print("please report this (with `dspark-ckpt version`); set DSPARK_CKPT_DEBUG=1 for details",
+                      markup=False)
         sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else EXIT_OK)

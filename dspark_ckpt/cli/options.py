@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
 
 
@@ -20,32 +21,107 @@ class OutputFormat(StrEnum):
     MARKDOWN = "markdown"
 
 
+class DocFormat(StrEnum):
+    """The formats of the commands that print documentation or facts, not a report (rules, explain, version)."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
 class ColorChoice(StrEnum):
     AUTO = "auto"
     ALWAYS = "always"
     NEVER = "never"
 
 
-Target = Annotated[str | None, typer.Option("--target", help="Target model folder, its config.json, or org/repo.")]
-TargetSize = Annotated[int | None, typer.Option("--target-vocab-size", help="Target vocab T, if no --target.")]
+FORMAT_NAMES = ("--format", "--output-format")  # ruff's and pre-commit's spelling beside ours
+HELP_NAMES = ["-h", "--help"]
+
+
+Format = Annotated[OutputFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help=(
+    "Output format: text, json, sarif, github, junit or markdown."))]
+Doc = Annotated[DocFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help="Output format: text or json.")]
+Target = Annotated[str | None, typer.Option(
+    "--target", metavar="PATH|ORG/REPO", help="Target model folder, its config.json, or org/repo.")]
+TargetSize = Annotated[int | None, typer.Option(
+    "--target-vocab-size", metavar="N", help="Target vocab T, if no --target.")]
 Runtime = Annotated[list[str] | None, typer.Option(
-    "--runtime", help="vllm==X.Y.Z, vllm, sglang or all (repeatable; default: the settings file's `runtime`, "
-                      "else every known version).")]
+    "--runtime", metavar="SELECTOR", help="vllm==X.Y.Z, 'vllm>=X.Y', vllm, sglang, installed or all (repeatable; "
+                                          "default: the settings file's `runtime`, else every known version).")]
+Revision = Annotated[str | None, typer.Option(
+    "--revision", metavar="REV", help="Hub revision (branch, tag, commit) for each org/repo given without @REV.")]
 Config = Annotated[Path | None, typer.Option(
-    "--config", help="config.json for a single .safetensors file; a *.toml file here is read as --settings.")]
-Output = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here, not stdout.")]
-FailOn = Annotated[Severity | None, typer.Option("--fail-on", help="Exit 1 at or above this severity "
-                                                                    "[default: error].")]
-Codes = Annotated[list[str] | None, typer.Option(help="Finding codes or prefixes (repeatable, or comma-separated).")]
+    "--config", metavar="FILE", help="config.json for a single .safetensors file; a *.toml file here is read as "
+                                     "--settings.")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
+                                             help="Write the report here, not stdout.")]
+FailOn = Annotated[Severity | None, typer.Option(
+    "--fail-on", metavar="SEVERITY", help="Exit 1 at or above this severity: info, warning or error "
+                                          "[default: error].")]
+Select = Annotated[list[str] | None, typer.Option(
+    "--select", metavar="CODES", help="Report only these codes or prefixes, replacing the settings file's "
+                                      "selection (repeatable or comma-separated; ALL for every code).")]
+ExtendSelect = Annotated[list[str] | None, typer.Option(
+    "--extend-select", metavar="CODES", help="Report these codes or prefixes too, on top of the selection "
+                                             "(repeatable or comma-separated).")]
+Ignore = Annotated[list[str] | None, typer.Option(
+    "--ignore", metavar="CODES", help="Never report these codes or prefixes, whatever is selected "
+                                      "(repeatable or comma-separated).")]
+Codes = Select  # the former name of --select's type; --extend-select and --ignore have their own
 ExitZero = Annotated[bool | None, typer.Option(
-    "--exit-zero/--no-exit-zero", help="Exit 0 even with failing findings (errors still exit 2).")]
+    "--exit-zero/--no-exit-zero", "-e", help="Exit 0 even with failing findings (errors still exit 2).")]
 SettingsFile = Annotated[Path | None, typer.Option(
-    "--settings", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found upward.")]
+    "--settings", metavar="FILE", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found "
+                                       "upward.")]
 Isolated = Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Text: only findings; no stderr notes.")]
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Say which settings and policy applied.")]
-Color = Annotated[ColorChoice, typer.Option("--color", help="Colour the text output.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print less: only findings; no stderr notes.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Print more: which settings and policy applied.")]
+Color = Annotated[ColorChoice, typer.Option(
+    "--color", metavar="WHEN", help="Colour the text output: auto (on a terminal, unless NO_COLOR), always or "
+                                    "never.")]
+NoColor = Annotated[bool, typer.Option("--no-color", help="Same as --color never.")]
 CheckpointFolders = Annotated[bool, typer.Option(
     "--checkpoint-folders", help="Use the folder of each file given (for pre-commit).")]
+SpeculativeConfig = Annotated[str | None, typer.Option(
+    "--speculative-config", metavar="JSON|FILE", help="The deploy's vLLM --speculative-config (inline JSON or a .json "
+    "file; default: the settings file's `speculative-config`), checked with the checkpoint its `model` names, "
+    "which may then be omitted.")]
 Token = Annotated[str | None, typer.Option(
-    "--token", help="Hugging Face token (default: HF_TOKEN or the login file); never printed.")]
+    "--token", metavar="TOKEN", help="Hugging Face token (default: HF_TOKEN or the login file); never printed.")]
+
+
+def color_choice(color: ColorChoice, no_color: bool) -> ColorChoice:
+    """--no-color is --color never; beside --color always the two contradict each other."""
+    if no_color and color is ColorChoice.ALWAYS:
+        raise UsageError("--no-color and --color always contradict each other", code="DSP-E103")
+    return ColorChoice.NEVER if no_color else color
+
+
+def check_loudness(quiet: bool, verbose: bool) -> None:
+    """-q with -v: the same error as cli/run.py's, for the commands that resolve no run (rules, explain, version)."""
+    if quiet and verbose:
+        raise UsageError("--quiet and --verbose contradict each other", code="DSP-E025")
+
+
+def with_revision(specs: list[str], revision: str | None) -> list[str]:
+    """`--revision REV` applies to each org/repo given without `@REV`; local paths are left as they are."""
+    if revision is None:
+        return specs
+    if not revision.strip() or "@" in revision or revision != revision.strip():
+        raise UsageError(f"--revision {revision!r} is not a revision", code="DSP-E100",
+                         hint="give a branch, tag, refs/pr/N or commit")
+    out, hub = [], False
+    for spec in specs:
+        repo, at, given = spec.partition("@")
+        if Path(spec).exists() or repo.removeprefix("hf://").count("/") != 1:
+            out.append(spec)
+            continue
+        if at and given != revision:
+            raise UsageError(f"{spec} names revision {given!r} and --revision says {revision!r}", code="DSP-E101",
+                             hint="give the revision once: org/repo@REV or --revision REV")
+        out.append(f"{repo}@{revision}")
+        hub = True
+    if not hub:
+        raise UsageError("--revision applies to Hub repos (org/repo), and no checkpoint given is one",
+                         code="DSP-E102", hint="drop --revision for local folders")
+    return out
