@@ -55,15 +55,19 @@ _METAVARS = {"str": "TEXT", "text": "TEXT", "int": "INTEGER", "integer": "INTEGE
              "filename": "FILE", "boolean": "BOOLEAN"}
 
 
-def conventional_metavar(param: Any) -> str:
-    """The metavar of a parameter that names none: [a|b] for a choice, TEXT/INTEGER/PATH, NAME... for arguments."""
+def conventional_metavar(param: Any) -> str | None:
+    """The metavar of a parameter that names none: [a|b] for a choice, TEXT/INTEGER/PATH, NAME... for arguments
+    (None: a typer whose parameters carry no click type, such as 0.29, keeps its own)."""
     if param.param_type_name == "argument":
         var = (param.name or "").upper()
         return var + ("..." if param.nargs != 1 else "")
-    choices = getattr(param.type, "choices", None)
+    kind = getattr(param, "type", None)
+    if kind is None:
+        return None
+    choices = getattr(kind, "choices", None)
     if choices:
         return "[" + "|".join(str(c) for c in choices) + "]"
-    name = str(getattr(param.type, "name", "text"))
+    name = str(getattr(kind, "name", "text"))
     return _METAVARS.get(name, name.upper())
 
 
@@ -75,7 +79,7 @@ class ConventionalCommand(TyperCommand):
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if param.param_type_name == "argument":
-                var = param.metavar or conventional_metavar(param)
+                var = param.metavar or conventional_metavar(param) or (param.name or "").upper()
                 pieces.append(var if param.required or var.startswith("[") else f"[{var}]")
         return pieces
 
