@@ -17,6 +17,7 @@ from dspark_ckpt.cli.exits import EXIT_FINDINGS, EXIT_OK
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.output.documents import fix_document
+from dspark_ckpt.output.write import stderr_console, stdout_console
 from dspark_ckpt.repair.strategies import STRATEGIES
 
 EXIT_NOT_FIXED = EXIT_FINDINGS  # refused, skipped, or (dry run) would change something
@@ -74,14 +75,22 @@ def fix(
     checkpoint_folders: o.CheckpointFolders = False,
     settings_file: o.SettingsFile = None,
     isolated: o.Isolated = False,
-    output_format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.TEXT,
+    output_format: Annotated[Format, typer.Option(*o.FORMAT_NAMES, metavar="FORMAT",
+                                                 help="Output format: text or json.")] = Format.TEXT,
     quiet: o.Quiet = False,
     verbose: o.Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
+    no_color: o.NoColor = False,
     push: Annotated[bool, typer.Option("--push", help="Hub repo: open a pull request with the fix.")] = False,
     token: o.Token = None,
+    revision: o.Revision = None,
 ) -> None:
-    """Repair drafts for the runtimes they will run on: plan, write atomically, then re-check the result."""
+    """Repair drafts for the runtimes they will run on.
+
+    Plan from check's analysis, write atomically (NAME-fixed beside the checkpoint unless --out or --in-place),
+    then re-check the result; --dry-run shows the plan and writes nothing.
+    """
+    checkpoints = o.with_revision(checkpoints, revision)
     if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/sources/hub_push.py)
         from dspark_ckpt.sources.hub_push import push_command
 
@@ -96,7 +105,7 @@ def fix(
     if out is not None and in_place:
         raise destination_conflict()
     run = resolve_run(Common(target, target_vocab_size, for_, None, settings_file, isolated, quiet=quiet,
-                             verbose=verbose, color=color, token=token))
+                             verbose=verbose, color=o.color_choice(color, no_color), token=token))
     specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
     if out is not None and len(specs) > 1:
         raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
@@ -123,7 +132,7 @@ def fix(
 
 def run_all(specs: list[str], job: FixJob) -> int:
     """Fix each checkpoint in turn; one that fails operationally is reported and the others still run."""
-    console, err = Console(soft_wrap=False, highlight=False), Console(stderr=True, highlight=False)
+    console, err = stdout_console(job.run.common.color.value), stderr_console()
     docs: list[dict[str, Any]] = []
     worst = EXIT_OK
     for n, spec in enumerate(specs):
