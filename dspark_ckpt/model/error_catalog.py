@@ -90,6 +90,15 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "Usually a wrong path (the parent folder, an output folder); reporting only findings could pass under a "
       "lenient policy, so it is always an error.", "`dspark-ckpt check ~/models` (the parent of the draft).",
       "Give the draft's own folder, a .safetensors file, or org/repo[@rev]."),
+    E("DSP-E013", "verify-over-memory-budget", "verify would allocate more memory than its budget",
+      "The sizes in config.json and the headers (D, V, H, the tensors to read) add up to more than verify's "
+      "memory budget: DSPARK_CKPT_VERIFY_MEMORY, else 90% of this machine's memory (or of the process's "
+      "address-space limit), or 90% of the free memory of the CUDA device. It is counted before anything is "
+      "allocated.", "torch would try to allocate it and die of it (or take the machine down with it); a "
+      "config that claims 2**34 vocabulary rows is corrupt or hostile, not a draft. " + _NO_ANSWER,
+      "`dspark-ckpt verify ./draft --target-vocab-size 96` with `\"vocab_size\": 17179869184` in config.json.",
+      "Run `dspark-ckpt check` to see what is wrong with the sizes; for a draft that really is this large, "
+      "run on a machine that has the memory and raise DSPARK_CKPT_VERIFY_MEMORY (e.g. 64G)."),
     # --- DSP-E02x: settings, policy and command-line consistency ---
     E("DSP-E020", "code-matches-nothing", "A `--select`/`--ignore` code or prefix matches no finding code",
       "A code or prefix in --select, --extend-select, --ignore (or the settings file) is not the start of any "
@@ -152,7 +161,7 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "or has no positive integer `vocab_size` (in the text sub-config for multimodal targets).",
       "Without T no draft can be classified. " + _STOP, "`--target ./qwen3` where ./qwen3/config.json is "
       "missing or truncated.", "Point --target at the target model's folder or config.json, or pass "
-      "--target-vocab-size N.", shared=("sources/hub.py", "sources/target.py")),
+      "--target-vocab-size N."),
     # --- DSP-E04x: verify ---
     E("DSP-E040", "torch-missing", "`verify` needs torch, which is not installed",
       "verify loads the draft's tensors with torch, and torch cannot be imported.",

@@ -19,6 +19,7 @@ from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings
 from dspark_ckpt.verify.mapping_check import check_mapping
+from dspark_ckpt.verify.memory import check_budget
 from dspark_ckpt.verify.probe_setup import run_probe
 from dspark_ckpt.verify.result import MappingCheck, TensorRead, VerifyResult
 from dspark_ckpt.verify.runtime_load import Outcome, needs_data, run_runtime
@@ -83,6 +84,8 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
     watch = Stopwatch(device)
     order = load_order(loaded)
     wanted = [n for n in order if needs_data(n) or n in NORM_NAMES]
+    contracts = [c for rv in runtimes if (c := contract_for(rv.runtime, rv.version, cfg.family)) is not None]
+    check_budget(contracts, dims, sum(loaded.tensors[n].nbytes for n in wanted), device, analysis.report.source)
     progress = options.progress
     progress.phase(f"reading {len(wanted)} vocab tensors")
     try:
