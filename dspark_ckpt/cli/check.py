@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from dspark_ckpt import __version__
 from dspark_ckpt.check.batch import report_failures, run_checks
@@ -22,6 +21,7 @@ from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.table import RENDERERS
+from dspark_ckpt.output.write import stderr_console
 
 # What an in-place fix killed half-way leaves in the checkpoint (repair/journal.py); check completes or rolls it back.
 FIX_LEFTOVERS = (".dspark-fix-journal.json", ".dspark-fix-stage")
@@ -37,7 +37,7 @@ def check_one(spec: str, run: Run) -> CheckpointReport:
     if path.is_dir() and any(os.path.lexists(path / name) for name in FIX_LEFTOVERS):
         from dspark_ckpt.repair.journal import note_for_check  # only then: the repair package costs ~20 ms
 
-        Console(stderr=True, highlight=False).print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
+        stderr_console().print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
     source = open_source(spec, config=run.config, token=run.token)
     analysis = analyze(source, target=run.target, runtimes=run.runtimes)
     return analysis.with_findings(source_notes(source)).report
@@ -58,7 +58,7 @@ def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | 
                if fmt is o.OutputFormat.GITHUB else None)
     emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary)
     if not run.common.quiet and (output is not None or fmt not in (o.OutputFormat.TEXT, o.OutputFormat.GITHUB)):
-        Console(stderr=True, highlight=False).print(f"dspark-ckpt: {summary_line(report)}"
+        stderr_console().print(f"dspark-ckpt: {summary_line(report)}"
                                                     + (f" (report written to {output})" if output else ""),
                                                     markup=False)
 
@@ -69,26 +69,33 @@ def check(
     target_vocab_size: o.TargetSize = None,
     runtime: o.Runtime = None,
     config: o.Config = None,
-    output_format: Annotated[o.OutputFormat, typer.Option("--format", help="Output format.")] = o.OutputFormat.TEXT,
+    output_format: o.Format = o.OutputFormat.TEXT,
     output: o.Output = None,
     fail_on: o.FailOn = None,
-    select: o.Codes = None,
-    extend_select: o.Codes = None,
-    ignore: o.Codes = None,
+    select: o.Select = None,
+    extend_select: o.ExtendSelect = None,
+    ignore: o.Ignore = None,
     exit_zero: o.ExitZero = None,
     settings_file: o.SettingsFile = None,
     isolated: o.Isolated = False,
     quiet: o.Quiet = False,
     verbose: o.Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
+    no_color: o.NoColor = False,
     checkpoint_folders: o.CheckpointFolders = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Check this many checkpoints at once.")] = 1,
     token: o.Token = None,
+    revision: o.Revision = None,
 ) -> None:
-    """Inspect drafts from config.json and safetensors headers: classification, compatibility, findings."""
+    """Check drafts from config.json and safetensors headers, per runtime.
+
+    Classification (pruned, equal or padded vocabulary), whether each runtime version loads the draft, and the
+    findings; weights are never read and torch is never imported.
+    """
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
-                             extend_select, ignore, fail_on, exit_zero, quiet, verbose, color, token))
-    specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
+                             extend_select, ignore, fail_on, exit_zero, quiet, verbose,
+                             o.color_choice(color, no_color), token))
+    specs = hook_folders(checkpoints) if checkpoint_folders else o.with_revision(checkpoints, revision)
     batch = run_checks(specs, lambda spec: check_one(spec, run), jobs=jobs)
     report_failures(batch)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))

@@ -5,14 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-
 from dspark_ckpt.check.policy import Layer, Policy, normalize, resolve
 from dspark_ckpt.cli.options import ColorChoice
 from dspark_ckpt.cli.settings import Settings, load_settings
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.output.write import stderr_console
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.target import resolve_target
@@ -102,7 +101,7 @@ def hook_folders(paths: list[str]) -> list[str]:
 
 def diagnose(run: Run, hidden: int) -> None:
     """-v: what shaped this run, on stderr so machine output on stdout stays clean."""
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     settings, policy = run.settings, run.policy
     source = "ignored (--isolated)" if run.common.isolated else str(settings.path) if settings.path else "none found"
     err.print(f"settings: {source}", markup=False)

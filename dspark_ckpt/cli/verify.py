@@ -61,7 +61,7 @@ def verify(
     target_vocab_size: o.TargetSize = None,
     runtime: o.Runtime = None,
     config: o.Config = None,
-    output_format: Annotated[o.OutputFormat, typer.Option("--format", help="Output format.")] = o.OutputFormat.TEXT,
+    output_format: o.Format = o.OutputFormat.TEXT,
     output: o.Output = None,
     device: Annotated[str, typer.Option("--device", help="auto (cuda if present), cpu, cuda or cuda:N.")] = "auto",
     probe: Annotated[int, typer.Option("--probe", min=0, help="Probe vectors for the padded-row risk "
@@ -69,22 +69,28 @@ def verify(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the probe vectors.")] = 0,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="k of the top-k illegal-row count.")] = 8,
     fail_on: o.FailOn = None,
-    select: o.Codes = None,
-    extend_select: o.Codes = None,
-    ignore: o.Codes = None,
+    select: o.Select = None,
+    extend_select: o.ExtendSelect = None,
+    ignore: o.Ignore = None,
     exit_zero: o.ExitZero = None,
     settings_file: o.SettingsFile = None,
     isolated: o.Isolated = False,
     quiet: o.Quiet = False,
     verbose: o.Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
+    no_color: o.NoColor = False,
     token: o.Token = None,
 ) -> None:
-    """Load the draft with torch as each runtime would: exact load errors, mappings, padded-row risk."""
+    """Load drafts with torch as each runtime would.
+
+    The exact load error of each runtime version, the d2t mapping as the device computes it, and the risk that
+    padded lm_head rows propose ids the target does not have.
+    """
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
-                             extend_select, ignore, fail_on, exit_zero, quiet, verbose, color, token))
+                             extend_select, ignore, fail_on, exit_zero, quiet, verbose,
+                             o.color_choice(color, no_color), token))
     pairs = verify_all(checkpoints, run, VerifyOptions(device=device, probes=probe, seed=seed, top_k=top_k))
     full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
