@@ -19,8 +19,8 @@ import pytest
 from conftest import run_cli
 from test_fix_repairs import CASES, Case, build, fix_args, tree_digest
 
-from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.files import write_steps
 from dspark_ckpt.repair.journal import JOURNAL_NAME, STAGE_NAME, recover_interrupted
