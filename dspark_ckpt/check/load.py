@@ -13,7 +13,7 @@ from dspark_ckpt.formats.layout import (
     index_from_data,
     shard_status_findings,
 )
-from dspark_ckpt.formats.mapping import MAX_MAPPING_BYTES, decode_ints
+from dspark_ckpt.formats.mapping import MAX_MAPPING_ENTRIES, decode_ints, mapping_byte_limit
 from dspark_ckpt.formats.safetensors_header import SafetensorsHeader, read_header
 from dspark_ckpt.model.draft_config import DraftConfig, parse_draft_config
 from dspark_ckpt.model.findings import Finding, finding
@@ -108,8 +108,9 @@ def read_mapping(source: CheckpointSource, info: TensorInfo) -> tuple[bytes | No
         return None, [finding("DSP406", f"{info.name} {why}; its contents were not validated.",
                               file=info.file, tensor=info.name)]
 
-    if info.nbytes > MAX_MAPPING_BYTES:
-        return unreadable(f"is {info.nbytes} bytes, above the {MAX_MAPPING_BYTES}-byte read limit")
+    if info.nbytes > (limit := mapping_byte_limit(info.dtype)):
+        return unreadable(f"is {info.nbytes:,} bytes, above the {limit:,}-byte read limit "
+                          f"({MAX_MAPPING_ENTRIES:,} entries)")
     try:
         with source.open(info.file) as stream:
             stream.seek(info.begin)

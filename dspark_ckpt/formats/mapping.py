@@ -10,8 +10,17 @@ from itertools import compress
 
 from dspark_ckpt.model.findings import Finding, finding
 
-MAX_MAPPING_BYTES = 64 * 2**20  # d2t/t2d of any real vocabulary are a few MB
+# A d2t/t2d has one entry per vocabulary id: a few hundred thousand for any real vocabulary. Each entry read costs
+# a Python int (and more in the checks), so what is read is bounded by entries, not bytes: 2M entries, 0.5 s.
+MAX_MAPPING_ENTRIES = 1 << 21
 _INT_TYPECODES = {"I64": "q", "I32": "i", "I16": "h", "I8": "b", "U8": "B", "U16": "H", "U32": "I", "U64": "Q"}
+_ITEM_BYTES = {"BOOL": 1, "I8": 1, "U8": 1, "I16": 2, "U16": 2, "I32": 4, "U32": 4, "I64": 8, "U64": 8}
+MAX_MAPPING_BYTES = MAX_MAPPING_ENTRIES * 8  # the most bytes of any dtype that are read
+
+
+def mapping_byte_limit(dtype: str) -> int:
+    """How many bytes of a d2t/t2d of this dtype are read at most (MAX_MAPPING_ENTRIES entries)."""
+    return MAX_MAPPING_ENTRIES * _ITEM_BYTES.get(dtype, 8)
 
 
 def decode_ints(raw: bytes, dtype: str) -> Sequence[int] | None:
