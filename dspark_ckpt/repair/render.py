@@ -52,27 +52,26 @@ def _files(plan: FixPlan) -> list[str]:
 def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
     console.print(Text(plan.source, style="bold underline"))
     if plan.recovered:
-        console.print(Text(f"recovered: {plan.recovered}", style="yellow"), overflow="fold")
-    console.print(f"fix for {', '.join(plan.runtimes)} (T={plan.target_vocab_size})", overflow="fold")
+        console.print(Text(f"recovered: {plan.recovered}", style="yellow"))
+    console.print(f"fix for {', '.join(plan.runtimes)} (T={plan.target_vocab_size})")
     if plan.refusal is not None:
-        console.print(Text.assemble(("refused ", "bold red"), (plan.refusal.code, "bold"), f": {plan.refusal.message}"),
-                      overflow="fold")
+        console.print(Text.assemble(("refused ", "bold red"), (plan.refusal.code, "bold"), f": {plan.refusal.message}"))
         if plan.refusal.hint:
-            console.print(f"hint: {plan.refusal.hint}", style="dim", overflow="fold", markup=False)
+            console.print(f"hint: {plan.refusal.hint}", style="dim", markup=False, soft_wrap=True)
     elif not plan.actions:
-        console.print(Text(f"nothing to do: {plan.note}", style="green"), overflow="fold")
+        console.print(Text(f"nothing to do: {plan.note}", style="green"))
     else:
         console.print(Text.assemble("strategy ", (plan.strategy or "", "bold")))
         for action in plan.actions:
-            console.print(f"  [{action.reason}] {describe(action)}", overflow="fold", markup=False)
+            console.print(f"  [{action.reason}] {describe(action)}", markup=False)
         for row in _files(plan):
-            console.print(f"  file: {row}", overflow="fold", markup=False)
+            console.print(f"  file: {row}", markup=False)
     for before, after in zip(plan.before, plan.after):
         console.print(f"  {before.runtime:<14} {state_text(before)} -> {state_text(after)}", markup=False)
     for w in plan.warnings:
-        console.print(Text.assemble(("warning ", "bold yellow"), (w.code, "bold"), f": {w.message}"), overflow="fold")
+        console.print(Text.assemble(("warning ", "bold yellow"), (w.code, "bold"), f": {w.message}"))
         if w.hint:
-            console.print(f"hint: {w.hint}", style="dim", overflow="fold", markup=False)
+            console.print(f"hint: {w.hint}", style="dim", markup=False, soft_wrap=True)
     if diff:
         for text in json_diffs(plan):
             console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
@@ -80,18 +79,16 @@ def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
 
 def render_result_text(result: FixResult, console: Console) -> None:
     if result.recovered:
-        console.print(Text(f"recovered: {result.recovered}", style="yellow"), overflow="fold")
+        console.print(Text(f"recovered: {result.recovered}", style="yellow"))
     mode = "in place" if result.in_place else "to a new folder"
     unchanged = ("other files untouched" if result.in_place
                  else f"{result.linked} unchanged file(s) hard-linked"
                  + (f", {len(result.copied)} copied" if result.copied else ""))
     console.print(f"wrote {result.destination} {mode}: {len(result.written)} file(s) written, "
                   f"{result.bytes_written} bytes; {unchanged}"
-                  + (f"; removed {', '.join(result.removed)}" if result.removed else ""), overflow="fold",
-                  markup=False)
+                  + (f"; removed {', '.join(result.removed)}" if result.removed else ""), markup=False)
     if result.via_link:
-        console.print(f"  (given as the link {result.via_link}, which still points at it)", overflow="fold",
-                      markup=False)
+        console.print(f"  (given as the link {result.via_link}, which still points at it)", markup=False)
     for name, size in result.written:
         console.print(f"  wrote {name} ({size} bytes)", markup=False)
     report = result.report
@@ -102,15 +99,15 @@ def render_result_text(result: FixResult, console: Console) -> None:
         kept = sorted({f.code for f in report.findings if f.severity == "error"} - {f.code for f in errors})
         console.print(f"{verdict}; loads on {runtimes or 'none'}"
                       + (f" (left by design: {', '.join(kept)}, ids >= T remain possible)" if kept else ""),
-                      overflow="fold", markup=False)
+                      markup=False)
 
 
 def render_skip_text(message: str, console: Console, plan: FixPlan | None = None) -> None:
-    console.print(Text(message, style="bold yellow"), overflow="fold")
+    console.print(Text(message, style="bold yellow"))
     run = (f"`{command('fix', plan.source, plan.target_vocab_size, plan.runtimes)}`" if plan is not None
            else "`dspark-ckpt fix` on it")
     console.print(f"hint: run {run} without --safe-only (it writes NAME-fixed beside the checkpoint), "
-                  "or force a metadata-only --strategy", style="dim", overflow="fold", markup=False)
+                  "or force a metadata-only --strategy", style="dim", markup=False, soft_wrap=True)
 
 
 def fix_json(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run: bool,
