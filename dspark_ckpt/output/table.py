@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping
 
 from rich.console import Console
 
@@ -21,12 +22,27 @@ def _json(report: Report, console: Console, ctx: RenderContext) -> None:
     render_json(report, console)
 
 
-def _table() -> dict[str, Renderer]:
-    from dspark_ckpt.output import github, junit, markdown, sarif
+# The CI formats' modules are imported when their format is asked for: a text `check` never loads the XML,
+# SARIF (hashlib) or Markdown code (bench/bench_startup.py measures start-up).
+_MODULES = {"sarif": "dspark_ckpt.output.sarif", "github": "dspark_ckpt.output.github",
+            "junit": "dspark_ckpt.output.junit", "markdown": "dspark_ckpt.output.markdown"}
 
-    return {"text": _text, "json": _json, "sarif": sarif.render, "github": github.render,
-            "junit": junit.render, "markdown": markdown.render}
+
+class _Renderers(Mapping[str, Renderer]):
+    def __getitem__(self, name: str) -> Renderer:
+        if name == "text":
+            return _text
+        if name == "json":
+            return _json
+        render: Renderer = importlib.import_module(_MODULES[name]).render
+        return render
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("text", "json", *_MODULES))
+
+    def __len__(self) -> int:
+        return 2 + len(_MODULES)
 
 
-RENDERERS: dict[str, Renderer] = _table()
+RENDERERS: Mapping[str, Renderer] = _Renderers()
 FORMATS = tuple(RENDERERS)
