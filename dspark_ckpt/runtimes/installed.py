@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import metadata
 
 # runtime name -> the distribution that installs it
 DISTRIBUTIONS = {"vllm": "vllm", "sglang": "sglang"}
@@ -18,6 +17,8 @@ class Installed:
 
 def installed_runtime(runtime: str) -> Installed | None:
     """The installed distribution of `runtime` (the first one sys.path finds, as `import` would), or None."""
+    from importlib import metadata  # only for `--runtime installed`: it costs ~20 ms of imports (email, ...)
+
     try:
         dist = metadata.distribution(DISTRIBUTIONS[runtime])
     except metadata.PackageNotFoundError:
