@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,7 @@ from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.table import RENDERERS
+from dspark_ckpt.verify.engine import Engine
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,22 +38,35 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> list
             for spec in checkpoints]
 
 
-def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputFormat, console: Console) -> None:
+def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputFormat, console: Console,
+           engines: list[dict[str, Any]] | None = None) -> None:
     from dspark_ckpt.output.documents import verify_document
     from dspark_ckpt.output.render import render_text
+    from dspark_ckpt.verify.engine_report import render_engine
     from dspark_ckpt.verify.render import render_verify
     from dspark_ckpt.verify.result import verify_json
 
+    engines = engines or [{} for _ in results]
     if fmt is o.OutputFormat.JSON:
-        console.file.write(json.dumps(verify_document(report, [verify_json(r) for r in results]), indent=2) + "\n")
+        docs = [verify_json(r) | ({"engine": e} if e else {}) for r, e in zip(results, engines)]
+        console.file.write(json.dumps(verify_document(report, docs), indent=2) + "\n")
     elif fmt is o.OutputFormat.TEXT:
         render_text(report, console)
-        for result in results:
+        for result, engine_doc in zip(results, engines):
             render_verify(result, console)
+            render_engine(engine_doc, console)
     else:  # the CI formats report verify's findings exactly as they report check's
         ctx = RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(),
                             quiet=run.common.quiet)
         RENDERERS[fmt.value](report, console, ctx)
+
+
+def _engine(pairs: list[tuple[CheckpointReport, VerifyResult]], checkpoints: list[str], run: Run, engine: Engine,
+            device: str) -> tuple[list[tuple[CheckpointReport, VerifyResult]], list[dict[str, Any]]]:
+    from dspark_ckpt.verify.engine_report import with_engine
+    from dspark_ckpt.verify.torch_loader import resolve_device
+
+    return with_engine(pairs, checkpoints, run, engine, str(resolve_device(device)))
 
 
 def verify(
@@ -64,6 +78,9 @@ def verify(
     output_format: o.Format = o.OutputFormat.TEXT,
     output: o.Output = None,
     device: Annotated[str, typer.Option("--device", help="auto (cuda if present), cpu, cuda or cuda:N.")] = "auto",
+    engine: Annotated[Engine, typer.Option("--engine", help="modelled: the contract table run with torch; installed: "
+                                           "the installed vLLM's own __init__ and load_weights (modelled where "
+                                           "it cannot run, and said so).")] = Engine.MODELLED,
     probe: Annotated[int, typer.Option("--probe", min=0, help="Probe vectors for the padded-row risk "
                                                              "(half embedding rows, half Gaussian).")] = 4096,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the probe vectors.")] = 0,
@@ -92,10 +109,11 @@ def verify(
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
     pairs = verify_all(checkpoints, run, VerifyOptions(device=device, probes=probe, seed=seed, top_k=top_k))
+    pairs, engines = _engine(pairs, checkpoints, run, engine, device)
     full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
     results = [p[1] for p in pairs]
-    emit(lambda console: render(report, results, run, output_format, console), output, color.value)
+    emit(lambda console: render(report, results, run, output_format, console, engines), output, color.value)
     if verbose:
         diagnose(run, hidden_count(full, report))
     raise typer.Exit(findings_exit(report, run.policy))
