@@ -21,7 +21,8 @@ from dspark_ckpt.runtimes.installed import installed_runtime
 from dspark_ckpt.runtimes.selectors import release
 from dspark_ckpt.runtimes.table import contract_for
 
-WORKER = "dspark_ckpt.verify.engine_vllm"
+WORKER_FILE = Path(__file__).with_name("engine_vllm.py")
+_RUN_WORKER = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
 WORKER_TIMEOUT_S = 900.0
 
 
@@ -50,7 +51,9 @@ class Observed:
     def verbatim(self) -> str | None:
         if not self.registered:
             return f"{self.architecture} is not in this vLLM's _SPECULATIVE_DECODING_MODELS"
-        return f"{self.error_type}: {self.error}" if self.error_type else None
+        if not self.error_type:
+            return None
+        return self.error_type if self.error == self.error_type else f"{self.error_type}: {self.error}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,9 @@ def run_worker(cases: Sequence[Mapping[str, Any]], *, device: str, env: Mapping[
         if device == "cpu":
             full_env.setdefault("VLLM_TARGET_DEVICE", "cpu")
         try:
-            done = subprocess.run([python or sys.executable, "-m", WORKER, str(request), str(out)], env=full_env,
+            # The worker file runs as a script: neither dspark_ckpt's package imports nor its folder on sys.path.
+            done = subprocess.run([python or sys.executable, "-c", _RUN_WORKER, str(WORKER_FILE), str(request),
+                                   str(out)], env=full_env,
                                   capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             return WorkerRun(False, f"the vLLM worker ran past {timeout:.0f} s", None, None, {}, {})

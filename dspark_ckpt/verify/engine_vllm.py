@@ -4,8 +4,9 @@ The model class comes from vLLM's registry; it is built with `__new__` and its r
 target vocab injected, as vLLM's unit tests for this contract do), under a 1-rank gloo process group and a default
 config context. Only the decoder layers are replaced, by a stand-in that owns no parameter and swallows their
 weights; everything `load_weights` touches for the vocab (lm_head, embed_tokens, d2t, the Markov and confidence
-heads, their weight loaders and the name checks) is vLLM's code. `python -m dspark_ckpt.verify.engine_vllm REQ OUT`
-reads a JSON request and writes one JSON result per case; nothing here is imported by `check`.
+heads, their weight loaders and the name checks) is vLLM's code. `python engine_vllm.py REQUEST OUT` reads a
+JSON request and writes one JSON result per case. Only the standard library, torch, safetensors and vLLM (and
+what vLLM imports) are used: the file runs as a script, never through dspark_ckpt's package imports.
 """
 
 from __future__ import annotations
@@ -295,4 +296,4 @@ def set_context() -> Iterator[None]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[-2:]))  # REQUEST OUT (run as a script, or through runpy by engine.run_worker)

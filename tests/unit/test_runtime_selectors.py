@@ -36,7 +36,7 @@ def test_ranges_select_known_versions(text: str, want: list[str]) -> None:
 @pytest.mark.parametrize(("text", "want"), [
     ("vllm==0.29", "vllm==0.29.0"), ("vllm==0.34.0", "vllm==0.34.0"), ("vllm==0.34.0rc1", "vllm==0.34.0"),
     ("vllm==0.31.1+cpu", "vllm==0.31.1"), ("vllm==1.0", "vllm==1.0.0"), ("vllm==0.10.1.1", "vllm==0.10.1.1"),
-    ("VLLM == 0.30.0", "vllm==0.30.0"), ("sglang>=0.5", "sglang"),
+    ("VLLM == 0.30.0", "vllm==0.30.0"),
 ])
 def test_exact_versions_are_kept_even_when_unknown(text: str, want: str) -> None:
     assert names(text) == [want]
@@ -50,6 +50,11 @@ def test_bad_selectors_are_usage_errors(text: str, code: str) -> None:
     with pytest.raises(UsageError) as err:
         parse_selectors([text])
     assert err.value.code == code
+
+
+def test_sglang_ranges_select_sglang_only() -> None:
+    chosen = names("sglang>=0.5")
+    assert chosen and all(n.startswith("sglang") for n in chosen)
 
 
 def test_release_pads_and_drops_suffixes() -> None:
@@ -68,8 +73,9 @@ def test_newer_version_takes_the_newest_row_of_each_family() -> None:
 
 
 def test_older_version_is_unsupported_before_first_registration() -> None:
-    last_without = {Family.EAGLE3_LLAMA: "0.8.4", Family.DFLASH: "0.19.1", Family.EAGLE3_QWEN3: "0.23.0",
-                    Family.QWEN3_DSPARK: "0.24.0", Family.GEMMA4_DSPARK: "0.25.1", Family.QWEN3_OMNI_DSPARK: "0.26.0"}
+    known = {"eagle3-llama": "0.8.4", "dflash": "0.19.1", "eagle3-qwen3": "0.23.0", "qwen3-dspark": "0.24.0",
+             "gemma4-dspark": "0.25.1", "qwen3-omni-dspark": "0.26.0", "dflash2": "0.27.1"}
+    last_without = {f: known[f.value] for f in Family if f.value in known}
     assert set(last_without) == set(FIRST_REGISTERED) == set(Family)
     for family, reg in FIRST_REGISTERED.items():
         before = last_without[family]

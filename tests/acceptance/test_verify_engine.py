@@ -1,0 +1,181 @@
+"""`verify --engine installed|modelled` through the real CLI.
+
+The fallback is always tested (no vLLM here, or a vLLM whose metadata exists but which cannot be imported). The
+installed path runs a real vLLM source tree prepared by the maintainer probe's own download step (`pip download
+--no-deps vllm==0.30.0`, the .py files extracted, import-time deps installed beside it); it is skipped, saying why,
+when that step cannot run (no network to the package index, pip refusing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_checkpoint, run_cli
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = ROOT / "tools" / "probe_runtime.py"
+VERSION = "0.30.0"
+
+
+def with_path(*folders: object) -> dict[str, str]:
+    """PYTHONPATH with these folders first, keeping the caller's (the tests may run against another tree)."""
+    return {"PYTHONPATH": os.pathsep.join([*map(str, folders), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def _doc(done: subprocess.CompletedProcess[str]) -> dict:  # type: ignore[type-arg]
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return json.loads(done.stdout)["checkpoints"][0]
+
+
+def _verify(draft: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli("verify", str(draft), "--target-vocab-size", "96", "--device", "cpu", "--probe", "0", *extra,
+                   env=env, timeout=600)
+
+
+def _codes(entry: dict) -> list[str]:  # type: ignore[type-arg]
+    return [f["code"] for f in entry["findings"]]
+
+
+def test_default_engine_is_modelled(tmp_path: Path) -> None:
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
+    entry = _doc(_verify(draft, "--runtime", "vllm==0.30.0", "--format", "json"))
+    assert entry["verify"]["engine"] == {"engine": "modelled"}
+    assert "DSP606" not in _codes(entry)
+
+
+def test_fallback_when_vllm_is_not_installed(tmp_path: Path) -> None:
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
+    done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed")
+    assert done.returncode == 0, done.stderr  # DSP606 is info: the modelled verdicts decide the exit code
+    assert "engine: modelled (--engine installed fell back: vLLM is not installed" in " ".join(done.stdout.split())
+    entry = _doc(_verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json"))
+    assert entry["verify"]["engine"]["fallback"] == "vLLM is not installed in this environment"
+    assert [f["severity"] for f in entry["findings"] if f["code"] == "DSP606"] == ["info"]
+    assert entry["compatibility"][0]["loads"] and "installed vLLM" not in entry["compatibility"][0]["source"]
+
+
+def test_fallback_when_installed_vllm_cannot_be_imported(tmp_path: Path) -> None:
+    """Metadata says vLLM 0.31.0 is installed, but its package is broken: the worker reports why, verify goes on."""
+    site = tmp_path / "site"
+    (site / "vllm-0.31.0.dist-info").mkdir(parents=True)
+    (site / "vllm-0.31.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: 0.31.0\n")
+    (site / "vllm").mkdir()
+    (site / "vllm" / "__init__.py").write_text("raise ImportError('this vllm build needs libcudart.so.12')\n")
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=64, target_vocab=96, d2t=False)
+    done = _verify(draft, "--runtime", "installed", "--engine", "installed", "--format", "json",
+                   env=with_path(site))
+    entry = _doc(done)
+    assert done.returncode == 1  # the modelled loader still finds the missing d2t
+    fallback = entry["verify"]["engine"]["fallback"]
+    assert "vLLM 0.31.0 cannot be imported here" in fallback and "libcudart.so.12" in fallback
+    assert {"DSP302", "DSP606"} <= set(_codes(entry))
+    assert "Traceback" not in done.stderr
+
+
+@pytest.fixture(scope="module")
+def vllm_tree(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The probe's own download step; the cache (DSPARK_PROBE_CACHE or ~/.cache) makes later runs offline."""
+    cache = os.environ.get("DSPARK_PROBE_CACHE") or str(Path.home() / ".cache" / "dspark-ckpt" / "probe")
+    try:
+        done = subprocess.run([sys.executable, str(PROBE), VERSION, "--prepare-only", "--cache", cache],
+                              capture_output=True, text=True, timeout=1800, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"the probe could not fetch vllm=={VERSION} within 30 minutes")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        pytest.skip(f"the probe could not prepare vllm=={VERSION} (no package index here?): {why}")
+    paths = json.loads(done.stdout.strip().splitlines()[-1])
+    return {**with_path(paths["tree"], paths["deps"]), "VLLM_TARGET_DEVICE": "cpu"}
+
+
+def test_installed_engine_answers_in_vllms_own_words(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=64, target_vocab=96, d2t=False)
+    done = _verify(draft, "--runtime", "installed", "--engine", "installed", "--format", "json", env=vllm_tree)
+    entry = _doc(done)
+    engine = entry["verify"]["engine"]
+    assert engine["engine"] == "installed" and engine["version"] == VERSION
+    assert engine["model_class"] == "vllm.model_executor.models.qwen3_dspark.Qwen3DSparkForCausalLM"
+    assert engine["phase"] == "load_weights"
+    assert engine["exception"] == ("ValueError: Reduced-vocabulary Qwen3 DSpark checkpoints must include a d2t "
+                                   "mapping so sampled draft ids can be converted to target ids.")
+    assert engine["state"]["d2t_param"] is True and engine["state"]["d2t_loaded"] is False
+    assert engine["disagreement"] is None and "DSP605" not in _codes(entry)
+    row = entry["compatibility"][0]
+    assert (row["version"], row["loads"], row["error_code"]) == (VERSION, False, "DSP302")
+    assert row["source"].startswith(f"installed vLLM {VERSION}: vllm.model_executor.models.qwen3_dspark")
+    text = _verify(draft, "--runtime", "installed", "--engine", "installed", env=vllm_tree)
+    assert f"engine: installed vLLM {VERSION}" in text.stdout and "raised in load_weights: ValueError" in text.stdout
+
+
+def test_installed_engine_loads_a_clean_draft(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=64, target_vocab=96, d2t=True, t2d=True)
+    done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json", env=vllm_tree)
+    entry = _doc(done)
+    assert done.returncode == 0, entry["findings"]
+    state = entry["verify"]["engine"]["state"]
+    assert state["d2t_param"] and state["d2t_loaded"] and state["has_own_lm_head"]
+    assert state["d2t"]["length"] == 64 and state["d2t"]["out_of_range"] == 0 and not state["d2t"]["all_zero"]
+
+
+def test_installed_engine_reports_a_table_disagreement(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """A DFlash draft that ships a Markov head: the table drops it, vLLM 0.30's DFlashQwen3Model refuses it."""
+    draft = make_checkpoint(tmp_path / "dflash", family="dflash", vocab=96, draft_vocab=96, target_vocab=96)
+    done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json", env=vllm_tree)
+    entry = _doc(done)
+    assert done.returncode == 1
+    engine = entry["verify"]["engine"]
+    assert "There is no module or parameter named 'markov_head' in DFlashQwen3Model" in engine["exception"]
+    assert "the table predicts it loads" in engine["disagreement"]
+    assert {"DSP605", "DSP607"} <= set(_codes(entry))
+    assert entry["compatibility"][0]["error_code"] == "DSP607" and not entry["compatibility"][0]["loads"]
+
+
+def test_worker_runs_vllms_own_loader_on_each_family(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """The engine worker alone (no CLI): the registered class of every family, vLLM's words for each outcome."""
+    from dspark_ckpt.verify.engine import run_worker
+
+    drafts = {
+        "qwen3-dspark": make_checkpoint(tmp_path / "q", vocab=96, draft_vocab=64, target_vocab=96, lm_head=False),
+        "dflash": make_checkpoint(tmp_path / "f", family="dflash", vocab=96, draft_vocab=96, target_vocab=96,
+                                  markov=False, d2t=True),
+        "eagle3-llama": make_checkpoint(tmp_path / "e", family="eagle3-llama", vocab=96, draft_vocab=64,
+                                        target_vocab=96, markov=False, d2t=True),
+    }
+    cases = [{"id": family, "folder": str(path), "target_vocab": 96} for family, path in drafts.items()]
+    run = run_worker(cases, device="cpu", env={**vllm_tree, **with_path(vllm_tree["PYTHONPATH"], ROOT)})
+    assert run.ok, run.reason
+    assert run.version == VERSION and not run.adapter_errors
+    q, f, e = (run.observed[k] for k in drafts)
+    assert q.error == ("Reduced-vocabulary Qwen3 DSpark checkpoints must include lm_head weights; the full target "
+                       "lm_head cannot be shared.") and q.error_type == "ValueError"
+    assert f.model_class == "vllm.model_executor.models.qwen3_dflash.DFlashQwen3ForCausalLM"
+    assert (f.error or "").startswith("There is no module or parameter named 'draft_id_to_target_id' in "
+                                      "DFlashQwen3ForCausalLM. The available parameters belonging to  (")
+    assert e.loads and e.state["d2t_param"] and e.state["d2t_loaded"] and e.state["d2t"]["out_of_range"] == 0
+
+
+def test_unregistered_architecture_is_the_registrys_answer(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    from dspark_ckpt.verify.engine import run_worker
+
+    draft = make_checkpoint(tmp_path / "x", vocab=96, draft_vocab=96, target_vocab=96,
+                            config_extra={"architectures": ["NoSuchDSparkModel"]})
+    run = run_worker([{"id": "x", "folder": str(draft), "target_vocab": 96}], device="cpu",
+                     env={**vllm_tree, **with_path(vllm_tree["PYTHONPATH"], ROOT)})
+    seen = run.observed["x"]
+    assert not seen.registered and not seen.loads
+    assert seen.verbatim == "NoSuchDSparkModel is not in this vLLM's _SPECULATIVE_DECODING_MODELS"
+
+
+def test_worker_without_vllm_says_why(tmp_path: Path) -> None:
+    from dspark_ckpt.verify.engine import run_worker
+
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
+    run = run_worker([{"id": "d", "folder": str(draft), "target_vocab": 96}], device="cpu")
+    assert not run.ok and run.reason is not None and "vllm" in run.reason.lower()
