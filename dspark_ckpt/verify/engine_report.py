@@ -54,6 +54,7 @@ def render_engine(doc: dict[str, Any], console: Console) -> None:
         return
     head = f"engine: installed vLLM {doc['version']} ({doc.get('model_class') or 'not registered'})"
     console.print(Text(head, style="bold"))
+    console.print(Text(f"  answers for vllm=={doc['version']} only; every other row: the modelled loader", style="dim"))
     if doc.get("exception"):
         console.print(Text(f"  raised in {doc.get('phase') or 'registry'}: {doc['exception']}", style="red"),
                       overflow="fold")
