@@ -63,7 +63,7 @@ class Recovery:
 
 
 def _bad_journal(folder: Path, why: str) -> RepairError:
-    return RepairError(f"{folder / JOURNAL_NAME}: {why}; fix will not guess how to finish it", code="DSP-E080",
+    return RepairError(f"{folder}: {why}; fix will not guess how to finish an interrupted fix", code="DSP-E080",
                        hint=f"compare {folder / STAGE_NAME} with the checkpoint by hand, then remove both")
 
 
@@ -99,7 +99,7 @@ def read(folder: Path) -> Journal | None:
     except FileNotFoundError:
         return None
     if not stat.S_ISREG(st.st_mode) or st.st_size > 16 * 2**20:
-        raise _bad_journal(folder, "is not a regular file of a sane size")
+        raise _bad_journal(folder, f"{JOURNAL_NAME} is not a regular file of a sane size")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     try:
         raw = b"".join(iter(lambda: os.read(fd, 2**20), b""))
@@ -109,9 +109,9 @@ def read(folder: Path) -> Journal | None:
         doc = json.loads(raw)
         journal = Journal(doc["state"], tuple(doc["put"]), tuple(doc["remove"]), int(doc.get("pid", 0)))
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise _bad_journal(folder, "cannot be read") from None
+        raise _bad_journal(folder, f"{JOURNAL_NAME} cannot be read") from None
     if journal.state not in (STAGING, COMMITTING) or not all(map(_safe_name, journal.put + journal.remove)):
-        raise _bad_journal(folder, "names an unknown state or a path outside the checkpoint")
+        raise _bad_journal(folder, f"{JOURNAL_NAME} names an unknown state or a path outside the checkpoint")
     return journal
 
 
@@ -120,16 +120,20 @@ def pending(folder: Path) -> bool:
     return any(os.path.lexists(folder / n) for n in (JOURNAL_NAME, JOURNAL_TMP, STAGE_NAME))
 
 
-def _remove_entry(path: Path) -> None:
-    """Remove a leftover of ours: a folder tree (never following links) or a file; absent is fine."""
+def _remove_entry(path: Path, *, folder: bool = False) -> None:
+    """Remove a leftover of ours: the stage folder (a real one, its tree never followed through links) or a file;
+    absent is fine. Anything else under our names was not made by fix and is refused, never removed."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
-    if stat.S_ISDIR(st.st_mode):
+    if folder and stat.S_ISDIR(st.st_mode):
         shutil.rmtree(path)
-    else:
+    elif not folder and stat.S_ISREG(st.st_mode):
         os.unlink(path)
+    else:
+        raise _bad_journal(path.parent, f"{path.name} is in the way: it is not the {'folder' if folder else 'file'} "
+                                        "fix makes under that name")
 
 
 def _parents(folder: Path, names: Sequence[str]) -> list[Path]:
@@ -164,7 +168,7 @@ def roll_back(folder: Path) -> None:
 def finish(folder: Path) -> None:
     """The stage goes first and the journal last, so a run killed in between is still told what happened. (Not
     fsynced: a journal that comes back after a power cut finds its files in place and finishes at once.)"""
-    _remove_entry(folder / STAGE_NAME)
+    _remove_entry(folder / STAGE_NAME, folder=True)
     _remove_entry(folder / JOURNAL_TMP)
     _remove_entry(folder / JOURNAL_NAME)
 
