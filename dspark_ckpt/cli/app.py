@@ -20,7 +20,6 @@ from typer.core import TyperCommand, TyperGroup
 
 from dspark_ckpt import __version__
 from dspark_ckpt.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from dspark_ckpt.cli.options import HELP_NAMES
 from dspark_ckpt.errors import DsparkCkptError
 
 
@@ -46,7 +45,7 @@ COMMANDS: dict[str, Entry] = {
                      aliases=("env",)),
 }
 ALIASES = {alias: name for name, entry in COMMANDS.items() for alias in entry.aliases}
-CONTEXT: dict[str, Any] = {"help_option_names": HELP_NAMES}
+CONTEXT: dict[str, Any] = {"help_option_names": ["-h", "--help"]}  # -h everywhere: subcommands inherit it
 
 
 # click's names for a value's type, as its help has always shown them (typer 0.28 prints `<str>`, `{name}`).

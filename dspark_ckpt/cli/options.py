@@ -35,7 +35,6 @@ class ColorChoice(StrEnum):
 
 
 FORMAT_NAMES = ("--format", "--output-format")  # ruff's and pre-commit's spelling beside ours
-HELP_NAMES = ["-h", "--help"]
 
 
 Format = Annotated[OutputFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help=(
