@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dspark_ckpt.check.policy import Policy
-from dspark_ckpt.model.report import Report
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: `--help` and `--version` import this module, not the policy stage
+    from dspark_ckpt.check.policy import Policy
+    from dspark_ckpt.model.report import Report
 
 EXIT_OK = 0  # clean (or --exit-zero)
 EXIT_FINDINGS = 1  # findings at or above --fail-on; for fix: not fixed, or a repair was written with a hook flag
