@@ -10,12 +10,13 @@ import typer
 
 from dspark_ckpt import __version__
 from dspark_ckpt.check.batch import report_failures, run_checks
+from dspark_ckpt.check.deploy import DeployPlan, plan_deploy
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
-from dspark_ckpt.errors import SourceError
+from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.emit import emit
@@ -27,7 +28,7 @@ from dspark_ckpt.output.write import stderr_console
 FIX_LEFTOVERS = (".dspark-fix-journal.json", ".dspark-fix-stage")
 
 
-def check_one(spec: str, run: Run) -> CheckpointReport:
+def check_one(spec: str, run: Run, deploy: DeployPlan | None = None) -> CheckpointReport:
     from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.sources.resolve import open_source, source_notes
 
@@ -40,7 +41,18 @@ def check_one(spec: str, run: Run) -> CheckpointReport:
         stderr_console().print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
     source = open_source(spec, config=run.config, token=run.token)
     analysis = analyze(source, target=run.target, runtimes=run.runtimes)
-    return analysis.with_findings(source_notes(source)).report
+    report = analysis.with_findings(source_notes(source)).report
+    if deploy is not None and deploy.applies(spec):  # the speculative config, with the checkpoint it names
+        report = deploy.apply(report, spec, analysis.raw_config, analysis.config.family if analysis.config else None)
+    return report
+
+
+def deploy_plan(run: Run, flag: str | None) -> DeployPlan | None:
+    """--speculative-config, else the settings file's `speculative-config`; the target as --target names it."""
+    c = run.common
+    target_spec = c.target if c.target is not None or c.target_vocab_size is not None else run.settings.target
+    return plan_deploy(flag if flag is not None else run.settings.speculative_config, target=run.target,
+                       target_spec=target_spec, runtimes=[(r.runtime, r.version) for r in run.runtimes])
 
 
 def refuse_non_checkpoints(report: Report) -> None:
@@ -64,7 +76,9 @@ def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | 
 
 
 def check(
-    checkpoints: Annotated[list[str], typer.Argument(help="Draft folder, .safetensors file, or org/repo[@rev].")],
+    checkpoints: Annotated[list[str] | None, typer.Argument(
+        help="Draft folder, .safetensors file, or org/repo[@rev] (optional when --speculative-config names it).",
+        show_default=False)] = None,
     target: o.Target = None,
     target_vocab_size: o.TargetSize = None,
     runtime: o.Runtime = None,
@@ -86,6 +100,7 @@ def check(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Check this many checkpoints at once.")] = 1,
     token: o.Token = None,
     revision: o.Revision = None,
+    speculative_config: o.SpeculativeConfig = None,
 ) -> None:
     """Check drafts from config.json and safetensors headers, per runtime.
 
@@ -95,8 +110,14 @@ def check(
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
-    specs = hook_folders(checkpoints) if checkpoint_folders else o.with_revision(checkpoints, revision)
-    batch = run_checks(specs, lambda spec: check_one(spec, run), jobs=jobs)
+    given = hook_folders(checkpoints or []) if checkpoint_folders else o.with_revision(checkpoints or [], revision)
+    deploy = deploy_plan(run, speculative_config)
+    if deploy is None and not given and not checkpoint_folders:
+        raise UsageError("no checkpoint given", code="DSP-E026",
+                         hint="name a draft folder, a .safetensors file or org/repo, or give --speculative-config")
+    if deploy is not None:
+        given, deploy = deploy.checkpoints(given, hook=checkpoint_folders), deploy.pair(given, hook=checkpoint_folders)
+    batch = run_checks(given, lambda spec: check_one(spec, run, deploy), jobs=jobs)
     report_failures(batch)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)

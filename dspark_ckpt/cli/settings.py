@@ -16,7 +16,8 @@ SETTINGS_NAME = "dspark-ckpt.toml"
 PYPROJECT_NAME = "pyproject.toml"
 TOOL_TABLE = "dspark-ckpt"
 MAX_SETTINGS_BYTES = 2**20  # a pyproject.toml is kilobytes; tomllib is pure Python, so this also bounds its time
-KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size")
+KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size",
+        "speculative-config")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class Settings:
     runtime: tuple[str, ...] | None = None
     target: str | None = None  # already resolved against the file's folder
     target_vocab_size: int | None = None
+    speculative_config: str | None = None  # inline JSON, or a path already resolved against the file's folder
 
 
 def _bad(where: str, key: str, expected: str, value: Any) -> UsageError:
@@ -71,7 +73,16 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings
                   exit_zero=_typed(table, "exit-zero", bool, where, "true or false"))
     return Settings(path=None, policy=layer, runtime=tuple(runtime) if runtime is not None else None,
                     target=str(base / target) if target is not None else None,
-                    target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"))
+                    target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"),
+                    speculative_config=_speculative_config(table, base, where))
+
+
+def _speculative_config(table: dict[str, Any], base: Path, where: str) -> str | None:
+    """`speculative-config = "deploy/spec.json"` (relative to the settings file's folder) or inline JSON."""
+    value: str | None = _typed(table, "speculative-config", str, where, "a path to a .json file or a JSON object")
+    if value is None or value.lstrip().startswith(("{", "[")):
+        return value
+    return str(base / value)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -118,7 +129,8 @@ def read_settings(path: Path) -> Settings:
                          hint=f"put the keys under [tool.{TOOL_TABLE}], or use a {SETTINGS_NAME}")
     where = f"{path} [tool.{TOOL_TABLE}]" if path.name == PYPROJECT_NAME else str(path)
     parsed = parse_settings(table, base=path.parent, where=where)
-    return Settings(path, parsed.policy, parsed.runtime, parsed.target, parsed.target_vocab_size)
+    return Settings(path, parsed.policy, parsed.runtime, parsed.target, parsed.target_vocab_size,
+                    parsed.speculative_config)
 
 
 def discover(start: Path) -> Path | None:

@@ -528,6 +528,163 @@ RULES: dict[str, Rule] = _rules(
          "A draft whose d2t is stored as a 2-D tensor, on a release that checks it differently.",
          "Read the runtime's message; fix the checkpoint accordingly and report it to the dspark-ckpt maintainers."),
     ),
+    # --- DSP8xx: the deploy command (--speculative-config) ---
+    *_section(Category.DEPLOY,
+    Rule("DSP801", "deploy-not-json", "error", "The speculative config is not valid JSON",
+         "The `--speculative-config` given (inline, the file it names, or the settings file's `speculative-config`) "
+         "does not parse as JSON: a syntax error, text that is not UTF-8, nesting too deep, or an integer longer "
+         "than Python parses.",
+         "vLLM parses the flag with `json.loads` (engine/arg_utils.py) and refuses to start; nothing else about the "
+         "deploy can be checked.",
+         "`--speculative-config '{method: dspark}'` (unquoted keys), or a deploy file with a trailing comma.",
+         "Write strict JSON: double-quoted keys and strings, no trailing commas."),
+    Rule("DSP802", "deploy-not-object", "error", "The speculative config is JSON, but not an object",
+         "The speculative config parses, but as an array, a string, a number or null instead of an object of "
+         "SpeculativeConfig fields.",
+         "vLLM builds `SpeculativeConfig(**config)` from it, which needs an object; the server does not start.",
+         "`--speculative-config '[\"dspark\", 8]'`.",
+         "Give an object: `{\"method\": \"dspark\", \"model\": \"./draft\", \"num_speculative_tokens\": 8}`."),
+    Rule("DSP803", "deploy-unknown-key", "error", "The speculative config names a key vLLM's SpeculativeConfig lacks",
+         "A key (after vLLM rewrites `-` to `_`) is not a field of that release's SpeculativeConfig; the message "
+         "names the closest field (difflib), or the release that added the field. SpeculativeConfig is a pydantic "
+         "dataclass with `extra=\"forbid\"` (vllm/config/utils.py), so this is an error, not a warning.",
+         "pydantic raises `Unexpected keyword argument` and the server does not start; a typo never silently "
+         "falls back to a default.",
+         "`num_speculative_token` (missing `s`), or `dspark_draft_topk` on vLLM 0.27, which has no such field.",
+         "Use the field name the message suggests, or drop the key for releases that do not have it."),
+    Rule("DSP804", "deploy-bad-value", "error", "A speculative config value has a type or range pydantic refuses",
+         "`num_speculative_tokens` is not an integer > 0, `dspark_draft_topk` is not an integer >= 1 (0.28+), "
+         "`method` is not one of the release's methods, or `model` is not a string. pydantic's lax mode is "
+         "mirrored: `\"8\"`, `8.0` and `true` are accepted as integers, as vLLM accepts them.",
+         "SpeculativeConfig's field validation fails before any check of the draft; the server does not start.",
+         "`\"num_speculative_tokens\": 0`, `\"method\": \"dpsark\"`.",
+         "Give a positive integer and a method the release knows (dspark, dflash, eagle3, eagle, draft_model, ...)."),
+    Rule("DSP805", "deploy-loads-no-draft", "error", "The speculative config does not load this checkpoint",
+         "The config names no `model` (and the checkpoint is not a speculators checkpoint served as `--model`), or "
+         "its method loads no checkpoint (ngram, suffix, custom_class with `model` read as a class path), or "
+         "method dspark/mtp without `model` takes the target's own weights.",
+         "The draft checked here is never read by vLLM: the preflight would pass a deploy that serves something "
+         "else, or vLLM refuses with `num_speculative_tokens was provided but without speculative model.`",
+         "`{\"method\": \"dspark\", \"num_speculative_tokens\": 8}` for a standalone Qwen3 DSpark draft.",
+         "Add `\"model\": \"<the draft's path or repo>\"` to the speculative config."),
+    Rule("DSP806", "deploy-model-not-checkpoint", "warning", "The config's model is not the checkpoint checked",
+         "The speculative config's `model` names another folder or repo than the checkpoint given on the command "
+         "line.",
+         "vLLM loads `model`; the findings about the checkpoint checked say nothing about what is deployed.",
+         "`dspark-ckpt check ./drafts/v2 --speculative-config deploy/spec.json` where the file says `./drafts/v1`.",
+         "Check the checkpoint the config names (omit the checkpoint argument), or fix `model`."),
+    Rule("DSP807", "deploy-wrong-method", "error", "vLLM serves the draft with a method its family does not use",
+         "The method that release settles on (given, or detected from the model path before the architecture: "
+         "`eagle-`, `eagle3`, `dflash` win over `dspark`; or `draft_model` when nothing matches) is not the "
+         "draft family's (dspark for DSpark, dflash for DFlash, eagle3 for EAGLE-3).",
+         "The draft is wrapped and renamed for the wrong method (often an unregistered architecture), or runs "
+         "as an independent draft model without the hidden states it was trained on: it fails or proposes junk.",
+         "A Qwen3 DSpark draft at `/models/eagle3-ablation/` with no `method`: vLLM picks eagle3.",
+         "Give `\"method\"` explicitly, and keep `eagle-`, `eagle3` and `dflash` out of a DSpark draft's path."),
+    Rule("DSP808", "deploy-architecture-rewritten", "error", "method dspark rewrites the draft to DeepSeek-V4",
+         "With method dspark, an architecture outside the release's DSpark list (Qwen3DSparkModel, "
+         "Gemma4DSparkModel, K3DSparkModel; Qwen3OmniDSparkModel from 0.29; MuseSparkDSparkModel in 0.33; a "
+         "Qwen3-typed DSparkDraftModel is renamed from 0.29) is rewritten to `DSparkDraftModel` with model_type "
+         "deepseek_v4 (deepseek_v41 for a DeepSeek-V4.1 target from 0.30).",
+         "vLLM builds DSparkDeepseekV4ForCausalLM, the DeepSeek-V4 draft whose weights ship inside the target, "
+         "for a checkpoint that is something else; nothing says so at start-up.",
+         "A Qwen3-typed `DSparkDraftModel` draft on vLLM 0.28, or a DFlash draft with `\"method\": \"dspark\"`.",
+         "Use the method of the draft's family, or convert the draft to the architecture the release keeps."),
+    Rule("DSP809", "deploy-architecture-unregistered", "error", "The architecture vLLM asks its registry for is not there",
+         "The draft's architecture, as shipped or after the method's rename (eagle3: `Eagle3<arch>`, dflash: "
+         "`DFlash<arch>`, eagle: `Eagle<arch>`), is in no registry of that release.",
+         "ModelConfig fails with `Model architectures [...] are not supported for now.`; the server does not "
+         "start.",
+         "A Qwen3 DSpark draft under method eagle3 (`Eagle3Qwen3DSparkModel`), or Qwen3OmniDSparkModel on 0.28.",
+         "Serve the draft with its family's method, on a release that registers the architecture."),
+    Rule("DSP810", "deploy-unsupported-method", "error", "The method given is not one vLLM can confirm for this draft",
+         "A method outside eagle, eagle3, dflash and dspark (mtp, medusa, mlp_speculator) goes through the "
+         "detection chain; when nothing there matches the draft, vLLM raises "
+         "`NotImplementedError: Unsupported speculative method: '<method>'`.",
+         "The server does not start.", "`\"method\": \"mtp\"` with an EAGLE-3 draft.",
+         "Use the draft family's method (eagle3, dflash, dspark), or `draft_model` for an independent draft."),
+    Rule("DSP811", "deploy-tokens-missing", "error", "num_speculative_tokens is missing and nothing defaults it",
+         "The speculative config has no `num_speculative_tokens`, the draft config has no `n_predict`, and (vLLM "
+         "0.31+, method dspark only) no `block_size`/`dspark_block_size` either. DFlash and EAGLE-3 never default "
+         "it from `block_size`; Qwen3 DSpark does only from 0.31.",
+         "vLLM raises `A speculative model was provided, but `num_speculative_tokens` was not provided`.",
+         "A Qwen3 DSpark draft with `block_size: 8` and no num_speculative_tokens, on vLLM 0.27-0.30.",
+         "Give `\"num_speculative_tokens\"` explicitly (the draft's trained block size for DSpark)."),
+    Rule("DSP812", "deploy-tokens-not-divisible", "error", "num_speculative_tokens is not a multiple of n_predict",
+         "The draft config sets `n_predict` (Gemma4 DSpark gets `n_predict = block_size` in 0.27-0.30), and "
+         "num_speculative_tokens is larger than it but not a multiple of it (from 0.31 method dspark skips this).",
+         "vLLM raises `num_speculative_tokens:<n> must be divisible by n_predict=<p>`.",
+         "A Gemma4 DSpark draft with block_size 7 served with num_speculative_tokens 10 on vLLM 0.30.",
+         "Use n_predict or a multiple of it."),
+    Rule("DSP813", "deploy-tokens-below-block", "error", "num_speculative_tokens is below dspark_block_size (0.27)",
+         "vLLM 0.27 requires num_speculative_tokens >= the draft config's `dspark_block_size` for method dspark "
+         "(removed in 0.28).",
+         "vLLM 0.27 raises `DSpark requires num_speculative_tokens >= dspark_block_size (...)`: smaller values "
+         "give garbled output.",
+         "`dspark_block_size: 7` served with num_speculative_tokens 5 on 0.27.",
+         "Use num_speculative_tokens >= dspark_block_size."),
+    Rule("DSP814", "deploy-draft-model-vocab", "error", "method draft_model needs the target's vocabulary size",
+         "The draft runs as an independent draft model (method draft_model, given or by default) and its "
+         "`vocab_size` differs from the target's, without `use_heterogeneous_vocab`.",
+         "vLLM raises `Target and draft model should have the same vocabulary size. ...`.",
+         "A pruned EAGLE-3 draft with V = 32000 served without a method against a 128256-token target.",
+         "Give the draft family's method; draft_model is for standalone small models of the same tokenizer."),
+    Rule("DSP815", "deploy-topk-needs-dspark", "error", "dspark_draft_topk is given for a method other than dspark",
+         "The speculative config sets `dspark_draft_topk` and the method vLLM settles on is not dspark (0.28+).",
+         "vLLM raises `dspark_draft_topk is only supported by DSpark`.",
+         "`{\"model\": \"./eagle3-dspark\", \"dspark_draft_topk\": 64}`: the path makes the method eagle3.",
+         "Remove dspark_draft_topk, or give `\"method\": \"dspark\"`."),
+    Rule("DSP816", "deploy-topk-out-of-range", "error", "The speculative config's dspark_draft_topk exceeds the draft vocab",
+         "`dspark_draft_topk` from the speculative config is not in [1, D], D as vLLM computes it "
+         "(`draft_vocab_size or vocab_size` of the draft config). A value from config.json is DSP209.",
+         "vLLM raises `dspark_draft_topk must be between 1 and the draft vocabulary size (D)`.",
+         "`\"dspark_draft_topk\": 65536` for a draft with draft_vocab_size 32000.", "Choose k in [1, D]."),
+    Rule("DSP817", "deploy-topk-architecture", "error", "dspark_draft_topk is set for a DSpark architecture without it",
+         "`dspark_draft_topk` (from the speculative config or config.json) is set and the architecture after "
+         "vLLM's rewrites is not Qwen3DSparkModel (0.28) or Qwen3OmniDSparkModel (0.29+).",
+         "vLLM raises `dspark_draft_topk is only supported by Qwen3DSparkModel[ and Qwen3OmniDSparkModel]`.",
+         "A Gemma4 DSpark draft with `dspark_draft_topk: 64`.", "Remove dspark_draft_topk for that draft."),
+    Rule("DSP818", "deploy-omni-block-size", "error", "A Qwen3-Omni DSpark draft has no positive block_size",
+         "With a Qwen3-Omni target (0.29+), vLLM reads `block_size` (dflash_config, eagle_config, top level; then "
+         "`dspark_block_size`) and requires a positive integer.",
+         "vLLM raises `Qwen3-Omni DSpark requires a positive integer block_size in the draft config.`",
+         "An Omni draft config without block_size.", "Set the trained block_size in the draft config."),
+    Rule("DSP819", "deploy-omni-tokens", "error", "num_speculative_tokens differs from the Omni draft's block_size",
+         "With a Qwen3-Omni target (0.29+), num_speculative_tokens (given, or defaulted) must equal the trained "
+         "`block_size`.",
+         "vLLM raises `Qwen3-Omni DSpark requires num_speculative_tokens to match the trained block_size (b); "
+         "got n.`",
+         "An Omni draft with block_size 8 served with num_speculative_tokens 4.",
+         "Serve with num_speculative_tokens = block_size (0.31+ defaults to it when omitted)."),
+    Rule("DSP820", "deploy-omni-startup", "error", "The Qwen3-Omni DSpark start-up validation refuses the draft",
+         "One of `_validate_qwen3_omni_dspark`'s other checks fails (0.29+, Qwen3-Omni target): hidden sizes and "
+         "attention shapes against the thinker's text config, target_layer_ids, use_aux_hidden_state, "
+         "markov_rank, markov_head_type 'vanilla', sample_from_anchor/dspark_bonus_anchor, vocab_size, "
+         "mrope_section. Comparisons need the target config on disk and a value in the draft config.",
+         "The server does not start; the message is vLLM's.",
+         "A speculators-format Omni draft without `sample_from_anchor: true` (the conversion defaults it to false).",
+         "Fix the draft config field the message names."),
+    Rule("DSP821", "deploy-verifier-mismatch", "warning", "A speculators draft's verifier is not the target given",
+         "`speculators_config.verifier.name_or_path` names another model than `--target` (compared as a folder, "
+         "a repo id, a local copy named like the repo, or the repo's HF cache snapshot).",
+         "The draft was trained on another model's hidden states; `vllm serve <draft>` would serve that model.",
+         "verifier `Qwen/Qwen3-8B`, target `./models/Llama-3.1-8B`.",
+         "Check against the verifier the draft records, or retrain the draft for this target."),
+    Rule("DSP822", "deploy-local-verifier", "error", "vLLM 0.33 refuses a speculators draft whose verifier is local",
+         "Serving a speculators checkpoint as `--model` (the config names no `model`), vLLM 0.33 requires the "
+         "recorded verifier to be a valid Hub repo id that is not a local path.",
+         "vLLM 0.33 raises `Speculators verifier must name a remote model repository. Select local verifiers "
+         "explicitly with --model and --speculative-config.`",
+         "`verifier.name_or_path: /models/qwen3-8b` and `vllm serve ./speculator`.",
+         "Serve the target as --model and name the draft in the speculative config's `model`."),
+    Rule("DSP823", "deploy-config-overridden", "warning", "The speculators format overrides the speculative config",
+         "Serving a speculators checkpoint as `--model`, vLLM 0.27-0.28 build the speculative config from the "
+         "speculators config alone (keys given are discarded); 0.29+ merge the keys given but lock `method` to "
+         "the speculators format's.",
+         "Settings the deploy relies on are silently not applied on those releases.",
+         "`{\"num_speculative_tokens\": 4}` with `vllm serve ./speculator` on vLLM 0.28.",
+         "Name the draft in `model` and serve the target as --model, or rely only on the speculators config."),
+    ),
 )
 
 

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.report import CheckpointReport, Deploy, Report
 from dspark_ckpt.output.escape import json_safe, terminal
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -50,7 +50,21 @@ def checkpoint_json(c: CheckpointReport) -> dict[str, Any]:
             for e in c.compatibility
         ],
         "findings": [finding_json(f) for f in c.findings],
+        **({"deploy": deploy_json(c.deploy)} if c.deploy is not None else {}),
     }
+
+
+def deploy_json(d: Deploy) -> dict[str, Any]:
+    """The effective speculative config each selected vLLM release builds (check --speculative-config)."""
+    return {"source": d.source, "speculative_config": dict(d.speculative_config) if d.speculative_config is not None
+            else None, "model": d.model,
+            "runtimes": [{"runtime": r.runtime, "version": r.version, "starts": r.error is None, "method": r.method,
+                          "method_from": r.method_from, "architecture": r.architecture, "model_class": r.model_class,
+                          "num_speculative_tokens": r.num_speculative_tokens,
+                          "num_speculative_tokens_from": r.num_speculative_tokens_from,
+                          "draft_vocab_size": r.draft_vocab_size, "error": r.error, "error_code": r.error_code,
+                          "notes": list(r.notes), "note_codes": list(r.note_codes), "source": r.source}
+                         for r in d.runtimes]}
 
 
 def report_json(report: Report) -> dict[str, Any]:
@@ -100,6 +114,22 @@ def _compatibility(c: CheckpointReport) -> Table:
     return table
 
 
+def _deploy(d: Deploy) -> Table:
+    """One row per vLLM release: what it builds from the speculative config; the findings carry the messages."""
+    title = f"Deploy ({d.source}" + (f", model {d.model})" if d.model else ")")
+    table = Table(title=Text(terminal(title, 500)), title_justify="left", expand=False)
+    for name in ("runtime", "starts", "method", "model class", "tokens", "D", "codes"):
+        table.add_column(name, no_wrap=name != "codes", overflow="fold")
+    for r in d.runtimes:
+        starts = (Text("no", style="bold red") if r.error else Text("yes*", style="yellow") if r.notes
+                  else Text("yes", style="green"))
+        codes = ", ".join(dict.fromkeys(([r.error_code] if r.error_code else []) + list(r.note_codes)))
+        table.add_row(runtime_label.display(r.runtime, r.version), starts, Text(terminal(r.method or "-", 40)),
+                      Text(terminal(r.model_class or "-", 60)), str(r.num_speculative_tokens or "-"),
+                      str(r.draft_vocab_size or "-"), codes)
+    return table
+
+
 def _findings(c: CheckpointReport) -> Table:
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
@@ -130,6 +160,8 @@ def render_text(report: Report, console: Console) -> None:
         console.print(_facts(c))
         if c.compatibility:
             console.print(_compatibility(c))
+        if c.deploy is not None and c.deploy.runtimes:
+            console.print(_deploy(c.deploy))
         if c.findings:
             console.print(Text("Findings", style="bold"))
             console.print(_findings(c))

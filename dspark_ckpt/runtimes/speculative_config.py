@@ -1,0 +1,933 @@
+"""Pure: vLLM's `--speculative-config` start-up rules per release, as data, and the evaluator that applies them.
+
+Each release's `SpeculativeConfig` (vllm/config/speculative.py) is one `SpecRules` row; every rule cites the file,
+version and lines it was read from in the released wheel (docs/upstream-notes.md, section "Deploy preflight").
+`evaluate()` replays `SpeculativeConfig.__post_init__` and `_verify_args` in upstream order for one release: the
+method vLLM settles on, the model class, num_speculative_tokens, the draft vocabulary it sees, and the first error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dspark_ckpt.model.families import Family
+
+SPEC = "vllm/config/speculative.py"
+REGISTRY = "vllm/model_executor/models/registry.py"
+EAGLE_CFG = "vllm/transformers_utils/configs/eagle.py"
+TF_CONFIG = "vllm/transformers_utils/config.py"
+ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
+ARG_UTILS = "vllm/engine/arg_utils.py"
+CONFIG_UTILS = "vllm/config/utils.py"
+MODEL_CFG = "vllm/config/model.py"
+
+# --- the runtimes' own words (quoted exactly; `{}` fields are filled per draft) ---
+M_NO_MODEL = "num_speculative_tokens was provided but without speculative model."
+M_UNSUPPORTED = "Unsupported speculative method: '{method}'"
+M_UNREGISTERED = "Model architectures {archs} are not supported for now. Supported architectures: [...]"
+M_MISSING = "A speculative model was provided, but `num_speculative_tokens` was not provided"
+M_DIVISIBLE = "num_speculative_tokens:{n} must be divisible by n_predict={p}"
+M_MIN_BLOCK = ("DSpark requires num_speculative_tokens >= dspark_block_size ({b}); got {n}. Smaller values produce "
+               "incorrect output. Use num_speculative_tokens={b} or larger (e.g. 7).")
+M_TOPK_METHOD = "dspark_draft_topk is only supported by DSpark"
+M_TOPK_RANGE = "dspark_draft_topk must be between 1 and the draft vocabulary size ({d})"
+M_TOPK_ARCH_028 = "dspark_draft_topk is only supported by Qwen3DSparkModel"
+M_TOPK_ARCH_029 = "dspark_draft_topk is only supported by Qwen3DSparkModel and Qwen3OmniDSparkModel"
+M_EQUAL_VOCAB = ("Target and draft model should have the same vocabulary size. Target model vocab_size={t}. Draft "
+                 "model vocab_size={v}. Using models with different tokenizers can cause out-of-bounds errors during "
+                 "speculative decoding.")
+M_VERIFIER = ("Speculators verifier must name a remote model repository. Select local verifiers explicitly with "
+              "--model and --speculative-config.")
+# _validate_qwen3_omni_dspark, in its order (0.29 L157-370; the body is identical in 0.29-0.33).
+OMNI = "Qwen3-Omni DSpark "
+M_OMNI_GENERIC = (OMNI + "requires a standalone draft checkpoint with architectures=['Qwen3OmniDSparkModel']; generic "
+                  "Qwen3DSparkModel checkpoints must be converted first.")
+M_OMNI_BLOCK = OMNI + "requires a positive integer block_size in the draft config."
+M_OMNI_TOKENS = OMNI + "requires num_speculative_tokens to match the trained block_size ({b}); got {n}."
+M_OMNI_TEXT = OMNI + "could not resolve the target thinker text_config."
+M_OMNI_TGT_HIDDEN = OMNI + "draft target_hidden_size must match the target text hidden size ({t}); got {d}."
+M_OMNI_HIDDEN = OMNI + "draft hidden_size must match the target thinker hidden size ({t}); got {d}."
+M_OMNI_TGT_ATTN = OMNI + "requires a positive integer {name} in the target thinker text_config; got {t}."
+M_OMNI_ATTN = OMNI + "draft {name} must match the target thinker value ({t}); got {d}."
+M_OMNI_LAYERS = OMNI + "requires a non-empty target_layer_ids list in the draft config."
+M_OMNI_LAYER_INTS = OMNI + "target_layer_ids must contain only integers."
+M_OMNI_LAYER_ORDER = OMNI + "target_layer_ids must be unique and strictly increasing."
+M_OMNI_LAYER_RANGE = OMNI + "target_layer_ids must be zero-based text-layer indices in [0, {last}]; got {ids}."
+M_OMNI_AUX = (OMNI + "requires use_aux_hidden_state=true because Omni conditioning is supplied through thinker hidden "
+              "states.")
+M_OMNI_RANK = OMNI + "requires a positive integer markov_rank in the draft config."
+M_OMNI_HEAD = OMNI + "currently requires markov_head_type='vanilla'; got {got}."
+M_OMNI_ANCHOR = OMNI + "requires sample_from_anchor=true and dspark_bonus_anchor=false."
+M_OMNI_V = OMNI + "input vocab_size must be a positive integer; got {v}."
+M_OMNI_D = OMNI + "draft_vocab_size must be a positive integer no larger than target vocab_size ({t}); got {d}."
+M_OMNI_MASK = OMNI + "requires a valid mask/noise token id within the draft input vocabulary [0, {last}]."
+M_OMNI_MROPE = OMNI + "draft checkpoints must use logical 1-D RoPE and must not define mrope_section."
+# pydantic's wording (the vLLM wheels pin pydantic 2; read from pydantic 2.14's messages, not from vLLM).
+P_EXTRA = "Unexpected keyword argument"
+P_INT = "Input should be a valid integer"
+P_GT0 = "Input should be greater than 0"
+P_GE1 = "Input should be greater than or equal to 1"
+P_STR = "Input should be a valid string"
+P_LITERAL = "Input should be one of the methods of this release"
+
+VERSIONS = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+
+
+@dataclass(frozen=True, slots=True)
+class Cite:
+    """Where a rule was read: a file of the released wheel, its version, the lines."""
+
+    file: str
+    version: str
+    lines: str
+
+    def __str__(self) -> str:
+        return f"{self.file} @ v{self.version} {self.lines}"
+
+
+# Per rule, per release: the lines of the wheel it was read from (tests/deploy/test_citations.py re-reads each one
+# in /work/wheels when present). Versions without an entry do not have the rule.
+LINES: dict[str, tuple[str, dict[str, str]]] = {
+    "fields": (SPEC, {"0.27.0": "L83", "0.28.0": "L85", "0.29.0": "L374", "0.30.0": "L375", "0.31.0": "L388",
+                      "0.32.0": "L387", "0.33.0": "L407"}),
+    "extra_forbid": (CONFIG_UTILS, {"0.27.0": "L69", "0.28.0": "L69", "0.29.0": "L69", "0.30.0": "L69",
+                                    "0.31.0": "L71", "0.32.0": "L71", "0.33.0": "L71"}),
+    "dash_keys": (ARG_UTILS, {"0.27.0": "L1816-1818", "0.28.0": "L1856-1858", "0.29.0": "L1939-1941",
+                              "0.30.0": "L1951-1953", "0.31.0": "L2049-2051", "0.32.0": "L2086-2088",
+                              "0.33.0": "L2126-2128"}),
+    "num_tokens_field": (SPEC, {"0.27.0": "L89", "0.28.0": "L91", "0.29.0": "L380", "0.30.0": "L381",
+                                "0.31.0": "L394", "0.32.0": "L393", "0.33.0": "L413"}),
+    "topk_field": (SPEC, {"0.28.0": "L298", "0.29.0": "L590", "0.30.0": "L596", "0.31.0": "L609", "0.32.0": "L608",
+                          "0.33.0": "L642"}),
+    "method_field": (SPEC, {"0.27.0": "L95", "0.28.0": "L97", "0.29.0": "L386", "0.30.0": "L387", "0.31.0": "L400",
+                            "0.32.0": "L399", "0.33.0": "L419"}),
+    "default_method": (SPEC, {"0.27.0": "L687-695", "0.28.0": "L742-750", "0.29.0": "L1080-1088",
+                              "0.30.0": "L1111-1119", "0.31.0": "L1125-1133", "0.32.0": "L1131-1139",
+                              "0.33.0": "L1236-1244"}),
+    "no_model": (SPEC, {"0.27.0": "L740-743", "0.28.0": "L795-798", "0.29.0": "L1136-1139", "0.30.0": "L1167-1170",
+                        "0.31.0": "L1181-1184", "0.32.0": "L1187-1190", "0.33.0": "L1292-1295"}),
+    "detect": (SPEC, {"0.27.0": "L879-922", "0.28.0": "L934-981", "0.29.0": "L1275-1328", "0.30.0": "L1306-1371",
+                      "0.31.0": "L1320-1385", "0.32.0": "L1326-1391", "0.33.0": "L1432-1501"}),
+    "eagle_wrap": (SPEC, {"0.27.0": "L946", "0.28.0": "L1005", "0.29.0": "L1352", "0.30.0": "L1395",
+                          "0.31.0": "L1409", "0.32.0": "L1415", "0.33.0": "L1526"}),
+    "eagle_rename": (EAGLE_CFG, {"0.27.0": "L46-79", "0.28.0": "L46-79", "0.29.0": "L46-79", "0.30.0": "L46-79",
+                                 "0.31.0": "L46-81", "0.32.0": "L46-81", "0.33.0": "L46-81"}),
+    "qwen3_rename": (SPEC, {"0.29.0": "L1360-1368", "0.30.0": "L1403-1411", "0.31.0": "L1417-1425",
+                            "0.32.0": "L1423-1431", "0.33.0": "L1534-1542"}),
+    "deepseek_rewrite": (SPEC, {"0.27.0": "L954-965", "0.28.0": "L1013-1027", "0.29.0": "L1369-1385",
+                                "0.30.0": "L1412-1438", "0.31.0": "L1426-1448", "0.32.0": "L1432-1454",
+                                "0.33.0": "L1543-1567"}),
+    "gemma4_n_predict": (SPEC, {"0.27.0": "L978-982", "0.28.0": "L1040-1044", "0.29.0": "L1398-1402",
+                                "0.30.0": "L1455-1459"}),
+    "n_predict": (SPEC, {"0.27.0": "L1004-1019", "0.28.0": "L1066-1081", "0.29.0": "L1414-1429",
+                         "0.30.0": "L1471-1486", "0.31.0": "L1472-1495", "0.32.0": "L1478-1501",
+                         "0.33.0": "L1584-1612"}),
+    "block_default": (SPEC, {"0.31.0": "L1475-1482", "0.32.0": "L1481-1488", "0.33.0": "L1592-1599"}),
+    "missing": (SPEC, {"0.27.0": "L1021-1025", "0.28.0": "L1083-1087", "0.29.0": "L1431-1435",
+                       "0.30.0": "L1488-1492", "0.31.0": "L1497-1501", "0.32.0": "L1503-1507",
+                       "0.33.0": "L1614-1618"}),
+    "min_block": (SPEC, {"0.27.0": "L1035-1058"}),
+    "topk_method": (SPEC, {"0.28.0": "L1089-1090", "0.29.0": "L1437-1438", "0.30.0": "L1494-1495",
+                           "0.31.0": "L1503-1504", "0.32.0": "L1509-1510", "0.33.0": "L1640-1641"}),
+    "topk_range": (SPEC, {"0.28.0": "L1105-1109", "0.29.0": "L1453-1457", "0.30.0": "L1510-1514",
+                          "0.31.0": "L1519-1523", "0.32.0": "L1525-1529", "0.33.0": "L1656-1660"}),
+    "topk_arch": (SPEC, {"0.28.0": "L1110-1117", "0.29.0": "L1458-1467", "0.30.0": "L1515-1524",
+                         "0.31.0": "L1524-1533", "0.32.0": "L1530-1539", "0.33.0": "L1661-1670"}),
+    "omni_call": (SPEC, {"0.29.0": "L1471", "0.30.0": "L1528", "0.31.0": "L1537", "0.32.0": "L1543",
+                         "0.33.0": "L1674"}),
+    "equal_vocab": (SPEC, {"0.27.0": "L1340-1356", "0.28.0": "L1403-1419", "0.29.0": "L1769-1785",
+                           "0.30.0": "L1835-1851", "0.31.0": "L1864-1880", "0.32.0": "L1870-1886",
+                           "0.33.0": "L2040-2056"}),
+    "inspect_arch": (MODEL_CFG, {"0.27.0": "L642", "0.28.0": "L669", "0.29.0": "L681", "0.30.0": "L689",
+                                 "0.31.0": "L696", "0.32.0": "L730", "0.33.0": "L741"}),
+    "unsupported_arch": (REGISTRY, {"0.27.0": "L1132", "0.28.0": "L1159", "0.29.0": "L1173", "0.30.0": "L1201",
+                                    "0.31.0": "L1196", "0.32.0": "L1206", "0.33.0": "L1250"}),
+    "speculators_override": (TF_CONFIG, {"0.27.0": "L673-677", "0.28.0": "L678-682", "0.29.0": "L677-685",
+                                         "0.30.0": "L744-752", "0.31.0": "L836-844", "0.32.0": "L803-811",
+                                         "0.33.0": "L853-874"}),
+    "speculators_verifier": (TF_CONFIG, {"0.33.0": "L861-872"}),
+    "speculators_archs": (ALGOS, {"0.27.0": "L48, L113, L157", "0.28.0": "L48, L113, L157",
+                                  "0.29.0": "L48, L113, L145, L192", "0.30.0": "L48, L113, L145, L192",
+                                  "0.31.0": "L46, L109, L140, L186", "0.32.0": "L46, L109, L140, L186",
+                                  "0.33.0": "L46, L109, L140, L186"}),
+}
+# _validate_qwen3_omni_dspark: the same body in 0.29-0.33, shifted by these many lines from 0.29.
+OMNI_SHIFT = {"0.29.0": 0, "0.30.0": 1, "0.31.0": 3, "0.32.0": 2, "0.33.0": 22}
+OMNI_LINES = {"generic": (157, 162), "block": (164, 175), "tokens": (176, 180), "text": (182, 186),
+              "hidden": (188, 203), "attention": (205, 238), "layers": (240, 272), "aux": (274, 278),
+              "rank": (280, 289), "head": (290, 295), "anchor": (297, 303), "v": (305, 319), "d": (320, 332),
+              "mask": (334, 355), "mrope": (357, 370)}
+
+
+def cite(rule: str, version: str) -> Cite:
+    file, per_version = LINES[rule]
+    return Cite(file, version, per_version[version])
+
+
+def omni_cite(check: str, version: str) -> Cite:
+    first, last = (n + OMNI_SHIFT[version] for n in OMNI_LINES[check])
+    return Cite(SPEC, version, f"L{first}-{last}")
+
+
+# --- the data each release differs in ---
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_FIELDS_027 = _words(
+    "enforce_eager num_speculative_tokens model method draft_tensor_parallel_size tensor_parallel_size quantization "
+    "moe_backend attention_backend kv_cache_dtype max_model_len revision code_revision disable_padded_drafter_batch "
+    "use_local_argmax_reduction use_heterogeneous_vocab prompt_lookup_max prompt_lookup_min parallel_drafting "
+    "target_model_config target_parallel_config num_speculative_tokens_per_batch_size draft_model_config "
+    "draft_parallel_config suffix_decoding_max_tree_depth suffix_decoding_max_cached_requests "
+    "suffix_decoding_max_spec_factor suffix_decoding_min_token_prob draft_load_config rejection_sample_method "
+    "synthetic_acceptance_rates synthetic_acceptance_length draft_sample_method")
+_FIELDS_028 = _FIELDS_027 | {"enable_adaptive_verification", "dspark_draft_topk"}
+_FIELDS_029 = _FIELDS_028 | {"index_share_for_mtp_iteration"}
+_FIELDS_030 = _FIELDS_029 | {"disable_eagle_block_drop"}
+_FIELDS_033 = _FIELDS_030 | {"disable_lookahead_block_hashes", "draft_lm_head_quantization", "xpress_topc",
+                             "fly_window_size", "fly_entropy_threshold", "fly_entropy_top_k"}
+
+_MTP_027 = _words(
+    "deepseek_mtp mimo_mtp mimo_v2_mtp glm4_moe_mtp glm4_moe_lite_mtp glm_ocr_mtp ernie_mtp nemotron_h_mtp "
+    "exaone_moe_mtp exaone4_5_mtp qwen3_next_mtp qwen3_5_mtp longcat_flash_mtp minimax_m3_mtp bailing_hybrid_mtp mtp "
+    "kimi_k3_mtp pangu_ultra_moe_mtp step3p5_mtp hy_v3_mtp gemma4_mtp inkling_mtp")
+_MTP_028 = _MTP_027 | {"dots3_note_mtp", "bailing_hybrid_v3_mtp"}
+_MTP_029 = _MTP_028 | {"qwen4_exp_mtp", "hy_v4_mtp"}
+_MTP_030 = _MTP_029 | {"glm5_next_mtp"}
+_MTP_033 = _MTP_030 | {"step5_mtp"}
+
+_METHODS_BASE = frozenset({"ngram", "draft_model", "suffix", "custom_class", "eagle", "eagle3",
+                           "extract_hidden_states", "dflash", "ngram_gpu", "dspark"})
+_NO_CHECKPOINT = frozenset({"ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states"})
+# The method each draft family is served with (by the family's value, so a family added later needs one line here).
+FAMILY_METHOD = {"qwen3-dspark": "dspark", "qwen3-omni-dspark": "dspark", "gemma4-dspark": "dspark",
+                 "dflash": "dflash", "dflash2": "dflash", "eagle3-llama": "eagle3", "eagle3-qwen3": "eagle3"}
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    model_class: str
+    first: str  # first release 0.27.0-0.33.0 whose registry maps the name
+    line: str  # its line in that release's registry.py
+
+
+# The architecture names a draft of a known family can reach (as shipped, after the EAGLE/DFlash renames of
+# eagle.py, or after the DSpark rewrites), with their class, from `_SPECULATIVE_DECODING_MODELS`. Every name those
+# renames produce from these and that is not listed here is in no registry of 0.27-0.33 (grep of registry.py).
+REGISTERED: dict[str, Registered] = {
+    "Qwen3DSparkModel": Registered("Qwen3DSparkForCausalLM", "0.27.0", "L618"),
+    "Qwen3OmniDSparkModel": Registered("Qwen3DSparkForCausalLM", "0.29.0", "L626"),
+    "Gemma4DSparkModel": Registered("Gemma4DSparkForCausalLM", "0.27.0", "L624"),
+    "K3DSparkModel": Registered("K3DSparkForCausalLM", "0.27.0", "L619"),
+    "MuseSparkDSparkModel": Registered("MuseSparkDSparkForCausalLM", "0.33.0", "L692"),
+    "DSparkDraftModel": Registered("DSparkDeepseekV4ForCausalLM", "0.27.0", "L617"),
+    "DSparkV41DraftModel": Registered("DSparkDeepseekV4ForCausalLM", "0.30.0", "L647"),
+    "DFlashDraftModel": Registered("DFlashQwen3ForCausalLM", "0.27.0", "L616"),
+    "DFlash2DraftModel": Registered("DFlash2Qwen3ForCausalLM", "0.28.0", "L628"),
+    "Eagle3LlamaForCausalLM": Registered("Eagle3LlamaForCausalLM", "0.27.0", "L627"),
+    "LlamaForCausalLMEagle3": Registered("Eagle3LlamaForCausalLM", "0.27.0", "L629"),
+    "Eagle3Qwen3ForCausalLM": Registered("Eagle3Qwen3ForCausalLM", "0.27.0", "L632"),
+    "PeagleLlamaForCausalLM": Registered("Eagle3LlamaForCausalLM", "0.27.0", "L626"),
+    "PeagleQwen3ForCausalLM": Registered("Eagle3Qwen3ForCausalLM", "0.27.0", "L633"),
+}
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class SpecRules:
+    """One release's SpeculativeConfig: what its __post_init__ and _verify_args decide, as columns."""
+
+    version: str
+    fields: frozenset[str]
+    methods: frozenset[str]  # the `method` Literal
+    mtp_types: frozenset[str]
+    dflash_detect_archs: tuple[str, ...] = ()
+    dspark_detect_archs: tuple[str, ...] = ("Qwen3DSparkModel", "Gemma4DSparkModel")
+    dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
+    medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
+    dspark_keep: tuple[str, ...] = ("Qwen3DSparkModel", "Gemma4DSparkModel", "K3DSparkModel")
+    dspark_qwen3_rename: bool = False  # method dspark: a Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel
+    dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
+    gemma4_n_predict: bool = True  # Gemma4 DSpark: n_predict = block_size when unset
+    dspark_block_default: bool = False  # method dspark: num_speculative_tokens defaults to block_size
+    dspark_min_block: bool = False  # num_speculative_tokens >= dspark_block_size
+    topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
+    topk_arch_message: str = M_TOPK_ARCH_029
+    omni_validation: bool = False
+    dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
+    speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
+    speculators_dspark_select: bool = False  # speculators dspark keeps the top-level Omni architecture
+    speculators_dflash2: bool = False
+    speculators_local_verifier_refused: bool = False
+
+    def is_registered(self, name: str) -> bool:
+        reg = REGISTERED.get(name)
+        return reg is not None and _key(reg.first) <= _key(self.version)
+
+    def has(self, rule: str) -> bool:
+        return self.version in LINES[rule][1]
+
+
+_R027 = SpecRules("0.27.0", _FIELDS_027, _METHODS_BASE | {"medusa", "mlp_speculator"} | _MTP_027, _MTP_027,
+                  dspark_min_block=True)
+_R028 = replace(_R027, version="0.28.0", fields=_FIELDS_028, methods=_R027.methods | _MTP_028, mtp_types=_MTP_028,
+                dflash_detect_archs=("MuseGlimmerAssistantModel",), dspark_min_block=False,
+                topk_archs=("Qwen3DSparkModel",), topk_arch_message=M_TOPK_ARCH_028)
+_R029 = replace(_R028, version="0.29.0", fields=_FIELDS_029, methods=_R028.methods | _MTP_029, mtp_types=_MTP_029,
+                dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel"),
+                dspark_detect_qwen3_draft=True, dspark_keep=_R028.dspark_keep + ("Qwen3OmniDSparkModel",),
+                dspark_qwen3_rename=True, topk_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel"),
+                topk_arch_message=M_TOPK_ARCH_029, omni_validation=True, speculators_merge=True,
+                speculators_dspark_select=True, speculators_dflash2=True)
+_R030 = replace(_R029, version="0.30.0", fields=_FIELDS_030, methods=_R029.methods | _MTP_030, mtp_types=_MTP_030,
+                dspark_v41=True)
+_R031 = replace(_R030, version="0.31.0", gemma4_n_predict=False, dspark_block_default=True,
+                dflash_keep_extra=("LiLiCorrDraftModel",))
+_R032 = replace(_R031, version="0.32.0")
+_R033 = replace(_R032, version="0.33.0", fields=_FIELDS_033,
+                methods=(_R032.methods - {"medusa", "mlp_speculator"}) | _MTP_033, mtp_types=_MTP_033,
+                dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "MuseSparkDSparkModel",
+                                     "Gemma4DSparkModel"),
+                medusa_detect=False, dspark_keep=_R032.dspark_keep + ("MuseSparkDSparkModel",),
+                speculators_local_verifier_refused=True)
+RULES: dict[str, SpecRules] = {r.version: r for r in (_R027, _R028, _R029, _R030, _R031, _R032, _R033)}
+# 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
+
+
+def rules_for(version: str) -> SpecRules | None:
+    """The row of the release line `version` belongs to (same major.minor), or None outside 0.27-0.33."""
+    for r in RULES.values():
+        if _key(r.version)[:2] == _key(version)[:2]:
+            return r
+    return None
+
+
+# --- inputs ---
+@dataclass(frozen=True, slots=True)
+class TargetView:
+    """What vLLM's target ModelConfig says that the speculative config consults."""
+
+    vocab_size: int | None = None  # T (get_vocab_size())
+    omni: bool = False  # _is_qwen3_omni_target
+    model_type: str | None = None  # hf_config.model_type (deepseek_v41 sends the DSpark rewrite to V4.1)
+    text_config: Mapping[str, Any] | None = None  # thinker_config.text_config, else the text config (Omni checks)
+
+
+@dataclass(frozen=True, slots=True)
+class DeployInput:
+    spec: Mapping[str, Any]  # the --speculative-config object, as the user wrote it
+    checkpoint: str  # the checkpoint checked, as given (what `vllm serve` gets as --model in the speculators form)
+    draft: Mapping[str, Any] | None  # the draft's config.json, None when it could not be read
+    family: Family | None = None
+    target: TargetView = field(default_factory=TargetView)
+    verifier_exists: bool = False  # Path(verifier).exists(): the 0.33 speculators refusal (I/O done by the caller)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    code: str
+    text: str
+    where: tuple[Cite, ...] = ()
+    verbatim: bool = True  # False where the text is dspark-ckpt's description, not vLLM's own message
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one release builds from the speculative config, and the first error it raises (None: it starts)."""
+
+    version: str
+    method: str | None = None
+    method_from: str | None = None
+    architecture: str | None = None
+    model_class: str | None = None
+    num_speculative_tokens: int | None = None
+    num_speculative_tokens_from: str | None = None
+    draft_vocab_size: int | None = None  # `draft_vocab_size or vocab_size` of the draft hf_config, as vLLM computes it
+    error: Problem | None = None
+    notes: tuple[Problem, ...] = ()  # what goes wrong without an error (the wrong method or class, ignored keys)
+
+
+def normalize_keys(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """engine/arg_utils.py: `-` becomes `_` in every key before SpeculativeConfig(**spec)."""
+    return {str(k).replace("-", "_"): v for k, v in spec.items()}
+
+
+def closest_key(key: str, known: frozenset[str]) -> str | None:
+    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def later_field(key: str, version: str) -> str | None:
+    """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
+    return next((r.version for r in RULES.values() if _key(r.version) > _key(version) and key in r.fields), None)
+
+# --- the draft's hf_config as vLLM builds it ---
+@dataclass(frozen=True, slots=True)
+class HfView:
+    architectures: tuple[str, ...]
+    model_type: str | None
+    values: Mapping[str, Any]  # what getattr(hf_config, key, None) returns
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _posint(value: Any) -> bool:
+    return _int(value) is not None and value > 0
+
+
+def _archs(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    archs = raw.get("architectures")
+    return tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
+
+
+def speculators_type(raw: Mapping[str, Any]) -> str | None:
+    """The speculators format's type when config.json is one (transformers_utils/config.py: no model_type, but a
+    speculators_config), else None."""
+    kind = raw.get("speculators_model_type")
+    if raw.get("model_type") in (None, "speculators") and isinstance(raw.get("speculators_config"), dict):
+        return kind if isinstance(kind, str) else ""
+    return None
+
+
+_EAGLE3_ARCH = {"eagle3": {"qwen3": "Eagle3Qwen3ForCausalLM", "llama": "Eagle3LlamaForCausalLM"},
+                "peagle": {"qwen3": "PeagleQwen3ForCausalLM", "llama": "PeagleLlamaForCausalLM"}}
+_SPECULATORS_DSPARK_KEYS = ("draft_vocab_size", "target_hidden_size", "mask_token_id", "markov_rank",
+                            "markov_head_type", "block_size", "enable_confidence_head", "confidence_head_with_markov")
+
+
+def _speculators_view(r: SpecRules, raw: Mapping[str, Any], kind: str) -> HfView | None:
+    """speculators/base.py + algos.py: the hf_config is transformer_layer_config plus the algorithm's keys."""
+    layer = raw.get("transformer_layer_config")
+    values: dict[str, Any] = dict(layer) if isinstance(layer, dict) else {}
+    if kind in _EAGLE3_ARCH:
+        arch = _EAGLE3_ARCH[kind].get(str(values.get("model_type", "llama")))
+        if arch is None:
+            return None  # "Unsupported model_type ... for Eagle3 speculator": not a family dspark-ckpt evaluates
+        values["draft_vocab_size"] = raw.get("draft_vocab_size")
+        archs: tuple[str, ...] = (arch,)
+    elif kind == "dflash" or (kind == "dflash2" and r.speculators_dflash2):
+        values["draft_vocab_size"] = raw.get("draft_vocab_size")
+        archs = ("DFlashDraftModel",) if kind == "dflash" else ("DFlash2DraftModel",)
+    elif kind == "dspark":
+        chosen = tuple(a for a in _archs(raw) if a in ("Qwen3DSparkModel", "Qwen3OmniDSparkModel"))
+        archs = (chosen if r.speculators_dspark_select else ()) or ("Qwen3DSparkModel",)
+        anchor = raw.get("sample_from_anchor", False)
+        values["sample_from_anchor"] = anchor
+        if r.speculators_dspark_select:
+            values["dspark_bonus_anchor"] = not anchor
+        aux = raw.get("aux_hidden_state_layer_ids")
+        if isinstance(aux, list) and all(_int(i) is not None for i in aux):
+            values["target_layer_ids"] = [i - 1 for i in aux]
+        keys = _SPECULATORS_DSPARK_KEYS + (("use_aux_hidden_state",) if r.speculators_dspark_select else ())
+        values.update({k: raw[k] for k in keys if raw.get(k) is not None})
+    else:
+        return None
+    return HfView(archs, "speculators", values)
+
+
+def hf_view(r: SpecRules, raw: Mapping[str, Any]) -> HfView | None:
+    kind = speculators_type(raw)
+    if kind is not None:
+        return _speculators_view(r, raw, kind)
+    model_type = raw.get("model_type")
+    return HfView(_archs(raw), model_type if isinstance(model_type, str) else None, raw)
+
+
+def _nested(values: Mapping[str, Any], name: str) -> Any:
+    """_get_qwen3_dspark_value: dflash_config, then eagle_config, then the top level."""
+    for section in ("dflash_config", "eagle_config"):
+        nested = values.get(section)
+        if isinstance(nested, Mapping) and nested.get(name) is not None:
+            return nested.get(name)
+    return values.get(name)
+
+
+def rename(arch: str, method: str, keep: tuple[str, ...] = ()) -> str:
+    """transformers_utils/configs/eagle.py: the architecture EAGLEConfig gives a draft under each method."""
+    if method == "eagle":
+        return arch if arch.startswith("Eagle") else f"Eagle{arch}"
+    if method == "eagle3":
+        return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
+    return arch if arch.startswith("DFlash") or arch.endswith("DFlash") or arch in keep else f"DFlash{arch}"
+
+
+def _known(name: str) -> bool:
+    """A name whose registration dspark-ckpt knows: listed in REGISTERED, or one of the renames of a listed name."""
+    return name in REGISTERED or any(name == f"{p}{base}" for p in ("Eagle", "Eagle3", "DFlash") for base in REGISTERED)
+
+
+def custom_proposer_path(model: Any) -> bool:
+    """SpeculativeConfig._is_custom_proposer_path: a dotted import path (no `/`, not a URL) names a proposer class."""
+    if not isinstance(model, str) or model.startswith(("http://", "https://", "file://")) or "/" in model:
+        return False
+    parts = model.split(".")
+    return len(parts) >= 2 and all(p.isidentifier() for p in parts)
+
+
+def lax_int(value: Any) -> int | None | str:
+    """pydantic 2's lax int: ints, bools, integral floats and integer strings; a str return is its error."""
+    if value is None or isinstance(value, int):
+        return int(value) if value is not None else None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,4000}\s*", value):
+        return int(value)
+    return P_INT
+
+
+# --- the evaluator ---
+class _Stop(Exception):
+    """The release raised (or loads nothing to evaluate): `problem` is the first error, None when it just stops."""
+
+    def __init__(self, problem: Problem | None) -> None:
+        super().__init__(problem.text if problem else "")
+        self.problem = problem
+
+
+class _Run:
+    """One release replaying SpeculativeConfig.__post_init__ on one draft; mutable only inside evaluate()."""
+
+    def __init__(self, r: SpecRules, inp: DeployInput) -> None:
+        self.r, self.inp, self.v = r, inp, r.version
+        self.spec: dict[str, Any] = {}
+        self.notes: list[Problem] = []
+        self.method: str | None = None
+        self.method_from: str | None = None
+        self.model = ""
+        self.hf: HfView | None = None
+        self.archs: tuple[str, ...] = ()
+        self.model_type: str | None = None
+        self.values: dict[str, Any] = {}
+        self.n: int | None = None
+        self.n_from: str | None = None
+        self.rewritten: tuple[str, ...] | None = None  # the architectures before a DeepSeek-V4 rewrite
+        self.shortcut = False  # `vllm serve <speculators checkpoint>`: the speculators config builds the spec
+        self.explicit = False  # the method was given
+
+    def stop(self, code: str, text: str, rule: str | Cite, verbatim: bool = True) -> _Stop:
+        where = rule if isinstance(rule, Cite) else cite(rule, self.v)
+        return _Stop(Problem(code, text, (where,), verbatim))
+
+    def note(self, code: str, text: str, rule: str, verbatim: bool = False) -> None:
+        self.notes.append(Problem(code, text, (cite(rule, self.v),), verbatim))
+
+    # 1. what reaches SpeculativeConfig(**spec): the user's object, or the speculators form's own
+    def effective_spec(self) -> None:
+        spec = normalize_keys(self.inp.spec)
+        draft = self.inp.draft
+        if spec.get("model") is not None or draft is None or draft.get("speculators_config") is None:
+            self.spec = spec
+            return
+        built = self.speculators_spec(draft)
+        method = built["method"]
+        if self.r.speculators_merge:
+            given = spec.get("method")
+            self.spec = {**built, **spec, "method": method}
+            if given is not None and given != method:
+                self.note("DSP823", f"`vllm serve {self.inp.checkpoint}` locks method to {method!r} (the speculators "
+                                    f"format's); the method {given!r} given is ignored", "speculators_override")
+        else:
+            self.spec = built
+            if spec:
+                self.note("DSP823", f"`vllm serve {self.inp.checkpoint}` builds the speculative config from the "
+                                    f"speculators config alone: {', '.join(sorted(spec))} given are discarded",
+                          "speculators_override")
+        self.spec["model"] = self.inp.checkpoint
+        self.shortcut = True
+        if self.r.speculators_local_verifier_refused:
+            self.check_verifier(draft)
+
+    def speculators_spec(self, draft: Mapping[str, Any]) -> dict[str, Any]:
+        """SpeculatorsConfig.build_vllm_speculative_config."""
+        config = draft.get("speculators_config")
+        proposals = config.get("proposal_methods") if isinstance(config, dict) else None
+        first = proposals[0] if isinstance(proposals, list) and proposals else None
+        if not isinstance(first, dict):
+            raise self.stop("DSP811", "No proposal methods found in speculators config", "speculators_override")
+        if first.get("speculative_tokens") is None:
+            raise self.stop("DSP811", f"Missing 'speculative_tokens' in proposal method. Got: {first}",
+                            "speculators_override")
+        method = draft.get("speculators_model_type")
+        built: dict[str, Any] = {"method": method, "num_speculative_tokens": first["speculative_tokens"]}
+        if method == "peagle":
+            built.update(method="eagle3", parallel_drafting=True)
+        elif method == "dflash2" and self.r.speculators_dflash2:
+            built["method"] = "dflash"
+        return built
+
+    def check_verifier(self, draft: Mapping[str, Any]) -> None:
+        """0.33 maybe_override_with_speculators: the verifier must be a remote repo id that is not a local path."""
+        config = draft.get("speculators_config")
+        verifier = config.get("verifier") if isinstance(config, dict) else None
+        name = verifier.get("name_or_path") if isinstance(verifier, dict) else None
+        if not isinstance(name, str) or not valid_repo_id(name) or self.inp.verifier_exists:
+            raise self.stop("DSP822", M_VERIFIER, "speculators_verifier")
+
+    # 2. pydantic: extra="forbid" and the typed fields
+    def validate(self) -> None:
+        unknown = [k for k in self.spec if k not in self.r.fields]
+        bad = self.bad_values()
+        if unknown:
+            if bad:
+                self.notes.append(bad)
+            raise self.stop("DSP803", "; ".join(self.unknown_text(k) for k in unknown), "extra_forbid", False)
+        if bad:
+            raise _Stop(bad)
+
+    def unknown_text(self, key: str) -> str:
+        later = later_field(key, self.v)
+        near = closest_key(key, self.r.fields)
+        return (f"SpeculativeConfig has no field {key!r} ({P_EXTRA})"
+                + (f": it is a field from vLLM {later}" if later else "")
+                + (f"; did you mean {near!r}?" if near and not later else ""))
+
+    def bad_values(self) -> Problem | None:
+        problems = []
+        for key, floor, message in (("num_speculative_tokens", 1, P_GT0), ("dspark_draft_topk", 1, P_GE1)):
+            if key not in self.r.fields or key not in self.spec:
+                continue
+            value = lax_int(self.spec[key])
+            if isinstance(value, str):
+                problems.append(f"{key}: {value}, got {self.spec[key]!r}")
+            elif value is not None and value < floor:
+                problems.append(f"{key}: {message}, got {value}")
+            else:
+                self.spec[key] = value
+        method, model = self.spec.get("method"), self.spec.get("model")
+        if method is not None and not isinstance(method, str):
+            problems.append(f"method: {P_STR}, got {method!r}")
+        elif method is not None and method not in self.r.methods:
+            problems.append(f"method: {P_LITERAL} (such as 'dspark', 'dflash', 'eagle3', 'draft_model'), "
+                            f"got {method!r}")
+        if model is not None and not isinstance(model, str):
+            problems.append(f"model: {P_STR}, got {model!r}")
+        if not problems:
+            return None
+        rule = "method_field" if problems[0].startswith("method") else "num_tokens_field"
+        return Problem("DSP804", "; ".join(problems), (cite(rule, self.v),), verbatim=False)
+
+    # 3. the method from the user's arguments, and whether a checkpoint is loaded at all
+    def default_method(self) -> None:
+        self.method, model = self.spec.get("method"), self.spec.get("model")
+        self.explicit = self.method is not None
+        if self.method is None and custom_proposer_path(model):
+            self.method, self.method_from = "custom_class", "a dotted class path in `model`"
+        elif self.method is None:
+            self.method = "ngram" if model in ("ngram", "[ngram]") else "draft_model"
+            self.method_from = "vLLM's default when no method is given"
+        else:
+            self.method_from = ("the speculators config (speculators_model_type)" if self.shortcut
+                                else "given in the speculative config")
+        if self.method in self.r.mtp_types:
+            self.method = "mtp"
+        if model is None:
+            raise self.no_model()
+        self.model = str(model)
+        if self.method in _NO_CHECKPOINT:
+            text = (f"vLLM reads `model` {self.model!r} as a custom proposer class path (method custom_class), not "
+                    "as a checkpoint" if self.method == "custom_class" else
+                    f"method {self.method!r} loads no draft checkpoint: vLLM never reads {self.model}")
+            raise self.stop("DSP805", text, "default_method", False)
+
+    def no_model(self) -> _Stop:
+        if self.method in ("mtp", "dspark"):
+            return self.stop("DSP805", f"the speculative config names no `model`: method {self.method!r} drafts with "
+                                       "the target's own weights (target_model_config.model), so vLLM never loads "
+                                       f"{self.inp.checkpoint}", "no_model", False)
+        if self.spec.get("num_speculative_tokens") is not None:
+            return self.stop("DSP805", M_NO_MODEL, "no_model")
+        return self.stop("DSP805", f"the speculative config names no `model`, so vLLM loads no draft checkpoint "
+                                   f"({self.inp.checkpoint} is never read)", "no_model", False)
+
+    # 4. the draft ModelConfig, and the registry it resolves its architecture with
+    def draft_config(self) -> None:
+        if self.inp.draft is None:
+            raise _Stop(None)
+        self.hf = hf_view(self.r, self.inp.draft)
+        if self.hf is None or not self.hf.architectures:
+            raise _Stop(None)
+        self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
+        self.registered(self.archs, "inspect_arch")
+
+    def registered(self, archs: tuple[str, ...], rule: str) -> None:
+        if any(self.r.is_registered(a) for a in archs) or not all(_known(a) for a in archs):
+            return
+        raise _Stop(Problem("DSP809", M_UNREGISTERED.format(archs=list(archs)),
+                            (cite(rule, self.v), cite("unsupported_arch", self.v))))
+
+    # 5. "Automatically detect the method", skipped for eagle, eagle3, dflash and dspark
+    def detect(self) -> None:
+        if self.method in ("eagle", "eagle3", "dflash", "dspark"):
+            return
+        given = self.method
+        path = self.model.lower()
+        found = self.detected(path)
+        if found is None:
+            if self.method != "draft_model":
+                raise self.stop("DSP810", M_UNSUPPORTED.format(method=self.method), "detect")
+            return
+        self.method, why = found
+        self.method_from = why + (f", replacing the method {given!r} given" if self.explicit else "")
+
+    def detected(self, path: str) -> tuple[str, str] | None:
+        r, archs = self.r, self.archs
+        for marker, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash")):
+            if marker in path:
+                return method, f"detected: {marker!r} in the model path"
+            if method == "dflash" and (a := next((a for a in archs if a in r.dflash_detect_archs), None)):
+                return method, f"detected from architecture {a}"
+        if "dspark" in path:
+            return "dspark", "detected: 'dspark' in the model path"
+        if a := next((a for a in archs if a in r.dspark_detect_archs), None):
+            return "dspark", f"detected from architecture {a}"
+        if r.dspark_detect_qwen3_draft and "DSparkDraftModel" in archs and self.model_type == "qwen3":
+            return "dspark", "detected from architecture DSparkDraftModel with model_type qwen3"
+        if r.medusa_detect and self.model_type in ("medusa", "mlp_speculator"):
+            return str(self.model_type), f"detected from model_type {self.model_type}"
+        if self.model_type in r.mtp_types:
+            return "mtp", f"detected from model_type {self.model_type}"
+        return None
+
+    # 6. EAGLEConfig wraps eagle/eagle3/dflash drafts and renames their architecture; DSpark rewrites its own
+    def rewrite(self) -> None:
+        if self.method in ("eagle", "eagle3", "dflash") and self.model_type not in ("speculators", "eagle"):
+            renamed = tuple(rename(a, str(self.method), self.r.dflash_keep_extra) for a in self.archs)
+            self.archs = renamed
+            self.registered(renamed, "eagle_wrap")
+        if self.method != "dspark":
+            return
+        if self.r.dspark_qwen3_rename and "DSparkDraftModel" in self.archs and self.model_type == "qwen3":
+            self.archs = ("Qwen3DSparkModel",)
+        elif not any(a in self.r.dspark_keep for a in self.archs):
+            v41 = self.r.dspark_v41 and self.inp.target.model_type == "deepseek_v41"
+            self.rewritten = self.archs
+            self.model_type = "deepseek_v41" if v41 else "deepseek_v4"
+            self.archs = ("DSparkV41DraftModel",) if v41 else ("DSparkDraftModel",)
+            if v41:
+                self.values["n_predict"] = self.values.get("dspark_block_size") or self.values.get("n_predict")
+        elif ("Gemma4DSparkModel" in self.archs and self.r.gemma4_n_predict and self.values.get("n_predict") is None
+              and self.values.get("block_size") is not None):
+            self.values["n_predict"] = self.values["block_size"]
+
+    # 7. num_speculative_tokens: the default and the checks on it
+    def tokens(self) -> None:
+        n = self.spec.get("num_speculative_tokens")
+        self.n = _int(n)
+        if self.n is not None:
+            user = "num_speculative_tokens" in normalize_keys(self.inp.spec) and (
+                self.r.speculators_merge or not self.shortcut)
+            self.n_from = ("the speculative config" if user or not self.shortcut
+                           else "speculators_config.proposal_methods[0].speculative_tokens")
+        n_predict = _int(self.values.get("n_predict"))
+        if self.r.dspark_block_default and self.method == "dspark":
+            if self.n is None:
+                for key in ("block_size", "dspark_block_size"):
+                    if self.values.get(key) is not None:
+                        self.n, self.n_from = _int(self.values[key]), f"the draft config's {key}"
+                        break
+        elif n_predict is not None and n_predict > 0:
+            if self.n is None:
+                self.n, self.n_from = n_predict, "the draft config's n_predict"
+            elif self.n > n_predict and self.n % n_predict:
+                raise self.stop("DSP812", M_DIVISIBLE.format(n=self.n, p=n_predict), "n_predict")
+        if self.n is None:
+            raise self.stop("DSP811", M_MISSING, "missing")
+        block = _int(self.values.get("dspark_block_size"))
+        if self.r.dspark_min_block and self.method == "dspark" and block is not None and self.n < block:
+            raise self.stop("DSP813", M_MIN_BLOCK.format(b=block, n=self.n), "min_block")
+
+    # 8. dspark_draft_topk (0.28+)
+    def topk(self) -> None:
+        if self.r.topk_archs is None:
+            return
+        given = self.spec.get("dspark_draft_topk")
+        if given is not None and self.method != "dspark":
+            raise self.stop("DSP815", M_TOPK_METHOD, "topk_method")
+        if self.method != "dspark":
+            return
+        k = _int(given if given is not None else self.values.get("dspark_draft_topk"))
+        if k is None:
+            return
+        d = self.seen_draft_vocab()
+        if d is not None and not 1 <= k <= d:
+            raise self.stop("DSP816" if given is not None else "DSP209", M_TOPK_RANGE.format(d=d), "topk_range")
+        if not any(a in self.r.topk_archs for a in self.archs):
+            raise self.stop("DSP817", self.r.topk_arch_message, "topk_arch")
+
+    def seen_draft_vocab(self) -> int | None:
+        return _int(self.values.get("draft_vocab_size") or self.values.get("vocab_size"))
+
+    # 9. _validate_qwen3_omni_dspark (0.29+), for a Qwen3-Omni target only
+    def omni(self) -> None:
+        if not (self.r.omni_validation and self.method == "dspark" and self.inp.target.omni):
+            return
+        problem = omni_problem(self.v, self.values, self.archs, self.n, self.inp.target)
+        if problem is not None:
+            raise _Stop(problem)
+
+    # 10. _verify_args: a plain draft model must share the target's vocabulary
+    def equal_vocab(self) -> None:
+        t, v = self.inp.target.vocab_size, _int(self.values.get("vocab_size"))
+        if self.method == "draft_model" and not self.spec.get("use_heterogeneous_vocab") and t and v and t != v:
+            raise self.stop("DSP814", M_EQUAL_VOCAB.format(t=t, v=v), "equal_vocab")
+
+    def outcome(self, error: Problem | None) -> Outcome:
+        model_class = next((REGISTERED[a].model_class for a in self.archs if self.r.is_registered(a)), None)
+        return Outcome(self.v, self.method, self.method_from, self.archs[0] if self.archs else None, model_class,
+                       self.n, self.n_from, self.seen_draft_vocab(), error, tuple(self.notes) + self.wrong(error))
+
+    def wrong(self, error: Problem | None) -> tuple[Problem, ...]:
+        """The method or class the draft ends up with when it is not its family's (DSP810 already says so)."""
+        family, found = self.inp.family, []
+        if family is None or self.hf is None or self.method is None:
+            return ()
+        expected = FAMILY_METHOD.get(family.value)
+        if expected is None:
+            return ()
+        if self.method != expected and (error is None or error.code != "DSP810"):
+            how = " as an independent draft model" if self.method == "draft_model" else ""
+            found.append(Problem("DSP807", f"vLLM runs this {family.value} draft{how} with method "
+                                           f"{self.method!r} ({self.method_from}), not {expected!r}",
+                                 (cite("detect", self.v),), verbatim=False))
+        if self.rewritten is not None:
+            found.append(Problem("DSP808", f"method 'dspark' rewrites architectures {list(self.rewritten)} to "
+                                           f"{list(self.archs)} with model_type {self.model_type!r}: vLLM "
+                                           "builds DSparkDeepseekV4ForCausalLM, the DeepSeek-V4 draft that ships "
+                                           f"inside its target, not this {family.value} draft",
+                                 (cite("deepseek_rewrite", self.v),), verbatim=False))
+        return tuple(found)
+
+
+def evaluate(r: SpecRules, inp: DeployInput) -> Outcome:
+    """One release's start-up of the speculative config, in upstream order; the first error wins."""
+    run = _Run(r, inp)
+    try:
+        run.effective_spec()
+        run.validate()
+        run.default_method()
+        run.draft_config()
+        run.detect()
+        run.rewrite()
+        run.tokens()
+        run.topk()
+        run.omni()
+        run.equal_vocab()
+    except _Stop as stop:
+        return run.outcome(stop.problem)
+    return run.outcome(None)
+
+
+def _omni_target(version: str, values: Mapping[str, Any], text: Mapping[str, Any]) -> Problem | None:
+    """Checks 5-8, against the target thinker's text config. A key absent from either config takes a transformers
+    default dspark-ckpt does not know, so that comparison is skipped rather than guessed."""
+    hidden = text.get("hidden_size")
+    if hidden is not None:
+        for key, message in (("target_hidden_size", M_OMNI_TGT_HIDDEN), ("hidden_size", M_OMNI_HIDDEN)):
+            if (key == "target_hidden_size" or key in values) and values.get(key) != hidden:
+                return Problem("DSP820", message.format(t=hidden, d=values.get(key)), (omni_cite("hidden", version),))
+    for name in ("num_attention_heads", "num_key_value_heads", "head_dim"):
+        t, d = _attention(text, name), _attention(values, name)
+        if t is None:
+            continue
+        if not _posint(t):
+            return Problem("DSP820", M_OMNI_TGT_ATTN.format(name=name, t=t), (omni_cite("attention", version),))
+        if d is not None and d != t:
+            return Problem("DSP820", M_OMNI_ATTN.format(name=name, t=t, d=d), (omni_cite("attention", version),))
+    return None
+
+
+def _attention(config: Mapping[str, Any], name: str) -> Any:
+    if name == "num_key_value_heads" and config.get(name) is None:
+        return config.get("num_attention_heads")
+    if name == "head_dim" and config.get(name) is None:
+        hidden, heads = _int(config.get("hidden_size")), _int(config.get("num_attention_heads"))
+        return hidden // heads if hidden is not None and heads and hidden % heads == 0 else None
+    return config.get(name)
+
+
+def _layer_ids(version: str, values: Mapping[str, Any], text: Mapping[str, Any] | None) -> Problem | None:
+    nested = values.get("dflash_config")
+    ids = nested.get("target_layer_ids") if isinstance(nested, Mapping) else None
+    for key in ("dspark_target_layer_ids", "target_layer_ids"):
+        ids = values.get(key) if ids is None else ids
+    where = (omni_cite("layers", version),)
+    if not isinstance(ids, (list, tuple)) or not ids:
+        return Problem("DSP820", M_OMNI_LAYERS, where)
+    if any(_int(i) is None for i in ids):
+        return Problem("DSP820", M_OMNI_LAYER_INTS, where)
+    if list(ids) != sorted(set(ids)):
+        return Problem("DSP820", M_OMNI_LAYER_ORDER, where)
+    layers = _int(text.get("num_hidden_layers")) if text is not None else None
+    if layers is not None and (ids[0] < 0 or ids[-1] >= layers):
+        return Problem("DSP820", M_OMNI_LAYER_RANGE.format(last=layers - 1, ids=list(ids)), where)
+    return None
+
+
+def _omni_draft(version: str, values: Mapping[str, Any], t: int | None) -> Problem | None:
+    """Checks 9-16: the draft config alone (and T)."""
+    def at(check: str) -> tuple[Cite, ...]:
+        return (omni_cite(check, version),)
+    if _nested(values, "use_aux_hidden_state") is not True:
+        return Problem("DSP820", M_OMNI_AUX, at("aux"))
+    if not _posint(values.get("markov_rank")):
+        return Problem("DSP820", M_OMNI_RANK, at("rank"))
+    if values.get("markov_head_type") != "vanilla":
+        return Problem("DSP820", M_OMNI_HEAD.format(got=repr(values.get("markov_head_type"))), at("head"))
+    if values.get("sample_from_anchor", True) is not True or values.get("dspark_bonus_anchor", False) is not False:
+        return Problem("DSP820", M_OMNI_ANCHOR, at("anchor"))
+    v = _int(values.get("vocab_size"))
+    if v is None or v <= 0:
+        return Problem("DSP820", M_OMNI_V.format(v=values.get("vocab_size")), at("v"))
+    d = values.get("draft_vocab_size")
+    d = v if d is None else d
+    if t is not None and (not _posint(d) or not 0 < d <= t):
+        return Problem("DSP308", M_OMNI_D.format(t=t, d=d), at("d"))
+    noise = _nested({"dflash_config": values.get("dflash_config")}, "mask_token_id")
+    for key in ("mask_token_id", "dspark_noise_token_id", "pard_token", "ptd_token_id"):
+        noise = values.get(key) if noise is None else noise
+    if _int(noise) is None or not 0 <= noise < v:
+        return Problem("DSP308", M_OMNI_MASK.format(last=v - 1), at("mask"))
+    ropes = (values.get("rope_parameters"), values.get("rope_scaling"))
+    if values.get("mrope_section") is not None or any(isinstance(r, Mapping) and "mrope_section" in r for r in ropes):
+        return Problem("DSP820", M_OMNI_MROPE, at("mrope"))
+    return None
+
+
+def omni_problem(version: str, values: Mapping[str, Any], archs: tuple[str, ...], n: int | None,
+                 target: TargetView) -> Problem | None:
+    """_validate_qwen3_omni_dspark, checks 1-16 in order; the first failure wins."""
+    if "Qwen3OmniDSparkModel" not in archs:
+        return Problem("DSP309", M_OMNI_GENERIC, (omni_cite("generic", version),))
+    block = _nested(values, "block_size")
+    block = _nested(values, "dspark_block_size") if block is None else block
+    if not _posint(block):
+        return Problem("DSP818", M_OMNI_BLOCK, (omni_cite("block", version),))
+    if n != block:
+        return Problem("DSP819", M_OMNI_TOKENS.format(b=block, n=n), (omni_cite("tokens", version),))
+    text = target.text_config
+    found = _omni_target(version, values, text) if text is not None else None
+    t = _int(text.get("vocab_size")) if text is not None and text.get("vocab_size") is not None else target.vocab_size
+    return found or _layer_ids(version, values, text) or _omni_draft(version, values, t)
+
+
+_REPO_PART = re.compile(r"(\b[\w\-.]{1,96}\b/)?\b[\w\-.]{1,96}\b", re.ASCII)
+
+
+def valid_repo_id(name: str) -> bool:
+    """huggingface_hub's validate_repo_id (the 0.33 speculators refusal calls it): `name` or `namespace/name`, word
+    characters, `-` and `.`, no `--` or `..`, not ending in `.git`, at most 96 characters per part."""
+    return (name.count("/") <= 1 and _REPO_PART.fullmatch(name) is not None and "--" not in name
+            and ".." not in name and not name.endswith(".git"))

@@ -1,0 +1,182 @@
+"""Every line range the deploy rules cite, re-read in the released wheel it names (skipped without /work/wheels).
+
+The needles are the upstream text each rule depends on: a line number that drifts, or a rule attributed to a
+release that does not have it, fails here.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import pytest
+
+from dspark_ckpt.runtimes import speculative_config as sc
+
+WHEELS = Path("/work/wheels")
+pytestmark = pytest.mark.skipif(not (WHEELS / "vllm-0.27.0").is_dir(), reason="the extracted vLLM wheels are absent")
+
+NEEDLES: dict[str, tuple[str, ...]] = {
+    "fields": ("class SpeculativeConfig:",),
+    "extra_forbid": ('ConfigDict(extra="forbid")',),
+    "dash_keys": ('k.replace("-", "_")',),
+    "num_tokens_field": ("num_speculative_tokens: int = Field(default=None, gt=0)",),
+    "topk_field": ("dspark_draft_topk: int | None = Field(default=None, ge=1)",),
+    "method_field": ("method: SpeculativeMethod | None = None",),
+    "default_method": ('self.method = "custom_class"', 'self.method = "draft_model"'),
+    "no_model": ("num_speculative_tokens was provided but without speculative model.",),
+    "detect": ('"eagle-" in self.draft_model_config.model.lower()', '"eagle3" in self.draft_model_config',
+               '"dflash" in self.draft_model_config.model.lower()', '"dspark" in self.draft_model_config',
+               "Unsupported speculative method"),
+    "eagle_wrap": ("eagle_config = EAGLEConfig(",),
+    "eagle_rename": ('if method == "eagle":', 'f"Eagle3{arch}"', 'f"DFlash{arch}"'),
+    "qwen3_rename": ('"DSparkDraftModel" in self.draft_model_config.architectures', '"Qwen3DSparkModel"'),
+    "deepseek_rewrite": ('"deepseek_v4"', '"DSparkDraftModel"'),
+    "gemma4_n_predict": ("hf.n_predict = hf.block_size",),
+    "n_predict": ('n_predict = getattr(', "must be divisible by {n_predict=}"),
+    "block_default": ("if self.use_dspark():", '"dspark_block_size"'),
+    "missing": ("`num_speculative_tokens` was not provided",),
+    "min_block": ("DSpark requires num_speculative_tokens >= ",),
+    "topk_method": ('"dspark_draft_topk is only supported by DSpark"',),
+    "topk_range": ("dspark_draft_topk must be between 1 and the ",),
+    "topk_arch": ('"dspark_draft_topk is only supported by "',),
+    "omni_call": ("_validate_qwen3_omni_dspark(",),
+    "equal_vocab": ("def verify_equal_vocab_size_if_draft_model(self):",
+                    "Target and draft model should have the same vocabulary size. "),
+    "inspect_arch": ("registry.inspect_model_cls(architectures, self)",),
+    "unsupported_arch": ("are not supported for now. ",),
+    "speculators_override": ('speculative_config["model"] = model', "model = tokenizer = verifier_model"),
+    "speculators_verifier": ("Speculators verifier must name a remote model repository. ",),
+    "speculators_archs": ('pre_trained_config["architectures"]',),
+}
+OMNI_NEEDLES = {
+    "generic": "requires a standalone draft checkpoint with", "block": "positive integer block_size",
+    "tokens": "requires num_speculative_tokens to match the", "text": "could not resolve the target thinker",
+    "hidden": "draft hidden_size must match the target thinker", "attention": "in the target thinker text_config",
+    "layers": "must be zero-based text-layer", "aux": "requires use_aux_hidden_state=true",
+    "rank": "positive integer markov_rank", "head": "markov_head_type='vanilla'",
+    "anchor": "sample_from_anchor=true and", "v": "input vocab_size must be a positive integer",
+    "d": "draft_vocab_size must be a positive integer no", "mask": "valid mask/noise token id within the",
+    "mrope": "must not define mrope_section",
+}
+
+
+def cited_text(c: sc.Cite) -> str:
+    lines = (WHEELS / f"vllm-{c.version}" / c.file).read_text().splitlines()
+    text = []
+    for part in c.lines.split(", "):
+        first, _, last = part.removeprefix("L").partition("-")
+        text += lines[int(first) - 1:int(last or first)]
+    return "\n".join(text)
+
+
+@pytest.mark.parametrize("rule", sorted(sc.LINES))
+def test_each_rule_cites_the_lines_that_hold_it(rule: str) -> None:
+    assert rule in NEEDLES, f"add the upstream text {rule} depends on to NEEDLES"
+    for version in sc.LINES[rule][1]:
+        text = cited_text(sc.cite(rule, version))
+        for needle in NEEDLES[rule]:
+            assert needle in text, f"{sc.cite(rule, version)} does not contain {needle!r}"
+
+
+@pytest.mark.parametrize("check", sorted(sc.OMNI_LINES))
+def test_each_omni_check_is_cited_where_it_is(check: str) -> None:
+    for version in sc.OMNI_SHIFT:
+        assert OMNI_NEEDLES[check] in cited_text(sc.omni_cite(check, version)), (check, version)
+
+
+def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
+    """A rule the table gives only some releases must not be in the others (e.g. the 0.27-only block minimum)."""
+    for rule, needles in (("min_block", NEEDLES["min_block"]), ("speculators_verifier", NEEDLES["speculators_verifier"]),
+                          ("topk_field", NEEDLES["topk_field"]), ("block_default", ("if self.use_dspark():",)),
+                          ("gemma4_n_predict", NEEDLES["gemma4_n_predict"]), ("omni_call", NEEDLES["omni_call"])):
+        for version in sc.VERSIONS:
+            if version in sc.LINES[rule][1]:
+                continue
+            file = WHEELS / f"vllm-{version}" / sc.LINES[rule][0]
+            assert needles[0] not in file.read_text(), (rule, version)
+
+
+def test_field_lists_match_each_wheel() -> None:
+    import ast
+
+    for version, rules in sc.RULES.items():
+        tree = ast.parse((WHEELS / f"vllm-{version}" / sc.SPEC).read_text())
+        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig")
+        names = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+        assert names == rules.fields, version
+
+
+def test_method_literal_and_mtp_types_match_each_wheel() -> None:
+    import re
+
+    for version, rules in sc.RULES.items():
+        src = (WHEELS / f"vllm-{version}" / sc.SPEC).read_text()
+        mtp = set(re.findall(r'"(\w+)"', src.split("MTPModelTypes = Literal[", 1)[1].split("]", 1)[0]))
+        assert mtp == rules.mtp_types, version
+        method = src.split("SpeculativeMethod = Literal[", 1)[1].split("]", 1)[0]
+        assert ('"medusa"' in method) == ("medusa" in rules.methods), version
+
+
+def test_registered_names_match_each_registry() -> None:
+    for version, rules in sc.RULES.items():
+        src = (WHEELS / f"vllm-{version}" / sc.REGISTRY).read_text()
+        for name, reg in sc.REGISTERED.items():
+            assert (f'"{name}":' in src) == rules.is_registered(name), (name, version)
+            if rules.is_registered(name):
+                entry = "\n".join(src.split(f'"{name}":', 1)[1].splitlines()[:3])
+                assert f'"{reg.model_class}"' in entry, (name, version)
+            if reg.first == version:
+                line = src.splitlines()[int(reg.line.removeprefix("L")) - 1]
+                assert f'"{name}"' in line, (name, version, reg.line)
+        for base in sc.REGISTERED:  # the renames eagle.py can produce are registered nowhere
+            for prefix in ("Eagle", "Eagle3", "DFlash"):
+                renamed = f"{prefix}{base}"
+                if renamed not in sc.REGISTERED:
+                    assert f'"{renamed}"' not in src, (renamed, version)
+
+
+# Each message dspark-ckpt quotes, the rule whose releases must contain it, and the wheel file it is in.
+MESSAGES: dict[str, tuple[str, str]] = {
+    "M_NO_MODEL": ("no_model", sc.SPEC), "M_UNSUPPORTED": ("detect", sc.SPEC),
+    "M_UNREGISTERED": ("unsupported_arch", sc.REGISTRY), "M_MISSING": ("missing", sc.SPEC),
+    "M_DIVISIBLE": ("n_predict", sc.SPEC), "M_MIN_BLOCK": ("min_block", sc.SPEC),
+    "M_TOPK_METHOD": ("topk_method", sc.SPEC), "M_TOPK_RANGE": ("topk_range", sc.SPEC),
+    "M_EQUAL_VOCAB": ("equal_vocab", sc.SPEC), "M_VERIFIER": ("speculators_verifier", sc.TF_CONFIG),
+    **{name: ("omni_call", sc.SPEC) for name in dir(sc) if name.startswith("M_OMNI_")},
+}
+
+
+@functools.cache
+def templates(path: Path) -> list[re.Pattern[str]]:
+    """Every string literal of a file, implicit concatenation and f-strings included, as a regex ({...} -> .+);
+    f-strings with less than 20 characters of literal text are left out (they would match anything)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.JoinedStr):
+            literal = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            if sum(len(str(v)) for v in literal) < 20:
+                continue
+            parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+?" for v in node.values]
+            found.append(re.compile("".join(parts), re.S))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20:
+            found.append(re.compile(re.escape(node.value)))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGES))
+def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
+    rule, file = MESSAGES[name]
+    sample = re.sub(r"\{\w+\}", "X", getattr(sc, name))
+    for version in sc.LINES[rule][1]:
+        assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / file)), (name, version)
+
+
+def test_the_two_topk_architecture_messages() -> None:
+    for version, rules in sc.RULES.items():
+        if rules.topk_archs is not None:
+            sample = rules.topk_arch_message
+            assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / sc.SPEC)), version

@@ -1,0 +1,247 @@
+"""One fixture per deploy rule, through the real CLI: each selected vLLM release's start-up error (or the method and
+model class it settles on), as the released wheel's config/speculative.py decides it, per version where it changed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_checkpoint
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.check.deploy import plan_deploy
+from dspark_ckpt.output.render import checkpoint_json
+from dspark_ckpt.runtimes import speculative_config as sc
+from dspark_ckpt.runtimes.selectors import parse_selectors
+from dspark_ckpt.sources.resolve import open_source
+from dspark_ckpt.sources.target import resolve_target
+
+V = sc.VERSIONS
+OLD, NEW = ("0.27.0", "0.28.0", "0.29.0", "0.30.0"), ("0.31.0", "0.32.0", "0.33.0")
+
+OMNI_TEXT = {"vocab_size": 96, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
+             "head_dim": 8, "num_hidden_layers": 4}
+OMNI_DRAFT = {"architectures": ["Qwen3OmniDSparkModel"], "target_hidden_size": 16, "num_attention_heads": 2,
+              "num_key_value_heads": 2, "head_dim": 8, "block_size": 8, "target_layer_ids": [0, 2],
+              "use_aux_hidden_state": True, "markov_head_type": "vanilla", "mask_token_id": 5}
+
+
+def speculators(root: Path, kind: str, verifier: str, tokens: int = 3, **extra: Any) -> Path:
+    """A speculators-format draft: no model_type, the layer config nested, the verifier recorded."""
+    make_checkpoint(root, vocab=96, draft_vocab=96, target_vocab=96)
+    config = {"speculators_model_type": kind, "architectures": ["Qwen3DSparkModel"],
+              "speculators_config": {"proposal_methods": [{"speculative_tokens": tokens}],
+                                     "verifier": {"name_or_path": verifier}},
+              "transformer_layer_config": {"model_type": "qwen3", "vocab_size": 96, "hidden_size": 16},
+              "draft_vocab_size": 96, "markov_rank": 4, "aux_hidden_state_layer_ids": [1, 3], "mask_token_id": 5,
+              **extra}
+    (root / "config.json").write_text(json.dumps(config))
+    return root
+
+
+@dataclass(frozen=True)
+class Case:
+    build: Callable[[Path], Path]  # writes the checkpoint, returns the path given on the command line
+    spec: Callable[[str], Any]  # the speculative config, given that path
+    errors: dict[str, str | None]  # version -> first start-up error code (None: it starts)
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # version -> note codes
+    target: str = "target"
+    expect: dict[str, dict[str, Any]] = field(default_factory=dict)  # version -> fields of the deploy object
+    message: dict[str, str] = field(default_factory=dict)  # version -> a substring of its error
+    exact: dict[str, str] = field(default_factory=dict)  # version -> its whole error
+
+
+def _all(code: str | None, versions: tuple[str, ...] = V) -> dict[str, str | None]:
+    return {v: code for v in versions}
+
+
+def _draft(family: str = "qwen3-dspark", vocab: int = 96, **config: Any) -> Callable[[Path], Path]:
+    def build(root: Path) -> Path:
+        make_checkpoint(root, family=family, vocab=vocab, draft_vocab=vocab, target_vocab=96,
+                        markov=family.endswith("dspark"), config_extra=config)
+        return root
+    return build
+
+
+def _in(folder: str, build: Callable[[Path], Path]) -> Callable[[Path], Path]:
+    return lambda root: build(root / folder)
+
+
+def _spec(**keys: Any) -> Callable[[str], Any]:
+    return lambda path: {"model": path, **keys}
+
+
+CASES: dict[str, Case] = {
+    "starts": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8), _all(None),
+                   expect={v: {"method": "dspark", "model_class": "Qwen3DSparkForCausalLM",
+                               "num_speculative_tokens": 8, "draft_vocab_size": 96} for v in V}),
+    "DSP803-typo": Case(_draft(), _spec(method="dspark", num_speculative_token=8), _all("DSP803"),
+                        message={v: "did you mean 'num_speculative_tokens'?" for v in V}),
+    "DSP803-topk-on-0.27": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8, dspark_draft_topk=4),
+                                {**_all(None), "0.27.0": "DSP803"},
+                                message={"0.27.0": "it is a field from vLLM 0.28.0"}),
+    "DSP804-zero-tokens": Case(_draft(), _spec(method="dspark", num_speculative_tokens=0), _all("DSP804")),
+    "DSP804-lax-int": Case(_draft(), _spec(method="dspark", num_speculative_tokens="8"), _all(None),
+                           expect={v: {"num_speculative_tokens": 8} for v in V}),
+    "DSP805-no-model": Case(_draft(), lambda path: {"method": "dspark", "num_speculative_tokens": 8},
+                            _all("DSP805"), message={v: "drafts with the target's own weights" for v in V}),
+    "DSP805-no-model-nor-method": Case(_draft(), lambda path: {"num_speculative_tokens": 8}, _all("DSP805"),
+                                       message={v: sc.M_NO_MODEL for v in V}),
+    # The issue's example: a DSpark draft in an `eagle3-ablation` folder, no method: detected as eagle3, renamed.
+    "DSP807-eagle3-path": Case(_in("eagle3-ablation/d", _draft()), _spec(num_speculative_tokens=8),
+                               _all("DSP809"), notes={v: ("DSP807",) for v in V},
+                               expect={v: {"method": "eagle3", "architecture": "Eagle3Qwen3DSparkModel"} for v in V},
+                               message={v: "['Eagle3Qwen3DSparkModel'] are not supported for now" for v in V}),
+    "DSP807-dflash-beats-dspark": Case(_in("dspark-vs-dflash/d", _draft()), _spec(num_speculative_tokens=8),
+                                       _all("DSP809"), notes={v: ("DSP807",) for v in V},
+                                       expect={v: {"method": "dflash"} for v in V}),
+    "DSP807-eagle3-as-draft-model": Case(_draft("eagle3-llama", model_type="llama"), _spec(num_speculative_tokens=3),
+                                         _all(None), notes={v: ("DSP807",) for v in V},
+                                         expect={v: {"method": "draft_model",
+                                                     "model_class": "Eagle3LlamaForCausalLM"} for v in V}),
+    "DSP808-qwen3-typed-dspark-draft": Case(
+        _draft(architectures=["DSparkDraftModel"]), _spec(method="dspark", num_speculative_tokens=8), _all(None),
+        notes={"0.27.0": ("DSP808",), "0.28.0": ("DSP808",)},
+        expect={"0.27.0": {"model_class": "DSparkDeepseekV4ForCausalLM", "architecture": "DSparkDraftModel"},
+                "0.28.0": {"model_class": "DSparkDeepseekV4ForCausalLM"},
+                **{v: {"model_class": "Qwen3DSparkForCausalLM", "architecture": "Qwen3DSparkModel"}
+                   for v in V[2:]}}),
+    "DSP808-dflash-as-dspark": Case(_draft("dflash"), _spec(method="dspark", num_speculative_tokens=8), _all(None),
+                                    notes={v: ("DSP807", "DSP808") for v in V},
+                                    expect={v: {"model_class": "DSparkDeepseekV4ForCausalLM"} for v in V}),
+    "DSP809-omni-before-0.29": Case(_draft("qwen3-omni-dspark", **OMNI_DRAFT),
+                                    _spec(method="dspark", num_speculative_tokens=8),
+                                    {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all(None, V[2:])}),
+    "DSP810-mtp-for-eagle3": Case(_draft("eagle3-llama", model_type="llama"),
+                                  _spec(method="mtp", num_speculative_tokens=3), _all("DSP810"),
+                                  message={v: "Unsupported speculative method: 'mtp'" for v in V}),
+    "DSP810-medusa-gone-in-0.33": Case(_draft("eagle3-llama", model_type="llama"),
+                                       _spec(method="medusa", num_speculative_tokens=3),
+                                       {**_all("DSP810", V[:-1]), "0.33.0": "DSP804"}),
+    "DSP811-block-default-from-0.31": Case(_draft(block_size=8), _spec(method="dspark"),
+                                           {**_all("DSP811", OLD), **_all(None, NEW)},
+                                           expect={v: {"num_speculative_tokens": 8} for v in NEW}),
+    "DSP811-dflash-never-defaults": Case(_draft("dflash", block_size=8), _spec(method="dflash"), _all("DSP811")),
+    "DSP812-gemma4-n-predict": Case(_draft("gemma4-dspark", block_size=7), _spec(num_speculative_tokens=10),
+                                    {**_all("DSP812", OLD), **_all(None, NEW)},
+                                    message={v: "num_speculative_tokens:10 must be divisible by n_predict=7"
+                                             for v in OLD}),
+    "DSP812-gemma4-default": Case(_draft("gemma4-dspark", block_size=7), _spec(), _all(None),
+                                  expect={v: {"num_speculative_tokens": 7} for v in V}),
+    "DSP813-block-minimum-0.27": Case(_draft(dspark_block_size=7), _spec(method="dspark", num_speculative_tokens=5),
+                                      {**_all(None), "0.27.0": "DSP813"}),
+    "DSP814-draft-model-vocab": Case(_draft("eagle3-llama", model_type="llama", vocab=64),
+                                     _spec(num_speculative_tokens=3), _all("DSP814"),
+                                     notes={v: ("DSP807",) for v in V},
+                                     message={v: "Target model vocab_size=96. Draft model vocab_size=64" for v in V}),
+    "DSP815-topk-needs-dspark": Case(_draft("eagle3-llama", model_type="llama"),
+                                     _spec(method="eagle3", num_speculative_tokens=3, dspark_draft_topk=4),
+                                     {**_all("DSP815"), "0.27.0": "DSP803"}),
+    "DSP816-topk-range": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8, dspark_draft_topk=97),
+                              {**_all("DSP816"), "0.27.0": "DSP803"},
+                              message={v: "draft vocabulary size (96)" for v in V[1:]}),
+    "DSP817-topk-gemma4": Case(_draft("gemma4-dspark", block_size=8),
+                               _spec(num_speculative_tokens=8, dspark_draft_topk=4),
+                               {**_all("DSP817"), "0.27.0": "DSP803"},
+                               exact={"0.28.0": sc.M_TOPK_ARCH_028, **{v: sc.M_TOPK_ARCH_029 for v in V[2:]}}),
+    "DSP818-omni-no-block-size": Case(_draft("qwen3-omni-dspark", **{**OMNI_DRAFT, "block_size": None}),
+                                      _spec(method="dspark", num_speculative_tokens=8),
+                                      {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all("DSP818", V[2:])},
+                                      target="omni-target"),
+    "DSP819-omni-tokens": Case(_draft("qwen3-omni-dspark", **OMNI_DRAFT),
+                               _spec(method="dspark", num_speculative_tokens=4),
+                               {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all("DSP819", V[2:])},
+                               target="omni-target",
+                               message={v: "match the trained block_size (8); got 4." for v in V[2:]}),
+    "DSP819-omni-default-matches": Case(_draft("qwen3-omni-dspark", **OMNI_DRAFT), _spec(method="dspark"),
+                                        {"0.27.0": "DSP809", "0.28.0": "DSP809", "0.29.0": "DSP811",
+                                         "0.30.0": "DSP811", **_all(None, NEW)}, target="omni-target"),
+    "DSP819-omni-target-only": Case(_draft("qwen3-omni-dspark", **OMNI_DRAFT),
+                                    _spec(method="dspark", num_speculative_tokens=4),
+                                    {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all(None, V[2:])}),
+    "DSP820-omni-markov-head": Case(_draft("qwen3-omni-dspark", **{**OMNI_DRAFT, "markov_head_type": "gated"}),
+                                    _spec(method="dspark", num_speculative_tokens=8),
+                                    {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all("DSP820", V[2:])},
+                                    target="omni-target",
+                                    message={v: "requires markov_head_type='vanilla'; got 'gated'." for v in V[2:]}),
+    "DSP820-omni-hidden": Case(_draft("qwen3-omni-dspark", **{**OMNI_DRAFT, "target_hidden_size": 32}),
+                               _spec(method="dspark", num_speculative_tokens=8),
+                               {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all("DSP820", V[2:])},
+                               target="omni-target", message={v: "text hidden size (16); got 32." for v in V[2:]}),
+    "DSP308-omni-mask": Case(_draft("qwen3-omni-dspark", **{**OMNI_DRAFT, "mask_token_id": 96}),
+                             _spec(method="dspark", num_speculative_tokens=8),
+                             {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all("DSP308", V[2:])},
+                             target="omni-target"),
+    "DSP309-omni-target-generic-draft": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8),
+                                             {**_all(None, V[:2]), **_all("DSP309", V[2:])}, target="omni-target"),
+    "DSP822-local-verifier-0.33": Case(lambda root: speculators(root / "spec-d", "dspark", verifier="target"),
+                                       lambda path: {}, {**_all(None, V[:-1]), "0.33.0": "DSP822"},
+                                       expect={v: {"method": "dspark", "num_speculative_tokens": 3}
+                                               for v in V[:-1]}),
+    "DSP823-speculators-override": Case(lambda root: speculators(root / "spec-e", "dspark", verifier="Qwen/Qwen3-8B"),
+                                        lambda path: {"method": "eagle3", "num_speculative_tokens": 5}, _all(None),
+                                        notes={v: ("DSP823",) for v in V},
+                                        expect={"0.27.0": {"num_speculative_tokens": 3, "method": "dspark"},
+                                                "0.28.0": {"num_speculative_tokens": 3},
+                                                **{v: {"num_speculative_tokens": 5, "method": "dspark"}
+                                                   for v in V[2:]}}),
+}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("deploy")
+    (root / "target").mkdir()
+    (root / "target" / "config.json").write_text(json.dumps({"vocab_size": 96, "hidden_size": 16}))
+    (root / "omni-target").mkdir()
+    (root / "omni-target" / "config.json").write_text(json.dumps({
+        "model_type": "qwen3_omni_moe", "architectures": ["Qwen3OmniMoeForConditionalGeneration"],
+        "thinker_config": {"text_config": OMNI_TEXT}}))
+    return root
+
+
+def deploy_of(ws: Path, name: str, case: Case, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What `check PATH --target T --runtime vllm --speculative-config SPEC --format json` reports, run in-process
+    on the real files (the CLI itself is exercised by test_deploy_cli.py and the golden files)."""
+    folder = case.build(ws / f"case{sorted(CASES).index(name):02d}")  # a neutral name: paths pick the method
+    path = str(folder.relative_to(ws))
+    monkeypatch.chdir(ws)
+    target = resolve_target(case.target, None)
+    runtimes = parse_selectors(["vllm"])
+    plan = plan_deploy(json.dumps(case.spec(path)), target=target, target_spec=case.target,
+                       runtimes=[(r.runtime, r.version) for r in runtimes])
+    assert plan is not None
+    analysis = analyze(open_source(path), target=target, runtimes=runtimes)
+    report = plan.pair([path], hook=False).apply(analysis.report, path, analysis.raw_config,
+                                                 analysis.config.family if analysis.config else None)
+    checkpoint = json.loads(json.dumps(checkpoint_json(report)))
+    return checkpoint, {r["version"]: r for r in checkpoint["deploy"]["runtimes"]}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_release_starts_or_raises_as_its_source_does(ws: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = CASES[name]
+    checkpoint, by_version = deploy_of(ws, name, case, monkeypatch)
+    assert sorted(by_version) == list(V)
+    for version, code in case.errors.items():
+        got = by_version[version]
+        assert got["error_code"] == code, (version, got)
+        assert got["starts"] is (code is None)
+        assert tuple(got["note_codes"]) == case.notes.get(version, ()), (version, got["note_codes"])
+        for key, value in case.expect.get(version, {}).items():
+            assert got[key] == value, (version, key, got)
+        if version in case.message:
+            assert case.message[version] in got["error"], (version, got["error"])
+        if version in case.exact:
+            assert got["error"] == case.exact[version], (version, got["error"])
+        if code is not None:
+            assert got["source"].startswith("vllm/"), got["source"]
+    # Each code raised or noted is a finding of the checkpoint, once, naming the releases it applies to.
+    codes = {r["error_code"] for r in by_version.values()} | {c for r in by_version.values() for c in r["note_codes"]}
+    reported = [f["code"] for f in checkpoint["findings"]]
+    for code in codes - {None}:
+        assert reported.count(code) == 1, (code, reported)
