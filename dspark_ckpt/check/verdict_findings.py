@@ -9,6 +9,7 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.releases import assumed_from, assumption_findings
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.table import SGLANG_VERSIONS
 
 METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"))
 
@@ -22,29 +23,57 @@ KIND_HINTS: dict[tuple[str, str], str] = {
 
 
 def _versions(vs: Sequence[Verdict]) -> str:
-    return ", ".join(str(RuntimeVersion(v.runtime, v.version)) for v in vs)
+    """The runtimes, with a run of three or more consecutive known SGLang releases written as one range."""
+    names: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            names.append(f"sglang {run[0]}-{run[-1]}")
+        else:
+            names.extend(str(RuntimeVersion("sglang", r)) for r in run)
+        run.clear()
+
+    for v in vs:
+        if v.runtime == "sglang" and v.version in SGLANG_VERSIONS:
+            i = SGLANG_VERSIONS.index(v.version)
+            if run and SGLANG_VERSIONS.index(run[-1]) != i - 1:
+                flush()
+            run.append(v.version)
+            continue
+        flush()
+        names.append(str(RuntimeVersion(v.runtime, v.version)))
+    flush()
+    return ", ".join(names)
 
 
 def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None = None) -> list[Finding]:
     """One finding per problem code, naming every runtime that fails or misbehaves because of it."""
-    by_code: dict[str, tuple[list[Verdict], list[tuple[Verdict, str]]]] = {}
+    # code -> (how, text) -> the verdicts: how is "fails" (load error), "first" (first draft step) or "silent"
+    by_code: dict[str, dict[tuple[str, str], list[Verdict]]] = {}
     for v in vs:
         if v.error is not None:
-            by_code.setdefault(v.error.code, ([], []))[0].append(v)
+            by_code.setdefault(v.error.code, {}).setdefault(("fails", v.error.text), []).append(v)
+        if v.first_step is not None:
+            by_code.setdefault(v.first_step.code, {}).setdefault(("first", v.first_step.text), []).append(v)
         for issue in v.silent:
-            by_code.setdefault(issue.code, ([], []))[1].append((v, issue.text))
+            by_code.setdefault(issue.code, {}).setdefault(("silent", issue.text), []).append(v)
     findings = []
-    for code, (failing, silent) in sorted(by_code.items()):
+    order = {"fails": 0, "first": 1, "silent": 2}
+    for code, groups in sorted(by_code.items()):
         if code in already:
             continue
         parts = []
-        if failing:
-            parts.append(f"fails to load on {_versions(failing)}: {failing[0].error.text}")  # type: ignore[union-attr]
-        for text in dict.fromkeys(t for _, t in silent):
-            parts.append(f"loads on {_versions([v for v, t in silent if t == text])} but {text}")
+        for (how, text), group in sorted(groups.items(), key=lambda g: order[g[0][0]]):
+            where = _versions(group)
+            parts.append(f"fails to load on {where}: {text}" if how == "fails" else
+                         f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else
+                         f"loads on {where} but {text}")
         findings.append(finding(code, "; ".join(parts), hint=KIND_HINTS.get((code, kind or ""))))
-    assumed = [(v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
-    return findings + ([] if "DSP220" in already else assumption_findings(assumed))
+    assumed = [(v.runtime, v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
+    vllm = [(version, row) for runtime, version, row in assumed if runtime != "sglang"]
+    sglang = [(version, row) for runtime, version, row in assumed if runtime == "sglang"]
+    return findings + ([] if "DSP220" in already else assumption_findings(vllm, sglang))
 
 
 def method_findings(display: str, cfg: DraftConfig) -> list[Finding]:

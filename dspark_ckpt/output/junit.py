@@ -47,7 +47,8 @@ def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
     """Test case name -> its findings. A runtime-contract finding goes to every runtime whose entry names its code;
     every other finding to its rule family, so each finding is reported at least once."""
     out: dict[str, list[Finding]] = {category.value: [] for category in CHECKED}
-    runtime_codes = {_runtime_name(e): {e.error_code, *e.silent_codes} for e in c.compatibility}
+    runtime_codes = {_runtime_name(e): {e.error_code, e.first_step_error_code, *e.silent_codes}
+                     for e in c.compatibility}
     out.update({name: [] for name in runtime_codes})
     for f in c.findings:
         owners = [name for name, codes in runtime_codes.items() if f.code in codes]

@@ -50,8 +50,23 @@ def checked_inputs(strategy: str | None, target: TargetVocab | None) -> TargetVo
 
 
 def best_effort(selectors: Sequence[str] | None) -> bool:
-    """`--for all` (the default) repairs for every runtime some repair can satisfy; named runtimes are required."""
-    return not selectors or "all" in selectors
+    """`--for all` (the default), `--for vllm` or `--for sglang` (every known release of it) repairs for every
+    release some repair can satisfy (SGLang's Qwen3 DSpark is not registered before 0.5.16, say); a release named
+    with `==` is required."""
+    return not selectors or any(s.strip().lower() in ("all", "vllm", "sglang") for s in selectors)
+
+
+def required_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
+    """What best effort may not leave out: every release named with `==` or a range, and each runtime named bare
+    (at least one of its releases)."""
+    required: list[str] = []
+    for text in selectors or ():
+        name = text.strip().lower()
+        if name in ("vllm", "sglang"):
+            required.append(name)
+        elif name != "all":
+            required += [str(r) for r in parse_selectors([text])]
+    return tuple(dict.fromkeys(required))
 
 
 def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion],
@@ -66,7 +81,8 @@ def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Seque
     folder = Path(checkpoint).absolute()
     recovered = recover_interrupted(folder)  # a half-done in-place fix is finished before anything is read
     situation = read_situation(folder, target, runtimes)
-    plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors))
+    plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors),
+                       required=required_runtimes(selectors))
     return replace(plan, recovered=recovered.message()) if recovered else plan
 
 

@@ -16,12 +16,33 @@ HUB_PREFIX = "hf://"
 
 
 def selectors(runtimes: Sequence[str]) -> list[str]:
-    """The shortest selectors naming exactly these runtimes: `vllm` for every known vLLM version."""
-    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
+    """The shortest selectors naming exactly these runtimes: `vllm` (`sglang`) for every known vLLM (SGLang)
+    release."""
     names = list(dict.fromkeys(runtimes))
-    if set(every_vllm) <= set(names):
-        names = ["vllm"] + [n for n in names if n not in every_vllm]
-    return names
+    for runtime in ("sglang", "vllm"):
+        every = [str(r) for r in parse_selectors([runtime])]
+        if set(every) <= set(names):
+            names = [runtime] + [n for n in names if n not in every]
+    return sorted(names, key=lambda n: not n.startswith("vllm"))
+
+
+def spans(runtimes: Sequence[str]) -> str:
+    """Runtimes for a sentence: every known release of a runtime as its name, a run of three or more consecutive
+    SGLang releases as one range (`sglang 0.5.1-0.5.15`)."""
+    known = [str(r) for r in parse_selectors(["sglang"])]
+    names = selectors(runtimes)
+    out: list[str] = []
+    run: list[str] = []
+    for name in [*names, ""]:
+        if name in known and (not run or known.index(run[-1]) == known.index(name) - 1):
+            run.append(name)
+            continue
+        out += [f"sglang {run[0].split('==')[1]}-{run[-1].split('==')[1]}"] if len(run) >= 3 else run
+        run = [name] if name in known else []
+        if name and name not in known:
+            out.append(name)
+    out += [f"sglang {run[0].split('==')[1]}-{run[-1].split('==')[1]}"] if len(run) >= 3 else run
+    return ", ".join(out)
 
 
 def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:
@@ -85,14 +106,15 @@ def per_group_commands(source: str, target_vocab_size: int, runtimes: Sequence[s
     return text
 
 
-_NO_REDUCED_VOCAB = ("SGLang's Qwen3 DSpark has no reduced-vocabulary support: it sizes lm_head and markov_w2 by "
-                     "vocab_size and refuses any d2t/t2d tensor, so a pruned draft (D < T) can never load there")
+_NO_REDUCED_VOCAB = ("SGLang's Qwen3 DSpark drafts with the target's lm_head and sizes markov_w1 and markov_w2 "
+                     "by vocab_size (V): a pruned draft's D-row markov_w2 cannot be widened by any repair")
 
 
 def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, before: a.Outcome,
                        tried: Sequence[tuple[str, a.Outcome]]) -> str:
     """Why no repair makes `runtime` load: the known cases in words, else the codes each attempt fails with."""
-    if runtime.startswith("sglang") and family is Family.QWEN3_DSPARK and kind is VocabKind.PRUNED:
+    if runtime.startswith("sglang") and family is Family.QWEN3_DSPARK and kind is VocabKind.PRUNED and \
+            before.error_code == "DSP323":
         return _NO_REDUCED_VOCAB
     code = before.error_code or "?"
     why = f"as it is it fails with {code} ({RULES[code].summary.rstrip('.')})" if code in RULES else "it fails"

@@ -29,8 +29,44 @@ E_MASK_HIDDEN = ("DFlash embeds masked slots via mask_token_id (optionally overr
 E_PARALLEL = ("mask_hidden not found in weights but model is configured for parallel drafting. Please provide "
               "mask_hidden in the weights.")
 E_TOPK = "dspark_draft_topk must be between 1 and the draft vocabulary size ({d})"
-E_SGLANG_MAPPING = ("Qwen3DSparkModel: checkpoint tensor '{name}' has no known destination parameter and no stated "
-                    "drop reason -- add it to the mapping.")
+# models/utils.py AutoWeightsLoader (0.27 L276, 0.28 L275, 0.29-0.30 L304, 0.31-0.33 L320): a `.weight` tensor for a
+# bare nn.Parameter, named relative to the nested loader (DFlash2's candidate_selector codebooks).
+E_NESTED_WEIGHT = "Attempted to load nested weight '{name}' into a single parameter '{param}'"
+
+# SGLang, quoted from the released wheels (docs/research/sglang-facts.md; file and lines per release range are in
+# each row's source in sglang_rows.py). `{arch}`, `{cls}`, `{m}`, `{t}`, `{w}`, `{v}`, `{rank}` are filled per draft.
+E_SGLANG_UNREGISTERED = ("Cannot find model module. '{arch}' is not a registered model in the Transformers library "
+                         "(only relevant if the model is meant to be in Transformers) and 'AutoModel' is not present "
+                         "in the model config's 'auto_map' (relevant if the model is custom).")
+E_SGLANG_ROWS = ("self.org_vocab_size={expected} self.use_presharded_weights=False "
+                 "loaded_weight.shape[output_dim]={got}")
+E_SGLANG_SHAPE = "Attempted to load weight (torch.Size({got})) into parameter (torch.Size({expected}))"
+E_EAGLE3_LAYERS = "EAGLE3 currently only supports 1 layer"
+E_EAGLE3_NO_DRAFT_VOCAB = "'{cls}' object has no attribute 'draft_vocab_size'"
+E_EAGLE3_NULL_DRAFT_VOCAB = "unsupported operand type(s) for -: 'NoneType' and 'NoneType'"
+E_EAGLE3_NULL_CROP = "'>' not supported between instances of 'int' and 'NoneType'"
+E_DSPARK_RANK_AUX = "DSPARK requires markov_rank > 0 in the draft config, got markov_rank={rank}."
+E_DSPARK_RANK_HEAD = ("DSpark requires markov_rank > 0 (the Markov head is the core of the semi-AR draft); "
+                      "got markov_rank={rank}.")
+E_DSPARK_RANK_NEGATIVE = "DSpark markov_rank must be >= 0, got {rank}."
+E_DSPARK_HEAD_TYPE = "DSpark requires markov_head_type when markov_rank > 0, got None."
+E_DSPARK_HEAD_TYPE_PARSE = "Unsupported DSpark markov_head_type={kind!r}. Supported: ('vanilla', 'gated', 'rnn')."
+E_DSPARK_HEAD_TYPE_BUILD = "Unsupported DSpark markov_head_type={kind!r}."
+E_DSPARK_MASK_NEGATIVE = "DSpark mask_token_id must be non-negative, got {m}."
+E_DSPARK_MASK_UNSET = "DSpark requires mask_token_id to be set in the draft model config."
+E_DSPARK_MASK_OUTSIDE = "DSpark mask_token_id={m} is outside the target vocab size {t}."
+E_DSPARK_MARKOV_UNKNOWN = ("DSpark unexpected markov weight {name!r} not found in model parameters (known markov "
+                           "params require a {head} head).")
+E_DSPARK_WIDTH = "The size of tensor a ({w}) must match the size of tensor b ({v}) at non-singleton dimension 1"
+E_DSPARK_WIDTH_KERNEL = "AssertionError"  # 0.5.22+: `assert bias.shape[1] <= base_logits.shape[1]`, no message
+E_DFLASH_MASK_OUTSIDE = ("DFLASH mask_token_id is outside the target vocab size. mask_token_id={m}, vocab_size={t}. "
+                         "This likely means mask_token={token!r} requires vocab expansion beyond the model's "
+                         "embedding size. SGLang does not support resizing target embeddings for DFLASH yet.")
+E_DFLASH_MASK_TYPE = "DFLASH dflash_config.mask_token_id must be an integer, got {value!r} (type={kind})."
+E_DFLASH_MASK_NEGATIVE = "DFLASH dflash_config.mask_token_id must be non-negative, got {m}."
+E_DFLASH2_SELECTOR = "DFlash selector draft requires dflash_config.selector_rank."
+E_DFLASH2_SELECTOR_PAIR = "DFLASH selector needs rank and top_k together. Got rank={rank}, top_k={k}."
+E_INDEX = "index {i} is out of bounds for dimension 0 with size {n}"  # torch's own IndexError text (CPU)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +89,33 @@ class Messages:
     mask_hidden: str = E_MASK_HIDDEN
     parallel: str = E_PARALLEL
     topk: str = E_TOPK
-    sglang_mapping: str = E_SGLANG_MAPPING
+    # SGLang only (the vLLM rows never reach these)
+    unregistered: str = E_SGLANG_UNREGISTERED
+    shape: str = E_SGLANG_SHAPE
+    layers: str = E_EAGLE3_LAYERS
+    no_draft_vocab: str = E_EAGLE3_NO_DRAFT_VOCAB
+    null_draft_vocab: str = E_EAGLE3_NULL_DRAFT_VOCAB
+    null_crop: str = E_EAGLE3_NULL_CROP
+    rank_aux: str = E_DSPARK_RANK_AUX
+    rank_head: str = E_DSPARK_RANK_HEAD
+    rank_negative: str = E_DSPARK_RANK_NEGATIVE
+    head_type: str = E_DSPARK_HEAD_TYPE
+    head_type_parse: str = E_DSPARK_HEAD_TYPE_PARSE
+    head_type_build: str = E_DSPARK_HEAD_TYPE_BUILD
+    mask_negative: str = E_DSPARK_MASK_NEGATIVE
+    mask_unset: str = E_DSPARK_MASK_UNSET
+    mask_outside: str = E_DSPARK_MASK_OUTSIDE
+    markov_unknown: str = E_DSPARK_MARKOV_UNKNOWN
+    width: str = E_DSPARK_WIDTH
+    dflash_mask_outside: str = E_DFLASH_MASK_OUTSIDE
+    dflash_mask_type: str = E_DFLASH_MASK_TYPE
+    dflash_mask_negative: str = E_DFLASH_MASK_NEGATIVE
+    selector: str = E_DFLASH2_SELECTOR
+    selector_pair: str = E_DFLASH2_SELECTOR_PAIR
+    index: str = E_INDEX
 
 
 VLLM = Messages()
+# SGLang's VocabParallelEmbedding asserts with a message (vLLM's is bare), and the released wheels quote no vLLM text.
+SGLANG = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE)
+SGLANG_KERNEL = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE, width=E_DSPARK_WIDTH_KERNEL)  # 0.5.22+

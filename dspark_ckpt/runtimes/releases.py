@@ -9,6 +9,7 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
+from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
 from dspark_ckpt.runtimes.table import CONTRACTS, covers, version_key
 
 
@@ -33,6 +34,7 @@ FIRST_REGISTERED: dict[Family, Registration] = {
     Family.QWEN3_DSPARK: Registration("0.25.0", "Qwen3DSparkModel", f"{_REGISTRY} @ v0.25.0 L597"),
     Family.GEMMA4_DSPARK: Registration("0.26.0", "Gemma4DSparkModel", f"{_REGISTRY} @ v0.26.0 L612"),
     Family.QWEN3_OMNI_DSPARK: Registration("0.29.0", "Qwen3OmniDSparkModel", f"{_REGISTRY} @ v0.29.0 L626"),
+    Family.DFLASH2: Registration("0.28.0", "DFlash2DraftModel", f"{_REGISTRY} @ v0.28.0 L628"),
 }
 
 
@@ -49,6 +51,8 @@ def _unregistered(version: str, family: Family, reg: Registration) -> Contract:
 
 def beyond_table(runtime: str, version: str, family: Family) -> Contract | None:
     """The contract for a vLLM version outside every row: None only for a family vLLM never had."""
+    if runtime == "sglang":
+        return nearest_row(version, family)
     rows = _rows(runtime, family)
     if runtime != "vllm" or not rows:
         return None
@@ -65,16 +69,20 @@ def beyond_table(runtime: str, version: str, family: Family) -> Contract | None:
 
 def assumed_from(contract: Contract, version: str) -> str | None:
     """The row version a verdict was taken from when no row covers `version` (None: a row describes it)."""
+    if contract.runtime == "sglang":  # SGLang rows cite every release read; any other release is an assumption
+        return assumed_row(contract, version)
     if contract.runtime != "vllm" or not contract.supported or covers(contract, version):
         return None
     return contract.last if version_key(version)[:2] > version_key(contract.last)[:2] else contract.first
 
 
-def assumption_findings(assumed: Sequence[tuple[str, str]]) -> list[Finding]:
-    """One DSP220 warning for the (version, row version) pairs whose verdict no contract row describes."""
+def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tuple[str, str]] = ()) -> list[Finding]:
+    """One DSP220 warning for the (version, row version) pairs whose verdict no contract row describes (vLLM's, then
+    SGLang's)."""
     pairs = sorted(set(assumed), key=lambda p: version_key(p[0]))
+    sglang_text = assumption_text(sorted(set(sglang)))
     if not pairs:
-        return []
+        return [finding("DSP220", sglang_text + ".")] if sglang_text else []
     parts = []
     for row in sorted({r for _, r in pairs}, key=version_key):
         versions = ", ".join(f"vllm=={v}" for v, r in pairs if r == row)
@@ -82,4 +90,5 @@ def assumption_findings(assumed: Sequence[tuple[str, str]]) -> list[Finding]:
         why = ("newer than every release dspark-ckpt has read; its loader may differ" if newer else
                "older than every release whose loader dspark-ckpt has read, though the family is registered there")
         parts.append(f"{versions}: verdict assumed from vLLM {row} ({why})")
+    parts += [sglang_text] if sglang_text else []
     return [finding("DSP220", "; ".join(parts) + ".")]

@@ -12,7 +12,8 @@ from packaging.version import InvalidVersion, Version
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.runtimes.installed import installed_runtimes
-from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, VLLM_VERSIONS
+from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, SGLANG_VERSIONS, VLLM_VERSIONS
+from dspark_ckpt.runtimes.versions import normalise
 
 _SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>[<>=!~].*)?$")
 _EXACT = re.compile(r"^==\s*(?P<version>[^*,\s]+)$")
@@ -31,6 +32,8 @@ class RuntimeVersion:
 def _known(runtime: str) -> tuple[str, ...]:
     if runtime == "vllm":
         return VLLM_VERSIONS
+    if runtime == "sglang":
+        return SGLANG_VERSIONS
     return ("*",) if any(c.runtime == runtime for c in CONTRACTS) else ()
 
 
@@ -49,10 +52,12 @@ def _range(runtime: str, spec: str) -> list[RuntimeVersion]:
     except InvalidSpecifier as exc:
         raise UsageError(f"'{runtime}{spec}' is not a version specifier (PEP 440)", code="DSP-E008",
                          hint=_USAGE) from exc
-    chosen = [v for v in VLLM_VERSIONS if specifiers.contains(v, prereleases=True)]
+    known = _known(runtime)
+    chosen = [v for v in known if specifiers.contains(v, prereleases=True)]
     if not chosen:
-        raise UsageError(f"{runtime}{spec} matches none of the vLLM versions dspark-ckpt knows", code="DSP-E007",
-                         hint=f"known: {', '.join(VLLM_VERSIONS)}; a single newer release is accepted as "
+        name = "SGLang" if runtime == "sglang" else "vLLM"
+        raise UsageError(f"{runtime}{spec} matches none of the {name} versions dspark-ckpt knows", code="DSP-E007",
+                         hint=f"known: {', '.join(known)}; a single newer release is accepted as "
                               f"{runtime}==X.Y.Z (its verdict is assumed from the newest row, DSP220)")
     return [RuntimeVersion(runtime, v) for v in chosen]
 
@@ -64,7 +69,16 @@ def installed_selection() -> list[RuntimeVersion]:
         raise UsageError("--runtime installed: neither vLLM nor SGLang is installed in this environment",
                          code="DSP-E006", hint="run dspark-ckpt inside the deployment image (where `pip show vllm` "
                                                "finds it), or name the version: --runtime vllm==X.Y.Z")
-    return [RuntimeVersion(i.runtime, release(i.version) if i.runtime == "vllm" else "*") for i in found]
+    return [RuntimeVersion(i.runtime, release(i.version) if i.runtime == "vllm" else sglang_release(i.version))
+            for i in found]
+
+
+def sglang_release(text: str) -> str:
+    """An SGLang release as its rows name it: X.Y.Z with a post release kept (0.5.4.post2 differs from 0.5.4)."""
+    try:
+        return normalise(text)
+    except InvalidVersion as exc:
+        raise UsageError(f"{text!r} is not a version", code="DSP-E008", hint=_USAGE) from exc
 
 
 def parse_selector(text: str) -> list[RuntimeVersion]:
@@ -80,11 +94,10 @@ def parse_selector(text: str) -> list[RuntimeVersion]:
     runtime, spec = match["runtime"], (match["spec"] or "").strip()
     if not spec:
         return [RuntimeVersion(runtime, v) for v in _known(runtime)]
-    if runtime == "sglang":
-        return [RuntimeVersion("sglang", "*")]  # one contract describes every SGLang release we know
     exact = _EXACT.match(spec)
     if exact:  # one release, known or not: the table evaluates (or refuses) it per family
-        return [RuntimeVersion(runtime, release(exact["version"]))]
+        version = exact["version"]
+        return [RuntimeVersion(runtime, sglang_release(version) if runtime == "sglang" else release(version))]
     return _range(runtime, spec)
 
 

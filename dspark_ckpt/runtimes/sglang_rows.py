@@ -1,22 +1,229 @@
-"""SGLang's contract rows, one per (release range, family), each citing the released file it was read from."""
+"""SGLang's contract rows, one per (release range, family), each citing the released file it was read from.
+
+Read from the PyPI wheels 0.5.1 ... 0.5.23 and every post release (docs/research/sglang-facts.md and
+docs/upstream-notes.md section 3). Paths are inside the wheel (`sglang/srt/...`); `:N` is a line of the release
+named. "confirmed by executing" marks what was also run on CPU with that release's own source.
+"""
 
 from __future__ import annotations
 
-from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
+from dataclasses import replace
 
-SGLANG_ROWS: tuple[Contract, ...] = (
-    # SGLang: hot_token_id = d2t + arange(D) with no checks, t2d ignored (python/sglang/srt/models/llama_eagle3.py).
-    Contract("sglang", "*", "*", Family.EAGLE3_LLAMA, "LlamaForCausalLMEagle3",
-             "sglang python/sglang/srt/models/llama_eagle3.py", d2t_param=When.ALWAYS, unknown_weights=Unknown.IGNORE,
-             lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN),
-    Contract("sglang", "*", "*", Family.EAGLE3_QWEN3, "LlamaForCausalLMEagle3",
-             "sglang python/sglang/srt/models/llama_eagle3.py", d2t_param=When.ALWAYS, unknown_weights=Unknown.IGNORE,
-             lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN),
-    # SGLang Qwen3 DSpark never reads draft_vocab_size: lm_head and markov_w2 have V rows, and any d2t/t2d is an
-    # error raised when that tensor's turn comes (after the row-checked heads in sorted-name order).
-    Contract("sglang", "*", "*", Family.QWEN3_DSPARK, "Qwen3DSparkForCausalLM",
-             "sglang python/sglang/srt/models/qwen3_dspark.py", lm_head_rows="V", markov_w2_rows="V",
-             mapping_tensors_rejected=True,
-             lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN_AND_FITS),
+from packaging.version import InvalidVersion
+
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
+from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL
+from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
+from dspark_ckpt.runtimes.versions import normalise, release_key
+
+# Every base release the research read, plus the one post release whose behaviour differs from its base.
+SGLANG_VERSIONS: tuple[str, ...] = (
+    "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10",
+    "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21",
+    "0.5.22", "0.5.23",
 )
+# Post releases read too, whose files that matter here equal their base release (`sglang==X` takes them as known).
+SGLANG_POSTS_READ: tuple[str, ...] = (
+    "0.5.1.post1", "0.5.1.post2", "0.5.1.post3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3", "0.5.4.post1",
+    "0.5.4.post3", "0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2", "0.5.8.post1",
+    "0.5.10.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1",
+)
+FIRST, LAST = SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]
+
+_UTILS = "sglang/srt/model_loader/utils.py"  # get_model_architecture -> resolve_transformers_arch
+_UNREG_LINES = ":52 (0.5.1-0.5.5), :54 (0.5.6-0.5.8), :55 (0.5.9), :151 (0.5.10-0.5.11), :153 (0.5.12-0.5.17), " \
+               ":155 (0.5.18-0.5.19), :156 (0.5.20-0.5.23)"
+
+
+def _unregistered(family: Family, first: str, last: str, why: str) -> Contract:
+    return Contract("sglang", first, last, family, "-",
+                    f"sglang {first}-{last}: {why}; {_UTILS}{_UNREG_LINES} raises 'Cannot find model module ...'",
+                    supported=False, reads_speculators=False, unknown_weights=Unknown.IGNORE, messages=SGLANG,
+                    sglang=SglangColumns(Loader.UNREGISTERED))
+
+
+# --- EAGLE-3: models/llama_eagle3.py LlamaForCausalLMEagle3, the only EAGLE-3 class (Qwen3 drafts use it too).
+# d2t -> hot_token_id = d2t + arange(len(d2t)), no check; t2d and unknown names dropped; lm_head is
+# ParallelLMHead(draft_vocab_size) or, tied, embed_tokens; the worker then replaces embed_tokens by the target's
+# unless target_hidden_size != hidden_size (speculative/eagle_worker.py:139-147 @ 0.5.1, eagle_worker_v2.py:356-363
+# @ 0.5.23); row asserts in layers/vocab_parallel_embedding.py:451-454 @ 0.5.1, :437-441 @ 0.5.23.
+_E = "sglang/srt/models/llama_eagle3.py"
+_E_NOTE = "speculative/eagle_worker*.py set_embed/set_embed_and_head; layers/vocab_parallel_embedding.py weight_loader"
+_EAGLE3_BASE = Contract(
+    "sglang", "0.5.1", "0.5.1", Family.EAGLE3_LLAMA, "LlamaForCausalLMEagle3",
+    f"sglang 0.5.1: {_E}:181 (1 layer), :188-196 (lm_head), :198 (LogitsProcessor(config): crop to V), :215-221 "
+    f"(d2t, t2d); {_E_NOTE}; draft_vocab_size null -> layers/vocab_parallel_embedding.py:233 TypeError "
+    "(confirmed by executing)",
+    unknown_weights=Unknown.IGNORE, lm_head_share=Share.NEVER, embed_share=Share.ALWAYS, messages=SGLANG,
+    architectures=("LlamaForCausalLMEagle3",), reads_speculators=False,
+    sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True),
+)
+_EAGLE3 = (
+    _EAGLE3_BASE,
+    replace(_EAGLE3_BASE, first="0.5.2", last="0.5.4.post1",
+            source=f"sglang 0.5.2-0.5.4.post1: {_E}:194 (1 layer), :202-213 (tied / draft_vocab_size null -> "
+                   f"load_lm_head_from_target), LogitsProcessor(config) (crop to V), :232-238 (d2t, t2d) @ 0.5.2; "
+                   f"{_E_NOTE}",
+            sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True, null_shares_target=True)),
+    replace(_EAGLE3_BASE, first="0.5.4.post2", last="0.5.11",
+            source=f"sglang 0.5.4.post2-0.5.11: {_E}:199 (1 layer), :207-218 (lm_head), :220-224 "
+                   f"(config_.vocab_size = config_.draft_vocab_size: read tied or not, crop to D), :242-248 "
+                   f"(d2t, t2d) @ 0.5.5 (0.5.4.post2 is byte-identical); {_E_NOTE}",
+            sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True, null_shares_target=True,
+                                 draft_vocab_always_read=True, crop="D")),
+    replace(_EAGLE3_BASE, first="0.5.12", last="0.5.14",
+            source=f"sglang 0.5.12-0.5.14: {_E}:271-283 (lm_head), :285-288 (crop to D), :307 (midlayer -> "
+                   f"layers.0, any layer count), :318-324 (d2t, t2d) @ 0.5.12; {_E_NOTE}",
+            sglang=SglangColumns(Loader.EAGLE3, null_shares_target=True, draft_vocab_always_read=True, crop="D")),
+    replace(_EAGLE3_BASE, first="0.5.15", last=LAST,
+            source=f"sglang 0.5.15-0.5.23: {_E}:303-318 (lm_head, crop to D), :339 (midlayer -> layers.0), :350-356 "
+                   "(d2t, t2d) @ 0.5.23; tied with draft_vocab_size null: layers/logits_processor.py:1055 @ 0.5.15, "
+                   f":1346 @ 0.5.23 compares the width with None; {_E_NOTE}",
+            sglang=SglangColumns(Loader.EAGLE3, null_shares_target=True, draft_vocab_always_read=True, crop="D",
+                                 null_crop_fails=True)),
+)
+
+# --- Qwen3 DSpark: models/dspark.py Qwen3DSparkModel (DSparkDraftMixin + DFlashDraftModel), registered from 0.5.16.
+# lm_head.* / embed_tokens.* skipped and the target's attached (speculative/dspark_components/dspark_worker_v2.py);
+# d2t, t2d, unknown names ignored; draft_vocab_size never read; markov_w1/markov_w2 have V rows
+# (default_weight_loader); config checks in dspark_components/dspark_config.py and
+# model_runner_components/spec_aux_hidden_state.py; base logits cropped to the target head's org_vocab_size.
+_Q = "sglang/srt/models/dspark.py"
+_QC = "speculative/dspark_components/dspark_config.py"
+_Q_NOTE = (f"{_QC} parse_dspark_draft_config + resolve_runtime_config (confirmed by executing); "
+           "model_runner_components/spec_aux_hidden_state.py (markov_rank > 0)")
+_DSPARK_BASE = Contract(
+    "sglang", "0.5.16", "0.5.16", Family.QWEN3_DSPARK, "Qwen3DSparkModel",
+    f"sglang 0.5.16: {_Q}:509 (EntryClass), :77-78 (markov_w1/w2 [V, r]), :268 (build_markov_head), :354-358 "
+    f"(lm_head./embed_tokens. skipped), :419 (unknown markov weight), :101 (logits + bias at the first step); "
+    f"{_Q_NOTE}; {_QC}:111-118 (mask_token_id)",
+    lm_head_rows="V", markov_w2_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS,
+    embed_share=Share.ALWAYS, messages=SGLANG, architectures=("Qwen3DSparkModel",), reads_speculators=False,
+    sglang=SglangColumns(Loader.DSPARK),
+)
+_DSPARK = (
+    _unregistered(Family.QWEN3_DSPARK, FIRST, "0.5.15", "no models/dspark.py (Qwen3DSparkModel is first registered "
+                                                         "in 0.5.16; --speculative-algorithm DSPARK is refused too)"),
+    _DSPARK_BASE,
+    replace(_DSPARK_BASE, first="0.5.17", last="0.5.18", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            source=f"sglang 0.5.17-0.5.18: {_Q}:612 (EntryClass adds DSparkDraftModel), :79-80 (markov_w1/w2 "
+                   f"[V, r]), :427 (unknown markov weight) @ 0.5.17; {_Q_NOTE}; {_QC}:111-118 (mask_token_id; from "
+                   "0.5.18 bounded by the target's padded_vocab_size when it has one)"),
+    replace(_DSPARK_BASE, first="0.5.19", last="0.5.21", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            source=f"sglang 0.5.19-0.5.21: {_Q}:883 (EntryClass), :98-99 (markov_w1/w2 [V, r]), :482, :559-562 "
+                   f"(lm_head/embed_tokens skipped after stripping model.), :582 (unknown markov weight), :122 "
+                   f"(logits + bias) @ 0.5.19; models/dflash.py:569-578 (Nemotron-3.5 keeps embed_tokens); "
+                   f"{_Q_NOTE}; {_QC}:121-127 (mask_token_id)",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True)),
+    replace(_DSPARK_BASE, first="0.5.22", last="0.5.22", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            messages=SGLANG_KERNEL,
+            source=f"sglang 0.5.22: {_Q}:801 (EntryClass), :108-109 (markov_w1/w2 [V, r]), :494 (unknown markov "
+                   "weight) @ 0.5.22; the first step runs sglang/kernels/ops/speculative/dspark/markov_sample.py:263 "
+                   "(assert bias.shape[1] <= base_logits.shape[1]; columns >= V masked; read from the wheel, outside "
+                   f"srt/); {_Q_NOTE}; {_QC}:121-127 (mask_token_id)",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, width=Width.KERNEL)),
+    replace(_DSPARK_BASE, first="0.5.23", last="0.5.23", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            messages=SGLANG_KERNEL,
+            source=f"sglang 0.5.23: {_Q}:995 (EntryClass), :198-199 (markov_w1/w2 [V, r]), :656 (unknown markov "
+                   f"weight) @ 0.5.23; {_QC}:194-211 (dflash_config merged under dspark_config), :121-127 "
+                   "(mask_token_id); kernels/ops/speculative/dspark/markov_sample.py:269 (assert, read from the "
+                   f"wheel); {_Q_NOTE}",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, width=Width.KERNEL, merged_parser=True)),
+)
+
+# --- DFlash: models/dflash.py DFlashDraftModel from 0.5.11; it has no lm_head, embed_tokens or d2t parameter, so
+# those names are ignored (`# Ignore unexpected weights`) and the target's head and embedding are used.
+_F = "sglang/srt/models/dflash.py"
+_DFLASH_BASE = Contract(
+    "sglang", "0.5.11", "0.5.18", Family.DFLASH, "DFlashDraftModel",
+    f"sglang 0.5.11-0.5.18: {_F}:399 (EntryClass), :382 (unexpected weights ignored; confirmed by executing) "
+    "@ 0.5.11; speculative/dflash_worker.py:454 (mask_token_id < T) @ 0.5.11",
+    unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS, embed_share=Share.ALWAYS, messages=SGLANG,
+    architectures=("DFlashDraftModel",), reads_speculators=False, sglang=SglangColumns(Loader.DFLASH),
+)
+_DFLASH = (
+    _unregistered(Family.DFLASH, FIRST, "0.5.10", "no models/dflash.py (DFlashDraftModel is first registered in "
+                                                   "0.5.11)"),
+    _DFLASH_BASE,
+    replace(_DFLASH_BASE, first="0.5.19", last=LAST,
+            source=f"sglang 0.5.19-0.5.23: {_F}:1146 (EntryClass), :770 (unexpected weights ignored), :569-578 "
+                   "(Nemotron-3.5 keeps embed_tokens) @ 0.5.19; speculative/dflash_worker_v2.py:1404 (mask_token_id "
+                   "< T) @ 0.5.23; Domino projector names (0.5.20+) are not modelled",
+            sglang=SglangColumns(Loader.DFLASH, nemotron_embed=True)),
+)
+
+# --- DFlash2: models/dflash.py DFlash2DraftModel from 0.5.19: DFlash plus a CandidateSelector whose codebooks
+# have V rows, indexed by candidate ids the target head proposes (< T).
+_DFLASH2 = (
+    _unregistered(Family.DFLASH2, FIRST, "0.5.18", "DFlash2DraftModel is first registered in 0.5.19"),
+    replace(_DFLASH_BASE, first="0.5.19", last=LAST, family=Family.DFLASH2, model_class="DFlash2DraftModel",
+            architectures=("DFlash2DraftModel",),
+            source=f"sglang 0.5.19-0.5.23: {_F}:1066-1084 (DFlash2DraftModel: selector_rank required, "
+                   "CandidateSelector(vocab_size=V)), :968-973 (codebooks [V, r]), :1102-1133 (candidates from the "
+                   "target lm_head) @ 0.5.19; speculative/dflash_utils.py:632-646 (selector_rank/top_k)",
+            sglang=SglangColumns(Loader.DFLASH2, nemotron_embed=True)),
+)
+
+_NONE = "registered in no release 0.5.1-0.5.23 (grepped every wheel's srt/)"
+SGLANG_ROWS: tuple[Contract, ...] = (
+    *_EAGLE3,
+    _unregistered(Family.EAGLE3_QWEN3, FIRST, LAST, f"Eagle3Qwen3ForCausalLM (vLLM's name) is {_NONE}; SGLang "
+                                                    "loads Qwen3 EAGLE-3 drafts as LlamaForCausalLMEagle3"),
+    *_DSPARK,
+    *_DFLASH,
+    *_DFLASH2,
+    _unregistered(Family.QWEN3_OMNI_DSPARK, FIRST, LAST, f"Qwen3OmniDSparkModel is {_NONE}"),
+    _unregistered(Family.GEMMA4_DSPARK, FIRST, LAST, f"Gemma4DSparkModel is {_NONE}"),
+)
+
+
+def known_release(version: str) -> bool:
+    """A release whose code was read: every base release above, 0.5.4.post2, and the post releases read."""
+    try:
+        return normalise(version) in SGLANG_VERSIONS + SGLANG_POSTS_READ
+    except InvalidVersion:
+        return False
+
+
+def nearest_row(version: str, family: Family) -> Contract | None:
+    """The row for a release outside every range (newer: the newest row, older: the oldest), as an assumption."""
+    rows = [c for c in SGLANG_ROWS if c.family == family]
+    if not rows:
+        return None
+    try:
+        key = release_key(version)
+    except InvalidVersion:
+        return None
+    newest = max(rows, key=lambda c: release_key(c.last, upper=True))
+    row = newest if key > release_key(newest.last, upper=True) else min(rows, key=lambda c: release_key(c.first))
+    return replace(row, verbatim_errors=False, source=f"{row.source}; assumed for {version}")
+
+
+def assumed_row(contract: Contract, version: str) -> str | None:
+    """The release a verdict for an SGLang release nobody read was taken from (None: a release that was read)."""
+    if known_release(version):
+        return None
+    try:
+        newer = release_key(version) > release_key(contract.last, upper=True)
+    except InvalidVersion:
+        newer = False
+    return contract.last if newer else contract.first
+
+
+def assumption_text(pairs: list[tuple[str, str]]) -> str | None:
+    """DSP220's words for (SGLang release, row release) pairs: which row answered for a release nobody read."""
+    if not pairs:
+        return None
+    parts = []
+    for row in dict.fromkeys(r for _, r in sorted(pairs, key=lambda p: release_key(p[1]))):
+        versions = [v for v, r in pairs if r == row]
+        named = ", ".join(f"sglang=={v}" for v in versions)
+        if all(release_key(v) > release_key(LAST, upper=True) for v in versions):
+            why = "newer than every release dspark-ckpt has read; its loader may differ"
+        elif all(release_key(v) < release_key(FIRST) for v in versions):
+            why = "older than every release dspark-ckpt has read"
+        else:
+            why = "not a release dspark-ckpt has read; the row covering it was used"
+        parts.append(f"{named}: verdict assumed from SGLang {row} ({why})")
+    return "; ".join(parts)

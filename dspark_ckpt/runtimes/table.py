@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract
-from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS
+from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, SGLANG_VERSIONS
+from dspark_ckpt.runtimes.versions import in_range
 from dspark_ckpt.runtimes.vllm_rows import VLLM_ROWS
 
 CONTRACTS: tuple[Contract, ...] = VLLM_ROWS + SGLANG_ROWS
 VLLM_VERSIONS: tuple[str, ...] = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 RUNTIMES = ("vllm", "sglang")
+__all__ = ["CONTRACTS", "RUNTIMES", "SGLANG_VERSIONS", "VLLM_VERSIONS", "contract_for", "covers", "version_key"]
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -19,6 +21,8 @@ def version_key(version: str) -> tuple[int, ...]:
 def covers(contract: Contract, version: str) -> bool:
     if contract.first == "*":
         return True
+    if contract.runtime == "sglang":  # SGLang rows end at post releases (0.5.4.post1 | 0.5.4.post2)
+        return in_range("sglang", contract.first, contract.last, version)
     major_minor = version_key(version)[:2]
     return version_key(contract.first)[:2] <= major_minor <= version_key(contract.last)[:2]
 

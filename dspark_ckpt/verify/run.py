@@ -15,7 +15,6 @@ from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings
 from dspark_ckpt.verify.mapping_check import check_mapping
@@ -84,7 +83,8 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
     watch = Stopwatch(device)
     order = load_order(loaded)
     wanted = [n for n in order if needs_data(n) or n in NORM_NAMES]
-    contracts = [c for rv in runtimes if (c := contract_for(rv.runtime, rv.version, cfg.family)) is not None]
+    said = {(v.runtime, v.version): v for v in analysis.verdicts}  # each release as check judged what it builds
+    contracts = [said[(rv.runtime, rv.version)].contract for rv in runtimes if (rv.runtime, rv.version) in said]
     check_budget(contracts, dims, sum(loaded.tensors[n].nbytes for n in wanted), device, analysis.report.source)
     progress = options.progress
     progress.phase(f"reading {len(wanted)} vocab tensors")
@@ -101,17 +101,25 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
     with watch.phase("predicate"):
         for rv in runtimes:
             progress.advance()
-            contract = contract_for(rv.runtime, rv.version, cfg.family)
-            if contract is not None:
-                outcomes.append(run_runtime(contract, rv.version, cfg, dims, order, tensors, store))
+            built = next((b for b in analysis.builds if (b.runtime, b.version) == (rv.runtime, rv.version)), None)
+            verdict = said.get((rv.runtime, rv.version))
+            if verdict is None:
+                continue
+            if built is not None and built.error is not None:  # the release fails on the config it builds, at
+                outcomes.append(Outcome(verdict.contract, rv.version, error=verdict.error))  # start-up: no torch load
+                continue
+            forced = built.parallel_drafting if built is not None else None
+            runtime_cfg = cfg if forced is None else replace(cfg, parallel_drafting=forced)
+            outcomes.append(run_runtime(verdict.contract, rv.version, runtime_cfg, dims, order, tensors, store,
+                                        facts=analysis.facts))
     progress.phase("checking the mappings")
     with watch.phase("mapping"):
         mappings = _mappings(outcomes, dims, _t2d(tensors))
     with watch.phase("probe"):
         probe = run_probe(outcomes, mappings, tensors, analysis.raw_config or {}, cfg.family, dims, options)
     watch.ms["total"] = sum(watch.ms.values())
-    verdicts = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab))
-                for i, out in enumerate(outcomes)]
+    verdicts = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab),
+                            analysis.facts) for i, out in enumerate(outcomes)]
     disagree = disagreements(verdicts, analysis.verdicts)
     result = VerifyResult(
         device=label, torch_version=torch_version, timings_ms=dict(watch.ms),

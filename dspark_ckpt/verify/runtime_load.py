@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 import torch
 
 from dspark_ckpt.model.draft_config import DraftConfig
-from dspark_ckpt.runtimes.compatibility import Issue
+from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
+from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
 
 D2T_PARAM = "draft_id_to_target_id"
@@ -39,6 +40,9 @@ class Outcome:
     lm_head: str = "none"  # own | target | uninitialised
     embed_tokens: str = "none"
     own: dict[str, bool] = field(default_factory=dict)  # has_own_* flags set from the weight names
+    first_step: Issue | None = None  # loaded, then the first draft step failed (SGLang)
+    silent: list[Issue] | None = None  # observed by the runtime's own model (SGLang); None: verdicts.py derives them
+    sglang_facts: dict[str, bool] = field(default_factory=dict)  # what SGLang's load observed beyond the params
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,9 @@ def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> Non
             raise LoadFailure("DSP302", k.messages.d2t)
     if k.parallel_drafting_needs_mask_hidden and cfg.parallel_drafting and not names.mask_hidden:
         raise LoadFailure("DSP314", k.messages.parallel)
+    nested = next((n for n, _ in sorted(names.renamed) if n.removesuffix(".weight") in k.bare_parameters), None)
+    if nested is not None:  # a bare nn.Parameter (DFlash2's codebooks) cannot take a `.weight` tensor
+        raise LoadFailure("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
 
 
 _MODULES = (("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
@@ -138,8 +145,6 @@ def _init(k: Contract, dims: Dims, store: ParamStore, out: Outcome) -> dict[str,
 def _load_all(k: Contract, dims: Dims, specs: dict[str, ParamSpec], names: Names, tensors: dict[str, torch.Tensor],
               store: ParamStore, out: Outcome) -> None:
     for ckpt, name in names.renamed:
-        if k.mapping_tensors_rejected and ("d2t" in ckpt or "t2d" in ckpt):
-            raise LoadFailure("DSP303" if "d2t" in ckpt else "DSP310", k.messages.sglang_mapping.format(name=ckpt))
         spec = _resolve(k, dims, name, specs) if name is not None else None
         if spec is None:
             continue
@@ -172,8 +177,13 @@ def _share(k: Contract, cfg: DraftConfig, dims: Dims, names: Names, out: Outcome
 
 
 def run_runtime(k: Contract, version: str, cfg: DraftConfig, dims: Dims, order: Sequence[str],
-                tensors: dict[str, torch.Tensor], store: ParamStore) -> Outcome:
+                tensors: dict[str, torch.Tensor], store: ParamStore, *, facts: DraftFacts | None = None) -> Outcome:
     """Startup checks, load_weights (names, vocab checks, weight loaders in checkpoint order), then sharing."""
+    if k.sglang is not None:  # SGLang's loaders differ in kind (verify/sglang_load.py); they need check's facts
+        from dspark_ckpt.verify.sglang_load import run_sglang  # it builds on this module's records
+
+        assert facts is not None, "SGLang rows are emulated from the analysis' facts"
+        return run_sglang(k, version, facts, dims, order, tensors, store)
     out = Outcome(k, version)
     out.error = startup_error(k, cfg, dims)
     if out.error is not None:

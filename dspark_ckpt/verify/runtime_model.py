@@ -121,7 +121,17 @@ def _replicated_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device
     return param.copy_(loaded)
 
 
-_LOADERS = {"vocab": _vocab_load, "default": _default_load, "replicated": _replicated_load}
+def _sglang_vocab_load(spec: ParamSpec, loaded: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """SGLang's VocabParallelEmbedding.weight_loader: vLLM's, but the row assert carries an f-string message."""
+    if loaded.dim() == 0 or loaded.shape[0] != spec.org_rows:
+        got = loaded.shape[0] if loaded.dim() else None
+        raise AssertionError(f"self.org_vocab_size={spec.org_rows} self.use_presharded_weights=False "
+                             f"loaded_weight.shape[output_dim]={got}")
+    return _vocab_load(spec, loaded, device)
+
+
+_LOADERS = {"vocab": _vocab_load, "default": _default_load, "replicated": _replicated_load,
+            "sglang_vocab": _sglang_vocab_load}
 
 
 class ParamStore:

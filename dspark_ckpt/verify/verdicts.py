@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dspark_ckpt.model.families import traits
-from dspark_ckpt.runtimes.compatibility import Issue, Verdict
+from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.verify.result import MappingCheck, RuntimeState
 from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
 
@@ -36,6 +36,9 @@ def _mapping_issues(out: Outcome, mapping: MappingCheck, d: int, t: int) -> list
     if not traits(out.contract.family).d2t_applied and out.head_rows != d:
         issues.append(Issue("DSP311", f"lm_head was built with {out.head_rows} rows (vocab_size) but the draft "
                                       f"vocab is {d}; no d2t is ever applied"))
+    elif d < t and not out.contract.candidates_mapped:
+        issues.append(Issue("DSP332", "the speculator takes its candidates from lm_head without the d2t: draft ids "
+                                      "are proposed as target ids"))
     elif d < t and mapping.source != "d2t":
         issues.append(Issue("DSP302", f"no d2t was loaded: map_draft_to_target is the identity, so draft ids "
                                       f"0..{mapping.width - 1} are proposed as the first {mapping.width} target ids"))
@@ -46,11 +49,33 @@ def _mapping_issues(out: Outcome, mapping: MappingCheck, d: int, t: int) -> list
     return issues
 
 
-def verdict_for(out: Outcome, mapping: MappingCheck | None, dims_dvt: tuple[int, int, int]) -> Verdict:
+def _content_issues(out: Outcome, mapping: MappingCheck, d: int, t: int, facts: DraftFacts | None) -> list[Issue]:
+    """What the loaded d2t's contents do where the runtime applies them, and a t2d recorded for another target
+    (a header fact check's analysis holds; torch adds nothing to it)."""
+    issues = []
+    applied = mapping.source == "d2t" and traits(out.contract.family).d2t_applied and out.contract.candidates_mapped
+    t_rows = mapping.first_out_of_range is not None and mapping.first_out_of_range[0] == t \
+        and mapping.out_of_range == mapping.width - t
+    if applied and d < t and mapping.all_zero_identity_on_pruned:
+        issues.append(Issue("DSP401", "the loaded d2t is all zero: draft id i is proposed as target id i"))
+    elif applied and mapping.out_of_range and not t_rows:
+        issues.append(Issue("DSP402", f"map_draft_to_target sends {mapping.out_of_range} draft ids outside [0, {t})"))
+    if facts is not None and facts.t2d_length is not None and facts.t2d_length != t:
+        issues.append(Issue("DSP327", f"the draft's t2d records a target vocab of {facts.t2d_length}, not T = {t}"))
+    return issues
+
+
+def verdict_for(out: Outcome, mapping: MappingCheck | None, dims_dvt: tuple[int, int, int],
+                facts: DraftFacts | None = None) -> Verdict:
     d, v, t = dims_dvt
     if out.error is not None or mapping is None:
         return Verdict(out.contract.runtime, out.version, out.contract, out.error, ())
-    silent = _head_issues(out, d, t) + _embed_issues(out, v, t) + _mapping_issues(out, mapping, d, t)
+    if out.first_step is not None:
+        return Verdict(out.contract.runtime, out.version, out.contract, None, (), out.first_step)
+    if out.silent is not None:  # the runtime's own model observed them (SGLang: the head is the target's, ...)
+        return Verdict(out.contract.runtime, out.version, out.contract, None, tuple(out.silent))
+    silent = _head_issues(out, d, t) + _embed_issues(out, v, t) + _mapping_issues(out, mapping, d, t) + \
+        _content_issues(out, mapping, d, t, facts)
     return Verdict(out.contract.runtime, out.version, out.contract, None, tuple(silent))
 
 

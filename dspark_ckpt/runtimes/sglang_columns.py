@@ -1,0 +1,39 @@
+"""The contract columns only SGLang's loaders need (a `Contract.sglang` cell): what each release range does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Loader(StrEnum):
+    """Which SGLang load path a row describes (the family's model class)."""
+
+    EAGLE3 = "eagle3"  # models/llama_eagle3.py LlamaForCausalLMEagle3
+    DSPARK = "dspark"  # models/dspark.py Qwen3DSparkModel (DSparkDraftMixin + DFlashDraftModel)
+    DFLASH = "dflash"  # models/dflash.py DFlashDraftModel
+    DFLASH2 = "dflash2"  # models/dflash.py DFlash2DraftModel (DFlashDraftModel + CandidateSelector)
+    UNREGISTERED = "unregistered"  # no class: model_loader/utils.py "Cannot find model module ..."
+
+
+class Width(StrEnum):
+    """How the DSpark Markov bias (V columns) meets the target head's base logits (W columns) at the first step."""
+
+    ADD = "add"  # `logits + bias`: torch's size-mismatch RuntimeError whenever V != W (0.5.16-0.5.21)
+    KERNEL = "kernel"  # `assert bias.shape[1] <= base_logits.shape[1]`; columns >= V masked (0.5.22+)
+
+
+@dataclass(frozen=True, slots=True)
+class SglangColumns:
+    loader: Loader
+    # EAGLE-3
+    one_layer: bool = False  # num_hidden_layers != 1 is refused (before 0.5.12)
+    midlayer_only: bool = False  # the decoder layer is `midlayer`: `layers.0.*` names are dropped (before 0.5.12)
+    draft_vocab_always_read: bool = False  # the logits-processor copy reads draft_vocab_size, tied or not (0.5.4.post2+)
+    null_shares_target: bool = False  # draft_vocab_size: null -> load_lm_head_from_target (0.5.2+); 0.5.1: TypeError
+    crop: str = "V"  # the draft logits are cropped to V (before 0.5.4.post2) or to D
+    null_crop_fails: bool = False  # tied and draft_vocab_size null: `logits.shape[-1] > None` at the first step (0.5.15+)
+    # DSpark, DFlash
+    merged_parser: bool = False  # 0.5.23: dflash_config merged under dspark_config when parsing
+    nemotron_embed: bool = False  # Nemotron-3.5 NVFP4 drafts keep and load their own embed_tokens (0.5.19+)
+    width: Width = Width.ADD

@@ -1,0 +1,212 @@
+"""Pure: what SGLang's own config parsers read from a draft's config.json (and tensor names), per parser variant.
+
+Ports of `parse_dspark_draft_config` (speculative/dspark_components/dspark_config.py, 0.5.16-0.5.23),
+`parse_dflash_draft_config` (speculative/dflash_utils.py, mask token and selector fields) and
+`is_nemotron_35_draft_config` (speculative/dflash_utils.py, 0.5.19+), with the key precedence of each release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dspark_ckpt.runtimes import messages as m
+
+_PREFIXED = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
+HEAD_TYPES = ("vanilla", "gated", "rnn")
+# The parameters each Markov head class builds (models/dspark.py, 0.5.16-0.5.23), and the class named in errors.
+MARKOV_PARAMS: dict[str, tuple[str, frozenset[str]]] = {
+    "vanilla": ("VanillaMarkov", frozenset({"markov_w1.weight", "markov_w2.weight"})),
+    "gated": ("GatedMarkovHead", frozenset({"markov_w1.weight", "markov_w2.weight", "gate_proj.weight",
+                                            "gate_proj.bias"})),
+    "rnn": ("RNNHead", frozenset({"markov_w1.weight", "markov_w2.weight", "joint_proj.weight", "joint_proj.bias"})),
+}
+# transformers' config class per model_type, as named in an AttributeError (AutoConfig picks it by model_type).
+CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "qwen3_moe": "Qwen3MoeConfig",
+                "mistral": "MistralConfig", "gpt_oss": "GptOssConfig"}
+
+
+@dataclass(frozen=True, slots=True)
+class DsparkParse:
+    """parse_dspark_draft_config's result for one variant: the first ValueError, else the values it validated."""
+
+    error: str | None = None
+    markov_rank: int = 0
+    markov_head_type: str | None = None
+    mask_token_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SglangConfig:
+    """The config facts SGLang's draft loaders read; defaults describe an empty config.json."""
+
+    architecture: str | None = None
+    model_type: str | None = None
+    speculators: bool = False  # a speculators-format config (`speculators_model_type`): SGLang reads none of it
+    tie_word_embeddings: bool = False
+    num_hidden_layers: int | None = None
+    target_hidden_differs: bool = False  # `target_hidden_size` present and != hidden_size: EAGLE-3 keeps its embed
+    layers_named: bool = False  # tensors named `layers.N.*` (vLLM / speculators spelling)
+    midlayer_named: bool = False  # tensors named `midlayer.*` (SGLang's EAGLE-3 module before 0.5.12)
+    dspark: DsparkParse = field(default_factory=DsparkParse)  # 0.5.16-0.5.22 precedence
+    dspark_merged: DsparkParse = field(default_factory=DsparkParse)  # 0.5.23: dflash_config merged under dspark
+    markov_rank_top: int = 0  # build_markov_head: `int(getattr(config, "markov_rank", 0))`, top level only
+    markov_head_type_top: str = "vanilla"
+    markov_cols: tuple[int | None, int | None] = (None, None)  # (markov_w1, markov_w2) rank columns as shipped
+    markov_names: tuple[str, ...] = ()  # `markov_head.*` tensor names, sorted (the order load_weights sees them)
+    nemotron35: bool = False  # is_nemotron_35_draft_config (0.5.19+): the draft keeps its own embed_tokens
+    dflash_error: str | None = None  # parse_dflash_draft_config's mask_token_id validation
+    dflash_mask_token_id: int | None = None
+    dflash_mask_token: str = "<|MASK|>"  # DEFAULT_DFLASH_MASK_TOKEN
+    selector_rank: int = 0
+    selector_top_k: int = 0
+
+    @property
+    def config_class(self) -> str | None:
+        return CONFIG_CLASS.get(self.model_type or "")
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _nested(cfg: Mapping[str, Any], key: str) -> dict[str, Any]:
+    value = cfg.get(key)
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _text(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """_get_text_config: the draft's text_config if it has one, else the config itself."""
+    value = cfg.get("text_config")
+    return value if isinstance(value, Mapping) else cfg
+
+
+def _first(*candidates: tuple[bool, Any]) -> Any:
+    """The value of the first (present, value) pair that is present, as `d.get(k, default)` chains read."""
+    for present, value in candidates:
+        if present:
+            return value
+    return None
+
+
+def _as_int(value: Any) -> int | None:
+    """`int(raw) if raw is not None else ...` on the JSON values a config holds (a float or string as int() would)."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_dspark(cfg: Mapping[str, Any], *, merged: bool) -> DsparkParse:
+    """parse_dspark_draft_config: markov_rank, markov_head_type and mask_token_id, each from the first source
+    present: the `dspark_*` key, the nested dspark_config (0.5.23: dflash_config then dspark_config), text_config,
+    the top level; the mask falls back to dflash_config.mask_token_id last (before 0.5.23)."""
+    nested = {**_nested(cfg, "dflash_config"), **_nested(cfg, "dspark_config")} if merged else _nested(cfg, "dspark_config")
+    text = _text(cfg)
+    prefixed = any(cfg.get(k) is not None for k in _PREFIXED)
+
+    def pick(prefix_key: str, key: str, last: tuple[bool, Any]) -> Any:
+        if cfg.get(prefix_key) is not None:
+            return cfg[prefix_key]
+        return _first((key in nested, nested.get(key)), (key in text, text.get(key)), (key in cfg, cfg.get(key)),
+                      last)
+
+    raw_rank = pick("dspark_markov_rank", "markov_rank", (True, 0))
+    rank = _as_int(raw_rank) or 0
+    if rank < 0:
+        return DsparkParse(m.E_DSPARK_RANK_NEGATIVE.format(rank=rank), rank)
+    kind = pick("dspark_markov_head_type", "markov_head_type", (True, None))
+    if rank > 0 and kind is None and not prefixed:
+        return DsparkParse(m.E_DSPARK_HEAD_TYPE, rank)
+    if kind is not None:
+        kind = str(kind).lower()
+        if kind not in HEAD_TYPES:
+            return DsparkParse(m.E_DSPARK_HEAD_TYPE_PARSE.format(kind=kind), rank)
+    dflash_mask = _nested(cfg, "dflash_config").get("mask_token_id")
+    raw_mask = pick("dspark_noise_token_id", "mask_token_id", (True, None if merged else dflash_mask))
+    mask = _as_int(raw_mask)
+    if mask is not None and mask < 0:
+        return DsparkParse(m.E_DSPARK_MASK_NEGATIVE.format(m=mask), rank, kind)
+    return DsparkParse(None, rank, kind, mask)
+
+
+def _dflash(cfg: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
+    """parse_dflash_draft_config's mask fields: dflash_config.mask_token_id (an int >= 0) and mask_token."""
+    nested = _nested(cfg, "dflash_config")
+    token = nested.get("mask_token")
+    token = token if isinstance(token, str) and token else "<|MASK|>"
+    raw = nested.get("mask_token_id")
+    if raw is None:
+        return None, None, token
+    if _int(raw) is None:
+        return m.E_DFLASH_MASK_TYPE.format(value=raw, kind=type(raw).__name__), None, token
+    if raw < 0:
+        return m.E_DFLASH_MASK_NEGATIVE.format(m=raw), None, token
+    return None, raw, token
+
+
+def _nemotron35(cfg: Mapping[str, Any]) -> bool:
+    """is_nemotron_35_draft_config (speculative/dflash_utils.py:469-506, 0.5.19)."""
+    archs = cfg.get("architectures") or []
+    if not isinstance(archs, list) or not {"DFlashDraftModel", "Qwen3DSparkModel"} & {a for a in archs
+                                                                                       if isinstance(a, str)}:
+        return False
+    if not cfg.get("has_embed_tokens") or cfg.get("has_lm_head"):
+        return False
+    quant = cfg.get("quantization_config") or {}
+    if not isinstance(quant, Mapping) or quant.get("quant_algo") != "W4A16_NVFP4":
+        return False
+    nested = _nested(cfg, "dflash_config")
+    targets = nested.get("target_layer_ids", cfg.get("target_layer_ids"))
+    aux = cfg.get("eagle_aux_hidden_state_layer_ids")
+    if not isinstance(targets, list) or not isinstance(aux, list) or not targets or len(targets) != len(aux):
+        return False
+    if any(_as_int(a) is None or _as_int(b) is None or _as_int(a) + 1 != _as_int(b)  # type: ignore[operator]
+           for a, b in zip(targets, aux)):
+        return False
+    return nested.get("sample_from_anchor", cfg.get("sample_from_anchor", True)) is False
+
+
+def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The SglangConfig fields config.json alone decides (a config-only repair changes them)."""
+    archs = cfg.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    model_type = cfg.get("model_type") if isinstance(cfg.get("model_type"), str) else None
+    hidden, target_hidden = cfg.get("hidden_size"), cfg.get("target_hidden_size")
+    error, mask, token = _dflash(cfg)
+    nested = _nested(cfg, "dflash_config")
+    return {
+        "architecture": arch, "model_type": model_type,
+        "speculators": isinstance(cfg.get("speculators_model_type"), str),
+        "tie_word_embeddings": cfg.get("tie_word_embeddings") is True,
+        "num_hidden_layers": _int(cfg.get("num_hidden_layers")),  # LlamaConfig reads the top level
+        "target_hidden_differs": "target_hidden_size" in cfg and target_hidden != hidden,
+        "dspark": parse_dspark(cfg, merged=False), "dspark_merged": parse_dspark(cfg, merged=True),
+        "markov_rank_top": _as_int(cfg.get("markov_rank", 0)) or 0,
+        "markov_head_type_top": str(cfg.get("markov_head_type", "vanilla")).lower(),
+        "nemotron35": _nemotron35(cfg), "dflash_error": error, "dflash_mask_token_id": mask,
+        "dflash_mask_token": token, "selector_rank": _as_int(nested.get("selector_rank", 0)) or 0,
+        "selector_top_k": _as_int(nested.get("selector_top_k", 0)) or 0,
+    }
+
+
+def draft_vocab_config(cfg: Mapping[str, Any]) -> str:
+    """How config.json states draft_vocab_size: "int", "null" or "absent" (SGLang's EAGLE-3 tells them apart)."""
+    return "absent" if "draft_vocab_size" not in cfg else "null" if cfg["draft_vocab_size"] is None else "int"
+
+
+def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int, ...]] | None = None
+                  ) -> SglangConfig:
+    """The view from a parsed config.json and the checkpoint's tensor names -> shapes."""
+    cfg = cfg if isinstance(cfg, Mapping) else {}
+    names: Iterable[str] = shapes or {}
+    cols = tuple((shapes or {}).get(f"markov_head.{w}.weight", ()) for w in ("markov_w1", "markov_w2"))
+    return SglangConfig(
+        layers_named=any(n.startswith(("layers.", "model.layers.")) for n in names),
+        midlayer_named=any(n.startswith(("midlayer.", "model.midlayer.")) for n in names),
+        markov_cols=tuple(c[1] if len(c) == 2 else None for c in cols),  # type: ignore[arg-type]
+        markov_names=tuple(sorted(n for n in names if n.startswith("markov_head."))), **config_fields(cfg),
+    )

@@ -1,0 +1,56 @@
+"""Release ordering for the contract table: PEP 440 versions compared at the granularity a runtime's rows use.
+
+vLLM rows name minors (0.29.x all behave alike); SGLang rows name releases down to the post release, because
+0.5.4.post2 already carries 0.5.5's EAGLE-3 code while 0.5.4.post1 does not.
+"""
+
+from __future__ import annotations
+
+from packaging.version import InvalidVersion, Version
+
+POST_ANY = 1 << 30  # an upper bound without `.postN` covers every post release of that release
+# How many release components a runtime's rows distinguish (the rest, and rc/dev/local parts, are ignored).
+PRECISION = {"vllm": 2, "sglang": 3}
+
+
+def parse(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def release_key(text: str, *, precision: int = 3, upper: bool = False) -> tuple[int, ...]:
+    """(major, minor[, micro], post) for ordering; `upper` makes a bound without a post cover all of its posts.
+    Raises InvalidVersion for text that is not a version."""
+    v = Version(text)
+    parts = (v.release + (0, 0, 0))[:precision]
+    if precision < 3:
+        return parts
+    post = v.post if v.post is not None else (POST_ANY if upper else -1)
+    return (*parts, post)
+
+
+def in_range(runtime: str, first: str, last: str, version: str) -> bool:
+    """first <= version <= last at the runtime's row granularity (vLLM by minor, SGLang by release and post)."""
+    precision = PRECISION.get(runtime, 3)
+    try:
+        key = release_key(version, precision=precision)
+        return (release_key(first, precision=precision) <= key
+                <= release_key(last, precision=precision, upper=True))
+    except InvalidVersion:
+        return False
+
+
+def normalise(text: str) -> str:
+    """A release as the table names it: at least X.Y.Z, with a post release kept (0.5.4.post2), rc/dev/local
+    parts dropped. Raises InvalidVersion for text that is not a version."""
+    v = Version(text)
+    base = ".".join(str(p) for p in (v.release + (0, 0))[: max(3, len(v.release))])
+    return f"{base}.post{v.post}" if v.post is not None else base
+
+
+def distance(a: str, b: str) -> tuple[int, ...]:
+    """How far apart two releases are, for picking the nearest row: component-wise absolute differences."""
+    ka, kb = release_key(a), release_key(b)
+    return tuple(abs(x - y) for x, y in zip(ka, kb))
