@@ -33,7 +33,11 @@ def check_one(spec: str, run: Run, deploy: DeployPlan | None = None) -> Checkpoi
     from dspark_ckpt.sources.resolve import open_source, source_notes
 
     path = Path(spec)
-    if path.exists() and not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0)):
+    try:
+        denied = path.exists() and not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0))
+    except PermissionError:  # a folder on the way cannot be searched
+        denied = True
+    if denied:
         raise SourceError(f"{spec}: permission denied", code="DSP-E011")
     if path.is_dir() and any(os.path.lexists(path / name) for name in FIX_LEFTOVERS):
         from dspark_ckpt.repair.journal import note_for_check  # only then: the repair package costs ~20 ms

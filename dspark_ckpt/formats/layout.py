@@ -79,8 +79,9 @@ def shard_status_findings(statuses: dict[str, PathStatus], indexed: set[str]) ->
         elif status is PathStatus.MISSING:
             findings.append(finding("DSP103", f"{INDEX_NAME} names {name!r}, which does not exist.", file=name))
         elif status is PathStatus.ESCAPES:
-            findings.append(finding("DSP104", f"{name!r} resolves outside the checkpoint folder; it was not read.",
-                                    file=name))
+            findings.append(finding("DSP104", f"{name!r} is not a plain file name inside the checkpoint folder "
+                                              "(absolute, with `..`, a backslash or a control character, or a link "
+                                              "that leaves it); it was not read.", file=name))
         elif status in (PathStatus.NOT_A_FILE, PathStatus.UNREADABLE):
             what = "is not a regular file" if status is PathStatus.NOT_A_FILE else "is not readable"
             findings.append(finding("DSP018", f"{name!r} {what}.", file=name))

@@ -23,6 +23,31 @@ class FileChanged(OSError):
     """A file's size, modification time or inode changed between two reads of one check (DSP020)."""
 
 
+def exists(path: Path) -> bool:
+    """Whether a path (or a dangling link) is there; a folder on the way that cannot be searched counts as there,
+    so the reader that follows reports it as unreadable instead of this check raising PermissionError."""
+    try:
+        return path.exists() or path.is_symlink()
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def is_safe_relative(name: str) -> bool:
     """A plain relative path that stays inside its folder: what a checkpoint or a server may name and we may open.
 

@@ -11,7 +11,7 @@ from typing import IO
 
 from dspark_ckpt.formats.json_doc import read_bounded
 from dspark_ckpt.model.findings import Finding
-from dspark_ckpt.sources.base import CONFIG_NAME, FileChanged, PathStatus, is_safe_relative
+from dspark_ckpt.sources.base import CONFIG_NAME, FileChanged, PathStatus, is_dir, is_file, is_safe_relative
 
 _HF_SNAPSHOT = re.compile(r"^models--[^/]+$")
 
@@ -125,7 +125,7 @@ class LocalFolder:
 
 def local_source(path: Path, *, config: Path | None = None) -> LocalFolder:
     """A folder, or a single `.safetensors` file whose config comes from `--config` (or sits beside it)."""
-    if path.is_file() or path.suffix == ".safetensors" and not path.is_dir():
+    if is_file(path) or path.suffix == ".safetensors" and not is_dir(path):
         beside = path.parent / CONFIG_NAME
-        return LocalFolder(path.parent, only=path.name, config=config or (beside if beside.is_file() else None))
+        return LocalFolder(path.parent, only=path.name, config=config or (beside if is_file(beside) else None))
     return LocalFolder(path, config=config)

@@ -8,13 +8,13 @@ from pathlib import Path
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
-from dspark_ckpt.sources.base import CheckpointSource
+from dspark_ckpt.sources.base import CheckpointSource, exists, is_dir
 from dspark_ckpt.sources.local import local_source
 
 
 def open_source(spec: str, *, config: Path | None = None, token: str | None = None) -> CheckpointSource:
     path = Path(spec)
-    if path.exists() or path.is_symlink():
+    if exists(path):
         return local_source(path, config=config)
     from dspark_ckpt.sources.hub import open_hub, parse_repo_spec
 
@@ -33,7 +33,7 @@ def open_source(spec: str, *, config: Path | None = None, token: str | None = No
 
 def _looks_local(spec: str, path: Path) -> bool:
     """`drafts/typo` whose folder `drafts/` exists is a mistyped path, not a repo: fail now, without the network."""
-    return not spec.startswith("hf://") and (path.parent != Path(".") and path.parent.is_dir()
+    return not spec.startswith("hf://") and (path.parent != Path(".") and is_dir(path.parent)
                                               or spec.startswith((".", "/", "~")))
 
 

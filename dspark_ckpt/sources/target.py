@@ -9,6 +9,7 @@ from dspark_ckpt.formats.json_doc import Document, JsonProblem, decode_document,
 from dspark_ckpt.model.draft_config import MAX_VOCAB
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import is_qwen3_omni_target, target_vocab_size
+from dspark_ckpt.sources.base import exists
 
 _TARGET_HINT = "--target takes the target model's folder, its config.json, or org/repo[@rev]"
 
@@ -61,7 +62,7 @@ def resolve_target(target: str | None, target_vocab_size: int | None, *,
 def hub_or_local_target(target: str, token: str | None) -> TargetVocab:
     """An existing path wins; otherwise an org/repo[@rev] on the Hub (only its config.json is fetched)."""
     path = Path(target)
-    if not (path.exists() or path.is_symlink()):
+    if not exists(path):
         from dspark_ckpt.sources.hub import hub_target_config, parse_repo_spec
 
         spec = parse_repo_spec(target)

@@ -18,7 +18,8 @@ INDEX = "model.safetensors.index.json"
 BIG_HEADER_BYTES = 99_000_000
 
 CONFIG: dict[str, Any] = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": 96,
-                          "draft_vocab_size": 96, "hidden_size": 16, "markov_rank": 4}
+                          "draft_vocab_size": 96, "hidden_size": 16, "markov_rank": 4, "markov_head_type": "vanilla"}
+RUNTIMES = ("--runtime", "vllm")  # the baseline loads on every vLLM release; SGLang's own limits are not the point
 TENSORS = (
     TensorSpec("embed_tokens.weight", "F32", (96, 16)),
     TensorSpec("layers.0.mlp.down_proj.weight", "F32", (16, 16)),
@@ -33,10 +34,13 @@ TENSORS = (
 class Case:
     name: str
     build: Callable[[Path], Path]  # writes under an empty folder, returns what to pass to `check`
-    code: str  # a finding code the JSON report must contain
+    code: str  # a finding code the JSON report must contain, or the DSP-E code of the error on stderr
     exit: int = 1
     unreadable: bool = False  # needs a file the checking process may not read (see needs_dac_drop)
     note: str = ""
+    # The arguments after `check`, from what `build` returned; None: that path and --target-vocab-size 96.
+    args: Callable[[Path], list[str]] | None = None
+    klass: int = 0  # the class of issue 14 it belongs to (0: the first corpus)
 
 
 # --- building blocks -------------------------------------------------------------------------------------------
