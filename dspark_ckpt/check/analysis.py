@@ -6,6 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from dspark_ckpt.check.built import (
+    contradiction,
+    contradiction_findings,
+    recorded_target,
+    recorded_target_finding,
+    with_build,
+)
 from dspark_ckpt.check.load import Loaded, load, read_mapping
 from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
 from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints
@@ -17,9 +24,10 @@ from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.model.rule_catalog import unreadable_code
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict, evaluate
+from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
+from dspark_ckpt.runtimes.config_build import BuiltConfig, build_all, unknown_family_verdicts, verdicts_for
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.runtimes.table import contract_for
+from dspark_ckpt.runtimes.sglang_config import draft_vocab_config, sglang_config
 from dspark_ckpt.sources.base import CheckpointSource
 
 
@@ -53,6 +61,7 @@ class Analysis:
     verdicts: tuple[Verdict, ...]
     findings: tuple[Finding, ...]  # every finding: the structural ones, then one per problem the verdicts name
     structural_findings: tuple[Finding, ...]  # what the headers, config and mappings show before any verdict
+    builds: tuple[BuiltConfig, ...] = ()  # what each runtime release builds from config.json (config_build.py)
 
     @property
     def config(self) -> DraftConfig | None:
@@ -98,9 +107,11 @@ def _dim(info: TensorInfo | None, axis: int) -> int | None:
 
 
 def draft_facts(cfg: DraftConfig, v: VocabTensors, target: TargetVocab,
-                unreadable: tuple[str, str] | None = None) -> DraftFacts | None:
+                unreadable: tuple[str, str] | None = None, *, raw: dict[str, Any] | None = None,
+                tensors: dict[str, TensorInfo] | None = None) -> DraftFacts | None:
     if cfg.family is None or cfg.vocab_size is None or cfg.draft_vocab_size is None:
         return None
+    raw = raw or {}
     return DraftFacts(
         family=cfg.family, draft_vocab_size=cfg.draft_vocab_size, vocab_size=cfg.vocab_size,
         target_vocab_size=target.size, has_lm_head=v.lm_head is not None, has_embed=v.embed_tokens is not None,
@@ -110,17 +121,14 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: TargetVocab,
         markov_w2_rows=_dim(v.markov_w2, 0), d2t_length=_dim(v.d2t, 0) if v.d2t and len(v.d2t.shape) == 1 else None,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
         parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id, unreadable=unreadable,
-        target_is_omni=target.omni,
+        target_is_omni=target.omni, draft_vocab_config=draft_vocab_config(raw),
+        sglang=sglang_config(raw, {n: t.shape for n, t in (tensors or {}).items()}),
     )
 
 
 def verdicts(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple[Verdict, ...]:
-    found = []
-    for rv in runtimes:
-        contract = contract_for(rv.runtime, rv.version, facts.family)
-        if contract is not None:
-            found.append(evaluate(contract, rv.version, facts))
-    return tuple(found)
+    """Each release judged on the config it builds (facts.builds; rebuilt from facts.raw_config where absent)."""
+    return verdicts_for(facts, runtimes)
 
 
 def compatibility(vs: Sequence[Verdict]) -> tuple[Compatibility, ...]:
@@ -131,6 +139,9 @@ def compatibility(vs: Sequence[Verdict]) -> tuple[Compatibility, ...]:
             silent_codes=tuple(i.code for i in v.silent),
             verbatim=v.contract.verbatim_errors and (v.error is None or v.error.verbatim),
             source=v.contract.source,
+            first_step_error=v.first_step.text if v.first_step else None,
+            first_step_error_code=v.first_step.code if v.first_step else None,
+            first_step_verbatim=v.contract.verbatim_errors and (v.first_step is None or v.first_step.verbatim),
         )
         for v in vs
     )
@@ -176,30 +187,43 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
                    runtimes: Sequence[RuntimeVersion]) -> Analysis:
     cfg = loaded.config
     vocab = find_vocab_tensors(loaded.tensors)
+    recorded = recorded_target(vocab) if target is None else None  # without --target, T as the draft's t2d records it
+    target = target or recorded
     t = target.size if target else None
     kind = vocab_kind(cfg.draft_vocab_size if cfg else None, t)  # the one place the vocab kind is derived
     findings = list(loaded.findings)
     if cfg is not None:
         findings += shape_findings(vocab, cfg, t)
         findings += method_findings(source.display, cfg)
+    honoured = contradiction(cfg, vocab)
+    if cfg is not None and honoured is not None:
+        findings = contradiction_findings(cfg, vocab, honoured, findings)
     raw_mappings, problems = read_mappings(source, vocab)
     findings += problems
     loaded = replace(loaded, mapping_bytes=raw_mappings)
     mappings = decode_mappings(vocab, raw_mappings)
     findings += mapping_findings(vocab, mappings, cfg, t, kind)
     facts = None
+    raw = loaded.config_doc.raw if loaded.config_doc else None
+    builds = build_all(raw, runtimes) if target is not None else ()
+    if recorded is not None:
+        findings.append(recorded_target_finding(recorded))
     if target is None:
         findings.append(finding("DSP206", "pass --target DIR or --target-vocab-size N to classify the draft and "
                                           "evaluate the runtime contracts; structural checks ran."))
     elif cfg is not None:
-        facts = draft_facts(cfg, vocab, target, first_unreadable(findings))
-    vs = verdicts(facts, runtimes) if facts is not None else ()
+        facts = draft_facts(cfg, vocab, target, first_unreadable(findings),
+                            raw=loaded.config_doc.raw if loaded.config_doc else None, tensors=loaded.tensors)
+        facts = with_build(facts, builds, raw, vocab, loaded.tensors, mappings.d2t_targets, mappings.d2t_all_zero,
+                           kind, honoured) if facts is not None else None
+    vs = verdicts(facts, runtimes) if facts is not None else unknown_family_verdicts(builds)
     structural = tuple(findings)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None)
     return Analysis(
         source=source.display, revision=source.revision, loaded=loaded, vocab=vocab, target=target, kind=kind,
         input_kind=input_kind(cfg.vocab_size if cfg else None, t), facts=facts, mappings=mappings,
         runtimes=tuple(runtimes), verdicts=vs, findings=tuple(findings), structural_findings=structural,
+        builds=builds,
     )
 
 

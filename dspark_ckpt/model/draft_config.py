@@ -5,10 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dspark_ckpt.model.families import SPECULATORS_FAMILY, Family, family_for
+from dspark_ckpt.model.families import Family, family_for, speculators_family
 from dspark_ckpt.model.findings import Finding, finding
 
 MAX_VOCAB = 2**40  # far above any real vocabulary; larger values are corrupt configs
+# The DSpark settings vLLM's Qwen3 DSpark reads from the top level only, in every release 0.27-0.33 (markov_rank as a
+# plain attribute in Qwen3DSparkModel.__init__; the rest with getattr defaults; docs/upstream-notes.md section 9).
+TOP_LEVEL_DSPARK_KEYS = ("markov_rank", "markov_head_type", "enable_confidence_head", "confidence_head_with_markov",
+                         "dspark_draft_topk", "block_size")
+# Where producers nest them: SpecForge 0.2.0 writes dflash_config (and reads only it); its older Inkling config
+# used dspark_config. The first section holding a key wins, as SpecForge built its tensors from dflash_config.
+NESTED_SECTIONS = ("dflash_config", "dspark_config", "eagle_config")
+_QWEN3_DSPARK = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK})
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +39,8 @@ class DraftConfig:
     verifier: str | None
     torch_dtype: str | None = None  # the weights' declared dtype (`torch_dtype`, or `dtype` in newer transformers)
     quantized: bool = False  # a quantization_config is declared: tensors beside `.weight` are its parameters
+    # (key, section, value): DSpark settings the runtime reads at the top level, found only in a nested section
+    nested_settings: tuple[tuple[str, str, Any], ...] = ()
 
 
 def positive_int(value: object) -> int | None:
@@ -97,13 +107,11 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
     model_type = cfg.get("model_type") if isinstance(cfg.get("model_type"), str) else None
     speculators_type = cfg.get("speculators_model_type")
     speculators_type = speculators_type if isinstance(speculators_type, str) else None
-    family = family_for(architecture, model_type)
-    if family is None and speculators_type is not None:
-        family = SPECULATORS_FAMILY.get(speculators_type)
+    family = _family(cfg, architecture, model_type, speculators_type)
     if family is None:
         named = architecture or (f"speculators type {speculators_type!r}" if speculators_type else "no architecture")
-        findings.append(finding("DSP203", f"Unknown draft family ({named}); runtime contracts were not evaluated.",
-                                file=file))
+        findings.append(finding("DSP203", f"Unknown draft family ({named}); vLLM's verdict is its registry's, other "
+                                          "runtime contracts were not evaluated.", file=file))
 
     raw_v = _lookup(cfg, "vocab_size")
     vocab_size = positive_int(raw_v)
@@ -139,8 +147,58 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
         verifier=_verifier(cfg),
         torch_dtype=_dtype_name(cfg),
         quantized=isinstance(cfg.get("quantization_config"), dict),
+        nested_settings=nested_settings(cfg) if family in _QWEN3_DSPARK and speculators_type is None else (),
     )
+    if config.nested_settings:
+        findings.append(nested_finding(config.nested_settings, file))
     return config, findings
+
+
+def _family(cfg: dict[str, Any], architecture: str | None, model_type: str | None,
+            speculators_type: str | None) -> Family | None:
+    """A speculators-format config (no model_type, a speculators type) is judged by what its type converts to."""
+    if speculators_type is not None and model_type is None:
+        layer = cfg.get("transformer_layer_config")
+        layer_type = layer.get("model_type") if isinstance(layer, dict) else None
+        found = speculators_family(speculators_type, layer_type if isinstance(layer_type, str) else None,
+                                   architecture)
+        if found is not None:
+            return found
+    return family_for(architecture, model_type)
+
+
+def nested_settings(cfg: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
+    """The top-level-only DSpark settings that config.json holds only inside a nested section."""
+    found = []
+    for key in TOP_LEVEL_DSPARK_KEYS:
+        if key in cfg:
+            continue
+        for section in NESTED_SECTIONS:
+            nested = cfg.get(section)
+            if isinstance(nested, dict) and nested.get(key) is not None:
+                found.append((key, section, nested[key]))
+                break
+    return tuple(found)
+
+
+def nested_finding(settings: tuple[tuple[str, str, Any], ...], file: str) -> Finding:
+    where = ", ".join(f"{key} (in {section})" for key, section, _ in settings)
+    missing_rank = any(key == "markov_rank" for key, _, _ in settings)
+    effect = ("Qwen3DSparkModel.__init__ reads config.markov_rank, so every vLLM version fails before any weight is "
+              "loaded: AttributeError: 'Qwen3Config' object has no attribute 'markov_rank'" if missing_rank else
+              "vLLM reads them at the top level only and uses its defaults instead")
+    return finding("DSP215", f"DSpark settings only in a nested config: {where}. {effect}.", file=file)
+
+
+def honoured_draft_vocab(cfg: DraftConfig, rows: tuple[int | None, ...]) -> int | None:
+    """The row count every D-sized tensor (lm_head, markov_w2, d2t) agrees on when it contradicts a declared
+    draft_vocab_size (SpecForge 0.2.0 builds markov_w2 with vocab_size rows whatever draft_vocab_size says), else
+    None. The runtime sizes those tensors from the config, never from the weights."""
+    shipped = {r for r in rows if r is not None}
+    if not cfg.draft_vocab_size_declared or cfg.draft_vocab_size is None or len(shipped) != 1:
+        return None
+    honoured = shipped.pop()
+    return honoured if honoured != cfg.draft_vocab_size and positive_int(honoured) else None
 
 
 def _dtype_name(cfg: dict[str, Any]) -> str | None:

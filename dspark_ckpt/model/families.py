@@ -11,6 +11,7 @@ class Family(StrEnum):
     QWEN3_OMNI_DSPARK = "qwen3-omni-dspark"
     GEMMA4_DSPARK = "gemma4-dspark"
     DFLASH = "dflash"
+    DFLASH2 = "dflash2"  # DFlash2DraftModel: vLLM 0.28+ (qwen3_dflash2.py), SGLang 0.5.19+
     EAGLE3_LLAMA = "eagle3-llama"
     EAGLE3_QWEN3 = "eagle3-qwen3"
 
@@ -21,17 +22,26 @@ ARCHITECTURE_FAMILY: dict[str, Family] = {
     "Qwen3OmniDSparkModel": Family.QWEN3_OMNI_DSPARK,
     "Gemma4DSparkModel": Family.GEMMA4_DSPARK,
     "DFlashDraftModel": Family.DFLASH,
+    "DFlash2DraftModel": Family.DFLASH2,
     "Eagle3LlamaForCausalLM": Family.EAGLE3_LLAMA,
     "LlamaForCausalLMEagle3": Family.EAGLE3_LLAMA,
     "Eagle3Qwen3ForCausalLM": Family.EAGLE3_QWEN3,
+    # P-EAGLE names map to the EAGLE-3 classes (registry.py 0.22+ / 0.24+): same load path, parallel drafting on.
+    "PEagleDraftModel": Family.EAGLE3_LLAMA,
+    "PeagleLlamaForCausalLM": Family.EAGLE3_LLAMA,
+    "PeagleQwen3ForCausalLM": Family.EAGLE3_QWEN3,
 }
 
-# The speculators format names its draft type instead of a vLLM architecture.
+# The speculators format names its draft type instead of a vLLM architecture. EAGLE-3 and P-EAGLE pick the class
+# from `transformer_layer_config.model_type` (vllm/transformers_utils/configs/speculators/algos.py, every release).
 SPECULATORS_FAMILY: dict[str, Family] = {
     "eagle3": Family.EAGLE3_LLAMA,
+    "peagle": Family.EAGLE3_LLAMA,
     "dflash": Family.DFLASH,
+    "dflash2": Family.DFLASH2,
     "dspark": Family.QWEN3_DSPARK,
 }
+SPECULATORS_QWEN3_FAMILY: dict[str, Family] = {"eagle3": Family.EAGLE3_QWEN3, "peagle": Family.EAGLE3_QWEN3}
 
 DSPARK_FAMILIES = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK, Family.GEMMA4_DSPARK})
 
@@ -56,6 +66,7 @@ TRAITS: dict[Family, Traits] = {
     Family.GEMMA4_DSPARK: Traits(markov_head=True, confidence_head=True, lm_head_rows="V", d2t_applied=False,
                                  norm_offset=1.0),
     Family.DFLASH: Traits(mask_hidden_rejected=True),
+    Family.DFLASH2: Traits(),
     Family.EAGLE3_LLAMA: Traits(),
     Family.EAGLE3_QWEN3: Traits(),
 }
@@ -63,6 +74,16 @@ TRAITS: dict[Family, Traits] = {
 
 def traits(family: Family | None) -> Traits:
     return TRAITS[family] if family is not None else Traits()
+
+
+def speculators_family(speculators_type: str, layer_model_type: str | None,
+                       architecture: str | None = None) -> Family | None:
+    """The family a speculators-format config converts to (as the newest vLLM converter does)."""
+    if layer_model_type == "qwen3" and speculators_type in SPECULATORS_QWEN3_FAMILY:
+        return SPECULATORS_QWEN3_FAMILY[speculators_type]
+    if speculators_type == "dspark" and architecture == "Qwen3OmniDSparkModel":
+        return Family.QWEN3_OMNI_DSPARK
+    return SPECULATORS_FAMILY.get(speculators_type)
 
 
 def family_for(architecture: str | None, model_type: str | None) -> Family | None:

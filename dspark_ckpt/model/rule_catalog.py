@@ -259,6 +259,45 @@ RULES: dict[str, Rule] = _rules(
          "the config was skipped.",
          "A config.json of a million nested empty lists.",
          "Replace it with the config the draft was trained with."),
+    Rule("DSP230", "shard-given", "info", "A shard of a sharded checkpoint was given: its folder was checked",
+         "The file named on the command line is one shard of a sharded checkpoint: "
+         "`model.safetensors.index.json` is beside it, or its name says `-0000i-of-0000n`. dspark-ckpt checked "
+         "the folder holding it instead (once, however many of its shards were given, as a shell glob gives them).",
+         "A shard alone lacks the tensors the other shards hold: checked by itself it would seem to have no "
+         "lm_head or no d2t, fail on runtimes where the whole checkpoint loads, and invite a repair that would "
+         "break the real checkpoint.",
+         "`dspark-ckpt check draft/model-00001-of-00003.safetensors`, or `dspark-ckpt check draft/*.safetensors`.",
+         "Nothing to fix in the checkpoint: give the folder (`dspark-ckpt check draft`) to skip this note."),
+    Rule("DSP215", "dspark-settings-nested", "error", "DSpark settings are only in a nested dflash_config/dspark_config",
+         "config.json holds markov_rank (or another DSpark setting: markov_head_type, enable_confidence_head, "
+         "confidence_head_with_markov, dspark_draft_topk, block_size) only inside `dflash_config`, `dspark_config` or "
+         "`eagle_config`. vLLM's Qwen3 DSpark reads them from the top level only, in every release 0.27-0.33: "
+         "Qwen3DSparkModel.__init__ reads `config.markov_rank` as a plain attribute, the others with defaults.",
+         "Without a top-level markov_rank every vLLM version fails before loading a weight (`AttributeError: "
+         "'Qwen3Config' object has no attribute 'markov_rank'`); a nested confidence-head flag is silently ignored "
+         "and the trained head dropped.",
+         "A SpecForge 0.2.0 DSpark export: `\"dflash_config\": {\"markov_rank\": 256, \"enable_confidence_head\": "
+         "true, ...}` and no top-level markov_rank.",
+         "Write the settings at the top level of config.json, where the runtime reads them (`dspark-ckpt fix "
+         "--strategy hoist-dspark-settings`, config only).", repair="hoist-dspark-settings"),
+    Rule("DSP216", "draft-vocab-contradicts-tensors", "error",
+         "`draft_vocab_size` disagrees with the rows every D-sized tensor has",
+         "config.json declares a draft_vocab_size D, but lm_head, markov_head.markov_w2 and d2t (those present) all "
+         "have another row count R. Runtimes never derive D from a tensor: they size those parameters from the "
+         "config and then refuse, or misuse, the weights.",
+         "The draft looks pruned (or padded) when its weights are not: a missing lm_head or d2t is reported where "
+         "none is needed, the row-count assertions fail, and a trim would cut real rows.",
+         "SpecForge 0.2.0 with `\"draft_vocab_size\": 32000` copied from an EAGLE-3 template: its DSpark markov_w2 "
+         "is built with vocab_size rows (151936) and it has no lm_head.",
+         "Set draft_vocab_size to the rows the tensors have (`dspark-ckpt fix --strategy set-draft-vocab`, "
+         "config only).", repair="set-draft-vocab"),
+    Rule("DSP217", "target-vocab-from-t2d", "info", "T was taken from the draft's own t2d",
+         "No --target or --target-vocab-size was given, and the draft ships a t2d, which has one flag per target "
+         "id: its length is the target vocabulary the draft was pruned for. (A speculators config's "
+         "transformer_layer_config.vocab_size is not T: vLLM builds the draft's input vocabulary V from it.)",
+         "The runtime verdicts are evaluated against that T; the target you deploy may differ.",
+         "An EAGLE-3 draft from `speculators` 0.9.0 with t2d [151936] checked without --target.",
+         "Pass `--target DIR` (or `--target-vocab-size N`) to check against the target you deploy."),
     ),
     # --- DSP3xx: vocab-side tensors, by what is missing or extra ---
     *_section(Category.CONTRACT,
@@ -313,15 +352,22 @@ RULES: dict[str, Rule] = _rules(
          "Trim the draft to T rows (`dspark-ckpt fix --strategy trim`).", repair="trim"),
     Rule("DSP309", "unsupported-architecture", "error", "The runtime version does not support this draft architecture",
          "The runtime has no model class for this architecture (e.g. Qwen3OmniDSparkModel before vLLM 0.29, "
-         "where it is rewritten to the DeepSeek-V4 DSparkDraftModel).",
-         "It cannot load correctly on that version.", "Qwen3OmniDSparkModel on vLLM 0.28.0.",
-         "Deploy on a version that supports the architecture."),
+         "where it is rewritten to the DeepSeek-V4 DSparkDraftModel). SGLang says `Cannot find model module. "
+         "'<arch>' is not a registered model ...` for a name no EntryClass of that release lists: Qwen3DSparkModel "
+         "before 0.5.16, DFlashDraftModel before 0.5.11, and vLLM's names (Eagle3LlamaForCausalLM, "
+         "Eagle3Qwen3ForCausalLM, Gemma4DSparkModel, Qwen3OmniDSparkModel) in every release.",
+         "It cannot load correctly on that version.",
+         "Qwen3OmniDSparkModel on vLLM 0.28.0; an EAGLE-3 draft named Eagle3LlamaForCausalLM on SGLang.",
+         "Deploy on a version that supports the architecture; for SGLang's EAGLE-3 name the architecture "
+         "LlamaForCausalLMEagle3 in config.json."),
     Rule("DSP310", "unexpected-t2d", "error", "The runtime rejects a t2d tensor",
-         "SGLang's Qwen3 DSpark has no reduced-vocab support and treats any d2t/t2d tensor as an error.",
-         "Loading fails.", "A Qwen3 DSpark draft with t2d loaded by SGLang.", "Remove t2d for SGLang deployments."),
+         "Reserved: a qwen3_dspark.py found only on SGLang's GitHub refused any d2t/t2d tensor; no SGLang release "
+         "(0.5.1-0.5.23) contains it, and every released loader ignores t2d, so dspark-ckpt no longer reports this.",
+         "Nothing fails on a released runtime.", "A Qwen3 DSpark draft with t2d loaded by SGLang 0.5.16+ (it loads).",
+         "Nothing to do."),
     Rule("DSP311", "reduced-vocab-unsupported", "error", "The runtime has no reduced-vocab support for this family",
-         "The family's lm_head is sized by vocab_size and no d2t is applied (Gemma4 DSpark in vLLM, Qwen3 DSpark in "
-         "SGLang), yet draft_vocab_size differs from vocab_size.",
+         "The family's lm_head is sized by vocab_size and no d2t is applied (Gemma4 DSpark in vLLM), yet "
+         "draft_vocab_size differs from vocab_size.",
          "The markov head and lm_head widths disagree, or d2t is silently ignored: wrong tokens or a run-time error.",
          "Gemma4 DSpark with vocab_size 262144 and draft_vocab_size 32000.",
          "Use a runtime/family with reduced-vocab support, or re-export an un-pruned draft."),
@@ -350,7 +396,109 @@ RULES: dict[str, Rule] = _rules(
          "release never breaks a CI preflight on its own.",
          "`dspark-ckpt check ./draft --target-vocab-size 151936 --runtime vllm==0.34.0` (the table ends at 0.33).",
          "Run the maintainer probe on that release (`python tools/probe_runtime.py 0.34.0`), or `dspark-ckpt "
-         "verify --engine installed` where that vLLM is installed, to see what its own loader does."),
+         "verify --engine installed` where that vLLM is installed, to see what its own loader does. For SGLang "
+         "the table lists every release it has read (`--runtime sglang`); any other `sglang==X` is evaluated with "
+         "the row covering or nearest to it."),
+    Rule("DSP340", "head-width-mismatch", "error", "The draft's vocab-wide head bias does not match the target "
+         "head's width: the first draft step fails",
+         "SGLang drafts DSpark and DFlash2 with the target's lm_head (W rows, W = T for Qwen3 targets). DSpark adds a "
+         "Markov bias of V = vocab_size columns to those logits; DFlash2 indexes selector codebooks of V rows with "
+         "the target head's candidate ids. With V != W the draft loads, then its first draft step fails (with CUDA "
+         "graphs on, the default, that step runs at start-up during graph capture).",
+         "The server does not come up (0.5.16-0.5.21: `The size of tensor a (W) must match the size of tensor b "
+         "(V) ...`; 0.5.22+: a bare AssertionError when V > W), or a DFlash2 draft hits an index error.",
+         "An Inkling-shaped padded DSpark draft (V = 201024) for a target whose head has T = 200058 rows.",
+         "Trim the input side to T rows together with the output side (`dspark-ckpt fix --for sglang`: trim + "
+         "trim-input sets vocab_size = T and cuts markov_w1/markov_w2 to T rows).", repair="trim-input"),
+    Rule("DSP341", "eagle3-layer-count", "error", "SGLang's EAGLE-3 before 0.5.12 needs exactly one layer",
+         "LlamaForCausalLMEagle3.__init__ raises `EAGLE3 currently only supports 1 layer` when num_hidden_layers "
+         "!= 1 (SGLang 0.5.1-0.5.11); a config without num_hidden_layers gets LlamaConfig's default of 32.",
+         "The draft does not load on those releases.", '`"num_hidden_layers": 2`, or no num_hidden_layers at all.',
+         "State `num_hidden_layers: 1` for a one-layer draft, or deploy on SGLang 0.5.12+."),
+    Rule("DSP342", "draft-vocab-size-unset", "error", "SGLang's EAGLE-3 needs draft_vocab_size in config.json",
+         "LlamaForCausalLMEagle3 builds its lm_head from config.draft_vocab_size. Absent, it is an AttributeError "
+         "(untied drafts in every release, tied ones from 0.5.4.post2); null is a TypeError in 0.5.1, and from "
+         "0.5.2 means the target's lm_head and embedding replace the draft's; a tied draft with null fails at "
+         "the first draft step from 0.5.15.",
+         "The draft does not load, or fails at its first step.", "An EAGLE-3 config.json without draft_vocab_size.",
+         "Set draft_vocab_size to the lm_head's row count."),
+    Rule("DSP343", "mask-token-invalid", "error", "SGLang needs the draft's mask token id below T",
+         "SGLang's DSpark worker requires a mask_token_id (`DSpark requires mask_token_id to be set in the draft "
+         "model config.`) below the target vocab (`DSpark mask_token_id=N is outside the target vocab size T.`); "
+         "DFlash refuses a dflash_config.mask_token_id >= T. The id is read, first found, from dspark_noise_token_id, "
+         "dspark_config, text_config, the top level, then dflash_config (0.5.23: dflash_config before the top level).",
+         "The server refuses to start after the draft weights loaded.", "A DSpark config.json with no mask_token_id.",
+         "Set mask_token_id (the mask token the draft was trained with) in config.json."),
+    Rule("DSP344", "draft-head-config-invalid", "error", "SGLang refuses the draft's Markov or selector head config",
+         "SGLang's DSpark parser needs markov_rank > 0 and, unless a dspark_* key is set, markov_head_type (vanilla, "
+         "gated or rnn); the head itself is built from the top-level markov_rank/markov_head_type only, and a "
+         "markov_head.* weight that head has no parameter for raises. DFlash2 needs dflash_config.selector_rank "
+         "and selector_top_k together.",
+         "The server refuses to start, or the draft fails to load.",
+         '`"markov_rank": 4` with no markov_head_type; `markov_rank` only inside dspark_config.',
+         'Add `"markov_head_type": "vanilla"` (or the head the draft was trained with) at the top level of '
+         "config.json, with markov_rank beside it."),
+    Rule("DSP345", "draft-head-weights-missing", "error", "Part of the draft's Markov head is not in the checkpoint",
+         "SGLang builds markov_head.markov_w1/markov_w2 (nn.Embedding/nn.Linear) and loads what the checkpoint "
+         "has; a missing factor keeps its random initialisation, with no error.",
+         "The draft adds a random bias to every proposal: acceptance collapses.",
+         "A DSpark checkpoint without markov_head.markov_w2.weight.", "Re-export the draft with its Markov head."),
+    Rule("DSP346", "layer-weights-dropped", "error", "The decoder layer's weights are dropped by name",
+         "SGLang's EAGLE-3 before 0.5.12 names its one decoder layer `midlayer`; checkpoint names `layers.0.*` (the "
+         "vLLM and speculators spelling) match no parameter and are dropped silently. From 0.5.12 both load.",
+         "The layer stays uninitialised: garbage proposals, no error.", "`layers.0.self_attn.q_proj.weight`.",
+         "Rename `layers.0.` to `midlayer.` for SGLang 0.5.1-0.5.11, or deploy on 0.5.12+."),
+    Rule("DSP347", "uninitialised-embedding", "error", "The runtime keeps the draft's embed_tokens, which it lacks",
+         "SGLang keeps the draft's own embed_tokens instead of the target's (EAGLE-3 with target_hidden_size != "
+         "hidden_size; Nemotron-3.5 NVFP4 DFlash/DSpark drafts from 0.5.19), but the checkpoint has none.",
+         "Inputs are embedded with uninitialised memory: garbage proposals, no error.",
+         "An EAGLE-3 draft with target_hidden_size 4096, hidden_size 2048 and no embed_tokens.weight.",
+         "Ship embed_tokens [V, H]."),
+    Rule("DSP348", "speculators-config-not-read", "error", "SGLang does not read speculators-format configs",
+         "No SGLang release handles speculators_model_type / speculators_config: LlamaConfig takes top-level keys, "
+         "so sizes kept in transformer_layer_config are never seen.",
+         "The draft is built with the wrong sizes or not at all.",
+         "A speculators EAGLE-3 config.json whose architectures name LlamaForCausalLMEagle3.",
+         "Convert the draft to SGLang's layout (top-level sizes, architecture LlamaForCausalLMEagle3)."),
+    Rule("DSP349", "vocab-truncated", "warning", "The draft can never propose ids >= V",
+         "SGLang 0.5.22+ masks the target head's columns [V, W) when the draft's Markov bias has only V columns: "
+         "nothing fails, those ids are simply never proposed.",
+         "Lower acceptance wherever the target would pick such an id.",
+         "A DSpark draft with vocab_size 151669 for a Qwen3 target (T = 151936).",
+         "Re-export the draft with vocab_size = T."),
+    Rule("DSP330", "speculators-conversion-fails", "error", "The runtime cannot convert this speculators config",
+         "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
+         "of its `speculators_model_type` before building the draft. The type is not registered in that release "
+         "(dflash2 before 0.29; any other than eagle3, peagle, dflash, dflash2, dspark), the transformer layer's "
+         "model_type is neither llama nor qwen3 (EAGLE-3, P-EAGLE), or a key the converter indexes is missing "
+         "(aux_hidden_state_layer_ids, mask_token_id).",
+         "The server does not start: `Expected one of: {...}. Please ensure you're loading a speculators-format "
+         "model.`, `Unsupported model_type ... for Eagle3 speculator` or a KeyError.",
+         "A `speculators` 0.9.0 DFlash2 draft on vLLM 0.28.0.",
+         "Deploy on a release that converts the type, or add the missing key."),
+    Rule("DSP331", "bare-parameter-saved-as-weight", "error",
+         "A bare parameter is saved as `<name>.weight` (DFlash2's candidate_selector codebooks)",
+         "vLLM's DFlash2 builds candidate_selector.predecessor_codebook and successor_codebook as bare nn.Parameters, "
+         "so the checkpoint names are `candidate_selector.*_codebook` without `.weight`. A `.weight` name is a "
+         "nested weight for a single parameter.",
+         "Loading fails: `Attempted to load nested weight 'candidate_selector.predecessor_codebook.weight' into a "
+         "single parameter 'candidate_selector.predecessor_codebook'`.",
+         "A DFlash2 draft written by z-lab dflash 0.1.0's save_pretrained (its codebooks are nn.Embedding).",
+         "Rename the two tensors without `.weight` (the data is unchanged), as the published DFlash2 checkpoints "
+         "and speculators 0.9.0 name them."),
+    Rule("DSP332", "candidates-unmapped", "error", "The runtime proposes draft ids without applying d2t",
+         "vLLM's DFlash2 speculator takes its candidates from lm_head (get_top_k_tokens) and never reads the d2t the "
+         "model loads; a pruned DFlash2 draft (D < T) therefore proposes draft id i as target id i.",
+         "Wrong tokens are proposed and acceptance collapses, with no error.",
+         "A DFlash2 draft with draft_vocab_size 32000 and a d2t, for a 151936-token target.",
+         "Use a DFlash2 draft with the full target vocabulary (D = T)."),
+    Rule("DSP333", "config-key-missing", "error", "The model's __init__ reads a config key the draft lacks",
+         "The class the runtime builds reads a key of config.json as a plain attribute (Qwen3 DSpark: markov_rank; "
+         "DFlash2: dflash_config and its conv_kernel_size, conv_group_size, selector_rank, selector_top_k) and "
+         "config.json does not hold it anywhere.",
+         "The server fails before loading any weight (AttributeError or KeyError).",
+         "A Qwen3DSparkModel config without markov_rank.",
+         "Add the key with the value the draft was trained with."),
     ),
     # --- DSP32x: shapes and dtypes of the vocab-relevant tensors ---
     *_section(Category.SHAPE,
@@ -699,5 +847,6 @@ def unreadable_code(code: str) -> bool:
 
 
 def blocks_fix(code: str, severity: str) -> bool:
+    """A structural error blocks fix, unless fix itself repairs it (a config-only repair such as DSP215's)."""
     rule = RULES.get(code)
-    return rule is not None and severity == "error" and rule.category.blocks_fix
+    return rule is not None and severity == "error" and rule.category.blocks_fix and rule.repair is None

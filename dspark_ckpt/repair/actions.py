@@ -15,6 +15,9 @@ REBUILD_D2T = _table.REBUILD_D2T
 DROP_D2T = _table.DROP_D2T
 IDENTITY_D2T = _table.IDENTITY_D2T
 TRIM_INPUT = _table.TRIM_INPUT
+HOIST_DSPARK_SETTINGS = _table.HOIST_DSPARK_SETTINGS
+SET_DRAFT_VOCAB = _table.SET_DRAFT_VOCAB
+CONFIG_FIRST = _table.CONFIG_FIRST
 STRATEGIES = _table.STRATEGIES
 
 # Output-side trims that also plan trim-input when the chosen runtimes need V = T as well (never when they do not).

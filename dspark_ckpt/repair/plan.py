@@ -10,14 +10,14 @@ from typing import Any
 
 from dspark_ckpt.formats.mapping import rebuild_d2t
 from dspark_ckpt.formats.vocab_tensors import VocabTensors
-from dspark_ckpt.model.classify import VocabKind, vocab_kind
+from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
 from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import hints
 from dspark_ckpt.repair.files import file_changes, lone_surrogates
-from dspark_ckpt.repair.simulate import Steps, mapping_problems, problem_codes, score, simulate
+from dspark_ckpt.repair.simulate import Steps, after_facts, mapping_problems, problem_codes, score, simulate
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE
 from dspark_ckpt.runtimes.compatibility import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
@@ -27,6 +27,7 @@ NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
 NOMINAL_CODE = {s.name: s.resolves[0] for s in TABLE}
 # What an input trim can resolve: SGLang checks lm_head/markov_w2 rows against V, so V follows the output side to T.
 INPUT_CODES = frozenset(BY_NAME[a.TRIM_INPUT].resolves)
+CONFIG_CODES = frozenset(code for name in a.CONFIG_FIRST for code in BY_NAME[name].resolves)
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
 
 
@@ -47,13 +48,16 @@ class Situation:
     d2t_all_zero: bool
     t2d_flags: bytes | None  # a t2d usable to rebuild d2t (BOOL, length T, D ids marked), else None
     fingerprints: tuple[tuple[str, int, int, int], ...] = ()
+    nested_settings: tuple[tuple[str, str, Any], ...] = ()  # DraftConfig.nested_settings: what hoisting writes
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
-    """Each strategy -> None when it applies to this draft, else why it does not."""
-    f = s.facts
-    assert f is not None
-    kind = vocab_kind(f.draft_vocab_size, f.target_vocab_size)
+    """Each strategy -> None when it applies to this draft, else why it does not. The config-only repairs come
+    first (a.CONFIG_FIRST): the others are judged on the draft as those leave it."""
+    assert s.facts is not None
+    first = _config_first_why(s)
+    f = after_facts(s.facts, tuple(n for n, why in first.items() if why is None))
+    kind = f.kind
     v, d = s.vocab, f.draft_vocab_size
     rows_ok = all(t is None or (t.shape[:1] == (d,) and len(t.shape) == 2) for t in (v.lm_head, v.markov_w2))
     why: dict[str, str | None] = {}
@@ -76,25 +80,38 @@ def applicable(s: Situation) -> dict[str, str | None]:
                           "its d2t is present and not all zero" if not needs_d2t else
                           "it ships no lm_head" if not v.lm_head else
                           f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
-    why[a.TRIM_INPUT] = _trim_input_why(s)
-    return why
+    why[a.TRIM_INPUT] = _trim_input_why(s, f)
+    return {**why, **first}
 
 
-def _trim_input_why(s: Situation) -> str | None:
-    """Rows >= T of the input side are never looked up: the target's tokenizer has T ids, unless the draft feeds
-    one itself (its mask token), which keeps the input side whole."""
+def _config_first_why(s: Situation) -> dict[str, str | None]:
     f, v = s.facts, s.vocab
     assert f is not None
+    rank = next((value for key, _, value in s.nested_settings if key == "markov_rank"), None)
+    cols = {x.shape[1] for x in (v.markov_w1, v.markov_w2) if x is not None and len(x.shape) == 2}
+    hoist = ("config.json holds every DSpark setting at the top level" if not s.nested_settings else
+             "it ships no markov_head tensors: the draft was trained without a Markov head (SpecForge 0.2.0 ignores "
+             "dspark_config), which vLLM's Qwen3 DSpark always builds" if rank is not None and not cols else
+             f"markov_head has {sorted(cols)} columns, not the nested markov_rank {rank}"
+             if rank is not None and cols != {rank} else None)
+    draft_vocab = (None if f.honoured_draft_vocab is not None else
+                   "draft_vocab_size agrees with the D-sized tensors")
+    return {a.HOIST_DSPARK_SETTINGS: hoist, a.SET_DRAFT_VOCAB: draft_vocab}
+
+
+def _trim_input_why(s: Situation, f: DraftFacts) -> str | None:
+    """Rows >= T of the input side are never looked up: the target's tokenizer has T ids, unless the draft feeds
+    one itself (its mask token), which keeps the input side whole. A draft without its own embed_tokens embeds
+    every id, the mask too, with the target's: only markov_w1 and vocab_size change (SpecForge's padded export)."""
+    v = s.vocab
     vocab, t, mask = f.vocab_size, f.target_vocab_size, f.mask_token_id
     if vocab <= t:
         return "the input vocab is not larger than T (vocab_size <= T)"
     if "vocab_size" not in s.config:
         return "config.json has no top-level vocab_size to set"
-    if v.embed_tokens is None:
-        return "it ships no embed_tokens"
     if any(x is not None and (len(x.shape) != 2 or x.shape[0] != vocab) for x in (v.embed_tokens, v.markov_w1)):
         return f"embed_tokens/markov_w1 do not have V = {vocab} rows"
-    if mask is not None and mask >= t:
+    if mask is not None and mask >= t and v.embed_tokens is not None:
         return f"mask_token_id {mask} >= T: the draft embeds that id itself, so its row must stay"
     return None
 
@@ -102,16 +119,22 @@ def _trim_input_why(s: Situation) -> str | None:
 def candidates(why: dict[str, str | None], names: Sequence[str] = a.STRATEGIES) -> list[Steps]:
     """Each applicable strategy, in preference order; an output trim also with trim-input, right after it alone
     (so the plain trim wins whenever the chosen runtimes do not need V = T)."""
-    out: list[Steps] = []
-    for name in (n for n in names if why[n] is None):
-        out.append((name,))
+    first = tuple(n for n in a.CONFIG_FIRST if why.get(n) is None)  # config-only repairs lead every candidate
+    out: list[Steps] = [first] if first and any(n in names for n in first) else []
+    for name in (n for n in names if why[n] is None and n not in a.CONFIG_FIRST):
+        out.append((*first, name))
         if name in a.WITH_INPUT_TRIM and why[a.TRIM_INPUT] is None:
-            out.append((name, a.TRIM_INPUT))
+            out.append((*first, name, a.TRIM_INPUT))
     return out
 
 
 def label(steps: Steps) -> str:
     return " + ".join(steps)
+
+
+def lead(steps: Steps) -> str:
+    """The strategy a plan is named by: its first step that is not a config-only prelude."""
+    return next((step for step in steps if step not in a.CONFIG_FIRST), steps[0])
 
 
 def _resolved(before: set[str], after: set[str]) -> list[str]:
@@ -127,6 +150,8 @@ def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[
     f, v = s.facts, s.vocab
     assert f is not None
     t, d = f.target_vocab_size, f.draft_vocab_size
+    if strategy not in a.CONFIG_FIRST:  # what the config-only steps resolve is theirs to name
+        resolved = [c for c in resolved if c not in CONFIG_CODES]
     reason = resolved[0] if resolved else NOMINAL_CODE[strategy]
     drop_reason = "DSP303" if "DSP303" in resolved else reason
     out: list[a.Action] = []
@@ -138,6 +163,11 @@ def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[
         out += [a.TrimRows(x.name, x.file, t, reason) for x in (v.lm_head, v.markov_w2) if x is not None]
         out += [a.DropTensor(v.d2t.name, v.d2t.file, drop_reason)] if v.d2t else []
         out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), t, reason))
+    elif strategy == a.HOIST_DSPARK_SETTINGS:
+        out += [a.SetConfig(key, None, value, "DSP215") for key, _, value in s.nested_settings]
+    elif strategy == a.SET_DRAFT_VOCAB and f.honoured_draft_vocab is not None:
+        out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), f.honoured_draft_vocab,
+                               "DSP216"))
     elif strategy == a.DROP_D2T and v.d2t:
         out.append(a.DropTensor(v.d2t.name, v.d2t.file, drop_reason))
     elif strategy == a.IDENTITY_D2T:
@@ -170,11 +200,15 @@ def _fails(results: Sequence[a.Outcome]) -> str:
 
 
 def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None, *,
-                best_effort: bool = False) -> a.FixPlan:
+                best_effort: bool = False, required: Sequence[str] = ()) -> a.FixPlan:
     """Pick the repair whose result loads on every chosen runtime with the fewest silent problems. `best_effort`
-    (`--for all`): runtimes no repair can make load are left out, named in a DSP505 warning, and the repair is
-    planned for the others; a runtime named explicitly is never left out."""
+    (`--for all`, `--for sglang`): runtimes no repair can make load are left out, named in a DSP505 warning, and the
+    repair is planned for the others. `required`: releases named with `==`, never left out, and runtimes named bare
+    (`sglang`), of which at least one release must stay."""
     dropped = _unreachable(s, runtimes)
+    kept_of = {r.runtime for r in runtimes if str(r) not in dropped}
+    if any(name in dropped or (name in {r.runtime for r in runtimes} and name not in kept_of) for name in required):
+        best_effort = False
     if not best_effort or not dropped or len(dropped) == len(runtimes):
         plan = _plan(s, runtimes, strategy)
         if dropped and strategy is None and plan.refusal is not None:
@@ -185,18 +219,21 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
     assert s.facts is not None
     reasons = _reasons(dropped)
     kept_names = ", ".join(hints.selectors([str(r) for r in kept]))
-    warning = finding("DSP505", f"not repaired for {', '.join(dropped)}, which no repair can make load. {reasons}. "
-                                f"Planned for {kept_names} only (--for all is best effort; name a runtime with "
-                                "--for to require it)",
+    warning = finding("DSP505", f"not repaired for {hints.spans(list(dropped))}, which no repair can make load. {reasons}. "
+                                f"Planned for {kept_names} only (--for all, vllm or sglang is best effort; name a "
+                                "release with --for runtime==X to require it)",
                       hint="see what fails there: `" + hints.command("check", s.source, s.facts.target_vocab_size,
                                                                       list(dropped)) + "`")
     return replace(plan, warnings=(warning,), not_repaired_for=tuple(dropped))
 
 
 def _reasons(dropped: dict[str, str]) -> str:
-    if len(dropped) == 1:
-        return next(iter(dropped.values()))
-    return "; ".join(f"{name}: {why}" for name, why in dropped.items())
+    by_reason: dict[str, list[str]] = {}
+    for name, why in dropped.items():
+        by_reason.setdefault(why, []).append(name)
+    if len(by_reason) == 1:
+        return next(iter(by_reason))
+    return "; ".join(f"{hints.spans(names)}: {why}" for why, names in by_reason.items())
 
 
 def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropped: dict[str, str]) -> a.Refusal:
@@ -211,17 +248,18 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
         rest = [str(r) for r in every if str(r) not in _unreachable(s, every)]
     hint = (f"`{hints.command('fix', s.source, t, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
             if rest else "no runtime can load this draft: re-export it")
-    return a.Refusal("DSP502", f"no repair makes this draft load on {', '.join(dropped)}: {reasons}", hint)
+    return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
 
 def _unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:
     """Each runtime that neither the draft as it is nor any applicable repair loads on -> why, in words."""
     f = s.facts
-    if f is None or _blocking(s) or (f.draft_vocab_size < f.target_vocab_size and not s.vocab.lm_head):
+    if f is None or _blocking(s) or (f.draft_vocab_size < f.target_vocab_size and not s.vocab.lm_head
+                                      and f.honoured_draft_vocab is None):
         return {}
     before = simulate(f, (), runtimes)
     tried = [(label(steps), simulate(f, steps, runtimes)) for steps in candidates(applicable(s))]
-    kind = vocab_kind(f.draft_vocab_size, f.target_vocab_size)
+    kind = f.kind
     return {str(r): hints.unreachable_reason(str(r), f.family, kind, before[i], [(n, o[i]) for n, o in tried])
             for i, r in enumerate(runtimes) if not before[i].loads and not any(o[i].loads for _, o in tried)}
 
@@ -238,7 +276,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
                          actions=(), before=(), after=(),
                          refusal=a.Refusal("DSP501", f"cannot plan a repair: {shown}",
                                            f"fix the checkpoint's structure or config first: `{check}` lists it"))
-    pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
+    pruned = f.kind is VocabKind.PRUNED
     before = simulate(f, (), runtimes)
 
     def extra(steps: Steps) -> tuple[str, ...]:
@@ -248,7 +286,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
         return a.FixPlan(**base, target_vocab_size=f.target_vocab_size, before=before, **kw)  # type: ignore[arg-type]
 
     why = applicable(s)
-    if pruned and not s.vocab.lm_head:
+    if pruned and not s.vocab.lm_head and why[a.SET_DRAFT_VOCAB] is not None:
         return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
             "DSP501", "cannot be repaired: a pruned draft (D < T) without its own lm_head; the trained head weights "
                       "do not exist and the target's T-row head cannot stand in for a D-row one",
@@ -308,11 +346,11 @@ def _planned(s: Situation, steps: Steps, before: Sequence[a.Outcome], after: Seq
     actions = strategy_actions(s, steps, resolved)
     changes = file_changes(s, actions)
     if unwritable := lone_surrogates(changes):
-        return plan(strategy=steps[0], actions=(), after=after, refusal=a.Refusal(
+        return plan(strategy=lead(steps), actions=(), after=after, refusal=a.Refusal(
             "DSP506", f"cannot write the repair: {'; '.join(unwritable)}, which is not a Unicode character and "
                       "cannot be written to a UTF-8 JSON file; nothing was written",
             f"replace that escape by the text it stands for (or remove it), then run {ctx.fix()}"))
-    return plan(strategy=steps[0], actions=actions, after=after, changes=changes)
+    return plan(strategy=lead(steps), actions=actions, after=after, changes=changes)
 
 
 def _conflict(before: Sequence[a.Outcome], options: Sequence[Option], ctx: _Context,
@@ -333,7 +371,7 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
             before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
     f = s.facts
     assert f is not None
-    pruned = vocab_kind(f.draft_vocab_size, f.target_vocab_size) is VocabKind.PRUNED
+    pruned = f.kind is VocabKind.PRUNED
 
     def extra(steps: Steps) -> tuple[str, ...]:
         return mapping_problems(steps, s.d2t_all_zero, pruned)

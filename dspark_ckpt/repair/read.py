@@ -47,6 +47,7 @@ def situation_from(analysis: Analysis, folder: Path) -> Situation:
         index=index.raw if index else None, index_text=index.text if index else None,
         d2t_all_zero=analysis.mappings.d2t_all_zero, t2d_flags=t2d_flags(analysis),
         fingerprints=fingerprints(folder, names),
+        nested_settings=analysis.config.nested_settings if analysis.config is not None else (),
     )
 
 

@@ -7,11 +7,14 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from dspark_ckpt.check.analysis import verdicts
+from dspark_ckpt.model.draft_config import nested_settings
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair.actions import (
     DROP_D2T,
+    HOIST_DSPARK_SETTINGS,
     IDENTITY_D2T,
     REBUILD_D2T,
+    SET_DRAFT_VOCAB,
     SHARE_TARGET_HEAD,
     TRIM,
     TRIM_INPUT,
@@ -48,9 +51,25 @@ def _update(facts: DraftFacts, **changes: Any) -> DraftFacts:
 
 def after_facts(facts: DraftFacts, steps: Steps) -> DraftFacts:
     """The facts a runtime would see once each strategy in `steps` is applied in turn (none: as the draft is now)."""
+    before = facts
     for step in steps:
         facts = _after_step(facts, step)
-    return facts
+    return _rebuilt(before, facts) if steps else facts
+
+
+def _rebuilt(before: DraftFacts, after: DraftFacts) -> DraftFacts:
+    """Each release judges the config the repair writes: the sizes it set go into config.json, and the builds
+    (runtimes/config_build.py) are made again from it."""
+    if after.raw_config is None:
+        return after
+    edited = dict(after.raw_config)
+    if after.draft_vocab_size != before.draft_vocab_size:
+        edited["draft_vocab_size"] = after.draft_vocab_size
+    if after.vocab_size != before.vocab_size:
+        edited["vocab_size"] = after.vocab_size
+    if edited == dict(before.raw_config or {}):
+        return after  # nothing a build reads has changed
+    return replace(after, raw_config=edited, builds=())
 
 
 def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
@@ -61,9 +80,19 @@ def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
     if strategy in (TRIM, SHARE_TARGET_HEAD):
         return _update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
                        markov_w2_rows=t if facts.markov_w2_rows is not None else None,
-                       has_d2t=False, d2t_length=None)
-    if strategy in (IDENTITY_D2T, REBUILD_D2T):
-        return _update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size)
+                       has_d2t=False, d2t_length=None, draft_vocab_config="int")
+    if strategy in (IDENTITY_D2T, REBUILD_D2T):  # rebuilt from t2d: exact; identity: zeros over rows < T
+        return _update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size, d2t_range=None,
+                       d2t_all_zero=strategy == IDENTITY_D2T)
+    if strategy == HOIST_DSPARK_SETTINGS and facts.raw_config is not None:
+        raw = dict(facts.raw_config)
+        hoisted = {key: value for key, _, value in nested_settings(raw)}
+        topk = hoisted.get("dspark_draft_topk", facts.dspark_draft_topk)
+        return _update(facts, raw_config={**raw, **hoisted}, builds=(),
+                       dspark_draft_topk=topk if isinstance(topk, int) and not isinstance(topk, bool) else None)
+    if strategy == SET_DRAFT_VOCAB and facts.honoured_draft_vocab is not None:
+        return _update(facts, draft_vocab_size=facts.honoured_draft_vocab, honoured_draft_vocab=None,
+                       draft_vocab_config="int")
     if strategy == DROP_D2T:
         return _update(facts, has_d2t=False, d2t_length=None)
     return facts
@@ -76,7 +105,9 @@ def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool) -> tuple[st
 
 
 def outcomes(vs: Sequence[Verdict]) -> tuple[Outcome, ...]:
-    return tuple(Outcome(str(RuntimeVersion(v.runtime, v.version)), v.loads, v.error.code if v.error else None,
+    """A draft that loads but fails at its first draft step (SGLang) does not work there: fix counts it failing."""
+    return tuple(Outcome(str(RuntimeVersion(v.runtime, v.version)), v.loads and v.first_step is None,
+                         v.error.code if v.error else v.first_step.code if v.first_step else None,
                          tuple(i.code for i in v.silent)) for v in vs)
 
 

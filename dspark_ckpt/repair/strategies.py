@@ -29,6 +29,8 @@ REBUILD_D2T = "rebuild-d2t"
 DROP_D2T = "drop-d2t"
 IDENTITY_D2T = "identity-d2t"
 TRIM_INPUT = "trim-input"
+HOIST_DSPARK_SETTINGS = "hoist-dspark-settings"
+SET_DRAFT_VOCAB = "set-draft-vocab"
 
 # In preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
 # and an explicit identity d2t is only ever a pin for old runtimes. trim-input comes last: alone it only helps
@@ -45,8 +47,15 @@ TABLE: tuple[Strategy, ...] = (
     Strategy(IDENTITY_D2T, "add an explicit zero d2t (a pin for vLLM 0.27-0.29 only; never chosen unless forced)",
              ("DSP302",), Applicability.SAFE),
     Strategy(TRIM_INPUT, "trim embed_tokens/markov_w1 to T rows and set vocab_size = T (input side of V > T)",
-             ("DSP320", "DSP304", "DSP321", "DSP322", "DSP323"), Applicability.UNSAFE),
+             ("DSP320", "DSP304", "DSP321", "DSP322", "DSP323", "DSP340"), Applicability.UNSAFE),
+    # Config-only repairs of what the runtime reads from config.json: planned before any other step (CONFIG_FIRST).
+    Strategy(HOIST_DSPARK_SETTINGS, "write the DSpark settings found only in dflash_config/dspark_config at the top "
+             "level of config.json, where the runtime reads them", ("DSP215",), Applicability.SAFE),
+    Strategy(SET_DRAFT_VOCAB, "set draft_vocab_size to the rows every D-sized tensor has (config.json contradicted "
+             "the tensors)", ("DSP216",), Applicability.SAFE),
 )
+# Applied first, whenever they apply: every other repair is judged on the config they write.
+CONFIG_FIRST: tuple[str, ...] = (HOIST_DSPARK_SETTINGS, SET_DRAFT_VOCAB)
 BY_NAME: dict[str, Strategy] = {s.name: s for s in TABLE}
 STRATEGIES: tuple[str, ...] = tuple(s.name for s in TABLE)
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from dspark_ckpt.model.families import Family, traits
+from dspark_ckpt.model.classify import VocabKind, vocab_kind
+from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
+from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT
+from dspark_ckpt.runtimes.sglang_config import SglangConfig
+
+if TYPE_CHECKING:
+    from dspark_ckpt.runtimes.config_build import BuiltConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +44,25 @@ class DraftFacts:
     unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
     target_is_omni: bool = False
 
+    @property
+    def kind(self) -> VocabKind:
+        """pruned | equal | padded, from these facts' own D and T (a repair that changes D changes it too)."""
+        kind = vocab_kind(self.draft_vocab_size, self.target_vocab_size)
+        assert kind is not None
+        return kind
+    draft_vocab_config: str = "int"  # how config.json states draft_vocab_size: "int", "null" or "absent"
+    target_head_rows: int | None = None  # rows of the target's lm_head when its config pads them beyond T
+    sglang: SglangConfig | None = None  # what SGLang's own config parsers read (runtimes/sglang_config.py)
+    # What each release builds from config.json (runtimes/config_build.py), and the config itself, kept so that a
+    # config-only repair can be judged by rebuilding it; the mapping contents a loaded d2t/t2d brings.
+    builds: tuple[BuiltConfig, ...] = ()
+    raw_config: Mapping[str, Any] | None = field(default=None, compare=False)
+    honoured_draft_vocab: int | None = None  # the rows every D-sized tensor has when draft_vocab_size says otherwise
+    nested_weights: tuple[str, ...] = ()  # `<name>.weight` tensors for bare parameters (candidate_selector codebooks)
+    d2t_all_zero: bool = False
+    d2t_range: tuple[int, int] | None = None  # (min, max) of i + d2t[i] over the rows a target id can come from
+    t2d_length: int | None = None  # the target vocab the draft's t2d records
+
 
 @dataclass(frozen=True, slots=True)
 class Issue:
@@ -51,6 +78,7 @@ class Verdict:
     contract: Contract
     error: Issue | None  # the first error the runtime raises, None when it loads
     silent: tuple[Issue, ...]  # what goes wrong without an error
+    first_step: Issue | None = None  # it loads, then fails at the first draft step (or CUDA-graph capture)
 
     @property
     def loads(self) -> bool:
@@ -58,6 +86,10 @@ class Verdict:
 
 
 def evaluate(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
+    if contract.sglang is not None:  # SGLang's loaders differ in kind: names ignored, no d2t parameter, run-time fails
+        from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang  # it builds on this module's records
+
+        return evaluate_sglang(contract, version, facts)
     error = _config_error(contract, facts) or _load_error(contract, facts)
     silent = () if error else tuple(_silent(contract, facts))
     return Verdict(contract.runtime, version, contract, error, silent)
@@ -103,9 +135,10 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP312", k.messages.mask_hidden)
     if k.parallel_drafting_needs_mask_hidden and f.parallel_drafting and not f.has_mask_hidden:
         return Issue("DSP314", k.messages.parallel)
+    nested = next((n for n in f.nested_weights if n.removesuffix(".weight") in k.bare_parameters), None)
+    if nested is not None:  # the nested loader meets candidate_selector.* before d2t and any row-checked head
+        return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
     param = k.d2t_param.holds(d, t)
-    if f.has_d2t and k.mapping_tensors_rejected:  # `d2t` sorts first, so it is the first weight refused
-        return Issue("DSP303", k.messages.sglang_mapping.format(name="d2t"))
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
         return Issue("DSP303", k.messages.noparam.format(cls=k.model_class))
     if k.model_prefix_rejected and f.model_prefixed:
@@ -120,8 +153,6 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
             return Issue(code, k.messages.rows)
     if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
         return Issue("DSP320", k.messages.hidden.format(h=f.hidden_size, got=f.lm_head_cols))
-    if k.mapping_tensors_rejected and f.has_t2d:  # `t2d` sorts after every head
-        return Issue("DSP310", k.messages.sglang_mapping.format(name="t2d"))
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
         return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d))
     return None
@@ -161,8 +192,39 @@ def _silent(k: Contract, f: DraftFacts) -> list[Issue]:
     if not traits(k.family).d2t_applied and d != v:
         issues.append(Issue("DSP311", f"lm_head has V = {v} rows but draft_vocab_size is {d}; "
                                       "d2t is never applied" + (" (the shipped d2t is ignored)" if f.has_d2t else "")))
+    elif not k.candidates_mapped and d < t:
+        issues.append(Issue("DSP332", "the speculator proposes lm_head candidates without d2t: draft id i is proposed "
+                                      "as target id i (wrong tokens)" + (" (the shipped d2t is loaded, never used)"
+                                                                         if f.has_d2t and param else "")))
     elif d < t and not (param and f.has_d2t):
         issues.append(Issue("DSP302", "d2t stays all-zero: draft id i is proposed as target id i (wrong tokens)"))
     if d > t and not any(i.code in ("DSP306", "DSP311") for i in issues):
         issues.append(Issue("DSP305", f"nothing masks rows [{t}, {d}): the draft can propose ids >= {t}"))
+    return issues + _mapping_issues(k, f, param)
+
+
+def _mapping_issues(k: Contract, f: DraftFacts, param: bool) -> list[Issue]:
+    """What the contents of a d2t the runtime applies do at run time, and a t2d recorded for another target."""
+    d, v, t = f.draft_vocab_size, f.vocab_size, f.target_vocab_size
+    issues: list[Issue] = []
+    applied = param and f.has_d2t and traits(k.family).d2t_applied and k.candidates_mapped
+    if applied and d < t and f.d2t_all_zero:
+        issues.append(Issue("DSP401", "the shipped d2t is all zero: draft id i is proposed as target id i "
+                                      "(wrong tokens)"))
+    elif applied and f.d2t_range is not None and (f.d2t_range[0] < 0 or f.d2t_range[1] >= t):
+        low, high = f.d2t_range
+        if k.family in DSPARK_FAMILIES:  # map_draft_to_target: draft_ids + d2t[draft_ids]
+            issues.append(Issue("DSP402", f"map_draft_to_target proposes target ids outside [0, {t}) (from {low} to "
+                                          f"{high}): the target's embedding lookup of such an id fails at the next "
+                                          "step"))
+        elif high >= v:  # compute_logits scatters into width vocab_size: logits_new[:, base + d2t] = logits
+            issues.append(Issue("DSP402", f"the first draft step indexes logits_new[:, base + d2t] out of range "
+                                          f"(target id {high} >= vocab_size {v}): IndexError, or a CUDA device-side "
+                                          "assert"))
+        else:
+            issues.append(Issue("DSP402", f"d2t maps draft ids onto ids outside [0, {t}) (from {low} to {high}): "
+                                          "the draft proposes ids that are not target tokens"))
+    if f.t2d_length is not None and f.t2d_length != t:
+        issues.append(Issue("DSP327", f"the draft's t2d records a target vocab of {f.t2d_length}, not T = {t}: it "
+                                      "was pruned for another target, so its ids mean other tokens"))
     return issues

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.messages import VLLM, Messages
+from dspark_ckpt.runtimes.sglang_columns import SglangColumns
 
 
 class When(StrEnum):
@@ -45,7 +46,7 @@ class Contract:
     runtime: str
     first: str  # first version this row describes (inclusive)
     last: str  # last version (inclusive)
-    family: Family
+    family: Family | None  # None: a placeholder for an architecture no family describes (runtimes/config_build.py)
     model_class: str
     source: str  # upstream file and versions read
     supported: bool = True
@@ -63,6 +64,10 @@ class Contract:
     mask_hidden_rejected: bool = False
     parallel_drafting_needs_mask_hidden: bool = False
     model_prefix_rejected: bool = False
-    mapping_tensors_rejected: bool = False  # SGLang Qwen3 DSpark: any d2t/t2d is an error
+    bare_parameters: tuple[str, ...] = ()  # bare nn.Parameters (no `.weight`): a `<name>.weight` tensor is refused
+    candidates_mapped: bool = True  # False: the speculator proposes lm_head candidates without d2t (vLLM DFlash2)
     verbatim_errors: bool = True  # False where the error text is dspark-ckpt's description, not the runtime's
     messages: Messages = VLLM  # the runtime's wording of each error, for this row
+    architectures: tuple[str, ...] = ()  # the names this release range registers; () = every name of the family
+    reads_speculators: bool = True  # False: a speculators-format config is not read at all (SGLang)
+    sglang: SglangColumns | None = None  # SGLang's load path (runtimes/sglang_eval.py); None for vLLM rows

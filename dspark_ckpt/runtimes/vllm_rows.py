@@ -1,8 +1,10 @@
-"""vLLM's contract rows, one per (version range, family), each citing the released file it was read from."""
+"""vLLM's contract rows, one per (version range, family), each citing the released file it was read from; and the
+per-release rules by which vLLM builds a draft's config before any of those rows applies (runtimes/config_build.py).
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
@@ -10,6 +12,7 @@ from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
 _Q = "vllm/model_executor/models/qwen3_dspark.py + vllm/spec_decode/dspark/utils.py"
 _G = "vllm/model_executor/models/gemma4_dspark.py"
 _F = "vllm/model_executor/models/qwen3_dflash.py"
+_F2 = "vllm/model_executor/models/qwen3_dflash2.py (load_weights from qwen3_dflash.py)"
 _E = "vllm/model_executor/models/{}.py + vllm/spec_decode/eagle/utils.py"
 
 
@@ -40,6 +43,14 @@ def _eagle3(family: Family, module: str, cls: str) -> tuple[Contract, ...]:
     )
 
 
+# DFlash2 (0.28+): DFlashQwen3ForCausalLM's load path (d2t parameter iff D != T, mask_hidden refused); its codebooks
+# are bare nn.Parameters (qwen3_dflash2.py 0.28 L200-205, 0.31 L326-331) and its speculator takes candidates from
+# lm_head without d2t (v1/worker/gpu/spec_decode/dflash2/speculator.py: no d2t reference in any release).
+BARE_PARAMETERS = ("candidate_selector.predecessor_codebook", "candidate_selector.successor_codebook")
+_DFLASH2 = Contract("vllm", "0.28.0", "0.30.0", Family.DFLASH2, "DFlash2Qwen3ForCausalLM", f"{_F2} @ v0.28.0-v0.30.0",
+                    d2t_param=When.D_NE_T, mask_hidden_rejected=True, bare_parameters=BARE_PARAMETERS,
+                    candidates_mapped=False)
+
 VLLM_ROWS: tuple[Contract, ...] = (
     *_qwen3_dspark(Family.QWEN3_DSPARK, omni=False),
     *_qwen3_dspark(Family.QWEN3_OMNI_DSPARK, omni=True),
@@ -52,6 +63,121 @@ VLLM_ROWS: tuple[Contract, ...] = (
              d2t_param=When.D_NE_T, mask_hidden_rejected=True),
     Contract("vllm", "0.31.0", "0.33.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.31.0-v0.33.0",
              d2t_param=When.D_NE_T, mask_hidden_rejected=True, lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
+    _DFLASH2,
+    replace(_DFLASH2, first="0.31.0", last="0.33.0", source=f"{_F2} @ v0.31.0-v0.33.0",
+            lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
     *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM"),
     *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM"),
 )
+
+
+# --- How each release builds the draft config (read from the wheels; docs/upstream-notes.md section 9) ---
+
+READ_RELEASES = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+SPEC_FILE = "vllm/config/speculative.py"
+ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
+BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
+REGISTRY_FILE = "vllm/model_executor/models/registry.py"
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRules:
+    """What one vLLM release does to a draft's config.json before its model class is built."""
+
+    release: str
+    speculators_types: tuple[str, ...]  # SUPPORTED_SPECULATORS_TYPES (algos.py `@register_speculator`)
+    speculators_detect: int  # transformers_utils/config.py: no model_type + speculators_config -> "speculators"
+    expected_line: int  # base.py: the "Expected one of" ValueError
+    algos: dict[str, int]  # speculators type -> line of its update_* function in algos.py
+    dspark_keep: tuple[str, ...]  # architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft
+    dspark_rewrite_line: int  # the `model_type = "deepseek_v4"` line
+    qwen3_rename_line: int | None  # DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None
+    speculators_dspark_keeps_arch: bool  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures` (0.29+)
+    eagle_config_line: int  # `EAGLEConfig(hf_config, method=..., model_type="eagle")`: the eagle3/dflash rename
+    markov_rank_line: int  # Qwen3DSparkModel.__init__: `config.markov_rank` (a plain attribute)
+    hc_mult_line: int  # DSparkDeepseekV4Model.__init__: `config.hc_mult` (models/deepseek_v4/nvidia/dspark.py)
+
+
+_A_27 = {"eagle3": 16, "peagle": 56, "dflash": 94, "dspark": 134}
+_A_29 = {"eagle3": 16, "peagle": 56, "dflash": 94, "dflash2": 134, "dspark": 158}
+_A_31 = {"eagle3": 16, "peagle": 54, "dflash": 91, "dflash2": 130, "dspark": 153}
+_KEEP = ("Qwen3DSparkModel", "Gemma4DSparkModel", "K3DSparkModel")
+_KEEP_29 = (*_KEEP, "Qwen3OmniDSparkModel")
+_T4 = ("eagle3", "peagle", "dflash", "dspark")
+_T5 = ("eagle3", "peagle", "dflash", "dflash2", "dspark")
+
+BUILD_RULES: tuple[BuildRules, ...] = (
+    BuildRules("0.27.0", _T4, 264, 56, _A_27, _KEEP, 961, None, False, 946, 98, 72),
+    BuildRules("0.28.0", _T4, 269, 56, _A_27, _KEEP, 1020, None, False, 1005, 155, 73),
+    BuildRules("0.29.0", _T5, 266, 56, _A_29, _KEEP_29, 1378, 1360, True, 1352, 160, 73),
+    BuildRules("0.30.0", _T5, 287, 56, _A_29, _KEEP_29, 1426, 1403, True, 1395, 212, 73),
+    BuildRules("0.31.0", _T5, 364, 54, _A_31, _KEEP_29, 1440, 1417, True, 1409, 212, 97),
+    BuildRules("0.32.0", _T5, 318, 54, _A_31, _KEEP_29, 1446, 1423, True, 1415, 212, 100),
+    BuildRules("0.33.0", _T5, 364, 54, _A_31, (*_KEEP_29, "MuseSparkDSparkModel"), 1559, 1534, True, 1526, 212, 96),
+)
+
+# The draft architectures of _SPECULATIVE_DECODING_MODELS whose class dspark-ckpt models: name -> (first release that
+# registers it, the class it maps to). Lines per release are in the citation of each build (registry.py).
+DRAFT_CLASSES: dict[str, tuple[str, str]] = {
+    "Eagle3LlamaForCausalLM": ("0.8.5", "Eagle3LlamaForCausalLM"),
+    "LlamaForCausalLMEagle3": ("0.10.2", "Eagle3LlamaForCausalLM"),
+    "PEagleDraftModel": ("0.22.0", "Eagle3LlamaForCausalLM"),
+    "PeagleLlamaForCausalLM": ("0.22.0", "Eagle3LlamaForCausalLM"),
+    "Eagle3Qwen3ForCausalLM": ("0.24.0", "Eagle3Qwen3ForCausalLM"),
+    "PeagleQwen3ForCausalLM": ("0.24.0", "Eagle3Qwen3ForCausalLM"),
+    "DFlashDraftModel": ("0.20.0", "DFlashQwen3ForCausalLM"),
+    "DFlash2DraftModel": ("0.28.0", "DFlash2Qwen3ForCausalLM"),
+    "Qwen3DSparkModel": ("0.25.0", "Qwen3DSparkForCausalLM"),
+    "Qwen3OmniDSparkModel": ("0.29.0", "Qwen3DSparkForCausalLM"),
+    "Gemma4DSparkModel": ("0.26.0", "Gemma4DSparkForCausalLM"),
+    "DSparkDraftModel": ("0.25.0", "DSparkDeepseekV4ForCausalLM"),
+}
+# The family whose contract rows describe each class (Qwen3OmniDSparkModel: the Omni rows, same class).
+CLASS_FAMILY: dict[str, Family] = {
+    "Eagle3LlamaForCausalLM": Family.EAGLE3_LLAMA,
+    "Eagle3Qwen3ForCausalLM": Family.EAGLE3_QWEN3,
+    "DFlashQwen3ForCausalLM": Family.DFLASH,
+    "DFlash2Qwen3ForCausalLM": Family.DFLASH2,
+    "Qwen3DSparkForCausalLM": Family.QWEN3_DSPARK,
+    "Gemma4DSparkForCausalLM": Family.GEMMA4_DSPARK,
+}
+# registry.py line of each modelled draft name, per release read (README's "Line numbers per version" table).
+REGISTRY_LINES: dict[str, tuple[int | None, ...]] = {
+    "Qwen3DSparkModel": (618, 638, 625, 651, 651, 650, 681),
+    "Qwen3OmniDSparkModel": (None, None, 626, 652, 652, 651, 682),
+    "Gemma4DSparkModel": (624, 644, 632, 658, 658, 657, 697),
+    "DFlashDraftModel": (616, 627, 614, 636, 635, 634, 664),
+    "DFlash2DraftModel": (None, 628, 615, 637, 637, 636, 666),
+    "Eagle3LlamaForCausalLM": (627, 647, 635, 661, 661, 660, 700),
+    "LlamaForCausalLMEagle3": (629, 649, 637, 663, 663, 662, 702),
+    "Eagle3Qwen3ForCausalLM": (632, 652, 640, 666, 666, 665, 705),
+    "DSparkDraftModel": (617, 637, 624, 646, 646, 645, 676),
+    "PEagleDraftModel": (625, 645, 633, 659, 659, 658, 698),
+    "PeagleLlamaForCausalLM": (626, 646, 634, 660, 660, 659, 699),
+    "PeagleQwen3ForCausalLM": (633, 653, 641, 667, 667, 666, 706),
+}
+# Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
+DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")  # dflash_config["..."]
+DFLASH2_KEY_LINES = "qwen3_dflash2.py 0.28-0.30 L123-129, L250-260; 0.31-0.33 L248-254, L376-386"
+
+
+def minor(release: str) -> tuple[int, ...]:
+    """(major, minor) of a release; vLLM's behaviour changes by minor (0.29.x all alike)."""
+    try:
+        return tuple(int(p) for p in release.split(".")[:2])
+    except ValueError:
+        return (0, 0)
+
+
+def rules_for(release: str) -> tuple[BuildRules, bool]:
+    """The rules of the release read nearest `release` (by minor), and whether that is `release` itself."""
+    for rules in BUILD_RULES:
+        if minor(rules.release) == minor(release):
+            return rules, True
+    return (BUILD_RULES[-1] if minor(release) > minor(BUILD_RULES[-1].release) else BUILD_RULES[0]), False
+
+
+def registry_line(architecture: str, rules: BuildRules) -> str:
+    lines = REGISTRY_LINES.get(architecture)
+    line = lines[READ_RELEASES.index(rules.release)] if lines else None
+    return f"{REGISTRY_FILE} @ v{rules.release}" + (f" L{line}" if line else "")

@@ -1,0 +1,356 @@
+"""Pure: a draft's config.json -> the config one runtime release really builds from it, before any weight is read.
+
+vLLM first converts a speculators-format config (transformers_utils/configs/speculators), resolves the architecture
+in its registry, rewrites it per speculative method (config/speculative.py, configs/eagle.py) and then runs the model
+class's __init__, which reads some keys as plain attributes. Each step can fail with its own error; the contract rows
+(vllm_rows.py) describe only what happens after it. The rules per release are data in vllm_rows.py; a runtime with
+no builder here (SGLang, issue 17) gets its config as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dspark_ckpt.model.draft_config import nested_settings, positive_int
+from dspark_ckpt.model.families import Family, family_for
+from dspark_ckpt.runtimes import vllm_registry
+from dspark_ckpt.runtimes import vllm_rows as rows
+from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
+from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.sglang_build import build_sglang
+from dspark_ckpt.runtimes.table import contract_for
+
+# transformers' config class per model_type: the class an AttributeError names (AutoConfig picks it by model_type).
+CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "gemma4": "Gemma4Config",
+                "qwen3_moe": "Qwen3MoeConfig", "speculators": "SpeculatorsConfig"}
+_DSPARK_ARCHS = frozenset({"Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel",
+                           "DSparkDraftModel", "MuseSparkDSparkModel"})
+_DSPARK_COPIED = ("draft_vocab_size", "target_hidden_size", "mask_token_id", "markov_rank", "markov_head_type",
+                  "block_size", "enable_confidence_head", "confidence_head_with_markov")
+# The plain-attribute reads of each class's __init__ that a draft config can lack (the rest have defaults).
+INIT_READS: dict[Family, tuple[str, ...]] = {
+    Family.QWEN3_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
+    Family.QWEN3_OMNI_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
+    Family.DFLASH2: ("vocab_size", "hidden_size", "draft_vocab_size", "dflash_config"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltConfig:
+    """What one runtime release makes of a draft config: the class it builds, the sizes it reads, and the error it
+    raises before any weight is loaded, if any."""
+
+    runtime: str
+    version: str
+    architecture: str | None  # after the speculators conversion and the method's rewrites
+    model_type: str | None  # hf_config.model_type after the rewrites ("speculators" for a converted config)
+    config_class: str  # the transformers class holding the attributes (what an AttributeError names)
+    method: str | None  # the speculative method it runs under (None: a runtime with no builder here)
+    family: Family | None  # whose contract rows apply; None: no class dspark-ckpt models
+    vocab_size: int | None  # V, as the model reads it
+    draft_vocab_size: int | None  # D, as the model reads it (V when absent or null)
+    parallel_drafting: bool | None = None  # forced by the conversion (speculators peagle), else None
+    reads: tuple[str, ...] = ()  # the top-level keys the model's __init__ reads as plain attributes
+    error: Issue | None = None  # the first error raised while building
+    before_validation: bool = True  # the error comes before SpeculativeConfig's own checks (False: __init__)
+    source: str = ""  # the files and lines each step was read from
+    assumed: bool = False  # no release read here matches: the nearest release's rules were applied
+
+
+def _arch(cfg: Mapping[str, Any]) -> str | None:
+    archs = cfg.get("architectures")
+    return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+
+
+def _archs(cfg: Mapping[str, Any]) -> list[str]:
+    archs = cfg.get("architectures")
+    return [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+
+
+def is_speculators(cfg: Mapping[str, Any]) -> bool:
+    """transformers_utils/config.py: no model_type and a speculators_config -> model_type "speculators"."""
+    return cfg.get("model_type") is None and cfg.get("speculators_config") is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    hf: dict[str, Any]
+    method: str
+    parallel: bool | None
+    error: Issue | None
+    cite: str
+
+
+def _expected(types: Sequence[str]) -> str:
+    listed = ", ".join(f"'{t}': <function update_{t} at 0x...>" for t in types)
+    return f"Expected one of: {{{listed}}}. Please ensure you're loading a speculators-format model."
+
+
+def _speculators(cfg: Mapping[str, Any], r: rows.BuildRules) -> _Step:
+    """SpeculatorsConfig.extract_transformers_pre_trained_config plus the algorithm's update_* function."""
+    kind = cfg.get("speculators_model_type")
+    detect = f"vllm/transformers_utils/config.py @ v{r.release} L{r.speculators_detect}"
+    if not isinstance(kind, str) or kind not in r.speculators_types:
+        cite = f"{detect}; {rows.BASE_FILE} @ v{r.release} L{r.expected_line}"
+        return _Step({}, "", None, Issue("DSP330", _expected(r.speculators_types), verbatim=False), cite)
+    cite = f"{detect}; {rows.ALGOS_FILE} @ v{r.release} update_{kind} L{r.algos[kind]}"
+    layer = cfg.get("transformer_layer_config", {})
+    if not isinstance(layer, dict):
+        return _Step({}, "", None, Issue("DSP330", "transformer_layer_config is not an object: the converter "
+                                                   "cannot update it", verbatim=False), cite)
+    hf = dict(layer)  # the draft's hf_config *is* the layer config, plus the algorithm's keys
+    try:
+        method, parallel = _update(kind, cfg, hf, r)
+    except _Missing as missing:
+        return _Step(hf, "", None, Issue("DSP330", str(missing)), cite)
+    hf["model_type"] = "speculators"  # SpeculatorsConfig drops model_type: its class variable is "speculators"
+    return _Step(hf, method, parallel, None, cite)
+
+
+class _Missing(Exception):
+    """What the converter raises, as the runtime words it."""
+
+
+def _required(cfg: Mapping[str, Any], key: str) -> Any:
+    if key not in cfg:
+        raise _Missing(f"KeyError: '{key}'")
+    return cfg[key]
+
+
+def _update(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: rows.BuildRules) -> tuple[str, bool | None]:
+    if kind in ("eagle3", "peagle"):
+        layer_type = hf.get("model_type", "llama")
+        if layer_type not in ("qwen3", "llama"):
+            name = "Eagle3" if kind == "eagle3" else "PEagle"
+            raise _Missing(f"Unsupported model_type {layer_type} for {name} speculator")
+        prefix = "Eagle3" if kind == "eagle3" else "Peagle"
+        hf["architectures"] = [f"{prefix}{'Qwen3' if layer_type == 'qwen3' else 'Llama'}ForCausalLM"]
+        hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
+        if kind == "peagle":
+            hf["pard_token"] = _required(cfg, "mask_token_id")
+            return "eagle3", True  # build_vllm_speculative_config: {"method": "eagle3", "parallel_drafting": True}
+        return "eagle3", None
+    if kind in ("dflash", "dflash2"):
+        hf["architectures"] = ["DFlashDraftModel" if kind == "dflash" else "DFlash2DraftModel"]
+        hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
+        hf["eagle_aux_hidden_state_layer_ids"] = _required(cfg, "aux_hidden_state_layer_ids")
+        nested = {"mask_token_id": _required(cfg, "mask_token_id")}
+        if kind == "dflash2":
+            nested.update({k: cfg[k] for k in rows.DFLASH2_KEYS if cfg.get(k) is not None})
+        hf["dflash_config"] = nested
+        return "dflash", None
+    # dspark: 0.27/0.28 always build Qwen3DSparkModel; 0.29+ keep a Qwen3(Omni)DSparkModel named in architectures
+    kept = [a for a in _archs(cfg) if a in ("Qwen3DSparkModel", "Qwen3OmniDSparkModel")]
+    hf["architectures"] = kept if kept and r.speculators_dspark_keeps_arch else ["Qwen3DSparkModel"]
+    hf["eagle_aux_hidden_state_layer_ids"] = _required(cfg, "aux_hidden_state_layer_ids")
+    hf.update({k: cfg[k] for k in _DSPARK_COPIED if cfg.get(k) is not None})
+    return "dspark", None
+
+
+def _method(arch: str | None) -> str:
+    """The method the architecture implies (the user's speculative config names it, or vLLM detects it)."""
+    if arch is None:
+        return "draft_model"
+    if arch in _DSPARK_ARCHS:
+        return "dspark"
+    if arch.startswith("DFlash") or arch.endswith("DFlash"):
+        return "dflash"
+    if "Eagle3" in arch or arch.startswith(("Peagle", "PEagle")):
+        return "eagle3"
+    return "draft_model"
+
+
+def _renamed(arch: str, method: str, release: str) -> str:
+    """configs/eagle.py EAGLEConfig: eagle3 / dflash prefix the architecture unless it already carries the name."""
+    if method == "eagle3":
+        return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
+    lilicorr = arch == "LiLiCorrDraftModel" and rows.minor(release) >= (0, 31)
+    return arch if arch.startswith("DFlash") or arch.endswith("DFlash") or lilicorr else f"DFlash{arch}"
+
+
+def _registered(arch: str, release: str) -> bool:
+    return bool(vllm_registry.registered(arch, release))
+
+
+def _unsupported(archs: Sequence[str]) -> Issue:
+    # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
+    return Issue("DSP309", f"Model architectures {list(archs)!r} are not supported for now.")
+
+
+def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
+    r, exact = rows.rules_for(version)
+    cites: list[str] = []
+    if is_speculators(raw):
+        step = _speculators(raw, r)
+        cites.append(step.cite)
+        if step.error is not None:
+            return _built(version, step.hf, None, step.method or None, None, "SpeculatorsConfig", cites, exact,
+                          error=step.error)
+        hf, method, parallel, cls = step.hf, step.method, step.parallel, "SpeculatorsConfig"
+    else:
+        hf, parallel = dict(raw), None
+        method = _method(_arch(hf))
+        cls = CONFIG_CLASS.get(str(hf.get("model_type")), "PretrainedConfig")
+    arch = _arch(hf)
+    if arch is None:
+        return _built(version, hf, None, method, parallel, cls, cites, exact)
+    # The draft ModelConfig resolves its architectures in the registry before any method rewrite.
+    if exact and not _registered(arch, r.release):
+        cites.append(f"{rows.REGISTRY_FILE} @ v{r.release} (not registered)")
+        return _built(version, hf, arch, method, parallel, cls, cites, exact, error=_unsupported(_archs(hf) or [arch]))
+    if method == "dspark":
+        arch, hf = _dspark_rewrite(arch, hf, r, cites)
+    elif method in ("eagle3", "dflash") and cls != "SpeculatorsConfig":
+        renamed = _renamed(arch, method, r.release)
+        cites.append(f"vllm/transformers_utils/configs/eagle.py L46-79 via {rows.SPEC_FILE} @ v{r.release} "
+                     f"L{r.eagle_config_line}")
+        cls = "EAGLEConfig"
+        if renamed != arch and exact and not _registered(renamed, r.release):
+            return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported([renamed]))
+        arch = renamed
+    cites.append(rows.registry_line(arch, r))
+    error = _init_error(arch, hf, raw, cls, r, cites)
+    return _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
+
+
+def _dspark_rewrite(arch: str, hf: dict[str, Any], r: rows.BuildRules,
+                    cites: list[str]) -> tuple[str, dict[str, Any]]:
+    if arch in r.dspark_keep:
+        return arch, hf
+    if arch == "DSparkDraftModel" and hf.get("model_type") == "qwen3" and r.qwen3_rename_line is not None:
+        cites.append(f"{rows.SPEC_FILE} @ v{r.release} L{r.qwen3_rename_line} (DSparkDraftModel + qwen3 -> "
+                     "Qwen3DSparkModel)")
+        return "Qwen3DSparkModel", hf
+    cites.append(f"{rows.SPEC_FILE} @ v{r.release} L{r.dspark_rewrite_line} (model_type = \"deepseek_v4\")")
+    return "DSparkDraftModel", {**hf, "model_type": "deepseek_v4", "architectures": ["DSparkDraftModel"]}
+
+
+def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: str, r: rows.BuildRules,
+                cites: list[str]) -> Issue | None:
+    """The first plain-attribute read of the model's __init__ that the built config cannot answer."""
+    family = _family_of(arch)
+    if arch == "DSparkDraftModel" and "hc_mult" not in hf:  # the DeepSeek-V4 draft's own keys, which a Qwen3 draft lacks
+        cites.append(f"vllm/models/deepseek_v4/nvidia/dspark.py @ v{r.release} L{r.hc_mult_line} (config.hc_mult)")
+        return Issue("DSP309", f"AttributeError: '{cls}' object has no attribute 'hc_mult'")
+    if family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK) and "markov_rank" not in hf:
+        cites.append(f"vllm/model_executor/models/qwen3_dspark.py @ v{r.release} L{r.markov_rank_line} "
+                     "(config.markov_rank)")
+        hoistable = any(key == "markov_rank" for key, _, _ in nested_settings(dict(raw)))
+        return Issue("DSP215" if hoistable else "DSP333",
+                     f"AttributeError: '{cls}' object has no attribute 'markov_rank'")
+    if family is Family.DFLASH2:
+        cites.append(f"vllm/model_executor/models/{rows.DFLASH2_KEY_LINES}")
+        section = hf.get("dflash_config")
+        if not isinstance(section, Mapping):
+            return Issue("DSP333", f"AttributeError: '{cls}' object has no attribute 'dflash_config'")
+        missing = next((k for k in rows.DFLASH2_KEYS if k not in section), None)
+        return Issue("DSP333", f"KeyError: '{missing}'") if missing else None
+    return None
+
+
+def _family_of(arch: str | None) -> Family | None:
+    if arch == "Qwen3OmniDSparkModel":
+        return Family.QWEN3_OMNI_DSPARK
+    entry = rows.DRAFT_CLASSES.get(arch or "")
+    return rows.CLASS_FAMILY.get(entry[1]) if entry else None
+
+
+def _built(version: str, hf: Mapping[str, Any], arch: str | None, method: str | None, parallel: bool | None,
+           cls: str, cites: list[str], exact: bool, *, error: Issue | None = None,
+           before_validation: bool = True) -> BuiltConfig:
+    family = _family_of(arch) if error is None or not before_validation else None
+    vocab = positive_int(hf.get("vocab_size"))
+    model_type = hf.get("model_type")
+    return BuiltConfig(
+        runtime="vllm", version=version, architecture=arch,
+        model_type=model_type if isinstance(model_type, str) else None, config_class=cls, method=method,
+        family=family, vocab_size=vocab, draft_vocab_size=positive_int(hf.get("draft_vocab_size")) or vocab,
+        parallel_drafting=parallel, reads=INIT_READS.get(family, ()) if family else (), error=error,
+        before_validation=before_validation, source="; ".join(cites) + ("" if exact else f"; assumed for v{version}"),
+        assumed=not exact)
+
+
+def as_written(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfig:
+    """A runtime with no builder here: the family the config names, as written."""
+    model_type = raw.get("model_type")
+    family = family_for(_arch(raw), model_type if isinstance(model_type, str) else None)
+    vocab = positive_int(raw.get("vocab_size"))
+    return BuiltConfig(runtime, version, _arch(raw), model_type if isinstance(model_type, str) else None,
+                       CONFIG_CLASS.get(str(model_type), "PretrainedConfig"), None, family, vocab,
+                       positive_int(raw.get("draft_vocab_size")) or vocab)
+
+
+BUILDERS: dict[str, Callable[[Mapping[str, Any], str], BuiltConfig]] = {"vllm": build_vllm, "sglang": build_sglang}
+
+
+def build_config(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfig:
+    builder = BUILDERS.get(runtime)
+    return builder(raw, version) if builder is not None else as_written(raw, runtime, version)
+
+
+def build_all(raw: Mapping[str, Any] | None, runtimes: Sequence[RuntimeVersion]) -> tuple[BuiltConfig, ...]:
+    return tuple(build_config(raw, rv.runtime, rv.version) for rv in runtimes) if raw is not None else ()
+
+
+# --- the contract, evaluated on what each release built ---
+
+_D_SIZED = frozenset({"DSP301", "DSP302", "DSP306", "DSP320", "DSP323", "DSP324"})
+
+
+def _placeholder(built: BuiltConfig) -> Contract:
+    """The row of a release that has no class for the draft: its verdict is the build's error."""
+    verbatim = built.error.verbatim if built.error else False
+    return Contract(built.runtime, built.version, built.version, built.family, built.architecture or "-",
+                    built.source, supported=False, verbatim_errors=verbatim)
+
+
+def _facts_for(built: BuiltConfig, facts: DraftFacts) -> DraftFacts:
+    return replace(facts, family=built.family or facts.family,
+                   draft_vocab_size=built.draft_vocab_size or facts.draft_vocab_size,
+                   vocab_size=built.vocab_size or facts.vocab_size,
+                   parallel_drafting=facts.parallel_drafting if built.parallel_drafting is None else
+                   built.parallel_drafting)
+
+
+def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | None:
+    """The verdict of one release: the build's own error first (conversion, registry, rewrite), then the contract's
+    config-time validation, then the model __init__'s attribute reads, then load_weights."""
+    contract = contract_for(built.runtime, built.version, built.family) if built.family is not None else None
+    if built.error is not None and (built.before_validation or contract is None):
+        return Verdict(built.runtime, built.version, contract or _placeholder(built), built.error, ())
+    if contract is None or facts is None:
+        return None
+    f = _facts_for(built, facts)
+    if built.error is not None:
+        early = startup_error(contract, draft_vocab=f.draft_vocab_size, vocab=f.vocab_size,
+                              target_vocab=f.target_vocab_size, mask_token_id=f.mask_token_id,
+                              topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
+        return Verdict(built.runtime, built.version, contract, early or built.error, ())
+    verdict = evaluate(contract, built.version, f)
+    if f.honoured_draft_vocab is not None and verdict.error is not None and verdict.error.code in _D_SIZED:
+        # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
+        verdict = replace(verdict, error=replace(verdict.error, code="DSP216"))
+    return verdict
+
+
+def verdicts_for(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple[Verdict, ...]:
+    """One verdict per release that describes this draft; each release judged on the config it builds."""
+    found = []
+    for rv in runtimes:
+        built = next((b for b in facts.builds if (b.runtime, b.version) == (rv.runtime, rv.version)), None)
+        if built is None:
+            built = build_config(facts.raw_config, rv.runtime, rv.version) if facts.raw_config is not None else \
+                as_written({}, rv.runtime, rv.version)
+            built = replace(built, family=built.family or facts.family) if facts.raw_config is None else built
+        verdict = built_verdict(built, facts)
+        if verdict is not None:
+            found.append(verdict)
+    return tuple(found)
+
+
+def unknown_family_verdicts(builds: Sequence[BuiltConfig]) -> tuple[Verdict, ...]:
+    """A draft no family describes still has a verdict wherever the release has no class for it."""
+    return tuple(v for b in builds if b.error is not None and (v := built_verdict(b, None)) is not None)
