@@ -53,10 +53,16 @@ def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def fail(text: str) -> SystemExit:
+    """The probe cannot run (exit 2, as the docstring says); raise what this returns."""
+    log(f"probe: {text}")
+    return SystemExit(2)
+
+
 def pip(*args: str) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"probe: pip {' '.join(args[:3])} ... failed:\n{done.stderr.strip()[-2000:]}")
+        raise fail(f"pip {' '.join(args[:3])} ... failed:\n{done.stderr.strip()[-2000:]}")
 
 
 def fetch_sources(version: str, cache: Path) -> Path:
@@ -70,7 +76,7 @@ def fetch_sources(version: str, cache: Path) -> Path:
     pip("download", "--no-deps", "--only-binary", ":all:", "--dest", str(wheels), f"vllm=={version}")
     wheel = next(iter(sorted(wheels.glob(f"vllm-{version}-*.whl"))), None)
     if wheel is None:
-        raise SystemExit(f"probe: pip downloaded no vllm-{version} wheel into {wheels}")
+        raise fail(f"pip downloaded no vllm-{version} wheel into {wheels}")
     staging = Path(tempfile.mkdtemp(prefix=f"vllm-{version}-", dir=cache))
     with zipfile.ZipFile(wheel) as zf:
         for name in zf.namelist():
@@ -143,7 +149,7 @@ def probe(version: str, tree: Path, deps: Path, families: list[str], timeout: fl
         run = run_worker(cases, device="cpu", env=env, timeout=timeout)
         seconds = time.monotonic() - started
         if not run.ok:
-            raise SystemExit(f"probe: vLLM {version} could not be run: {run.reason}")
+            raise fail(f"vLLM {version} could not be run: {run.reason}")
         cells: list[dict[str, Any]] = []
         for path in paths:
             analysis = analyze(local_source(path), target=TargetVocab(T, "probe"),
@@ -223,7 +229,7 @@ def newest_release() -> str:
     for line in done.stdout.splitlines():
         if line.startswith("vllm (") and line.endswith(")"):
             return base_release(line[len("vllm ("):-1])
-    raise SystemExit(f"probe: cannot tell the newest vLLM release: {done.stderr.strip() or done.stdout.strip()}")
+    raise fail(f"cannot tell the newest vLLM release: {done.stderr.strip() or done.stdout.strip()}")
 
 
 if __name__ == "__main__":

@@ -179,3 +179,13 @@ def test_worker_without_vllm_says_why(tmp_path: Path) -> None:
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
     run = run_worker([{"id": "d", "folder": str(draft), "target_vocab": 96}], device="cpu")
     assert not run.ok and run.reason is not None and "vllm" in run.reason.lower()
+
+
+def test_probe_prints_agreement_figures(vllm_tree: dict[str, str]) -> None:
+    """The maintainer probe on the prepared tree, one family: every cell of the fixture matrix agrees."""
+    tree = vllm_tree["PYTHONPATH"].split(os.pathsep)[0]
+    done = subprocess.run([sys.executable, str(PROBE), VERSION, "--source", tree, "--family", "qwen3-dspark"],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert f"vLLM {VERSION}, project matrix" in done.stdout and "64/64 cells agree" in done.stdout
+    assert "DISAGREE" not in done.stdout
