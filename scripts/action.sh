@@ -6,6 +6,16 @@ set -f  # no glob expansion of inputs
 
 py="${INPUT_PYTHON:-python3}"
 
+# Every way out goes through finish, so the `exit-code` output is written whatever happens; a failure of this script
+# itself (a folder it cannot create, a failed install) is exit 2, never 1, which means "findings".
+finish() {
+  if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
+    echo "exit-code=$1" >> "$GITHUB_OUTPUT" || echo "::warning title=dspark-ckpt::cannot write GITHUB_OUTPUT" >&2
+  fi
+  exit "$1"
+}
+trap 'finish 2' ERR  # anything unexpected under set -e
+
 # Split a list input on newlines, commas and spaces into the array named by $1.
 split_words() {
   local -n out=$1
@@ -17,7 +27,8 @@ split_words() {
 }
 
 if [[ "${INPUT_INSTALL:-true}" == "true" ]]; then
-  "$py" -m pip install --disable-pip-version-check --quiet "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}"
+  "$py" -m pip install --disable-pip-version-check --quiet "${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set}" \
+    || { echo "::error title=dspark-ckpt::pip could not install dspark-ckpt" >&2; finish 2; }
 fi
 
 args=()
@@ -25,15 +36,14 @@ while IFS= read -r line || [[ -n "$line" ]]; do  # one checkpoint per line, so p
   line="${line%$'\r'}"
   [[ -n "${line// /}" ]] && args+=("$line")
 done <<< "${INPUT_CHECKPOINTS:-}"
-if [[ ${#args[@]} -eq 0 ]]; then
-  echo "::error title=dspark-ckpt::the checkpoints input is empty" >&2
-  exit 2
-fi
+# No checkpoints: the speculative config (input or settings file) names the one to check, or check exits 2.
+no_checkpoints=$(( ${#args[@]} == 0 ))
 
 [[ -n "${INPUT_TARGET:-}" ]] && args+=(--target "$INPUT_TARGET")
 [[ -n "${INPUT_TARGET_VOCAB_SIZE:-}" ]] && args+=(--target-vocab-size "$INPUT_TARGET_VOCAB_SIZE")
 [[ -n "${INPUT_FAIL_ON:-}" ]] && args+=(--fail-on "$INPUT_FAIL_ON")
 [[ -n "${INPUT_SETTINGS:-}" ]] && args+=(--settings "$INPUT_SETTINGS")
+[[ -n "${INPUT_SPECULATIVE_CONFIG:-}" ]] && args+=(--speculative-config "$INPUT_SPECULATIVE_CONFIG")
 for option in runtime select extend-select ignore; do
   var="INPUT_$(printf '%s' "$option" | tr 'a-z-' 'A-Z_')"
   split_words words "${!var:-}"
@@ -46,19 +56,23 @@ policy=()
 # Annotations on stdout, the Markdown summary into $GITHUB_STEP_SUMMARY; this run's exit code is the step's.
 rc=0
 "$py" -m dspark_ckpt check "${args[@]}" "${policy[@]}" --format github || rc=$?
+if [[ $rc -eq 2 && $no_checkpoints -eq 1 ]]; then
+  echo "::error title=dspark-ckpt::the checkpoints input is empty, and no speculative config names a checkpoint" >&2
+fi
 
 # Extra reports never change the verdict, but failing to write one is an error (exit 2 or 3).
 for format in sarif junit; do
   var="INPUT_$(printf '%s' "$format" | tr 'a-z' 'A-Z')_FILE"
   file="${!var:-}"
   [[ -z "$file" ]] && continue
-  mkdir -p -- "$(dirname -- "$file")"
   extra=0
-  "$py" -m dspark_ckpt check "${args[@]}" --exit-zero --quiet --format "$format" --output "$file" || extra=$?
+  if ! mkdir -p -- "$(dirname -- "$file")" 2>/dev/null; then
+    echo "::error title=dspark-ckpt::${format}-file: cannot create the folder of $file" >&2
+    extra=2
+  else
+    "$py" -m dspark_ckpt check "${args[@]}" --exit-zero --quiet --format "$format" --output "$file" || extra=$?
+  fi
   if [[ $extra -ge 2 && $rc -lt 2 ]]; then rc=$extra; fi
 done
 
-if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
-  echo "exit-code=$rc" >> "$GITHUB_OUTPUT"
-fi
-exit "$rc"
+finish "$rc"

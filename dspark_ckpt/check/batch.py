@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rich.console import Console
 
@@ -15,6 +15,7 @@ from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport
 
 MAX_JOBS = 64
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,8 @@ def check_jobs(jobs: int) -> int:
 
 def quiet_hub_logs() -> None:
     """huggingface_hub logs each retry with its URL on stderr; our own errors say what failed, once."""
+    import logging  # here, not at the top: a local check never needs it
+
     logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
 
 
@@ -47,11 +50,11 @@ def run_checks(specs: Sequence[str], check_one: Callable[[str], CheckpointReport
     """One spec: its error propagates (exit 2). Several: each error becomes a DSP702 report, the rest go on."""
     if not specs:  # e.g. a pre-commit run whose changed files hold no checkpoint
         return BatchResult((), ())
-    quiet_hub_logs()
+    if not all(os.path.lexists(spec) for spec in specs):  # a Hub repo among them
+        quiet_hub_logs()
     if len(specs) == 1:
         return BatchResult((check_one(specs[0]),), ())
-    show = sys.stderr.isatty() if progress is None else progress
-    outcomes = _run(specs, check_one, check_jobs(jobs), show)
+    outcomes = run_each(specs, check_one, jobs=check_jobs(jobs), progress=progress)
     reports, failures = [], []
     for spec, outcome in zip(specs, outcomes):
         if isinstance(outcome, DsparkCkptError):
@@ -62,24 +65,31 @@ def run_checks(specs: Sequence[str], check_one: Callable[[str], CheckpointReport
     return BatchResult(tuple(reports), tuple(failures))
 
 
-def _guarded(check_one: Callable[[str], CheckpointReport], spec: str) -> CheckpointReport | DsparkCkptError:
+def _guarded(work: Callable[[str], T], spec: str) -> T | DsparkCkptError:
     try:
-        return check_one(spec)
+        return work(spec)
     except DsparkCkptError as exc:  # operational: this checkpoint only; anything else is a bug and propagates
         return exc
 
 
-def _run(specs: Sequence[str], check_one: Callable[[str], CheckpointReport], jobs: int,
-         show: bool) -> list[CheckpointReport | DsparkCkptError]:
+def run_each(specs: Sequence[str], work: Callable[[str], T], *, jobs: int = 1, progress: bool | None = None,
+             verb: str = "checking") -> list[T | DsparkCkptError]:
+    """`work` on every spec (in `jobs` threads), results in input order; an operational error is that spec's result.
+
+    The bar (rich, on stderr) shows only when stderr is a terminal, unless `progress` says otherwise (-q: False).
+    """
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    show = sys.stderr.isatty() if progress is None else progress
+    columns = (TextColumn(verb), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True, disable=not show) as bar, \
-            ThreadPoolExecutor(max_workers=min(jobs, len(specs)), thread_name_prefix="dspark-check") as pool:
-        task = bar.add_task("checking", total=len(specs))
-        futures: list[Future[CheckpointReport | DsparkCkptError]] = []
+            ThreadPoolExecutor(max_workers=max(1, min(jobs, len(specs))), thread_name_prefix="dspark-check") as pool:
+        task = bar.add_task(verb, total=len(specs))
+        futures: list[Future[T | DsparkCkptError]] = []
         for spec in specs:
-            future = pool.submit(_guarded, check_one, spec)
+            future = pool.submit(_guarded, work, spec)
             future.add_done_callback(lambda _f: bar.advance(task))
             futures.append(future)
         return [f.result() for f in futures]  # input order, whatever order they finished in

@@ -6,10 +6,17 @@ from dataclasses import dataclass, replace
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import Report
+from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
 
 ALL = ("DSP",)  # the default selection: every registered code
+
+# The runtimes whose load problems fail a run that did not choose its runtimes (no --runtime, no `runtime` in the
+# settings file). The matrix still shows every known runtime; only the exit code is gated. vLLM is where these
+# drafts are served, and a draft correct for it must pass by default: SGLang's Qwen3 DSpark has no reduced-vocab
+# support at all (any d2t is an error), so gating on it would fail every pruned draft that loads on every vLLM.
+# Naming runtimes (`--runtime sglang`, `--runtime all`, or `runtime = [...]`) gates on exactly the ones named.
+DEFAULT_GATE: tuple[str, ...] = ("vllm",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +27,7 @@ class Policy:
     ignore: tuple[str, ...] = ()
     fail_on: Severity = Severity.ERROR
     exit_zero: bool = False
+    gate: tuple[str, ...] | None = None  # runtimes whose contract findings fail the run; None: every one evaluated
 
     def is_selected(self, code: str) -> bool:
         """Longest matching prefix wins; a tie goes to ignore, as in flake8's DecisionEngine."""
@@ -31,6 +39,35 @@ class Policy:
 
     def fails(self, finding: Finding) -> bool:
         return finding.severity.rank >= self.fail_on.rank
+
+    def gates(self, finding: Finding, checkpoint: CheckpointReport) -> bool:
+        """It fails the run: at or above --fail-on, and not a problem of runtimes outside the gate only.
+
+        A finding whose code some runtime of the matrix reports (its load error or a silent problem) belongs to those
+        runtimes; any other finding (headers, layout, config, mapping contents) is the draft's own and always counts.
+        """
+        if not self.fails(finding):
+            return False
+        if self.gate is None:
+            return True
+        named = {e.runtime for e in checkpoint.compatibility
+                 if finding.code == e.error_code or finding.code in e.silent_codes}
+        return not named or not named.isdisjoint(self.gate)
+
+    def failing(self, report: Report) -> tuple[Finding, ...]:
+        """The findings that decide exit 1 (before --exit-zero)."""
+        return tuple(f for c in report.checkpoints for f in c.findings if self.gates(f, c))
+
+    def outside_gate(self, report: Report) -> tuple[Finding, ...]:
+        """At or above --fail-on, but only on runtimes the run shows without gating on them."""
+        return tuple(f for c in report.checkpoints for f in c.findings if self.fails(f) and not self.gates(f, c))
+
+    def ungated_runtimes(self, report: Report) -> tuple[str, ...]:
+        """The runtimes in the matrix that do not gate (for the verdict line)."""
+        if self.gate is None:
+            return ()
+        shown = dict.fromkeys(e.runtime for c in report.checkpoints for e in c.compatibility)
+        return tuple(r for r in shown if r not in self.gate)
 
 
 def _longest(code: str, prefixes: tuple[str, ...]) -> str | None:

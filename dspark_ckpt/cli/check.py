@@ -4,34 +4,37 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dspark_ckpt import __version__
-from dspark_ckpt.check.batch import report_failures, run_checks
-from dspark_ckpt.check.deploy import DeployPlan, plan_deploy
+from dspark_ckpt.check.batch import MAX_JOBS, report_failures, run_checks
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
-from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
+from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
+from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, render_context, resolve_run
 from dspark_ckpt.errors import SourceError, UsageError
+from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
-from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.table import RENDERERS
 from dspark_ckpt.output.write import stderr_console
 
+if TYPE_CHECKING:
+    from dspark_ckpt.check.deploy import DeployPlan
+
 # What an in-place fix killed half-way leaves in the checkpoint (repair/journal.py); check completes or rolls it back.
 FIX_LEFTOVERS = (".dspark-fix-journal.json", ".dspark-fix-stage")
 
 
-def check_one(spec: str, run: Run, deploy: DeployPlan | None = None) -> CheckpointReport:
+def check_one(spec: str, run: Run, note: Finding | None = None, deploy: DeployPlan | None = None) -> CheckpointReport:
     from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.sources.resolve import open_source, source_notes
 
+    refuse_wrong_file(spec)
     path = Path(spec)
     try:
         denied = path.exists() and not os.access(path, os.R_OK | (os.X_OK if path.is_dir() else 0))
@@ -45,7 +48,7 @@ def check_one(spec: str, run: Run, deploy: DeployPlan | None = None) -> Checkpoi
         stderr_console().print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
     source = open_source(spec, config=run.config, token=run.token)
     analysis = analyze(source, target=run.target, runtimes=run.runtimes)
-    report = analysis.with_findings(source_notes(source)).report
+    report = analysis.with_findings((note,) if note else ()).with_findings(source_notes(source)).report
     if deploy is not None and deploy.applies(spec):  # the speculative config, with the checkpoint it names
         report = deploy.apply(report, spec, analysis.raw_config, analysis.config.family if analysis.config else None)
     return report
@@ -53,10 +56,15 @@ def check_one(spec: str, run: Run, deploy: DeployPlan | None = None) -> Checkpoi
 
 def deploy_plan(run: Run, flag: str | None) -> DeployPlan | None:
     """--speculative-config, else the settings file's `speculative-config`; the target as --target names it."""
+    text = flag if flag is not None else run.settings.speculative_config
+    if text is None:
+        return None  # no deploy to check: its rules (~12 ms of imports) are not loaded
+    from dspark_ckpt.check.deploy import plan_deploy
+
     c = run.common
     target_spec = c.target if c.target is not None or c.target_vocab_size is not None else run.settings.target
-    return plan_deploy(flag if flag is not None else run.settings.speculative_config, target=run.target,
-                       target_spec=target_spec, runtimes=[(r.runtime, r.version) for r in run.runtimes])
+    return plan_deploy(text, target=run.target, target_spec=target_spec,
+                       runtimes=[(r.runtime, r.version) for r in run.runtimes])
 
 
 def refuse_non_checkpoints(report: Report) -> None:
@@ -69,12 +77,12 @@ def refuse_non_checkpoints(report: Report) -> None:
 
 def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None) -> None:
     """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful."""
-    ctx = RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet)
+    ctx = render_context(run, report)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
                if fmt is o.OutputFormat.GITHUB else None)
     emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary)
     if not run.common.quiet and (output is not None or fmt not in (o.OutputFormat.TEXT, o.OutputFormat.GITHUB)):
-        stderr_console().print(f"dspark-ckpt: {summary_line(report)}"
+        stderr_console().print(f"dspark-ckpt: {summary_line(report, ctx)}"
                                                     + (f" (report written to {output})" if output else ""),
                                                     markup=False)
 
@@ -101,7 +109,8 @@ def check(
     color: o.Color = o.ColorChoice.AUTO,
     no_color: o.NoColor = False,
     checkpoint_folders: o.CheckpointFolders = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Check this many checkpoints at once.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
+                                      help=f"Check this many checkpoints at once (1-{MAX_JOBS}).")] = 1,
     token: o.Token = None,
     revision: o.Revision = None,
     speculative_config: o.SpeculativeConfig = None,
@@ -121,7 +130,10 @@ def check(
                          hint="name a draft folder, a .safetensors file or org/repo, or give --speculative-config")
     if deploy is not None:
         given, deploy = deploy.checkpoints(given, hook=checkpoint_folders), deploy.pair(given, hook=checkpoint_folders)
-    batch = run_checks(given, lambda spec: check_one(spec, run, deploy), jobs=jobs)
+    inputs = plan_inputs(given)
+    notes = {i.spec: i.note for i in inputs}
+    batch = run_checks([i.spec for i in inputs], lambda spec: check_one(spec, run, notes[spec], deploy), jobs=jobs,
+                       progress=None if not quiet else False)
     report_failures(batch)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)

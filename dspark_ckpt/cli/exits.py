@@ -18,4 +18,4 @@ EXIT_INTERRUPTED = 130  # Ctrl-C
 def findings_exit(report: Report, policy: Policy) -> int:
     if policy.exit_zero:
         return EXIT_OK
-    return EXIT_FINDINGS if any(policy.fails(f) for f in report.findings) else EXIT_OK
+    return EXIT_FINDINGS if policy.failing(report) else EXIT_OK

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dspark_ckpt.check.policy import Layer, Policy, normalize, resolve
+from dspark_ckpt import __version__
+from dspark_ckpt.check.policy import DEFAULT_GATE, Layer, Policy, normalize, resolve
 from dspark_ckpt.cli.options import ColorChoice
 from dspark_ckpt.cli.settings import Settings, load_settings
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.write import stderr_console
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
@@ -73,14 +76,22 @@ def resolve_run(c: Common, *, need_target: bool = True) -> Run:
         raise UsageError("--quiet and --verbose contradict each other", code="DSP-E025")
     config, settings_file = _split_config(c.config, c.settings_file)
     settings = load_settings(Path.cwd(), explicit=settings_file, isolated=c.isolated)
-    policy = resolve(settings.policy, cli_layer(c))
     selectors = c.runtime or (list(settings.runtime) if settings.runtime is not None else None)
+    # Runtimes chosen (flag or settings): every one of them gates. None chosen: all are shown, DEFAULT_GATE gates.
+    policy = replace(resolve(settings.policy, cli_layer(c)), gate=None if selectors else DEFAULT_GATE)
     runtimes = tuple(parse_selectors(selectors))
     target, size = c.target, c.target_vocab_size
     if target is None and size is None:  # either flag replaces both settings keys: they are one choice
         target, size = settings.target, settings.target_vocab_size
     target_vocab = resolve_target(target, size, token=c.token) if need_target else None
     return Run(settings, policy, runtimes, tuple(selectors) if selectors else None, target_vocab, config, c.token, c)
+
+
+def render_context(run: Run, report: Report) -> RenderContext:
+    """What the renderers may know of this run's policy: the threshold, and what the gate left out."""
+    return RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet,
+                         outside_gate=len(run.policy.outside_gate(report)),
+                         ungated_runtimes=run.policy.ungated_runtimes(report))
 
 
 def hook_folders(paths: list[str]) -> list[str]:
@@ -107,5 +118,8 @@ def diagnose(run: Run, hidden: int) -> None:
     err.print(f"settings: {source}", markup=False)
     err.print(f"policy: select {','.join(policy.select)}; ignore {','.join(policy.ignore) or '-'}; "
               f"fail on {policy.fail_on.value}{'; exit-zero' if policy.exit_zero else ''}", markup=False)
+    gate = ("every runtime shown" if policy.gate is None
+            else f"{', '.join(policy.gate)} (the default; --runtime or settings `runtime` choose)")
+    err.print(f"gate: {gate}", markup=False)
     err.print(f"runtimes: {', '.join(str(r) for r in run.runtimes)}", markup=False)
     err.print(f"{hidden} finding(s) hidden by select/ignore", markup=False)

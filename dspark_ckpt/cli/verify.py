@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.console import Console as RichConsole
 
-from dspark_ckpt import __version__
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
-from dspark_ckpt.cli.exits import findings_exit
-from dspark_ckpt.cli.run import Common, Run, diagnose, resolve_run
+from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
+from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
+from dspark_ckpt.cli.progress import PhaseBar, wanted
+from dspark_ckpt.cli.run import Common, Run, diagnose, render_context, resolve_run
+from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.report import CheckpointReport, Report
-from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.table import RENDERERS
+from dspark_ckpt.verify.budget import ProbeBudget
 from dspark_ckpt.verify.engine import Engine
 
 if TYPE_CHECKING:
@@ -27,37 +31,85 @@ if TYPE_CHECKING:
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 
-def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> list[tuple[CheckpointReport,
-                                                                                          VerifyResult]]:
+def local_spec(spec: str) -> None:
+    """A Hub repo id is refused at once, before any request: verify reads tensor data, so it needs local files."""
+    path = Path(spec)
+    if path.exists() or path.is_symlink() or (not spec.startswith("hf://") and path.parent.is_dir()
+                                               and path.parent != Path(".")):
+        return  # a path (or a mistyped one, which open_source reports as DSP-E010)
+    from dspark_ckpt.sources.hub import parse_repo_spec
+
+    repo = parse_repo_spec(spec)
+    if repo is not None:
+        raise UsageError(f"{spec}: verify reads tensor data and needs a local checkpoint, not a Hub repo",
+                         code="DSP-E042", hint=f"download it first (hf download {repo.repo_id} --local-dir DIR), "
+                                               f"then verify DIR; `dspark-ckpt check {spec}` works remotely")
+
+
+def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tuple[
+        list[tuple[CheckpointReport, VerifyResult]], list[tuple[str, DsparkCkptError]]]:
+    """Each checkpoint in turn; as in check, one that cannot be opened is a DSP702 entry and the rest still run."""
+    from dspark_ckpt.check.batch import run_each, unavailable_report
     from dspark_ckpt.sources.resolve import open_source
     from dspark_ckpt.verify import torch_loader
+    from dspark_ckpt.verify.result import VerifyResult
 
     device = torch_loader.resolve_device(options.device)
-    return [torch_loader.verify_checkpoint(open_source(spec, config=run.config, token=run.token), target=run.target,
-                                           runtimes=run.runtimes, options=options, device=device)
-            for spec in checkpoints]
+    inputs = plan_inputs(checkpoints)
+    with PhaseBar(enabled=wanted(run.common.quiet)) as bar:
+        numbered = {i.spec: n for n, i in enumerate(inputs, 1)}
+        notes = {i.spec: i.note for i in inputs}
+
+        def one(spec: str) -> tuple[CheckpointReport, VerifyResult]:
+            bar.item(numbered[spec], len(inputs), spec)
+            refuse_wrong_file(spec)
+            local_spec(spec)
+            source = open_source(spec, config=run.config, token=run.token)
+            report, result = torch_loader.verify_checkpoint(source, target=run.target, runtimes=run.runtimes,
+                                                            options=replace(options, progress=bar), device=device)
+            note = notes[spec]
+            return (replace(report, findings=report.findings + (note,)) if note else report), result
+
+        specs = [i.spec for i in inputs]
+        if len(specs) == 1:
+            return [one(specs[0])], []  # one checkpoint: its error is the run's (exit 2), as in check
+        outcomes = run_each(specs, one, jobs=1, progress=False)
+    pairs: list[tuple[CheckpointReport, VerifyResult]] = []
+    failures: list[tuple[str, DsparkCkptError]] = []
+    for spec, outcome in zip(specs, outcomes):
+        if isinstance(outcome, DsparkCkptError):
+            failures.append((spec, outcome))
+            pairs.append((unavailable_report(spec, outcome),
+                          VerifyResult(device=str(device), torch_version="", skipped=f"[{outcome.code}] {outcome}")))
+        else:
+            pairs.append(outcome)
+    return pairs, failures
 
 
 def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputFormat, console: Console,
            engines: list[dict[str, Any]] | None = None) -> None:
     from dspark_ckpt.output.documents import verify_document
-    from dspark_ckpt.output.render import render_text
+    from dspark_ckpt.output.render import render_text, render_text_quiet, summary_line
     from dspark_ckpt.verify.engine_report import render_engine
     from dspark_ckpt.verify.render import render_verify
     from dspark_ckpt.verify.result import verify_json
 
+    ctx = render_context(run, report)
     engines = engines or [{} for _ in results]
     if fmt is o.OutputFormat.JSON:
         docs = [verify_json(r) | ({"engine": e} if e else {}) for r, e in zip(results, engines)]
         console.file.write(json.dumps(verify_document(report, docs), indent=2) + "\n")
     elif fmt is o.OutputFormat.TEXT:
-        render_text(report, console)
-        for result, engine_doc in zip(results, engines):
+        if run.common.quiet:
+            render_text_quiet(report, console, ctx)
+            return
+        for i, (checkpoint, result) in enumerate(zip(report.checkpoints, results)):
+            render_text(Report((checkpoint,), report.runtimes), console, ctx, summary=False, legend=i == 0)
             render_verify(result, console)
-            render_engine(engine_doc, console)
+            render_engine(engines[i], console)
+            console.print()
+        console.print(summary_line(report, ctx))  # the verdict line last, after every section
     else:  # the CI formats report verify's findings exactly as they report check's
-        ctx = RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(),
-                            quiet=run.common.quiet)
         RENDERERS[fmt.value](report, console, ctx)
 
 
@@ -66,7 +118,17 @@ def _engine(pairs: list[tuple[CheckpointReport, VerifyResult]], checkpoints: lis
     from dspark_ckpt.verify.engine_report import with_engine
     from dspark_ckpt.verify.torch_loader import resolve_device
 
-    return with_engine(pairs, checkpoints, run, engine, str(resolve_device(device)))
+    specs = [i.spec for i in plan_inputs(checkpoints)]
+    return with_engine(pairs, specs, run, engine, str(resolve_device(device)))
+
+
+def _probe(value: str) -> ProbeBudget:
+    from dspark_ckpt.verify.budget import parse_probe
+
+    try:
+        return parse_probe(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def verify(
@@ -81,8 +143,10 @@ def verify(
     engine: Annotated[Engine, typer.Option("--engine", help="modelled: the contract table run with torch; installed: "
                                            "the installed vLLM's own __init__ and load_weights (modelled where "
                                            "it cannot run, and said so).")] = Engine.MODELLED,
-    probe: Annotated[int, typer.Option("--probe", min=0, help="Probe vectors for the padded-row risk "
-                                                             "(half embedding rows, half Gaussian).")] = 4096,
+    probe: Annotated[ProbeBudget, typer.Option(
+        "--probe", parser=_probe, metavar="auto|N|Ns",
+        help="Padded-row probes (half embedding rows, half Gaussian): auto sizes them to about 5 s on CPU and runs "
+             "65,536 on CUDA; N runs exactly N (0: off); Ns fits a budget of N seconds.")] = "auto",  # type: ignore[assignment]
     seed: Annotated[int, typer.Option("--seed", help="Seed of the probe vectors.")] = 0,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="k of the top-k illegal-row count.")] = 8,
     fail_on: o.FailOn = None,
@@ -108,12 +172,18 @@ def verify(
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
-    pairs = verify_all(checkpoints, run, VerifyOptions(device=device, probes=probe, seed=seed, top_k=top_k))
+    pairs, failures = verify_all(checkpoints, run, VerifyOptions(device=device, seed=seed, top_k=top_k,
+                                                                   budget=probe))
     pairs, engines = _engine(pairs, checkpoints, run, engine, device)
+    err = RichConsole(stderr=True, highlight=False, soft_wrap=True)
+    for _spec, error in failures:  # one line each on stderr, even with -q, as check does
+        err.print(f"dspark-ckpt: error [{error.code}]: {error}", markup=False)
     full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
     results = [p[1] for p in pairs]
     emit(lambda console: render(report, results, run, output_format, console, engines), output, color.value)
     if verbose:
         diagnose(run, hidden_count(full, report))
+    if failures:
+        raise typer.Exit(EXIT_USAGE)  # a checkpoint that could not be verified is never a pass
     raise typer.Exit(findings_exit(report, run.policy))

@@ -40,4 +40,4 @@ def render(report: Report, console: Console, ctx: RenderContext) -> None:
         for f in c.findings:
             console.file.write(annotation(c, f, ctx) + "\n")
     # A plain line; it cannot be read as a command because it does not start with `::`.
-    console.file.write(f"dspark-ckpt: {summary_line(report)}\n")
+    console.file.write(f"dspark-ckpt: {summary_line(report, ctx)}\n")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import visible_keep_lines
 from dspark_ckpt.output.render import summary_line
+from dspark_ckpt.output.runs import runs
 
 _ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
@@ -36,10 +36,13 @@ def _facts(c: CheckpointReport) -> list[str]:
 
 def _compatibility(c: CheckpointReport) -> list[str]:
     rows = ["| runtime | loads | error / silent misbehaviour |", "|---|---|---|"]
-    for e in c.compatibility:
-        name = runtime_label.display(e.runtime, e.version)
+    for run in runs(c.compatibility):  # consecutive SGLang releases with one verdict share a row
+        name, e = run.label, run.entry
         if e.error:
             rows.append(f"| {cell(name)} | ❌ no | {e.error_code}: {cell(e.error)} |")
+        elif e.first_step_error:
+            rows.append(f"| {name} | ❌ 1st step | {e.first_step_error_code}: fails at the first draft step: "
+                        f"{cell(e.first_step_error)} |")
         elif e.silent:
             issues = "<br>".join(f"{code}: {cell(s)}" for code, s in zip(e.silent_codes, e.silent))
             rows.append(f"| {name} | ⚠️ yes* | {issues} |")
@@ -58,9 +61,9 @@ def _findings(c: CheckpointReport) -> list[str]:
 
 
 def markdown(report: Report, ctx: RenderContext) -> str:
-    failing = sum(1 for f in report.findings if f.severity.rank >= ctx.fail_on.rank)
+    failing = sum(1 for f in report.findings if f.severity.rank >= ctx.fail_on.rank) - ctx.outside_gate
     verdict = f"❌ {failing} finding(s)" if failing else "✅ no finding"
-    lines = [f"## dspark-ckpt: {verdict} at or above {ctx.fail_on.value}", "", summary_line(report), ""]
+    lines = [f"## dspark-ckpt: {verdict} at or above {ctx.fail_on.value}", "", summary_line(report, ctx), ""]
     for c in report.checkpoints:
         lines += [f"### {cell(c.source)}", "", *_facts(c), ""]
         if c.compatibility:

@@ -14,7 +14,9 @@ from rich.text import Text
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Deploy, Report
+from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import json_safe, terminal
+from dspark_ckpt.output.runs import runs
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}
@@ -46,7 +48,9 @@ def checkpoint_json(c: CheckpointReport) -> dict[str, Any]:
         "compatibility": [
             {"runtime": e.runtime, "version": e.version, "loads": e.loads, "error": e.error,
              "error_code": e.error_code, "error_verbatim": e.verbatim if e.error else None,
-             "silent": list(e.silent), "silent_codes": list(e.silent_codes), "source": e.source}
+             "silent": list(e.silent), "silent_codes": list(e.silent_codes), "source": e.source,
+             "first_step_error": e.first_step_error, "first_step_error_code": e.first_step_error_code,
+             "first_step_error_verbatim": e.first_step_verbatim if e.first_step_error else None}
             for e in c.compatibility
         ],
         "findings": [finding_json(f) for f in c.findings],
@@ -102,10 +106,14 @@ def _compatibility(c: CheckpointReport) -> Table:
     table.add_column("runtime", no_wrap=True)
     table.add_column("loads", no_wrap=True)
     table.add_column("error / silent misbehaviour", overflow="fold")
-    for e in c.compatibility:
-        name = runtime_label.display(e.runtime, e.version)
+    for run in runs(c.compatibility):  # consecutive SGLang releases with one verdict share a row
+        name, e = run.label, run.entry
         if e.error:
             table.add_row(name, Text("no", style="bold red"), Text(terminal(f"{e.error_code}: {e.error}")))
+        elif e.first_step_error:  # it loads, then its first draft step fails
+            table.add_row(name, Text("1st step", style="bold red"),
+                          Text(terminal(f"{e.first_step_error_code}: fails at the first draft step: "
+                                        f"{e.first_step_error}")))
         elif e.silent:
             table.add_row(name, Text("yes*", style="yellow"),
                           Text("\n".join(terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent))))
@@ -148,13 +156,38 @@ def _findings(c: CheckpointReport) -> Table:
     return grid
 
 
-def summary_line(report: Report) -> str:
+def human_bytes(n: int) -> str:
+    """1536 -> '1.5 KiB': byte counts as people read them (the JSON keeps exact integers)."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+LEGEND = ("T: target vocab; V: draft input vocab (embed_tokens rows); D: draft output vocab (lm_head rows); "
+          "yes*: loads, but misbehaves silently as described; 1st step: loads, then fails at the first draft step")
+
+
+def summary_line(report: Report, ctx: RenderContext | None = None) -> str:
+    """The verdict line: counts, and the findings that do not fail the run because no gated runtime has them."""
     counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
-    return (f"{len(report.checkpoints)} checkpoint(s): {counts[Severity.ERROR]} error(s), "
+    line = (f"{len(report.checkpoints)} checkpoint(s): {counts[Severity.ERROR]} error(s), "
             f"{counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info")
+    if ctx is not None and ctx.outside_gate:
+        runtimes = ", ".join(ctx.ungated_runtimes) or "runtimes outside the gate"
+        line += (f"; {ctx.outside_gate} of them only on {runtimes}: shown, but not gated by default "
+                 "(--runtime all gates on every runtime)")
+    return line
 
 
-def render_text(report: Report, console: Console) -> None:
+def render_text(report: Report, console: Console, ctx: RenderContext | None = None, *, summary: bool = True,
+                legend: bool = True) -> None:
+    """`summary=False` leaves the verdict line to a caller that prints more sections (verify) before it."""
+    shown = not legend  # the legend goes under the first table, once
     for c in report.checkpoints:
         console.print(Text(terminal(c.source, 500), style="bold underline"))
         console.print(_facts(c))
@@ -162,20 +195,26 @@ def render_text(report: Report, console: Console) -> None:
             console.print(_compatibility(c))
         if c.deploy is not None and c.deploy.runtimes:
             console.print(_deploy(c.deploy))
+        if not shown and (c.compatibility or c.draft_vocab_size is not None):
+            console.print(Text(LEGEND, style="dim"))
+            shown = True
         if c.findings:
             console.print(Text("Findings", style="bold"))
             console.print(_findings(c))
         console.print()
-    console.print(summary_line(report))
+    if summary:
+        console.print(summary_line(report, ctx))
 
 
-def render_text_quiet(report: Report, console: Console) -> None:
+def render_text_quiet(report: Report, console: Console, ctx: RenderContext | None = None, *,
+                      summary: bool = True) -> None:
     """`-q`: only the findings and the summary line, for logs that should stay short."""
     for c in report.checkpoints:
         if c.findings:
             console.print(Text(terminal(c.source, 500), style="bold underline"))
             console.print(_findings(c))
-    console.print(summary_line(report))
+    if summary:
+        console.print(summary_line(report, ctx))
 
 
 RENDERERS: dict[str, Callable[[Report, Console], None]] = {"text": render_text, "json": render_json}

@@ -15,7 +15,7 @@ Renderer = Callable[[Report, Console, RenderContext], None]
 
 
 def _text(report: Report, console: Console, ctx: RenderContext) -> None:
-    (render_text_quiet if ctx.quiet else render_text)(report, console)
+    (render_text_quiet if ctx.quiet else render_text)(report, console, ctx)
 
 
 def _json(report: Report, console: Console, ctx: RenderContext) -> None:

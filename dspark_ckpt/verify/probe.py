@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -107,8 +107,11 @@ def _batches(source: str, n: int, head: Head, legal_inputs: int, embed: torch.Te
 
 
 def probe_source(head: Head, source: str, n: int, *, embed: torch.Tensor | None, legal_inputs: int, seed: int,
-                 k: int, batch: int) -> tuple[ProbeStats, ...]:
-    """Stats for logits = scale * (h @ lm_head.T), and with the Markov bias scale * (w1[prev] @ w2.T) added."""
+                 k: int, batch: int, advance: Callable[[int], None] | None = None) -> tuple[ProbeStats, ...]:
+    """Stats for logits = scale * (h @ lm_head.T), and with the Markov bias scale * (w1[prev] @ w2.T) added.
+
+    `advance(probes)` is called after each batch (a progress bar); it never forces a device sync.
+    """
     device = head.weight.device
     gen = torch.Generator(device=device)
     gen.manual_seed(seed)
@@ -123,6 +126,8 @@ def probe_source(head: Head, source: str, n: int, *, embed: torch.Tensor | None,
                 w1, w2 = head.markov
                 logits += (w1[prev].to(w2.dtype) @ w2[: head.rows].T).to(logits.dtype) * head.scale
                 _accumulate(with_markov, logits, head, probe_ids)
+            if advance is not None:
+                advance(int(probe_ids.shape[0]))
     found = [_stats(plain, source, "lm_head", n)]
     if head.markov is not None:
         found.append(_stats(with_markov, source, "lm_head + markov", n))

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
 
 from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.verify.budget import planned_count
 from dspark_ckpt.verify.mapping_check import map_draft_to_target
 from dspark_ckpt.verify.probe import FLOAT_DTYPES, Head, batch_size, probe_source
-from dspark_ckpt.verify.result import MappingCheck, ProbeReport
+from dspark_ckpt.verify.result import MappingCheck, ProbeReport, ProbeStats
 from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
 from dspark_ckpt.verify.runtime_model import Dims
 from dspark_ckpt.verify.torch_loader import NORM_NAMES, VerifyOptions
 
 MARKOV_W1, MARKOV_W2 = "model.markov_head.markov_w1.weight", "model.markov_head.markov_w2.weight"
+CALIBRATION_PROBES = 128  # the timed batch that sizes a time budget (its statistics are not kept)
 PAIRING = ("embed_tokens probes add the bias of the probed token itself (markov_w1[token]); Gaussian probes add "
            "that of a uniformly drawn input token in [0, min(V, T))")
 
@@ -78,11 +83,33 @@ def run_probe(outcomes: list[Outcome], mappings: dict[int, MappingCheck], tensor
         why = "every lm_head row maps into [0, T)" if illegal_rows == 0 else "no lm_head row maps into [0, T)"
         return ProbeReport(False, f"{why}: nothing to compare", runtime=name, illegal_rows=illegal_rows)
     embed = out.params.get(EMBED)
-    n_embed = options.probes // 2 if embed is not None else 0
-    common = {"legal_inputs": min(dims.vocab, dims.target_vocab), "k": options.top_k,
-                  "batch": batch_size(head.rows, head.weight.device)}
-    stats = probe_source(head, "embed_tokens", n_embed, embed=embed, seed=options.seed, **common) if n_embed else ()
-    stats += probe_source(head, "gaussian", options.probes - n_embed, embed=None, seed=options.seed + 1, **common)
+    run = partial(probe_source, head, legal_inputs=min(dims.vocab, dims.target_vocab), k=options.top_k,
+                  batch=batch_size(head.rows, head.weight.device))
+    total, why = _planned(head, options, run)
+    n_embed = total // 2 if embed is not None else 0
+    options.progress.phase("probing padded rows", total=total)
+    advance = options.progress.advance
+    stats = run("embed_tokens", n_embed, embed=embed, seed=options.seed, advance=advance) if n_embed else ()
+    stats += run("gaussian", total - n_embed, embed=None, seed=options.seed + 1, advance=advance)
     return ProbeReport(True, runtime=name, illegal_rows=illegal_rows,
                        lm_head_dtype=str(head.weight.dtype).removeprefix("torch."), logit_scale=head.scale,
-                       seed=options.seed, markov_pairing=PAIRING if head.markov is not None else None, stats=stats)
+                       seed=options.seed, markov_pairing=PAIRING if head.markov is not None else None, stats=stats,
+                       probes=total, probes_why=why)
+
+
+def _planned(head: Head, options: VerifyOptions, run: Callable[..., tuple[ProbeStats, ...]]) -> tuple[int, str]:
+    """The probe count: as asked, or what fits the time budget, timed on one Gaussian batch of this very head."""
+    budget = options.probe_budget
+    device = head.weight.device
+    if budget.count is not None or (budget.seconds is None and device.type == "cuda"):
+        return planned_count(budget, device_type=device.type, seconds_per_probe=None)
+    sample = max(2, min(batch_size(head.rows, device), CALIBRATION_PROBES))
+    options.progress.phase("timing one probe batch")
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    run("gaussian", sample, embed=None, seed=options.seed + 2)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    spent = time.perf_counter() - start
+    return planned_count(budget, device_type=device.type, seconds_per_probe=spent / sample, spent=spent)

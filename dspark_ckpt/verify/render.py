@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dspark_ckpt.model import runtime_label
+from dspark_ckpt.output.render import human_bytes
 from dspark_ckpt.verify.result import VerifyResult
 
 
@@ -54,11 +55,19 @@ def render_verify(r: VerifyResult, console: Console) -> None:
     if r.skipped:
         console.print(Text(f"verify skipped: {r.skipped}", style="yellow"))
         return
-    times = "  ".join(f"{k} {v:.1f} ms" for k, v in r.timings_ms.items())
-    console.print(Text.assemble(("verify ", "bold"), f"on {r.device} (torch {r.torch_version}): {times}"))
+    times = "  ".join(f"{k} {_duration(v)}" for k, v in r.timings_ms.items())
+    read = sum(t.nbytes for t in r.tensors_read)
+    console.print(Text.assemble(("verify ", "bold"), f"on {r.device} (torch {r.torch_version}): read "
+                                f"{len(r.tensors_read)} vocab tensor(s), {human_bytes(read)}; {times}"))
     console.print(_runtimes(r))
     if r.mappings:
         console.print(_mappings(r))
     console.print(_probe(r))
+    if r.probe.ran:
+        console.print(Text(f"{r.probe.probes:,} probes: {r.probe.probes_why or 'as asked'}", style="dim"))
     if p := r.probe.markov_pairing:
         console.print(Text(f"markov: {p}", style="dim"))
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"

@@ -80,6 +80,8 @@ class ProbeReport:
     seed: int = 0
     markov_pairing: str | None = None
     stats: tuple[ProbeStats, ...] = ()
+    probes: int = 0  # probe vectors run in all (both sources)
+    probes_why: str | None = None  # how that count was chosen: --probe N, or what fit the auto/time budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +128,8 @@ def _stats_json(s: ProbeStats) -> dict[str, Any]:
 def probe_json(p: ProbeReport) -> dict[str, Any]:
     return {"ran": p.ran, "reason": p.reason, "runtime": p.runtime, "illegal_rows": p.illegal_rows,
             "lm_head_dtype": p.lm_head_dtype, "logit_scale": p.logit_scale, "seed": p.seed,
-            "markov_pairing": p.markov_pairing, "stats": [_stats_json(s) for s in p.stats]}
+            "markov_pairing": p.markov_pairing, "probes": p.probes, "probes_why": p.probes_why,
+            "stats": [_stats_json(s) for s in p.stats]}
 
 
 def verify_json(r: VerifyResult) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CheckpointSource
+from dspark_ckpt.verify.budget import AUTO, NoProgress, ProbeBudget, ProgressSink
 
 if TYPE_CHECKING:
     import torch
@@ -29,9 +30,15 @@ NORM_NAMES = ("norm.weight", "model.norm.weight")
 @dataclass(frozen=True, slots=True)
 class VerifyOptions:
     device: str = "auto"  # auto | cpu | cuda | cuda:N
-    probes: int = 4096  # probe vectors in all (half embed rows, half Gaussian)
+    probes: int | None = None  # probe vectors in all (half embed rows, half Gaussian); None: `budget` decides
     seed: int = 0
     top_k: int = 8
+    budget: ProbeBudget = AUTO  # used when `probes` is None: auto (seconds on CPU, 65,536 on CUDA) or Ns
+    progress: ProgressSink = field(default_factory=NoProgress, compare=False)
+
+    @property
+    def probe_budget(self) -> ProbeBudget:
+        return ProbeBudget(count=self.probes) if self.probes is not None else self.budget
 
 
 def import_torch() -> Any:
