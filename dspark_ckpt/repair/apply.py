@@ -408,7 +408,10 @@ def _clean_stale_out(dest: Path) -> None:
         if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)) or not entry.is_dir(
                 follow_symlinks=False):
             continue
-        held = try_lock(Path(entry.path), writable=False)
+        try:
+            held = try_lock(Path(entry.path), writable=False)
+        except OSError:
+            continue  # not ours to open (another user's run): left alone
         if held is None:
             continue
         pid = entry.name[len(prefix):-len(suffix)]
