@@ -33,23 +33,19 @@ DECODER_LAYERS: dict[str, tuple[str, ...]] = {
 }
 # Post-load steps that precompute attention buffers from the layers (nothing about the vocab).
 POST_LOAD = ("_build_fused_kv_buffers", "_build_context_kv_buffers")
-VOCAB_MARKERS = ("lm_head", "embed_tokens", "d2t", "t2d", "markov_head.", "confidence_head.", "mask_hidden",
-                 "mask_embedding")
 
 
-class _Sink:
-    """Stand-in for one decoder layer: owns no parameter, accepts its weights (the layers are not verified)."""
+def _stand_in(torch_nn: Any) -> type:
+    """A decoder layer that owns no parameter and accepts its weights: the layers are not what verify checks."""
 
-    @staticmethod
-    def make(torch_nn: Any) -> type:
-        class DecoderLayerStandIn(torch_nn.Module):  # type: ignore[misc]
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__()
+    class DecoderLayerStandIn(torch_nn.Module):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__()
 
-            def load_weights(self, weights: Any) -> set[str]:
-                return {name for name, _ in weights}
+        def load_weights(self, weights: Any) -> set[str]:
+            return {name for name, _ in weights}
 
-        return DecoderLayerStandIn
+    return DecoderLayerStandIn
 
 
 def _pin_platform(device: str) -> None:
@@ -147,7 +143,7 @@ def _weights(folder: Path, device: str) -> Iterator[tuple[str, Any]]:
 
 
 def _stub_layers(torch_nn: Any) -> dict[str, Any]:
-    sink = _Sink.make(torch_nn)
+    sink = _stand_in(torch_nn)
     names: dict[str, Any] = {}
     for modname, layers in DECODER_LAYERS.items():
         try:
