@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint, run_cli
+from hub.conftest import cli, hub, net_guard, publish  # noqa: F401 - the FakeHub fixtures, for --revision
 
 from dspark_ckpt.cli.app import COMMANDS
 from dspark_ckpt.model.error_catalog import ERRORS
 from dspark_ckpt.model.rule_catalog import RULES
-from hub.conftest import cli, hub, net_guard, publish  # noqa: F401 - the FakeHub fixtures, for --revision
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "inkling-small-dspark"
 EXAMPLE_TARGET = EXAMPLE.parent / "inkling-small-target"
