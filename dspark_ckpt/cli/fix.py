@@ -14,6 +14,7 @@ from rich.console import Console
 
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_FINDINGS, EXIT_OK
+from dspark_ckpt.cli.progress import wanted
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.output.documents import fix_document
@@ -172,8 +173,8 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
                                   "remove it, or pass --out DIR or --in-place")
     result = None
     if plan.changes_anything and not job.dry_run and not skipped:
-        result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place,
-                           console=Console(stderr=True))
+        bars = Console(stderr=True) if wanted(job.run.common.quiet) else None  # a terminal, and not -q
+        result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place, console=bars)
     if not job.json:
         render_plan_text(plan, console, diff=job.dry_run)
         if skipped:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -144,7 +144,7 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
     dest = source if in_place else Path(os.path.realpath(Path(out).absolute()))  # type: ignore[arg-type]
     check_destination(source, dest, in_place)
     try:
-        result = (_in_place(plan, plan.changes, source) if in_place
+        result = (_in_place(plan, plan.changes, source, console) if in_place
                   else _to_new_folder(plan, plan.changes, source, dest, console))
     except SpecialFile as exc:
         raise special_file(os.path.relpath(exc.filename, source) if exc.filename else "a file") from exc
@@ -197,19 +197,22 @@ def _owner_of(folder: Path, name: str, plan: a.FixPlan) -> Ownership | None:
     return None
 
 
-def _write_shard(files: SourceFiles, out: Path, shard: a.ShardWrite, owner: Ownership | None) -> int:
+def _write_shard(files: SourceFiles, out: Path, shard: a.ShardWrite, owner: Ownership | None,
+                 console: Console | None = None) -> int:
     header = encode_header([TensorSpec(t.name, t.dtype, t.shape) for t in shard.tensors], shard.metadata)
     path = out / shard.file
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = create(path)
+    streamed = sum(t.nbytes for t in shard.tensors if t.data is None)
     try:
         write_all(fd, header)
-        for t in shard.tensors:
-            if t.data is not None:
-                write_all(fd, t.data)
-            else:
-                assert t.source_file is not None
-                copy_range(files.fd(t.source_file), t.source_begin, fd, t.nbytes)
+        with _bar(console, f"writing {shard.file}", streamed) as advance:
+            for t in shard.tensors:
+                if t.data is not None:
+                    write_all(fd, t.data)
+                else:
+                    assert t.source_file is not None
+                    copy_range(files.fd(t.source_file), t.source_begin, fd, t.nbytes, advance)
         keep_ownership(fd, owner)
         os.fsync(fd)
     except OSError as exc:
@@ -220,9 +223,10 @@ def _write_shard(files: SourceFiles, out: Path, shard: a.ShardWrite, owner: Owne
 
 
 def _write_changes(files: SourceFiles, out: Path, changes: a.FileChanges, plan: a.FixPlan,
-                   result: FixResult) -> None:
+                   result: FixResult, console: Console | None = None) -> None:
     for shard in changes.shards:
-        result.written.append((shard.file, _write_shard(files, out, shard, _owner_of(files.folder, shard.file, plan))))
+        owner = _owner_of(files.folder, shard.file, plan)
+        result.written.append((shard.file, _write_shard(files, out, shard, owner, console)))
         crash_point(f"write:{shard.file}")
     for text in changes.texts:
         (out / text.file).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -278,7 +282,8 @@ def _stage_for_check(folder: Path, stage: Path, plan: a.FixPlan, changes: a.File
                 _copy_fd(files.fd(name), target, None)
 
 
-def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path) -> FixResult:
+def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path,
+              console: Console | None = None) -> FixResult:
     with fix_lock(folder):
         crash_point("lock")
         recovered = journal.recover(folder)  # a dead run's leftovers, before comparing with the plan
@@ -295,7 +300,7 @@ def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path) -> FixResul
             _stage_for_check(folder, stage, plan, changes)
             crash_point("linked")
             with ExitStack() as stack:
-                _write_changes(SourceFiles(folder, plan, stack), stage, changes, plan, result)
+                _write_changes(SourceFiles(folder, plan, stack), stage, changes, plan, result, console)
             _fsync_tree(stage, list(changes.put_order))
             crash_point("fsync-dir")
             _verify(stage, plan)
@@ -325,6 +330,19 @@ def _commit_in_place(folder: Path, record: journal.Journal) -> None:
                               f"free disk space or fix permissions, then run `dspark-ckpt check {folder}`") from exc
     except KeyboardInterrupt:
         raise FixInterrupted(f"the fix of {folder} was already complete when the interrupt came") from None
+
+
+@contextmanager
+def _bar(console: Console | None, label: str, total: int) -> Iterator[Callable[[int], None] | None]:
+    """A byte progress bar for one long copy (the caller's console: stderr on a terminal, None otherwise or with -q)."""
+    if console is None or total < PROGRESS_MIN_BYTES:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
 
 
 # --- --out: a complete copy staged beside the destination, renamed onto it in one step ---
@@ -448,7 +466,7 @@ def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: 
             _populate(entries, staging, changes, result, console)
             crash_point("linked")
             with ExitStack() as stack:
-                _write_changes(SourceFiles(source, plan, stack), staging, changes, plan, result)
+                _write_changes(SourceFiles(source, plan, stack), staging, changes, plan, result, console)
             _fsync_tree(staging, list(changes.put_order))
             crash_point("fsync-dir")
             _verify(staging, plan)

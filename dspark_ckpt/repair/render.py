@@ -8,11 +8,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from dspark_ckpt.output.render import finding_json
+from dspark_ckpt.output.render import finding_json, human_bytes
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
 from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
-from dspark_ckpt.repair.hints import command
+from dspark_ckpt.repair.hints import command, spans
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 
@@ -43,7 +43,7 @@ def _files(plan: FixPlan) -> list[str]:
     if c is None:
         return []
     rows = [f"{'add' if s.new else 'rewrite'} {s.file} ({len(s.tensors)} tensors, "
-            f"{sum(t.nbytes for t in s.tensors)} data bytes)" for s in c.shards]
+            f"{human_bytes(sum(t.nbytes for t in s.tensors))} of data)" for s in c.shards]
     rows += [f"remove {name}" for name in c.removed]
     rows += [f"{'create' if t.old is None else 'update'} {t.file}" for t in c.texts]
     return rows
@@ -53,7 +53,7 @@ def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
     console.print(Text(plan.source, style="bold underline"))
     if plan.recovered:
         console.print(Text(f"recovered: {plan.recovered}", style="yellow"))
-    console.print(f"fix for {', '.join(plan.runtimes)} (T={plan.target_vocab_size})")
+    console.print(f"fix for {spans(plan.runtimes)} (T={plan.target_vocab_size})")
     if plan.refusal is not None:
         console.print(Text.assemble(("refused ", "bold red"), (plan.refusal.code, "bold"), f": {plan.refusal.message}"))
         if plan.refusal.hint:
@@ -81,20 +81,20 @@ def render_result_text(result: FixResult, console: Console) -> None:
     if result.recovered:
         console.print(Text(f"recovered: {result.recovered}", style="yellow"))
     mode = "in place" if result.in_place else "to a new folder"
-    unchanged = ("other files untouched" if result.in_place
-                 else f"{result.linked} unchanged file(s) hard-linked"
-                 + (f", {len(result.copied)} copied" if result.copied else ""))
+    carried = result.linked + len(result.copied)  # how they were carried over (linked or copied) is in the JSON
+    unchanged = ("other files untouched" if result.in_place else f"{carried} unchanged file(s) carried over")
     console.print(f"wrote {result.destination} {mode}: {len(result.written)} file(s) written, "
-                  f"{result.bytes_written} bytes; {unchanged}"
+                  f"{human_bytes(result.bytes_written)}; {unchanged}"
                   + (f"; removed {', '.join(result.removed)}" if result.removed else ""), markup=False)
     if result.via_link:
         console.print(f"  (given as the link {result.via_link}, which still points at it)", markup=False)
     for name, size in result.written:
-        console.print(f"  wrote {name} ({size} bytes)", markup=False)
+        console.print(f"  wrote {name} ({human_bytes(size)})", markup=False)
     report = result.report
     if report is not None:
         errors = result.errors
-        runtimes = ", ".join(str(RuntimeVersion(c.runtime, c.version)) for c in report.compatibility if c.loads)
+        runtimes = spans([str(RuntimeVersion(c.runtime, c.version)) for c in report.compatibility
+                          if c.loads and not c.first_step_error])
         verdict = "check passes" if not errors else f"check FAILS with {len(errors)} error(s)"
         kept = sorted({f.code for f in report.findings if f.severity == "error"} - {f.code for f in errors})
         console.print(f"{verdict}; loads on {runtimes or 'none'}"
