@@ -21,7 +21,6 @@ MAX_REDIRECTS = 5
 # A server that ignores Range is read through at most this many bytes to reach the range asked for (a header
 # sits within its first 100 MB; a d2t deep in a multi-GB shard is not worth downloading the shard for).
 MAX_SKIP = 8 + 100_000_000
-_CHUNK = 64 * 1024
 # The operational codes of a refused answer; a per-file refusal carries its code in the finding's message.
 REDIRECT_REFUSED = "DSP-E090"
 REDIRECT_LOOP = "DSP-E091"
@@ -194,13 +193,23 @@ def _decoder(encoding: str, what: str) -> Callable[[bytes, int], bytes]:
     if encoding in ("", "identity"):
         return lambda chunk, _room: chunk
     if encoding in ("gzip", "x-gzip", "deflate"):
-        inflate = zlib.decompressobj(wbits=32 + zlib.MAX_WBITS)  # gzip or zlib framing, from the header
+        state = [zlib.decompressobj(wbits=32 + zlib.MAX_WBITS)]  # gzip or zlib framing, from the header
 
         def decode(chunk: bytes, room: int) -> bytes:
+            out = b""
             try:
-                return inflate.decompress(inflate.unconsumed_tail + chunk, max(1, room))
+                while chunk or state[0].unconsumed_tail:
+                    inflate = state[0]
+                    out += inflate.decompress(inflate.unconsumed_tail + chunk, max(1, room - len(out)))
+                    chunk = b""
+                    if inflate.eof and inflate.unused_data:  # another gzip member follows: it counts too
+                        chunk = inflate.unused_data
+                        state[0] = zlib.decompressobj(wbits=32 + zlib.MAX_WBITS)
+                    if len(out) >= room:
+                        break
             except zlib.error as exc:
                 raise Refused(MALFORMED, f"{what}: the {encoding} body does not decompress ({exc})") from None
+            return out
 
         return decode
     raise Refused(MALFORMED, f"{what}: the server sent it with Content-Encoding {encoding[:40]!r}, which "
@@ -222,7 +231,7 @@ def read_body(resp: Any, *, limit: int, deadline: float, policy: RetryPolicy, wh
         raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the {limit:,} "
                                    "allowed")
     got = bytearray()
-    for chunk in resp.iter_raw(_CHUNK):
+    for chunk in resp.iter_raw():  # as the bytes arrive: a chunk size would wait for a trickle to fill it
         got += decode(chunk, limit + 1 - len(got))
         if len(got) > limit:
             why = "decompresses to" if encoding else "is"
@@ -270,7 +279,7 @@ def read_prefix(resp: Any, want: int, *, deadline: float, policy: RetryPolicy, w
         raise Refused(MALFORMED, f"{what}: the server compressed a byte range (Content-Encoding "
                                  f"{encoding[:40]!r}), so its offsets are not the file's")
     got = bytearray()
-    for chunk in resp.iter_raw(min(_CHUNK, max(1, want))):
+    for chunk in resp.iter_raw():
         log.bytes += len(chunk)
         got += chunk
         if len(got) >= want:

@@ -33,6 +33,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import NamedTuple
@@ -122,6 +123,17 @@ class Fault:
     headers: dict = field(default_factory=dict)
     message: str | None = None
     knobs: Knobs = field(default_factory=Knobs)
+    respond: Callable | None = None  # takes the answer over: respond(handler, Answer) writes raw bytes itself
+
+
+class Answer(NamedTuple):
+    """What the fake would have sent, for a `respond` hook to bend: body after Range, and the whole file."""
+
+    status: int
+    headers: dict
+    body: bytes
+    full: bytes
+    range: str | None
 
 
 @dataclass
@@ -183,6 +195,7 @@ class FakeHub:
         self.commits: list[CommitRecord] = []
         self.knobs = Knobs()
         self.faults: list[Fault] = []
+        self.info_changes: dict[str, Callable[[dict], object]] = {}
         self.in_flight = self.max_in_flight = 0  # requests being handled at once (concurrency tests)
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -274,10 +287,11 @@ class FakeHub:
 
     def fault(self, path_regex: str, *, times: int | None = None, method: str | None = None,
               status: int | None = None, headers: dict | None = None, message: str | None = None,
-              **knobs) -> Fault:
-        """Rule matched (re.search) against the raw request path; consumed after `times` hits."""
+              respond: Callable | None = None, **knobs) -> Fault:
+        """Rule matched (re.search) against the raw request path; consumed after `times` hits. `respond` takes the
+        whole answer over (see hostile_answers.py): whatever bytes, delays or lies a hostile server would send."""
         rule = Fault(re.compile(path_regex), method, times, status, dict(headers or {}), message,
-                     Knobs(**knobs))
+                     Knobs(**knobs), respond)
         with self._lock:
             self.faults.append(rule)
         return rule
@@ -367,7 +381,18 @@ class FakeHub:
             raise HubError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         return repo.commits[oid]
 
+    def mutate_info(self, repo_id: str, change: Callable[[dict], object]) -> None:
+        """Every later model_info answer for the repo is passed through `change` (which edits it in place)."""
+        self.info_changes[repo_id] = change
+
     def _model_info(self, repo: Repo, rev: str, blobs: bool) -> dict:
+        info = self._honest_info(repo, rev, blobs)
+        change = self.info_changes.get(repo.repo_id)
+        if change is not None:
+            change(info)
+        return info
+
+    def _honest_info(self, repo: Repo, rev: str, blobs: bool) -> dict:
         commit = self._commit_at(repo, rev)
         siblings = []
         for path, blob in sorted(commit.files.items()):
@@ -606,6 +631,7 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(payload, dict):
             payload = json.dumps(payload).encode()
             headers.setdefault("Content-Type", "application/json")
+        full = payload
         if is_file and rng and not (knobs.ignore_range or extra.ignore_range):
             try:
                 span = _parse_range(rng, len(payload))
@@ -616,6 +642,15 @@ class _Handler(BaseHTTPRequestHandler):
                 status, size = 206, len(payload)
                 headers["Content-Range"] = f"bytes {span[0]}-{span[1]}/{size}"
                 payload = payload[span[0]:span[1] + 1]
+        if rule is not None and rule.respond is not None:
+            with hub._lock:
+                hub.requests.append(Request(method, path, rng, status, -1))
+            self.close_connection = True
+            try:
+                rule.respond(self, Answer(status, headers, payload, full, rng))
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass
+            return
         send = payload if method != "HEAD" else b""
         cut = extra.truncate_body if extra.truncate_body is not None else knobs.truncate_body
         if is_file and cut is not None and cut < len(send):
