@@ -200,7 +200,8 @@ def _published(version: str, o: sc.Outcome) -> DeployRuntime:
         num_speculative_tokens_from=o.num_speculative_tokens_from, draft_vocab_size=o.draft_vocab_size,
         error=error.text if error else None, error_code=error.code if error else None,
         notes=tuple(n.text for n in o.notes), note_codes=tuple(n.code for n in o.notes),
-        source=_cites(where))
+        source=_cites(where) + ("" if o.version.rsplit(".", 1)[0] == version.rsplit(".", 1)[0]
+                                else f"; assumed for v{version}"))
 
 
 def _cites(where: Iterable[sc.Cite]) -> str:

@@ -303,11 +303,14 @@ RULES: dict[str, SpecRules] = {r.version: r for r in (_R027, _R028, _R029, _R030
 
 
 def rules_for(version: str) -> SpecRules | None:
-    """The row of the release line `version` belongs to (same major.minor), or None outside 0.27-0.33."""
+    """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
+    as the newest row (as the contract table assumes, with its DSP220 warning); None before 0.27."""
+    key = _key(version)[:2]
     for r in RULES.values():
-        if _key(r.version)[:2] == _key(version)[:2]:
+        if _key(r.version)[:2] == key:
             return r
-    return None
+    newest = RULES[VERSIONS[-1]]
+    return newest if key > _key(newest.version)[:2] else None
 
 
 # --- inputs ---
@@ -633,6 +636,9 @@ class _Run:
                                 else "given in the speculative config")
         if self.method in self.r.mtp_types:
             self.method = "mtp"
+        given = self.spec.get("num_speculative_tokens")
+        if given is not None:  # what the config says, shown even when start-up fails before it is checked
+            self.n, self.n_from = _int(given), self.tokens_from()
         if model is None:
             raise self.no_model()
         self.model = str(model)
@@ -722,15 +728,14 @@ class _Run:
               and self.values.get("block_size") is not None):
             self.values["n_predict"] = self.values["block_size"]
 
+    def tokens_from(self) -> str:
+        user = "num_speculative_tokens" in normalize_keys(self.inp.spec) and (self.r.speculators_merge or
+                                                                               not self.shortcut)
+        return ("the speculative config" if user or not self.shortcut
+                else "speculators_config.proposal_methods[0].speculative_tokens")
+
     # 7. num_speculative_tokens: the default and the checks on it
     def tokens(self) -> None:
-        n = self.spec.get("num_speculative_tokens")
-        self.n = _int(n)
-        if self.n is not None:
-            user = "num_speculative_tokens" in normalize_keys(self.inp.spec) and (
-                self.r.speculators_merge or not self.shortcut)
-            self.n_from = ("the speculative config" if user or not self.shortcut
-                           else "speculators_config.proposal_methods[0].speculative_tokens")
         n_predict = _int(self.values.get("n_predict"))
         if self.r.dspark_block_default and self.method == "dspark":
             if self.n is None:

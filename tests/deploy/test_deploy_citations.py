@@ -161,7 +161,7 @@ def templates(path: Path) -> list[re.Pattern[str]]:
             if sum(len(str(v)) for v in literal) < 20:
                 continue
             parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+?" for v in node.values]
-            found.append(re.compile("".join(parts), re.S))
+            found.append(re.compile("".join(parts), re.DOTALL))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20:
             found.append(re.compile(re.escape(node.value)))
     return found
