@@ -10,7 +10,7 @@ from dspark_ckpt.model.findings import Finding, finding
 
 MAX_VOCAB = 2**40  # far above any real vocabulary; larger values are corrupt configs
 # The DSpark settings vLLM's Qwen3 DSpark reads from the top level only, in every release 0.27-0.33 (markov_rank as a
-# plain attribute in Qwen3DSparkModel.__init__; the rest with getattr defaults; docs/upstream-notes.md section 9).
+# plain attribute in Qwen3DSparkModel.__init__; the rest with getattr defaults; docs/upstream-notes.md section 10).
 TOP_LEVEL_DSPARK_KEYS = ("markov_rank", "markov_head_type", "enable_confidence_head", "confidence_head_with_markov",
                          "dspark_draft_topk", "block_size")
 # Where producers nest them: SpecForge 0.2.0 writes dflash_config (and reads only it); its older Inkling config

@@ -323,6 +323,8 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
         return Verdict(built.runtime, built.version, contract or _placeholder(built), built.error, ())
     if contract is None or facts is None:
         return None
+    if built.source:  # the row describes the model class; the build says how this release got to it
+        contract = replace(contract, source=f"{contract.source}; config built by {built.source}")
     f = _facts_for(built, facts)
     if built.error is not None:
         early = startup_error(contract, draft_vocab=f.draft_vocab_size, vocab=f.vocab_size,

@@ -71,7 +71,7 @@ VLLM_ROWS: tuple[Contract, ...] = (
 )
 
 
-# --- How each release builds the draft config (read from the wheels; docs/upstream-notes.md section 9) ---
+# --- How each release builds the draft config (read from the wheels; docs/upstream-notes.md section 10) ---
 
 READ_RELEASES = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 SPEC_FILE = "vllm/config/speculative.py"

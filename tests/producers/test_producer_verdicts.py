@@ -1,6 +1,6 @@
 """Per vLLM release, the verdict on checkpoints as real producers write them (layouts recorded from their code).
 
-Each expectation follows from the released wheels' code (docs/upstream-notes.md section 9): the speculators
+Each expectation follows from the released wheels' code (docs/upstream-notes.md section 10): the speculators
 conversion, the registry, the method's architecture rewrite, the model __init__'s attribute reads, then
 load_weights. Folder names stay free of `eagle-`/`dflash`/`dspark`, which would steer vLLM's method detection.
 """
