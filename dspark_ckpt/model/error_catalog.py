@@ -126,7 +126,8 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "Give the settings file once, or --isolated alone.", shared=("cli/run.py", "cli/settings.py")),
     E("DSP-E025", "quiet-and-verbose", "`--quiet` and `--verbose` together",
       "-q asks for less output and -v for more; there is no way to do both.", _STOP,
-      "`dspark-ckpt check ./draft -q -v`.", "Keep one of them."),
+      "`dspark-ckpt check ./draft -q -v`.", "Keep one of them.",
+      shared=("cli/options.py", "cli/run.py")),  # run.py for check, fix and verify; options.py for the others
     E("DSP-E026", "no-checkpoint-given", "No checkpoint to check: none given, and no speculative config names one",
       "`check` was given no checkpoint argument (and no --checkpoint-folders), and there is no --speculative-config "
       "(or settings `speculative-config`) whose `model` names the draft; or that config is not a JSON object.",
