@@ -832,6 +832,14 @@ RULES: dict[str, Rule] = _rules(
          "Settings the deploy relies on are silently not applied on those releases.",
          "`{\"num_speculative_tokens\": 4}` with `vllm serve ./speculator` on vLLM 0.28.",
          "Name the draft in `model` and serve the target as --model, or rely only on the speculators config."),
+    Rule("DSP824", "deploy-option-refused", "error", "The speculative config sets an option this method refuses",
+         "An option only some methods take: `tensor_parallel_size` (never: use `draft_tensor_parallel_size`), "
+         "`use_heterogeneous_vocab` (draft_model only), `index_share_for_mtp_iteration` (mtp only, 0.29+), "
+         "`enable_adaptive_verification` (dspark only: 0.28-0.29 always, 0.30+ with use_local_argmax_reduction), "
+         "`xpress_topc` (XPress drafts only, 0.33).",
+         "vLLM raises at start-up with the message quoted; the server does not start.",
+         "`{\"model\": \"./eagle3-draft\", \"method\": \"eagle3\", \"tensor_parallel_size\": 2}`.",
+         "Drop the option, or use the one the message names."),
     ),
 )
 

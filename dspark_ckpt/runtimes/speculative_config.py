@@ -40,6 +40,14 @@ M_TOPK_ARCH_029 = "dspark_draft_topk is only supported by Qwen3DSparkModel and Q
 M_EQUAL_VOCAB = ("Target and draft model should have the same vocabulary size. Target model vocab_size={t}. Draft "
                  "model vocab_size={v}. Using models with different tokenizers can cause out-of-bounds errors during "
                  "speculative decoding.")
+M_TP = ("'tensor_parallel_size' is not a valid argument in the speculative_config. Please pass "
+        "'draft_tensor_parallel_size' instead.")
+M_HETERO = "use_heterogeneous_vocab only works with method='draft_model'"
+M_INDEX_SHARE = "index_share_for_mtp_iteration is only supported with method='mtp'"
+M_ADAPTIVE_028 = "Adaptive verification only supported with DSpark"
+M_ADAPTIVE_030 = ("Adaptive verification estimates per-position acceptance from the draft logits, which "
+                  "use_local_argmax_reduction never materializes. Disable one of them.")
+M_XPRESS = "xpress_topc is only supported by XPress"
 M_VERIFIER = ("Speculators verifier must name a remote model repository. Select local verifiers explicitly with "
               "--model and --speculative-config.")
 # _validate_qwen3_omni_dspark, in its order (0.29 L157-370; the body is identical in 0.29-0.33).
@@ -146,6 +154,17 @@ LINES: dict[str, tuple[str, dict[str, str]]] = {
                                  "0.31.0": "L696", "0.32.0": "L730", "0.33.0": "L741"}),
     "unsupported_arch": (REGISTRY, {"0.27.0": "L1132", "0.28.0": "L1159", "0.29.0": "L1173", "0.30.0": "L1201",
                                     "0.31.0": "L1196", "0.32.0": "L1206", "0.33.0": "L1250"}),
+    "xpress": (SPEC, {"0.33.0": "L1620-1621"}),
+    "index_share": (SPEC, {"0.29.0": "L1498-1502", "0.30.0": "L1555-1559", "0.31.0": "L1568-1572",
+                           "0.32.0": "L1574-1578", "0.33.0": "L1704-1708"}),
+    "adaptive": (SPEC, {"0.28.0": "L1141-1142", "0.29.0": "L1507-1508", "0.30.0": "L1564-1573",
+                        "0.31.0": "L1577-1586", "0.32.0": "L1583-1592", "0.33.0": "L1713-1722"}),
+    "tensor_parallel": (SPEC, {"0.27.0": "L1283-1287", "0.28.0": "L1346-1350", "0.29.0": "L1712-1716",
+                               "0.30.0": "L1778-1782", "0.31.0": "L1807-1811", "0.32.0": "L1813-1817",
+                               "0.33.0": "L1940-1944"}),
+    "heterogeneous": (SPEC, {"0.27.0": "L1324-1327", "0.28.0": "L1387-1390", "0.29.0": "L1753-1756",
+                             "0.30.0": "L1819-1822", "0.31.0": "L1848-1851", "0.32.0": "L1854-1857",
+                             "0.33.0": "L1995-1998"}),
     "speculators_override": (TF_CONFIG, {"0.27.0": "L673-677", "0.28.0": "L678-682", "0.29.0": "L677-685",
                                          "0.30.0": "L744-752", "0.31.0": "L836-844", "0.32.0": "L803-811",
                                          "0.33.0": "L853-874"}),
@@ -267,6 +286,8 @@ class SpecRules:
     speculators_dspark_select: bool = False  # speculators dspark keeps the top-level Omni architecture
     speculators_dflash2: bool = False
     speculators_local_verifier_refused: bool = False
+    adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
+    adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
 
     def is_registered(self, name: str) -> bool:
         reg = REGISTERED.get(name)
@@ -280,7 +301,7 @@ _R027 = SpecRules("0.27.0", _FIELDS_027, _METHODS_BASE | {"medusa", "mlp_specula
                   dspark_min_block=True)
 _R028 = replace(_R027, version="0.28.0", fields=_FIELDS_028, methods=_R027.methods | _MTP_028, mtp_types=_MTP_028,
                 dflash_detect_archs=("MuseGlimmerAssistantModel",), dspark_min_block=False,
-                topk_archs=("Qwen3DSparkModel",), topk_arch_message=M_TOPK_ARCH_028)
+                topk_archs=("Qwen3DSparkModel",), topk_arch_message=M_TOPK_ARCH_028, adaptive_message=M_ADAPTIVE_028)
 _R029 = replace(_R028, version="0.29.0", fields=_FIELDS_029, methods=_R028.methods | _MTP_029, mtp_types=_MTP_029,
                 dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel"),
                 dspark_detect_qwen3_draft=True, dspark_keep=_R028.dspark_keep + ("Qwen3OmniDSparkModel",),
@@ -288,7 +309,7 @@ _R029 = replace(_R028, version="0.29.0", fields=_FIELDS_029, methods=_R028.metho
                 topk_arch_message=M_TOPK_ARCH_029, omni_validation=True, speculators_merge=True,
                 speculators_dspark_select=True, speculators_dflash2=True)
 _R030 = replace(_R029, version="0.30.0", fields=_FIELDS_030, methods=_R029.methods | _MTP_030, mtp_types=_MTP_030,
-                dspark_v41=True)
+                dspark_v41=True, adaptive_message=M_ADAPTIVE_030, adaptive_needs_argmax=True)
 _R031 = replace(_R030, version="0.31.0", gemma4_n_predict=False, dspark_block_default=True,
                 dflash_keep_extra=("LiLiCorrDraftModel",))
 _R032 = replace(_R031, version="0.32.0")
@@ -754,8 +775,10 @@ class _Run:
         if self.r.dspark_min_block and self.method == "dspark" and block is not None and self.n < block:
             raise self.stop("DSP813", M_MIN_BLOCK.format(b=block, n=self.n), "min_block")
 
-    # 8. dspark_draft_topk (0.28+)
+    # 8. xpress_topc (0.33; no draft dspark-ckpt knows is an XPress refiner) and dspark_draft_topk (0.28+)
     def topk(self) -> None:
+        if self.r.has("xpress") and self.spec.get("xpress_topc") is not None:
+            raise self.stop("DSP824", M_XPRESS, "xpress")
         if self.r.topk_archs is None:
             return
         given = self.spec.get("dspark_draft_topk")
@@ -783,7 +806,21 @@ class _Run:
         if problem is not None:
             raise _Stop(problem)
 
-    # 10. _verify_args: a plain draft model must share the target's vocabulary
+    # 10. options that need a method: index_share_for_mtp_iteration, adaptive verification; then _verify_args
+    def options_after(self) -> None:
+        spec, method = self.spec, self.method
+        if self.r.has("index_share") and spec.get("index_share_for_mtp_iteration") is not None and method != "mtp":
+            raise self.stop("DSP824", M_INDEX_SHARE, "index_share")
+        adaptive = self.r.adaptive_message
+        if adaptive is not None and method != "dspark" and spec.get("enable_adaptive_verification") and (
+                not self.r.adaptive_needs_argmax or spec.get("use_local_argmax_reduction")):
+            raise self.stop("DSP824", adaptive, "adaptive")
+        if spec.get("tensor_parallel_size") is not None:
+            raise self.stop("DSP824", M_TP, "tensor_parallel")
+        if spec.get("use_heterogeneous_vocab") and method != "draft_model":
+            raise self.stop("DSP824", M_HETERO, "heterogeneous")
+
+    # 11. _verify_args: a plain draft model must share the target's vocabulary
     def equal_vocab(self) -> None:
         t, v = self.inp.target.vocab_size, _int(self.values.get("vocab_size"))
         if self.method == "draft_model" and not self.spec.get("use_heterogeneous_vocab") and t and v and t != v:
@@ -829,6 +866,7 @@ def evaluate(r: SpecRules, inp: DeployInput) -> Outcome:
         run.tokens()
         run.topk()
         run.omni()
+        run.options_after()
         run.equal_vocab()
     except _Stop as stop:
         return run.outcome(stop.problem)

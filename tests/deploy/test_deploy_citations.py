@@ -47,6 +47,12 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "inspect_arch": ("registry.inspect_model_cls(architectures, self)",),
     "unsupported_arch": ("are not supported for now. ",),
     "speculators_override": ('speculative_config["model"] = model', "model = tokenizer = verifier_model"),
+    "xpress": ("xpress_topc is only supported by XPress",),
+    "index_share": ("if self.index_share_for_mtp_iteration is not None:", "only supported with method='mtp'"),
+    "adaptive": ('self.method != "dspark"', "self.enable_adaptive_verification", "Adaptive verification "),
+    "tensor_parallel": ("if self.tensor_parallel_size is not None:", "is not a valid argument in the "),
+    "heterogeneous": ("if self.use_heterogeneous_vocab and not self.uses_draft_model():",
+                      "use_heterogeneous_vocab only works with method='draft_model'"),
     "speculators_verifier": ("Speculators verifier must name a remote model repository. ",),
     "speculators_archs": ('pre_trained_config["architectures"]',),
 }
@@ -144,6 +150,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "M_DIVISIBLE": ("n_predict", sc.SPEC), "M_MIN_BLOCK": ("min_block", sc.SPEC),
     "M_TOPK_METHOD": ("topk_method", sc.SPEC), "M_TOPK_RANGE": ("topk_range", sc.SPEC),
     "M_EQUAL_VOCAB": ("equal_vocab", sc.SPEC), "M_VERIFIER": ("speculators_verifier", sc.TF_CONFIG),
+    "M_TP": ("tensor_parallel", sc.SPEC), "M_HETERO": ("heterogeneous", sc.SPEC), "M_XPRESS": ("xpress", sc.SPEC),
+    "M_INDEX_SHARE": ("index_share", sc.SPEC),
     **{name: ("omni_call", sc.SPEC) for name in dir(sc) if name.startswith("M_OMNI_")},
 }
 
@@ -173,6 +181,14 @@ def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
     sample = re.sub(r"\{\w+\}", "X", getattr(sc, name))
     for version in sc.LINES[rule][1]:
         assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / file)), (name, version)
+
+
+def test_the_adaptive_verification_messages() -> None:
+    for version, rules in sc.RULES.items():
+        if rules.adaptive_message is not None:
+            sample = rules.adaptive_message
+            assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / sc.SPEC)), version
+            assert version in sc.LINES["adaptive"][1]
 
 
 def test_the_two_topk_architecture_messages() -> None:

@@ -140,3 +140,16 @@ def test_newer_releases_take_the_newest_row_and_older_ones_none() -> None:
     assert sc.rules_for("0.27.1") is sc.RULES["0.27.0"]
     assert sc.rules_for("0.34.0") is sc.RULES["0.33.0"]
     assert sc.rules_for("0.26.0") is None
+
+
+def test_the_settings_key_resolves_a_path_against_the_settings_folder_and_keeps_inline_json(tmp_path: Path) -> None:
+    from dspark_ckpt.cli.settings import parse_settings
+
+    base = tmp_path / "repo"
+    path = parse_settings({"speculative-config": "deploy/spec.json"}, base=base, where="pyproject.toml")
+    assert path.speculative_config == str(base / "deploy" / "spec.json")
+    inline = parse_settings({"speculative-config": '{"model": "d"}'}, base=base, where="pyproject.toml")
+    assert inline.speculative_config == '{"model": "d"}'
+    with pytest.raises(DsparkCkptError) as exc:
+        parse_settings({"speculative-config": 8}, base=base, where="pyproject.toml")
+    assert exc.value.code == "DSP-E021" and "speculative-config" in str(exc.value)
