@@ -148,6 +148,8 @@ CASES: dict[str, Case] = {
                                _spec(num_speculative_tokens=8, dspark_draft_topk=4),
                                {**_all("DSP817"), "0.27.0": "DSP803"},
                                exact={"0.28.0": sc.M_TOPK_ARCH_028, **{v: sc.M_TOPK_ARCH_029 for v in V[2:]}}),
+    "DSP209-topk-from-config-json": Case(_draft(dspark_draft_topk=200), _spec(method="dspark", num_speculative_tokens=8),
+                                         {**_all("DSP209"), "0.27.0": None}),
     "DSP818-omni-no-block-size": Case(_draft("qwen3-omni-dspark", **{**OMNI_DRAFT, "block_size": None}),
                                       _spec(method="dspark", num_speculative_tokens=8),
                                       {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all("DSP818", V[2:])},
@@ -263,3 +265,11 @@ def test_each_release_starts_or_raises_as_its_source_does(ws: Path, name: str, m
     reported = [f["code"] for f in checkpoint["findings"]]
     for code in codes - {None}:
         assert reported.count(code) == 1, (code, reported)
+
+
+def test_a_speculators_verifier_is_compared_with_the_target(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other, _ = deploy_of(ws, "DSP823-speculators-override", CASES["DSP823-speculators-override"], monkeypatch)
+    (warning,) = [f for f in other["findings"] if f["code"] == "DSP821"]
+    assert warning["severity"] == "warning" and "'Qwen/Qwen3-8B', but the target given is 'target'" in warning["message"]
+    same, _ = deploy_of(ws, "DSP822-local-verifier-0.33", CASES["DSP822-local-verifier-0.33"], monkeypatch)
+    assert "DSP821" not in [f["code"] for f in same["findings"]]
