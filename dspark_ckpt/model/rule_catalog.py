@@ -207,8 +207,10 @@ RULES: dict[str, Rule] = _rules(
          "The config could not be read as a JSON object.", "Every runtime fails to parse it.",
          "A config that is a list, or truncated JSON.", "Fix the JSON."),
     Rule("DSP203", "unknown-family", "warning", "The draft architecture is not one dspark-ckpt knows",
-         "`architectures` names no known draft family (Qwen3 DSpark, Qwen3-Omni DSpark, Gemma4 DSpark, DFlash, EAGLE-3).",
-         "No runtime contract can be evaluated; only structural checks ran.",
+         "`architectures` names no known draft family (Qwen3 DSpark, Qwen3-Omni DSpark, Gemma4 DSpark, DFlash, "
+         "DFlash2, EAGLE-3, P-EAGLE; or a speculators type eagle3, peagle, dflash, dflash2, dspark).",
+         "No family contract can be evaluated. Where a vLLM release has no class for the name at all, its verdict is "
+         "the registry's error (DSP309); a name vLLM registers as a plain model gets no verdict.",
          '`"architectures": ["MyDraft"]`.', "Check the architecture name, or report the family to dspark-ckpt."),
     Rule("DSP204", "bad-vocab-size", "error", "Draft `vocab_size` is missing or not a positive integer",
          "The draft input vocabulary V must be a positive integer (at most 2**40).",
@@ -291,6 +293,16 @@ RULES: dict[str, Rule] = _rules(
          "is built with vocab_size rows (151936) and it has no lm_head.",
          "Set draft_vocab_size to the rows the tensors have (`dspark-ckpt fix --strategy set-draft-vocab`, "
          "config only).", repair="set-draft-vocab"),
+    Rule("DSP218", "dspark-draft-model-name", "warning",
+         "A Qwen3 DSpark draft is named DSparkDraftModel: vLLM 0.27/0.28 load the DeepSeek-V4 draft instead",
+         "config.json says `architectures: [\"DSparkDraftModel\"]` with `model_type: qwen3` (SpecForge's name for its "
+         "DSpark draft). DSparkDraftModel is vLLM's DeepSeek-V4 draft: with method dspark, 0.27 and 0.28 set "
+         "model_type deepseek_v4 and build that class; only 0.29+ rename a Qwen3-typed DSparkDraftModel to "
+         "Qwen3DSparkModel first (config/speculative.py 0.29 L1360-1368).",
+         "The draft fails on vLLM 0.27/0.28 (`AttributeError: 'Qwen3Config' object has no attribute 'hc_mult'`).",
+         "A SpecForge 0.2.0 DSpark export.",
+         "Name the architecture Qwen3DSparkModel in config.json (`dspark-ckpt fix --strategy name-qwen3-dspark`, "
+         "config only), which every release from 0.27 loads as Qwen3 DSpark.", repair="name-qwen3-dspark"),
     Rule("DSP217", "target-vocab-from-t2d", "info", "T was taken from the draft's own t2d",
          "No --target or --target-vocab-size was given, and the draft ships a t2d, which has one flag per target "
          "id: its length is the target vocabulary the draft was pruned for. (A speculators config's "
@@ -351,8 +363,10 @@ RULES: dict[str, Rule] = _rules(
          "The server refuses to start.", "An Omni draft with D = 152064 > T = 151936.",
          "Trim the draft to T rows (`dspark-ckpt fix --strategy trim`).", repair="trim"),
     Rule("DSP309", "unsupported-architecture", "error", "The runtime version does not support this draft architecture",
-         "The runtime has no model class for this architecture (e.g. Qwen3OmniDSparkModel before vLLM 0.29, "
-         "where it is rewritten to the DeepSeek-V4 DSparkDraftModel). SGLang says `Cannot find model module. "
+         "The runtime has no model class for this architecture (e.g. Qwen3OmniDSparkModel before vLLM 0.29: `Model "
+         "architectures [...] are not supported for now.`), or rewrites it to a class that cannot load it: vLLM "
+         "0.27/0.28 turn a DSparkDraftModel with model_type qwen3 (SpecForge's name) into the DeepSeek-V4 draft, "
+         "which fails on the Qwen3 config (`'Qwen3Config' object has no attribute 'hc_mult'`). SGLang says `Cannot find model module. "
          "'<arch>' is not a registered model ...` for a name no EntryClass of that release lists: Qwen3DSparkModel "
          "before 0.5.16, DFlashDraftModel before 0.5.11, and vLLM's names (Eagle3LlamaForCausalLM, "
          "Eagle3Qwen3ForCausalLM, Gemma4DSparkModel, Qwen3OmniDSparkModel) in every release.",

@@ -17,7 +17,9 @@ IDENTITY_D2T = _table.IDENTITY_D2T
 TRIM_INPUT = _table.TRIM_INPUT
 HOIST_DSPARK_SETTINGS = _table.HOIST_DSPARK_SETTINGS
 SET_DRAFT_VOCAB = _table.SET_DRAFT_VOCAB
+NAME_QWEN3_DSPARK = _table.NAME_QWEN3_DSPARK
 CONFIG_FIRST = _table.CONFIG_FIRST
+OPTIONAL_FIRST = _table.OPTIONAL_FIRST
 STRATEGIES = _table.STRATEGIES
 
 # Output-side trims that also plan trim-input when the chosen runtimes need V = T as well (never when they do not).

@@ -96,7 +96,10 @@ def _config_first_why(s: Situation) -> dict[str, str | None]:
              if rank is not None and cols != {rank} else None)
     draft_vocab = (None if f.honoured_draft_vocab is not None else
                    "draft_vocab_size agrees with the D-sized tensors")
-    return {a.HOIST_DSPARK_SETTINGS: hoist, a.SET_DRAFT_VOCAB: draft_vocab}
+    arch = s.config.get("architectures")
+    qwen3_named = (None if arch == ["DSparkDraftModel"] and s.config.get("model_type") == "qwen3" else
+                   "config.json names no Qwen3-typed DSparkDraftModel")
+    return {a.HOIST_DSPARK_SETTINGS: hoist, a.SET_DRAFT_VOCAB: draft_vocab, a.NAME_QWEN3_DSPARK: qwen3_named}
 
 
 def _trim_input_why(s: Situation, f: DraftFacts) -> str | None:
@@ -119,12 +122,16 @@ def _trim_input_why(s: Situation, f: DraftFacts) -> str | None:
 def candidates(why: dict[str, str | None], names: Sequence[str] = a.STRATEGIES) -> list[Steps]:
     """Each applicable strategy, in preference order; an output trim also with trim-input, right after it alone
     (so the plain trim wins whenever the chosen runtimes do not need V = T)."""
-    first = tuple(n for n in a.CONFIG_FIRST if why.get(n) is None)  # config-only repairs lead every candidate
-    out: list[Steps] = [first] if first and any(n in names for n in first) else []
-    for name in (n for n in names if why[n] is None and n not in a.CONFIG_FIRST):
-        out.append((*first, name))
-        if name in a.WITH_INPUT_TRIM and why[a.TRIM_INPUT] is None:
-            out.append((*first, name, a.TRIM_INPUT))
+    needed = tuple(n for n in a.CONFIG_FIRST if why.get(n) is None and n not in a.OPTIONAL_FIRST)
+    optional = tuple(n for n in a.OPTIONAL_FIRST if why.get(n) is None)
+    out: list[Steps] = []
+    for first in [needed] + ([(*needed, *optional)] if optional else []):  # config-only repairs lead each candidate
+        if first and any(n in names for n in first):
+            out.append(first)
+        for name in (n for n in names if why[n] is None and n not in a.CONFIG_FIRST):
+            out.append((*first, name))
+            if name in a.WITH_INPUT_TRIM and why[a.TRIM_INPUT] is None:
+                out.append((*first, name, a.TRIM_INPUT))
     return out
 
 
@@ -165,6 +172,8 @@ def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[
         out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), t, reason))
     elif strategy == a.HOIST_DSPARK_SETTINGS:
         out += [a.SetConfig(key, None, value, "DSP215") for key, _, value in s.nested_settings]
+    elif strategy == a.NAME_QWEN3_DSPARK:
+        out.append(a.SetConfig("architectures", s.config.get("architectures"), ["Qwen3DSparkModel"], "DSP218"))
     elif strategy == a.SET_DRAFT_VOCAB and f.honoured_draft_vocab is not None:
         out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), f.honoured_draft_vocab,
                                "DSP216"))
@@ -220,7 +229,7 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
     reasons = _reasons(dropped)
     kept_names = ", ".join(hints.selectors([str(r) for r in kept]))
     warning = finding("DSP505", f"not repaired for {hints.spans(list(dropped))}, which no repair can make load. {reasons}. "
-                                f"Planned for {kept_names} only (--for all, vllm or sglang is best effort; name a "
+                                f"Planned for {kept_names} only (--for all and --for sglang are best effort; name a "
                                 "release with --for runtime==X to require it)",
                       hint="see what fails there: `" + hints.command("check", s.source, s.facts.target_vocab_size,
                                                                       list(dropped)) + "`")

@@ -13,6 +13,7 @@ from dspark_ckpt.repair.actions import (
     DROP_D2T,
     HOIST_DSPARK_SETTINGS,
     IDENTITY_D2T,
+    NAME_QWEN3_DSPARK,
     REBUILD_D2T,
     SET_DRAFT_VOCAB,
     SHARE_TARGET_HEAD,
@@ -90,6 +91,8 @@ def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
         topk = hoisted.get("dspark_draft_topk", facts.dspark_draft_topk)
         return _update(facts, raw_config={**raw, **hoisted}, builds=(),
                        dspark_draft_topk=topk if isinstance(topk, int) and not isinstance(topk, bool) else None)
+    if strategy == NAME_QWEN3_DSPARK and facts.raw_config is not None:
+        return _update(facts, raw_config={**facts.raw_config, "architectures": ["Qwen3DSparkModel"]}, builds=())
     if strategy == SET_DRAFT_VOCAB and facts.honoured_draft_vocab is not None:
         return _update(facts, draft_vocab_size=facts.honoured_draft_vocab, honoured_draft_vocab=None,
                        draft_vocab_config="int")

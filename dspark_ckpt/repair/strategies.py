@@ -31,6 +31,7 @@ IDENTITY_D2T = "identity-d2t"
 TRIM_INPUT = "trim-input"
 HOIST_DSPARK_SETTINGS = "hoist-dspark-settings"
 SET_DRAFT_VOCAB = "set-draft-vocab"
+NAME_QWEN3_DSPARK = "name-qwen3-dspark"
 
 # In preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
 # and an explicit identity d2t is only ever a pin for old runtimes. trim-input comes last: alone it only helps
@@ -53,9 +54,14 @@ TABLE: tuple[Strategy, ...] = (
              "level of config.json, where the runtime reads them", ("DSP215",), Applicability.SAFE),
     Strategy(SET_DRAFT_VOCAB, "set draft_vocab_size to the rows every D-sized tensor has (config.json contradicted "
              "the tensors)", ("DSP216",), Applicability.SAFE),
+    Strategy(NAME_QWEN3_DSPARK, "name a Qwen3-typed DSparkDraftModel Qwen3DSparkModel in config.json, as vLLM 0.29+ "
+             "does itself (0.27/0.28 build the DeepSeek-V4 draft from that name)", ("DSP218", "DSP309"),
+             Applicability.SAFE),
 )
-# Applied first, whenever they apply: every other repair is judged on the config they write.
-CONFIG_FIRST: tuple[str, ...] = (HOIST_DSPARK_SETTINGS, SET_DRAFT_VOCAB)
+# Applied first, whenever they apply: every other repair is judged on the config they write. The optional ones are
+# tried both ways, and kept only where they help the chosen runtimes.
+CONFIG_FIRST: tuple[str, ...] = (HOIST_DSPARK_SETTINGS, SET_DRAFT_VOCAB, NAME_QWEN3_DSPARK)
+OPTIONAL_FIRST: tuple[str, ...] = (NAME_QWEN3_DSPARK,)
 BY_NAME: dict[str, Strategy] = {s.name: s for s in TABLE}
 STRATEGIES: tuple[str, ...] = tuple(s.name for s in TABLE)
 

@@ -98,3 +98,19 @@ def test_no_markov_head_to_hoist_settings_for_is_refused(tmp_path: Path) -> None
     done = fix(folder, 100, "--dry-run", "--strategy", "hoist-dspark-settings")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DSP503" in done.stdout and "it ships no markov_head tensors" in done.stdout
+
+
+def test_the_deepseek_v4_name_is_repaired_for_0_27_and_0_28(tmp_path: Path) -> None:
+    """DSparkDraftModel + qwen3 is the DeepSeek-V4 draft on 0.27/0.28: named Qwen3DSparkModel it loads there too;
+    for 0.29+ alone the name is left as it is (those releases rename it themselves)."""
+    before = materialise(tmp_path / "sf", "specforge-0.2.0-dspark-nested")
+    assert "DSP218" in {f["code"] for f in check(before, 96, "vllm")["findings"]}
+    done = run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm==0.27.0", "--for", "vllm==0.28.0",
+                   "--for", "vllm==0.33.0", "--out", str(tmp_path / "after"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[DSP218] set config.json architectures: ['DSparkDraftModel'] -> ['Qwen3DSparkModel']" in done.stdout
+    doc = check(tmp_path / "after", 96, "vllm")
+    assert all(c["loads"] for c in doc["compatibility"]), doc["compatibility"]
+    assert "DSP218" not in {f["code"] for f in doc["findings"]}
+    later = run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm==0.33.0", "--dry-run")
+    assert "strategy hoist-dspark-settings" in later.stdout and "architectures" not in later.stdout
