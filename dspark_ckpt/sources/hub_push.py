@@ -180,13 +180,12 @@ def dry_run_command(checkpoint: str, target: Any, runtimes: Sequence[Any], strat
     """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it."""
     import json
 
-    from rich.console import Console
-
     from dspark_ckpt.output.documents import fix_document
+    from dspark_ckpt.output.write import stdout_console
     from dspark_ckpt.repair.render import fix_json, render_plan_text
 
     plan = plan_hub(checkpoint, target, runtimes, strategy, selectors=selectors, token=token)
-    console = Console(soft_wrap=False, highlight=False)
+    console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
     if output_format == "json":
         doc = fix_json(plan, None, in_place=False, dry_run=True)
         console.file.write(json.dumps(fix_document([doc]), indent=2) + "\n")
@@ -204,10 +203,9 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
     """The `fix --push` command body: push, print the PR URL and the check of its revision; the exit code."""
     import json
 
-    from rich.console import Console
-
     from dspark_ckpt.model.report import Report
     from dspark_ckpt.output.render import checkpoint_json, render_text
+    from dspark_ckpt.output.write import stdout_console
     from dspark_ckpt.repair.render import fix_json, render_plan_text
 
     if out is not None or in_place or dry_run:
@@ -216,7 +214,7 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
                               "--for) shows the plan without pushing")
     result = push_fix(checkpoint, target=target, target_vocab_size=target_vocab_size, runtimes=runtimes,
                       strategy=strategy, token=token)
-    console = Console(soft_wrap=False, highlight=False)
+    console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
     failed = result.report is not None and any(f.severity == "error" for f in result.report.findings)
     if output_format == "json":
         doc = {"status": "refused" if result.plan.refusal else "pushed" if result.pr_url else "nothing-to-do",
