@@ -50,10 +50,10 @@ def checked_inputs(strategy: str | None, target: TargetVocab | None) -> TargetVo
 
 
 def best_effort(selectors: Sequence[str] | None) -> bool:
-    """`--for all` (the default), `--for vllm` or `--for sglang` (every known release of it) repairs for every
-    release some repair can satisfy (SGLang's Qwen3 DSpark is not registered before 0.5.16, say); a release named
-    with `==` is required."""
-    return not selectors or any(s.strip().lower() in ("all", "vllm", "sglang") for s in selectors)
+    """`--for all` (the default) and `--for sglang` (every known SGLang release: Qwen3 DSpark is not registered
+    before 0.5.16, DFlash before 0.5.11) repair for every release some repair can satisfy; a release named with `==`,
+    and every vLLM version of `--for vllm`, is required."""
+    return not selectors or any(s.strip().lower() in ("all", "sglang") for s in selectors)
 
 
 def required_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
@@ -62,7 +62,7 @@ def required_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
     required: list[str] = []
     for text in selectors or ():
         name = text.strip().lower()
-        if name in ("vllm", "sglang"):
+        if name == "sglang":  # at least one of its releases
             required.append(name)
         elif name != "all":
             required += [str(r) for r in parse_selectors([text])]

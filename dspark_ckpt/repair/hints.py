@@ -15,34 +15,55 @@ from dspark_ckpt.runtimes.selectors import parse_selectors
 HUB_PREFIX = "hf://"
 
 
+def _sglang_runs(names: Sequence[str]) -> list[list[str]]:
+    """The SGLang releases among `names`, split into runs of consecutive known releases."""
+    known = [str(r) for r in parse_selectors(["sglang"])]
+    runs: list[list[str]] = []
+    for name in sorted((n for n in names if n in known), key=known.index):
+        if runs and known.index(runs[-1][-1]) == known.index(name) - 1:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return runs
+
+
+def _release(name: str) -> str:
+    return name.split("==", 1)[1]
+
+
 def selectors(runtimes: Sequence[str]) -> list[str]:
-    """The shortest selectors naming exactly these runtimes: `vllm` (`sglang`) for every known vLLM (SGLang)
-    release."""
+    """The shortest selectors naming exactly these runtimes: `vllm` / `sglang` for every known release of it, and a
+    run of three or more consecutive SGLang releases as one PEP 440 range (`sglang>=0.5.16`)."""
     names = list(dict.fromkeys(runtimes))
-    for runtime in ("sglang", "vllm"):
-        every = [str(r) for r in parse_selectors([runtime])]
-        if set(every) <= set(names):
-            names = [runtime] + [n for n in names if n not in every]
-    return sorted(names, key=lambda n: not n.startswith("vllm"))
+    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
+    known = [str(r) for r in parse_selectors(["sglang"])]
+    out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
+    for run in _sglang_runs(names):
+        if run == known:
+            out.append("sglang")
+        elif len(run) < 3:
+            out += run
+        else:
+            low = "" if run[0] == known[0] else f">={_release(run[0])}"
+            high = "" if run[-1] == known[-1] else f"<={_release(run[-1])}"
+            out.append("sglang" + ",".join(p for p in (low, high) if p))
+    taken = set(out) | set(every_vllm if "vllm" in out else []) | {n for r in _sglang_runs(names) for n in r}
+    return out + [n for n in names if n not in taken]
 
 
 def spans(runtimes: Sequence[str]) -> str:
     """Runtimes for a sentence: every known release of a runtime as its name, a run of three or more consecutive
     SGLang releases as one range (`sglang 0.5.1-0.5.15`)."""
+    names = list(dict.fromkeys(runtimes))
+    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
     known = [str(r) for r in parse_selectors(["sglang"])]
-    names = selectors(runtimes)
-    out: list[str] = []
-    run: list[str] = []
-    for name in [*names, ""]:
-        if name in known and (not run or known.index(run[-1]) == known.index(name) - 1):
-            run.append(name)
-            continue
-        out += [f"sglang {run[0].split('==')[1]}-{run[-1].split('==')[1]}"] if len(run) >= 3 else run
-        run = [name] if name in known else []
-        if name and name not in known:
-            out.append(name)
-    out += [f"sglang {run[0].split('==')[1]}-{run[-1].split('==')[1]}"] if len(run) >= 3 else run
-    return ", ".join(out)
+    out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
+    runs = _sglang_runs(names)
+    for run in runs:
+        out += ["sglang"] if run == known else run if len(run) < 3 else \
+            [f"sglang {_release(run[0])}-{_release(run[-1])}"]
+    listed = set(every_vllm) | {n for n in names if n.startswith("vllm")} | {n for r in runs for n in r}
+    return ", ".join(out + [n for n in names if n not in listed])
 
 
 def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:
@@ -57,7 +78,8 @@ def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Seq
 
 
 def group_label(runtimes: Sequence[str]) -> str:
-    return "+".join(selectors(runtimes)).replace("==", "-")
+    label = "+".join(selectors(runtimes)).replace("==", "-")
+    return label.replace(">=", "-from-").replace(",<=", "-to-").replace("<=", "-to-")  # a folder name, no shell chars
 
 
 def out_args(source: str, runtimes: Sequence[str]) -> tuple[str, ...]:

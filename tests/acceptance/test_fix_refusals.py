@@ -39,24 +39,27 @@ def test_pruned_draft_without_lm_head_is_unrepairable(tmp_path: Path) -> None:
 
 
 def test_conflicting_runtimes_are_named(tmp_path: Path) -> None:
-    # The draft embeds its mask token (id 100 >= T), so the input side cannot be trimmed: the output-side trim
-    # vLLM 0.29 needs breaks SGLang, which sizes lm_head by vocab_size.
-    folder = make_checkpoint(tmp_path / "d", **PADDED, config_extra={"mask_token_id": 99})
+    # The draft embeds its mask token (id 99 >= T): SGLang refuses that id itself (DSpark's worker, 0.5.16+) and
+    # has no DSpark class before 0.5.16, so no repair loads on any SGLang release; each reason is named.
+    folder = make_checkpoint(tmp_path / "d", **PADDED, config_extra={"mask_token_id": 99,
+                                                                     "markov_head_type": "vanilla"})
     before = tree_digest(folder)
     result = run_cli("fix", str(folder), "--target-vocab-size", "96", "--for", "vllm==0.29.0", "--for", "sglang",
                      "--in-place")
     text = " ".join(result.stdout.split())
     assert result.returncode == 1 and "DSP502" in text
-    assert "as it is, it fails on vllm==0.29.0 (DSP302)" in text and "trim fails on sglang (DSP320)" in text
-    assert "trim-input does not apply (mask_token_id 99 >= T" in text and tree_digest(folder) == before
+    assert "no repair makes this draft load on sglang: sglang 0.5.1-0.5.15: as it is it fails with DSP309" in text
+    assert "sglang 0.5.16-0.5.23: as it is it fails with DSP343" in text and tree_digest(folder) == before
 
 
 def test_pruned_draft_for_all_is_repaired_for_vllm_and_sglang_named_refuses(tmp_path: Path) -> None:
-    folder = make_checkpoint(tmp_path / "d", vocab=128, draft_vocab=32, target_vocab=128, t2d=True)
+    folder = make_checkpoint(tmp_path / "d", vocab=128, draft_vocab=32, target_vocab=128, t2d=True,
+                             config_extra={"markov_head_type": "vanilla", "mask_token_id": 0})
     args = ("fix", str(folder), "--target-vocab-size", "128", "--dry-run", "--format", "json")
     doc = json.loads(run_cli(*args).stdout)["checkpoints"][0]
-    assert doc["status"] == "planned" and doc["strategy"] == "rebuild-d2t" and "sglang" not in doc["runtimes"]
-    assert [w["code"] for w in doc["warnings"]] == ["DSP505"] and doc["not_repaired_for"] == ["sglang"]
+    assert doc["status"] == "planned" and doc["strategy"] == "rebuild-d2t"
+    assert not any(r.startswith("sglang") for r in doc["runtimes"])
+    assert [w["code"] for w in doc["warnings"]] == ["DSP505"] and len(doc["not_repaired_for"]) == 24
     named = json.loads(run_cli(*args, "--for", "sglang").stdout)["checkpoints"][0]
     assert named["status"] == "refused" and named["refusal"]["code"] == "DSP502"
     assert "SGLang's Qwen3 DSpark" in named["refusal"]["message"]

@@ -34,25 +34,30 @@ class Case:
     changed: frozenset[str] = field(default_factory=frozenset)  # tensors whose bytes may change
 
 
-PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
-INKLING = dict(vocab=128, draft_vocab=128, target_vocab=96)  # V = D > T, as Inkling-Small's 201024 vs 200058
+# SGLang's DSpark needs markov_head_type and mask_token_id in every release that has it (0.5.16+): without them no
+# repair could make a draft load there.
+SGLANG_READY = {"config_extra": {"markov_head_type": "vanilla", "mask_token_id": 0}}
+PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96, **SGLANG_READY)
+INKLING = dict(vocab=128, draft_vocab=128, target_vocab=96, **SGLANG_READY)  # V = D > T, as Inkling's 201024/200058
 OUTPUT_SIDE = frozenset({"lm_head.weight", "markov_head.markov_w2.weight"})
 INPUT_SIDE = frozenset({"embed_tokens.weight", "markov_head.markov_w1.weight"})
-VLLM = ("vllm",)  # the output-side repairs alone: SGLang would need V = T too, or rejects any d2t (pruned)
+VLLM = ("vllm",)  # the output-side repairs alone: SGLang would need V = T too, or a V-row markov_w2 (pruned)
+BOTH = ("vllm", "sglang>=0.5.16")  # every vLLM and every SGLang release with Qwen3 DSpark (registered from 0.5.16)
 CASES = {c.name: c for c in (
     Case("trim", "trim", 96, PADDED, VLLM, changed=OUTPUT_SIDE),
-    Case("trim-sharded-stray-d2t", "trim", 96, dict(PADDED, shards=3, d2t=True),
+    Case("trim-sharded-stray-d2t", "trim", 96, dict(PADDED, shards=3, d2t=True), BOTH,
          changed=OUTPUT_SIDE | INPUT_SIDE | {"d2t"}),
-    Case("trim-inkling", "trim", 96, dict(INKLING, shards=2), changed=OUTPUT_SIDE | INPUT_SIDE),
-    Case("trim-input", "trim-input", 96, dict(vocab=128, draft_vocab=96, target_vocab=96), changed=INPUT_SIDE),
+    Case("trim-inkling", "trim", 96, dict(INKLING, shards=2), BOTH, changed=OUTPUT_SIDE | INPUT_SIDE),
+    Case("trim-input", "trim-input", 96, dict(vocab=128, draft_vocab=96, target_vocab=96, **SGLANG_READY), BOTH,
+         changed=INPUT_SIDE),
     Case("share-target-head", "share-target-head", 96, dict(PADDED, lm_head=False), VLLM,
          changed=frozenset({"markov_head.markov_w2.weight"})),
-    Case("share-target-head-input", "share-target-head", 96, dict(PADDED, lm_head=False),
+    Case("share-target-head-input", "share-target-head", 96, dict(PADDED, lm_head=False), BOTH,
          changed=INPUT_SIDE | {"markov_head.markov_w2.weight"}),
     Case("identity-d2t", "identity-d2t", 96, dict(PADDED, shards=2), ("vllm==0.29.0",), force=True,
          changed=frozenset({"d2t"})),
-    Case("drop-d2t", "drop-d2t", 96, dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True, shards=3),
-         changed=frozenset({"d2t"})),
+    Case("drop-d2t", "drop-d2t", 96, dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True, shards=3,
+                                         **SGLANG_READY), BOTH, changed=frozenset({"d2t"})),
     Case("rebuild-d2t", "rebuild-d2t", 128, dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True), VLLM,
          changed=frozenset({"d2t"})),
     Case("rebuild-d2t-all-zero", "rebuild-d2t", 128,
@@ -186,7 +191,7 @@ def test_dry_run_shows_plan_and_diff_and_writes_nothing(tmp_path: Path) -> None:
     original = tree_digest(before)
     result = run_cli(*fix_args(case, before, "--dry-run"))
     assert result.returncode == 1
-    assert '-  "draft_vocab_size": 100\n' in result.stdout and '+  "draft_vocab_size": 96\n' in result.stdout
+    assert '-  "draft_vocab_size": 100,\n' in result.stdout and '+  "draft_vocab_size": 96,\n' in result.stdout
     assert "trim lm_head.weight to its first 96 rows" in result.stdout
     assert tree_digest(before) == original and sorted(p.name for p in tmp_path.iterdir()) == ["before"]
     doc = json.loads(run_cli(*fix_args(case, before, "--dry-run", "--format", "json")).stdout)["checkpoints"][0]
@@ -201,16 +206,21 @@ def test_dry_run_on_a_clean_draft_exits_zero(tmp_path: Path) -> None:
 
 
 def test_inkling_shaped_draft_fixed_for_all_loads_on_every_runtime_check_knows(tmp_path: Path) -> None:
+    """--for all: every vLLM version and every SGLang release that has Qwen3 DSpark (0.5.16+); the earlier SGLang
+    releases have no class for it, which no repair changes (DSP505)."""
     before = make_checkpoint(tmp_path / "inkling", **INKLING, shards=2)
     done = run_cli("fix", str(before), "--target-vocab-size", "96", "--out", str(tmp_path / "fixed"))
     assert done.returncode == 0 and "strategy trim" in done.stdout, done.stdout + done.stderr
-    assert "trim embed_tokens.weight to its first 96 rows" in done.stdout
-    checked = run_cli("check", str(tmp_path / "fixed"), "--target-vocab-size", "96", "--format", "json")
+    assert "trim embed_tokens.weight to its first 96 rows" in done.stdout and "DSP505" in done.stdout
+    checked = run_cli("check", str(tmp_path / "fixed"), "--target-vocab-size", "96", "--format", "json",
+                      "--runtime", "vllm", "--runtime", "sglang>=0.5.16")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     compat = json.loads(checked.stdout)["checkpoints"][0]["compatibility"]
     assert sorted((c["runtime"], c["version"]) for c in compat) == \
-        sorted([("vllm", v) for v in VLLM_VERSIONS] + [("sglang", "*")])
-    assert all(c["loads"] and not c["silent_codes"] for c in compat), compat
+        sorted([("vllm", v) for v in VLLM_VERSIONS] + [("sglang", f"0.5.{n}") for n in range(16, 24)])
+    # SGLang drafts with the target's lm_head and embedding: the draft's own are ignored (DSP307, a warning).
+    assert all(c["loads"] and set(c["silent_codes"]) <= ({"DSP307"} if c["runtime"] == "sglang" else set())
+               for c in compat), compat
     assert "nothing to do" in run_cli("fix", str(tmp_path / "fixed"), "--target-vocab-size", "96",
                                       "--dry-run").stdout
     # vLLM never needs V = T: fixed for vLLM only, the same draft gets the plain output-side trim, nothing more.

@@ -52,15 +52,23 @@ def test_one_case_per_family_and_runtime(tmp_path: Path) -> None:
 
 
 def test_failures_follow_findings_and_fail_on(tmp_path: Path) -> None:
-    report = _report(tmp_path, ["vllm==0.29.0", "sglang"])
+    # SGLang releases that register Qwen3DSparkModel (0.5.16+), with the markov_head_type/mask_token_id they need.
+    ready = {"markov_head_type": "vanilla", "mask_token_id": 0}
+    rts = parse_selectors(["vllm==0.29.0", "sglang>=0.5.16"])
+    report = Report(tuple(inspect_checkpoint(local_source(make_checkpoint(tmp_path / name, vocab=96, draft_vocab=d,
+                                                                          target_vocab=96, config_extra=ready)),
+                                             target=explicit_target(96), runtimes=rts)
+                          for name, d in (("clean", 96), ("padded", 120))), runtimes=tuple(str(r) for r in rts))
     root = _xml(report)
     clean, padded = root.findall("testsuite")
     assert clean.get("failures") == "0" and not clean.findall(".//failure")
     failed = {case.get("name"): case.find("failure") for case in padded.findall("testcase")
               if case.find("failure") is not None}
-    assert set(failed) == {"runtime vllm==0.29.0", "runtime sglang"}
+    sglang = {f"runtime sglang==0.5.{n}" for n in range(16, 24)}  # markov_w2 has D = 120 rows, SGLang wants V
+    assert set(failed) == {"runtime vllm==0.29.0"} | sglang
     assert failed["runtime vllm==0.29.0"].get("type") == "DSP302"
-    assert padded.get("failures") == "2" and root.get("failures") == "2"
+    assert {failed[name].get("type") for name in sglang} == {"DSP323"}
+    assert padded.get("failures") == "9" and root.get("failures") == "9"
     # Every finding is reported in some test case, as a failure or as output.
     text = ET.tostring(padded, encoding="unicode")
     assert all(f.code in text for f in report.checkpoints[1].findings)

@@ -15,7 +15,9 @@ PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)
 
 
 def test_trim_rewrites_tensor_data(tmp_path: Path) -> None:
-    plan = plan_fix(make_checkpoint(tmp_path / "d", **PADDED), target_vocab_size=96)
+    # SGLang's DSpark needs markov_head_type and mask_token_id before anything else, then V = T as well.
+    ready = {"markov_head_type": "vanilla", "mask_token_id": 0}
+    plan = plan_fix(make_checkpoint(tmp_path / "d", **PADDED, config_extra=ready), target_vocab_size=96)
     assert plan.strategy == "trim"
     reasons = unsafe_reasons(plan)
     assert any("trims lm_head.weight to 96 rows" in r for r in reasons), reasons

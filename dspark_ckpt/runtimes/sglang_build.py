@@ -1,0 +1,56 @@
+"""Pure: the config one SGLang release builds from a draft's config.json, before any weight is read.
+
+SGLang takes config.json as written (AutoConfig by model_type; no speculators conversion, no method rewrite) and
+resolves `architectures[0]` against the EntryClass names of that release's `sglang/srt/models/` (models/registry.py);
+a name none registers, with no `auto_map.AutoModel`, fails in model_loader/utils.py:get_model_architecture with
+"Cannot find model module ..." (sglang_rows.py cites the line per release). That is the build's own error, so a
+draft whose family dspark-ckpt does not model (a speculators config, say) still gets SGLang's verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from dspark_ckpt.model.draft_config import positive_int
+from dspark_ckpt.model.families import Family, family_for
+from dspark_ckpt.runtimes.compatibility import Issue
+from dspark_ckpt.runtimes.messages import E_SGLANG_UNREGISTERED
+from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
+from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row
+from dspark_ckpt.runtimes.versions import in_range
+
+if TYPE_CHECKING:
+    from dspark_ckpt.runtimes.config_build import BuiltConfig
+
+SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
+
+
+def registered(version: str) -> frozenset[str]:
+    """Every draft architecture name an EntryClass of this release lists (the rows' `architectures`); a release
+    outside the table takes the nearest row of each family."""
+    names: set[str] = set()
+    for family in Family:
+        row = next((c for c in SGLANG_ROWS if c.family == family and in_range("sglang", c.first, c.last, version)),
+                   None) or nearest_row(version, family)
+        if row is not None and row.supported:
+            names |= set(row.architectures)
+    return frozenset(names)
+
+
+def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
+    from dspark_ckpt.runtimes.config_build import BuiltConfig  # it names this builder in its table
+
+    archs = raw.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    model_type = raw.get("model_type") if isinstance(raw.get("model_type"), str) else None
+    vocab = positive_int(raw.get("vocab_size"))
+    error = None
+    if arch is None:
+        error = Issue("DSP309", "config.json names no architecture: SGLang cannot resolve a model class",
+                      verbatim=False)
+    elif arch not in registered(version):
+        error = Issue("DSP309", E_SGLANG_UNREGISTERED.format(arch=arch))
+    return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
+                       None, family_for(arch, model_type), vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
+                       error=error, source=SOURCE)

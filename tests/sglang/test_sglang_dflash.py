@@ -1,0 +1,65 @@
+"""SGLang's DFlash (0.5.11+) and DFlash2 (0.5.19+), models/dflash.py, and the families no release registers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sglang_support import DSPARK_READY, T, Drafts, check, expect
+
+from dspark_ckpt.runtimes import messages as m
+
+ALL = ("0.5.1", "0.5.23")
+OWN_IGNORED = frozenset({"DSP307"})
+SELECTOR = {"architectures": ["DFlash2DraftModel"], "dflash_config": {"selector_rank": 4, "selector_top_k": 8}}
+
+
+@pytest.fixture
+def drafts(tmp_path: Path) -> Drafts:
+    return Drafts(tmp_path)
+
+
+def test_dflash_is_registered_from_0_5_11_and_ignores_head_embedding_and_mappings(drafts: Drafts) -> None:
+    """DFlashDraftModel has no lm_head, embed_tokens or d2t parameter: `# Ignore unexpected weights`."""
+    for kwargs in ({"vocab": T, "draft_vocab": T}, {"vocab": T, "draft_vocab": 64, "d2t": True, "t2d": True}):
+        found = check(drafts(family="dflash", markov=False, **kwargs))
+        expect(found, {("0.5.1", "0.5.10"): ("error", "DSP309"), ("0.5.11", "0.5.23"): ("loads", OWN_IGNORED)})
+        assert "'DFlashDraftModel' is not a registered model" in (found["0.5.10"].error or "")
+
+
+def test_dflash_mask_token_id_beyond_t_is_refused(drafts: Drafts) -> None:
+    found = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False,
+                         config_extra={"dflash_config": {"mask_token_id": T + 4}}))
+    expect(found, {("0.5.1", "0.5.10"): ("error", "DSP309"), ("0.5.11", "0.5.23"): ("error", "DSP343")})
+    assert found["0.5.11"].error == m.E_DFLASH_MASK_OUTSIDE.format(m=T + 4, t=T, token="<|MASK|>")
+    assert (found["0.5.11"].error or "").startswith(f"DFLASH mask_token_id is outside the target vocab size. "
+                                                    f"mask_token_id={T + 4}, vocab_size={T}.")
+
+
+def test_dflash2_is_registered_from_0_5_19_and_needs_its_selector(drafts: Drafts) -> None:
+    found = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False, config_extra=SELECTOR))
+    expect(found, {("0.5.1", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("loads", OWN_IGNORED)})
+    bare = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False,
+                        config_extra={"architectures": ["DFlash2DraftModel"]}))
+    expect(bare, {("0.5.1", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("error", "DSP344")})
+    assert bare["0.5.19"].error == "DFlash selector draft requires dflash_config.selector_rank."
+
+
+def test_dflash2_codebooks_narrower_than_the_target_head_fail_at_the_first_step(drafts: Drafts) -> None:
+    found = check(drafts(family="dflash", vocab=64, draft_vocab=64, markov=False, config_extra=SELECTOR))
+    expect(found, {("0.5.1", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("first-step", "DSP340")})
+    assert "index 95 is out of bounds for dimension 0 with size 64" in (found["0.5.19"].first_step_error or "")
+
+
+@pytest.mark.parametrize("family", ["gemma4-dspark", "qwen3-omni-dspark"])
+def test_vllm_only_dspark_families_are_registered_in_no_release(drafts: Drafts, family: str) -> None:
+    found = check(drafts(family=family, vocab=T, draft_vocab=T, config_extra=DSPARK_READY))
+    expect(found, {ALL: ("error", "DSP309")})
+    arch = {"gemma4-dspark": "Gemma4DSparkModel", "qwen3-omni-dspark": "Qwen3OmniDSparkModel"}[family]
+    assert found["0.5.23"].error == m.E_SGLANG_UNREGISTERED.format(arch=arch)
+    assert "registered in no release 0.5.1-0.5.23" in found["0.5.23"].source
+
+
+def test_a_draft_without_an_architecture_has_no_sglang_class(drafts: Drafts) -> None:
+    found = check(drafts(vocab=T, draft_vocab=T, config_extra={**DSPARK_READY, "architectures": []}))
+    assert all(e.error_code == "DSP309" and "names no architecture" in (e.error or "") for e in found.values())
