@@ -135,7 +135,7 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP312", k.messages.mask_hidden)
     if k.parallel_drafting_needs_mask_hidden and f.parallel_drafting and not f.has_mask_hidden:
         return Issue("DSP314", k.messages.parallel)
-    nested = next((n for n in f.nested_weights if n.removesuffix(".weight") in k.bare_parameters), None)
+    nested = next((n for n in f.nested_weights if n.endswith(".weight") and n[:-7] in k.bare_parameters), None)
     if nested is not None:  # the nested loader meets candidate_selector.* before d2t and any row-checked head
         return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
     param = k.d2t_param.holds(d, t)

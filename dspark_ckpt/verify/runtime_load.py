@@ -96,7 +96,8 @@ def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> Non
             raise LoadFailure("DSP302", k.messages.d2t)
     if k.parallel_drafting_needs_mask_hidden and cfg.parallel_drafting and not names.mask_hidden:
         raise LoadFailure("DSP314", k.messages.parallel)
-    nested = next((n for n, _ in sorted(names.renamed) if n.removesuffix(".weight") in k.bare_parameters), None)
+    nested = next((n for n, _ in sorted(names.renamed) if n.endswith(".weight") and n[:-7] in k.bare_parameters),
+                  None)
     if nested is not None:  # a bare nn.Parameter (DFlash2's codebooks) cannot take a `.weight` tensor
         raise LoadFailure("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
 
