@@ -42,17 +42,27 @@ def visible_keep_lines(text: str) -> str:
     return _UNSAFE_KEEP_LINES.sub(_visible, text)
 
 
-def terminal(text: str, limit: int | None = None) -> str:
-    """For the text report: visible escapes, `::` broken so that no wrapped line starts a workflow command, and
-    cut after `limit` characters, saying how much more there is."""
-    safe = visible(text).replace(_COMMAND, ":\\x3a")
-    if limit is not None and len(safe) > limit:
-        return f"{safe[:limit]}... ({len(safe) - limit:,} more characters; --format json has them all)"
-    return safe
+TEXT_LIMIT = 2000  # characters of one value the text report shows; the JSON report has them all
+
+
+def cut(text: str, limit: int) -> str:
+    """The first `limit` characters, saying how many there were; cut before escaping, so a 10 MB value costs
+    its first `limit` characters, not a pass over all of it."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... (cut: {len(text):,} characters in all; --format json has them all)"
+
+
+def terminal(text: str, limit: int = TEXT_LIMIT) -> str:
+    """For the text report: cut after `limit` characters, visible escapes, and `::` broken so that no wrapped
+    line starts a workflow command."""
+    return visible(cut(text, limit)).replace(_COMMAND, ":\\x3a")
 
 
 def json_string(text: str) -> str:
     """For JSON: the text as it is, except lone surrogates (no strict JSON reader accepts them) as escapes."""
+    if text.isascii():  # O(1) for CPython's compact strings: no surrogate, nothing to scan
+        return text
     return _SURROGATE.sub(_visible, text) if _SURROGATE.search(text) else text
 
 

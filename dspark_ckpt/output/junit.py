@@ -12,10 +12,11 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 from dspark_ckpt.model.rule_catalog import RULES, Category
 from dspark_ckpt.output.context import RenderContext
-from dspark_ckpt.output.escape import visible, visible_keep_lines
+from dspark_ckpt.output.escape import cut, visible, visible_keep_lines
 
 # What every check evaluates: each is a test case of every checkpoint, passing when it holds no finding.
 CHECKED = (Category.HEADER, Category.LAYOUT, Category.CONFIG, Category.CONTRACT, Category.SHAPE, Category.MAPPING)
+MESSAGE_LIMIT = 10_000  # characters of one message in a test report (the JSON report keeps them all)
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -39,8 +40,8 @@ def _runtime_name(e: Compatibility) -> str:
 
 def _line(f: Finding) -> str:
     """One line per finding: a newline inside a checkpoint's text is escaped, so it cannot fake another finding."""
-    where = visible(":".join(p for p in (f.file, f.tensor) if p))
-    return f"{f.severity.value} {f.code} {where + ': ' if where else ''}{visible(f.message)}"
+    where = visible(cut(":".join(p for p in (f.file, f.tensor) if p), 500))
+    return f"{f.severity.value} {f.code} {where + ': ' if where else ''}{visible(cut(f.message, MESSAGE_LIMIT))}"
 
 
 def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
@@ -62,8 +63,8 @@ def _testcase(suite: ET.Element, c: CheckpointReport, name: str, found: list[Fin
     failing = [f for f in found if f.severity.rank >= ctx.fail_on.rank]
     if failing:
         first = failing[0]
-        failure = ET.SubElement(case, "failure", type=first.code, message=xml_safe(f"{first.code}: {first.message}"))
-        failure.text = xml_safe("\n".join(_line(f) + (f"\nhint: {visible(f.hint)}" if f.hint else "") for f in failing))
+        failure = ET.SubElement(case, "failure", type=first.code, message=xml_safe(cut(f"{first.code}: {first.message}", MESSAGE_LIMIT)))
+        failure.text = xml_safe("\n".join(_line(f) + (f"\nhint: {visible(cut(f.hint, MESSAGE_LIMIT))}" if f.hint else "") for f in failing))
     rest = [f for f in found if f not in failing]
     if rest:
         ET.SubElement(case, "system-out").text = xml_safe("\n".join(_line(f) for f in rest))

@@ -7,21 +7,23 @@ from rich.console import Console
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
-from dspark_ckpt.output.escape import visible_keep_lines
+from dspark_ckpt.output.escape import cut, visible_keep_lines
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.runs import runs
 
 _ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
 
+CELL_LIMIT = 2000
 _PUNCTUATION = str.maketrans({c: "\\" + c for c in "\\`*_[]~|"} | {"@": "&#64;"})
 
 
-def cell(text: str) -> str:
+def cell(text: str, limit: int = CELL_LIMIT) -> str:
     """One table cell: no raw HTML, no pipe or newline that would break the row, no backtick run that opens code,
     no link, emphasis or @mention made of a checkpoint's text, and control characters as visible escapes. The
-    backslash is escaped with the rest (a `\\|` in the text must not turn the pipe back into a cell border)."""
-    lines = visible_keep_lines(text).replace("\r", " ").split("\n")
+    backslash is escaped with the rest (a `\\|` in the text must not turn the pipe back into a cell border).
+    Cut after `limit` characters: a job summary or a PR comment has a size limit of its own."""
+    lines = visible_keep_lines(cut(text, limit)).replace("\r", " ").split("\n")
     escaped = [line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_PUNCTUATION)
                for line in lines]
     return "<br>".join(escaped)
