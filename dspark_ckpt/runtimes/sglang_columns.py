@@ -29,10 +29,10 @@ class SglangColumns:
     # EAGLE-3
     one_layer: bool = False  # num_hidden_layers != 1 is refused (before 0.5.12)
     midlayer_only: bool = False  # the decoder layer is `midlayer`: `layers.0.*` names are dropped (before 0.5.12)
-    draft_vocab_always_read: bool = False  # the logits-processor copy reads draft_vocab_size, tied or not (0.5.4.post2+)
+    draft_vocab_always_read: bool = False  # the logits-processor copy reads draft_vocab_size, even tied (0.5.4.post2+)
     null_shares_target: bool = False  # draft_vocab_size: null -> load_lm_head_from_target (0.5.2+); 0.5.1: TypeError
     crop: str = "V"  # the draft logits are cropped to V (before 0.5.4.post2) or to D
-    null_crop_fails: bool = False  # tied and draft_vocab_size null: `logits.shape[-1] > None` at the first step (0.5.15+)
+    null_crop_fails: bool = False  # tied, draft_vocab_size null: `logits.shape[-1] > None` at the first step (0.5.15+)
     # DSpark, DFlash
     merged_parser: bool = False  # 0.5.23: dflash_config merged under dspark_config when parsing
     nemotron_embed: bool = False  # Nemotron-3.5 NVFP4 drafts keep and load their own embed_tokens (0.5.19+)

@@ -104,7 +104,9 @@ def parse_dspark(cfg: Mapping[str, Any], *, merged: bool) -> DsparkParse:
     """parse_dspark_draft_config: markov_rank, markov_head_type and mask_token_id, each from the first source
     present: the `dspark_*` key, the nested dspark_config (0.5.23: dflash_config then dspark_config), text_config,
     the top level; the mask falls back to dflash_config.mask_token_id last (before 0.5.23)."""
-    nested = {**_nested(cfg, "dflash_config"), **_nested(cfg, "dspark_config")} if merged else _nested(cfg, "dspark_config")
+    nested = _nested(cfg, "dspark_config")
+    if merged:
+        nested = {**_nested(cfg, "dflash_config"), **nested}
     text = _text(cfg)
     prefixed = any(cfg.get(k) is not None for k in _PREFIXED)
 

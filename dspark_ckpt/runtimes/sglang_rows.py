@@ -2,7 +2,10 @@
 
 Read from the PyPI wheels 0.5.1 ... 0.5.23 and every post release (docs/research/sglang-facts.md and
 docs/upstream-notes.md section 3). Paths are inside the wheel (`sglang/srt/...`); `:N` is a line of the release
-named. "confirmed by executing" marks what was also run on CPU with that release's own source.
+named. "confirmed by executing" marks what tools/probe_sglang.py also ran on CPU with that release's own source
+(cut out of the wheel with ast: EAGLE-3 load_weights with VocabParallelEmbedding.weight_loader in every release;
+DSpark's parse_dspark_draft_config, build_markov_head and resolve_runtime_config in 0.5.16-0.5.23; the Markov
+factors through default_weight_loader and VanillaMarkov.apply_step_logits in 0.5.16-0.5.21).
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ _E_NOTE = "speculative/eagle_worker*.py set_embed/set_embed_and_head; layers/voc
 _EAGLE3_BASE = Contract(
     "sglang", "0.5.1", "0.5.1", Family.EAGLE3_LLAMA, "LlamaForCausalLMEagle3",
     f"sglang 0.5.1: {_E}:181 (1 layer), :188-196 (lm_head), :198 (LogitsProcessor(config): crop to V), :215-221 "
-    f"(d2t, t2d); {_E_NOTE}; draft_vocab_size null -> layers/vocab_parallel_embedding.py:233 TypeError "
-    "(confirmed by executing)",
+    f"(d2t, t2d; load_weights and the row assert confirmed by executing); {_E_NOTE}; draft_vocab_size null -> "
+    "layers/vocab_parallel_embedding.py:233 TypeError (confirmed by executing)",
     unknown_weights=Unknown.IGNORE, lm_head_share=Share.NEVER, embed_share=Share.ALWAYS, messages=SGLANG,
     architectures=("LlamaForCausalLMEagle3",), reads_speculators=False,
     sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True),
@@ -63,23 +66,26 @@ _EAGLE3 = (
     _EAGLE3_BASE,
     replace(_EAGLE3_BASE, first="0.5.2", last="0.5.4.post1",
             source=f"sglang 0.5.2-0.5.4.post1: {_E}:194 (1 layer), :202-213 (tied / draft_vocab_size null -> "
-                   f"load_lm_head_from_target), LogitsProcessor(config) (crop to V), :232-238 (d2t, t2d) @ 0.5.2; "
-                   f"{_E_NOTE}",
+                   f"load_lm_head_from_target), LogitsProcessor(config) (crop to V), :232-238 (d2t, t2d) @ 0.5.2 "
+                   f"(load_weights confirmed by executing); {_E_NOTE}",
             sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True, null_shares_target=True)),
     replace(_EAGLE3_BASE, first="0.5.4.post2", last="0.5.11",
             source=f"sglang 0.5.4.post2-0.5.11: {_E}:199 (1 layer), :207-218 (lm_head), :220-224 "
                    f"(config_.vocab_size = config_.draft_vocab_size: read tied or not, crop to D), :242-248 "
-                   f"(d2t, t2d) @ 0.5.5 (0.5.4.post2 is byte-identical); {_E_NOTE}",
+                   f"(d2t, t2d) @ 0.5.5 (0.5.4.post2 is byte-identical; load_weights confirmed by executing); "
+                   f"{_E_NOTE}",
             sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True, null_shares_target=True,
                                  draft_vocab_always_read=True, crop="D")),
     replace(_EAGLE3_BASE, first="0.5.12", last="0.5.14",
             source=f"sglang 0.5.12-0.5.14: {_E}:271-283 (lm_head), :285-288 (crop to D), :307 (midlayer -> "
-                   f"layers.0, any layer count), :318-324 (d2t, t2d) @ 0.5.12; {_E_NOTE}",
+                   f"layers.0, any layer count), :318-324 (d2t, t2d) @ 0.5.12 (load_weights confirmed by "
+                   f"executing); {_E_NOTE}",
             sglang=SglangColumns(Loader.EAGLE3, null_shares_target=True, draft_vocab_always_read=True, crop="D")),
     replace(_EAGLE3_BASE, first="0.5.15", last=LAST,
             source=f"sglang 0.5.15-0.5.23: {_E}:303-318 (lm_head, crop to D), :339 (midlayer -> layers.0), :350-356 "
-                   "(d2t, t2d) @ 0.5.23; tied with draft_vocab_size null: layers/logits_processor.py:1055 @ 0.5.15, "
-                   f":1346 @ 0.5.23 compares the width with None; {_E_NOTE}",
+                   "(d2t, t2d) @ 0.5.23 (load_weights confirmed by executing); tied with draft_vocab_size null: "
+                   "layers/logits_processor.py:1055 @ 0.5.15, :1346 @ 0.5.23 compares the width with None (read: "
+                   f"0.5.14's _copy_logits_to_buffer slices instead); {_E_NOTE}",
             sglang=SglangColumns(Loader.EAGLE3, null_shares_target=True, draft_vocab_always_read=True, crop="D",
                                  null_crop_fails=True)),
 )
@@ -91,13 +97,13 @@ _EAGLE3 = (
 # model_runner_components/spec_aux_hidden_state.py; base logits cropped to the target head's org_vocab_size.
 _Q = "sglang/srt/models/dspark.py"
 _QC = "speculative/dspark_components/dspark_config.py"
-_Q_NOTE = (f"{_QC} parse_dspark_draft_config + resolve_runtime_config (confirmed by executing); "
+_Q_NOTE = (f"{_QC} parse_dspark_draft_config + resolve_runtime_config, build_markov_head (confirmed by executing); "
            "model_runner_components/spec_aux_hidden_state.py (markov_rank > 0)")
 _DSPARK_BASE = Contract(
     "sglang", "0.5.16", "0.5.16", Family.QWEN3_DSPARK, "Qwen3DSparkModel",
     f"sglang 0.5.16: {_Q}:509 (EntryClass), :77-78 (markov_w1/w2 [V, r]), :268 (build_markov_head), :354-358 "
-    f"(lm_head./embed_tokens. skipped), :419 (unknown markov weight), :101 (logits + bias at the first step); "
-    f"{_Q_NOTE}; {_QC}:111-118 (mask_token_id)",
+    f"(lm_head./embed_tokens. skipped), :419 (unknown markov weight), :101 (logits + bias at the first step; "
+    f"with default_weight_loader, confirmed by executing); {_Q_NOTE}; {_QC}:111-118 (mask_token_id)",
     lm_head_rows="V", markov_w2_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS,
     embed_share=Share.ALWAYS, messages=SGLANG, architectures=("Qwen3DSparkModel",), reads_speculators=False,
     sglang=SglangColumns(Loader.DSPARK),
@@ -108,12 +114,14 @@ _DSPARK = (
     _DSPARK_BASE,
     replace(_DSPARK_BASE, first="0.5.17", last="0.5.18", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
             source=f"sglang 0.5.17-0.5.18: {_Q}:612 (EntryClass adds DSparkDraftModel), :79-80 (markov_w1/w2 "
-                   f"[V, r]), :427 (unknown markov weight) @ 0.5.17; {_Q_NOTE}; {_QC}:111-118 (mask_token_id; from "
-                   "0.5.18 bounded by the target's padded_vocab_size when it has one)"),
+                   "[V, r]; loaded and added at the first step, confirmed by executing), :427 (unknown markov "
+                   f"weight) @ 0.5.17; {_Q_NOTE}; {_QC}:111-118 (mask_token_id; from 0.5.18 bounded by the "
+                   "target's padded_vocab_size when it has one)"),
     replace(_DSPARK_BASE, first="0.5.19", last="0.5.21", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
             source=f"sglang 0.5.19-0.5.21: {_Q}:883 (EntryClass), :98-99 (markov_w1/w2 [V, r]), :482, :559-562 "
                    f"(lm_head/embed_tokens skipped after stripping model.), :582 (unknown markov weight), :122 "
-                   f"(logits + bias) @ 0.5.19; models/dflash.py:569-578 (Nemotron-3.5 keeps embed_tokens); "
+                   f"(logits + bias; confirmed by executing) @ 0.5.19; models/dflash.py:569-578 (Nemotron-3.5 "
+                   f"keeps embed_tokens); "
                    f"{_Q_NOTE}; {_QC}:121-127 (mask_token_id)",
             sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True)),
     replace(_DSPARK_BASE, first="0.5.22", last="0.5.22", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
@@ -137,8 +145,8 @@ _DSPARK = (
 _F = "sglang/srt/models/dflash.py"
 _DFLASH_BASE = Contract(
     "sglang", "0.5.11", "0.5.18", Family.DFLASH, "DFlashDraftModel",
-    f"sglang 0.5.11-0.5.18: {_F}:399 (EntryClass), :382 (unexpected weights ignored; confirmed by executing) "
-    "@ 0.5.11; speculative/dflash_worker.py:454 (mask_token_id < T) @ 0.5.11",
+    f"sglang 0.5.11-0.5.18: {_F}:399 (EntryClass), :382 (unexpected weights ignored) @ 0.5.11; "
+    "speculative/dflash_worker.py:454 (mask_token_id < T) @ 0.5.11",
     unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS, embed_share=Share.ALWAYS, messages=SGLANG,
     architectures=("DFlashDraftModel",), reads_speculators=False, sglang=SglangColumns(Loader.DFLASH),
 )

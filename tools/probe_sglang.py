@@ -1,0 +1,261 @@
+"""Maintainer probe: run SGLang's own config parsers and load code, taken from the released wheels, on CPU, and
+compare each result with dspark-ckpt's SGLang rows (runtimes/sglang_eval.py).
+
+    python tools/probe_sglang.py /path/to/wheels          # a folder holding sglang-X/sglang/srt/... per release
+
+No sglang install and no GPU: the functions named below are cut out of each release's source with `ast` and
+executed against the few stubs they need (msgspec.Struct, a config object, a VocabParallelEmbedding instance).
+What it runs, per release that has it:
+  - speculative/dflash_utils.py parse_dflash_draft_config, speculative/dspark_components/dspark_config.py
+    parse_dspark_draft_config and resolve_runtime_config (0.5.16+), on a set of configs;
+  - models/dspark.py build_markov_head and the markov weights through model_loader/weight_utils.py
+    default_weight_loader, then VanillaMarkov.apply_step_logits against a narrower/wider base (0.5.16-0.5.21);
+  - models/llama_eagle3.py LlamaForCausalLMEagle3.load_weights with layers/vocab_parallel_embedding.py
+    VocabParallelEmbedding.weight_loader (every release).
+It prints one line per (release, case): `ok` when the release's own result matches dspark-ckpt's, else both.
+Exit status 1 when any case differs.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import sys
+import types
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import messages as m
+from dspark_ckpt.runtimes.compatibility import DraftFacts
+from dspark_ckpt.runtimes.sglang_config import sglang_config
+from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
+from dspark_ckpt.runtimes.table import contract_for
+
+STDLIB = ("typing", "dataclasses", "numbers", "collections", "collections.abc", "logging", "math", "json", "enum",
+          "functools", "abc", "copy", "re", "os")
+
+
+class _Struct:
+    """msgspec.Struct as dataclass: `class X(msgspec.Struct, frozen=True)` with annotated fields."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        dataclasses.dataclass(frozen=bool(kwargs.get("frozen")))(cls)
+
+
+def _cut(path: Path, wanted: Iterable[str], extra: dict[str, Any]) -> dict[str, Any]:
+    """Exec the top-level definitions `wanted` (and the ones they reference) of one source file."""
+    tree = ast.parse(path.read_text())
+    defs: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defs[node.name] = node
+        elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            for target in node.targets:
+                defs[target.id] = node  # type: ignore[union-attr]
+    keep: list[str] = []
+    todo = list(wanted)
+    while todo:
+        name = todo.pop()
+        if name in keep or name not in defs:
+            continue
+        keep.append(name)
+        todo += [n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name)]
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+               and all((getattr(n, "module", None) or a.name).split(".")[0] in {*STDLIB, "__future__", "torch"}
+                       for a in n.names)]
+    body = imports + sorted({id(defs[n]): defs[n] for n in keep}.values(), key=lambda d: d.lineno)
+    module = types.ModuleType(f"probe_{abs(hash(str(path)))}")  # dataclasses look their module up
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    namespace.update({"logger": types.SimpleNamespace(warning=lambda *a, **k: None, info=lambda *a, **k: None,
+                                                      debug=lambda *a, **k: None), **extra})
+    exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _outcome(call: Callable[[], Any]) -> str:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the release's own exception is the observation
+        return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return "ok"
+
+
+# --- configs the parsers are run on (the draft's config.json as SGLang reads it) ---
+DSPARK_CONFIGS: dict[str, dict[str, Any]] = {
+    "ready": {"markov_rank": 4, "markov_head_type": "vanilla", "mask_token_id": 0},
+    "no-head-type": {"markov_rank": 4, "mask_token_id": 0},
+    "prefixed": {"markov_rank": 4, "dspark_block_size": 7, "mask_token_id": 0},
+    "rank-nested": {"dspark_config": {"markov_rank": 4, "markov_head_type": "vanilla"}, "mask_token_id": 0},
+    "no-rank": {"markov_head_type": "vanilla", "mask_token_id": 0},
+    "bad-type": {"markov_rank": 4, "markov_head_type": "lstm", "mask_token_id": 0},
+    "no-mask": {"markov_rank": 4, "markov_head_type": "vanilla"},
+    "mask-at-t": {"markov_rank": 4, "markov_head_type": "vanilla", "mask_token_id": 96},
+    "mask-nested": {"markov_rank": 4, "markov_head_type": "vanilla", "mask_token_id": 500,
+                    "dflash_config": {"mask_token_id": 5}},
+    "type-nested": {"markov_rank": 4, "dflash_config": {"markov_head_type": "vanilla"}, "mask_token_id": 0},
+}
+T = 96
+
+
+def _release_key(name: str) -> tuple[int, ...]:
+    version = name.removeprefix("sglang-")
+    base, _, post = version.partition(".post")
+    return (*(int(p) for p in base.split(".")), int(post or -1))
+
+
+def _dspark_case(srt: Path, version: str, name: str, raw: dict[str, Any]) -> tuple[str, str]:
+    utils = _cut(srt / "speculative" / "dflash_utils.py", ["parse_dflash_draft_config"], {})
+    msgspec = types.SimpleNamespace(Struct=_Struct)
+    cfg_mod = _cut(srt / "speculative" / "dspark_components" / "dspark_config.py",
+                   ["parse_dspark_draft_config", "resolve_runtime_config"],
+                   {"msgspec": msgspec, "parse_dflash_draft_config": utils["parse_dflash_draft_config"]})
+    heads = _cut(srt / "models" / "dspark.py", ["build_markov_head"], {"torch": torch, "nn": nn, "msgspec": msgspec,
+                                                                       "F": torch.nn.functional})
+    config = {"architectures": ["Qwen3DSparkModel"], "vocab_size": T, "hidden_size": 16, **raw}
+
+    def release() -> None:
+        parsed = cfg_mod["parse_dspark_draft_config"](draft_hf_config=config)
+        if not parsed.require_markov():  # spec_aux_hidden_state.py, the first markov_rank check
+            raise ValueError(m.E_DSPARK_RANK_AUX.format(rank=parsed.markov_rank))
+        heads["build_markov_head"](types.SimpleNamespace(**config))  # the draft's __init__: top-level keys only
+        cfg_mod["resolve_runtime_config"](draft_hf_config=config, speculative_num_draft_tokens=8,
+                                          target_vocab_size=T)
+
+    theirs = _outcome(release)
+    ours = _ours(Family.QWEN3_DSPARK, version, config, {"markov_head.markov_w1.weight": (T, 4),
+                                                        "markov_head.markov_w2.weight": (T, 4)}, config_only=True)
+    return theirs, ours
+
+
+def _ours(family: Family, version: str, raw: dict[str, Any], shapes: dict[str, tuple[int, ...]],
+          config_only: bool = False, **facts: Any) -> str:
+    contract = contract_for("sglang", version, family)
+    assert contract is not None
+    v = raw.get("vocab_size", T)
+    d = raw.get("draft_vocab_size") or v
+    base = {"family": family, "draft_vocab_size": d, "vocab_size": v, "target_vocab_size": T, "has_lm_head": True,
+            "has_embed": True, "has_d2t": False, "has_t2d": False,
+            "markov_w1_rows": shapes.get("markov_head.markov_w1.weight", (None,))[0],
+            "markov_w2_rows": shapes.get("markov_head.markov_w2.weight", (None,))[0],
+            "sglang": sglang_config(raw, shapes), **facts}
+    verdict = evaluate_sglang(contract, version, DraftFacts(**base))  # type: ignore[arg-type]
+    issue = verdict.error or verdict.first_step
+    if issue is None or (config_only and issue.code not in ("DSP343", "DSP344")):
+        return "ok"
+    prefix = {"DSP343": "ValueError", "DSP344": "ValueError", "DSP322": "AssertionError",
+              "DSP323": "AssertionError", "DSP320": "AssertionError", "DSP321": "AssertionError",
+              "DSP340": "RuntimeError"}.get(issue.code, "Error")
+    return f"{prefix}: {issue.text}" if issue.text != "AssertionError" else "AssertionError"
+
+
+def _markov_case(srt: Path, version: str, rows: int, base_width: int) -> tuple[str, str]:
+    """build_markov_head, the markov weights through default_weight_loader, then the first step's add."""
+    loader = _cut(srt / "model_loader" / "weight_utils.py", ["default_weight_loader"], {"torch": torch})
+    heads = _cut(srt / "models" / "dspark.py", ["build_markov_head"],
+                 {"torch": torch, "nn": nn, "msgspec": types.SimpleNamespace(Struct=_Struct)})
+    config = types.SimpleNamespace(markov_rank=4, markov_head_type="vanilla", vocab_size=T, hidden_size=16)
+
+    def release() -> None:
+        head = heads["build_markov_head"](config)
+        params = dict(head.named_parameters())
+        for name in ("markov_w1.weight", "markov_w2.weight"):
+            loader["default_weight_loader"](params[name], torch.zeros((rows, 4)))
+        base = torch.zeros((1, base_width))
+        head.apply_step_logits(base, token_ids=torch.zeros(1, dtype=torch.long), hidden_states=None)
+
+    theirs = _outcome(release)
+    raw = {"architectures": ["Qwen3DSparkModel"], "vocab_size": T, "markov_rank": 4, "markov_head_type": "vanilla",
+           "mask_token_id": 0}
+    shapes = {"markov_head.markov_w1.weight": (rows, 4), "markov_head.markov_w2.weight": (rows, 4)}
+    ours = _ours(Family.QWEN3_DSPARK, version, raw, shapes, target_head_rows=base_width)
+    return theirs, ours
+
+
+class _Shard:
+    org_vocab_start_index = 0
+
+    def __init__(self, rows: int) -> None:
+        self.org_vocab_end_index = rows
+
+
+def _eagle3_case(srt: Path, version: str, d: int, head_rows: int) -> tuple[str, str]:
+    """LlamaForCausalLMEagle3.load_weights: d2t -> hot_token_id, and lm_head through the row-asserting loader."""
+    tree = ast.parse((srt / "models" / "llama_eagle3.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LlamaForCausalLMEagle3")
+    method = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "load_weights")
+    weights = _cut(srt / "model_loader" / "weight_utils.py", ["default_weight_loader"], {"torch": torch})
+    namespace: dict[str, Any] = {"torch": torch, "Iterable": Iterable, "Tuple": tuple,
+                                 "default_weight_loader": weights["default_weight_loader"]}
+    vocab = _cut(srt / "layers" / "vocab_parallel_embedding.py", [], {})
+    vtree = ast.parse((srt / "layers" / "vocab_parallel_embedding.py").read_text())
+    vcls = next(n for n in vtree.body if isinstance(n, ast.ClassDef) and n.name == "VocabParallelEmbedding")
+    vmethod = next(n for n in vcls.body if isinstance(n, ast.FunctionDef) and n.name == "weight_loader")
+    loader_ns: dict[str, Any] = {"torch": torch, "Parameter": nn.Parameter, "BasevLLMParameter": nn.Parameter,
+                                 "UninitializedParameter": nn.parameter.UninitializedParameter, **vocab}
+    exec(compile(ast.Module(body=[vmethod], type_ignores=[]), "vocab_parallel_embedding.py", "exec"),  # noqa: S102
+         loader_ns)
+    exec(compile(ast.Module(body=[method], type_ignores=[]), "llama_eagle3.py", "exec"), namespace)  # noqa: S102
+    head = types.SimpleNamespace(org_vocab_size=d, use_presharded_weights=False, tp_size=1,
+                                 shard_indices=_Shard(d))
+    weight = nn.Parameter(torch.zeros((d, 16)), requires_grad=False)
+    weight.output_dim = 0  # type: ignore[attr-defined]
+    weight.weight_loader = lambda p, w: loader_ns["weight_loader"](head, p, w)  # type: ignore[attr-defined]
+    model = types.SimpleNamespace(hot_token_id=None, named_parameters=lambda: [("lm_head.weight", weight)])
+    d2t = torch.zeros(d, dtype=torch.long)
+
+    def release() -> None:
+        namespace["load_weights"](model, [("d2t", d2t), ("lm_head.weight", torch.zeros((head_rows, 16))),
+                                          ("t2d", torch.zeros(T, dtype=torch.bool))])
+        assert model.hot_token_id is not None and model.hot_token_id.tolist() == list(range(d))
+
+    theirs = _outcome(release)
+    raw = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "vocab_size": T,
+           "draft_vocab_size": d, "num_hidden_layers": 1}
+    ours = _ours(Family.EAGLE3_LLAMA, version, raw, {}, lm_head_rows=head_rows, has_d2t=True, d2t_length=d)
+    return theirs, ours
+
+
+def _null_head_case(srt: Path) -> tuple[str, str]:
+    """ParallelLMHead(None, H) in 0.5.1 (draft_vocab_size null, untied): VocabParallelEmbedding.__init__'s
+    `num_added_embeddings = num_embeddings - self.org_vocab_size` with both None."""
+    tree = ast.parse((srt / "layers" / "vocab_parallel_embedding.py").read_text())
+    statement = next(n for n in ast.walk(tree) if isinstance(n, ast.Assign) and any(
+        isinstance(t, ast.Name) and t.id == "num_added_embeddings" for t in n.targets))
+    scope = {"num_embeddings": None, "self": types.SimpleNamespace(org_vocab_size=None)}
+    theirs = _outcome(lambda: exec(compile(ast.Module(body=[statement], type_ignores=[]), "v.py", "exec"),  # noqa: S102
+                                   scope))
+    return theirs, f"TypeError: {m.E_EAGLE3_NULL_DRAFT_VOCAB}"
+
+
+def main(root: Path) -> int:
+    differ = 0
+    for folder in sorted(root.glob("sglang-*"), key=lambda p: _release_key(p.name)):
+        version, srt = folder.name.removeprefix("sglang-"), folder / "sglang" / "srt"
+        cases: list[tuple[str, tuple[str, str]]] = []
+        cases += [(f"eagle3 lm_head rows {rows}", _eagle3_case(srt, version, 64, rows)) for rows in (64, 63)]
+        if version == "0.5.1":
+            cases.append(("eagle3 draft_vocab_size null", _null_head_case(srt)))
+        if (srt / "models" / "dspark.py").exists():
+            cases += [(f"dspark config {name}", _dspark_case(srt, version, name, raw))
+                      for name, raw in DSPARK_CONFIGS.items()]
+            if _release_key(folder.name) < (0, 5, 22, -1):  # 0.5.22+ samples in a kernel outside srt/
+                cases += [(f"dspark markov rows {rows}, base {width}", _markov_case(srt, version, rows, width))
+                          for rows, width in ((T, T), (T - 1, T), (T, 128), (T, 64))]
+        for name, (theirs, ours) in cases:
+            same = theirs == ours
+            differ += not same
+            print(f"{version:12} {name:32} {'ok' if same else 'DIFFERS'}  {theirs}" +
+                  ("" if same else f"  | dspark-ckpt: {ours}"))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "/work/wheels")))
