@@ -34,6 +34,14 @@ def target_vocab_size(cfg: dict[str, Any]) -> tuple[int | None, str]:
     return positive_int(node.get("vocab_size")), path
 
 
+def target_head_rows(cfg: dict[str, Any]) -> int | None:
+    """The rows of the target's lm_head when its text config pads them beyond T (SGLang's Inkling builds
+    ParallelLMHead(padded_vocab_size)): what SGLang's DSpark crops the draft's base logits to."""
+    node, _ = text_config(cfg)
+    t, padded = positive_int(node.get("vocab_size")), positive_int(node.get("padded_vocab_size"))
+    return padded if padded is not None and t is not None and padded > t else None
+
+
 def is_qwen3_omni_target(cfg: dict[str, Any]) -> bool:
     archs = cfg.get("architectures") or []
     return cfg.get("model_type") == "qwen3_omni_moe" or any(

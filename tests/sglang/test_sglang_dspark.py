@@ -144,3 +144,32 @@ def test_the_inkling_example_on_sglang(drafts: Drafts) -> None:
     example = Path(__file__).parents[2] / "examples" / "inkling-small-dspark"
     found = check(example, target=200058)
     expect(found, {BEFORE: ("error", "DSP309"), ALL_DSPARK: ("error", "DSP344")})
+
+
+def test_a_target_head_padded_like_inklings_takes_a_draft_of_its_width(drafts: Drafts, tmp_path: Path) -> None:
+    """SGLang's Inkling builds ParallelLMHead(padded_vocab_size): base logits are cropped to its rows, so a draft
+    with V = padded_vocab_size runs, and can propose the padded ids [T, W); verify observes the same."""
+    import json
+
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.runtimes.selectors import parse_selectors
+    from dspark_ckpt.sources.local import local_source
+    from dspark_ckpt.sources.target import local_target
+
+    target = tmp_path / "inkling-target"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps({"model_type": "inkling", "text_config": {
+        "vocab_size": T, "padded_vocab_size": 128}}))
+    path = dspark(drafts, vocab=128, draft_vocab=128)
+    report = inspect_checkpoint(local_source(path), target=local_target(target), runtimes=parse_selectors(["sglang"]))
+    found = {e.version: e for e in report.compatibility}
+    expect(found, {BEFORE: ("error", "DSP309"), ALL_DSPARK: ("loads", OWN_IGNORED | {"DSP305"})})
+    assert any("ids [96, 128) can be proposed" in s for s in found["0.5.23"].silent)
+    torch = pytest.importorskip("torch")
+    from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+
+    verified, result = verify_checkpoint(local_source(path), target=local_target(target),
+                                         runtimes=parse_selectors(["sglang"]),
+                                         options=VerifyOptions(device="cpu", probes=0), device=torch.device("cpu"))
+    assert result.check_disagreements == ()
+    assert [(e.error_code, e.first_step_error_code) for e in verified.compatibility][-8:] == [(None, None)] * 8
