@@ -18,6 +18,8 @@ def _runtimes(r: VerifyResult) -> Table:
     for s in r.runtimes:
         name = runtime_label.display(s.runtime, s.version)
         loads = Text("yes", style="green") if s.loads else Text(f"no ({s.error_code})", style="bold red")
+        if s.loads and s.first_step_code:
+            loads = Text(f"1st step ({s.first_step_code})", style="bold red")
         param = ("loaded" if s.d2t_loaded else "zeros") if s.d2t_param else "none"
         table.add_row(name, loads, param, s.lm_head, s.embed_tokens)
     return table

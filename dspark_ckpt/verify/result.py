@@ -19,6 +19,7 @@ class RuntimeState:
     d2t_loaded: bool
     lm_head: str  # own | target | uninitialised | none (load failed)
     embed_tokens: str
+    first_step_code: str | None = None  # it loaded, then the first draft step's ops failed (SGLang)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +141,8 @@ def verify_json(r: VerifyResult) -> dict[str, Any]:
                          for t in r.tensors_read],
         "runtimes": [{"runtime": s.runtime, "version": s.version, "loads": s.loads, "error": s.error,
                       "error_code": s.error_code, "d2t_param": s.d2t_param, "d2t_loaded": s.d2t_loaded,
-                      "lm_head": s.lm_head, "embed_tokens": s.embed_tokens} for s in r.runtimes],
+                      "lm_head": s.lm_head, "embed_tokens": s.embed_tokens,
+                      "first_step_error_code": s.first_step_code} for s in r.runtimes],
         "mapping": [_mapping_json(m) for m in r.mappings],
         "probe": probe_json(r.probe),
         "check_disagreements": list(r.check_disagreements),

@@ -83,4 +83,4 @@ def state_for(out: Outcome) -> RuntimeState:
     err = out.error
     return RuntimeState(out.contract.runtime, out.version, err is None, err.text if err else None,
                         err.code if err else None, out.d2t is not None, out.d2t_loaded, out.lm_head,
-                        out.embed_tokens)
+                        out.embed_tokens, out.first_step.code if out.first_step else None)
