@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dspark_ckpt.errors import DsparkCkptError
 from dspark_ckpt.model.report import CheckpointReport
@@ -12,11 +13,22 @@ from dspark_ckpt.verify.engine import Engine, Subject, apply_engine
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from dspark_ckpt.cli.run import Run
+    from dspark_ckpt.model.target import TargetVocab
     from dspark_ckpt.verify.result import VerifyResult
 
 
-def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: Run) -> Subject:
+class RunInputs(Protocol):
+    """What the engine step needs of the CLI's resolved run (verify sits below cli: it never imports it)."""
+
+    @property
+    def config(self) -> Path | None: ...
+    @property
+    def token(self) -> str | None: ...
+    @property
+    def target(self) -> TargetVocab | None: ...
+
+
+def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: RunInputs) -> Subject:
     from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.sources.resolve import open_source
 
@@ -32,7 +44,7 @@ def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: Run
     return Subject(report, folder, analysis.facts, bool(cfg and cfg.parallel_drafting))
 
 
-def with_engine(pairs: Sequence[tuple[CheckpointReport, VerifyResult]], specs: Sequence[str], run: Run,
+def with_engine(pairs: Sequence[tuple[CheckpointReport, VerifyResult]], specs: Sequence[str], run: RunInputs,
                 engine: Engine, device: str) -> tuple[list[tuple[CheckpointReport, VerifyResult]],
                                                        list[dict[str, Any]]]:
     """The reports with the installed runtime's own answer where it could give one, and one engine doc each."""
