@@ -70,7 +70,8 @@ def test_structural_error_without_target_still_fails(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [
     ["check", "/no/such/draft"],
     ["check", "{EX}", "--target", "/no/such/target"],
-    ["check", "{EX}", "--runtime", "vllm==0.99.0"],
+    ["check", "{EX}", "--runtime", "vllm==not-a-version"],  # a newer release is a DSP220 warning, not exit 2
+    ["check", "{EX}", "--runtime", "vllm>=0.99"],  # a range matching no known release
     ["check", "{EX}", "--runtime", "tgi"],
     ["check", "{EX}", "--target-vocab-size", "0"],
     ["check", "{EX}", "--target", "{EX}", "--target-vocab-size", "5"],
