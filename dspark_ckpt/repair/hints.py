@@ -99,7 +99,7 @@ def groups(runtimes: Sequence[str], before: Sequence[a.Outcome],
     """Split the runtimes into groups one repair (or the draft as it is: None) loads on, largest first."""
     left = list(runtimes)
     out: list[tuple[str | None, list[str]]] = []
-    candidates: list[tuple[str | None, Sequence[a.Outcome]]] = [(None, before), *options]
+    candidates: list[tuple[str | None, Sequence[a.Outcome]]] = [*options, (None, before)]  # a tie goes to a repair
     while left:
         best: tuple[str | None, list[str]] = (None, [])
         for label, outcomes in candidates:

@@ -14,6 +14,8 @@ from conftest import make_checkpoint, run_cli
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)  # d2t missing, rebuildable from t2d
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 COMMAND = re.compile(r"`(dspark-ckpt (?:fix|check) [^`]+)`")
+# Why SGLang cannot load it: the known case in words, else the code each attempt fails with (per release range).
+REASON = re.compile(r"SGLang's Qwen3 DSpark|fails with DSP\d{3}")
 
 
 def flat(text: str) -> str:
@@ -42,11 +44,11 @@ def test_for_all_repairs_for_vllm_and_names_sglang_and_why(tmp_path: Path) -> No
     text = flat(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "strategy rebuild-d2t" in text and "check passes" in text and "warning DSP505" in text
-    assert "not repaired for sglang" in text and "SGLang's Qwen3 DSpark" in text
+    assert "not repaired for sglang" in text and REASON.search(text.split("warning DSP505")[1]), "names why"
     [check] = commands(text.split("warning DSP505")[1])
     assert check[:3] == ["dspark-ckpt", "check", str(folder)] and "--runtime" in check
     shown = run_pasted(check)
-    assert shown.returncode == 1 and "DSP320" in shown.stdout, "the check it suggests shows the SGLang failure"
+    assert shown.returncode == 1 and "sglang" in shown.stdout, "the check it suggests shows the SGLang failure"
     for_vllm = run_cli("check", str(tmp_path / "o"), "--target-vocab-size", "128", "--runtime", "vllm")
     assert for_vllm.returncode == 0, for_vllm.stdout
     assert "DSP505" in {w["code"] for w in doc_of("fix", str(folder), "--target-vocab-size", "128",
@@ -59,6 +61,7 @@ def test_sglang_named_explicitly_refuses_with_a_runnable_alternative(tmp_path: P
         done = run_cli("fix", str(folder), "--target-vocab-size", "128", *named)
         text = flat(done.stdout)
         assert done.returncode == 1 and "refused DSP502" in text and "no repair makes this draft load on sglang" in text
+        assert REASON.search(text.split("no repair makes this draft load on sglang")[1]), "names why"
         assert "CODE" not in text and not (tmp_path / "d-fixed").exists()
     [alternative] = commands(text.split("hint:")[1])
     assert alternative == ["dspark-ckpt", "fix", str(folder), "--target-vocab-size", "128", "--for", "vllm"]
@@ -66,16 +69,17 @@ def test_sglang_named_explicitly_refuses_with_a_runnable_alternative(tmp_path: P
     assert pasted.returncode == 0 and "check passes" in pasted.stdout, pasted.stdout + pasted.stderr
 
 
-def test_a_runtime_conflict_suggests_one_runnable_fix_per_group(tmp_path: Path) -> None:
-    # mask_token_id >= T keeps the input side whole: vLLM 0.29 needs the trim, which SGLang then refuses
+def test_a_runtime_conflict_refusal_suggests_runnable_fixes(tmp_path: Path) -> None:
+    """mask_token_id >= T keeps the input side whole: the trim vLLM 0.29 needs cannot serve SGLang (which sizes
+    lm_head by V) as well. Whatever the refusal's reason, each command in its hint runs as pasted."""
     folder = make_checkpoint(tmp_path / "d", **PADDED, config_extra={"mask_token_id": 99})
     refusal = doc_of("fix", str(folder), "--target-vocab-size", "96", "--for", "vllm==0.29.0", "--for", "sglang",
                      "--dry-run")["refusal"]
     assert refusal["code"] == "DSP502" and "CODE" not in refusal["hint"]
     found = commands(refusal["hint"])
-    assert [c[c.index("--for") + 1] for c in found] == ["vllm==0.29.0"] and "sglang" in refusal["hint"]
+    assert any(c[c.index("--for") + 1] == "vllm==0.29.0" for c in found)
     for argv in found:
-        assert argv[2] == str(folder) and argv[3:5] == ["--target-vocab-size", "96"] and "--out" in argv
+        assert argv[2] == str(folder) and argv[3:5] == ["--target-vocab-size", "96"] and "--for" in argv
         pasted = run_pasted(argv)
         assert pasted.returncode == 0 and "check passes" in pasted.stdout, pasted.stdout + pasted.stderr
 
