@@ -107,6 +107,7 @@ def test_one_shard_verifies_the_folder(tmp_path: Path) -> None:
     make_checkpoint(tmp_path / "draft", vocab=128, draft_vocab=128, target_vocab=T, shards=2)
     done, doc = verify_json("draft/model-00001-of-00002.safetensors", "--runtime", "vllm==0.33.0", "--probe", "0",
                             cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr  # verified (padded: DSP305 may warn), not a usage error
     entry = doc["checkpoints"][0]  # type: ignore[index]
     assert entry["source"] == "draft" and "DSP230" in [f["code"] for f in entry["findings"]]
     assert {r["lm_head"] for r in entry["verify"]["runtimes"]} == {"own"}  # lm_head came from the other shard

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from dspark_ckpt.check.policy import ALL, Layer, Policy, apply, hidden_count, normalize, resolve
@@ -91,3 +93,31 @@ def test_fails_follows_fail_on() -> None:
     assert not Policy(fail_on=Severity.ERROR).fails(warning)
     assert Policy(fail_on=Severity.WARNING).fails(warning)
     assert Policy(fail_on=Severity.INFO).fails(finding("DSP206", "i"))
+
+
+def _gated_report(*entries: tuple[str, str | None, tuple[str, ...]], codes: tuple[str, ...]) -> Report:
+    """A checkpoint whose matrix has (runtime, error code, silent codes) entries, with findings of `codes`."""
+    from dspark_ckpt.model.report import Compatibility
+
+    compat = tuple(Compatibility(runtime=r, version="*", loads=err is None, error="x" if err else None, error_code=err,
+                                 silent=tuple("x" for _ in silent), silent_codes=silent, verbatim=True, source="s")
+                   for r, err, silent in entries)
+    base = _report(*codes).checkpoints[0]
+    return Report((replace(base, compatibility=compat),))
+
+
+def test_the_default_gate_counts_only_problems_of_gated_runtimes() -> None:
+    from dspark_ckpt.check.policy import DEFAULT_GATE
+
+    report = _gated_report(("vllm", None, ()), ("sglang", "DSP303", ()), codes=("DSP303", "DSP101"))
+    gated = Policy(gate=DEFAULT_GATE)
+    assert [f.code for f in gated.failing(report)] == ["DSP101"]  # a layout error is the draft's own: it counts
+    assert [f.code for f in gated.outside_gate(report)] == ["DSP303"]
+    assert gated.ungated_runtimes(report) == ("sglang",)
+    assert [f.code for f in Policy().failing(report)] == ["DSP303", "DSP101"]  # runtimes chosen: every one gates
+
+
+def test_a_code_on_a_gated_runtime_counts_even_if_an_ungated_one_has_it_too() -> None:
+    report = _gated_report(("vllm", None, ("DSP305",)), ("sglang", "DSP305", ()), codes=("DSP305",))
+    assert Policy(gate=("vllm",), fail_on=Severity.WARNING).failing(report)
+    assert not Policy(gate=("vllm",)).failing(report)  # a warning below --fail-on error counts nowhere
