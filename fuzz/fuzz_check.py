@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import sys
 import tempfile
 import time
@@ -30,12 +31,15 @@ INTERESTING_U64 = [0, 1, 7, 8, 2**31, 2**32, 2**63, 2**64 - 1, 100_000_000, 100_
 def import_targets() -> dict[str, object]:
     """Import (and, under atheris, instrument) the code under test only after the fuzzer is set up."""
     import dspark_ckpt.check.analysis as inspect_mod
+    from dspark_ckpt.formats.json_doc import decode_document
     from dspark_ckpt.formats.safetensors_header import parse_header
     from dspark_ckpt.output.render import render_json, render_text
+    from dspark_ckpt.output.table import RENDERERS
     from dspark_ckpt.runtimes.selectors import parse_selectors
 
     return {"inspect": inspect_mod, "render_json": render_json, "render_text": render_text,
-            "runtimes": parse_selectors(None), "parse_header": parse_header}
+            "runtimes": parse_selectors(None), "parse_header": parse_header, "decode_document": decode_document,
+            "renderers": RENDERERS}
 
 
 def make_target(t: dict[str, object]) -> Callable[[bytes], None]:
@@ -46,8 +50,11 @@ def make_target(t: dict[str, object]) -> Callable[[bytes], None]:
 
     inspect_mod = t["inspect"]
 
+    from dspark_ckpt.output.context import RenderContext
+
     def one_input(data: bytes) -> None:
         t["parse_header"](data, len(data))  # type: ignore[operator]
+        t["decode_document"](data)  # type: ignore[operator]
         parts = data.split(SEP, 2)
         files = {name: part for name, part in zip(FILES, parts) if part != b"-"}
         if len(parts) == 1:  # a bare input is a weights file beside an honest config
@@ -55,25 +62,41 @@ def make_target(t: dict[str, object]) -> Callable[[bytes], None]:
         target = inspect_mod.TargetVocab(96, "fuzz")  # type: ignore[attr-defined]
         report = inspect_mod.inspect_checkpoint(  # type: ignore[attr-defined]
             MemorySource(files), target=target, runtimes=t["runtimes"])
-        console = Console(file=io.StringIO(), width=100, no_color=True)
-        t["render_json"](Report((report,)), console)  # type: ignore[operator]
-        if hashlib.blake2b(data, digest_size=1).digest()[0] < 8:  # rich is slow: render text for ~3% of inputs
-            t["render_text"](Report((report,)), console)  # type: ignore[operator]
+        out = io.StringIO()
+        t["render_json"](Report((report,)), Console(file=out, width=100, no_color=True))  # type: ignore[operator]
+        strict_json(out.getvalue())
+        if hashlib.blake2b(data, digest_size=1).digest()[0] < 8:  # rich is slow: the other formats for ~3% of inputs
+            for name, render in t["renderers"].items():  # type: ignore[attr-defined]
+                out = io.StringIO()
+                render(Report((report,)), Console(file=out, width=100, no_color=True), RenderContext())
+                if name != "json" and RAW_CONTROL.search(out.getvalue()):
+                    raise AssertionError(f"{name} output holds a raw control character")
 
     return one_input
 
 
 BASE_CONFIG = b""
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def strict_json(text: str) -> None:
+    """The JSON report must parse for a strict reader: no NaN, no lone surrogate."""
+    def refuse(name: str) -> None:
+        raise AssertionError(f"JSON report holds {name}")
+
+    json.dumps(json.loads(text, parse_constant=refuse), ensure_ascii=False).encode("utf-8")
 
 
 def seeds() -> list[bytes]:
     """Every hostile corpus case that fits in memory, flattened into one input each, plus the honest baseline."""
     from corpus import BASELINE, CASES
+    from corpus_round2 import CASES2
 
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, case in enumerate((BASELINE, *CASES)):
-            if case.name == "header-99-mb":
+        for i, case in enumerate((BASELINE, *CASES, *CASES2)):
+            # the CLI-argument cases, the huge ones and the permission ones are not files an input can hold
+            if case.name == "header-99-mb" or case.args or case.unreadable or case.klass in (2, 9):
                 continue
             (root := Path(tmp) / str(i)).mkdir()
             ckpt = case.build(root)
