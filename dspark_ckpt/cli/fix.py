@@ -92,8 +92,8 @@ def fix(
     then re-check the result; --dry-run shows the plan and writes nothing.
     """
     checkpoints = o.with_revision(checkpoints, revision)
-    if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/sources/hub_push.py)
-        from dspark_ckpt.sources.hub_push import push_command
+    if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/repair/hub.py)
+        from dspark_ckpt.repair.hub import push_command
 
         if len(checkpoints) != 1 or safe_only or checkpoint_folders or exit_non_zero_on_fix:
             raise UsageError("--push takes one Hub repo, without --safe-only, --checkpoint-folders or "
@@ -115,7 +115,8 @@ def fix(
                  output_format is Format.JSON)
     if verbose:
         diagnose(run, 0)
-    from dspark_ckpt.sources.hub_push import dry_run_command, is_hub_checkpoint
+    from dspark_ckpt.repair.hub import dry_run_command
+    from dspark_ckpt.sources.hub_push import is_hub_checkpoint
 
     if dry_run and len(specs) == 1 and is_hub_checkpoint(specs[0]):  # the plan at the pinned commit, nothing pushed
         raise typer.Exit(dry_run_command(specs[0], run.target, run.runtimes, job.strategy,

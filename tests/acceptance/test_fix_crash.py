@@ -55,7 +55,7 @@ import gc, json, os, signal, sys, time
 from dspark_ckpt.cli import app as cli
 import dspark_ckpt.check.analysis, dspark_ckpt.repair.apply, dspark_ckpt.repair.journal  # what fix imports lazily
 import dspark_ckpt.repair.plan, dspark_ckpt.repair.read, dspark_ckpt.repair.render, dspark_ckpt.repair.safety
-import dspark_ckpt.sources.hub_push
+import dspark_ckpt.repair.hub
 def quiet_run(argv):
     saved = os.dup(1), os.dup(2)
     null = os.open(os.devnull, os.O_WRONLY)
