@@ -118,10 +118,11 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: TargetVocab,
         has_d2t=v.d2t is not None, has_t2d=v.t2d is not None, has_mask_hidden=v.has_mask_hidden,
         model_prefixed=bool(v.model_prefixed), lm_head_rows=_dim(v.lm_head, 0), lm_head_cols=_dim(v.lm_head, 1),
         hidden_size=cfg.hidden_size, embed_rows=_dim(v.embed_tokens, 0), markov_w1_rows=_dim(v.markov_w1, 0),
+        markov_w1_cols=_dim(v.markov_w1, 1), markov_rank=cfg.markov_rank,
         markov_w2_rows=_dim(v.markov_w2, 0), d2t_length=_dim(v.d2t, 0) if v.d2t and len(v.d2t.shape) == 1 else None,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
         parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id, unreadable=unreadable,
-        target_is_omni=target.omni, draft_vocab_config=draft_vocab_config(raw),
+        target_is_omni=target.omni, draft_vocab_config=draft_vocab_config(raw), target_head_rows=target.head_rows,
         sglang=sglang_config(raw, {n: t.shape for n, t in (tensors or {}).items()}),
     )
 

@@ -35,6 +35,8 @@ class DraftFacts:
     hidden_size: int | None = None
     embed_rows: int | None = None
     markov_w1_rows: int | None = None
+    markov_w1_cols: int | None = None
+    markov_rank: int | None = None
     markov_w2_rows: int | None = None
     d2t_length: int | None = None
     dspark_draft_topk: int | None = None
@@ -147,8 +149,12 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     markov_rows = d if k.markov_w2_rows == "D" else v
     # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
     # sorted-name order, so the first mismatch in that order is the one raised.
+    w1_exact = k.markov_w1_exact and f.markov_rank is not None
     for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
                                  ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
+        if code == "DSP322" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
+            return Issue(code, k.messages.weight_shape.format(got=f"{rows}, {f.markov_w1_cols}",
+                                                               want=f"{v}, {f.markov_rank}"))
         if rows is not None and rows != expected:
             return Issue(code, k.messages.rows)
     if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:

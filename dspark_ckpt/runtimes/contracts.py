@@ -55,6 +55,9 @@ class Contract:
     embed_check: bool = False  # V > T without embed_tokens is a load error
     lm_head_rows: str = "D"  # "D" or "V": what the lm_head's row count is checked against
     markov_w2_rows: str = "D"  # likewise for markov_head.markov_w2
+    # markov_w1 is an nn.Embedding(V, r) loaded by default_weight_loader in every vLLM release (qwen3_dspark.py
+    # L56 @ 0.27.0 .. L71 @ 0.33.0): an exact-shape assert with a message, not VocabParallelEmbedding's bare one.
+    markov_w1_exact: bool = True
     unknown_weights: Unknown = Unknown.REJECT
     lm_head_share: Share = Share.IF_NOT_OWN
     embed_share: Share = Share.IF_NOT_OWN

@@ -69,6 +69,9 @@ E_DFLASH2_SELECTOR_PAIR = "DFLASH selector needs rank and top_k together. Got ra
 E_INDEX = "index {i} is out of bounds for dimension 0 with size {n}"  # torch's own IndexError text (CPU)
 
 
+E_WEIGHT_SHAPE = "Attempted to load weight (torch.Size([{got}])) into parameter (torch.Size([{want}]))"
+
+
 @dataclass(frozen=True, slots=True)
 class Messages:
     """What one contract row's runtime says for each failure: a column of the contract table, so a family or a
@@ -113,6 +116,7 @@ class Messages:
     selector: str = E_DFLASH2_SELECTOR
     selector_pair: str = E_DFLASH2_SELECTOR_PAIR
     index: str = E_INDEX
+    weight_shape: str = E_WEIGHT_SHAPE  # default_weight_loader's exact-size assert
 
 
 VLLM = Messages()

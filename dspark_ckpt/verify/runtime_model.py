@@ -78,9 +78,11 @@ def param_specs(contract: Contract, dims: Dims) -> dict[str, ParamSpec]:
     if dims.markov_rank is not None:
         r = dims.markov_rank
         w2_rows = d if contract.markov_w2_rows == "D" else v
-        # Both Markov factors are vocab-parallel in the released wheels: a wrong row count is the same bare
-        # assertion as lm_head's (CONTRACT.md, observed by running each version's load code).
-        specs += [_vocab("model.markov_head.markov_w1.weight", v, r, dims.dtype, "DSP322"),
+        # markov_w2 is a ParallelLMHead (a bare row assert, as lm_head's); markov_w1 an nn.Embedding loaded by
+        # default_weight_loader in every release (qwen3_dspark.py L56 @ 0.27.0 .. L71 @ 0.33.0), an exact-shape assert.
+        w1 = (ParamSpec("model.markov_head.markov_w1.weight", (v, r), dims.dtype, "default", None, "DSP322")
+              if contract.markov_w1_exact else _vocab("model.markov_head.markov_w1.weight", v, r, dims.dtype, "DSP322"))
+        specs += [w1,
                   _vocab("model.markov_head.markov_w2.weight", w2_rows, r, dims.dtype, "DSP323")]
     if dims.confidence_width is not None:  # ReplicatedLinear(..., params_dtype=torch.float32, bias=True)
         specs += [ParamSpec("model.confidence_head.proj.weight", (1, dims.confidence_width), torch.float32,

@@ -68,7 +68,9 @@ def test_a_wrong_row_count_agrees_with_check(tmp_path: Path, tensor: str) -> Non
     for mine, theirs in zip(verified.compatibility, checked.compatibility, strict=True):
         if mine.runtime == "vllm":
             assert (mine.loads, mine.error_code, mine.error) == (theirs.loads, theirs.error_code, theirs.error)
-            assert not mine.loads and mine.error == "AssertionError", (tensor, mine.version)
+            want = ("Attempted to load weight (torch.Size([95, 4])) into parameter (torch.Size([96, 4]))"
+                    if "markov_w1" in tensor else "AssertionError")  # nn.Embedding vs vocab-parallel heads
+            assert not mine.loads and mine.error == want, (tensor, mine.version)
 
 
 def _both(path: Path, target: TargetVocab) -> tuple[Analysis, Any, Any]:
