@@ -18,16 +18,15 @@ from dspark_ckpt.sources.hub_http import (
     RETRY_STATUSES,
     FetchLog,
     HttpStatus,
-    RangedFile,
     Refused,
     Retryable,
     RetryPolicy,
-    fetch_range,
     get_once,
     retry_after_seconds,
     with_retries,
 )
 from dspark_ckpt.sources.hub_listing import ListingProblem, parse_listing
+from dspark_ckpt.sources.hub_ranges import RangedFile, fetch_range
 
 TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
 

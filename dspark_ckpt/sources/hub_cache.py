@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from dspark_ckpt.formats.json_doc import Document, decode_document, read_bounded
 from dspark_ckpt.sources.base import MAX_JSON_BYTES, is_safe_relative
-from dspark_ckpt.sources.hub_http import RangedFile
+from dspark_ckpt.sources.hub_ranges import RangedFile
 
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")  # the only thing a cache folder is ever named after

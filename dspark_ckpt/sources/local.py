@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -106,13 +107,18 @@ class LocalFolder:
         return info.st_size
 
     def open(self, name: str) -> AbstractContextManager[IO[bytes]]:
-        stream = open(self.folder / name, "rb")  # noqa: SIM115 - the caller's `with` closes it
+        """Opened without blocking and checked on the descriptor: a FIFO swapped in after `status` is refused,
+        not waited on; a file that is no longer the one first seen raises FileChanged."""
+        fd = os.open(self.folder / name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
         try:
-            self._same_file(name, os.fstat(stream.fileno()))
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(f"{name} is not a regular file")
+            self._same_file(name, info)
+            return os.fdopen(fd, "rb")
         except BaseException:
-            stream.close()
+            os.close(fd)
             raise
-        return stream
 
     def _same_file(self, name: str, info: os.stat_result) -> None:
         """The first look at a file records what it was; a later one that finds another file raises FileChanged."""
