@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from dspark_ckpt.sources.hub_http import (
     RetryPolicy,
     get_once,
     retry_after_seconds,
+    tries,
     with_retries,
 )
 from dspark_ckpt.sources.hub_listing import ListingProblem, parse_listing
@@ -108,8 +110,10 @@ def _model_info(spec: RepoSpec, client: HubClient) -> bytes:
     revision = f"/revision/{quote(spec.revision, safe='')}" if spec.revision else ""
     url = f"{constants.ENDPOINT}/api/models/{spec.repo_id}{revision}?blobs=true"
     try:
+        deadline = time.monotonic() + client.policy.deadline_s
         return with_retries(client.policy, lambda: get_once(url, headers=client.headers(), policy=client.policy,
-                                                            limit=MAX_JSON_BYTES, what="model_info"))
+                                                            limit=MAX_JSON_BYTES, what="model_info",
+                                                            deadline=deadline), deadline=deadline)
     except Retryable as exc:
         raise _transient_error(spec, client, exc) from None
     except HttpStatus as exc:
@@ -158,12 +162,12 @@ def with_hub_errors(spec: RepoSpec, client: HubClient, call: Any) -> Any:
 def _transient_error(spec: RepoSpec, client: HubClient, exc: Retryable) -> SourceError:
     from huggingface_hub import constants
 
-    tries = f"after {client.policy.attempts} attempt(s)"
+    tried = f"after {tries(exc)}"
     if exc.rate_limited:
         wait = f"; the Hub asks to wait {exc.retry_after:g} s" if exc.retry_after is not None else ""
-        return SourceError(f"{spec.display}: rate limited by the Hub (HTTP 429) {tries}{wait}", code="DSP-E053",
+        return SourceError(f"{spec.display}: rate limited by the Hub (HTTP 429) {tried}{wait}", code="DSP-E053",
                            hint="wait and retry, use a token (higher limits), or lower --jobs")
-    return SourceError(f"{spec.display}: cannot reach the Hub at {constants.ENDPOINT}: {exc} {tries}",
+    return SourceError(f"{spec.display}: cannot reach the Hub at {constants.ENDPOINT}: {exc} {tried}",
                        code="DSP-E054", hint="check the network, HF_ENDPOINT, or raise DSPARK_CKPT_HUB_TIMEOUT")
 
 
@@ -250,15 +254,17 @@ class HubSource:
         limit = size if size is not None else MAX_JSON_BYTES
         what = f"{name} (listed as {size:,} bytes)" if size is not None else name
         try:
-            data = with_retries(policy, lambda: self._exactly(
-                get_once(url, headers=self.client.headers(), policy=policy, limit=limit, what=what), size))
+            deadline = time.monotonic() + policy.deadline_s
+            data = with_retries(policy, lambda: self._exactly(get_once(
+                url, headers=self.client.headers(), policy=policy, limit=limit, what=what, deadline=deadline), size),
+                deadline=deadline)
         except HttpStatus as exc:
             error = answer_error(self.spec, exc)
             if error.code in ("DSP-E050", "DSP-E051"):
                 raise error from None  # the whole repo is out of reach, not just this file
             raise OSError(str(exc)) from None
         except Retryable as exc:
-            raise OSError(f"failed: {exc} ({policy.attempts} attempt(s))") from None
+            raise OSError(f"failed: {exc} ({tries(exc)})") from None
         return data
 
     def download(self, name: str) -> str:

@@ -30,8 +30,8 @@ T = TypeVar("T")
 class RetryPolicy:
     """At most `attempts` tries; waits double from `base_s`, capped; a Retry-After above `max_wait_s` is not waited.
 
-    `timeout_s` bounds each network wait (connect, each read); `deadline_s` bounds one whole try, however the
-    server trickles its bytes.
+    `timeout_s` bounds each network wait (connect, each read); `deadline_s` bounds a whole request, its retries and
+    waits included, however the server trickles its bytes.
     """
 
     attempts: int = 4
@@ -44,7 +44,8 @@ class RetryPolicy:
     @classmethod
     def from_env(cls) -> RetryPolicy:
         """DSPARK_CKPT_HUB_TIMEOUT (seconds per wait), DSPARK_CKPT_HUB_RETRIES (extra tries), DSPARK_CKPT_HUB_BACKOFF
-        (first wait) and DSPARK_CKPT_HUB_DEADLINE (seconds per try; default three timeouts) tune it."""
+        (first wait) and DSPARK_CKPT_HUB_DEADLINE (seconds per request, retries included; default three timeouts)
+        tune it."""
         default = cls()
         timeout = _env_float("DSPARK_CKPT_HUB_TIMEOUT", default.timeout_s) or default.timeout_s
         retries = int(min(_env_float("DSPARK_CKPT_HUB_RETRIES", default.attempts - 1), 100))
@@ -85,6 +86,7 @@ class Retryable(Exception):
         super().__init__(why)
         self.retry_after = retry_after
         self.rate_limited = rate_limited
+        self.attempts = 1
 
 
 class Refused(OSError):
@@ -97,18 +99,26 @@ class Refused(OSError):
         self.detail = message
 
 
-def with_retries(policy: RetryPolicy, attempt_once: Callable[[], T], sleep: Callable[[float], None] = time.sleep) -> T:
-    """Run `attempt_once` until it stops raising Retryable or the policy says stop (the last Retryable escapes)."""
+def with_retries(policy: RetryPolicy, attempt_once: Callable[[], T], sleep: Callable[[float], None] = time.sleep,
+                 deadline: float | None = None) -> T:
+    """Run `attempt_once` until it stops raising Retryable, the policy says stop, or the next wait would end past
+    `deadline` (a request's overall deadline covers its retries too). The last Retryable escapes, with `attempts`
+    set to the number of tries made."""
     attempt = 0
     while True:
         try:
             return attempt_once()
         except Retryable as exc:
+            exc.attempts = attempt + 1
             wait = policy.wait_for(attempt, exc.retry_after)
-            if wait is None:
+            if wait is None or (deadline is not None and time.monotonic() + wait >= deadline):
                 raise
             sleep(wait)
             attempt += 1
+
+
+def tries(exc: Retryable) -> str:
+    return f"{exc.attempts} attempt{'s' if exc.attempts != 1 else ''}"
 
 
 @dataclass
@@ -213,7 +223,7 @@ def _decoder(encoding: str, what: str) -> Callable[[bytes, int], bytes]:
 
 def _check_time(deadline: float, policy: RetryPolicy, what: str, got: int) -> None:
     if time.monotonic() > deadline:
-        raise Refused(PAST_DEADLINE, f"{what}: the answer took longer than {policy.deadline_s:g} s "
+        raise Refused(PAST_DEADLINE, f"{what}: the request took longer than its {policy.deadline_s:g} s deadline "
                                      f"({got:,} bytes by then; DSPARK_CKPT_HUB_DEADLINE raises the limit)")
 
 
@@ -252,10 +262,10 @@ class HttpStatus(OSError):
         self.error_message = str(headers.get("x-error-message", ""))[:200]
 
 
-def get_once(url: str, *, headers: dict[str, str], policy: RetryPolicy, limit: int, what: str) -> bytes:
-    """One bounded GET of a whole (small) document. Raises Retryable (may pass on a retry), Refused (never will),
-    or HttpStatus (a definitive other answer)."""
-    deadline = time.monotonic() + policy.deadline_s
+def get_once(url: str, *, headers: dict[str, str], policy: RetryPolicy, limit: int, what: str,
+             deadline: float) -> bytes:
+    """One bounded GET of a whole (small) document, to end by `deadline`. Raises Retryable (may pass on a retry),
+    Refused (never will), or HttpStatus (a definitive other answer)."""
     try:
         with open_response(url, headers={**headers, "Accept-Encoding": "gzip, identity"}, policy=policy,
                            deadline=deadline) as resp:

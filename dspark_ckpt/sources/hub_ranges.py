@@ -20,6 +20,7 @@ from dspark_ckpt.sources.hub_http import (
     retry_after_seconds,
     status_message,
     transient,
+    tries,
     with_retries,
 )
 
@@ -107,8 +108,9 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
     """
     asked = {**headers, "Range": f"bytes={start}-{end - 1}", "Accept-Encoding": "identity"}
 
+    deadline = time.monotonic() + policy.deadline_s  # the whole request, its retries included
+
     def once() -> bytes:
-        deadline = time.monotonic() + policy.deadline_s
         try:
             with open_response(url, headers=asked, policy=policy, deadline=deadline) as resp:
                 log.requests += 1
@@ -138,10 +140,9 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
         return data
 
     try:
-        return with_retries(policy, once)
+        return with_retries(policy, once, deadline=deadline)
     except Retryable as exc:
-        tries = f"{policy.attempts} attempt{'s' if policy.attempts > 1 else ''}"
-        raise OSError(f"{'rate limited' if exc.rate_limited else 'failed'}: {exc} ({tries})") from None
+        raise OSError(f"{'rate limited' if exc.rate_limited else 'failed'}: {exc} ({tries(exc)})") from None
 
 
 def _content_range_start(headers: object, expected: int) -> int:

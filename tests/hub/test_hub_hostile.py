@@ -211,9 +211,12 @@ def draft(tmp_path: Path, hub: Any) -> Path:
     return folder
 
 
-def hub_check(hub: Any, tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+def hub_check(hub: Any, tmp_path: Path, *args: str, env: dict[str, str] | None = None, fast: bool = True) -> Run:
     full = hub.subprocess_env(tmp_path / "hf")
-    full.update(FAST)
+    for key in ("DSPARK_CKPT_HUB_TIMEOUT", "DSPARK_CKPT_HUB_RETRIES", "DSPARK_CKPT_HUB_BACKOFF",
+                "DSPARK_CKPT_HUB_DEADLINE"):
+        full.pop(key, None)
+    full.update(FAST if fast else {})
     full["PYTHONPATH"] = os.pathsep.join([str(HERE / "netguard"), str(HERE.parent.parent)])
     full["DSPARK_TEST_NET_LOG"] = str(tmp_path / "net-violations.log")
     full.update(env or {})
@@ -247,3 +250,18 @@ def test_hostile_hub(case: HubCase, tmp_path: Path, hub: Any, draft: Path) -> No
     written = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")}
     assert written <= {"d", "hf", "net-violations.log"}, written  # nothing outside HF_HOME (and the draft)
     assert not list((tmp_path / "hf").rglob("*somewhere*")) and not list((tmp_path / "hf").rglob("*evil*"))
+
+
+ONE_KNOB = {c.name: c for c in HUB_CASES if c.name in (
+    "info-stall-after-headers", "info-500-forever", "info-trickle", "shard-stall-after-headers", "shard-trickle")}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_KNOB))
+def test_one_timeout_bounds_every_request_and_its_retries(name: str, tmp_path: Path, hub: Any, draft: Path) -> None:
+    """Only DSPARK_CKPT_HUB_TIMEOUT=1 and the default retries and backoff: each request's deadline (three
+    timeouts) covers its retries and waits too, so a stalling or trickling server costs seconds, not minutes."""
+    case = ONE_KNOB[name]
+    case.setup(hub)
+    run = hub_check(hub, tmp_path, *case.args, "--target-vocab-size", "96", fast=False,
+                    env={"DSPARK_CKPT_HUB_TIMEOUT": "1"})
+    assert_outcome(run, case.code, case.exit, wall_limit=WALL_S + 3)  # start-up on a loaded machine, beside 3 s
