@@ -43,7 +43,7 @@ class SglangConfig:
 
     architecture: str | None = None
     model_type: str | None = None
-    speculators: bool = False  # a speculators-format config (`speculators_model_type`): SGLang reads none of it
+    speculators: bool = False  # a speculators-format config whose sizes are not at the top level, where SGLang reads
     tie_word_embeddings: bool = False
     num_hidden_layers: int | None = None
     target_hidden_differs: bool = False  # `target_hidden_size` present and != hidden_size: EAGLE-3 keeps its embed
@@ -182,7 +182,8 @@ def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
     nested = _nested(cfg, "dflash_config")
     return {
         "architecture": arch, "model_type": model_type,
-        "speculators": isinstance(cfg.get("speculators_model_type"), str),
+        "speculators": isinstance(cfg.get("speculators_model_type"), str)
+        and not all(key in cfg for key in ("vocab_size", "hidden_size")),
         "tie_word_embeddings": cfg.get("tie_word_embeddings") is True,
         "num_hidden_layers": _int(cfg.get("num_hidden_layers")),  # LlamaConfig reads the top level
         "target_hidden_differs": "target_hidden_size" in cfg and target_hidden != hidden,

@@ -167,8 +167,12 @@ def test_speculators_configs_are_not_read(drafts: Drafts) -> None:
     named = check(eagle(drafts, config={**spec, "architectures": ["Eagle3Speculator"]}))
     expect(named, {ALL: ("error", "DSP309")})
     assert "'Eagle3Speculator' is not a registered model" in (named["0.5.23"].error or "")
-    renamed = check(eagle(drafts, config=spec))
+    nested = {"speculators_model_type": "eagle3",
+              "transformer_layer_config": {"model_type": "llama", "vocab_size": T, "hidden_size": 16}}
+    renamed = check(edit_config(eagle(drafts, config=nested), vocab_size=None, hidden_size=None))
     expect(renamed, {ALL: ("error", "DSP348")})
+    # With the sizes at the top level too, SGLang reads those and ignores the speculators keys.
+    expect(check(eagle(drafts, config=spec)), {ALL: ("loads", frozenset({EMBED_REPLACED}))})
 
 
 def test_the_rows_name_their_release_range_and_file(drafts: Drafts) -> None:
