@@ -21,6 +21,9 @@ class Compatibility:
     silent_codes: tuple[str, ...]
     verbatim: bool  # False where `error` is dspark-ckpt's description rather than the runtime's own text
     source: str
+    first_step_error: str | None = None  # it loads, then fails at the first draft step (SGLang; CUDA-graph capture)
+    first_step_error_code: str | None = None
+    first_step_verbatim: bool = True
 
 
 @dataclass(frozen=True, slots=True)
