@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sglang_support import DSPARK_READY, T, Drafts, check, expect
+from sglang_support import DSPARK_READY, Drafts, T, check, expect
 
 from dspark_ckpt.runtimes import messages as m
 

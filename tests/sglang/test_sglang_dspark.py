@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import draft_tensors
-from sglang_support import DSPARK_READY, T, Drafts, check, edit_config, expect
+from sglang_support import DSPARK_READY, Drafts, T, check, edit_config, expect
 
 from dspark_ckpt.runtimes import messages as m
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import draft_tensors
-from sglang_support import EAGLE3_READY, T, Drafts, check, edit_config, expect, outcome, releases
+from sglang_support import EAGLE3_READY, Drafts, T, check, edit_config, expect, outcome, releases
 
 from dspark_ckpt.runtimes import messages as m
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from sglang_support import DSPARK_READY, T, Drafts, check, expect
+from sglang_support import DSPARK_READY, Drafts, T, check, expect
 
 from dspark_ckpt.repair import plan_fix
 from dspark_ckpt.repair.actions import SetConfig, TrimRows

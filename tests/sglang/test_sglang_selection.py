@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from sglang_support import DSPARK_READY, T, Drafts, check
+from sglang_support import DSPARK_READY, Drafts, T, check
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.families import Family

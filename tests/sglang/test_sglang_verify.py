@@ -12,13 +12,13 @@ from sglang_support import DSPARK_READY, EAGLE3_READY, T
 
 torch = pytest.importorskip("torch")
 
-from conftest import draft_tensors, make_checkpoint  # noqa: E402
+from conftest import draft_tensors, make_checkpoint
 
-from dspark_ckpt.check.analysis import inspect_checkpoint  # noqa: E402
-from dspark_ckpt.runtimes.selectors import parse_selectors  # noqa: E402
-from dspark_ckpt.sources.local import local_source  # noqa: E402
-from dspark_ckpt.sources.target import explicit_target  # noqa: E402
-from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint  # noqa: E402
+from dspark_ckpt.check.analysis import inspect_checkpoint
+from dspark_ckpt.runtimes.selectors import parse_selectors
+from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
 
 SGLANG = parse_selectors(["sglang"])
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "narrow": (64, 64)}  # kind: (V, D)
