@@ -15,7 +15,7 @@ from dspark_ckpt.verify.budget import planned_count
 from dspark_ckpt.verify.mapping_check import map_draft_to_target
 from dspark_ckpt.verify.probe import FLOAT_DTYPES, Head, batch_size, probe_source
 from dspark_ckpt.verify.result import MappingCheck, ProbeReport, ProbeStats
-from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
+from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, LoadState
 from dspark_ckpt.verify.runtime_model import Dims
 from dspark_ckpt.verify.torch_loader import NORM_NAMES, VerifyOptions
 
@@ -25,7 +25,7 @@ PAIRING = ("embed_tokens probes add the bias of the probed token itself (markov_
            "that of a uniformly drawn input token in [0, min(V, T))")
 
 
-def _illegal(out: Outcome, target_vocab: int) -> tuple[torch.Tensor, int | None]:
+def _illegal(out: LoadState, target_vocab: int) -> tuple[torch.Tensor, int | None]:
     """Rows whose mapped id falls outside [0, T), and the suffix start when they are exactly [s, rows)."""
     rows = out.head_rows
     device = out.params[LM_HEAD].device
@@ -53,7 +53,7 @@ def _quantised_reason(tensors: dict[str, torch.Tensor]) -> str | None:
             "reported, not dequantised by guesswork")
 
 
-def _head(out: Outcome, tensors: dict[str, torch.Tensor], raw: dict[str, Any], family: Family,
+def _head(out: LoadState, tensors: dict[str, torch.Tensor], raw: dict[str, Any], family: Family,
           target_vocab: int) -> Head:
     norm = next((tensors[n] for n in NORM_NAMES if n in tensors), None)
     illegal, suffix = _illegal(out, target_vocab)
@@ -67,7 +67,7 @@ def _head(out: Outcome, tensors: dict[str, torch.Tensor], raw: dict[str, Any], f
                 scale=float(scale) if isinstance(scale, (int, float)) else 1.0, markov=markov)
 
 
-def run_probe(outcomes: list[Outcome], mappings: dict[int, MappingCheck], tensors: dict[str, torch.Tensor],
+def run_probe(outcomes: list[LoadState], mappings: dict[int, MappingCheck], tensors: dict[str, torch.Tensor],
               raw: dict[str, Any], family: Family, dims: Dims, options: VerifyOptions) -> ProbeReport:
     ref = next((i for i, o in enumerate(outcomes) if o.error is None and o.lm_head == "own"), None)
     if ref is None:

@@ -21,7 +21,7 @@ from dspark_ckpt.verify.mapping_check import check_mapping
 from dspark_ckpt.verify.memory import check_budget
 from dspark_ckpt.verify.probe_setup import run_probe
 from dspark_ckpt.verify.result import MappingCheck, TensorRead, VerifyResult
-from dspark_ckpt.verify.runtime_load import Outcome, needs_data, run_runtime
+from dspark_ckpt.verify.runtime_load import LoadState, needs_data, run_runtime
 from dspark_ckpt.verify.runtime_model import Dims, ParamStore, dims_for
 from dspark_ckpt.verify.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions, load_order, read_tensors
 from dspark_ckpt.verify.verdicts import state_for, verdict_for
@@ -47,7 +47,7 @@ def _t2d(tensors: dict[str, torch.Tensor]) -> torch.Tensor | None:
     return tensors[named[0]] if named else None
 
 
-def _mappings(outcomes: list[Outcome], dims: Dims, t2d: torch.Tensor | None) -> dict[int, MappingCheck]:
+def _mappings(outcomes: list[LoadState], dims: Dims, t2d: torch.Tensor | None) -> dict[int, MappingCheck]:
     """One check per distinct mapping (no parameter / all-zero parameter / a loaded d2t), shared by runtimes."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, out in enumerate(outcomes):
@@ -96,7 +96,7 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
         return _skipped(replace(analysis, structural_findings=analysis.structural_findings + (problem,)),
             VerifyResult(device=label, torch_version=torch_version, skipped=f"tensor data unreadable: {exc}"))
     store = ParamStore(device)
-    outcomes: list[Outcome] = []
+    outcomes: list[LoadState] = []
     progress.phase("loading as each runtime would", total=len(runtimes))
     with watch.phase("predicate"):
         for rv in runtimes:
@@ -106,7 +106,7 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
             if verdict is None:
                 continue
             if built is not None and built.error is not None:  # the release fails on the config it builds, at
-                outcomes.append(Outcome(verdict.contract, rv.version, error=verdict.error))  # start-up: no torch load
+                outcomes.append(LoadState(verdict.contract, rv.version, error=verdict.error))  # start-up: no torch load
                 continue
             forced = built.parallel_drafting if built is not None else None
             runtime_cfg = cfg if forced is None else replace(cfg, parallel_drafting=forced)

@@ -27,7 +27,7 @@ class LoadFailure(Exception):
 
 
 @dataclass(slots=True)
-class Outcome:
+class LoadState:
     """The state a runtime's load left: an error, or the loaded parameters and what was shared from the target."""
 
     contract: Contract
@@ -134,7 +134,7 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
                                  f"parameters belonging to  ({cls}) are: {_available(specs)}")
 
 
-def _init(k: Contract, dims: Dims, store: ParamStore, out: Outcome) -> dict[str, ParamSpec]:
+def _init(k: Contract, dims: Dims, store: ParamStore, out: LoadState) -> dict[str, ParamSpec]:
     """`__init__`: the parameter set; draft_id_to_target_id starts as zeros, as upstream creates it."""
     specs = param_specs(k, dims)
     out.head_rows = specs[LM_HEAD].org_rows or 0
@@ -144,7 +144,7 @@ def _init(k: Contract, dims: Dims, store: ParamStore, out: Outcome) -> dict[str,
 
 
 def _load_all(k: Contract, dims: Dims, specs: dict[str, ParamSpec], names: Names, tensors: dict[str, torch.Tensor],
-              store: ParamStore, out: Outcome) -> None:
+              store: ParamStore, out: LoadState) -> None:
     for ckpt, name in names.renamed:
         spec = _resolve(k, dims, name, specs) if name is not None else None
         if spec is None:
@@ -164,7 +164,7 @@ def _replaced(policy: Share, own: bool, fits: bool, flagged: bool = False) -> bo
             Share.ALWAYS_IF_FITS: fits, Share.NEVER: False}[policy]
 
 
-def _share(k: Contract, cfg: DraftConfig, dims: Dims, names: Names, out: Outcome) -> None:
+def _share(k: Contract, cfg: DraftConfig, dims: Dims, names: Names, out: LoadState) -> None:
     d, v, t = dims.draft_vocab, dims.vocab, dims.target_vocab
     out.own = {"lm_head": names.lm_head, "embed_tokens": names.embed}
     if _replaced(k.lm_head_share, names.lm_head, d == t, cfg.has_own_lm_head_flag):
@@ -178,14 +178,14 @@ def _share(k: Contract, cfg: DraftConfig, dims: Dims, names: Names, out: Outcome
 
 
 def run_runtime(k: Contract, version: str, cfg: DraftConfig, dims: Dims, order: Sequence[str],
-                tensors: dict[str, torch.Tensor], store: ParamStore, *, facts: DraftFacts | None = None) -> Outcome:
+                tensors: dict[str, torch.Tensor], store: ParamStore, *, facts: DraftFacts | None = None) -> LoadState:
     """Startup checks, load_weights (names, vocab checks, weight loaders in checkpoint order), then sharing."""
     if k.sglang is not None:  # SGLang's loaders differ in kind (verify/sglang_load.py); they need check's facts
         from dspark_ckpt.verify.sglang_load import run_sglang  # it builds on this module's records
 
         assert facts is not None, "SGLang rows are emulated from the analysis' facts"
         return run_sglang(k, version, facts, dims, order, tensors, store)
-    out = Outcome(k, version)
+    out = LoadState(k, version)
     out.error = startup_error(k, cfg, dims)
     if out.error is not None:
         return out

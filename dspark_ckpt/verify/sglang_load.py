@@ -32,7 +32,7 @@ from dspark_ckpt.runtimes.sglang_eval import (
     startup_issue,
     worker_issue,
 )
-from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, LoadFailure, Outcome
+from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, LoadFailure, LoadState
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, pad_vocab
 
 SKIPPED = ("embed_tokens.", "lm_head.", "rotary_emb.")  # models/dspark.py _DSPARK_SKIPPED_WEIGHT_PREFIXES
@@ -43,7 +43,7 @@ def _vocab(name: str, rows: int, dims: Dims, code: str) -> ParamSpec:
     return ParamSpec(name, (pad_vocab(rows), dims.hidden), dims.dtype, "sglang_vocab", rows, code)
 
 
-def _load(store: ParamStore, spec: ParamSpec, ckpt: str, tensors: dict[str, torch.Tensor], out: Outcome) -> None:
+def _load(store: ParamStore, spec: ParamSpec, ckpt: str, tensors: dict[str, torch.Tensor], out: LoadState) -> None:
     try:
         out.params[spec.name] = store.load(spec, ckpt, tensors[ckpt])
     except (AssertionError, RuntimeError) as exc:
@@ -53,7 +53,7 @@ def _load(store: ParamStore, spec: ParamSpec, ckpt: str, tensors: dict[str, torc
 # --- EAGLE-3 ----------------------------------------------------------------------------------------------------
 
 def _eagle3(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.Tensor], store: ParamStore,
-            out: Outcome) -> None:
+            out: LoadState) -> None:
     """LlamaForCausalLMEagle3.load_weights: d2t -> hot_token_id, t2d skipped, `name` or `model.name` else dropped."""
     rows, shared = eagle3_head(r)
     specs = {EMBED: _vocab(EMBED, dims.vocab, dims, "DSP321")}
@@ -84,7 +84,7 @@ def _eagle3(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.T
     out.sglang_facts = {"layer_dropped": layer_dropped}
 
 
-def _eagle3_step(r: Row, out: Outcome, device: torch.device) -> Issue | None:
+def _eagle3_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
     f = r.f
     if r.cfg.tie_word_embeddings and f.draft_vocab_config == "null" and r.c.null_crop_fails:
         logits = torch.zeros((1, f.vocab_size))
@@ -103,7 +103,7 @@ def _eagle3_step(r: Row, out: Outcome, device: torch.device) -> Issue | None:
     return None
 
 
-def _eagle3_silent(r: Row, out: Outcome) -> list[Issue]:
+def _eagle3_silent(r: Row, out: LoadState) -> list[Issue]:
     return eagle3_silent(r, own_head_loaded=LM_HEAD in out.params, embed_loaded=EMBED in out.params,
                          layer_dropped=bool(out.sglang_facts.get("layer_dropped")), d2t_loaded=out.d2t_loaded,
                          width=out.head_rows)
@@ -112,7 +112,7 @@ def _eagle3_silent(r: Row, out: Outcome) -> list[Issue]:
 # --- DSpark, DFlash, DFlash2 ------------------------------------------------------------------------------------
 
 def _shared_modules(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.Tensor], store: ParamStore,
-                    out: Outcome) -> list[str]:
+                    out: LoadState) -> list[str]:
     """The backbone bucket's vocab side: a Nemotron-3.5 draft's own embed_tokens; the rest are ignored here.
     Returns the markov_head.* names, in order."""
     markov = []
@@ -130,7 +130,7 @@ def _shared_modules(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str,
 
 
 def _dspark(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.Tensor], store: ParamStore,
-            out: Outcome) -> None:
+            out: LoadState) -> None:
     """DSparkDraftMixin.load_weights: the backbone, then the markov bucket (default_weight_loader into [V, r])."""
     markov = _shared_modules(r, dims, order, tensors, store, out)
     rank = r.cfg.markov_rank_top
@@ -143,7 +143,7 @@ def _dspark(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.T
             _load(store, specs[name], name, tensors, out)
 
 
-def _dspark_step(r: Row, out: Outcome, device: torch.device) -> Issue | None:
+def _dspark_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
     """The first Markov step: base logits from the target head (W columns) plus the bias w2 @ w1[prev] (V)."""
     v, w, rank = r.f.vocab_size, head_width(r.f), r.cfg.markov_rank_top
     w1 = out.params.get(W1, torch.zeros((v, rank))).cpu().float()  # a missing factor keeps nn init: same shape
@@ -161,18 +161,18 @@ def _dspark_step(r: Row, out: Outcome, device: torch.device) -> Issue | None:
     return None
 
 
-def _dspark_silent(r: Row, out: Outcome) -> list[Issue]:
+def _dspark_silent(r: Row, out: LoadState) -> list[Issue]:
     missing = [n.split(".")[1] for n in (W1, W2) if n not in out.params]
     return dspark_silent(r, markov_missing=missing, head_shipped=out.own.get("lm_head", False),
                          embed_shipped=out.own.get("embed_tokens", False), embed_loaded=EMBED in out.params)
 
 
 def _dflash(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.Tensor], store: ParamStore,
-            out: Outcome) -> None:
+            out: LoadState) -> None:
     _shared_modules(r, dims, order, tensors, store, out)
 
 
-def _dflash_step(r: Row, out: Outcome, device: torch.device) -> Issue | None:
+def _dflash_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
     """DFlash2: candidate ids come from the target head (< W) and index codebooks of V rows."""
     if r.c.loader is not Loader.DFLASH2:
         return None
@@ -185,14 +185,14 @@ def _dflash_step(r: Row, out: Outcome, device: torch.device) -> Issue | None:
     return None
 
 
-def _dflash_silent(r: Row, out: Outcome) -> list[Issue]:
+def _dflash_silent(r: Row, out: LoadState) -> list[Issue]:
     return shared_silent(r, head_shipped=out.own.get("lm_head", False),
                          embed_shipped=out.own.get("embed_tokens", False), embed_loaded=EMBED in out.params)
 
 
-Load = Callable[[Row, Dims, Sequence[str], dict[str, torch.Tensor], ParamStore, Outcome], None]
-_TORCH: dict[Loader, tuple[Load, Callable[[Row, Outcome, torch.device], Issue | None],
-                           Callable[[Row, Outcome], list[Issue]]]] = {
+Load = Callable[[Row, Dims, Sequence[str], dict[str, torch.Tensor], ParamStore, LoadState], None]
+_TORCH: dict[Loader, tuple[Load, Callable[[Row, LoadState, torch.device], Issue | None],
+                           Callable[[Row, LoadState], list[Issue]]]] = {
     Loader.EAGLE3: (_eagle3, _eagle3_step, _eagle3_silent),
     Loader.DSPARK: (_dspark, _dspark_step, _dspark_silent),
     Loader.DFLASH: (_dflash, _dflash_step, _dflash_silent),
@@ -201,10 +201,10 @@ _TORCH: dict[Loader, tuple[Load, Callable[[Row, Outcome, torch.device], Issue | 
 
 
 def run_sglang(k: Contract, version: str, facts: DraftFacts, dims: Dims, order: Sequence[str],
-               tensors: dict[str, torch.Tensor], store: ParamStore) -> Outcome:
+               tensors: dict[str, torch.Tensor], store: ParamStore) -> LoadState:
     """Start-up (shared with check), the torch load, the worker (shared), then the first step with torch."""
     r = row(k, facts)
-    out = Outcome(k, version)
+    out = LoadState(k, version)
     out.error = startup_issue(r)
     if out.error is not None:
         return out

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.verify.result import MappingCheck, RuntimeState
-from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, Outcome
+from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, LoadState
 
 
-def _head_issues(out: Outcome, d: int, t: int) -> list[Issue]:
+def _head_issues(out: LoadState, d: int, t: int) -> list[Issue]:
     code = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
     issues = []
     if out.lm_head == "target" and LM_HEAD in out.params:
@@ -21,7 +21,7 @@ def _head_issues(out: Outcome, d: int, t: int) -> list[Issue]:
     return issues
 
 
-def _embed_issues(out: Outcome, v: int, t: int) -> list[Issue]:
+def _embed_issues(out: LoadState, v: int, t: int) -> list[Issue]:
     issues = []
     if out.embed_tokens == "target" and EMBED in out.params:
         issues.append(Issue("DSP307", "the draft's own embed_tokens was loaded, then replaced by the target's"))
@@ -31,7 +31,7 @@ def _embed_issues(out: Outcome, v: int, t: int) -> list[Issue]:
     return issues
 
 
-def _mapping_issues(out: Outcome, mapping: MappingCheck, d: int, t: int) -> list[Issue]:
+def _mapping_issues(out: LoadState, mapping: MappingCheck, d: int, t: int) -> list[Issue]:
     issues = []
     if not traits(out.contract.family).d2t_applied and out.head_rows != d:
         issues.append(Issue("DSP311", f"lm_head was built with {out.head_rows} rows (vocab_size) but the draft "
@@ -49,7 +49,7 @@ def _mapping_issues(out: Outcome, mapping: MappingCheck, d: int, t: int) -> list
     return issues
 
 
-def _content_issues(out: Outcome, mapping: MappingCheck, d: int, t: int, facts: DraftFacts | None) -> list[Issue]:
+def _content_issues(out: LoadState, mapping: MappingCheck, d: int, t: int, facts: DraftFacts | None) -> list[Issue]:
     """What the loaded d2t's contents do where the runtime applies them, and a t2d recorded for another target
     (a header fact check's analysis holds; torch adds nothing to it)."""
     issues = []
@@ -65,7 +65,7 @@ def _content_issues(out: Outcome, mapping: MappingCheck, d: int, t: int, facts: 
     return issues
 
 
-def verdict_for(out: Outcome, mapping: MappingCheck | None, dims_dvt: tuple[int, int, int],
+def verdict_for(out: LoadState, mapping: MappingCheck | None, dims_dvt: tuple[int, int, int],
                 facts: DraftFacts | None = None) -> Verdict:
     d, v, t = dims_dvt
     if out.error is not None or mapping is None:
@@ -79,7 +79,7 @@ def verdict_for(out: Outcome, mapping: MappingCheck | None, dims_dvt: tuple[int,
     return Verdict(out.contract.runtime, out.version, out.contract, None, tuple(silent))
 
 
-def state_for(out: Outcome) -> RuntimeState:
+def state_for(out: LoadState) -> RuntimeState:
     err = out.error
     return RuntimeState(out.contract.runtime, out.version, err is None, err.text if err else None,
                         err.code if err else None, out.d2t is not None, out.d2t_loaded, out.lm_head,
