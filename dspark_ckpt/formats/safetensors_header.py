@@ -446,6 +446,11 @@ def _json_type(value: Any) -> str:
 
 
 def _show(value: Any, limit: int = 80) -> str:
-    # JSON spelling, as in the file, cut short so that a megabyte-long hostile name cannot flood a report.
+    # JSON spelling, as in the file, cut short so that a megabyte-long hostile name cannot flood a report; only
+    # what can be shown is spelled (a shape of three million dimensions costs its first few).
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    elif isinstance(value, (list, dict)) and len(value) > limit // 2:
+        value = list(value)[: limit // 2] if isinstance(value, list) else dict(list(value.items())[: limit // 2])
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 3] + "..."
