@@ -301,6 +301,9 @@ CASES2: tuple[Case, ...] = (
     Case("index-million-shards", index_million_shards, "DSP111", klass=2),
     Case("header-100k-bad-dtypes", weights_case(lambda: many_tensors(100_000, "F128")), "DSP009", klass=2),
     Case("header-200k-tiny-tensors", weights_case(lambda: many_tensors(200_000)), "DSP019", klass=2),
+    Case("shape-of-3m-dimensions", weights_case(lambda: raw_file(
+        b'{"w":{"dtype":"F32","data_offsets":[0,4],"shape":[' + b"1234567," * 3_200_000 + b"1]}}", bytes(4))),
+         "DSP011", klass=2, note="just under the value guard: the most expensive header still decoded (~1.4 s)"),
     Case("t2d-64-mib", big_mapping("t2d", "BOOL", 64 * 2**20), "DSP406", klass=2),
     Case("d2t-3m-entries", big_mapping("d2t", "I64", 3_000_000), "DSP406", klass=2),
     # 3. untrusted text reaching a terminal (every format is checked for raw control characters too)
