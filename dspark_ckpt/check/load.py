@@ -80,8 +80,7 @@ def load(source: CheckpointSource) -> Loaded:
     index, index_problems, index_doc = read_index(source)
     findings += index_problems
     on_disk = source.safetensors_files()
-    names = sorted(set(index.weight_map.values()) | set(on_disk)) if index else on_disk
-    names, too_many = capped_shards(names)
+    names, too_many = capped_shards(set(index.weight_map.values()) | set(on_disk) if index else on_disk)
     findings += too_many
     statuses = {name: source.status(name) for name in names}
     findings += shard_status_findings(statuses, set(index.weight_map.values()) if index else set())
