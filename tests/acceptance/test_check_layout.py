@@ -133,4 +133,4 @@ def test_an_oversized_config_is_not_read_into_memory(tmp_path: Path) -> None:
     with open(path / "config.json", "r+b") as f:
         f.truncate(65 * 2**20)  # sparse: a hostile multi-megabyte config costs nothing to build
     codes = check_codes(path)
-    assert "DSP202" in codes
+    assert "DSP213" in codes  # config-too-large (issue 14; it was the generic DSP202 before)
