@@ -38,7 +38,7 @@ from dspark_ckpt.repair.fsops import (
     write_all,
     write_file,
 )
-from dspark_ckpt.repair.lock import fix_lock, try_lock
+from dspark_ckpt.repair.lock import fix_lock, pid_alive, try_lock
 from dspark_ckpt.repair.read import fingerprints
 from dspark_ckpt.repair.source_tree import Entry, changed, in_hf_cache, scan, special_file, stamp
 from dspark_ckpt.repair.stream import copy_range
@@ -433,20 +433,10 @@ def _clean_stale_out(dest: Path) -> None:
         if held is None:
             continue
         pid = entry.name[len(prefix):-len(suffix)]
-        dead = held.kernel or not (pid.isdigit() and _alive(int(pid)))
+        dead = held.kernel or not (pid.isdigit() and pid_alive(int(pid)))
         held.release()
         if dead:
             shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: Path,

@@ -29,7 +29,8 @@ def lock_path(folder: Path) -> Path:
     return folder / LOCK_NAME
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one we may not signal counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -151,7 +152,7 @@ def _owner(path: Path) -> int | None:
 
 def _is_stale(path: Path, pid: int | None) -> bool:
     if pid is not None:
-        return not _alive(pid)
+        return not pid_alive(pid)
     try:
         return time.time() - os.lstat(path).st_mtime > EMPTY_LOCK_GRACE_S
     except FileNotFoundError:
@@ -175,7 +176,7 @@ def _break(path: Path, stale_pid: int | None) -> None:
     except FileNotFoundError:
         return
     moved = _owner(aside)
-    if moved != stale_pid and moved is not None and _alive(moved):
+    if moved != stale_pid and moved is not None and pid_alive(moved):
         try:
             os.link(aside, path)
         except FileExistsError:
