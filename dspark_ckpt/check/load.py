@@ -80,10 +80,11 @@ def load(source: CheckpointSource) -> Loaded:
     index, index_problems, index_doc = read_index(source)
     findings += index_problems
     on_disk = source.safetensors_files()
-    names, too_many = capped_shards(set(index.weight_map.values()) | set(on_disk) if index else on_disk)
+    indexed = index.files if index else frozenset()
+    names, too_many = capped_shards(indexed.union(on_disk))
     findings += too_many
     statuses = {name: source.status(name) for name in names}
-    findings += shard_status_findings(statuses, set(index.weight_map.values()) if index else set())
+    findings += shard_status_findings(statuses, indexed)
     headers: dict[str, SafetensorsHeader] = {}
     for name in (n for n, s in statuses.items() if s is PathStatus.OK):
         header, problems = read_shard_header(source, name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dspark_ckpt.formats.json_doc import JsonProblem, decode_document, document_finding
@@ -21,6 +21,10 @@ MAX_FINDINGS_PER_CODE = 1000  # per kind of layout finding; the rest are counted
 class ShardIndex:
     weight_map: dict[str, str]
     total_size: int | None
+    files: frozenset[str] = field(init=False)  # the shard names it gives, derived once (a million entries cost 0.1 s)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", frozenset(self.weight_map.values()))
 
 
 def parse_index(raw: bytes) -> tuple[ShardIndex | None, list[Finding]]:
@@ -45,7 +49,7 @@ def index_from_data(doc: dict[str, Any]) -> tuple[ShardIndex | None, list[Findin
 def capped_shards(names: Iterable[str]) -> tuple[list[str], list[Finding]]:
     """The names sorted, at most MAX_SHARDS of them (the first by name), and a DSP111 finding when there were more.
     A million names cost a partial sort, not a full one."""
-    unique = set(names)
+    unique = names if isinstance(names, (set, frozenset)) else set(names)
     if len(unique) <= MAX_SHARDS:
         return sorted(unique), []
     kept = heapq.nsmallest(MAX_SHARDS, unique)
@@ -74,7 +78,7 @@ def capped(findings: list[Finding], limit: int = MAX_FINDINGS_PER_CODE) -> list[
     return kept
 
 
-def shard_status_findings(statuses: dict[str, PathStatus], indexed: set[str]) -> list[Finding]:
+def shard_status_findings(statuses: dict[str, PathStatus], indexed: frozenset[str] | set[str]) -> list[Finding]:
     findings: list[Finding] = []
     for name, status in statuses.items():
         if status is PathStatus.MISSING and name not in indexed:  # listed on disk, so a dangling or looping link
@@ -113,7 +117,7 @@ def index_findings(index: ShardIndex, headers: dict[str, SafetensorsHeader], on_
         findings.append(finding("DSP105", f"the index puts {tensor} in {shard}, whose header lacks it{where}.",
                                 file=shard, tensor=tensor))
     findings += _more("DSP105", len(misplaced), "tensors the index puts in a shard whose header lacks them")
-    indexed_files = set(index.weight_map.values())
+    indexed_files = index.files
     unindexed = [(shard, entry.name) for shard, header in sorted(headers.items()) if shard in indexed_files
                  for entry in header.entries if entry.name not in index.weight_map]
     for shard, name in unindexed[:MAX_FINDINGS_PER_CODE]:

@@ -10,7 +10,6 @@ import os
 import struct
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
@@ -162,12 +161,12 @@ def test_dsp005_header_is_not_json(parse: Parse, header: bytes) -> None:
 
 
 @pytest.mark.parametrize("opener,closer", [(b"[", b"]"), (b'{"a":', b"}")], ids=["arrays", "objects"])
-def test_dsp005_pathological_nesting_is_quick(parse: Parse, opener: bytes, closer: bytes) -> None:
+def test_dsp005_pathological_nesting_is_refused_at_depth_64(parse: Parse, opener: bytes, closer: bytes) -> None:
+    # No RecursionError, no decode: the depth scan refuses it. Its cost is held by the hostile corpus's CPU limit
+    # (header-nested-100000-deep, run by the real CLI in a subprocess), not by a timer here.
     for header in (opener * 100_000, opener * 100_000 + b"1" + closer * 100_000):
-        started = time.perf_counter()
         result = parse(frame(header))
         assert codes(result) == ["DSP005"] and "deeper than 64" in result.problems[0].message
-        assert time.perf_counter() - started < 1.0
 
 
 def test_nesting_limit_is_exactly_64_and_ignores_brackets_in_names(parse: Parse) -> None:
@@ -433,11 +432,9 @@ def test_sparse_64_gib_file_reads_only_the_header(tmp_path: Path) -> None:
     path = tmp_path / "huge.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header)
     os.truncate(path, 8 + len(header) + 64 * 2**30)
-    started = time.perf_counter()
     with path.open("rb") as raw:
         reader = CountingReader(raw)
         result = read_via(reader, path.stat().st_size)
-    assert time.perf_counter() - started < 1.0
     assert result.ok, result.problems
     assert reader.bytes_read == 8 + len(header)
     assert result.header is not None and result.header.entries[0].nbytes == 64 * 2**30
