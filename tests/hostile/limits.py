@@ -85,7 +85,8 @@ def run_limited(*args: str, env: dict[str, str] | None = None, cwd: Path | None 
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
     done, wall, cpu = _timed([*(prefix or []), sys.executable, "-m", "dspark_ckpt", *args], env=full_env, cwd=cwd,
                              timeout=HANG_LIMIT_S, preexec_fn=_limit_memory)
-    inputs = tuple(str(Path(cwd or ".") / a) for a in args[1:] if not a.startswith("-") and (Path(cwd or ".") / a).exists())
+    paths = (os.path.join(cwd or ".", a) for a in args[1:] if not a.startswith("-"))
+    inputs = tuple(p for p in paths if os.path.exists(p))  # False, not an error, for a name too long to be one
     return Run(done.returncode, done.stdout, done.stderr, wall, cpu, args[0] if args else "", inputs)
 
 
