@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -127,3 +130,28 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
     return subprocess.run([sys.executable, "-m", "dspark_ckpt", *args], capture_output=True, text=True,
                           env=full_env, cwd=cwd, timeout=timeout)
+
+
+def run_on_a_terminal(*args: str, cwd: Path | None = None, timeout: float = 120) -> tuple[int, str, str]:
+    """The real CLI with stderr on a pseudo-terminal (as in a shell) and stdout on a file (as in `> out.json`):
+    its exit status, stdout, and everything the terminal showed."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "dspark_ckpt", *args], stdout=out, stderr=slave,
+                                cwd=cwd, env=env, text=True)
+        os.close(slave)
+        chunks: list[bytes] = []
+        while select.select([master], [], [], timeout)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(master)
+        rc = proc.wait(timeout=timeout)
+        out.seek(0)
+        return rc, out.read(), b"".join(chunks).decode(errors="replace")

@@ -4,15 +4,11 @@ gate on runtimes the user did not choose, and the GitHub Action's report paths."
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_checkpoint, run_cli
+from conftest import make_checkpoint, run_cli, run_on_a_terminal
 from test_preflight_action import run_action
 
 T = 96
@@ -194,32 +190,12 @@ def test_action_empty_checkpoints_writes_the_output_too(tmp_path: Path) -> None:
 
 # --- progress over many checkpoints: on a terminal only, never with -q ---
 
-def _stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "dspark_ckpt", *args], stdout=subprocess.DEVNULL, stderr=slave,
-                            cwd=cwd, env=env)
-    os.close(slave)
-    chunks: list[bytes] = []
-    while select.select([master], [], [], 60)[0]:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=60), b"".join(chunks).decode(errors="replace")
-
-
 def test_a_run_over_many_checkpoints_shows_progress_on_a_terminal_only(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         make_checkpoint(tmp_path / name, vocab=T, draft_vocab=T, target_vocab=T)
     args = ["check", "a", "b", "c", "--target-vocab-size", str(T), "--isolated", "--format", "json"]
-    rc, err = _stderr_on_a_terminal(args, tmp_path)
+    rc, _, err = run_on_a_terminal(*args, cwd=tmp_path, timeout=60)
     assert rc == 0 and "checking" in err
-    rc, err = _stderr_on_a_terminal([*args, "-q"], tmp_path)
+    rc, _, err = run_on_a_terminal(*args, "-q", cwd=tmp_path, timeout=60)
     assert rc == 0 and err == ""
     assert run_cli(*args, cwd=tmp_path).stderr.count("checking") == 0  # a pipe: no bar

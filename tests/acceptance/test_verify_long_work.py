@@ -4,11 +4,7 @@ stated, progress shows on a terminal only, a bad checkpoint does not stop the ot
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
-import sys
 import time
 import tomllib
 from pathlib import Path
@@ -17,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import make_checkpoint, run_cli
+from conftest import make_checkpoint, run_cli, run_on_a_terminal
 
 T = 96
 REPO = Path(__file__).parents[2]
@@ -113,38 +109,13 @@ def test_one_shard_verifies_the_folder(tmp_path: Path) -> None:
     assert {r["lm_head"] for r in entry["verify"]["runtimes"]} == {"own"}  # lm_head came from the other shard
 
 
-def _run_on_a_terminal(args: list[str]) -> tuple[int, str, str]:
-    """stderr on a pseudo-terminal (as in a shell), stdout on a pipe (as in `| jq`)."""
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "dspark_ckpt", *args], stdout=subprocess.PIPE, stderr=slave,
-                            env=env, text=True)
-    os.close(slave)
-    chunks: list[bytes] = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 120)
-        if not ready:
-            break
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    out = proc.stdout.read() if proc.stdout else ""
-    os.close(master)
-    return proc.wait(timeout=120), out, b"".join(chunks).decode(errors="replace")
-
-
 def test_progress_on_a_terminal_only_and_never_with_quiet(padded: Path) -> None:
     args = ["verify", str(padded), "--target-vocab-size", str(T), "--device", "cpu", "--probe", "20000",
             "--runtime", "vllm==0.33.0", "--format", "json", "--isolated"]
-    rc, out, err = _run_on_a_terminal(args)
+    rc, out, err = run_on_a_terminal(*args)
     assert rc in (0, 1) and json.loads(out)["checkpoints"][0]["verify"]["probe"]["probes"] == 20000
     assert "probing padded rows" in err  # the bar, on the terminal
-    rc, out, err = _run_on_a_terminal([*args, "-q"])
+    rc, out, err = run_on_a_terminal(*args, "-q")
     assert json.loads(out) and err == ""
     piped = run_cli(*args)  # stderr not a terminal: no bar at all
     assert "probing" not in piped.stderr
