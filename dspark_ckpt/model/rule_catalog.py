@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from dspark_ckpt.model.hint_template import generic, with_repair
+
 
 class Category(StrEnum):
     """What a finding is about; what it means for fix, verify and the reports follows from the category table."""
@@ -43,10 +45,14 @@ class Rule:
     repair: str | None = None  # the `dspark-ckpt fix` strategy that repairs it, if any
     category: Category = Category.CONTRACT  # set by the section the rule is declared in
     stops_loading: bool = False  # the file cannot be read by any runtime: nothing else about it can load
+    # `fix` as written, command markers kept (model/hint_template.py): a finding's default hint, filled in for the
+    # checkpoint by check/verify. `fix` itself is the documentation form (DRAFT, T placeholders), set by _section.
+    fix_template: str = ""
 
 
 def _section(category: Category, *rules: Rule) -> tuple[Rule, ...]:
-    return tuple(replace(r, category=category,
+    return tuple(replace(r, category=category, fix=generic(with_repair(r.fix, r.repair)),
+                         fix_template=with_repair(r.fix, r.repair),
                          stops_loading=category is Category.HEADER or r.code in _STOPS_LOADING) for r in rules)
 
 
@@ -269,7 +275,7 @@ RULES: dict[str, Rule] = _rules(
          "lm_head or no d2t, fail on runtimes where the whole checkpoint loads, and invite a repair that would "
          "break the real checkpoint.",
          "`dspark-ckpt check draft/model-00001-of-00003.safetensors`, or `dspark-ckpt check draft/*.safetensors`.",
-         "Nothing to fix in the checkpoint: give the folder (`dspark-ckpt check draft`) to skip this note."),
+         "Nothing to fix in the checkpoint: give the folder ({check}) to skip this note."),
     Rule("DSP215", "dspark-settings-nested", "error", "DSpark settings are only in a nested dflash_config/dspark_config",
          "config.json holds markov_rank (or another DSpark setting: markov_head_type, enable_confidence_head, "
          "confidence_head_with_markov, dspark_draft_topk, block_size) only inside `dflash_config`, `dspark_config` or "
@@ -280,8 +286,8 @@ RULES: dict[str, Rule] = _rules(
          "and the trained head dropped.",
          "A SpecForge 0.2.0 DSpark export: `\"dflash_config\": {\"markov_rank\": 256, \"enable_confidence_head\": "
          "true, ...}` and no top-level markov_rank.",
-         "Write the settings at the top level of config.json, where the runtime reads them (`dspark-ckpt fix "
-         "--strategy hoist-dspark-settings`, config only).", repair="hoist-dspark-settings"),
+         "Write the settings at the top level of config.json, where the runtime reads them ({fix}, config only).",
+         repair="hoist-dspark-settings"),
     Rule("DSP216", "draft-vocab-contradicts-tensors", "error",
          "`draft_vocab_size` disagrees with the rows every D-sized tensor has",
          "config.json declares a draft_vocab_size D, but lm_head, markov_head.markov_w2 and d2t (those present) all "
@@ -291,8 +297,7 @@ RULES: dict[str, Rule] = _rules(
          "none is needed, the row-count assertions fail, and a trim would cut real rows.",
          "SpecForge 0.2.0 with `\"draft_vocab_size\": 32000` copied from an EAGLE-3 template: its DSpark markov_w2 "
          "is built with vocab_size rows (151936) and it has no lm_head.",
-         "Set draft_vocab_size to the rows the tensors have (`dspark-ckpt fix --strategy set-draft-vocab`, "
-         "config only).", repair="set-draft-vocab"),
+         "Set draft_vocab_size to the rows the tensors have ({fix}, config only).", repair="set-draft-vocab"),
     Rule("DSP218", "dspark-draft-model-name", "warning",
          "A Qwen3 DSpark draft is named DSparkDraftModel: vLLM 0.27/0.28 load the DeepSeek-V4 draft instead",
          "config.json says `architectures: [\"DSparkDraftModel\"]` with `model_type: qwen3` (SpecForge's name for its "
@@ -301,8 +306,8 @@ RULES: dict[str, Rule] = _rules(
          "Qwen3DSparkModel first (config/speculative.py 0.29 L1360-1368).",
          "The draft fails on vLLM 0.27/0.28 (`AttributeError: 'Qwen3Config' object has no attribute 'hc_mult'`).",
          "A SpecForge 0.2.0 DSpark export.",
-         "Name the architecture Qwen3DSparkModel in config.json (`dspark-ckpt fix --strategy name-qwen3-dspark`, "
-         "config only), which every release from 0.27 loads as Qwen3 DSpark.", repair="name-qwen3-dspark"),
+         "Name the architecture Qwen3DSparkModel in config.json ({fix}, config only), which every release from "
+         "0.27 loads as Qwen3 DSpark.", repair="name-qwen3-dspark"),
     Rule("DSP217", "target-vocab-from-t2d", "info", "T was taken from the draft's own t2d",
          "No --target or --target-vocab-size was given, and the draft ships a t2d, which has one flag per target "
          "id: its length is the target vocabulary the draft was pruned for. (A speculators config's "
@@ -325,14 +330,14 @@ RULES: dict[str, Rule] = _rules(
          "vLLM 0.29+ Qwen3 DSpark refuses to load it; elsewhere d2t stays all-zero, so draft id i is used as target "
          "id i: wrong tokens and collapsed acceptance, with no error.",
          "D = 32000 < T = 128256 with lm_head but no d2t.",
-         "Rebuild d2t from t2d if the checkpoint has one (`dspark-ckpt fix`); otherwise re-export it.",
+         "Rebuild d2t from t2d if the checkpoint has one ({fix}); otherwise re-export it.",
          repair="rebuild-d2t"),
     Rule("DSP303", "unexpected-d2t", "error", "The runtime has no d2t parameter for this draft, but it ships one",
          "A `d2t` tensor is present while the runtime's model created no `draft_id_to_target_id` parameter "
          "(D == T in every version; D > T for Qwen3 DSpark from vLLM 0.30).",
          "Loading fails: `There is no module or parameter named 'draft_id_to_target_id' in <Class>`.",
          "A padded draft (T = 200058, D = 201024) with an explicit zero d2t, loaded on vLLM 0.30+.",
-         "Drop the d2t (`dspark-ckpt fix --strategy drop-d2t`), or trim a padded draft to T rows.",
+         "Drop the d2t ({fix}), or trim a padded draft to T rows.",
          repair="drop-d2t"),
     Rule("DSP304", "expanded-without-embed", "error", "Input vocab V > T but no embed_tokens of its own",
          "The draft's input vocabulary is larger than the target's and it ships no `embed_tokens`.",
@@ -343,7 +348,7 @@ RULES: dict[str, Rule] = _rules(
          "Any time an illegal row wins, the draft proposes a non-token: the target rejects it (lost acceptance) or "
          "an out-of-range index is hit.",
          "Inkling-Small DSpark: T = 200058, D = 201024.",
-         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T (`dspark-ckpt fix --strategy trim`).",
+         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix}).",
          repair="trim"),
     Rule("DSP306", "padded-without-lm-head", "error", "Padded draft (D > T) ships no lm_head of its own",
          "D > T and the checkpoint has no `lm_head`.",
@@ -351,7 +356,7 @@ RULES: dict[str, Rule] = _rules(
          "0.27/0.28 share the width-T target head against a width-D markov head.",
          "T = 200058, D = 201024, no lm_head.weight.",
          "Trim markov_w2 to T rows and set draft_vocab_size = T so the target head is shared "
-         "(`dspark-ckpt fix --strategy share-target-head`).",
+         "({fix}).",
          repair="share-target-head"),
     Rule("DSP307", "own-weights-replaced", "warning", "The runtime replaces the draft's own lm_head/embedding",
          "Gemma4 DSpark never marks its own lm_head/embed_tokens as its own, so vLLM overwrites them with the target's.",
@@ -361,7 +366,7 @@ RULES: dict[str, Rule] = _rules(
          "vLLM validates Qwen3-Omni drafts at start-up: draft_vocab_size must not exceed the thinker's text vocab, "
          "and the mask/noise token id must lie in the draft input vocabulary.",
          "The server refuses to start.", "An Omni draft with D = 152064 > T = 151936.",
-         "Trim the draft to T rows (`dspark-ckpt fix --strategy trim`).", repair="trim"),
+         "Trim the draft to T rows ({fix}).", repair="trim"),
     Rule("DSP309", "unsupported-architecture", "error", "The runtime version does not support this draft architecture",
          "The runtime has no model class for this architecture (e.g. Qwen3OmniDSparkModel before vLLM 0.29: `Model "
          "architectures [...] are not supported for now.`), or rewrites it to a class that cannot load it: vLLM "
@@ -409,8 +414,8 @@ RULES: dict[str, Rule] = _rules(
          "probably right, not known to be right. The exit code still follows the other findings, so a new "
          "release never breaks a CI preflight on its own.",
          "`dspark-ckpt check ./draft --target-vocab-size 151936 --runtime vllm==0.34.0` (the table ends at 0.33).",
-         "Run the maintainer probe on that release (`python tools/probe_runtime.py 0.34.0`), or `dspark-ckpt "
-         "verify --engine installed` where that vLLM is installed, to see what its own loader does. For SGLang "
+         "Run the maintainer probe on that release (`python tools/probe_runtime.py 0.34.0`), or "
+         "{verify --engine installed} where that vLLM is installed, to see what its own loader does. For SGLang "
          "the table lists every release it has read (`--runtime sglang`); any other `sglang==X` is evaluated with "
          "the row covering or nearest to it."),
     Rule("DSP340", "head-width-mismatch", "error", "The draft's vocab-wide head bias does not match the target "
@@ -422,8 +427,8 @@ RULES: dict[str, Rule] = _rules(
          "The server does not come up (0.5.16-0.5.21: `The size of tensor a (W) must match the size of tensor b "
          "(V) ...`; 0.5.22+: a bare AssertionError when V > W), or a DFlash2 draft hits an index error.",
          "An Inkling-shaped padded DSpark draft (V = 201024) for a target whose head has T = 200058 rows.",
-         "Trim the input side to T rows together with the output side (`dspark-ckpt fix --for sglang`: trim + "
-         "trim-input sets vocab_size = T and cuts markov_w1/markov_w2 to T rows).", repair="trim-input"),
+         "Trim the input side to T rows together with the output side ({fix --any}: trim + trim-input sets "
+         "vocab_size = T and cuts markov_w1/markov_w2 to T rows).", repair="trim-input"),
     Rule("DSP341", "eagle3-layer-count", "error", "SGLang's EAGLE-3 before 0.5.12 needs exactly one layer",
          "LlamaForCausalLMEagle3.__init__ raises `EAGLE3 currently only supports 1 layer` when num_hidden_layers "
          "!= 1 (SGLang 0.5.1-0.5.11); a config without num_hidden_layers gets LlamaConfig's default of 32.",
@@ -480,6 +485,24 @@ RULES: dict[str, Rule] = _rules(
          "Lower acceptance wherever the target would pick such an id.",
          "A DSpark draft with vocab_size 151669 for a Qwen3 target (T = 151936).",
          "Re-export the draft with vocab_size = T."),
+    Rule("DSP350", "head-without-parameter", "error", "The draft ships a head its runtime model has no module for",
+         "vLLM's DFlash (DFlashQwen3Model) and EAGLE-3 (LlamaModel, Qwen3Eagle3Model) backbones build no Markov or "
+         "confidence head; their nested AutoWeightsLoader refuses a `markov_head.*` or `confidence_head.*` tensor "
+         "by name (`There is no module or parameter named 'markov_head' in DFlashQwen3Model. ...`), in every release "
+         "0.27-0.33. SGLang's DFlash and EAGLE-3 loaders skip such names instead (DSP351).",
+         "The draft fails to load on vLLM. A DFlash/EAGLE-3 checkpoint with a Markov head is often a DSpark draft "
+         "whose config names the wrong architecture.",
+         "A DFlashDraftModel checkpoint with markov_head.markov_w1.weight and markov_head.markov_w2.weight.",
+         "If the draft was trained as DSpark, set its architecture (e.g. Qwen3DSparkModel) and markov_rank in "
+         "config.json; otherwise re-export it without the head tensors (the runtime never uses them)."),
+    Rule("DSP351", "head-dropped", "info", "The runtime drops a head the draft ships",
+         "SGLang's DFlash (models/dflash.py, 0.5.11+) and EAGLE-3 (models/llama_eagle3.py) loaders skip every tensor "
+         "name with no parameter (`if name in params_dict`), so a shipped `markov_head.*` / `confidence_head.*` is "
+         "ignored without a message.",
+         "The draft loads and runs without the head: if it was trained with one (a DSpark draft labelled DFlash or "
+         "EAGLE-3), its proposals lack the Markov bias and acceptance drops.",
+         "An EAGLE-3 checkpoint with markov_head.markov_w1.weight served by SGLang.",
+         "Check the architecture in config.json; drop the head tensors if the draft really is DFlash/EAGLE-3."),
     Rule("DSP330", "speculators-conversion-fails", "error", "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "
@@ -529,7 +552,7 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP323", "markov-w2-shape", "error", "markov_head.markov_w2 is not [D, r]",
          "markov_w2 has one row per draft output id and markov_rank columns.", "Loading fails on the row-count assertion.",
          "markov_w2 [201024, 16] after draft_vocab_size was set to 200058 without trimming.",
-         "Trim markov_w2 together with lm_head (`dspark-ckpt fix --strategy trim`)."),
+         "Trim markov_w2 together with lm_head ({fix --strategy trim})."),
     Rule("DSP324", "d2t-shape", "error", "d2t is not a 1-D tensor of length D",
          "d2t must hold one offset per draft id.",
          "vLLM fails: `Attempted to load weight (torch.Size([N])) into parameter (torch.Size([D]))`.",
@@ -552,7 +575,7 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP401", "d2t-all-zero", "error", "d2t is all zero on a pruned draft",
          "Every offset is 0, so draft id i maps to target id i: the first D target ids.",
          "Almost surely wrong: acceptance collapses with no error.", "D = 32000, d2t = zeros(32000).",
-         "Rebuild d2t from t2d (`dspark-ckpt fix --strategy rebuild-d2t`).", repair="rebuild-d2t"),
+         "Rebuild d2t from t2d ({fix}).", repair="rebuild-d2t"),
     Rule("DSP402", "d2t-out-of-range", "error", "d2t maps draft ids outside [0, T)",
          "Some i + d2t[i] is negative or >= T.", "The runtime proposes ids that are not target tokens or indexes out of range.",
          "d2t[-1] = 248320 with T = 248320.", "Rebuild d2t from t2d, or re-export."),
@@ -565,7 +588,7 @@ RULES: dict[str, Rule] = _rules(
          "t2d with 31999 true entries and D = 32000.", "Regenerate the mapping tensors."),
     Rule("DSP405", "t2d-d2t-mismatch", "error", "t2d and d2t describe different vocabularies",
          "nonzero(t2d) must equal arange(D) + d2t.", "One of the two tables is stale.",
-         "d2t rebuilt for a new vocabulary without updating t2d.", "Rebuild d2t from t2d (`dspark-ckpt fix`).",
+         "d2t rebuilt for a new vocabulary without updating t2d.", "Rebuild d2t from t2d ({fix}).",
          repair="rebuild-d2t"),
     Rule("DSP406", "mapping-unreadable", "warning", "A mapping tensor could not be read for validation",
          "d2t/t2d is larger than the read limit, unreadable, or of a dtype whose contents cannot be decoded.",
@@ -592,7 +615,7 @@ RULES: dict[str, Rule] = _rules(
          "After writing the repair to a staging folder, check still finds errors for the chosen runtimes.",
          "The result would not load or would misbehave; it is not put in place.",
          "A repair planned on a draft whose shards changed while fix ran.",
-         "Run `dspark-ckpt check` on the draft and repair the remaining errors first."),
+         "Run {check} and repair the remaining errors first."),
     Rule("DSP505", "runtime-left-out", "warning", "fix --for all left out runtimes no repair can make load",
          "With --for all (the default), fix repairs for every runtime some repair can satisfy. A runtime that fails "
          "to load the draft as it is and after every repair that fits it is left out of the plan and named here, "
@@ -647,20 +670,20 @@ RULES: dict[str, Rule] = _rules(
          "Greedy drafting proposes that id: it is not a token of the target, so the proposal is wasted or indexes "
          "out of range (the padded-row risk from the review of vLLM PR #55133).",
          "Inkling-Small DSpark (T = 200058, D = 201024) whose rows [200058, 201024) hold large random weights.",
-         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T (`dspark-ckpt fix --strategy trim`).",
+         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix}).",
          repair="trim"),
     Rule("DSP602", "illegal-rows-in-topk", "info", "Padded lm_head rows enter the top-k but never win the argmax",
          "No probe's argmax was an illegal row [T, D), but some illegal row was among the top-k logits.",
          "Sampling at temperature > 0, or a top-k draft tree, can still propose a non-token.",
          "A padded draft whose illegal rows are small but not negligible.",
-         "Trim to T rows (`dspark-ckpt fix --strategy trim`) to remove the risk entirely.", repair="trim"),
+         "Trim to T rows ({fix}) to remove the risk entirely.", repair="trim"),
     Rule("DSP603", "runtime-mapping-invalid", "error", "The mapping a runtime actually uses is not a valid vocab map",
          "After loading the draft the way that runtime version does, map_draft_to_target(arange(D)) produced ids "
          "outside [0, T) (beyond a padded draft's own rows), ids that are not strictly increasing, ids that differ "
          "from nonzero(t2d), or the all-zero identity on a pruned draft from a shipped table.",
          "The draft proposes the wrong target tokens (acceptance collapses) or indexes out of range.",
          "A pruned draft whose d2t was saved with the wrong sign, or a stale d2t beside a newer t2d.",
-         "Rebuild d2t from a valid t2d (`dspark-ckpt fix --strategy rebuild-d2t`) or re-export the draft.",
+         "Rebuild d2t from a valid t2d ({fix}) or re-export the draft.",
          repair="rebuild-d2t"),
     Rule("DSP604", "quantised-head-not-probed", "info", "The lm_head is quantised; the padded-row probe was skipped",
          "The lm_head is stored in an integer, fp8 or packed fp4 format (usually with scale tensors); `verify` "

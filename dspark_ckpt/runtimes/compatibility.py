@@ -47,6 +47,15 @@ class DraftFacts:
     target_is_omni: bool = False
 
     @property
+    def shipped_heads(self) -> tuple[str, ...]:
+        """The optional heads the checkpoint ships tensors for, in the order a loader meets them (sorted names)."""
+        view = self.sglang  # the tensor-name view the analysis records (runtimes/sglang_config.py)
+        markov = (view is not None and bool(view.markov_names)) or self.markov_w1_rows is not None \
+            or self.markov_w2_rows is not None
+        confidence = view is not None and bool(view.confidence_names)
+        return tuple(name for name, shipped in (("confidence_head", confidence), ("markov_head", markov)) if shipped)
+
+    @property
     def kind(self) -> VocabKind:
         """pruned | equal | padded, from these facts' own D and T (a repair that changes D changes it too)."""
         kind = vocab_kind(self.draft_vocab_size, self.target_vocab_size)
@@ -140,6 +149,9 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     nested = next((n for n in f.nested_weights if n.endswith(".weight") and n[:-7] in k.bare_parameters), None)
     if nested is not None:  # the nested loader meets candidate_selector.* before d2t and any row-checked head
         return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
+    stray = _stray_heads(k, f)
+    if "confidence_head" in stray:  # `confidence_head.*` sorts before every other name the loader refuses
+        return Issue("DSP350", k.messages.stray_head.format(name="confidence_head", cls=k.stray_heads_class))
     param = k.d2t_param.holds(d, t)
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
         return Issue("DSP303", k.messages.noparam.format(cls=k.model_class))
@@ -150,8 +162,11 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
     # sorted-name order, so the first mismatch in that order is the one raised.
     w1_exact = k.markov_w1_exact and f.markov_rank is not None
+    markov_built = traits(k.family).markov_head if k.family is not None else True
     for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
                                  ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
+        if code in ("DSP322", "DSP323") and not markov_built:
+            continue  # no Markov head parameter: its tensors are refused by name below, or dropped
         if code == "DSP322" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
             return Issue(code, k.messages.weight_shape.format(got=f"{rows}, {f.markov_w1_cols}",
                                                                want=f"{v}, {f.markov_rank}"))
@@ -161,7 +176,18 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP320", k.messages.hidden.format(h=f.hidden_size, got=f.lm_head_cols))
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
         return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d))
+    if "markov_head" in stray:  # sorted after d2t, embed_tokens and lm_head, whose loads come first
+        return Issue("DSP350", k.messages.stray_head.format(name="markov_head", cls=k.stray_heads_class))
     return None
+
+
+def _stray_heads(k: Contract, f: DraftFacts) -> tuple[str, ...]:
+    """The shipped heads this row's backbone has no module for and refuses by name (none where they are dropped)."""
+    if k.stray_heads_class is None or k.family is None:
+        return ()
+    built = traits(k.family)
+    return tuple(h for h in f.shipped_heads
+                 if not (built.markov_head if h == "markov_head" else built.confidence_head))
 
 
 def _shares(policy: Share, own: bool, fits: bool, flagged: bool = False) -> bool:

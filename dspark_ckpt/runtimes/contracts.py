@@ -68,6 +68,10 @@ class Contract:
     parallel_drafting_needs_mask_hidden: bool = False
     model_prefix_rejected: bool = False
     bare_parameters: tuple[str, ...] = ()  # bare nn.Parameters (no `.weight`): a `<name>.weight` tensor is refused
+    # The backbone class whose nested AutoWeightsLoader refuses a `markov_head.*` / `confidence_head.*` tensor the
+    # family builds no module for (models/utils.py; vLLM DFlash and EAGLE-3, every release read); None: such a
+    # tensor is dropped (vLLM DSpark's mapper for a disabled confidence head; SGLang's `if name in params_dict`).
+    stray_heads_class: str | None = None
     candidates_mapped: bool = True  # False: the speculator proposes lm_head candidates without d2t (vLLM DFlash2)
     verbatim_errors: bool = True  # False where the error text is dspark-ckpt's description, not the runtime's
     messages: Messages = VLLM  # the runtime's wording of each error, for this row

@@ -32,6 +32,12 @@ E_TOPK = "dspark_draft_topk must be between 1 and the draft vocabulary size ({d}
 # models/utils.py AutoWeightsLoader (0.27 L276, 0.28 L275, 0.29-0.30 L304, 0.31-0.33 L320): a `.weight` tensor for a
 # bare nn.Parameter, named relative to the nested loader (DFlash2's candidate_selector codebooks).
 E_NESTED_WEIGHT = "Attempted to load nested weight '{name}' into a single parameter '{param}'"
+# models/utils.py AutoWeightsLoader._load_module (0.27 L390-392, 0.28 L389-391, 0.29-0.30 L412-414, 0.31 L427-429,
+# 0.32-0.33 L443-445), raised by the backbone's own nested loader (base_prefix "", hence the two spaces) for a
+# `markov_head.*` / `confidence_head.*` tensor a DFlash or EAGLE-3 backbone has no module for. `{name}` is the first
+# name component the backbone lacks, `{cls}` the backbone class (DFlashQwen3Model, LlamaModel, Qwen3Eagle3Model).
+E_STRAY_HEAD = ("There is no module or parameter named '{name}' in {cls}. The available parameters belonging to  "
+                "({cls}) are:")
 
 # SGLang, quoted from the released wheels (docs/research/sglang-facts.md; file and lines per release range are in
 # each row's source in sglang_rows.py). `{arch}`, `{cls}`, `{m}`, `{t}`, `{w}`, `{v}`, `{rank}` are filled per draft.
@@ -117,6 +123,7 @@ class Messages:
     selector_pair: str = E_DFLASH2_SELECTOR_PAIR
     index: str = E_INDEX
     weight_shape: str = E_WEIGHT_SHAPE  # default_weight_loader's exact-size assert
+    stray_head: str = E_STRAY_HEAD  # a head tensor the backbone has no module for (vLLM DFlash / EAGLE-3)
 
 
 VLLM = Messages()

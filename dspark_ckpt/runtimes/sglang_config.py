@@ -55,6 +55,7 @@ class SglangConfig:
     markov_head_type_top: str = "vanilla"
     markov_cols: tuple[int | None, int | None] = (None, None)  # (markov_w1, markov_w2) rank columns as shipped
     markov_names: tuple[str, ...] = ()  # `markov_head.*` tensor names, sorted (the order load_weights sees them)
+    confidence_names: tuple[str, ...] = ()  # `confidence_head.*` tensor names, sorted (vLLM's loaders read them too)
     nemotron35: bool = False  # is_nemotron_35_draft_config (0.5.19+): the draft keeps its own embed_tokens
     dflash_error: str | None = None  # parse_dflash_draft_config's mask_token_id validation
     dflash_mask_token_id: int | None = None
@@ -211,5 +212,6 @@ def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int,
         layers_named=any(n.startswith(("layers.", "model.layers.")) for n in names),
         midlayer_named=any(n.startswith(("midlayer.", "model.midlayer.")) for n in names),
         markov_cols=tuple(c[1] if len(c) == 2 else None for c in cols),  # type: ignore[arg-type]
-        markov_names=tuple(sorted(n for n in names if n.startswith("markov_head."))), **config_fields(cfg),
+        markov_names=tuple(sorted(n for n in names if n.startswith("markov_head."))),
+        confidence_names=tuple(sorted(n for n in names if n.startswith("confidence_head."))), **config_fields(cfg),
     )

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
+from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
@@ -167,6 +168,19 @@ def _eagle3_first_step(r: Row) -> Issue | None:
     return None
 
 
+def dropped_heads(r: Row) -> list[Issue]:
+    """Head tensors the family's SGLang model has no parameter for: skipped by `if name in params_dict`
+    (models/llama_eagle3.py 0.5.1-0.5.23; models/dflash.py 0.5.11-0.5.23, "Ignore unexpected weights")."""
+    if r.k.family is None:
+        return []
+    built = traits(r.k.family)
+    heads = [h for h in r.f.shipped_heads if not (built.markov_head if h == "markov_head" else built.confidence_head)]
+    if not heads:
+        return []
+    return [Issue("DSP351", f"{' and '.join(f'{h}.*' for h in heads)} has no parameter in this model: SGLang "
+                            "skips the tensors by name, so the draft runs without that head")]
+
+
 def eagle3_silent(r: Row, *, own_head_loaded: bool, embed_loaded: bool, layer_dropped: bool, d2t_loaded: bool,
                   width: int) -> list[Issue]:
     """What goes wrong without an error, from what the load left (check predicts it, verify observes it)."""
@@ -200,7 +214,7 @@ def eagle3_silent(r: Row, *, own_head_loaded: bool, embed_loaded: bool, layer_dr
                                      "(wrong tokens)"))
     if own_head and own_head_loaded and width > t:
         found.append(Issue("DSP305", f"nothing masks ids [{t}, {width}): the draft can propose ids >= {t}"))
-    return found
+    return found + dropped_heads(r)
 
 
 def _eagle3_silent(r: Row) -> list[Issue]:
@@ -301,7 +315,7 @@ def shared_silent(r: Row, *, head_shipped: bool, embed_shipped: bool, embed_load
     w, t = head_width(f), f.target_vocab_size
     if w > t:
         found.append(Issue("DSP305", f"the target lm_head has {w} rows: ids [{t}, {w}) can be proposed"))
-    return found
+    return found + dropped_heads(r)
 
 
 def dspark_silent(r: Row, *, markov_missing: list[str], **shared: bool) -> list[Issue]:

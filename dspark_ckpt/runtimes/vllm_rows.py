@@ -34,13 +34,21 @@ def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
     return unregistered, v029, v030
 
 
-def _eagle3(family: Family, module: str, cls: str) -> tuple[Contract, ...]:
+def _eagle3(family: Family, module: str, cls: str, backbone: str) -> tuple[Contract, ...]:
     return (
         Contract("vllm", "0.27.0", "0.29.0", family, cls, f"{_E.format(module)} @ v0.27.0-v0.29.0",
-                 d2t_param=When.ALWAYS, parallel_drafting_needs_mask_hidden=True),
+                 d2t_param=When.ALWAYS, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone),
         Contract("vllm", "0.30.0", "0.33.0", family, cls, f"{_E.format(module)} @ v0.30.0-v0.33.0",
-                 d2t_param=When.D_NE_T, parallel_drafting_needs_mask_hidden=True),
+                 d2t_param=When.D_NE_T, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone),
     )
+
+
+# The backbones whose nested AutoWeightsLoader refuses a Markov / confidence head tensor (messages.E_STRAY_HEAD):
+# DFlashQwen3Model (qwen3_dflash.py L346 @ 0.27, L379 @ 0.28, L359 @ 0.29, L360 @ 0.30, L395 @ 0.31, L413 @ 0.32,
+# L387 @ 0.33), LlamaModel (llama_eagle3.py L130 @ 0.27-0.29, L162 @ 0.30-0.33) and Qwen3Eagle3Model
+# (qwen3_eagle3.py L142 @ 0.27-0.33): none has a markov_head or confidence_head module, and none passes
+# ignore_unexpected_prefixes. Observed with tools/probe_runtime.py on 0.28.0, 0.29.0, 0.30.0, 0.33.0.
+_DFLASH_BACKBONE = "DFlashQwen3Model"
 
 
 # DFlash2 (0.28+): DFlashQwen3ForCausalLM's load path (d2t parameter iff D != T, mask_hidden refused); its codebooks
@@ -60,14 +68,15 @@ VLLM_ROWS: tuple[Contract, ...] = (
              lm_head_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS_IF_FITS,
              embed_share=Share.ALWAYS_IF_FITS),
     Contract("vllm", "0.27.0", "0.30.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.27.0-v0.30.0",
-             d2t_param=When.D_NE_T, mask_hidden_rejected=True),
+             d2t_param=When.D_NE_T, mask_hidden_rejected=True, stray_heads_class=_DFLASH_BACKBONE),
     Contract("vllm", "0.31.0", "0.33.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.31.0-v0.33.0",
-             d2t_param=When.D_NE_T, mask_hidden_rejected=True, lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
+             d2t_param=When.D_NE_T, mask_hidden_rejected=True, lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED,
+             stray_heads_class=_DFLASH_BACKBONE),
     _DFLASH2,
     replace(_DFLASH2, first="0.31.0", last="0.33.0", source=f"{_F2} @ v0.31.0-v0.33.0",
             lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
-    *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM"),
-    *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM"),
+    *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM", "LlamaModel"),
+    *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM", "Qwen3Eagle3Model"),
 )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import torch
 
 from dspark_ckpt.model.draft_config import DraftConfig
+from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
@@ -124,6 +125,12 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
         return None  # a backbone weight: its loading is not modelled
     prefix, code = module
     if prefix in ("model.markov_head", "model.confidence_head") and not any(s.startswith(prefix) for s in specs):
+        head = prefix.removeprefix("model.")
+        built = traits(k.family) if k.family is not None else None
+        if k.stray_heads_class is not None and built is not None and not (
+                built.markov_head if head == "markov_head" else built.confidence_head):
+            raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=head, cls=k.stray_heads_class)} "
+                                        f"{_available(specs, 'model.')}")  # DFlash/EAGLE-3 build no such head
         return None  # a head this runtime builds no module for is dropped (e.g. confidence_head when disabled)
     if dims.quantized and prefix != D2T_PARAM and not name.endswith(".weight"):
         return None  # scales/zero points of a quantization_config: not modelled
