@@ -9,6 +9,7 @@ import select
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,13 @@ def run_on_a_terminal(*args: str, cwd: Path | None = None, timeout: float = 120)
         rc = proc.wait(timeout=timeout)
         out.seek(0)
         return rc, out.read(), b"".join(chunks).decode(errors="replace")
+
+
+def wait_stopped(pid: int, timeout: float = 60) -> None:
+    """Until the process is stopped (SIGSTOP at a DSPARK_CKPT_CRASH_AT pause point), or fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
+            return
+        time.sleep(0.02)
+    raise AssertionError("fix never reached its pause point")

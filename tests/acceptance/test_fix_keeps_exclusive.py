@@ -7,25 +7,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from conftest import make_checkpoint, run_cli
+from conftest import make_checkpoint, run_cli, wait_stopped
 from test_fix_repairs import tree_digest
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96, shards=3)
 FIX = ("--target-vocab-size", "96")
-
-
-def _wait_stopped(pid: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
-            return
-        time.sleep(0.02)
-    raise AssertionError("fix never reached its pause point")
 
 
 class Held:
@@ -43,7 +33,7 @@ def held_at(step: str, *args: str) -> Iterator[Held]:
                             stderr=subprocess.PIPE, text=True, env=env)
     held = Held(proc)
     try:
-        _wait_stopped(proc.pid)
+        wait_stopped(proc.pid)
         yield held
     finally:
         os.kill(proc.pid, signal.SIGCONT)

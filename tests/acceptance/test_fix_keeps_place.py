@@ -8,10 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from conftest import make_checkpoint, run_cli
+from conftest import make_checkpoint, run_cli, wait_stopped
 from test_fix_repairs import tree_digest
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96, shards=3)
@@ -124,22 +123,13 @@ def test_an_unfinished_fix_in_a_read_only_folder_is_reported_not_guessed(tmp_pat
     assert (folder / ".dspark-fix-journal.json").is_file(), "left for someone who may write it"
 
 
-def _wait_stopped(pid: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
-            return
-        time.sleep(0.02)
-    raise AssertionError("fix never reached its pause point")
-
-
 def _interrupted_at(step: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Hold fix at `step` (SIGSTOP), press Ctrl-C (SIGINT), let it go on: what it does with the interrupt."""
     env = {**os.environ, "NO_COLOR": "1", "DSPARK_CKPT_CRASH_AT": step, "DSPARK_CKPT_CRASH_SIGNAL": "STOP"}
     proc = subprocess.Popen([sys.executable, "-m", "dspark_ckpt", "fix", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
-        _wait_stopped(proc.pid)
+        wait_stopped(proc.pid)
         os.kill(proc.pid, signal.SIGINT)
     finally:
         os.kill(proc.pid, signal.SIGCONT)

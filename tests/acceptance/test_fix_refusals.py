@@ -9,10 +9,9 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from conftest import make_checkpoint, run_cli
+from conftest import make_checkpoint, run_cli, wait_stopped
 from test_fix_repairs import CASES, build, fix_args, tree_digest
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
@@ -126,7 +125,7 @@ def test_two_concurrent_in_place_runs_one_refuses(tmp_path: Path) -> None:
     first = subprocess.Popen([sys.executable, "-m", "dspark_ckpt", *fix_args(case, folder, "--in-place")],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        _wait_stopped(first.pid)  # the first run holds the lock, half-way through staging
+        wait_stopped(first.pid)  # the first run holds the lock, half-way through staging
         second = run_cli(*fix_args(case, folder, "--in-place"))
         assert second.returncode == 2 and "DSP-E071" in second.stderr and f"pid {first.pid}" in second.stderr
     finally:
@@ -134,16 +133,6 @@ def test_two_concurrent_in_place_runs_one_refuses(tmp_path: Path) -> None:
     out, err = first.communicate(timeout=60)
     assert first.returncode == 0, out + err
     assert tree_digest(folder) == tree_digest(fixed)
-
-
-def _wait_stopped(pid: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        if state == "T":
-            return
-        time.sleep(0.02)
-    raise AssertionError("the first fix never reached its pause point")
 
 
 def test_generic_draft_for_a_qwen3_omni_target_is_judged_like_check(tmp_path: Path) -> None:
