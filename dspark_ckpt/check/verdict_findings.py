@@ -13,12 +13,13 @@ from dspark_ckpt.runtimes.table import SGLANG_VERSIONS
 
 METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"))
 
-# Where the right repair depends on the vocab kind, the registry's generic hint is replaced.
+# Where the right repair depends on the vocab kind, the registry's generic hint is replaced (command markers as in
+# model/hint_template.py: check fills them in for the checkpoint).
 KIND_HINTS: dict[tuple[str, str], str] = {
-    ("DSP302", "padded"): "Trim lm_head/markov_w2 to T rows and set draft_vocab_size = T (`dspark-ckpt fix "
-                          "--strategy trim`, loads everywhere); an explicit zero d2t loads on vLLM 0.27-0.29 only.",
-    ("DSP303", "padded"): "Trim to T rows (`dspark-ckpt fix --strategy trim`), or drop the d2t for vLLM 0.30+ only.",
-    ("DSP303", "equal"): "Drop the d2t: an equal-vocab draft maps by identity (`dspark-ckpt fix --strategy drop-d2t`).",
+    ("DSP302", "padded"): "Trim lm_head/markov_w2 to T rows and set draft_vocab_size = T ({fix --strategy trim}, "
+                          "loads everywhere); an explicit zero d2t loads on vLLM 0.27-0.29 only.",
+    ("DSP303", "padded"): "Trim to T rows ({fix --strategy trim}), or drop the d2t for vLLM 0.30+ only.",
+    ("DSP303", "equal"): "Drop the d2t: an equal-vocab draft maps by identity ({fix --strategy drop-d2t}).",
 }
 
 
@@ -69,7 +70,7 @@ def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None 
             parts.append(f"fails to load on {where}: {text}" if how == "fails" else
                          f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else
                          f"loads on {where} but {text}")
-        findings.append(finding(code, "; ".join(parts), hint=KIND_HINTS.get((code, kind or ""))))
+        findings.append(finding(code, "; ".join(parts), template=KIND_HINTS.get((code, kind or ""))))
     assumed = [(v.runtime, v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
     vllm = [(version, row) for runtime, version, row in assumed if runtime != "sglang"]
     sglang = [(version, row) for runtime, version, row in assumed if runtime == "sglang"]

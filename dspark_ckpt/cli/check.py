@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from dspark_ckpt.check.batch import MAX_JOBS, report_failures, run_checks
+from dspark_ckpt.check.hints import with_runnable_hints
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
@@ -51,7 +52,7 @@ def check_one(spec: str, run: Run, note: Finding | None = None, deploy: DeployPl
     report = analysis.with_findings((note,) if note else ()).with_findings(source_notes(source)).report
     if deploy is not None and deploy.applies(spec):  # the speculative config, with the checkpoint it names
         report = deploy.apply(report, spec, analysis.raw_config, analysis.config.family if analysis.config else None)
-    return report
+    return with_runnable_hints(report, spec, run.hints)
 
 
 def deploy_plan(run: Run, flag: str | None) -> DeployPlan | None:

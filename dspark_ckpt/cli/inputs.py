@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def _shard_note(folder: str, shards: list[str], reason: str | None) -> Finding |
     what = "is one shard" if len(shards) == 1 else f"are {len(shards)} shards"
     return finding("DSP230", f"{names} {what} of the sharded checkpoint in {folder} ({reason}): the whole folder "
                              "was checked, since one shard alone lacks the tensors the others hold.",
-                   hint=f"give the folder to skip this note: dspark-ckpt check {folder}")
+                   template="give the folder to skip this note: {check}")
 
 
 def refuse_wrong_file(spec: str) -> None:
@@ -88,7 +89,7 @@ def refuse_wrong_file(spec: str) -> None:
         what = ("the shard index of a sharded checkpoint" if path.name == INDEX_NAME
                 else "a config file" if path.name == CONFIG_NAME else "a JSON file")
         raise SourceError(f"{spec} is {what}, not a checkpoint: give the folder that holds it", code="DSP-E110",
-                          hint=f"dspark-ckpt check {folder} (a single .safetensors file takes its config with "
+                          hint=f"dspark-ckpt check {shlex.quote(folder)} (a single .safetensors file takes its config with "
                                "--config)")
     if suffix in OTHER_WEIGHTS:
         raise SourceError(f"{spec} is {OTHER_WEIGHTS[suffix]}, not a safetensors file: dspark-ckpt reads "

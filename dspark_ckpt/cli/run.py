@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dspark_ckpt import __version__
+from dspark_ckpt.check.hints import HintInputs
 from dspark_ckpt.check.policy import DEFAULT_GATE, Layer, Policy, normalize, resolve
 from dspark_ckpt.cli.options import ColorChoice
 from dspark_ckpt.cli.settings import Settings, load_settings
@@ -53,6 +54,7 @@ class Run:
     config: Path | None  # the draft config.json for a single .safetensors file, if any
     token: str | None
     common: Common
+    hints: HintInputs = field(default_factory=HintInputs)  # target and runtimes as given, for hint commands
 
 
 def _split_config(config: Path | None, settings_file: Path | None) -> tuple[Path | None, Path | None]:
@@ -84,7 +86,16 @@ def resolve_run(c: Common, *, need_target: bool = True) -> Run:
     if target is None and size is None:  # either flag replaces both settings keys: they are one choice
         target, size = settings.target, settings.target_vocab_size
     target_vocab = resolve_target(target, size, token=c.token) if need_target else None
-    return Run(settings, policy, runtimes, tuple(selectors) if selectors else None, target_vocab, config, c.token, c)
+    hints = HintInputs(target_flags(target, size), tuple(selectors) if selectors else None)
+    return Run(settings, policy, runtimes, tuple(selectors) if selectors else None, target_vocab, config, c.token, c,
+               hints)
+
+
+def target_flags(target: str | None, size: int | None) -> tuple[str, ...] | None:
+    """The target as the user named it (flag or settings file), for a suggested command to repeat."""
+    if target is not None:
+        return ("--target", target)
+    return ("--target-vocab-size", str(size)) if size is not None else None
 
 
 def render_context(run: Run, report: Report) -> RenderContext:

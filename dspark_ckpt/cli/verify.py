@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -43,13 +44,14 @@ def local_spec(spec: str) -> None:
     if repo is not None:
         raise UsageError(f"{spec}: verify reads tensor data and needs a local checkpoint, not a Hub repo",
                          code="DSP-E042", hint=f"download it first (hf download {repo.repo_id} --local-dir DIR), "
-                                               f"then verify DIR; `dspark-ckpt check {spec}` works remotely")
+                                               f"then verify DIR; `dspark-ckpt check {shlex.quote(spec)}` works remotely")
 
 
 def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tuple[
         list[tuple[CheckpointReport, VerifyResult]], list[tuple[str, DsparkCkptError]]]:
     """Each checkpoint in turn; as in check, one that cannot be opened is a DSP702 entry and the rest still run."""
     from dspark_ckpt.check.batch import run_each, unavailable_report
+    from dspark_ckpt.check.hints import with_runnable_hints
     from dspark_ckpt.sources.resolve import open_source
     from dspark_ckpt.verify import torch_loader
     from dspark_ckpt.verify.result import VerifyResult
@@ -68,7 +70,8 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
             report, result = torch_loader.verify_checkpoint(source, target=run.target, runtimes=run.runtimes,
                                                             options=replace(options, progress=bar), device=device)
             note = notes[spec]
-            return (replace(report, findings=report.findings + (note,)) if note else report), result
+            report = replace(report, findings=report.findings + (note,)) if note else report
+            return with_runnable_hints(report, spec, run.hints), result
 
         specs = [i.spec for i in inputs]
         if len(specs) == 1:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
+from dspark_ckpt.model.hint_template import generic, has_markers
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 
 
@@ -29,6 +30,9 @@ class Finding:
     file: str | None = None
     tensor: str | None = None
     hint: str | None = None
+    # The hint with its command markers (model/hint_template.py), where it has any: check and verify fill them in
+    # for the checkpoint (check/hints.py); `hint` meanwhile reads with the DRAFT and T placeholders.
+    template: str | None = field(default=None, compare=False, repr=False)
 
 
 def rule(code: str) -> Rule:
@@ -39,17 +43,26 @@ def rule(code: str) -> Rule:
 
 
 def finding(
-    code: str, message: str, *, file: str | None = None, tensor: str | None = None, hint: str | None = None
+    code: str, message: str, *, file: str | None = None, tensor: str | None = None, hint: str | None = None,
+    template: str | None = None,
 ) -> Finding:
-    """Build a Finding whose severity and default hint come from the registry, so a code means one thing."""
+    """Build a Finding whose severity and default hint come from the registry, so a code means one thing.
+
+    `hint` is literal text (it may quote a path or a runtime's words: never parsed for markers); `template` is a
+    hint written by dspark-ckpt itself with command markers; neither: the rule's own `fix`.
+    """
     registered = rule(code)
+    if hint is None:
+        template = template if template is not None else registered.fix_template
+        hint = generic(template)
     return Finding(
         code=code,
         severity=Severity(registered.severity),
         message=message,
         file=file,
         tensor=tensor,
-        hint=hint if hint is not None else registered.fix,
+        hint=hint,
+        template=template if has_markers(template) else None,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from dspark_ckpt.model.hint_template import generic, with_repair
+from dspark_ckpt.model.hint_template import documented_fix, with_repair
 
 
 class Category(StrEnum):
@@ -51,7 +51,7 @@ class Rule:
 
 
 def _section(category: Category, *rules: Rule) -> tuple[Rule, ...]:
-    return tuple(replace(r, category=category, fix=generic(with_repair(r.fix, r.repair)),
+    return tuple(replace(r, category=category, fix=documented_fix(with_repair(r.fix, r.repair)),
                          fix_template=with_repair(r.fix, r.repair),
                          stops_loading=category is Category.HEADER or r.code in _STOPS_LOADING) for r in rules)
 

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.hint_template import Command, documented
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 from dspark_ckpt.output.context import RenderContext
@@ -22,7 +23,7 @@ FINGERPRINT_KEY = "dsparkCkptFinding/v1"
 
 
 def _rule(r: Rule) -> dict[str, Any]:
-    fix = r.fix + (f" (repair: `dspark-ckpt fix --strategy {r.repair}`)" if r.repair else "")
+    fix = r.fix + (f" (repair: {documented(Command('fix', r.repair))})" if r.repair else "")
     sections = (("What it means", r.what), ("Why it matters", r.why), ("Example", r.example), ("How to fix", fix))
     return {
         "id": r.code,

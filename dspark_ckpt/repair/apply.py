@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import shutil
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -327,7 +328,7 @@ def _commit_in_place(folder: Path, record: journal.Journal) -> None:
                 raise _refuse(f"could not finish putting the fix in place ({exc.strerror or exc}"
                               f"{f': {exc.filename}' if exc.filename else ''}); {journal.JOURNAL_NAME} records "
                               "what is left, and the next fix or check of the folder completes it", "DSP-E081",
-                              f"free disk space or fix permissions, then run `dspark-ckpt check {folder}`") from exc
+                              f"free disk space or fix permissions, then run `dspark-ckpt check {shlex.quote(str(folder))}`") from exc
     except KeyboardInterrupt:
         raise FixInterrupted(f"the fix of {folder} was already complete when the interrupt came") from None
 

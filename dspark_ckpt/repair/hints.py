@@ -1,11 +1,11 @@
-"""Pure: commands a refusal or a warning suggests, complete enough to paste (path, T, runtimes), and why a runtime
-cannot be satisfied by any repair."""
+"""Pure: commands a refusal or a warning suggests, complete enough to paste (path, T, runtimes; built by
+check/hints.py, as every hint's command is), and why a runtime cannot be satisfied by any repair."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 
+from dspark_ckpt.check.hints import command_line, release, selectors, sglang_runs
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
@@ -13,42 +13,9 @@ from dspark_ckpt.repair import actions as a
 from dspark_ckpt.runtimes.selectors import parse_selectors
 
 HUB_PREFIX = "hf://"
-
-
-def _sglang_runs(names: Sequence[str]) -> list[list[str]]:
-    """The SGLang releases among `names`, split into runs of consecutive known releases."""
-    known = [str(r) for r in parse_selectors(["sglang"])]
-    runs: list[list[str]] = []
-    for name in sorted((n for n in names if n in known), key=known.index):
-        if runs and known.index(runs[-1][-1]) == known.index(name) - 1:
-            runs[-1].append(name)
-        else:
-            runs.append([name])
-    return runs
-
-
-def _release(name: str) -> str:
-    return name.split("==", 1)[1]
-
-
-def selectors(runtimes: Sequence[str]) -> list[str]:
-    """The shortest selectors naming exactly these runtimes: `vllm` / `sglang` for every known release of it, and a
-    run of three or more consecutive SGLang releases as one PEP 440 range (`sglang>=0.5.16`)."""
-    names = list(dict.fromkeys(runtimes))
-    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
-    known = [str(r) for r in parse_selectors(["sglang"])]
-    out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
-    for run in _sglang_runs(names):
-        if run == known:
-            out.append("sglang")
-        elif len(run) < 3:
-            out += run
-        else:
-            low = "" if run[0] == known[0] else f">={_release(run[0])}"
-            high = "" if run[-1] == known[-1] else f"<={_release(run[-1])}"
-            out.append("sglang" + ",".join(p for p in (low, high) if p))
-    taken = set(out) | set(every_vllm if "vllm" in out else []) | {n for r in _sglang_runs(names) for n in r}
-    return out + [n for n in names if n not in taken]
+# selectors lives in check/hints.py (one derivation of every suggested command); the planner takes it from here.
+__all__ = ["HUB_PREFIX", "command", "explain", "group_label", "groups", "out_args", "per_group_commands", "selectors",
+           "spans", "unreachable_reason"]
 
 
 def spans(runtimes: Sequence[str]) -> str:
@@ -58,23 +25,19 @@ def spans(runtimes: Sequence[str]) -> str:
     every_vllm = [str(r) for r in parse_selectors(["vllm"])]
     known = [str(r) for r in parse_selectors(["sglang"])]
     out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
-    runs = _sglang_runs(names)
+    runs = sglang_runs(names)
     for run in runs:
         out += ["sglang"] if run == known else run if len(run) < 3 else \
-            [f"sglang {_release(run[0])}-{_release(run[-1])}"]
+            [f"sglang {release(run[0])}-{release(run[-1])}"]
     listed = set(every_vllm) | {n for n in names if n.startswith("vllm")} | {n for r in runs for n in r}
     return ", ".join(out + [n for n in names if n not in listed])
 
 
 def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:
     """`dspark-ckpt fix|check SOURCE --target-vocab-size T --for/--runtime R ... EXTRA`, shell-quoted (T left out
-    where it is unknown: check then runs its structural checks)."""
-    flag = "--for" if verb == "fix" else "--runtime"
-    parts = ["dspark-ckpt", verb, source]
-    parts += ["--target-vocab-size", str(target_vocab_size)] if target_vocab_size else []
-    for name in selectors(runtimes):
-        parts += [flag, name]
-    return " ".join(shlex.quote(p) for p in [*parts, *extra])
+    where it is unknown: check then runs its structural checks). check/hints.py builds it, as for every hint."""
+    target = ("--target-vocab-size", str(target_vocab_size)) if target_vocab_size else ()
+    return command_line(verb, source, target, runtimes, *extra)
 
 
 def group_label(runtimes: Sequence[str]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import stat
 from collections.abc import Callable, Sequence
@@ -187,7 +188,7 @@ def recover(folder: Path) -> Recovery | None:
 def unfinished(folder: Path) -> RepairError:
     return RepairError(f"{folder}: an interrupted fix left {JOURNAL_NAME} and cannot be finished without write "
                        "access; the files may be a mix of old and new until it is", code="DSP-E079",
-                       hint=f"run `dspark-ckpt check {folder}` as a user who may write it: that completes or "
+                       hint=f"run `dspark-ckpt check {shlex.quote(str(folder))}` as a user who may write it: that completes or "
                             "rolls back the interrupted fix")
 
 

@@ -1,0 +1,137 @@
+"""Pure: the dspark-ckpt commands a hint suggests, filled in for one checkpoint of one run, ready to paste.
+
+A finding's hint names its command with a marker (model/hint_template.py). Here each marker becomes the command
+line: the checkpoint as the user gave it, the target as given (or the T the report used), the runtimes the
+finding is about, shell-quoted. Every renderer prints the hint as it leaves here, so text, JSON, SARIF, GitHub,
+JUnit and Markdown carry the same command.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from dspark_ckpt.check.policy import DEFAULT_GATE
+from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.hint_template import Command, fill
+from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.runtimes.selectors import parse_selectors
+from dspark_ckpt.sources.local import is_in_hf_cache
+
+TARGET_FLAGS = "--target DIR or --target-vocab-size N"
+RUNTIME_FLAG = {"fix": "--for", "check": "--runtime", "verify": "--runtime"}
+
+
+def sglang_runs(names: Sequence[str]) -> list[list[str]]:
+    """The SGLang releases among `names`, split into runs of consecutive known releases."""
+    known = [str(r) for r in parse_selectors(["sglang"])]
+    runs: list[list[str]] = []
+    for name in sorted((n for n in names if n in known), key=known.index):
+        if runs and known.index(runs[-1][-1]) == known.index(name) - 1:
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return runs
+
+
+def release(name: str) -> str:
+    return name.split("==", 1)[1]
+
+
+def selectors(runtimes: Sequence[str]) -> list[str]:
+    """The shortest selectors naming exactly these runtimes: `vllm` / `sglang` for every known release of it, and a
+    run of three or more consecutive SGLang releases as one PEP 440 range (`sglang>=0.5.16`)."""
+    names = list(dict.fromkeys(runtimes))
+    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
+    known = [str(r) for r in parse_selectors(["sglang"])]
+    out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
+    for run in sglang_runs(names):
+        if run == known:
+            out.append("sglang")
+        elif len(run) < 3:
+            out += run
+        else:
+            low = "" if run[0] == known[0] else f">={release(run[0])}"
+            high = "" if run[-1] == known[-1] else f"<={release(run[-1])}"
+            out.append("sglang" + ",".join(p for p in (low, high) if p))
+    taken = set(out) | set(every_vllm if "vllm" in out else []) | {n for r in sglang_runs(names) for n in r}
+    return out + [n for n in names if n not in taken]
+
+
+def command_line(verb: str, checkpoint: str, target: Sequence[str], runtimes: Sequence[str], *extra: str,
+                 options: Sequence[str] = ()) -> str:
+    """`dspark-ckpt VERB CHECKPOINT TARGET-FLAGS OPTIONS --for/--runtime R ... EXTRA`, every word shell-quoted."""
+    words = ["dspark-ckpt", verb, checkpoint, *target, *options]
+    for name in selectors(runtimes):
+        words += [RUNTIME_FLAG[verb], name]
+    return " ".join(shlex.quote(w) for w in [*words, *extra])
+
+
+@dataclass(frozen=True, slots=True)
+class HintInputs:
+    """What the run resolved once that a suggested command repeats (cli/run.py builds it in resolve_run)."""
+
+    target: tuple[str, ...] | None = None  # ("--target", as given) or ("--target-vocab-size", "N"); None: not given
+    runtimes: tuple[str, ...] | None = None  # the selectors chosen (--runtime or the settings file); None: default
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """The checkpoint as a command names it, and how a fix of it must be run."""
+
+    checkpoint: str
+    kind: str  # "local" | "hub" (fix --dry-run, then --push) | "cache" (an HF-cache snapshot: fix writes --out)
+    out: str | None = None
+
+
+def place(spec: str, revision: str | None) -> Place:
+    """A Hub repo pinned at the commit that was checked; an HF-cache snapshot fixed into a folder of its own."""
+    if not os.path.lexists(spec) and revision is not None:
+        return Place(spec if "@" in spec else f"{spec}@{revision}", "hub")
+    if is_in_hf_cache(Path(spec)):
+        repo = next((p for p in reversed(Path(spec).absolute().parts) if p.startswith("models--")), "models--draft")
+        return Place(spec, "cache", f"{repo.rsplit('--', 1)[-1]}-fixed")
+    return Place(spec, "local")
+
+
+def runtimes_about(report: CheckpointReport, code: str) -> list[str]:
+    """The runtimes whose verdict names `code` (a load error, a first-step error or a silent problem)."""
+    return [f"{c.runtime}=={c.version}" for c in report.compatibility
+            if code in (c.error_code, c.first_step_error_code) or code in c.silent_codes]
+
+
+def render(command: Command, where: Place, target: tuple[str, ...] | None, runtimes: Sequence[str]) -> str:
+    """One marker as the text that replaces it: the command in backticks, and what to add where T is unknown."""
+    options = (*(("--strategy", command.strategy) if command.strategy else ()), *command.extra)
+    out = ("--out", where.out) if where.out and command.verb == "fix" else ()
+    line = command_line(command.verb, where.checkpoint, target or (), runtimes, *out, options=options)
+    if command.verb != "fix":
+        return f"`{line}`"
+    if target is None:
+        return f"`{line}`, with {TARGET_FLAGS} added"
+    if where.kind == "hub":
+        return f"`{line} --dry-run` to see the plan, then `{line} --push` to open a pull request"
+    return f"`{line}`"
+
+
+def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInputs) -> Finding:
+    if f.template is None:
+        return f
+    target = inputs.target or (("--target-vocab-size", str(report.target_vocab_size))
+                               if report.target_vocab_size is not None else None)
+    about = runtimes_about(report, f.code)
+
+    def one(c: Command) -> str:  # a fix repairs for the gate; a check or verify shows what the run showed
+        chosen = about or list(inputs.runtimes or (DEFAULT_GATE if c.verb == "fix" else ()))
+        return render(c, where, target, chosen)
+
+    return replace(f, hint=fill(f.template, one))
+
+
+def with_runnable_hints(report: CheckpointReport, spec: str, inputs: HintInputs) -> CheckpointReport:
+    """The report with every hint's command filled in for `spec`, the checkpoint as the user gave it."""
+    where = place(spec, report.revision)
+    return replace(report, findings=tuple(runnable(f, report, where, inputs) for f in report.findings))
