@@ -1,0 +1,144 @@
+"""Tensors a family has no parameter for (issues 11/12/17): vLLM's DFlash / EAGLE-3 backbones refuse a Markov or
+confidence head by name (DSP350, the runtime's words); SGLang's skip it (DSP351); DSpark families build the head."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import make_checkpoint
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes import messages as m
+from dspark_ckpt.runtimes.compatibility import DraftFacts, evaluate
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.sglang_config import SglangConfig
+from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, contract_for
+from dspark_ckpt.sources.local import local_source
+
+T = 96
+BACKBONES = {Family.DFLASH: "DFlashQwen3Model", Family.EAGLE3_LLAMA: "LlamaModel",
+             Family.EAGLE3_QWEN3: "Qwen3Eagle3Model"}
+CLI_FAMILY = {Family.DFLASH: "dflash", Family.EAGLE3_LLAMA: "eagle3-llama", Family.EAGLE3_QWEN3: "eagle3-qwen3"}
+
+
+def facts(family: Family, *, d: int = T, v: int = T, markov: bool = True, confidence: bool = False,
+          **extra: object) -> DraftFacts:
+    view = SglangConfig(markov_names=("markov_head.markov_w1.weight", "markov_head.markov_w2.weight") if markov
+                        else (), confidence_names=("confidence_head.proj.bias", "confidence_head.proj.weight")
+                        if confidence else ())
+    base = DraftFacts(family=family, draft_vocab_size=d, vocab_size=v, target_vocab_size=T, has_lm_head=True,
+                      has_embed=True, has_d2t=False, has_t2d=False, lm_head_rows=d, embed_rows=v, hidden_size=16,
+                      lm_head_cols=16, markov_rank=4 if markov else None,
+                      markov_w1_rows=v if markov else None, markov_w1_cols=4 if markov else None,
+                      markov_w2_rows=d if markov else None, sglang=view)
+    return replace(base, **extra)  # type: ignore[arg-type]
+
+
+def stray(family: Family, head: str = "markov_head") -> str:
+    return m.E_STRAY_HEAD.format(name=head, cls=BACKBONES[family])
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_rows_name_the_backbone_that_refuses(version: str) -> None:
+    for family, backbone in BACKBONES.items():
+        row = contract_for("vllm", version, family)
+        assert row is not None and row.stray_heads_class == backbone, (family, version)
+    for family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK, Family.GEMMA4_DSPARK):
+        row = contract_for("vllm", version, family)
+        assert row is not None and row.stray_heads_class is None, (family, version)
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+@pytest.mark.parametrize("family", list(BACKBONES))
+def test_a_markov_head_fails_to_load_with_vllms_words(version: str, family: Family) -> None:
+    row = contract_for("vllm", version, family)
+    assert row is not None
+    verdict = evaluate(row, version, facts(family))
+    assert not verdict.loads and verdict.error is not None
+    assert (verdict.error.code, verdict.error.text, verdict.error.verbatim) == ("DSP350", stray(family), True)
+    assert verdict.error.text == (f"There is no module or parameter named 'markov_head' in {BACKBONES[family]}. "
+                                  f"The available parameters belonging to  ({BACKBONES[family]}) are:")
+    assert evaluate(row, version, facts(family, markov=False)).loads  # the realistic export loads
+
+
+@pytest.mark.parametrize("family", list(BACKBONES))
+def test_the_markov_head_is_refused_after_the_names_that_sort_before_it(family: Family) -> None:
+    row = contract_for("vllm", "0.30.0", family)
+    assert row is not None
+    # d2t (sorted first) on D == T: no draft_id_to_target_id parameter, refused before markov_head
+    got = evaluate(row, "0.30.0", facts(family, has_d2t=True, d2t_length=T)).error
+    assert got is not None and got.code == "DSP303"
+    # lm_head one row short (lm_head sorts before markov_head): the bare row assert first
+    got = evaluate(row, "0.30.0", facts(family, lm_head_rows=T - 1)).error
+    assert got is not None and (got.code, got.text) == ("DSP320", m.E_ROWS)
+    # a wrong Markov row count is not a row assert where there is no Markov parameter: the name is refused
+    got = evaluate(row, "0.30.0", facts(family, markov_w1_rows=T + 3, markov_w2_rows=T - 5)).error
+    assert got is not None and (got.code, got.text) == ("DSP350", stray(family))
+
+
+@pytest.mark.parametrize("family", list(BACKBONES))
+def test_a_confidence_head_is_refused_before_d2t(family: Family) -> None:
+    row = contract_for("vllm", "0.33.0", family)
+    assert row is not None
+    got = evaluate(row, "0.33.0", facts(family, markov=False, confidence=True, has_d2t=True, d2t_length=T)).error
+    assert got is not None and (got.code, got.text) == ("DSP350", stray(family, "confidence_head"))
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_dspark_builds_the_heads_it_is_shipped(version: str) -> None:
+    """Qwen3 DSpark has a markov_head module; a confidence_head without enable_confidence_head is mapped to None
+    (qwen3_dspark.py 0.28+) or skipped (skip_substrs, 0.27): neither is refused."""
+    for family in (Family.QWEN3_DSPARK, Family.GEMMA4_DSPARK):
+        row = contract_for("vllm", version, family)
+        assert row is not None
+        verdict = evaluate(row, version, facts(family, confidence=True))
+        assert verdict.error is None or verdict.error.code != "DSP350", (family, version)
+
+
+@pytest.mark.parametrize("family", list(BACKBONES))
+def test_sglang_skips_the_head_it_has_no_parameter_for(family: Family) -> None:
+    first = "0.5.1" if family is not Family.DFLASH else "0.5.11"  # DFlash is registered from 0.5.11
+    for version in SGLANG_VERSIONS[SGLANG_VERSIONS.index(first):]:
+        row = contract_for("sglang", version, family)
+        assert row is not None
+        verdict = evaluate(row, version, facts(family))
+        codes = [i.code for i in verdict.silent]
+        if verdict.loads and verdict.first_step is None:
+            assert "DSP351" in codes, (family, version)
+        assert evaluate(row, version, facts(family, markov=False)).silent == tuple(
+            i for i in verdict.silent if i.code != "DSP351"), (family, version)
+
+
+def test_sglang_dspark_reports_no_dropped_head() -> None:
+    row = contract_for("sglang", "0.5.23", Family.QWEN3_DSPARK)
+    assert row is not None
+    verdict = evaluate(row, "0.5.23", facts(Family.QWEN3_DSPARK))
+    assert "DSP351" not in [i.code for i in verdict.silent] and (verdict.error is None or
+                                                                 verdict.error.code != "DSP350")
+
+
+def test_the_codes_are_registered_with_four_sections() -> None:
+    for code, severity in (("DSP350", "error"), ("DSP351", "info")):
+        rule = RULES[code]
+        assert rule.severity == severity
+        assert all(len(text) > 20 for text in (rule.what, rule.why, rule.example, rule.fix)), code
+
+
+def test_the_analysis_reads_the_heads_from_real_headers(tmp_path: Path) -> None:
+    path = make_checkpoint(tmp_path / "eagle", family="eagle3-llama", vocab=T, draft_vocab=64, target_vocab=T,
+                           d2t=True)
+    analysis = analyze(local_source(path), target=TargetVocab(T, "test"),
+                       runtimes=[RuntimeVersion("vllm", "0.29.0"), RuntimeVersion("sglang", "0.5.23")])
+    assert analysis.facts is not None and analysis.facts.shipped_heads == ("markov_head",)
+    vllm, sglang = analysis.verdicts
+    assert vllm.error is not None and vllm.error.text == stray(Family.EAGLE3_LLAMA)
+    assert "DSP351" in [i.code for i in sglang.silent]
+    plain = make_checkpoint(tmp_path / "plain", family="eagle3-llama", vocab=T, draft_vocab=64, target_vocab=T,
+                            d2t=True, markov=False)
+    again = analyze(local_source(plain), target=TargetVocab(T, "test"), runtimes=[RuntimeVersion("vllm", "0.29.0")])
+    assert again.facts is not None and again.facts.shipped_heads == () and again.verdicts[0].loads
