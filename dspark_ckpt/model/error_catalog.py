@@ -97,7 +97,7 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "allocated.", "torch would try to allocate it and die of it (or take the machine down with it); a "
       "config that claims 2**34 vocabulary rows is corrupt or hostile, not a draft. " + _NO_ANSWER,
       "`dspark-ckpt verify ./draft --target-vocab-size 96` with `\"vocab_size\": 17179869184` in config.json.",
-      "Run `dspark-ckpt check` to see what is wrong with the sizes; for a draft that really is this large, "
+      "Run `dspark-ckpt check DRAFT` (DRAFT: the checkpoint) to see what is wrong with the sizes; for a draft that really is this large, "
       "run on a machine that has the memory and raise DSPARK_CKPT_VERIFY_MEMORY (e.g. 64G)."),
     # --- DSP-E02x: settings, policy and command-line consistency ---
     E("DSP-E020", "code-matches-nothing", "A `--select`/`--ignore` code or prefix matches no finding code",
@@ -302,7 +302,8 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "this user, so the journal cannot be rolled forward or back.", "The files may be a mix of old and new "
       "until it is finished, so nothing is checked or fixed on top of them.",
       "A fix killed mid-way, then the folder checked by a read-only CI user.",
-      "Run `dspark-ckpt check FOLDER` as a user who may write it: that completes or rolls back the fix."),
+      "Run `dspark-ckpt check DRAFT` as a user who may write it (DRAFT: the checkpoint folder, which the error's "
+      "own hint names): that completes or rolls back the fix."),
     E("DSP-E080", "bad-fix-journal", "The journal of an interrupted fix is unreadable or inconsistent",
       "The journal an in-place fix keeps is damaged, or does not match the staged files, so fix cannot tell how "
       "to finish or undo it.", "Guessing could lose data; fix touches nothing.",
@@ -312,7 +313,8 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "A write failed after some files were already moved over their originals.",
       "The journal records what is left; the next fix or check of the folder completes it.",
       "The disk fills up while the last shard is renamed into place.",
-      "Free disk space or fix permissions, then run `dspark-ckpt check FOLDER` to complete it."),
+      "Free disk space or fix permissions, then run `dspark-ckpt check DRAFT` to complete it (DRAFT: the "
+      "checkpoint folder, which the error's own hint names)."),
     # --- DSP-E090-E099: hostile or broken Hub answers ---
     E("DSP-E090", "hub-redirect-refused", "The server redirected to another host",
       "An answer redirected off the endpoint's host (and not to the Hub's own CDN); dspark-ckpt follows redirects "
