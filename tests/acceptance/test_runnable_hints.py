@@ -212,3 +212,15 @@ def test_explain_keeps_the_placeholders_and_says_so(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "`dspark-ckpt fix DRAFT --target-vocab-size T --strategy trim`" in result.stdout
     assert "DRAFT stands for the checkpoint and T for the target vocab size" in result.stdout
+
+
+def test_verify_hints_are_filled_in_too(tmp_path: Path) -> None:
+    """verify's own findings (DSP601: a padded row wins the argmax) carry the same runnable command."""
+    pytest.importorskip("torch")
+    BUILDS["padded"](tmp_path / "my draft")
+    result = run_cli("verify", "my draft", "--target-vocab-size", str(T), "--runtime", "vllm==0.30.0",
+                     "--probe", "256", "--format", "json", "--isolated", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr  # warnings only: DSP305, DSP601
+    (argv,) = commands(finding(json.loads(result.stdout), "DSP601")["hint"])
+    assert argv[2] == "my draft" and values(argv, "--for") == ["vllm==0.30.0"]
+    assert_repairs(argv, tmp_path, "DSP305")
