@@ -14,8 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import make_checkpoint, run_cli
+from conftest import draft_tensors, make_checkpoint, run_cli
 
 pytest.importorskip("torch")
 
@@ -125,13 +126,17 @@ def test_installed_engine_loads_a_clean_draft(tmp_path: Path, vllm_tree: dict[st
 
 
 def test_installed_engine_reports_a_table_disagreement(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
-    """A DFlash draft that ships a Markov head: the table drops it, vLLM 0.30's DFlashQwen3Model refuses it."""
-    draft = make_checkpoint(tmp_path / "dflash", family="dflash", vocab=96, draft_vocab=96, target_vocab=96)
+    """A DFlash draft that ships a tensor no family has (the table models the Markov and confidence heads only,
+    DSP350): the table predicts it loads, vLLM 0.30's DFlashQwen3Model refuses the name."""
+    tensors = draft_tensors(vocab=96, draft_vocab=96, target_vocab=96, markov=False)
+    tensors["extra_proj.weight"] = np.zeros((16, 16), dtype=np.float32)
+    draft = make_checkpoint(tmp_path / "dflash", family="dflash", vocab=96, draft_vocab=96, target_vocab=96,
+                            tensors=tensors)
     done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json", env=vllm_tree)
     entry = _doc(done)
     assert done.returncode == 1
     engine = entry["verify"]["engine"]
-    assert "There is no module or parameter named 'markov_head' in DFlashQwen3Model" in engine["exception"]
+    assert "There is no module or parameter named 'extra_proj' in DFlashQwen3Model" in engine["exception"]
     assert "the table predicts it loads" in engine["disagreement"]
     assert {"DSP605", "DSP607"} <= set(_codes(entry))
     assert entry["compatibility"][0]["error_code"] == "DSP607" and not entry["compatibility"][0]["loads"]

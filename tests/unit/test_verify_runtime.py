@@ -103,7 +103,7 @@ def test_model_prefixed_backbone_is_rejected(tmp_path: Path) -> None:
 
 
 def test_dflash_mask_hidden_and_int32_d2t(tmp_path: Path) -> None:
-    tensors = draft_tensors(vocab=96, draft_vocab=64, target_vocab=T, d2t=True)
+    tensors = draft_tensors(vocab=96, draft_vocab=64, target_vocab=T, d2t=True, markov=False)  # no Markov head: DSP350
     tensors["mask_hidden"] = np.zeros(16, dtype=np.float32)
     path = make_checkpoint(tmp_path / "a", family="dflash", tensors=tensors, vocab=96, draft_vocab=64)
     _, result = verify(path, runtime="vllm==0.33.0")
