@@ -15,6 +15,7 @@ from dspark_ckpt.formats.json_doc import Document, JsonProblem, Problem, Refused
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
 from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, is_safe_relative
+from dspark_ckpt.sources.hub_download import download_to
 from dspark_ckpt.sources.hub_http import (
     RETRY_STATUSES,
     FetchLog,
@@ -31,6 +32,9 @@ from dspark_ckpt.sources.hub_listing import ListingProblem, parse_listing
 from dspark_ckpt.sources.hub_ranges import RangedFile, fetch_range
 
 TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
+_REFUSED_HINT = {"DSP-E092": "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later",
+                 "DSP-E093": "lower DSPARK_CKPT_HUB_MIN_RATE (bytes per second) or raise DSPARK_CKPT_HUB_DEADLINE",
+                 "DSP-E090": "point HF_ENDPOINT at a server that answers itself, or at the Hub"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,27 +272,44 @@ class HubSource:
         return data
 
     def download(self, name: str) -> str:
-        """The whole file, at the pinned commit, through the HF cache (for `fix --push`, which rewrites files); its
-        local path. `check` never calls this: it reads small files with `_fetch_small` and shards by ranges."""
-        from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+        """The whole file, at the pinned commit, in the HF cache's snapshot folder (for `fix --push`, which rewrites
+        files); its local path. One bounded GET (hub_download.py): no more bytes than the listing gives the file,
+        within a deadline that grows with its size. `check` never calls this: it reads small files with
+        `_fetch_small` and shards by ranges. Raises SourceError with the code of what went wrong."""
+        from huggingface_hub import hf_hub_url
 
         if not is_safe_relative(name):
             raise OSError(f"refusing to download {name[:60]!r}: not a relative path inside the repo")
+        path = hub_cache.snapshot_file(self.repo_id, self.resolved.sha, name)
+        listed = self.resolved.sizes.get(name)
+        size = listed if listed is not None else MAX_JSON_BYTES if name.endswith(".json") else None
+        if path.is_file() and (listed is None or path.stat().st_size == listed):
+            return str(path)  # already in the snapshot (an earlier push, or hf_hub_download)
+        if self.client.offline:
+            raise SourceError(f"{self.display}: {name} is {hub_cache.OFFLINE}", code="DSP-E056",
+                              hint="download it once online, or unset HF_HUB_OFFLINE")
+        if size is None:
+            raise SourceError(f"{self.display}: the Hub lists no size for {name}, so its download would have no "
+                              "byte budget", code="DSP-E092", hint="the endpoint does not answer like the Hub: "
+                                                                   "check HF_ENDPOINT")
+        url = hf_hub_url(self.repo_id, name, revision=self.resolved.sha)
+        what = f"{name} ({size:,} bytes listed)" if listed is not None else name
         try:
-            return hf_hub_download(self.repo_id, name, revision=self.resolved.sha, token=self.client.token,
-                                   etag_timeout=self.client.policy.timeout_s, library_name="dspark-ckpt")
-        except LocalEntryNotFoundError:
-            raise OSError(hub_cache.OFFLINE) from None
-        except HfHubHTTPError as exc:
-            error = hub_error(self.spec, exc)
-            if error.code in ("DSP-E050", "DSP-E051"):
-                raise error from None  # the whole repo is out of reach, not just this file
-            raise OSError(str(error)) from None
-        except Exception as exc:  # httpx2 timeouts and transport errors after hf_hub_download's own retries
-            if exc.__class__.__module__.startswith("httpx2"):
-                raise OSError(f"download failed ({exc.__class__.__name__})") from None
-            raise
+            download_to(url, path, size=size, headers=self.client.headers(), policy=self.client.policy, what=what)
+        except Refused as exc:
+            raise SourceError(f"{self.display}: {exc.detail}", code=exc.code, hint=_REFUSED_HINT.get(
+                exc.code, "the endpoint does not answer like the Hub: check HF_ENDPOINT")) from None
+        except HttpStatus as exc:
+            raise answer_error(self.spec, exc) from None
+        except Retryable as exc:
+            raise _transient_error(self.spec, self.client, exc) from None
+        except OSError as exc:  # the local side: the cache folder cannot be written
+            raise SourceError(f"{self.display}: cannot write {name} into the Hugging Face cache ({exc})",
+                              code="DSP-E055", hint="check the free space and permissions of HF_HOME") from None
+        if listed is not None and path.stat().st_size != listed:
+            raise SourceError(f"{self.display}: {name} changed in the cache while it was downloaded",
+                              code="DSP-E055")
+        return str(path)
 
     @staticmethod
     def _exactly(data: bytes, size: int | None) -> bytes:

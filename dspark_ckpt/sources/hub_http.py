@@ -8,7 +8,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
@@ -40,18 +40,27 @@ class RetryPolicy:
     max_wait_s: float = 30.0
     timeout_s: float = 10.0
     deadline_s: float = 30.0
+    min_rate: float = 1_000_000.0  # bytes/s: a whole-file download may take deadline_s + size / min_rate
+    deadline_knob: str = "DSPARK_CKPT_HUB_DEADLINE"  # what a DSP-E093 message says raises the deadline
 
     @classmethod
     def from_env(cls) -> RetryPolicy:
         """DSPARK_CKPT_HUB_TIMEOUT (seconds per wait), DSPARK_CKPT_HUB_RETRIES (extra tries), DSPARK_CKPT_HUB_BACKOFF
-        (first wait) and DSPARK_CKPT_HUB_DEADLINE (seconds per request, retries included; default three timeouts)
-        tune it."""
+        (first wait), DSPARK_CKPT_HUB_DEADLINE (seconds per request, retries included; default three timeouts) and
+        DSPARK_CKPT_HUB_MIN_RATE (bytes per second a whole-file download must average; default 1 MB/s) tune it."""
         default = cls()
         timeout = _env_float("DSPARK_CKPT_HUB_TIMEOUT", default.timeout_s) or default.timeout_s
         retries = int(min(_env_float("DSPARK_CKPT_HUB_RETRIES", default.attempts - 1), 100))
         backoff = _env_float("DSPARK_CKPT_HUB_BACKOFF", default.base_s)
         deadline = _env_float("DSPARK_CKPT_HUB_DEADLINE", 3 * timeout) or 3 * timeout
-        return cls(attempts=max(1, retries + 1), timeout_s=timeout, base_s=backoff, deadline_s=deadline)
+        rate = _env_float("DSPARK_CKPT_HUB_MIN_RATE", default.min_rate) or default.min_rate
+        return cls(attempts=max(1, retries + 1), timeout_s=timeout, base_s=backoff, deadline_s=deadline,
+                   min_rate=rate)
+
+    def for_download(self, size: int) -> RetryPolicy:
+        """The policy of one whole-file download of `size` bytes: its deadline grows with the size."""
+        return replace(self, deadline_s=self.deadline_s + size / self.min_rate,
+                       deadline_knob="DSPARK_CKPT_HUB_MIN_RATE (lower) or DSPARK_CKPT_HUB_DEADLINE")
 
     def wait_for(self, attempt: int, retry_after: float | None) -> float | None:
         """Seconds to sleep before try `attempt + 1`, or None when retrying is pointless or over budget."""
@@ -157,25 +166,29 @@ def shown_url(url: str, limit: int = 120) -> str:
 
 
 def _timeout(policy: RetryPolicy, deadline: float) -> Any:
+    """Each wait's own timeout; the network backend shortens every one to what is left before the deadline
+    (hub_deadline.py), so that a timeout and the deadline passing stay two answers (DSP-E054, DSP-E093)."""
     import httpx2
 
-    left = max(0.05, min(policy.timeout_s, deadline - time.monotonic()))
-    return httpx2.Timeout(left)
+    return httpx2.Timeout(policy.timeout_s, pool=max(0.05, min(policy.timeout_s, deadline - time.monotonic())))
 
 
 @contextlib.contextmanager
 def open_response(url: str, *, headers: dict[str, str], policy: RetryPolicy, deadline: float) -> Iterator[Any]:
     """The final response of a GET (its body not yet read), redirects followed by hand: only those `_may_follow`
-    allows, each URL once, at most MAX_REDIRECTS; the Authorization header never leaves the starting host."""
-    from huggingface_hub import get_session
+    allows, each URL once, at most MAX_REDIRECTS; the Authorization header never leaves the starting host. Every
+    socket operation, each redirect's included, ends by `deadline` (DeadlinePassed, which `transient` makes
+    DSP-E093)."""
+    from dspark_ckpt.sources.hub_deadline import client, deadline_scope
 
     seen = {url}
     current = url
     for _ in range(MAX_REDIRECTS + 1):
         sent = headers if _origin(current) == _origin(url) else {k: v for k, v in headers.items()
                                                                if k.lower() != "authorization"}
-        with get_session().stream("GET", current, headers=sent, timeout=_timeout(policy, deadline),
-                                  follow_redirects=False) as resp:
+        # every socket operation (connect, TLS, status line, headers, body) ends by the deadline: hub_deadline.py
+        with deadline_scope(deadline), client().stream("GET", current, headers=sent,
+                                                       timeout=_timeout(policy, deadline)) as resp:
             location = resp.headers.get("location")
             if resp.status_code not in REDIRECT_STATUSES or not location:
                 yield resp
@@ -221,10 +234,19 @@ def _decoder(encoding: str, what: str) -> Callable[[bytes, int], bytes]:
                              "dspark-ckpt does not decode")
 
 
+def _seconds(value: float) -> str:
+    return f"{value:g}" if value < 100 else f"{value:,.0f}"
+
+
+def past_deadline(what: str, policy: RetryPolicy, got: int | None = None) -> Refused:
+    by_then = f"{got:,} bytes of the body by then" if got is not None else "before the answer was complete"
+    return Refused(PAST_DEADLINE, f"{what}: the request took longer than its {_seconds(policy.deadline_s)} s deadline "
+                                  f"({by_then}; {policy.deadline_knob} raises the limit)")
+
+
 def _check_time(deadline: float, policy: RetryPolicy, what: str, got: int) -> None:
     if time.monotonic() > deadline:
-        raise Refused(PAST_DEADLINE, f"{what}: the request took longer than its {policy.deadline_s:g} s deadline "
-                                     f"({got:,} bytes by then; DSPARK_CKPT_HUB_DEADLINE raises the limit)")
+        raise past_deadline(what, policy, got)
 
 
 def read_body(resp: Any, *, limit: int, deadline: float, policy: RetryPolicy, what: str) -> bytes:
@@ -236,13 +258,24 @@ def read_body(resp: Any, *, limit: int, deadline: float, policy: RetryPolicy, wh
         raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the {limit:,} "
                                    "allowed")
     got = bytearray()
-    for chunk in resp.iter_raw():  # as the bytes arrive: a chunk size would wait for a trickle to fill it
+    for chunk in body_chunks(resp, policy, what, got):  # as the bytes arrive: no chunk size to fill
         got += decode(chunk, limit + 1 - len(got))
         if len(got) > limit:
             why = "decompresses to" if encoding else "is"
             raise Refused(OVER_BUDGET, f"{what}: the answer {why} more than the {limit:,} bytes allowed")
         _check_time(deadline, policy, what, len(got))
     return bytes(got)
+
+
+def body_chunks(resp: Any, policy: RetryPolicy, what: str, got: bytearray | list[int]) -> Iterator[bytes]:
+    """The body as it arrives; the deadline passing mid-body is DSP-E093 with the bytes read by then (`got`: the
+    caller's bytes so far, or a one-item list of their count)."""
+    from dspark_ckpt.sources.hub_deadline import DeadlinePassed
+
+    try:
+        yield from resp.iter_raw()
+    except DeadlinePassed:
+        raise past_deadline(what, policy, len(got) if isinstance(got, bytearray) else got[0]) from None
 
 
 def status_message(status: int) -> str:
@@ -278,7 +311,7 @@ def get_once(url: str, *, headers: dict[str, str], policy: RetryPolicy, limit: i
     except (Refused, Retryable, HttpStatus):
         raise
     except Exception as exc:
-        retry = transient(exc, policy)
+        retry = transient(exc, policy, what)
         if retry is None:
             raise
         raise retry from exc
@@ -291,7 +324,7 @@ def read_prefix(resp: Any, want: int, *, deadline: float, policy: RetryPolicy, w
         raise Refused(MALFORMED, f"{what}: the server compressed a byte range (Content-Encoding "
                                  f"{encoding[:40]!r}), so its offsets are not the file's")
     got = bytearray()
-    for chunk in resp.iter_raw():
+    for chunk in body_chunks(resp, policy, what, got):
         log.bytes += len(chunk)
         got += chunk
         if len(got) >= want:
@@ -300,10 +333,15 @@ def read_prefix(resp: Any, want: int, *, deadline: float, policy: RetryPolicy, w
     return bytes(got[:want])
 
 
-def transient(exc: Exception, policy: RetryPolicy) -> Retryable | None:
-    """A network failure as a Retryable (timeouts, refused or cut connections), None for anything else."""
+def transient(exc: Exception, policy: RetryPolicy, what: str = "the request") -> Retryable | Refused | None:
+    """A network failure as a Retryable (timeouts, refused or cut connections), the request's deadline passing
+    (in the headers, or in a wait clamped to it) as Refused DSP-E093, None for anything else."""
     import httpx2
 
+    from dspark_ckpt.sources.hub_deadline import DeadlinePassed
+
+    if isinstance(exc, DeadlinePassed):
+        return past_deadline(what, policy)
     if isinstance(exc, httpx2.TimeoutException):
         return Retryable(f"timed out after {policy.timeout_s:g} s")
     if isinstance(exc, httpx2.TransportError):  # refused, reset, or a body cut short (RemoteProtocolError)

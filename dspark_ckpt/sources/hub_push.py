@@ -51,7 +51,8 @@ def is_hub_checkpoint(spec: str) -> bool:
 def materialize(source: HubSource) -> Path:
     """The files a repair reads (config, index, shards) at the checked commit, via the HF cache: its snapshot folder."""
     wanted = [n for n in (CONFIG_NAME, INDEX_NAME) if n in source.resolved.sizes] + source.safetensors_files()
-    paths = {name: source.download(name) for name in wanted}  # OSError: the push cannot go on
+    # SourceError (DSP-E05x, DSP-E09x): the push cannot go on; each download has its byte budget and deadline
+    paths = {name: source.download(name) for name in wanted}
     snapshot = {Path(p).parent if "/" not in n else None for n, p in paths.items()} - {None}
     if len(snapshot) != 1:
         raise SourceError(f"{source.display}: the downloaded files are not in one cache snapshot", code="DSP-E055")

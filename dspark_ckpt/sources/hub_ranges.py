@@ -131,7 +131,7 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
         except (Refused, Retryable, OSError):
             raise
         except Exception as exc:
-            retry = transient(exc, policy)
+            retry = transient(exc, policy, name)
             if retry is None:
                 raise
             raise retry from exc

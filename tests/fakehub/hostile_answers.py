@@ -161,5 +161,57 @@ def slow_start(seconds: float) -> Respond:
     return respond
 
 
+def _drip(handler: Any, head: bytes, pad: bytes, delay_s: float, limit_s: float) -> None:
+    """`head` at once, then `pad` one byte every `delay_s`, for at most `limit_s` (or until the client hangs up):
+    each read the client makes returns something, and the status line or headers never end."""
+    handler.wfile.write(head)
+    handler.wfile.flush()
+    ends = time.monotonic() + limit_s
+    while not _stopped(handler) and time.monotonic() < ends:
+        for byte in pad:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            if handler.hub._stop.wait(delay_s) or time.monotonic() >= ends:
+                return
+
+
+def trickle_status_line(delay_s: float = 0.3, limit_s: float = 60.0) -> Respond:
+    """A status line that never ends: `HTTP/1.1 200 ` and then its reason phrase, one byte every `delay_s`."""
+    def respond(handler: Any, answer: Any) -> None:
+        _drip(handler, b"HTTP/1.1 200 ", b"OK", delay_s, limit_s)
+    return respond
+
+
+def trickle_headers(delay_s: float = 0.3, limit_s: float = 60.0) -> Respond:
+    """The status line, then headers one byte every `delay_s` that never reach the blank line ending them."""
+    def respond(handler: Any, answer: Any) -> None:
+        _drip(handler, b"HTTP/1.1 %d OK\r\nContent-Type: application/json\r\nX-Slow: " % answer.status, b"a",
+              delay_s, limit_s)
+    return respond
+
+
+def trickle_redirect(location: str | Callable[[Any], str], delay_s: float = 0.3, limit_s: float = 60.0) -> Respond:
+    """A 302 to `location` (within the host: it would be followed) whose headers trickle and never end."""
+    def respond(handler: Any, answer: Any) -> None:
+        target = location(handler) if callable(location) else location
+        _drip(handler, b"HTTP/1.1 302 Found\r\nLocation: %s\r\nX-Slow: " % target.encode(), b"a", delay_s,
+              limit_s)
+    return respond
+
+
+def longer_than_stated(extra: int, chunk: int = 1 << 20) -> Respond:
+    """The whole file, then `extra` more bytes of zeros, sent with no Content-Length (the connection's end ends
+    it): a download longer than model_info states, which only counting the bytes catches."""
+    def respond(handler: Any, answer: Any) -> None:
+        _head(handler, 200, _plain(answer, Connection="close"))
+        handler.wfile.write(answer.full)
+        sent = 0
+        while sent < extra and not _stopped(handler):
+            handler.wfile.write(bytes(min(chunk, extra - sent)))
+            sent += min(chunk, extra - sent)
+        handler.wfile.flush()
+    return respond
+
+
 def monotonic() -> float:  # re-exported for tests that time a hook
     return time.monotonic()

@@ -1,0 +1,89 @@
+"""Whole files from the Hub for `fix --push`: one bounded GET each, streamed to disk, never more bytes than the
+listing states (DSP-E092), within a deadline that grows with the file's size (DSP-E093)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from dspark_ckpt.sources.hub_http import (
+    MALFORMED,
+    OVER_BUDGET,
+    RETRY_STATUSES,
+    HttpStatus,
+    Refused,
+    Retryable,
+    RetryPolicy,
+    body_chunks,
+    open_response,
+    past_deadline,
+    retry_after_seconds,
+    transient,
+    with_retries,
+)
+
+
+def download_to(url: str, path: Path, *, size: int, headers: dict[str, str], policy: RetryPolicy,
+                what: str) -> None:
+    """The `size`-byte file at `url`, written to `path` (through a temporary file beside it, renamed at the end).
+
+    A Content-Length above `size`, or one byte past it as the body arrives, is refused (DSP-E092): a file longer
+    than the Hub lists is not the listed file, and an endless body would fill the disk. The request, its redirects
+    and retries end by `policy.for_download(size)`'s deadline (DSP-E093). Raises Retryable, Refused or HttpStatus;
+    the temporary file never outlives the call.
+    """
+    policy = policy.for_download(size)
+    deadline = time.monotonic() + policy.deadline_s
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+
+    def once() -> None:
+        try:
+            _fetch(url, part, size=size, headers=headers, policy=policy, what=what, deadline=deadline)
+        except (Refused, Retryable, HttpStatus):
+            raise
+        except Exception as exc:
+            retry = transient(exc, policy, what)
+            if retry is None:
+                raise
+            raise retry from exc
+        os.replace(part, path)
+
+    try:
+        with_retries(policy, once, deadline=deadline)
+    finally:
+        with contextlib.suppress(OSError):
+            part.unlink()
+
+
+def _fetch(url: str, part: Path, *, size: int, headers: dict[str, str], policy: RetryPolicy, what: str,
+           deadline: float) -> None:
+    with open_response(url, headers={**headers, "Accept-Encoding": "identity"}, policy=policy,
+                       deadline=deadline) as resp:
+        status = resp.status_code
+        if status in RETRY_STATUSES:
+            raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
+        if status != 200:
+            raise HttpStatus(status, resp.headers)
+        encoding = resp.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            raise Refused(MALFORMED, f"{what}: the server sent the file with Content-Encoding {encoding[:40]!r} "
+                                     "though it was asked for the bytes as stored")
+        declared = resp.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > size:
+            raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the "
+                                       f"{size:,} the Hub lists")
+        written = [0]
+        with open(part, "wb") as out:
+            for chunk in body_chunks(resp, policy, what, written):
+                if written[0] + len(chunk) > size:
+                    raise Refused(OVER_BUDGET, f"{what}: the server sent more than the {size:,} bytes the Hub "
+                                               "lists; the download was stopped there")
+                out.write(chunk)
+                written[0] += len(chunk)
+                if time.monotonic() > deadline:
+                    raise past_deadline(what, policy, written[0])
+    if written[0] < size:
+        raise Retryable(f"short body: {written[0]:,} of the {size:,} bytes listed")
