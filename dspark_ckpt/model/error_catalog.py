@@ -343,6 +343,12 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "model_info gave a commit sha that is not 40 hex digits (or none), so the revision cannot be pinned.",
       "Every file must come from one commit; without it the files could mix revisions. " + _HUB,
       "A fake or broken Hub server that answers `sha: \"main\"`.", "Use the Hub or a faithful mirror."),
+    E("DSP-E096", "hub-download-unwritable", "`fix --push`: a downloaded file cannot be written to the cache",
+      "fix downloads the checked commit's files into the Hugging Face cache (its snapshot folder) to repair them, "
+      "and writing one there failed: a full disk, no permission, a read-only HF_HOME.",
+      "Without every file the repair cannot be planned, so no pull request is opened; the partial download is "
+      "removed.", "`HF_HOME=/read-only dspark-ckpt fix org/draft --push`.",
+      "Free space or fix the permissions of HF_HOME (or point HF_HOME at a writable folder), then run it again."),
     # --- DSP-E10x: command-line conventions shared by every command ---
     E("DSP-E100", "bad-revision", "`--revision` is empty, padded or holds an @",
       "The value of --revision cannot be a Hub revision (branch, tag, refs/pr/N or commit).", _STOP,

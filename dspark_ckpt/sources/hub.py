@@ -17,6 +17,9 @@ from dspark_ckpt.sources import hub_cache
 from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, is_safe_relative
 from dspark_ckpt.sources.hub_download import download_to
 from dspark_ckpt.sources.hub_http import (
+    OVER_BUDGET,
+    PAST_DEADLINE,
+    REDIRECT_REFUSED,
     RETRY_STATUSES,
     FetchLog,
     HttpStatus,
@@ -32,9 +35,10 @@ from dspark_ckpt.sources.hub_listing import ListingProblem, parse_listing
 from dspark_ckpt.sources.hub_ranges import RangedFile, fetch_range
 
 TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
-_REFUSED_HINT = {"DSP-E092": "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later",
-                 "DSP-E093": "lower DSPARK_CKPT_HUB_MIN_RATE (bytes per second) or raise DSPARK_CKPT_HUB_DEADLINE",
-                 "DSP-E090": "point HF_ENDPOINT at a server that answers itself, or at the Hub"}
+_REFUSED_HINT = {OVER_BUDGET: "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later",
+                 PAST_DEADLINE: "lower DSPARK_CKPT_HUB_MIN_RATE (bytes per second) or raise DSPARK_CKPT_HUB_DEADLINE",
+                 REDIRECT_REFUSED: "point HF_ENDPOINT at a server that answers itself, or at the Hub"}
+CACHE_UNWRITABLE = "DSP-E096"
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +294,7 @@ class HubSource:
                               hint="download it once online, or unset HF_HUB_OFFLINE")
         if size is None:
             raise SourceError(f"{self.display}: the Hub lists no size for {name}, so its download would have no "
-                              "byte budget", code="DSP-E092", hint="the endpoint does not answer like the Hub: "
+                              "byte budget", code=OVER_BUDGET, hint="the endpoint does not answer like the Hub: "
                                                                    "check HF_ENDPOINT")
         url = hf_hub_url(self.repo_id, name, revision=self.resolved.sha)
         what = f"{name} ({size:,} bytes listed)" if listed is not None else name
@@ -305,10 +309,7 @@ class HubSource:
             raise _transient_error(self.spec, self.client, exc) from None
         except OSError as exc:  # the local side: the cache folder cannot be written
             raise SourceError(f"{self.display}: cannot write {name} into the Hugging Face cache ({exc})",
-                              code="DSP-E055", hint="check the free space and permissions of HF_HOME") from None
-        if listed is not None and path.stat().st_size != listed:
-            raise SourceError(f"{self.display}: {name} changed in the cache while it was downloaded",
-                              code="DSP-E055")
+                              code=CACHE_UNWRITABLE, hint="check the free space and permissions of HF_HOME") from None
         return str(path)
 
     @staticmethod
