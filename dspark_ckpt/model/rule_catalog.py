@@ -489,7 +489,10 @@ RULES: dict[str, Rule] = _rules(
          "vLLM's DFlash (DFlashQwen3Model) and EAGLE-3 (LlamaModel, Qwen3Eagle3Model) backbones build no Markov or "
          "confidence head; their nested AutoWeightsLoader refuses a `markov_head.*` or `confidence_head.*` tensor "
          "by name (`There is no module or parameter named 'markov_head' in DFlashQwen3Model. ...`), in every release "
-         "0.27-0.33. SGLang's DFlash and EAGLE-3 loaders skip such names instead (DSP351).",
+         "0.27-0.33. vLLM's Qwen3 DSpark always builds the vanilla Markov head (markov_w1/markov_w2, whatever "
+         "markov_head_type says), so a gated or rnn head's gate_proj/joint_proj is refused the same way "
+         "(`... named 'markov_head.gate_up_proj' in Qwen3DSparkModel`). SGLang's DFlash and EAGLE-3 loaders skip "
+         "such names instead (DSP351).",
          "The draft fails to load on vLLM. A DFlash/EAGLE-3 checkpoint with a Markov head is often a DSpark draft "
          "whose config names the wrong architecture.",
          "A DFlashDraftModel checkpoint with markov_head.markov_w1.weight and markov_head.markov_w2.weight.",

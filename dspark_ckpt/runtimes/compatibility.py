@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from dspark_ckpt.model.classify import VocabKind, vocab_kind
 from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
-from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT
+from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
 from dspark_ckpt.runtimes.sglang_config import SglangConfig
 
 if TYPE_CHECKING:
@@ -163,15 +163,20 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     # sorted-name order, so the first mismatch in that order is the one raised.
     w1_exact = k.markov_w1_exact and f.markov_rank is not None
     markov_built = traits(k.family).markov_head if k.family is not None else True
+    extra_markov = _extra_markov(k, f)
     for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
                                  ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
         if code in ("DSP322", "DSP323") and not markov_built:
             continue  # no Markov head parameter: its tensors are refused by name below, or dropped
+        if code == "DSP322" and extra_markov is not None and extra_markov < "markov_w1":
+            return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone))
         if code == "DSP322" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
             return Issue(code, k.messages.weight_shape.format(got=f"{rows}, {f.markov_w1_cols}",
                                                                want=f"{v}, {f.markov_rank}"))
         if rows is not None and rows != expected:
             return Issue(code, k.messages.rows)
+    if extra_markov is not None:  # a name sorted after markov_w2 (markov_w3, ...)
+        return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone))
     if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
         return Issue("DSP320", k.messages.hidden.format(h=f.hidden_size, got=f.lm_head_cols))
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
@@ -179,6 +184,13 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     if "markov_head" in stray:  # sorted after d2t, embed_tokens and lm_head, whose loads come first
         return Issue("DSP350", k.messages.stray_head.format(name="markov_head", cls=k.stray_heads_class))
     return None
+
+
+def _extra_markov(k: Contract, f: DraftFacts) -> str | None:
+    """The first `markov_head.*` tensor (load order) this row's Markov head has no parameter for, as vLLM names it."""
+    if not k.markov_params or f.sglang is None:
+        return None
+    return next((p for p in (markov_param(n) for n in f.sglang.markov_names) if p not in k.markov_params), None)
 
 
 def _stray_heads(k: Contract, f: DraftFacts) -> tuple[str, ...]:

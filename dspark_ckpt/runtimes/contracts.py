@@ -72,6 +72,11 @@ class Contract:
     # family builds no module for (models/utils.py; vLLM DFlash and EAGLE-3, every release read); None: such a
     # tensor is dropped (vLLM DSpark's mapper for a disabled confidence head; SGLang's `if name in params_dict`).
     stray_heads_class: str | None = None
+    # The parameters of the Markov head this row builds, by first name under markov_head (vLLM Qwen3 DSpark: the
+    # vanilla DSparkMarkovHead, markov_head_type never read); another `markov_head.*` tensor is refused by name
+    # (messages.E_STRAY_MARKOV, class `markov_backbone`). (): not modelled (dropped, or the SGLang columns decide).
+    markov_params: tuple[str, ...] = ()
+    markov_backbone: str = "Qwen3DSparkModel"
     candidates_mapped: bool = True  # False: the speculator proposes lm_head candidates without d2t (vLLM DFlash2)
     verbatim_errors: bool = True  # False where the error text is dspark-ckpt's description, not the runtime's
     messages: Messages = VLLM  # the runtime's wording of each error, for this row

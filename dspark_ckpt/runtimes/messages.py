@@ -38,6 +38,24 @@ E_NESTED_WEIGHT = "Attempted to load nested weight '{name}' into a single parame
 # name component the backbone lacks, `{cls}` the backbone class (DFlashQwen3Model, LlamaModel, Qwen3Eagle3Model).
 E_STRAY_HEAD = ("There is no module or parameter named '{name}' in {cls}. The available parameters belonging to  "
                 "({cls}) are:")
+# The same loader one level down: a `markov_head.*` tensor vLLM's vanilla DSparkMarkovHead has no parameter for (a
+# gated/rnn head's gate_proj/joint_proj; vLLM never reads markov_head_type). `{name}` is the name after the
+# backbone's stacked-parameter renaming (qwen3_dflash.py orig_to_new_stacked: .gate_proj/.up_proj -> .gate_up_proj).
+E_STRAY_MARKOV = ("There is no module or parameter named 'markov_head.{name}' in {cls}. The available parameters "
+                  "belonging to markov_head (DSparkMarkovHead) are:")
+# qwen3_dflash.py orig_to_new_stacked (0.27 L350-354 .. 0.33 L404-408): applied to every name the backbone loads.
+STACKED_RENAMES = ((".q_proj", ".qkv_proj"), (".k_proj", ".qkv_proj"), (".v_proj", ".qkv_proj"),
+                   (".gate_proj", ".gate_up_proj"), (".up_proj", ".gate_up_proj"))
+
+
+def markov_param(tensor: str) -> str:
+    """`markov_head.<x>...` -> <x> as vLLM's loader names it in the error (after the stacked renaming)."""
+    name = tensor
+    for old, new in STACKED_RENAMES:
+        if old + "." in name or name.endswith(old):
+            name = name.replace(old, new, 1)
+            break
+    return name.removeprefix("markov_head.").split(".")[0]
 
 # SGLang, quoted from the released wheels (docs/research/sglang-facts.md; file and lines per release range are in
 # each row's source in sglang_rows.py). `{arch}`, `{cls}`, `{m}`, `{t}`, `{w}`, `{v}`, `{rank}` are filled per draft.
@@ -124,6 +142,7 @@ class Messages:
     index: str = E_INDEX
     weight_shape: str = E_WEIGHT_SHAPE  # default_weight_loader's exact-size assert
     stray_head: str = E_STRAY_HEAD  # a head tensor the backbone has no module for (vLLM DFlash / EAGLE-3)
+    stray_markov: str = E_STRAY_MARKOV  # a Markov-head tensor the vanilla head has no parameter for (vLLM DSpark)
 
 
 VLLM = Messages()

@@ -17,8 +17,11 @@ _E = "vllm/model_executor/models/{}.py + vllm/spec_decode/eagle/utils.py"
 
 
 def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
+    # DSparkMarkovHead (qwen3_dspark.py L48 @ 0.27.0 .. L48 @ 0.33.0) holds markov_w1 / markov_w2 only; probed on
+    # 0.27.0, 0.30.0, 0.33.0: a gated head's gate_proj is refused as 'markov_head.gate_up_proj'.
     v027 = Contract("vllm", "0.27.0", "0.27.0", family, "Qwen3DSparkForCausalLM", f"{_Q} @ v0.27.0",
-                    d2t_param=When.D_NE_T, model_prefix_rejected=True, omni_config_check=omni)
+                    d2t_param=When.D_NE_T, model_prefix_rejected=True, omni_config_check=omni,
+                    markov_params=("markov_w1", "markov_w2"))
     v028 = replace(v027, first="0.28.0", last="0.28.0", source=f"{_Q} @ v0.28.0", topk_check=True)
     v029 = replace(v028, first="0.29.0", last="0.29.0", source=f"{_Q} @ v0.29.0", reduced_checks=When.D_NE_T,
                    omni_target_validated=True,

@@ -12,7 +12,7 @@ from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
-from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT
+from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
 
 D2T_PARAM = "draft_id_to_target_id"
@@ -134,6 +134,10 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
         return None  # a head this runtime builds no module for is dropped (e.g. confidence_head when disabled)
     if dims.quantized and prefix != D2T_PARAM and not name.endswith(".weight"):
         return None  # scales/zero points of a quantization_config: not modelled
+    if prefix == "model.markov_head" and k.markov_params:  # the vanilla head's own nested loader refuses it
+        param = markov_param(name.removeprefix("model."))
+        raise LoadFailure("DSP350", f"{k.messages.stray_markov.format(name=param, cls=k.markov_backbone)} "
+                                    f"{_available(specs, 'model.markov_head.')}")
     if k.unknown_weights is Unknown.IGNORE:
         return None
     cls = k.model_class

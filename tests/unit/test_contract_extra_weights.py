@@ -142,3 +142,43 @@ def test_the_analysis_reads_the_heads_from_real_headers(tmp_path: Path) -> None:
                             d2t=True, markov=False)
     again = analyze(local_source(plain), target=TargetVocab(T, "test"), runtimes=[RuntimeVersion("vllm", "0.29.0")])
     assert again.facts is not None and again.facts.shipped_heads == () and again.verdicts[0].loads
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+@pytest.mark.parametrize(("extra", "named"), [("gate_proj", "gate_up_proj"), ("joint_proj", "joint_proj")])
+def test_a_gated_or_rnn_markov_head_is_refused_by_vllms_vanilla_head(version: str, extra: str, named: str) -> None:
+    """vLLM builds DSparkMarkovHead (markov_w1/markov_w2) whatever markov_head_type says; the backbone's stacked
+    renaming turns gate_proj into gate_up_proj before the nested loader refuses it (probed 0.27.0, 0.30.0, 0.33.0)."""
+    names = (f"markov_head.{extra}.bias", f"markov_head.{extra}.weight", "markov_head.markov_w1.weight",
+             "markov_head.markov_w2.weight")
+    for family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK):
+        row = contract_for("vllm", version, family)
+        assert row is not None
+        if not row.supported:
+            continue
+        got = evaluate(row, version, facts(family, d=64, has_d2t=True, d2t_length=64,
+                                           sglang=SglangConfig(markov_names=names))).error
+        assert got is not None and got.code == "DSP350", (family, version)
+        assert got.text == (f"There is no module or parameter named 'markov_head.{named}' in Qwen3DSparkModel. "
+                            "The available parameters belonging to markov_head (DSparkMarkovHead) are:")
+
+
+def test_verify_and_check_agree_on_a_gated_markov_head(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    import numpy as np
+    from conftest import draft_tensors
+
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.sources.target import explicit_target
+    from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+
+    tensors = draft_tensors(vocab=T, draft_vocab=64, target_vocab=T, d2t=True)
+    tensors["markov_head.gate_proj.weight"] = np.zeros((4, 4), dtype=np.float32)
+    path = make_checkpoint(tmp_path / "gated", vocab=T, draft_vocab=64, target_vocab=T, tensors=tensors)
+    runtimes = [RuntimeVersion("vllm", v) for v in VLLM_VERSIONS]
+    checked = inspect_checkpoint(local_source(path), target=explicit_target(T), runtimes=runtimes)
+    verified, _ = verify_checkpoint(local_source(path), target=explicit_target(T), runtimes=runtimes,
+                                    options=VerifyOptions(device="cpu", probes=0), device=torch.device("cpu"))
+    for mine, theirs in zip(verified.compatibility, checked.compatibility, strict=True):
+        assert (mine.loads, mine.error_code) == (theirs.loads, theirs.error_code) == (False, "DSP350"), mine.version
+        assert (mine.error or "").startswith(theirs.error or "-"), mine.version
