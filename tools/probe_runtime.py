@@ -113,8 +113,9 @@ def ensure_deps(cache: Path) -> Path:
 
 
 def fixture_matrix(root: Path, families: list[str], *, markov_everywhere: bool = True) -> Iterator[Path]:
-    """tests/conftest.py's matrix. Its drafts ship a Markov head whatever the family (markov_everywhere); the
-    `--matrix realistic` variant gives it only to the DSpark families, as real DFlash/EAGLE-3 exports do."""
+    """tests/conftest.py's matrix. Its drafts ship a Markov head whatever the family (markov_everywhere: vLLM's
+    DFlash/EAGLE-3 refuse it by name, DSP350); the `--matrix realistic` variant gives it only to the DSpark
+    families, as real DFlash/EAGLE-3 exports do."""
     from conftest import make_checkpoint
 
     for family in families:
