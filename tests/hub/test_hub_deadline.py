@@ -19,14 +19,14 @@ import pytest
 from conftest import make_checkpoint
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "hostile"))
-import hostile_answers as bad  # noqa: E402 - tests/fakehub is on sys.path (hub/conftest.py)
-from limits import assert_contained, run_limited  # noqa: E402
+import hostile_answers as bad
+from limits import assert_contained, run_limited
 
-from dspark_ckpt.sources import hub_deadline  # noqa: E402
-from dspark_ckpt.sources.hub_http import PAST_DEADLINE, Refused, RetryPolicy, get_once  # noqa: E402
-from dspark_ckpt.sources.hub_ranges import fetch_range  # noqa: E402
-from hub.conftest import DEFAULT_TOKEN, HERE, publish  # noqa: E402
-from hub.test_hub_hostile import FAST, SHARD2, shard  # noqa: E402
+from dspark_ckpt.sources import hub_deadline
+from dspark_ckpt.sources.hub_http import PAST_DEADLINE, Refused, RetryPolicy, get_once
+from dspark_ckpt.sources.hub_ranges import fetch_range
+from hub.conftest import DEFAULT_TOKEN, HERE, publish
+from hub.test_hub_hostile import FAST, SHARD2, shard
 
 FIX = ("--target-vocab-size", "96", "--for", "vllm==0.33.0")
 CONFIG = r"/org/x/resolve/[^/]+/config\.json$"
