@@ -10,6 +10,7 @@ import typer
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.sources.target import parse_vocab_size
 
 
 class OutputFormat(StrEnum):
@@ -42,20 +43,8 @@ Format = Annotated[OutputFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", h
 Doc = Annotated[DocFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help="Output format: text or json.")]
 Target = Annotated[str | None, typer.Option(
     "--target", metavar="PATH|ORG/REPO", help="Target model folder, its config.json, or org/repo.")]
-def vocab_size(text: str) -> int:
-    """--target-vocab-size as an integer, or DSP-E003 (never click's error echoing a 5,000-digit value whole)."""
-    digits = text.strip().removeprefix("+")
-    if not digits.isascii() or not digits.isdigit():
-        shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"
-        raise UsageError(f"--target-vocab-size must be a positive integer <= 2**40, got {shown}", code="DSP-E003")
-    if len(digits.lstrip("0")) > 13:  # 2**40 has 13 digits; int() of more could pass Python's digit limit
-        raise UsageError("--target-vocab-size must be a positive integer <= 2**40, got an integer of "
-                         f"{len(digits.lstrip('0')):,} digits", code="DSP-E003")
-    return int(digits)
-
-
 TargetSize = Annotated[int | None, typer.Option(
-    "--target-vocab-size", metavar="N", parser=vocab_size, help="Target vocab T, if no --target.")]
+    "--target-vocab-size", metavar="N", parser=parse_vocab_size, help="Target vocab T, if no --target.")]
 Runtime = Annotated[list[str] | None, typer.Option(
     "--runtime", metavar="SELECTOR", help="vllm==X.Y.Z, 'vllm>=X.Y', vllm, sglang, installed or all (repeatable; "
                                           "default: the settings file's `runtime`, else every known version).")]

@@ -41,6 +41,18 @@ def local_target(path: Path) -> TargetVocab:
     return target_from_document(load_document(config), str(config))
 
 
+def parse_vocab_size(text: str) -> int:
+    """--target-vocab-size as an integer, or DSP-E003 (never click's error echoing a 5,000-digit value whole)."""
+    digits = text.strip().removeprefix("+")
+    if not digits.isascii() or not digits.isdigit():
+        shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text):,} characters)"
+        raise UsageError(f"--target-vocab-size must be a positive integer <= 2**40, got {shown}", code="DSP-E003")
+    if len(digits.lstrip("0")) > 13:  # 2**40 has 13 digits; int() of more could pass Python's digit limit
+        raise UsageError("--target-vocab-size must be a positive integer <= 2**40, got an integer of "
+                         f"{len(digits.lstrip('0')):,} digits", code="DSP-E003")
+    return int(digits)
+
+
 def explicit_target(size: int) -> TargetVocab:
     if not 0 < size <= MAX_VOCAB:
         shown = str(size) if len(str(size)) <= 40 else f"an integer of {len(str(size))} digits"
