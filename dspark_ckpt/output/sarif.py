@@ -23,7 +23,8 @@ FINGERPRINT_KEY = "dsparkCkptFinding/v1"
 
 
 def _rule(r: Rule) -> dict[str, Any]:
-    fix = r.fix + (f" (repair: {documented(Command('fix', r.repair))})" if r.repair else "")
+    named = r.repair is not None and f"--strategy {r.repair}`" in r.fix  # the fix text already shows the command
+    fix = r.fix + (f" (repair: {documented(Command('fix', r.repair))})" if r.repair and not named else "")
     sections = (("What it means", r.what), ("Why it matters", r.why), ("Example", r.example), ("How to fix", fix))
     return {
         "id": r.code,
