@@ -506,6 +506,40 @@ RULES: dict[str, Rule] = _rules(
          "EAGLE-3), its proposals lack the Markov bias and acceptance drops.",
          "An EAGLE-3 checkpoint with markov_head.markov_w1.weight served by SGLang.",
          "Check the architecture in config.json; drop the head tensors if the draft really is DFlash/EAGLE-3."),
+    Rule("DSP352", "domino-projector-unset", "error", "The draft ships Domino projector weights its config does "
+         "not declare",
+         "From SGLang 0.5.20, DFlash's load_weights (models/dflash.py, also used by DFlash2 and the DSpark backbone) "
+         "refuses any `prefix_gru.*` / `embed_proj.*` tensor unless projector_type is \"domino\" "
+         "(dflash_config.projector_type, else the top-level key; no other value selects the projector).",
+         "The draft fails to load: `DFLASH checkpoint contains Domino projector weights but projector_type=None.`",
+         "A DFlash checkpoint with prefix_gru.weight_ih_l0 and embed_proj.2.weight whose config has no "
+         "projector_type.",
+         "Set dflash_config.projector_type to \"domino\" (with shift_label, pure_draft_prefix_len, gru_hidden_dim "
+         "and emb_dim) if the draft was trained with the projector; otherwise re-export it without those tensors."),
+    Rule("DSP353", "domino-vocab-mismatch", "error", "A Domino draft's vocabulary differs from the target's",
+         "SGLang 0.5.20+ validates a Domino DFlash draft at worker start-up (speculative/domino_utils.py "
+         "validate_domino_runtime): the draft's vocab_size V must equal the target's T, and its "
+         "embed_proj.2.weight must have V rows.",
+         "The server does not start: `DFLASH Domino requires identical target and draft vocab sizes, got "
+         "target=T, draft=V.` (or the projector's shape mismatch at load).",
+         "A Domino DFlash draft with vocab_size 151936 against a target with vocab_size 152064.",
+         "Train or export the Domino draft with the target's vocabulary (V = T)."),
+    Rule("DSP354", "domino-projector-ignored", "info", "The runtime ignores the draft's Domino projector",
+         "SGLang before 0.5.20 knows no Domino projector: DFlash's loader skips `prefix_gru.*` / `embed_proj.*` as "
+         "unexpected weights, without a message.",
+         "The draft loads and runs without its projector: if it was trained with one, proposals differ from "
+         "training and acceptance drops.",
+         "A Domino DFlash checkpoint served by SGLang 0.5.19.",
+         "Deploy on SGLang 0.5.20 or newer for the projector to be used."),
+    Rule("DSP355", "domino-config-invalid", "error", "SGLang refuses the draft's Domino projector config",
+         "With projector_type \"domino\", SGLang 0.5.20+ requires dflash_config.shift_label (a bool), "
+         "pure_draft_prefix_len = 1, gru_hidden_dim and emb_dim (speculative/dflash_utils.py "
+         "parse_dflash_draft_config), then the four projector weights (prefix_gru.weight_ih_l0/weight_hh_l0, "
+         "embed_proj.0/2.weight) with the shapes those sizes give.",
+         "The server does not start: e.g. `DFLASH Domino requires dflash_config.gru_hidden_dim.` or `DFLASH Domino "
+         "checkpoint is missing required projector weights: [...]`.",
+         "A config with projector_type \"domino\" and no emb_dim.",
+         "Add the missing Domino fields to dflash_config, or ship the missing projector weights."),
     Rule("DSP330", "speculators-conversion-fails", "error", "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "
