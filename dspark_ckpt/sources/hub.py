@@ -140,10 +140,14 @@ def resolve_offline(spec: RepoSpec) -> Resolved:
     return Resolved(spec, sha, sizes, complete)
 
 
-def with_hub_errors(spec: RepoSpec, client: HubClient, call: Any) -> Any:
-    """Run a Hub API call with bounded retries; map what still fails to a SourceError with a stable code."""
+def with_hub_errors(spec: RepoSpec, client: HubClient, call: Any, policy: RetryPolicy | None = None) -> Any:
+    """Run a Hub API call with bounded retries; map what still fails to a SourceError with a stable code. A call
+    made inside a deadline scope (hub_deadline.py) that runs past it is DSP-E093, never retried."""
     import httpx2
     from huggingface_hub.errors import HfHubHTTPError
+
+    from dspark_ckpt.sources.hub_deadline import DeadlinePassed
+    from dspark_ckpt.sources.hub_http import past_deadline
 
     def once() -> Any:
         try:
@@ -165,6 +169,10 @@ def with_hub_errors(spec: RepoSpec, client: HubClient, call: Any) -> Any:
         raise _transient_error(spec, client, exc) from None
     except HfHubHTTPError as exc:
         raise hub_error(spec, exc) from None
+    except DeadlinePassed:
+        late = past_deadline("the Hub API call", policy or client.policy)
+        raise SourceError(f"{spec.display}: {late.detail}", code=late.code,
+                          hint=_REFUSED_HINT[PAST_DEADLINE]) from None
 
 
 def _transient_error(spec: RepoSpec, client: HubClient, exc: Retryable) -> SourceError:

@@ -166,6 +166,18 @@ def guard(client: Any) -> Any:
     return client
 
 
+def guard_session() -> bool:
+    """huggingface_hub's shared client, guarded like ours (for HfApi calls made inside a deadline_scope); False
+    when a custom client factory's transport cannot be guarded (its calls then keep their own timeouts)."""
+    from huggingface_hub import get_session
+
+    try:
+        guard(get_session())
+    except TypeError:
+        return False
+    return True
+
+
 _CLIENT: list[Any] = []
 
 

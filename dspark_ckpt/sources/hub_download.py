@@ -31,10 +31,10 @@ def download_to(url: str, path: Path, *, size: int, headers: dict[str, str], pol
 
     A Content-Length above `size`, or one byte past it as the body arrives, is refused (DSP-E092): a file longer
     than the Hub lists is not the listed file, and an endless body would fill the disk. The request, its redirects
-    and retries end by `policy.for_download(size)`'s deadline (DSP-E093). Raises Retryable, Refused or HttpStatus;
+    and retries end by `policy.for_transfer(size)`'s deadline (DSP-E093). Raises Retryable, Refused or HttpStatus;
     the temporary file never outlives the call.
     """
-    policy = policy.for_download(size)
+    policy = policy.for_transfer(size)
     deadline = time.monotonic() + policy.deadline_s
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}.part")

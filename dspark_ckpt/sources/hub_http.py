@@ -57,8 +57,9 @@ class RetryPolicy:
         return cls(attempts=max(1, retries + 1), timeout_s=timeout, base_s=backoff, deadline_s=deadline,
                    min_rate=rate)
 
-    def for_download(self, size: int) -> RetryPolicy:
-        """The policy of one whole-file download of `size` bytes: its deadline grows with the size."""
+    def for_transfer(self, size: int) -> RetryPolicy:
+        """The policy of one whole-file transfer of `size` bytes (a `fix --push` download, or its pull request's
+        upload): its deadline grows with the size."""
         return replace(self, deadline_s=self.deadline_s + size / self.min_rate,
                        deadline_knob="DSPARK_CKPT_HUB_MIN_RATE (lower) or DSPARK_CKPT_HUB_DEADLINE")
 

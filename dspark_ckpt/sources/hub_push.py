@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,8 @@ def create_pr(source: HubSource, folder: Path, diff: FileDiff, title: str, descr
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
+    from dspark_ckpt.sources.hub_deadline import deadline_scope, guard_session
+
     ops: list[Any] = [CommitOperationAdd(path_in_repo=n, path_or_fileobj=str(folder / n)) for n in diff.upload]
     ops += [CommitOperationDelete(path_in_repo=n) for n in diff.delete]
     api = HfApi(token=token, library_name="dspark-ckpt")
@@ -92,4 +95,9 @@ def create_pr(source: HubSource, folder: Path, diff: FileDiff, title: str, descr
                                   hint="--push needs a token with access: --token or HF_TOKEN") from None
             raise
 
-    return with_hub_errors(source.spec, source.client, commit)
+    # The commit and its LFS uploads (huggingface_hub's own client, from a thread pool) end by one deadline that
+    # grows with the bytes uploaded; guard_session() puts the deadline backend under that client.
+    policy = source.client.policy.for_transfer(sum((folder / n).stat().st_size for n in diff.upload))
+    guard_session()
+    with deadline_scope(time.monotonic() + policy.deadline_s, every_thread=True):
+        return with_hub_errors(source.spec, source.client, commit, policy)

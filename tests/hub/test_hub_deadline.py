@@ -128,9 +128,9 @@ def test_outside_a_scope_the_backend_waits_as_asked() -> None:
 
 def test_a_download_deadline_grows_with_the_size() -> None:
     policy = RetryPolicy(deadline_s=30.0, min_rate=1_000_000.0)
-    assert policy.for_download(0).deadline_s == 30.0
-    assert policy.for_download(2_000_000_000).deadline_s == 2030.0
-    assert "DSPARK_CKPT_HUB_MIN_RATE" in policy.for_download(1).deadline_knob
+    assert policy.for_transfer(0).deadline_s == 30.0
+    assert policy.for_transfer(2_000_000_000).deadline_s == 2030.0
+    assert "DSPARK_CKPT_HUB_MIN_RATE" in policy.for_transfer(1).deadline_knob
 
 
 # --- fix --push: whole-file downloads, real CLI -------------------------------------------------------------
@@ -177,6 +177,18 @@ def test_push_downloads_are_bounded(name: str, tmp_path: Path, hub: Any, padded:
     assert cached == [], cached  # neither the partial download nor a file longer than listed stays in the cache
     if code == "DSP-E093":
         assert "DSPARK_CKPT_HUB_MIN_RATE" in run.stderr or "DSPARK_CKPT_HUB_DEADLINE" in run.stderr
+
+
+@pytest.mark.parametrize("respond", [bad.stall_after_headers(30), bad.trickle_headers(0.3)],
+                         ids=["stall-after-headers", "trickled-headers"])
+def test_the_pull_request_call_ends_by_its_deadline(respond: Any, tmp_path: Path, hub: Any, padded: str) -> None:
+    """huggingface_hub waits on its own client with no timeout; the deadline backend under it still ends the
+    commit call, as DSP-E093 (its deadline: DSPARK_CKPT_HUB_DEADLINE + the bytes uploaded / the minimum rate)."""
+    hub.fault(r"/api/models/org/draft/commit/", method="POST", respond=respond)
+    run = push(hub, tmp_path, "--push")
+    assert_contained(run, wall_limit=8.0)
+    assert run.returncode == 2 and "[DSP-E093]" in run.stderr, run.output[-3000:]
+    assert "opened pull request" not in run.stdout  # (the fake made the commit before bending its answer)
 
 
 def test_push_downloads_once_then_the_cache_is_reused(tmp_path: Path, hub: Any, padded: str) -> None:
