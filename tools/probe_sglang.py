@@ -11,7 +11,13 @@ What it runs, per release that has it:
   - models/dspark.py build_markov_head and the markov weights through model_loader/weight_utils.py
     default_weight_loader, then VanillaMarkov.apply_step_logits against a narrower/wider base (0.5.16-0.5.21);
   - models/llama_eagle3.py LlamaForCausalLMEagle3.load_weights with layers/vocab_parallel_embedding.py
-    VocabParallelEmbedding.weight_loader (every release).
+    VocabParallelEmbedding.weight_loader (every release);
+  - speculative/dspark_components/dspark_worker_v2.py: the expression the worker passes resolve_runtime_config as
+    target_vocab_size (0.5.16-0.5.17 model_config.vocab_size, 0.5.18+ `padded_vocab_size or vocab_size`), for a
+    target whose text config pads (Inkling-style), then resolve_runtime_config with it (0.5.16+);
+  - models/dflash.py DFlashDraftModel.load_weights' Domino statements (the name check in the loop and the
+    required-weights check after it), with parse_dflash_draft_config's projector_type, and
+    speculative/domino_utils.py validate_domino_runtime (V == T) where the release has it (0.5.11+).
 It prints one line per (release, case): `ok` when the release's own result matches dspark-ckpt's, else both.
 Exit status 1 when any case differs.
 """
@@ -135,6 +141,102 @@ def _dspark_case(srt: Path, version: str, name: str, raw: dict[str, Any]) -> tup
     return theirs, ours
 
 
+P = 128  # the target text config's padded_vocab_size (Inkling: vocab_size 200058, padded 201024)
+
+
+def _worker_bound(srt: Path) -> int:
+    """The target_vocab_size dspark_worker_v2.py passes resolve_runtime_config, evaluated with the release's own
+    statements for a target with vocab_size T and padded_vocab_size P."""
+    tree = ast.parse((srt / "speculative" / "dspark_components" / "dspark_worker_v2.py").read_text())
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None)
+                == "resolve_runtime_config")
+    expr = next(k.value for k in call.keywords if k.arg == "target_vocab_size")
+    setup = [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and getattr(n.targets[0], "id", None) in ("target_model_config", "target_embed_rows")]
+    text = types.SimpleNamespace(vocab_size=T, padded_vocab_size=P)
+    config = types.SimpleNamespace(vocab_size=T, hf_text_config=text)
+    scope: dict[str, Any] = {"self": types.SimpleNamespace(target_worker=types.SimpleNamespace(
+        model_runner=types.SimpleNamespace(model_config=config)))}
+    for statement in sorted(setup, key=lambda n: n.lineno):
+        exec(compile(ast.Module(body=[statement], type_ignores=[]), "dspark_worker_v2.py", "exec"), scope)  # noqa: S102
+    return int(eval(compile(ast.Expression(body=expr), "dspark_worker_v2.py", "eval"), scope))  # noqa: S307
+
+
+def _padded_mask_case(srt: Path, version: str, mask: int) -> tuple[str, str]:
+    """A mask id in [T, P) (or at P) against a padding target: the worker's bound, then resolve_runtime_config."""
+    cfg_mod = _cut(srt / "speculative" / "dspark_components" / "dspark_config.py", ["resolve_runtime_config"],
+                   {"msgspec": types.SimpleNamespace(Struct=_Struct), "parse_dflash_draft_config":
+                    _cut(srt / "speculative" / "dflash_utils.py", ["parse_dflash_draft_config"], {})
+                    ["parse_dflash_draft_config"]})
+    config = {"architectures": ["Qwen3DSparkModel"], "vocab_size": T, "hidden_size": 16, "markov_rank": 4,
+              "markov_head_type": "vanilla", "mask_token_id": mask}
+    theirs = _outcome(lambda: cfg_mod["resolve_runtime_config"](
+        draft_hf_config=config, speculative_num_draft_tokens=8, target_vocab_size=_worker_bound(srt)))
+    ours = _ours(Family.QWEN3_DSPARK, version, config, {"markov_head.markov_w1.weight": (T, 4),
+                                                        "markov_head.markov_w2.weight": (T, 4)},
+                 config_only=True, target_head_rows=P)
+    return theirs, ours
+
+
+DOMINO_FIELDS = {"shift_label": True, "pure_draft_prefix_len": 1, "gru_hidden_dim": 8, "emb_dim": 8}
+DOMINO_WEIGHTS = {"embed_proj.0.weight": (8, 24), "embed_proj.2.weight": (T, 8), "prefix_gru.weight_hh_l0": (24, 8),
+                  "prefix_gru.weight_ih_l0": (24, 16)}
+# (config additions, tensor shapes, draft vocab V): the Domino cases
+DOMINO_CASES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], int]] = {
+    "domino names, no type": ({}, DOMINO_WEIGHTS, T),
+    "domino names, type linear": ({"dflash_config": {"projector_type": "linear"}}, DOMINO_WEIGHTS, T),
+    "domino ready": ({"dflash_config": {"projector_type": "domino", **DOMINO_FIELDS}}, DOMINO_WEIGHTS, T),
+    "domino top-level type": ({"projector_type": "domino", "dflash_config": DOMINO_FIELDS}, DOMINO_WEIGHTS, T),
+    "domino V != T": ({"dflash_config": {"projector_type": "domino", **DOMINO_FIELDS}}, DOMINO_WEIGHTS, T + 8),
+    "domino no emb_dim": ({"dflash_config": {"projector_type": "domino", **DOMINO_FIELDS, "emb_dim": None}},
+                          DOMINO_WEIGHTS, T),
+    "domino shift_label 1": ({"dflash_config": {"projector_type": "domino", **DOMINO_FIELDS, "shift_label": 1}},
+                             DOMINO_WEIGHTS, T),
+    "domino weights missing": ({"dflash_config": {"projector_type": "domino", **DOMINO_FIELDS}},
+                               {"model.embed_proj.2.weight": (T, 8)}, T),
+}
+
+
+def _domino_case(srt: Path, version: str, extra: dict[str, Any], shapes: dict[str, tuple[int, ...]],
+                 v: int) -> tuple[str, str]:
+    """parse_dflash_draft_config, then load_weights' Domino statements over the names in sorted order, then
+    validate_domino_runtime's vocab comparison (stopping at the next check, which needs CUDA tensors)."""
+    utils = _cut(srt / "speculative" / "dflash_utils.py", ["parse_dflash_draft_config"], {})
+    tree = ast.parse((srt / "models" / "dflash.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "DFlashDraftModel")
+    method = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "load_weights")
+    loop = next(n for n in method.body if isinstance(n, ast.For))
+    name_check = [n for n in loop.body if isinstance(n, ast.If) and "prefix_gru." in ast.unparse(n.test)]
+    required = [n for n in method.body if isinstance(n, ast.If) and "projector_type" in ast.unparse(n.test)]
+    domino_utils = srt / "speculative" / "domino_utils.py"
+    validate = _cut(domino_utils, ["validate_domino_runtime"], {"torch": torch, "nn": nn}) \
+        if domino_utils.exists() else None
+    config = {"architectures": ["DFlashDraftModel"], "vocab_size": v, "hidden_size": 16, **extra}
+
+    def release() -> None:
+        parsed = utils["parse_dflash_draft_config"](draft_hf_config=config)
+        projector = getattr(parsed, "projector_type", None)
+        scope: dict[str, Any] = {"self": types.SimpleNamespace(projector_type=projector)}
+        for name in sorted(shapes):
+            scope.update(name=name, unprefixed_name=name.removeprefix("model."))
+            exec(compile(ast.Module(body=name_check, type_ignores=[]), "dflash.py", "exec"), scope)  # noqa: S102
+        scope["loaded_params"] = {n.removeprefix("model.") for n in shapes}
+        exec(compile(ast.Module(body=required, type_ignores=[]), "dflash.py", "exec"), scope)  # noqa: S102
+        if validate is not None and projector == "domino":
+            try:
+                validate["validate_domino_runtime"](
+                    device=types.SimpleNamespace(type="cuda"), tp_size=1, tp_rank=0, target_vocab_size=T,
+                    draft_vocab_size=v, hidden_size=16, target_embedding=None, lm_head=None, prefix_gru=None,
+                    embed_proj=None)
+            except ValueError as exc:
+                if "embedding and lm_head weight" not in str(exc):  # the check after the vocab comparison
+                    raise
+
+    theirs = _outcome(release)
+    ours = _ours(Family.DFLASH, version, config, shapes)
+    return theirs, ours
+
+
 def _ours(family: Family, version: str, raw: dict[str, Any], shapes: dict[str, tuple[int, ...]],
           config_only: bool = False, **facts: Any) -> str:
     contract = contract_for("sglang", version, family)
@@ -150,7 +252,8 @@ def _ours(family: Family, version: str, raw: dict[str, Any], shapes: dict[str, t
     issue = verdict.error or verdict.first_step
     if issue is None or (config_only and issue.code not in ("DSP343", "DSP344")):
         return "ok"
-    prefix = {"DSP343": "ValueError", "DSP344": "ValueError", "DSP322": "AssertionError",
+    prefix = {"DSP343": "ValueError", "DSP344": "ValueError", "DSP352": "ValueError", "DSP353": "ValueError",
+              "DSP355": "ValueError", "DSP322": "AssertionError",
               "DSP323": "AssertionError", "DSP320": "AssertionError", "DSP321": "AssertionError",
               "DSP340": "RuntimeError"}.get(issue.code, "Error")
     return f"{prefix}: {issue.text}" if issue.text != "AssertionError" else "AssertionError"
@@ -246,9 +349,14 @@ def main(root: Path) -> int:
         if (srt / "models" / "dspark.py").exists():
             cases += [(f"dspark config {name}", _dspark_case(srt, version, name, raw))
                       for name, raw in DSPARK_CONFIGS.items()]
+            cases += [(f"dspark mask {mask}, T {T} padded {P}", _padded_mask_case(srt, version, mask))
+                      for mask in (T + 4, P)]
             if _release_key(folder.name) < (0, 5, 22, -1):  # 0.5.22+ samples in a kernel outside srt/
                 cases += [(f"dspark markov rows {rows}, base {width}", _markov_case(srt, version, rows, width))
                           for rows, width in ((T, T), (T - 1, T), (T, 128), (T, 64))]
+        if (srt / "models" / "dflash.py").exists() and (srt / "speculative" / "dflash_utils.py").exists():
+            cases += [(name, _domino_case(srt, version, extra, shapes, v))
+                      for name, (extra, shapes, v) in DOMINO_CASES.items()]
         for name, (theirs, ours) in cases:
             same = theirs == ours
             differ += not same

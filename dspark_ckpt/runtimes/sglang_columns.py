@@ -37,3 +37,9 @@ class SglangColumns:
     merged_parser: bool = False  # 0.5.23: dflash_config merged under dspark_config when parsing
     nemotron_embed: bool = False  # Nemotron-3.5 NVFP4 drafts keep and load their own embed_tokens (0.5.19+)
     width: Width = Width.ADD
+    # DSpark: mask_token_id is bounded by the target's `hf_text_config.padded_vocab_size or vocab_size` (0.5.18+;
+    # before, by model_config.vocab_size = T)
+    mask_bound_padded: bool = False
+    # DFlash's load_weights (DFlash, DFlash2 and DSpark backbones, 0.5.20+) refuses Domino projector names
+    # (`prefix_gru.*`, `embed_proj.*`) unless projector_type is "domino"; earlier releases skip them by name
+    domino: bool = False

@@ -15,6 +15,10 @@ from dspark_ckpt.runtimes import messages as m
 
 _PREFIXED = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
 HEAD_TYPES = ("vanilla", "gated", "rnn")
+# models/dflash.py load_weights (0.5.20+): the Domino projector's tensor names, checked after stripping `model.`
+DOMINO_PREFIXES = ("prefix_gru.", "embed_proj.")
+# The projector weights a Domino draft must ship (models/dflash.py:868-880 @ 0.5.20)
+DOMINO_REQUIRED = ("embed_proj.0.weight", "embed_proj.2.weight", "prefix_gru.weight_hh_l0", "prefix_gru.weight_ih_l0")
 # The parameters each Markov head class builds (models/dspark.py, 0.5.16-0.5.23), and the class named in errors.
 MARKOV_PARAMS: dict[str, tuple[str, frozenset[str]]] = {
     "vanilla": ("VanillaMarkov", frozenset({"markov_w1.weight", "markov_w2.weight"})),
@@ -62,6 +66,14 @@ class SglangConfig:
     dflash_mask_token: str = "<|MASK|>"  # DEFAULT_DFLASH_MASK_TOKEN
     selector_rank: int = 0
     selector_top_k: int = 0
+    # Domino (0.5.20+): parse_dflash_draft_config's projector_type (dflash_config, else the top level), as Python's
+    # repr names it in the refusal; whether it selects Domino; the first Domino field error when it does
+    projector_repr: str = "None"
+    domino: bool = False
+    domino_error: str | None = None
+    domino_dims: tuple[int | None, int | None] = (None, None)  # (gru_hidden_dim, emb_dim) as parsed
+    # `prefix_gru.*` / `embed_proj.*` tensors as shipped (name, shape), sorted by name
+    domino_tensors: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def config_class(self) -> str | None:
@@ -173,6 +185,56 @@ def _nemotron35(cfg: Mapping[str, Any]) -> bool:
     return nested.get("sample_from_anchor", cfg.get("sample_from_anchor", True)) is False
 
 
+def _optional_int(value: Any, field: str, minimum: int) -> tuple[int | None, str | None]:
+    """_parse_optional_int (speculative/dflash_utils.py:501-516 @ 0.5.23): None passes, int() or an error."""
+    if value is None:
+        return None, None
+    try:
+        parsed = int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None, m.E_DOMINO_INVALID.format(field=field, value=_py_repr(value))
+    if parsed < minimum:
+        return None, m.E_DOMINO_MIN.format(field=field, cmp="positive" if minimum == 1 else f">= {minimum}",
+                                           got=parsed)
+    return parsed, None
+
+
+def _py_repr(value: Any) -> str:
+    """repr() of a JSON value as Python prints it (true -> True, null -> None)."""
+    return repr(value)
+
+
+def _domino(cfg: Mapping[str, Any]) -> tuple[str, bool, str | None, tuple[int | None, int | None]]:
+    """parse_dflash_draft_config's Domino block (speculative/dflash_utils.py:736-800 @ 0.5.20, :728-791 @ 0.5.23):
+    projector_type from dflash_config, else the top level; only "domino" selects it, and then shift_label,
+    pure_draft_prefix_len, gru_hidden_dim and emb_dim are required."""
+    nested = _nested(cfg, "dflash_config")
+
+    def get(key: str) -> Any:
+        return nested[key] if key in nested else cfg.get(key)
+
+    kind = get("projector_type")
+    if kind != "domino":
+        return _py_repr(kind), False, None, (None, None)
+    shift = get("shift_label")
+    prefix, error = _optional_int(get("pure_draft_prefix_len"), "DFLASH Domino pure_draft_prefix_len", 0)
+    gru, error2 = _optional_int(get("gru_hidden_dim"), "DFLASH Domino gru_hidden_dim", 1)
+    nested_emb, error3 = _optional_int(nested.get("emb_dim"), "DFLASH Domino dflash_config.emb_dim", 1)
+    top_emb, error4 = _optional_int(cfg.get("emb_dim"), "DFLASH Domino top-level emb_dim", 1)
+    first = error or error2 or error3 or error4
+    if first is None and nested_emb is not None and top_emb is not None and nested_emb != top_emb:
+        first = m.E_DOMINO_EMB_DIFFERS.format(nested=nested_emb, top=top_emb)
+    if first is None and not isinstance(shift, bool):
+        first = m.E_DOMINO_SHIFT.format(value=_py_repr(shift))
+    if first is None and prefix != 1:
+        first = m.E_DOMINO_PREFIX.format(value=_py_repr(prefix))
+    if first is None and gru is None:
+        first = m.E_DOMINO_GRU
+    if first is None and nested_emb is None and top_emb is None:
+        first = m.E_DOMINO_EMB
+    return "'domino'", True, first, (gru, nested_emb if nested_emb is not None else top_emb)
+
+
 def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The SglangConfig fields config.json alone decides (a config-only repair changes them)."""
     archs = cfg.get("architectures")
@@ -181,6 +243,7 @@ def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
     hidden, target_hidden = cfg.get("hidden_size"), cfg.get("target_hidden_size")
     error, mask, token = _dflash(cfg)
     nested = _nested(cfg, "dflash_config")
+    projector, domino, domino_error, dims = _domino(cfg)
     return {
         "architecture": arch, "model_type": model_type,
         "speculators": isinstance(cfg.get("speculators_model_type"), str)
@@ -194,6 +257,7 @@ def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
         "nemotron35": _nemotron35(cfg), "dflash_error": error, "dflash_mask_token_id": mask,
         "dflash_mask_token": token, "selector_rank": _as_int(nested.get("selector_rank", 0)) or 0,
         "selector_top_k": _as_int(nested.get("selector_top_k", 0)) or 0,
+        "projector_repr": projector, "domino": domino, "domino_error": domino_error, "domino_dims": dims,
     }
 
 
@@ -213,5 +277,8 @@ def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int,
         midlayer_named=any(n.startswith(("midlayer.", "model.midlayer.")) for n in names),
         markov_cols=tuple(c[1] if len(c) == 2 else None for c in cols),  # type: ignore[arg-type]
         markov_names=tuple(sorted(n for n in names if n.startswith("markov_head."))),
-        confidence_names=tuple(sorted(n for n in names if n.startswith("confidence_head."))), **config_fields(cfg),
+        confidence_names=tuple(sorted(n for n in names if n.startswith("confidence_head."))),
+        domino_tensors=tuple(sorted((n, tuple(s)) for n, s in (shapes or {}).items()
+                                    if n.removeprefix("model.").startswith(DOMINO_PREFIXES))),
+        **config_fields(cfg),
     )

@@ -14,10 +14,12 @@ from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from dspark_ckpt.model.families import traits
+from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.sglang_config import (
+    DOMINO_REQUIRED,
     HEAD_TYPES,
     MARKOV_PARAMS,
     SglangConfig,
@@ -236,8 +238,71 @@ def dspark_parse(r: Row) -> tuple[str | None, int, int | None]:
     return p.error, p.markov_rank, p.mask_token_id
 
 
+def domino_startup(r: Row) -> None:
+    """parse_dflash_draft_config's Domino fields (0.5.20+), parsed for DFlash, DFlash2 and DSpark drafts alike."""
+    if r.c.domino and r.cfg.domino_error is not None:
+        fail("DSP355", r.cfg.domino_error)
+
+
+def domino_expected(r: Row, name: str) -> tuple[int, ...] | None:
+    """The shape DFlashDraftModel.__init__ builds for a Domino parameter (nn.GRU without bias, then
+    Linear(H + G, E), SiLU, Linear(E, V)); None for a name with no parameter (skipped by the loader)."""
+    h, (g, e), v = r.f.hidden_size, r.cfg.domino_dims, r.f.vocab_size
+    if h is None or g is None or e is None:
+        return None
+    return {"prefix_gru.weight_ih_l0": (3 * g, h), "prefix_gru.weight_hh_l0": (3 * g, g),
+            "embed_proj.0.weight": (e, h + g), "embed_proj.2.weight": (v, e)}.get(name)
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return repr(tuple(shape))
+
+
+def domino_load(r: Row, before: str | None = None) -> None:
+    """DFlashDraftModel.load_weights, Domino names in sorted order (0.5.20+; `before`: stop at that name, for a
+    check that fires on a name sorting earlier): refused unless projector_type is "domino", else shape-checked;
+    afterwards (before is None) the four projector weights must all have loaded."""
+    if not r.c.domino:
+        return
+    cfg = r.cfg
+    for name, shape in cfg.domino_tensors:
+        if before is not None and name >= before:
+            return
+        if not cfg.domino:
+            fail("DSP352", m.E_DOMINO_UNSET.format(kind=cfg.projector_repr))
+        bare = name.removeprefix("model.")
+        want = domino_expected(r, bare)
+        if want is not None and tuple(shape) != want:
+            code = "DSP353" if bare == "embed_proj.2.weight" and shape[:1] != want[:1] else "DSP355"
+            fail(code, m.E_DOMINO_SHAPE.format(name=bare, want=_shape(want), got=_shape(shape), raw=repr(name)))
+    if before is None and cfg.domino:
+        missing = sorted(set(DOMINO_REQUIRED) - {n.removeprefix("model.") for n, _ in cfg.domino_tensors})
+        if missing:
+            fail("DSP355", m.E_DOMINO_MISSING.format(names=missing))
+
+
+def domino_worker(r: Row) -> None:
+    """dflash_worker_v2.py validate_domino_runtime (0.5.20+, DFlash and DFlash2): V must equal T."""
+    f = r.f
+    if r.c.domino and r.cfg.domino and f.vocab_size != f.target_vocab_size:
+        fail("DSP353", m.E_DOMINO_VOCAB.format(t=f.target_vocab_size, v=f.vocab_size))
+
+
+def domino_ignored(r: Row) -> list[Issue]:
+    """Before 0.5.20 no release knows the Domino names: DFlash's loader skips them as unexpected weights."""
+    if r.c.domino or not r.cfg.domino_tensors:
+        return []
+    return [Issue("DSP354", "prefix_gru.* / embed_proj.* (a Domino projector) have no parameter before SGLang "
+                            "0.5.20: the loader skips them, so the draft runs without the projector")]
+
+
+def embed_name(r: Row) -> str:
+    return "model.embed_tokens.weight" if r.f.model_prefixed else "embed_tokens.weight"
+
+
 def _dspark_startup(r: Row) -> None:
     k, cfg = r.k, r.cfg
+    domino_startup(r)
     error, rank, _ = dspark_parse(r)
     if error is not None:  # target ModelRunner init: parse_dspark_draft_config
         fail("DSP344", error)
@@ -267,7 +332,9 @@ def _dspark_load(r: Row) -> None:
     name raises, the factors are default_weight_loader-checked against [V, r]."""
     k, f, cfg = r.k, r.f, r.cfg
     if own_embed(r):
+        domino_load(r, before=embed_name(r))
         rows_check(k, "DSP321", f.embed_rows, f.vocab_size)
+    domino_load(r)  # the backbone (DFlashDraftModel.load_weights) runs before the markov bucket
     shapes = markov_shapes(r)
     for name in cfg.markov_names:
         if (unknown := markov_unknown(r, name)) is not None:
@@ -283,8 +350,18 @@ def _dspark_worker(r: Row) -> None:
     _, _, mask = dspark_parse(r)
     if mask is None:  # resolve_runtime_config
         fail("DSP343", r.k.messages.mask_unset)
-    if mask >= r.f.target_vocab_size:
-        fail("DSP343", r.k.messages.mask_outside.format(m=mask, t=r.f.target_vocab_size))
+    bound = mask_bound(r)
+    if mask >= bound:
+        fail("DSP343", r.k.messages.mask_outside.format(m=mask, t=bound))
+
+
+def mask_bound(r: Row) -> int:
+    """resolve_runtime_config's target_vocab_size: the target's vocab_size (0.5.16-0.5.17); from 0.5.18
+    `hf_text_config.padded_vocab_size or vocab_size`, known here only from a --target config that pads (the
+    target lm_head's rows)."""
+    if r.c.mask_bound_padded and r.f.target_head_rows:
+        return r.f.target_head_rows
+    return r.f.target_vocab_size
 
 
 def width_issue(r: Row, v: int, w: int) -> Issue | None:
@@ -334,13 +411,14 @@ def _dspark_silent(r: Row) -> list[Issue]:
     f = r.f
     missing = [n for n, rows in (("markov_w1", f.markov_w1_rows), ("markov_w2", f.markov_w2_rows)) if rows is None]
     return dspark_silent(r, markov_missing=missing, head_shipped=f.has_lm_head, embed_shipped=f.has_embed,
-                         embed_loaded=f.has_embed)
+                         embed_loaded=f.has_embed) + domino_ignored(r)
 
 
 def _dflash_startup(r: Row) -> None:
     k, cfg = r.k, r.cfg
     if cfg.dflash_error is not None:  # parse_dflash_draft_config at target ModelRunner init
         fail("DSP343", cfg.dflash_error)
+    domino_startup(r)  # the Domino block follows the mask fields in parse_dflash_draft_config
     if r.c.loader is Loader.DFLASH2:
         if bool(cfg.selector_rank) != bool(cfg.selector_top_k):
             fail("DSP344", k.messages.selector_pair.format(rank=cfg.selector_rank, k=cfg.selector_top_k))
@@ -350,10 +428,13 @@ def _dflash_startup(r: Row) -> None:
 
 def _dflash_load(r: Row) -> None:
     if own_embed(r):
+        domino_load(r, before=embed_name(r))
         rows_check(r.k, "DSP321", r.f.embed_rows, r.f.vocab_size)
+    domino_load(r)
 
 
 def _dflash_worker(r: Row) -> None:
+    domino_worker(r)  # validate_domino_runtime runs before _resolve_mask_token_id (dflash_worker_v2.py)
     mask, t = r.cfg.dflash_mask_token_id, r.f.target_vocab_size
     if mask is not None and mask >= t:
         fail("DSP343", r.k.messages.dflash_mask_outside.format(m=mask, t=t, token=r.cfg.dflash_mask_token))
@@ -374,7 +455,8 @@ def _dflash_first_step(r: Row) -> Issue | None:
 
 def _dflash_silent(r: Row) -> list[Issue]:
     f = r.f
-    return shared_silent(r, head_shipped=f.has_lm_head, embed_shipped=f.has_embed, embed_loaded=f.has_embed)
+    return shared_silent(r, head_shipped=f.has_lm_head, embed_shipped=f.has_embed,
+                         embed_loaded=f.has_embed) + domino_ignored(r)
 
 
 def _none(r: Row) -> None:

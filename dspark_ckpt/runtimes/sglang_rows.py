@@ -97,6 +97,12 @@ _EAGLE3 = (
 # model_runner_components/spec_aux_hidden_state.py; base logits cropped to the target head's org_vocab_size.
 _Q = "sglang/srt/models/dspark.py"
 _QC = "speculative/dspark_components/dspark_config.py"
+_W = "speculative/dspark_components/dspark_worker_v2.py"
+# models/dflash.py DFlashDraftModel.load_weights (DFlash, DFlash2 and the DSpark backbone), 0.5.20+.
+_DOMINO = ("Domino projector: models/dflash.py:804-810 (prefix_gru./embed_proj. refused unless projector_type == "
+           "'domino'), :858-864 (shape), :868-880 (required weights) @ 0.5.20, :923-929 @ 0.5.23; "
+           "speculative/dflash_utils.py:736-800 @ 0.5.20 (projector_type: dflash_config, else top level; Domino "
+           "fields), confirmed by executing")
 _Q_NOTE = (f"{_QC} parse_dspark_draft_config + resolve_runtime_config, build_markov_head (confirmed by executing); "
            "model_runner_components/spec_aux_hidden_state.py (markov_rank > 0)")
 _DSPARK_BASE = Contract(
@@ -112,32 +118,45 @@ _DSPARK = (
     _unregistered(Family.QWEN3_DSPARK, FIRST, "0.5.15", "no models/dspark.py (Qwen3DSparkModel is first registered "
                                                          "in 0.5.16; --speculative-algorithm DSPARK is refused too)"),
     _DSPARK_BASE,
-    replace(_DSPARK_BASE, first="0.5.17", last="0.5.18", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
-            source=f"sglang 0.5.17-0.5.18: {_Q}:612 (EntryClass adds DSparkDraftModel), :79-80 (markov_w1/w2 "
+    replace(_DSPARK_BASE, first="0.5.17", last="0.5.17", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            source=f"sglang 0.5.17: {_Q}:612 (EntryClass adds DSparkDraftModel), :79-80 (markov_w1/w2 "
                    "[V, r]; loaded and added at the first step, confirmed by executing), :427 (unknown markov "
-                   f"weight) @ 0.5.17; {_Q_NOTE}; {_QC}:111-118 (mask_token_id; from 0.5.18 bounded by the "
-                   "target's padded_vocab_size when it has one)"),
-    replace(_DSPARK_BASE, first="0.5.19", last="0.5.21", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
-            source=f"sglang 0.5.19-0.5.21: {_Q}:883 (EntryClass), :98-99 (markov_w1/w2 [V, r]), :482, :559-562 "
+                   f"weight) @ 0.5.17; {_Q_NOTE}; {_QC}:111-118 (mask_token_id < the target's vocab_size, "
+                   f"{_W}:130 @ 0.5.17)"),
+    replace(_DSPARK_BASE, first="0.5.18", last="0.5.18", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            source=f"sglang 0.5.18: {_Q}:730 (EntryClass), :80-81 (markov_w1/w2 [V, r]; confirmed by executing) "
+                   f"@ 0.5.18; {_Q_NOTE}; {_QC}:111-118 (mask_token_id) against {_W}:138-141 (`padded_vocab_size "
+                   "or vocab_size` of the target's hf_text_config, confirmed by executing)",
+            sglang=SglangColumns(Loader.DSPARK, mask_bound_padded=True)),
+    replace(_DSPARK_BASE, first="0.5.19", last="0.5.19", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            source=f"sglang 0.5.19: {_Q}:883 (EntryClass), :98-99 (markov_w1/w2 [V, r]), :482, :559-562 "
                    f"(lm_head/embed_tokens skipped after stripping model.), :582 (unknown markov weight), :122 "
                    f"(logits + bias; confirmed by executing) @ 0.5.19; models/dflash.py:569-578 (Nemotron-3.5 "
                    f"keeps embed_tokens); "
-                   f"{_Q_NOTE}; {_QC}:121-127 (mask_token_id)",
-            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True)),
+                   f"{_Q_NOTE}; {_QC}:121-127 (mask_token_id) against {_W}:156-159 (padded bound)",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, mask_bound_padded=True)),
+    replace(_DSPARK_BASE, first="0.5.20", last="0.5.21", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
+            source=f"sglang 0.5.20-0.5.21: {_Q}:884 (EntryClass), :550-574 (backbone names through "
+                   f"DFlashDraftModel.load_weights first) @ 0.5.20; {_DOMINO}; {_Q_NOTE}; {_QC}:121-127 "
+                   f"(mask_token_id) against {_W}:191-194 @ 0.5.20 (padded bound)",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, mask_bound_padded=True, domino=True)),
     replace(_DSPARK_BASE, first="0.5.22", last="0.5.22", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
             messages=SGLANG_KERNEL,
             source=f"sglang 0.5.22: {_Q}:801 (EntryClass), :108-109 (markov_w1/w2 [V, r]), :494 (unknown markov "
                    "weight) @ 0.5.22; the first step runs sglang/kernels/ops/speculative/dspark/markov_sample.py:263 "
                    "(assert bias.shape[1] <= base_logits.shape[1]; columns >= V masked; read from the wheel, outside "
-                   f"srt/); {_Q_NOTE}; {_QC}:121-127 (mask_token_id)",
-            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, width=Width.KERNEL)),
+                   f"srt/); {_Q_NOTE}; {_QC}:121-127 (mask_token_id) against {_W}:217-220 (padded bound); "
+                   f"{_DOMINO}",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, width=Width.KERNEL, mask_bound_padded=True,
+                                 domino=True)),
     replace(_DSPARK_BASE, first="0.5.23", last="0.5.23", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
             messages=SGLANG_KERNEL,
             source=f"sglang 0.5.23: {_Q}:995 (EntryClass), :198-199 (markov_w1/w2 [V, r]), :656 (unknown markov "
                    f"weight) @ 0.5.23; {_QC}:194-211 (dflash_config merged under dspark_config), :121-127 "
-                   "(mask_token_id); kernels/ops/speculative/dspark/markov_sample.py:269 (assert, read from the "
-                   f"wheel); {_Q_NOTE}",
-            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, width=Width.KERNEL, merged_parser=True)),
+                   f"(mask_token_id) against {_W}:251-254 (padded bound); kernels/ops/speculative/dspark/"
+                   f"markov_sample.py:269 (assert, read from the wheel); {_DOMINO}; {_Q_NOTE}",
+            sglang=SglangColumns(Loader.DSPARK, nemotron_embed=True, width=Width.KERNEL, merged_parser=True,
+                                 mask_bound_padded=True, domino=True)),
 )
 
 # --- DFlash: models/dflash.py DFlashDraftModel from 0.5.11; it has no lm_head, embed_tokens or d2t parameter, so
@@ -154,23 +173,35 @@ _DFLASH = (
     _unregistered(Family.DFLASH, FIRST, "0.5.10", "no models/dflash.py (DFlashDraftModel is first registered in "
                                                    "0.5.11)"),
     _DFLASH_BASE,
-    replace(_DFLASH_BASE, first="0.5.19", last=LAST,
-            source=f"sglang 0.5.19-0.5.23: {_F}:1146 (EntryClass), :770 (unexpected weights ignored), :569-578 "
-                   "(Nemotron-3.5 keeps embed_tokens) @ 0.5.19; speculative/dflash_worker_v2.py:1404 (mask_token_id "
-                   "< T) @ 0.5.23; Domino projector names (0.5.20+) are not modelled",
+    replace(_DFLASH_BASE, first="0.5.19", last="0.5.19",
+            source=f"sglang 0.5.19: {_F}:1146 (EntryClass), :770 (unexpected weights ignored, Domino names "
+                   "included), :569-578 (Nemotron-3.5 keeps embed_tokens) @ 0.5.19; "
+                   "speculative/dflash_worker_v2.py (mask_token_id < T)",
             sglang=SglangColumns(Loader.DFLASH, nemotron_embed=True)),
+    replace(_DFLASH_BASE, first="0.5.20", last=LAST,
+            source=f"sglang 0.5.20-0.5.23: {_F}:1225 (EntryClass), :826 (unexpected weights ignored) @ 0.5.20; "
+                   f"{_DOMINO}; speculative/domino_utils.py:148-152 @ 0.5.20, :157-161 @ 0.5.22 (V == T, via "
+                   "dflash_worker_v2.py:444 @ 0.5.20 validate_domino_runtime); speculative/dflash_worker_v2.py:1404 "
+                   "(mask_token_id < T) @ 0.5.23",
+            sglang=SglangColumns(Loader.DFLASH, nemotron_embed=True, domino=True)),
 )
 
 # --- DFlash2: models/dflash.py DFlash2DraftModel from 0.5.19: DFlash plus a CandidateSelector whose codebooks
 # have V rows, indexed by candidate ids the target head proposes (< T).
 _DFLASH2 = (
     _unregistered(Family.DFLASH2, FIRST, "0.5.18", "DFlash2DraftModel is first registered in 0.5.19"),
-    replace(_DFLASH_BASE, first="0.5.19", last=LAST, family=Family.DFLASH2, model_class="DFlash2DraftModel",
+    replace(_DFLASH_BASE, first="0.5.19", last="0.5.19", family=Family.DFLASH2, model_class="DFlash2DraftModel",
             architectures=("DFlash2DraftModel",),
-            source=f"sglang 0.5.19-0.5.23: {_F}:1066-1084 (DFlash2DraftModel: selector_rank required, "
+            source=f"sglang 0.5.19: {_F}:1066-1084 (DFlash2DraftModel: selector_rank required, "
                    "CandidateSelector(vocab_size=V)), :968-973 (codebooks [V, r]), :1102-1133 (candidates from the "
                    "target lm_head) @ 0.5.19; speculative/dflash_utils.py:632-646 (selector_rank/top_k)",
             sglang=SglangColumns(Loader.DFLASH2, nemotron_embed=True)),
+    replace(_DFLASH_BASE, first="0.5.20", last=LAST, family=Family.DFLASH2, model_class="DFlash2DraftModel",
+            architectures=("DFlash2DraftModel",),
+            source=f"sglang 0.5.20-0.5.23: {_F}:1145 (DFlash2DraftModel, DFlashDraftModel.load_weights inherited) "
+                   f"@ 0.5.20; {_DOMINO}; speculative/domino_utils.py:148-152 (V == T) @ 0.5.20; "
+                   "speculative/dflash_utils.py (selector_rank/top_k)",
+            sglang=SglangColumns(Loader.DFLASH2, nemotron_embed=True, domino=True)),
 )
 
 _NONE = "registered in no release 0.5.1-0.5.23 (grepped every wheel's srt/)"
