@@ -307,7 +307,8 @@ class HubSource:
         url = hf_hub_url(self.repo_id, name, revision=self.resolved.sha)
         what = f"{name} ({size:,} bytes listed)" if listed is not None else name
         try:
-            download_to(url, path, size=size, headers=self.client.headers(), policy=self.client.policy, what=what)
+            download_to(url, path, size=size, headers=self.client.headers(), policy=self.client.policy, what=what,
+                        exact=listed is not None)
         except Refused as exc:
             raise SourceError(f"{self.display}: {exc.detail}", code=exc.code, hint=_REFUSED_HINT.get(
                 exc.code, "the endpoint does not answer like the Hub: check HF_ENDPOINT")) from None

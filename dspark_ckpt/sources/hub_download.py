@@ -26,13 +26,14 @@ from dspark_ckpt.sources.hub_http import (
 
 
 def download_to(url: str, path: Path, *, size: int, headers: dict[str, str], policy: RetryPolicy,
-                what: str) -> None:
+                what: str, exact: bool = True) -> None:
     """The `size`-byte file at `url`, written to `path` (through a temporary file beside it, renamed at the end).
 
     A Content-Length above `size`, or one byte past it as the body arrives, is refused (DSP-E092): a file longer
     than the Hub lists is not the listed file, and an endless body would fill the disk. The request, its redirects
     and retries end by `policy.for_transfer(size)`'s deadline (DSP-E093). Raises Retryable, Refused or HttpStatus;
-    the temporary file never outlives the call.
+    the temporary file never outlives the call. `exact=False`: `size` is only a budget (a file the listing gives
+    no size), and a shorter body is the file.
     """
     policy = policy.for_transfer(size)
     deadline = time.monotonic() + policy.deadline_s
@@ -41,7 +42,7 @@ def download_to(url: str, path: Path, *, size: int, headers: dict[str, str], pol
 
     def once() -> None:
         try:
-            _fetch(url, part, size=size, headers=headers, policy=policy, what=what, deadline=deadline)
+            _fetch(url, part, size=size, exact=exact, headers=headers, policy=policy, what=what, deadline=deadline)
         except (Refused, Retryable, HttpStatus):
             raise
         except Exception as exc:
@@ -58,8 +59,9 @@ def download_to(url: str, path: Path, *, size: int, headers: dict[str, str], pol
             part.unlink()
 
 
-def _fetch(url: str, part: Path, *, size: int, headers: dict[str, str], policy: RetryPolicy, what: str,
+def _fetch(url: str, part: Path, *, size: int, exact: bool, headers: dict[str, str], policy: RetryPolicy, what: str,
            deadline: float) -> None:
+    budget = "the Hub lists" if exact else "allowed"
     with open_response(url, headers={**headers, "Accept-Encoding": "identity"}, policy=policy,
                        deadline=deadline) as resp:
         status = resp.status_code
@@ -74,16 +76,16 @@ def _fetch(url: str, part: Path, *, size: int, headers: dict[str, str], policy: 
         declared = resp.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > size:
             raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the "
-                                       f"{size:,} the Hub lists")
+                                       f"{size:,} {budget}")
         written = [0]
         with open(part, "wb") as out:
             for chunk in body_chunks(resp, policy, what, written):
                 if written[0] + len(chunk) > size:
-                    raise Refused(OVER_BUDGET, f"{what}: the server sent more than the {size:,} bytes the Hub "
-                                               "lists; the download was stopped there")
+                    raise Refused(OVER_BUDGET, f"{what}: the server sent more than the {size:,} bytes {budget}; "
+                                               "the download was stopped there")
                 out.write(chunk)
                 written[0] += len(chunk)
                 if time.monotonic() > deadline:
                     raise past_deadline(what, policy, written[0])
-    if written[0] < size:
+    if exact and written[0] < size:
         raise Retryable(f"short body: {written[0]:,} of the {size:,} bytes listed")

@@ -203,6 +203,29 @@ def test_push_downloads_once_then_the_cache_is_reused(tmp_path: Path, hub: Any, 
     assert len(hub.commits) == 2 and whole_gets() == 1
 
 
+def _unsized(name: str) -> Any:
+    def change(doc: dict[str, Any]) -> None:
+        for sibling in doc["siblings"]:
+            if sibling["rfilename"] == name:
+                sibling.pop("size", None)
+                sibling.pop("lfs", None)
+    return change
+
+
+def test_a_file_listed_without_a_size(tmp_path: Path, hub: Any, padded: str) -> None:
+    """A JSON file without a listed size is downloaded within the JSON limit; a shard without one has no byte
+    budget, so it is not downloaded at all (DSP-E092)."""
+    hub.mutate_info("org/draft", _unsized("config.json"))
+    run = push(hub, tmp_path, "--push")
+    assert run.returncode == 0 and len(hub.commits) == 1, run.output[-3000:]
+    hub.mutate_info("org/draft", _unsized(SHARD2))
+    hub.commits.clear()
+    (tmp_path / "again").mkdir()  # a fresh cache: the shard is not there yet
+    run = push(hub, tmp_path / "again", "--push")
+    assert run.returncode == 2 and "[DSP-E092]" in run.stderr and "no size" in run.stderr, run.output[-3000:]
+    assert hub.commits == []
+
+
 def test_push_into_an_unwritable_cache_is_dsp_e096(tmp_path: Path, hub: Any, padded: str) -> None:
     blocked = tmp_path / "hf" / "hub" / "models--org--draft" / "snapshots" / padded
     blocked.parent.mkdir(parents=True)
