@@ -116,8 +116,8 @@ def test_domino_names_without_a_projector_type(family: Family) -> None:
     first = "0.5.16" if family is Family.QWEN3_DSPARK else "0.5.19" if family is Family.DFLASH2 else "0.5.11"
     for version in since("0.5.20"):
         verdict = judge(family, version, shapes=domino_weights())
-        assert error(verdict) == ("DSP352", "DFLASH checkpoint contains Domino projector weights but "
-                                            "projector_type=None."), version
+        assert error(verdict) == ("DSP352", ("DFLASH checkpoint contains Domino projector weights but "
+                                            "projector_type=None.")), version
     for version in before("0.5.20", first):
         verdict = judge(family, version, shapes=domino_weights())
         assert verdict.loads and "DSP354" in [i.code for i in verdict.silent], version
@@ -147,12 +147,12 @@ def test_a_domino_draft_needs_identical_vocabularies() -> None:
         for version in since("0.5.20"):
             verdict = judge(family, version, v=T, t=T + 8, config={"dflash_config": DOMINO},
                             shapes=domino_weights())
-            assert error(verdict) == ("DSP353", "DFLASH Domino requires identical target and draft vocab sizes, "
-                                                f"got target={T + 8}, draft={T}."), (family, version)
+            assert error(verdict) == ("DSP353", ("DFLASH Domino requires identical target and draft vocab sizes, "
+                                                f"got target={T + 8}, draft={T}.")), (family, version)
     # the projector's output rows are V: a checkpoint whose embed_proj.2 has other rows fails at load
     wrong = judge(Family.DFLASH, "0.5.20", config={"dflash_config": DOMINO}, shapes=domino_weights(v=T - 1))
-    assert error(wrong) == ("DSP353", "DFLASH Domino projector weight shape mismatch: expected "
-                                      f"embed_proj.2.weight({T}, 8), got ({T - 1}, 8) from 'embed_proj.2.weight'.")
+    assert error(wrong) == ("DSP353", ("DFLASH Domino projector weight shape mismatch: expected "
+                                      f"embed_proj.2.weight({T}, 8), got ({T - 1}, 8) from 'embed_proj.2.weight'."))
 
 
 def test_dspark_with_domino_has_no_vocab_validation() -> None:
@@ -179,9 +179,9 @@ def test_domino_config_fields(fields: dict[str, Any], message: str) -> None:
 def test_domino_missing_weights_and_emb_dim_disagreement() -> None:
     partial = judge(Family.DFLASH, "0.5.22", config={"dflash_config": DOMINO},
                     shapes={"model.embed_proj.2.weight": (T, 8)})
-    assert error(partial) == ("DSP355", "DFLASH Domino checkpoint is missing required projector weights: "
+    assert error(partial) == ("DSP355", ("DFLASH Domino checkpoint is missing required projector weights: "
                                         "['embed_proj.0.weight', 'prefix_gru.weight_hh_l0', "
-                                        "'prefix_gru.weight_ih_l0'].")
+                                        "'prefix_gru.weight_ih_l0']."))
     differs = judge(Family.DFLASH, "0.5.22", config={"dflash_config": DOMINO, "emb_dim": 16},
                     shapes=domino_weights())
     assert error(differs) == ("DSP355", m.E_DOMINO_EMB_DIFFERS.format(nested=8, top=16))
