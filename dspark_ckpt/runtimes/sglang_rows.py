@@ -100,7 +100,7 @@ _QC = "speculative/dspark_components/dspark_config.py"
 _W = "speculative/dspark_components/dspark_worker_v2.py"
 # models/dflash.py DFlashDraftModel.load_weights (DFlash, DFlash2 and the DSpark backbone), 0.5.20+.
 _DOMINO = ("Domino projector: models/dflash.py:804-810 (prefix_gru./embed_proj. refused unless projector_type == "
-           "'domino'), :858-864 (shape), :868-880 (required weights) @ 0.5.20, :923-929 @ 0.5.23; "
+           "'domino'), :856-863 (shape), :868-880 (required weights) @ 0.5.20, :923-929 @ 0.5.23; "
            "speculative/dflash_utils.py:736-800 @ 0.5.20 (projector_type: dflash_config, else top level; Domino "
            "fields), confirmed by executing")
 _Q_NOTE = (f"{_QC} parse_dspark_draft_config + resolve_runtime_config, build_markov_head (confirmed by executing); "
