@@ -392,7 +392,7 @@ def shared_silent(r: Row, *, head_shipped: bool, embed_shipped: bool, embed_load
     w, t = head_width(f), f.target_vocab_size
     if w > t:
         found.append(Issue("DSP305", f"the target lm_head has {w} rows: ids [{t}, {w}) can be proposed"))
-    return found + dropped_heads(r)
+    return found + dropped_heads(r) + domino_ignored(r)
 
 
 def dspark_silent(r: Row, *, markov_missing: list[str], **shared: bool) -> list[Issue]:
@@ -411,7 +411,7 @@ def _dspark_silent(r: Row) -> list[Issue]:
     f = r.f
     missing = [n for n, rows in (("markov_w1", f.markov_w1_rows), ("markov_w2", f.markov_w2_rows)) if rows is None]
     return dspark_silent(r, markov_missing=missing, head_shipped=f.has_lm_head, embed_shipped=f.has_embed,
-                         embed_loaded=f.has_embed) + domino_ignored(r)
+                         embed_loaded=f.has_embed)
 
 
 def _dflash_startup(r: Row) -> None:
@@ -455,8 +455,7 @@ def _dflash_first_step(r: Row) -> Issue | None:
 
 def _dflash_silent(r: Row) -> list[Issue]:
     f = r.f
-    return shared_silent(r, head_shipped=f.has_lm_head, embed_shipped=f.has_embed,
-                         embed_loaded=f.has_embed) + domino_ignored(r)
+    return shared_silent(r, head_shipped=f.has_lm_head, embed_shipped=f.has_embed, embed_loaded=f.has_embed)
 
 
 def _none(r: Row) -> None:

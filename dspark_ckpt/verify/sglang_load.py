@@ -18,6 +18,8 @@ from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.sglang_columns import Loader, Width
 from dspark_ckpt.runtimes.sglang_eval import (
     Row,
+    Stop,
+    domino_load,
     dspark_silent,
     eagle3_head,
     eagle3_silent,
@@ -111,6 +113,13 @@ def _eagle3_silent(r: Row, out: LoadState) -> list[Issue]:
 
 # --- DSpark, DFlash, DFlash2 ------------------------------------------------------------------------------------
 
+def _domino(r: Row, before: str | None = None) -> None:
+    try:
+        domino_load(r, before)
+    except Stop as stop:
+        raise LoadFailure(stop.issue.code, stop.issue.text) from stop
+
+
 def _shared_modules(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.Tensor], store: ParamStore,
                     out: LoadState) -> list[str]:
     """The backbone bucket's vocab side: a Nemotron-3.5 draft's own embed_tokens; the rest are ignored here.
@@ -119,9 +128,11 @@ def _shared_modules(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str,
     for name in order:
         bare = name.removeprefix("model.")
         if own_embed(r) and bare == "embed_tokens.weight":
+            _domino(r, before=name)
             _load(store, _vocab(EMBED, dims.vocab, dims, "DSP321"), name, tensors, out)
         elif name.startswith("markov_head."):
             markov.append(name)
+    _domino(r)  # Domino projector names and shapes (0.5.20+), as check reads them from the same headers
     out.own = {"lm_head": any("lm_head" in n for n in order), "embed_tokens": any("embed_tokens" in n for n in order)}
     out.lm_head = "target"
     out.embed_tokens = ("own" if EMBED in out.params else "uninitialised") if own_embed(r) else "target"

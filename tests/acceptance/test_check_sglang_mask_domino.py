@@ -74,3 +74,24 @@ def test_cli_check_an_undeclared_domino_projector(tmp_path: Path) -> None:
     declared = run_cli("check", str(draft), *args)
     versions, findings = by_version(declared.stdout)
     assert versions["0.5.23"]["loads"] and "DSP352" not in findings, declared.stdout
+
+
+def test_cli_verify_agrees_on_the_domino_projector_and_the_padded_mask(tmp_path: Path) -> None:
+    """verify loads the tensors with torch and runs check's own start-up, Domino and worker checks: no DSP605."""
+    rng = np.random.default_rng(1)
+    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, markov=False)
+    tensors["model.embed_proj.2.weight"] = rng.standard_normal((T, 8), dtype=np.float32)
+    domino = make_checkpoint(tmp_path / "domino", family="dflash", vocab=T, draft_vocab=T, tensors=tensors)
+    result = run_cli("verify", str(domino), "--target-vocab-size", str(T), "--runtime", "sglang==0.5.19",
+                     "--runtime", "sglang==0.5.20", "--device", "cpu", "--format", "json")
+    assert result.returncode == 1, result.stderr
+    codes = [f["code"] for c in json.loads(result.stdout)["checkpoints"] for f in c["findings"]]
+    assert "DSP352" in codes and "DSP354" in codes and "DSP605" not in codes
+
+    target = inkling_target(tmp_path / "target")
+    draft = make_checkpoint(tmp_path / "dspark", vocab=PADDED, draft_vocab=PADDED, target_vocab=T,
+                            config_extra={"markov_head_type": "vanilla", "mask_token_id": 100})
+    result = run_cli("verify", str(draft), "--target", str(target), "--runtime", "sglang==0.5.17",
+                     "--runtime", "sglang==0.5.18", "--device", "cpu", "--format", "json")
+    codes = [f["code"] for c in json.loads(result.stdout)["checkpoints"] for f in c["findings"]]
+    assert "DSP343" in codes and "DSP605" not in codes, result.stdout
