@@ -10,4 +10,6 @@ class TargetVocab:
     size: int
     source: str  # where T came from, for the report
     omni: bool = False  # a Qwen3-Omni target: vLLM 0.29+ validates the draft against it at start-up
-    head_rows: int | None = None  # the target lm_head's rows when its text config pads them (padded_vocab_size > T)
+    # The target's padded_vocab_size when its text config pads beyond T (None with --target-vocab-size): the rows of
+    # SGLang's Inkling lm_head, and SGLang DSpark's mask_token_id bound from 0.5.18 (runtimes/sglang_eval.mask_bound)
+    head_rows: int | None = None
