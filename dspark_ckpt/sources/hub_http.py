@@ -113,12 +113,20 @@ def with_retries(policy: RetryPolicy, attempt_once: Callable[[], T], sleep: Call
                  deadline: float | None = None) -> T:
     """Run `attempt_once` until it stops raising Retryable, the policy says stop, or the next wait would end past
     `deadline` (a request's overall deadline covers its retries too). The last Retryable escapes, with `attempts`
-    set to the number of tries made."""
+    set to the number of tries made; so does the one before a retry that the deadline cut short (DSP-E093 only
+    when the deadline, not a failure that retrying could not fix in time, is the cause)."""
     attempt = 0
+    last: Retryable | None = None
     while True:
         try:
             return attempt_once()
+        except Refused as exc:
+            if exc.code == PAST_DEADLINE and last is not None:
+                last.attempts = attempt + 1
+                raise last from None
+            raise
         except Retryable as exc:
+            last = exc
             exc.attempts = attempt + 1
             wait = policy.wait_for(attempt, exc.retry_after)
             if wait is None or (deadline is not None and time.monotonic() + wait >= deadline):

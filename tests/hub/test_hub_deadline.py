@@ -244,3 +244,26 @@ def test_dry_run_with_a_trickled_shard_ends_by_the_deadline(tmp_path: Path, hub:
     assert_contained(run, wall_limit=8.0)
     assert run.returncode in (1, 2) and "DSP-E093" in run.output, run.output[-3000:]
     assert hub.commits == []
+
+
+def test_a_retry_cut_short_by_the_deadline_reports_the_failure_before_it() -> None:
+    """A stall timed out, and its retry ran into the deadline: the stall (DSP-E054's Retryable) is the cause. A
+    first try that runs into the deadline is the deadline's (DSP-E093)."""
+    from dspark_ckpt.sources.hub_http import Retryable, past_deadline, with_retries
+
+    policy = RetryPolicy(attempts=4, base_s=0.0)
+    answers = iter([Retryable("timed out after 1 s"), past_deadline("model_info", policy)])
+
+    def once() -> None:
+        raise next(answers)
+
+    with pytest.raises(Retryable, match="timed out") as failed:
+        with_retries(policy, once, sleep=lambda _s: None)
+    assert failed.value.attempts == 2
+
+    def late() -> None:
+        raise past_deadline("model_info", policy)
+
+    with pytest.raises(Refused) as refused:
+        with_retries(policy, late, sleep=lambda _s: None)
+    assert refused.value.code == PAST_DEADLINE
