@@ -91,6 +91,35 @@ def test_the_deadline_covers_the_header_phase(mode: str, hub: Any, fresh_client:
     assert _settled(sockets) == sockets
 
 
+def test_a_connect_that_never_completes_ends_at_the_deadline(fresh_client: None) -> None:
+    """A listener whose backlog is full never completes the TCP handshake: the 5 s connect timeout is cut to the
+    0.8 s deadline (DSP-E093), however many tries the policy allows."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    filling = [socket.socket() for _ in range(4)]
+    try:
+        for sock in filling:
+            sock.setblocking(False)
+            try:
+                sock.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+        time.sleep(0.1)
+        policy = RetryPolicy(attempts=3, base_s=0.01, timeout_s=5.0, deadline_s=0.8)
+        started = time.monotonic()
+        with pytest.raises(Refused) as refused:
+            get_once(f"http://127.0.0.1:{port}/config.json", headers={}, policy=policy, limit=100,
+                     what="config.json", deadline=started + policy.deadline_s)
+        assert refused.value.code == PAST_DEADLINE and 0.75 <= time.monotonic() - started < 1.5
+    finally:
+        for sock in [*filling, listener]:
+            sock.close()
+
+
 def test_a_ranged_read_is_bounded_in_its_headers_too(hub: Any, fresh_client: None) -> None:
     from dspark_ckpt.sources.hub_http import FetchLog
 
