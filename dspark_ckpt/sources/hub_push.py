@@ -32,10 +32,10 @@ def hub_spec(checkpoint: str) -> RepoSpec:
     return spec
 
 
-def local_options_refused(checkpoint: str) -> UsageError:
+def local_options_refused(dry_run_command: str) -> UsageError:
+    """`dry_run_command`: the same fix as a `--dry-run`, which shows the plan without pushing."""
     return UsageError("--push writes nowhere locally: drop --out/--in-place/--dry-run", code="DSP-E059",
-                      hint=f"`dspark-ckpt fix {checkpoint} --dry-run` (with the same --target-vocab-size and "
-                           "--for) shows the plan without pushing")
+                      hint=f"`{dry_run_command}` shows the plan without pushing")
 
 
 def is_hub_checkpoint(spec: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 from conftest import make_checkpoint, run_cli
@@ -90,3 +91,10 @@ def test_push_refuses_local_targets_and_local_outputs(tmp_path, hub, padded):
     assert run.returncode == 2 and "[DSP-E059]" in run.stderr
     run = cli(hub, tmp_path, "fix", "org/draft", *FIX, "--push", "--out", str(tmp_path / "x"))
     assert run.returncode == 2 and "[DSP-E059]" in run.stderr and hub.count() == 0
+    # its hint is the same fix as a dry run, runnable as pasted: it plans, and pushes nothing
+    hinted = shlex.split(run.stderr.split("hint: `", 1)[1].split("`", 1)[0])
+    assert hinted[:3] == ["dspark-ckpt", "fix", "org/draft"] and "--dry-run" in hinted
+    assert all(word in hinted for word in FIX)
+    planned = cli(hub, tmp_path, *hinted[1:])
+    assert planned.returncode in (0, 1) and "dry run" in planned.stdout + planned.stderr, planned.stderr
+    assert hub.commits == []
