@@ -157,6 +157,8 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP303", k.messages.noparam.format(cls=k.model_class))
     if k.model_prefix_rejected and f.model_prefixed:
         return Issue("DSP313", k.messages.model_prefix)
+    if "embed_proj" in stray:  # SGLang's Domino projector (0.5.20+) has no vLLM module; sorts before embed_tokens
+        return Issue("DSP350", k.messages.stray_head.format(name="embed_proj", cls=k.stray_heads_class))
     head_rows = d if k.lm_head_rows == "D" else v
     markov_rows = d if k.markov_w2_rows == "D" else v
     # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
@@ -183,6 +185,8 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d))
     if "markov_head" in stray:  # sorted after d2t, embed_tokens and lm_head, whose loads come first
         return Issue("DSP350", k.messages.stray_head.format(name="markov_head", cls=k.stray_heads_class))
+    if "prefix_gru" in stray:  # the Domino projector's GRU, sorted after every name above
+        return Issue("DSP350", k.messages.stray_head.format(name="prefix_gru", cls=k.stray_heads_class))
     return None
 
 
@@ -198,8 +202,11 @@ def _stray_heads(k: Contract, f: DraftFacts) -> tuple[str, ...]:
     if k.stray_heads_class is None or k.family is None:
         return ()
     built = traits(k.family)
-    return tuple(h for h in f.shipped_heads
-                 if not (built.markov_head if h == "markov_head" else built.confidence_head))
+    heads = tuple(h for h in f.shipped_heads if not (built.markov_head if h == "markov_head" else built.confidence_head))
+    # SGLang's Domino projector tensors (prefix_gru.*, embed_proj.*): no vLLM release has a module for them
+    # (read in qwen3_dflash.py 0.27-0.33: they reach the backbone's AutoWeightsLoader like a stray head)
+    domino = {n.removeprefix("model.").split(".", 1)[0] for n, _ in f.sglang.domino_tensors} if f.sglang else set()
+    return heads + tuple(sorted(domino))
 
 
 def _shares(policy: Share, own: bool, fits: bool, flagged: bool = False) -> bool:

@@ -105,6 +105,7 @@ def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> Non
 
 _MODULES = (("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
             ("model.markov_head", "DSP322"), ("model.confidence_head", "DSP328"))
+_DOMINO = ("model.embed_proj", "model.prefix_gru")  # SGLang's Domino projector (runtimes/sglang_config.py)
 
 
 def _available(specs: dict[str, ParamSpec], prefix: str = "") -> str:
@@ -120,6 +121,10 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
             raise LoadFailure("DSP313", f"{k.messages.model_prefix} belonging to model (Qwen3DSparkModel) are: "
                                         f"{_available(specs, 'model.')}")
         return _resolve(k, dims, name[len("model."):], specs)  # check treats these by substring too
+    domino = next((p for p in _DOMINO if name.startswith(p + ".")), None)
+    if domino is not None and k.stray_heads_class is not None:  # no vLLM release has a Domino projector module
+        raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=domino[6:], cls=k.stray_heads_class)} "
+                                    f"{_available(specs, 'model.')}")
     module = next(((m, code) for m, code in _MODULES if name == m or name.startswith(m + ".")), None)
     if module is None:
         return None  # a backbone weight: its loading is not modelled

@@ -95,3 +95,24 @@ def test_cli_verify_agrees_on_the_domino_projector_and_the_padded_mask(tmp_path:
                      "--runtime", "sglang==0.5.18", "--device", "cpu", "--format", "json")
     codes = [f["code"] for c in json.loads(result.stdout)["checkpoints"] for f in c["findings"]]
     assert "DSP343" in codes and "DSP605" not in codes, result.stdout
+
+
+def test_vllm_refuses_the_domino_projector_by_name_and_verify_agrees(tmp_path: Path) -> None:
+    """No vLLM release has a Domino module: a DFlash draft shipping prefix_gru.*/embed_proj.* reaches the backbone's
+    AutoWeightsLoader like a stray head (DSP350), declared or not; check and verify say the same."""
+    rng = np.random.default_rng(2)
+    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, markov=False)
+    tensors.update({"prefix_gru.weight_ih_l0": rng.standard_normal((24, H), dtype=np.float32),
+                    "prefix_gru.weight_hh_l0": rng.standard_normal((24, 8), dtype=np.float32)})
+    draft = make_checkpoint(tmp_path / "draft", family="dflash", vocab=T, draft_vocab=T, tensors=tensors)
+    args = ("--target-vocab-size", str(T), "--runtime", "vllm==0.27.0", "--runtime", "vllm==0.33.0",
+            "--format", "json")
+    result = run_cli("check", str(draft), *args)
+    assert result.returncode == 1, result.stderr
+    versions, findings = by_version(result.stdout)
+    for version in ("0.27.0", "0.33.0"):
+        assert versions[version]["error_code"] == "DSP350", versions[version]
+        assert str(versions[version]["error"]).startswith("There is no module or parameter named 'prefix_gru' in ")
+    checked = run_cli("verify", str(draft), *args, "--device", "cpu")
+    codes = [f["code"] for c in json.loads(checked.stdout)["checkpoints"] for f in c["findings"]]
+    assert "DSP350" in codes and "DSP605" not in codes, checked.stdout
