@@ -25,9 +25,9 @@ TARGET_FLAGS = "--target DIR or --target-vocab-size N"
 RUNTIME_FLAG = {"fix": "--for", "check": "--runtime", "verify": "--runtime"}
 
 
-def sglang_runs(names: Sequence[str]) -> list[list[str]]:
-    """The SGLang releases among `names`, split into runs of consecutive known releases."""
-    known = [str(r) for r in parse_selectors(["sglang"])]
+def release_runs(runtime: str, names: Sequence[str]) -> list[list[str]]:
+    """The known releases of `runtime` among `names`, split into runs of consecutive known releases."""
+    known = [str(r) for r in parse_selectors([runtime])]
     runs: list[list[str]] = []
     for name in sorted((n for n in names if n in known), key=known.index):
         if runs and known.index(runs[-1][-1]) == known.index(name) - 1:
@@ -43,21 +43,23 @@ def release(name: str) -> str:
 
 def selectors(runtimes: Sequence[str]) -> list[str]:
     """The shortest selectors naming exactly these runtimes: `vllm` / `sglang` for every known release of it, and a
-    run of three or more consecutive SGLang releases as one PEP 440 range (`sglang>=0.5.16`)."""
+    run of three or more consecutive known releases as one PEP 440 range over the known ones (`vllm>=0.30.0`,
+    `sglang>=0.5.16,<=0.5.21`); anything else (a selector as the user gave it) as it is."""
     names = list(dict.fromkeys(runtimes))
-    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
-    known = [str(r) for r in parse_selectors(["sglang"])]
-    out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
-    for run in sglang_runs(names):
-        if run == known:
-            out.append("sglang")
-        elif len(run) < 3:
-            out += run
-        else:
-            low = "" if run[0] == known[0] else f">={release(run[0])}"
-            high = "" if run[-1] == known[-1] else f"<={release(run[-1])}"
-            out.append("sglang" + ",".join(p for p in (low, high) if p))
-    taken = set(out) | set(every_vllm if "vllm" in out else []) | {n for r in sglang_runs(names) for n in r}
+    out: list[str] = []
+    taken: set[str] = set()
+    for runtime in ("vllm", "sglang"):
+        known = [str(r) for r in parse_selectors([runtime])]
+        for run in release_runs(runtime, names):
+            taken |= set(run)
+            if run == known:
+                out.append(runtime)
+            elif len(run) < 3:
+                out += run
+            else:
+                low = "" if run[0] == known[0] else f">={release(run[0])}"
+                high = "" if run[-1] == known[-1] else f"<={release(run[-1])}"
+                out.append(runtime + ",".join(p for p in (low, high) if p))
     return out + [n for n in names if n not in taken]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dspark_ckpt.check.hints import command_line, release, selectors, sglang_runs
+from dspark_ckpt.check.hints import command_line, release, release_runs, selectors
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
@@ -20,16 +20,16 @@ __all__ = ["HUB_PREFIX", "command", "explain", "group_label", "groups", "out_arg
 
 def spans(runtimes: Sequence[str]) -> str:
     """Runtimes for a sentence: every known release of a runtime as its name, a run of three or more consecutive
-    SGLang releases as one range (`sglang 0.5.1-0.5.15`)."""
+    known releases as one span (`sglang 0.5.1-0.5.15`, `vllm 0.30.0-0.33.0`)."""
     names = list(dict.fromkeys(runtimes))
-    every_vllm = [str(r) for r in parse_selectors(["vllm"])]
-    known = [str(r) for r in parse_selectors(["sglang"])]
-    out = ["vllm"] if set(every_vllm) <= set(names) else [n for n in names if n.startswith("vllm")]
-    runs = sglang_runs(names)
-    for run in runs:
-        out += ["sglang"] if run == known else run if len(run) < 3 else \
-            [f"sglang {release(run[0])}-{release(run[-1])}"]
-    listed = set(every_vllm) | {n for n in names if n.startswith("vllm")} | {n for r in runs for n in r}
+    out: list[str] = []
+    listed: set[str] = set()
+    for runtime in ("vllm", "sglang"):
+        known = [str(r) for r in parse_selectors([runtime])]
+        for run in release_runs(runtime, names):
+            listed |= set(run)
+            out += [runtime] if run == known else run if len(run) < 3 else \
+                [f"{runtime} {release(run[0])}-{release(run[-1])}"]
     return ", ".join(out + [n for n in names if n not in listed])
 
 

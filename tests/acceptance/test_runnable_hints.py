@@ -87,8 +87,7 @@ BUILDS: dict[str, Any] = {
 # (build, code, strategy the hint names, the --for it names); every case also in a folder whose name has a space
 CASES = [
     ("padded", "DSP302", "trim", ["vllm==0.29.0"]),
-    ("padded", "DSP305", "trim", ["vllm==0.27.0", "vllm==0.28.0", "vllm==0.30.0", "vllm==0.31.0", "vllm==0.32.0",
-                                  "vllm==0.33.0"]),
+    ("padded", "DSP305", "trim", ["vllm==0.27.0", "vllm==0.28.0", "vllm>=0.30.0"]),  # a run of 3+: one range
     ("pruned-no-d2t", "DSP302", "rebuild-d2t", ["vllm"]),
     ("pruned-zero-d2t", "DSP401", "rebuild-d2t", ["vllm"]),
     ("padded-no-lm-head", "DSP306", "share-target-head", ["vllm"]),
@@ -141,7 +140,7 @@ def test_a_runtime_range_is_one_quoted_selector(tmp_path: Path) -> None:
     doc = check_json(tmp_path, "draft", "--target-vocab-size", str(T), "--runtime", "vllm>=0.30")
     hint = finding(doc, "DSP305")["hint"]
     (argv,) = commands(hint)
-    assert values(argv, "--for") == ["vllm==0.30.0", "vllm==0.31.0", "vllm==0.32.0", "vllm==0.33.0"]
+    assert values(argv, "--for") == ["vllm>=0.30.0"] and "'vllm>=0.30.0'" in hint  # the known 0.30.0-0.33.0
     assert_repairs(argv, tmp_path, "DSP305")
 
 
