@@ -349,6 +349,14 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "Without every file the repair cannot be planned, so no pull request is opened; the partial download is "
       "removed.", "`HF_HOME=/read-only dspark-ckpt fix org/draft --push`.",
       "Free space or fix the permissions of HF_HOME (or point HF_HOME at a writable folder), then run it again."),
+    E("DSP-E097", "hub-download-mismatch", "`fix --push`: a downloaded file does not hash to the sha256 the Hub lists",
+      "fix downloads the checked commit's files to repair them, and model_info lists each LFS file's sha256; the "
+      "bytes the server sent (or a copy already in the cache) hash to something else.",
+      "A repair built on other bytes than the commit's would be pushed as a pull request on that commit; nothing is "
+      "put in the cache and no pull request is opened.",
+      "A mirror or proxy behind HF_ENDPOINT that serves a stale or altered shard of the listed size.",
+      "Point HF_ENDPOINT at the Hub or a faithful mirror, or retry later; a cached copy that does not match is "
+      "downloaded again."),
     # --- DSP-E10x: command-line conventions shared by every command ---
     E("DSP-E100", "bad-revision", "`--revision` is empty, padded or holds an @",
       "The value of --revision cannot be a Hub revision (branch, tag, refs/pr/N or commit).", _STOP,

@@ -15,7 +15,7 @@ from dspark_ckpt.formats.json_doc import Document, JsonProblem, Problem, Refused
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
 from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, is_safe_relative
-from dspark_ckpt.sources.hub_download import download_to
+from dspark_ckpt.sources.hub_download import DIGEST_MISMATCH, download_to, file_sha256
 from dspark_ckpt.sources.hub_http import (
     OVER_BUDGET,
     PAST_DEADLINE,
@@ -37,7 +37,8 @@ from dspark_ckpt.sources.hub_ranges import RangedFile, fetch_range
 TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
 _REFUSED_HINT = {OVER_BUDGET: "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later",
                  PAST_DEADLINE: "lower DSPARK_CKPT_HUB_MIN_RATE (bytes per second) or raise DSPARK_CKPT_HUB_DEADLINE",
-                 REDIRECT_REFUSED: "point HF_ENDPOINT at a server that answers itself, or at the Hub"}
+                 REDIRECT_REFUSED: "point HF_ENDPOINT at a server that answers itself, or at the Hub",
+                 DIGEST_MISMATCH: "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later"}
 CACHE_UNWRITABLE = "DSP-E096"
 
 
@@ -97,6 +98,7 @@ class Resolved:
     sizes: dict[str, int | None]
     complete: bool = True  # False offline when only a partial cache snapshot lists the files
     invalid: tuple[str, ...] = ()  # listing entries that were ignored or lost their size (DSP703)
+    sha256: dict[str, str] = field(default_factory=dict)  # LFS files' sha256 as listed (a download must match)
 
 
 def resolve(spec: RepoSpec, client: HubClient) -> Resolved:
@@ -108,7 +110,7 @@ def resolve(spec: RepoSpec, client: HubClient) -> Resolved:
         raise SourceError(f"{spec.display}: {listing.message}", code=listing.code,
                           hint="the endpoint does not answer like the Hub: check HF_ENDPOINT")
     hub_cache.remember(spec.repo_id, spec.revision, listing.sha, listing.sizes)
-    return Resolved(spec, listing.sha, listing.sizes, invalid=listing.invalid)
+    return Resolved(spec, listing.sha, listing.sizes, invalid=listing.invalid, sha256=listing.sha256)
 
 
 def _model_info(spec: RepoSpec, client: HubClient) -> bytes:
@@ -295,8 +297,10 @@ class HubSource:
         path = hub_cache.snapshot_file(self.repo_id, self.resolved.sha, name)
         listed = self.resolved.sizes.get(name)
         size = listed if listed is not None else MAX_JSON_BYTES if name.endswith(".json") else None
-        if path.is_file() and (listed is None or path.stat().st_size == listed):
-            return str(path)  # already in the snapshot (an earlier push, or hf_hub_download)
+        digest = self.resolved.sha256.get(name)
+        if path.is_file() and (listed is None or path.stat().st_size == listed) and (
+                digest is None or file_sha256(path) == digest):
+            return str(path)  # already in the snapshot (an earlier push, or hf_hub_download), and the listed file
         if self.client.offline:
             raise SourceError(f"{self.display}: {name} is {hub_cache.OFFLINE}", code="DSP-E056",
                               hint="download it once online, or unset HF_HUB_OFFLINE")
@@ -308,7 +312,7 @@ class HubSource:
         what = f"{name} ({size:,} bytes listed)" if listed is not None else name
         try:
             download_to(url, path, size=size, headers=self.client.headers(), policy=self.client.policy, what=what,
-                        exact=listed is not None)
+                        exact=listed is not None, sha256=digest)
         except Refused as exc:
             raise SourceError(f"{self.display}: {exc.detail}", code=exc.code, hint=_REFUSED_HINT.get(
                 exc.code, "the endpoint does not answer like the Hub: check HF_ENDPOINT")) from None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.formats.json_doc import JsonProblem, decode_document, json_type
@@ -21,6 +21,7 @@ class Listing:
     sha: str
     sizes: dict[str, int | None]  # None: the answer gave no usable size
     invalid: tuple[str, ...]  # what was wrong with each entry that was ignored or had its size dropped (DSP703)
+    sha256: dict[str, str] = field(default_factory=dict)  # the LFS object's sha256 (64 hex digits), where given
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,7 @@ def parse_listing(raw: bytes) -> Listing | ListingProblem:
         return ListingProblem(MALFORMED, f"the Hub's model_info answer has siblings {json_type(siblings)}, not the "
                                          "list of the commit's files")
     sizes: dict[str, int | None] = {}
+    hashes: dict[str, str] = {}
     invalid: list[str] = []
     for i, sibling in enumerate(siblings):
         name = sibling.get("rfilename") if isinstance(sibling, dict) else None
@@ -62,7 +64,22 @@ def parse_listing(raw: bytes) -> Listing | ListingProblem:
             if size is _INVALID:
                 invalid.append(f"{shown(name)} has size {shown(sibling.get('size'), 30)}, not a non-negative integer")
             sizes.setdefault(name, size if isinstance(size, int) else None)
-    return Listing(sha, sizes, tuple(invalid))
+            digest = _lfs_sha256(sibling)
+            if digest is _INVALID:
+                invalid.append(f"{shown(name)} has an LFS sha256 that is not 64 hex digits")
+            elif isinstance(digest, str):
+                hashes.setdefault(name, digest)
+    return Listing(sha, sizes, tuple(invalid), hashes)
+
+
+def _lfs_sha256(sibling: dict[str, Any]) -> object:
+    """The LFS object's sha256 (what a download must hash to); None when the answer gives none, _INVALID when the
+    value is not 64 hex digits."""
+    lfs = sibling.get("lfs")
+    value = lfs.get("sha256") if isinstance(lfs, dict) else None
+    if value is None:
+        return None
+    return value.lower() if isinstance(value, str) and re.fullmatch(r"[0-9a-fA-F]{64}", value) else _INVALID
 
 
 def _size(sibling: dict[str, Any]) -> object:

@@ -151,6 +151,17 @@ def padded(extra: int, filler: bytes = b" ") -> Respond:
     return respond
 
 
+def altered(at: int = 100) -> Respond:
+    """The file with one byte flipped at offset `at`, honestly sized: the listed length, not the listed sha256."""
+    def respond(handler: Any, answer: Any) -> None:
+        body = bytearray(answer.full)
+        body[at % len(body)] ^= 0xFF
+        _head(handler, 200, _plain(answer, **{"Content-Length": str(len(body))}))
+        handler.wfile.write(bytes(body))
+        handler.wfile.flush()
+    return respond
+
+
 def slow_start(seconds: float) -> Respond:
     """The honest answer, after `seconds` of silence (before the status line)."""
     def respond(handler: Any, answer: Any) -> None:

@@ -193,6 +193,8 @@ PUSH_CASES = {
     "trickled-headers": (lambda: bad.trickle_headers(0.3), "DSP-E093", {}),
     "trickled-redirect": (lambda: bad.trickle_redirect(lambda h: h.path + "?hop=1"), "DSP-E093", {}),
     "stall-after-headers": (lambda: bad.stall_after_headers(30), "DSP-E054", {}),
+    # the listed size, other bytes: only the listed LFS sha256 tells them apart
+    "altered-bytes": (lambda: bad.altered(), "DSP-E097", {}),
 }
 
 
@@ -232,6 +234,23 @@ def test_push_downloads_once_then_the_cache_is_reused(tmp_path: Path, hub: Any, 
     again = push(hub, tmp_path, "--push")  # main is unchanged: the same commit, its files already in the cache
     assert again.returncode == 0, again.output[-3000:]
     assert len(hub.commits) == 2 and whole_gets() == 1
+
+
+def test_a_cached_copy_that_does_not_hash_to_the_listing_is_downloaded_again(tmp_path: Path, hub: Any,
+                                                                            padded: str) -> None:
+    def whole_gets() -> int:
+        return sum(1 for r in hub.matching("GET", shard(SHARD2)) if r.range is None)
+
+    assert push(hub, tmp_path, "--push").returncode == 0
+    (cached,) = [p for p in (tmp_path / "hf").rglob(SHARD2) if p.is_file()]
+    data = bytearray(cached.read_bytes())
+    data[-1] ^= 0xFF  # same size, other bytes: the cache was altered after the first push
+    cached.unlink()  # the snapshot entry may be a link into blobs/: replace it, never write through it
+    cached.write_bytes(bytes(data))
+    again = push(hub, tmp_path, "--push")
+    assert again.returncode == 0, again.output[-3000:]
+    assert whole_gets() == 2 and len(hub.commits) == 2  # fetched again, and the PR built on the listed bytes
+    assert cached.read_bytes() != bytes(data)
 
 
 def _unsized(name: str) -> Any:
