@@ -110,8 +110,8 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
     family = _family(cfg, architecture, model_type, speculators_type)
     if family is None:
         named = architecture or (f"speculators type {speculators_type!r}" if speculators_type else "no architecture")
-        findings.append(finding("DSP203", f"Unknown draft family ({named}); vLLM's verdict is its registry's, other "
-                                          "runtime contracts were not evaluated.", file=file))
+        findings.append(finding("DSP203", f"Unknown draft family ({named}): no family contract applies; each runtime's "
+                                          "verdict is its own registry's (DSP309 where it has no class for the name).", file=file))
 
     raw_v = _lookup(cfg, "vocab_size")
     vocab_size = positive_int(raw_v)
