@@ -19,10 +19,10 @@ from dspark_ckpt.sources.hub_http import (
     Retryable,
     RetryPolicy,
     body_chunks,
+    network_errors_as_transient,
     open_response,
     past_deadline,
     retry_after_seconds,
-    transient,
     with_retries,
 )
 
@@ -55,16 +55,9 @@ def download_to(url: str, path: Path, *, size: int, headers: dict[str, str], pol
     part = path.with_name(f".{path.name}.{os.getpid()}.part")
 
     def once() -> None:
-        try:
+        with network_errors_as_transient(policy, what):
             got = _fetch(url, part, size=size, exact=exact, headers=headers, policy=policy, what=what,
                          deadline=deadline)
-        except (Refused, Retryable, HttpStatus):
-            raise
-        except Exception as exc:
-            retry = transient(exc, policy, what)
-            if retry is None:
-                raise
-            raise retry from exc
         if sha256 is not None and got != sha256:
             raise Refused(DIGEST_MISMATCH, f"{what}: the bytes sent hash to sha256 {got[:16]}..., not the "
                                            f"{sha256[:16]}... the Hub lists for the file")

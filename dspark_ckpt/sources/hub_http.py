@@ -308,22 +308,14 @@ def get_once(url: str, *, headers: dict[str, str], policy: RetryPolicy, limit: i
              deadline: float) -> bytes:
     """One bounded GET of a whole (small) document, to end by `deadline`. Raises Retryable (may pass on a retry),
     Refused (never will), or HttpStatus (a definitive other answer)."""
-    try:
-        with open_response(url, headers={**headers, "Accept-Encoding": "gzip, identity"}, policy=policy,
-                           deadline=deadline) as resp:
-            status = resp.status_code
-            if status in RETRY_STATUSES:
-                raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
-            if status != 200:
-                raise HttpStatus(status, resp.headers)
-            return read_body(resp, limit=limit, deadline=deadline, policy=policy, what=what)
-    except (Refused, Retryable, HttpStatus):
-        raise
-    except Exception as exc:
-        retry = transient(exc, policy, what)
-        if retry is None:
-            raise
-        raise retry from exc
+    with network_errors_as_transient(policy, what), open_response(
+            url, headers={**headers, "Accept-Encoding": "gzip, identity"}, policy=policy, deadline=deadline) as resp:
+        status = resp.status_code
+        if status in RETRY_STATUSES:
+            raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
+        if status != 200:
+            raise HttpStatus(status, resp.headers)
+        return read_body(resp, limit=limit, deadline=deadline, policy=policy, what=what)
 
 
 def read_prefix(resp: Any, want: int, *, deadline: float, policy: RetryPolicy, what: str, log: FetchLog) -> bytes:
@@ -356,3 +348,20 @@ def transient(exc: Exception, policy: RetryPolicy, what: str = "the request") ->
     if isinstance(exc, httpx2.TransportError):  # refused, reset, or a body cut short (RemoteProtocolError)
         return Retryable(f"connection failed ({exc.__class__.__name__})")
     return None
+
+
+@contextlib.contextmanager
+def network_errors_as_transient(policy: RetryPolicy, what: str,
+                                own: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Inside: a network failure leaves as `transient`'s Retryable or Refused; this module's own answers
+    (Refused, Retryable, HttpStatus, and `own`) and anything else leave unchanged."""
+    passthrough: tuple[type[BaseException], ...] = (Refused, Retryable, HttpStatus, *own)
+    try:
+        yield
+    except passthrough:
+        raise
+    except Exception as exc:
+        retry = transient(exc, policy, what)
+        if retry is None:
+            raise
+        raise retry from exc

@@ -15,11 +15,11 @@ from dspark_ckpt.sources.hub_http import (
     Refused,
     Retryable,
     RetryPolicy,
+    network_errors_as_transient,
     open_response,
     read_prefix,
     retry_after_seconds,
     status_message,
-    transient,
     tries,
     with_retries,
 )
@@ -111,30 +111,23 @@ def fetch_range(url: str, start: int, end: int, *, headers: dict[str, str], poli
     deadline = time.monotonic() + policy.deadline_s  # the whole request, its retries included
 
     def once() -> bytes:
-        try:
-            with open_response(url, headers=asked, policy=policy, deadline=deadline) as resp:
-                log.requests += 1
-                status = resp.status_code
-                if status in RETRY_STATUSES:
-                    raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
-                if status not in (200, 206):
-                    raise OSError(status_message(status))
-                skip = start if status == 200 else _content_range_start(resp.headers, start)
-                if status == 200:
-                    if name not in log.range_ignored:
-                        log.range_ignored.append(name)
-                    if start > MAX_SKIP:
-                        raise Refused(OVER_BUDGET, f"the server ignores Range, and reaching byte {start:,} of "
-                                                   f"{name} would mean downloading {start:,} bytes first")
-                data = read_prefix(resp, skip + end - start, deadline=deadline, policy=policy, what=name,
-                                   log=log)[skip:]
-        except (Refused, Retryable, OSError):
-            raise
-        except Exception as exc:
-            retry = transient(exc, policy, name)
-            if retry is None:
-                raise
-            raise retry from exc
+        with network_errors_as_transient(policy, name, own=(OSError,)), open_response(
+                url, headers=asked, policy=policy, deadline=deadline) as resp:
+            log.requests += 1
+            status = resp.status_code
+            if status in RETRY_STATUSES:
+                raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
+            if status not in (200, 206):
+                raise OSError(status_message(status))
+            skip = start if status == 200 else _content_range_start(resp.headers, start)
+            if status == 200:
+                if name not in log.range_ignored:
+                    log.range_ignored.append(name)
+                if start > MAX_SKIP:
+                    raise Refused(OVER_BUDGET, f"the server ignores Range, and reaching byte {start:,} of "
+                                               f"{name} would mean downloading {start:,} bytes first")
+            data = read_prefix(resp, skip + end - start, deadline=deadline, policy=policy, what=name,
+                               log=log)[skip:]
         if len(data) < end - start:
             raise Retryable(f"short body: {len(data)} of {end - start} bytes")
         return data
