@@ -58,6 +58,10 @@ class Traits:
     model_prefix_flagged: bool = False  # a `model.`-prefixed checkpoint name doubles the prefix (Qwen3 DSpark)
     mask_hidden_rejected: bool = False  # DFlash embeds masked slots itself: a mask_hidden weight is refused
 
+    def builds(self, head: str) -> bool:
+        """Whether the family's model has a module for an optional head ("markov_head" or "confidence_head")."""
+        return self.markov_head if head == "markov_head" else self.confidence_head
+
 
 _DSPARK = Traits(markov_head=True, confidence_head=True)
 TRAITS: dict[Family, Traits] = {

@@ -55,6 +55,12 @@ class DraftFacts:
         confidence = view is not None and bool(view.confidence_names)
         return tuple(name for name, shipped in (("confidence_head", confidence), ("markov_head", markov)) if shipped)
 
+    def unbuilt_heads(self, family: Family | None) -> tuple[str, ...]:
+        """The shipped optional heads `family`'s model has no module for (a loader refuses or skips them)."""
+        if family is None:
+            return ()
+        return tuple(h for h in self.shipped_heads if not traits(family).builds(h))
+
     @property
     def kind(self) -> VocabKind:
         """pruned | equal | padded, from these facts' own D and T (a repair that changes D changes it too)."""
@@ -201,8 +207,7 @@ def _stray_heads(k: Contract, f: DraftFacts) -> tuple[str, ...]:
     """The shipped heads this row's backbone has no module for and refuses by name (none where they are dropped)."""
     if k.stray_heads_class is None or k.family is None:
         return ()
-    built = traits(k.family)
-    heads = tuple(h for h in f.shipped_heads if not (built.markov_head if h == "markov_head" else built.confidence_head))
+    heads = f.unbuilt_heads(k.family)
     # SGLang's Domino projector tensors (prefix_gru.*, embed_proj.*): no vLLM release has a module for them
     # (read in qwen3_dflash.py 0.27-0.33: they reach the backbone's AutoWeightsLoader like a stray head)
     domino = {n.removeprefix("model.").split(".", 1)[0] for n, _ in f.sglang.domino_tensors} if f.sglang else set()

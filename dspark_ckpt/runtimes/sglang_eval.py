@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
-from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.contracts import Contract
@@ -173,10 +172,7 @@ def _eagle3_first_step(r: Row) -> Issue | None:
 def dropped_heads(r: Row) -> list[Issue]:
     """Head tensors the family's SGLang model has no parameter for: skipped by `if name in params_dict`
     (models/llama_eagle3.py 0.5.1-0.5.23; models/dflash.py 0.5.11-0.5.23, "Ignore unexpected weights")."""
-    if r.k.family is None:
-        return []
-    built = traits(r.k.family)
-    heads = [h for h in r.f.shipped_heads if not (built.markov_head if h == "markov_head" else built.confidence_head)]
+    heads = r.f.unbuilt_heads(r.k.family)
     if not heads:
         return []
     return [Issue("DSP351", f"{' and '.join(f'{h}.*' for h in heads)} has no parameter in this model: SGLang "

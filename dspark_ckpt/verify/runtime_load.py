@@ -13,6 +13,7 @@ from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
+from dspark_ckpt.runtimes.sglang_config import DOMINO_PREFIXES
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
 
 D2T_PARAM = "draft_id_to_target_id"
@@ -105,7 +106,7 @@ def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> Non
 
 _MODULES = (("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
             ("model.markov_head", "DSP322"), ("model.confidence_head", "DSP328"))
-_DOMINO = ("model.embed_proj", "model.prefix_gru")  # SGLang's Domino projector (runtimes/sglang_config.py)
+_DOMINO = tuple(f"model.{p.rstrip('.')}" for p in DOMINO_PREFIXES)  # SGLang's Domino projector, as vLLM names it
 
 
 def _available(specs: dict[str, ParamSpec], prefix: str = "") -> str:
@@ -131,9 +132,7 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
     prefix, code = module
     if prefix in ("model.markov_head", "model.confidence_head") and not any(s.startswith(prefix) for s in specs):
         head = prefix.removeprefix("model.")
-        built = traits(k.family) if k.family is not None else None
-        if k.stray_heads_class is not None and built is not None and not (
-                built.markov_head if head == "markov_head" else built.confidence_head):
+        if k.stray_heads_class is not None and k.family is not None and not traits(k.family).builds(head):
             raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=head, cls=k.stray_heads_class)} "
                                         f"{_available(specs, 'model.')}")  # DFlash/EAGLE-3 build no such head
         return None  # a head this runtime builds no module for is dropped (e.g. confidence_head when disabled)
