@@ -41,26 +41,53 @@ def release(name: str) -> str:
     return name.split("==", 1)[1]
 
 
-def selectors(runtimes: Sequence[str]) -> list[str]:
-    """The shortest selectors naming exactly these runtimes: `vllm` / `sglang` for every known release of it, and a
-    run of three or more consecutive known releases as one PEP 440 range over the known ones (`vllm>=0.30.0`,
-    `sglang>=0.5.16,<=0.5.21`); anything else (a selector as the user gave it) as it is."""
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Runtimes named together: every known release of `runtime` (`every`), a run of three or more consecutive known
+    releases (`first`..`last`, each None at the known ends), or releases listed one by one (`names`)."""
+
+    runtime: str
+    names: tuple[str, ...]
+    every: bool = False
+    first: str | None = None
+    last: str | None = None
+
+    @property
+    def span(self) -> bool:
+        return not self.every and len(self.names) >= 3
+
+
+def release_groups(runtimes: Sequence[str]) -> tuple[list[Group], list[str]]:
+    """The runtimes grouped per runtime and run of consecutive known releases, and the rest (selectors as the
+    user gave them), in order: what `selectors` and sentences (repair/hints.spans) both name."""
     names = list(dict.fromkeys(runtimes))
-    out: list[str] = []
+    out: list[Group] = []
     taken: set[str] = set()
     for runtime in ("vllm", "sglang"):
         known = [str(r) for r in parse_selectors([runtime])]
         for run in release_runs(runtime, names):
             taken |= set(run)
-            if run == known:
-                out.append(runtime)
-            elif len(run) < 3:
-                out += run
-            else:
-                low = "" if run[0] == known[0] else f">={release(run[0])}"
-                high = "" if run[-1] == known[-1] else f"<={release(run[-1])}"
-                out.append(runtime + ",".join(p for p in (low, high) if p))
-    return out + [n for n in names if n not in taken]
+            out.append(Group(runtime, tuple(run), every=run == known,
+                             first=None if run[0] == known[0] else release(run[0]),
+                             last=None if run[-1] == known[-1] else release(run[-1])))
+    return out, [n for n in names if n not in taken]
+
+
+def selectors(runtimes: Sequence[str]) -> list[str]:
+    """The shortest selectors naming exactly these runtimes: `vllm` / `sglang` for every known release of it, and a
+    run of three or more consecutive known releases as one PEP 440 range over the known ones (`vllm>=0.30.0`,
+    `sglang>=0.5.16,<=0.5.21`); anything else (a selector as the user gave it) as it is."""
+    grouped, rest = release_groups(runtimes)
+    out: list[str] = []
+    for g in grouped:
+        if g.every:
+            out.append(g.runtime)
+        elif g.span:
+            bounds = (f">={g.first}" if g.first else "", f"<={g.last}" if g.last else "")
+            out.append(g.runtime + ",".join(b for b in bounds if b))
+        else:
+            out += g.names
+    return out + rest
 
 
 def command_line(verb: str, checkpoint: str, target: Sequence[str], runtimes: Sequence[str], *extra: str,

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dspark_ckpt.check.hints import command_line, release, release_runs, selectors
+from dspark_ckpt.check.hints import command_line, release, release_groups, selectors
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import actions as a
-from dspark_ckpt.runtimes.selectors import parse_selectors
 
 HUB_PREFIX = "hf://"
 # selectors lives in check/hints.py (one derivation of every suggested command); the planner takes it from here.
@@ -21,16 +20,12 @@ __all__ = ["HUB_PREFIX", "command", "explain", "group_label", "groups", "out_arg
 def spans(runtimes: Sequence[str]) -> str:
     """Runtimes for a sentence: every known release of a runtime as its name, a run of three or more consecutive
     known releases as one span (`sglang 0.5.1-0.5.15`, `vllm 0.30.0-0.33.0`)."""
-    names = list(dict.fromkeys(runtimes))
+    grouped, rest = release_groups(runtimes)
     out: list[str] = []
-    listed: set[str] = set()
-    for runtime in ("vllm", "sglang"):
-        known = [str(r) for r in parse_selectors([runtime])]
-        for run in release_runs(runtime, names):
-            listed |= set(run)
-            out += [runtime] if run == known else run if len(run) < 3 else \
-                [f"{runtime} {release(run[0])}-{release(run[-1])}"]
-    return ", ".join(out + [n for n in names if n not in listed])
+    for g in grouped:
+        out += [g.runtime] if g.every else [f"{g.runtime} {release(g.names[0])}-{release(g.names[-1])}"] \
+            if g.span else list(g.names)
+    return ", ".join(out + rest)
 
 
 def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:
