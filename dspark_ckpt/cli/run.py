@@ -86,9 +86,9 @@ def resolve_run(c: Common, *, need_target: bool = True) -> Run:
     if target is None and size is None:  # either flag replaces both settings keys: they are one choice
         target, size = settings.target, settings.target_vocab_size
     target_vocab = resolve_target(target, size, token=c.token) if need_target else None
-    hints = HintInputs(target_flags(target, size), tuple(selectors) if selectors else None)
-    return Run(settings, policy, runtimes, tuple(selectors) if selectors else None, target_vocab, config, c.token, c,
-               hints)
+    chosen = tuple(selectors) if selectors else None
+    return Run(settings, policy, runtimes, chosen, target_vocab, config, c.token, c,
+               HintInputs(target_flags(target, size), chosen))
 
 
 def target_flags(target: str | None, size: int | None) -> tuple[str, ...] | None:

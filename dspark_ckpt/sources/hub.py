@@ -35,10 +35,11 @@ from dspark_ckpt.sources.hub_listing import ListingProblem, parse_listing
 from dspark_ckpt.sources.hub_ranges import RangedFile, fetch_range
 
 TOKEN_HINT = "pass --token, set HF_TOKEN, or run `hf auth login`"
-_REFUSED_HINT = {OVER_BUDGET: "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later",
+_NOT_LIKE_THE_HUB = "the endpoint does not answer like the Hub: check HF_ENDPOINT"
+_NOT_THE_LISTED_FILE = "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later"
+_REFUSED_HINT = {OVER_BUDGET: _NOT_THE_LISTED_FILE, DIGEST_MISMATCH: _NOT_THE_LISTED_FILE,
                  PAST_DEADLINE: "lower DSPARK_CKPT_HUB_MIN_RATE (bytes per second) or raise DSPARK_CKPT_HUB_DEADLINE",
-                 REDIRECT_REFUSED: "point HF_ENDPOINT at a server that answers itself, or at the Hub",
-                 DIGEST_MISMATCH: "the file is not the one the Hub lists: check HF_ENDPOINT, or retry later"}
+                 REDIRECT_REFUSED: "point HF_ENDPOINT at a server that answers itself, or at the Hub"}
 CACHE_UNWRITABLE = "DSP-E096"
 
 
@@ -108,7 +109,7 @@ def resolve(spec: RepoSpec, client: HubClient) -> Resolved:
     listing = parse_listing(_model_info(spec, client))
     if isinstance(listing, ListingProblem):
         raise SourceError(f"{spec.display}: {listing.message}", code=listing.code,
-                          hint="the endpoint does not answer like the Hub: check HF_ENDPOINT")
+                          hint=_NOT_LIKE_THE_HUB)
     hub_cache.remember(spec.repo_id, spec.revision, listing.sha, listing.sizes)
     return Resolved(spec, listing.sha, listing.sizes, invalid=listing.invalid, sha256=listing.sha256)
 
@@ -130,7 +131,7 @@ def _model_info(spec: RepoSpec, client: HubClient) -> bytes:
         raise answer_error(spec, exc, api=True) from None
     except Refused as exc:
         raise SourceError(f"{spec.display}: {exc.detail}", code=exc.code,
-                          hint="the endpoint does not answer like the Hub: check HF_ENDPOINT") from None
+                          hint=_NOT_LIKE_THE_HUB) from None
 
 
 def resolve_offline(spec: RepoSpec) -> Resolved:
@@ -306,16 +307,15 @@ class HubSource:
                               hint="download it once online, or unset HF_HUB_OFFLINE")
         if size is None:
             raise SourceError(f"{self.display}: the Hub lists no size for {name}, so its download would have no "
-                              "byte budget", code=OVER_BUDGET, hint="the endpoint does not answer like the Hub: "
-                                                                   "check HF_ENDPOINT")
+                              "byte budget", code=OVER_BUDGET, hint=_NOT_LIKE_THE_HUB)
         url = hf_hub_url(self.repo_id, name, revision=self.resolved.sha)
         what = f"{name} ({size:,} bytes listed)" if listed is not None else name
         try:
             download_to(url, path, size=size, headers=self.client.headers(), policy=self.client.policy, what=what,
                         exact=listed is not None, sha256=digest)
         except Refused as exc:
-            raise SourceError(f"{self.display}: {exc.detail}", code=exc.code, hint=_REFUSED_HINT.get(
-                exc.code, "the endpoint does not answer like the Hub: check HF_ENDPOINT")) from None
+            raise SourceError(f"{self.display}: {exc.detail}", code=exc.code,
+                              hint=_REFUSED_HINT.get(exc.code, _NOT_LIKE_THE_HUB)) from None
         except HttpStatus as exc:
             raise answer_error(self.spec, exc) from None
         except Retryable as exc:
