@@ -134,9 +134,8 @@ def runtimes_about(report: CheckpointReport, code: str) -> list[str]:
 
 def render(command: Command, where: Place, target: tuple[str, ...] | None, runtimes: Sequence[str]) -> str:
     """One marker as the text that replaces it: the command in backticks, and what to add where T is unknown."""
-    options = (*(("--strategy", command.strategy) if command.strategy else ()), *command.extra)
     out = ("--out", where.out) if where.out and command.verb == "fix" else ()
-    line = command_line(command.verb, where.checkpoint, target or (), runtimes, *out, options=options)
+    line = command_line(command.verb, where.checkpoint, target or (), runtimes, *out, options=command.flags)
     if command.verb != "fix":
         return f"`{line}`"
     if target is None:

@@ -28,9 +28,13 @@ class Command:
     strategy: str | None = None
     extra: tuple[str, ...] = ()  # other flags, after the checkpoint, target and runtime flags
 
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags the marker itself gives, after the checkpoint and target: its --strategy, then the rest."""
+        return (*(("--strategy", self.strategy) if self.strategy else ()), *self.extra)
+
     def words(self, checkpoint: str, target: tuple[str, ...]) -> list[str]:
-        head = ["dspark-ckpt", self.verb, checkpoint, *target]
-        return head + (["--strategy", self.strategy] if self.strategy else []) + list(self.extra)
+        return ["dspark-ckpt", self.verb, checkpoint, *target, *self.flags]
 
 
 def parse(marker: re.Match[str]) -> Command:
