@@ -13,16 +13,15 @@ from pathlib import Path
 from dspark_ckpt.sources.hub_http import (
     MALFORMED,
     OVER_BUDGET,
-    RETRY_STATUSES,
-    HttpStatus,
     Refused,
     Retryable,
     RetryPolicy,
     body_chunks,
+    check_time,
     network_errors_as_transient,
     open_response,
-    past_deadline,
-    retry_after_seconds,
+    refuse_announced_over,
+    require_ok,
     with_retries,
 )
 
@@ -76,19 +75,12 @@ def _fetch(url: str, part: Path, *, size: int, exact: bool, headers: dict[str, s
     budget = "the Hub lists" if exact else "allowed"
     with open_response(url, headers={**headers, "Accept-Encoding": "identity"}, policy=policy,
                        deadline=deadline) as resp:
-        status = resp.status_code
-        if status in RETRY_STATUSES:
-            raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
-        if status != 200:
-            raise HttpStatus(status, resp.headers)
+        require_ok(resp)
         encoding = resp.headers.get("content-encoding", "").strip().lower()
         if encoding not in ("", "identity"):
             raise Refused(MALFORMED, f"{what}: the server sent the file with Content-Encoding {encoding[:40]!r} "
                                      "though it was asked for the bytes as stored")
-        declared = resp.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > size:
-            raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the "
-                                       f"{size:,} {budget}")
+        refuse_announced_over(resp, size, what, budget)
         written = [0]
         digest = hashlib.sha256()
         with open(part, "wb") as out:
@@ -99,8 +91,7 @@ def _fetch(url: str, part: Path, *, size: int, exact: bool, headers: dict[str, s
                 out.write(chunk)
                 digest.update(chunk)
                 written[0] += len(chunk)
-                if time.monotonic() > deadline:
-                    raise past_deadline(what, policy, written[0])
+                check_time(deadline, policy, what, written[0])
     if exact and written[0] < size:
         raise Retryable(f"short body: {written[0]:,} of the {size:,} bytes listed")
     return digest.hexdigest()

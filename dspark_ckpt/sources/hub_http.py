@@ -253,26 +253,42 @@ def past_deadline(what: str, policy: RetryPolicy, got: int | None = None) -> Ref
                                   f"({by_then}; {policy.deadline_knob} raises the limit)")
 
 
-def _check_time(deadline: float, policy: RetryPolicy, what: str, got: int) -> None:
+def check_time(deadline: float, policy: RetryPolicy, what: str, got: int) -> None:
+    """DSP-E093, with the `got` bytes read by then, once `deadline` has passed."""
     if time.monotonic() > deadline:
         raise past_deadline(what, policy, got)
+
+
+def require_ok(resp: Any) -> None:
+    """A 200 answer goes on; a status worth retrying is Retryable (with its Retry-After), any other HttpStatus."""
+    status = resp.status_code
+    if status in RETRY_STATUSES:
+        raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
+    if status != 200:
+        raise HttpStatus(status, resp.headers)
+
+
+def refuse_announced_over(resp: Any, limit: int, what: str, budget: str = "allowed") -> None:
+    """DSP-E092 before any byte is read when the Content-Length announces more than `limit` (`budget`: whose)."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the {limit:,} "
+                                   f"{budget}")
 
 
 def read_body(resp: Any, *, limit: int, deadline: float, policy: RetryPolicy, what: str) -> bytes:
     """The whole body, decoded, of at most `limit` bytes (more is refused as it arrives, never buffered)."""
     encoding = resp.headers.get("content-encoding", "")
     decode = _decoder(encoding, what)
-    declared = resp.headers.get("content-length", "")
-    if not encoding and declared.isdigit() and int(declared) > limit:
-        raise Refused(OVER_BUDGET, f"{what}: the server announces {int(declared):,} bytes, more than the {limit:,} "
-                                   "allowed")
+    if not encoding:  # a compressed body's length says nothing of what it decompresses to
+        refuse_announced_over(resp, limit, what)
     got = bytearray()
     for chunk in body_chunks(resp, policy, what, got):  # as the bytes arrive: no chunk size to fill
         got += decode(chunk, limit + 1 - len(got))
         if len(got) > limit:
             why = "decompresses to" if encoding else "is"
             raise Refused(OVER_BUDGET, f"{what}: the answer {why} more than the {limit:,} bytes allowed")
-        _check_time(deadline, policy, what, len(got))
+        check_time(deadline, policy, what, len(got))
     return bytes(got)
 
 
@@ -310,11 +326,7 @@ def get_once(url: str, *, headers: dict[str, str], policy: RetryPolicy, limit: i
     Refused (never will), or HttpStatus (a definitive other answer)."""
     with network_errors_as_transient(policy, what), open_response(
             url, headers={**headers, "Accept-Encoding": "gzip, identity"}, policy=policy, deadline=deadline) as resp:
-        status = resp.status_code
-        if status in RETRY_STATUSES:
-            raise Retryable(f"HTTP {status}", retry_after_seconds(resp.headers), rate_limited=status == 429)
-        if status != 200:
-            raise HttpStatus(status, resp.headers)
+        require_ok(resp)
         return read_body(resp, limit=limit, deadline=deadline, policy=policy, what=what)
 
 
@@ -330,7 +342,7 @@ def read_prefix(resp: Any, want: int, *, deadline: float, policy: RetryPolicy, w
         got += chunk
         if len(got) >= want:
             break
-        _check_time(deadline, policy, what, len(got))
+        check_time(deadline, policy, what, len(got))
     return bytes(got[:want])
 
 
