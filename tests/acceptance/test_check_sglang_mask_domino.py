@@ -22,6 +22,17 @@ def inkling_target(root: Path) -> Path:
     return root
 
 
+def domino_dflash(root: Path, *, seed: int, projector: bool) -> Path:
+    """A DFlash draft shipping a Domino GRU (G = 8), and with `projector` its embed_proj (E = 8) too."""
+    rng = np.random.default_rng(seed)
+    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, markov=False)
+    shapes = {"prefix_gru.weight_ih_l0": (24, H), "prefix_gru.weight_hh_l0": (24, 8)}
+    if projector:
+        shapes |= {"embed_proj.0.weight": (8, H + 8), "embed_proj.2.weight": (T, 8)}
+    tensors.update({name: rng.standard_normal(shape, dtype=np.float32) for name, shape in shapes.items()})
+    return make_checkpoint(root, family="dflash", vocab=T, draft_vocab=T, tensors=tensors)
+
+
 def by_version(stdout: str) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]]]:
     (ckpt,) = json.loads(stdout)["checkpoints"]
     return {e["version"]: e for e in ckpt["compatibility"]}, {f["code"]: f for f in ckpt["findings"]}
@@ -49,13 +60,7 @@ def test_cli_check_a_mask_in_the_targets_padded_rows(tmp_path: Path) -> None:
 
 
 def test_cli_check_an_undeclared_domino_projector(tmp_path: Path) -> None:
-    rng = np.random.default_rng(0)
-    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, markov=False)
-    tensors.update({"prefix_gru.weight_ih_l0": rng.standard_normal((24, H), dtype=np.float32),
-                    "prefix_gru.weight_hh_l0": rng.standard_normal((24, 8), dtype=np.float32),
-                    "embed_proj.0.weight": rng.standard_normal((8, H + 8), dtype=np.float32),
-                    "embed_proj.2.weight": rng.standard_normal((T, 8), dtype=np.float32)})
-    draft = make_checkpoint(tmp_path / "draft", family="dflash", vocab=T, draft_vocab=T, tensors=tensors)
+    draft = domino_dflash(tmp_path / "draft", seed=0, projector=True)
     args = ("--target-vocab-size", str(T), "--runtime", "sglang==0.5.19", "--runtime", "sglang==0.5.23",
             "--format", "json")
     result = run_cli("check", str(draft), *args)
@@ -100,11 +105,7 @@ def test_cli_verify_agrees_on_the_domino_projector_and_the_padded_mask(tmp_path:
 def test_vllm_refuses_the_domino_projector_by_name_and_verify_agrees(tmp_path: Path) -> None:
     """No vLLM release has a Domino module: a DFlash draft shipping prefix_gru.*/embed_proj.* reaches the backbone's
     AutoWeightsLoader like a stray head (DSP350), declared or not; check and verify say the same."""
-    rng = np.random.default_rng(2)
-    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, markov=False)
-    tensors.update({"prefix_gru.weight_ih_l0": rng.standard_normal((24, H), dtype=np.float32),
-                    "prefix_gru.weight_hh_l0": rng.standard_normal((24, 8), dtype=np.float32)})
-    draft = make_checkpoint(tmp_path / "draft", family="dflash", vocab=T, draft_vocab=T, tensors=tensors)
+    draft = domino_dflash(tmp_path / "draft", seed=2, projector=False)
     args = ("--target-vocab-size", str(T), "--runtime", "vllm==0.27.0", "--runtime", "vllm==0.33.0",
             "--format", "json")
     result = run_cli("check", str(draft), *args)
