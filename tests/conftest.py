@@ -6,8 +6,10 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
@@ -134,8 +136,8 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
 
 
 def run_on_a_terminal(*args: str, cwd: Path | None = None, timeout: float = 120) -> tuple[int, str, str]:
-    """The real CLI with stderr on a pseudo-terminal (as in a shell) and stdout on a file (as in `> out.json`):
-    its exit status, stdout, and everything the terminal showed."""
+    """The real CLI with stderr on a pseudo-terminal (as in a shell) and stdout on a file (as in
+    `> out.json`): its exit status, stdout, and everything the terminal showed."""
     master, slave = pty.openpty()
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm"}
     env.pop("NO_COLOR", None)
@@ -159,10 +161,41 @@ def run_on_a_terminal(*args: str, cwd: Path | None = None, timeout: float = 120)
 
 
 def wait_stopped(pid: int, timeout: float = 60) -> None:
-    """Until the process is stopped (SIGSTOP at a DSPARK_CKPT_CRASH_AT pause point), or fail after `timeout`."""
+    """Until the process is stopped (SIGSTOP at a DSPARK_CKPT_CRASH_AT pause point); fails after `timeout`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
             return
         time.sleep(0.02)
     raise AssertionError("fix never reached its pause point")
+
+
+REPO = Path(__file__).parents[1]
+HOOK_FILES = ("dspark_ckpt", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+
+
+def git(cwd: Path, *args: str) -> None:
+    identity = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
+
+
+def hook_repo_env(base: Path) -> dict[str, str]:
+    """A committed copy of this project under `base` for `pre-commit try-repo` (it clones it like a hook
+    repository), and the environment its hook venv runs in: this environment's packages, no index, no build
+    isolation; TOOL_REPO names the copy."""
+    tool = base / "tool"
+    tool.mkdir()
+    for name in HOOK_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, tool / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, tool / name)
+    git(tool, "init", "-q")
+    git(tool, "add", "-A")
+    git(tool, "commit", "-qm", "tool")
+    site = os.pathsep.join(dict.fromkeys([*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
+                                          *(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]))
+    return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
+            "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
+            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}

@@ -6,44 +6,20 @@ every dependency already installed and builds only dspark-ckpt itself (no index,
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_checkpoint
+from conftest import git, hook_repo_env, make_checkpoint
 
 REPO = Path(__file__).parents[2]
-PROJECT_FILES = ("dspark_ckpt", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
-                    *args], cwd=cwd, check=True, capture_output=True)
 
 
 @pytest.fixture(scope="module")
 def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    base = tmp_path_factory.mktemp("precommit")
-    tool = base / "tool"  # a committed copy of this project: try-repo clones it like a hook repository
-    tool.mkdir()
-    for name in PROJECT_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, tool / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, tool / name)
-    git(tool, "init", "-q")
-    git(tool, "add", "-A")
-    git(tool, "commit", "-qm", "tool")
-    site = os.pathsep.join(dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib")))
-    return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
-            "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
-            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+    return hook_repo_env(tmp_path_factory.mktemp("precommit"))
 
 
 def user_repo(root: Path, *, padded: bool) -> Path:

@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import make_checkpoint
+from conftest import git, hook_repo_env, make_checkpoint
 
 REPO = Path(__file__).parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -73,30 +71,9 @@ def test_the_action_input_names_the_deploy_file(tmp_path: Path) -> None:
 
 
 # --- the pre-commit hook ---
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false",
-                    *args], cwd=cwd, check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A committed copy of this project for `try-repo`; the hook's venv finds the test environment's packages."""
-    base = tmp_path_factory.mktemp("precommit-deploy")
-    tool = base / "tool"
-    tool.mkdir()
-    for name in ("dspark_ckpt", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, tool / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, tool / name)
-    git(tool, "init", "-q")
-    git(tool, "add", "-A")
-    git(tool, "commit", "-qm", "tool")
-    site = os.pathsep.join(dict.fromkeys([*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
-                                          *(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]))
-    return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
-            "PIP_NO_BUILD_ISOLATION": "0", "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+    return hook_repo_env(tmp_path_factory.mktemp("precommit-deploy"))
 
 
 def try_repo(repo: Path, env: dict[str, str], *files: str) -> subprocess.CompletedProcess[str]:
