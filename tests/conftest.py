@@ -27,6 +27,8 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from cli_runner import run_cli, run_subprocess  # noqa: E402,F401 - re-exported: tests import them from here
+
 NP_DTYPE = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4", "BOOL": "|b1", "U8": "|u1"}
 ARCH = {
     "qwen3-dspark": "Qwen3DSparkModel",
@@ -125,14 +127,6 @@ def checkpoint_factory(tmp_path: Path) -> Callable[..., Path]:
         return make_checkpoint(tmp_path / (name or f"draft{next(counter)}"), **kwargs)
 
     return factory
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a subprocess, as a user would."""
-    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "dspark_ckpt", *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=timeout)
 
 
 def run_on_a_terminal(*args: str, cwd: Path | None = None, timeout: float = 120) -> tuple[int, str, str]:
