@@ -1,4 +1,4 @@
-"""Every line range the deploy rules cite, re-read in the released wheel it names (skipped without /work/wheels).
+"""Every line range the deploy rules cite, re-read in the released wheel it names (fetched once, then cached).
 
 The needles are the upstream text each rule depends on: a line number that drifts, or a rule attributed to a
 release that does not have it, fails here.
@@ -14,8 +14,13 @@ import pytest
 
 from dspark_ckpt.runtimes import speculative_config as sc
 
-WHEELS = Path("/work/wheels")
-pytestmark = pytest.mark.skipif(not (WHEELS / "vllm-0.27.0").is_dir(), reason="the extracted vLLM wheels are absent")
+from released_sources import release_tree
+
+
+def wheel(version: str) -> Path:
+    """The extracted `.py` files of vLLM `version`'s wheel."""
+    return release_tree("vllm", version)
+
 
 NEEDLES: dict[str, tuple[str, ...]] = {
     "fields": ("class SpeculativeConfig:",),
@@ -69,7 +74,7 @@ OMNI_NEEDLES = {
 
 
 def cited_text(c: sc.Cite) -> str:
-    lines = (WHEELS / f"vllm-{c.version}" / c.file).read_text().splitlines()
+    lines = (wheel(c.version) / c.file).read_text().splitlines()
     text = []
     for part in c.lines.split(", "):
         first, _, last = part.removeprefix("L").partition("-")
@@ -100,7 +105,7 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
         for version in sc.VERSIONS:
             if version in sc.LINES[rule][1]:
                 continue
-            file = WHEELS / f"vllm-{version}" / sc.LINES[rule][0]
+            file = wheel(version) / sc.LINES[rule][0]
             assert needles[0] not in file.read_text(), (rule, version)
 
 
@@ -108,7 +113,7 @@ def test_field_lists_match_each_wheel() -> None:
     import ast
 
     for version, rules in sc.RULES.items():
-        tree = ast.parse((WHEELS / f"vllm-{version}" / sc.SPEC).read_text())
+        tree = ast.parse((wheel(version) / sc.SPEC).read_text())
         cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig")
         names = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
         assert names == rules.fields, version
@@ -118,7 +123,7 @@ def test_method_literal_and_mtp_types_match_each_wheel() -> None:
     import re
 
     for version, rules in sc.RULES.items():
-        src = (WHEELS / f"vllm-{version}" / sc.SPEC).read_text()
+        src = (wheel(version) / sc.SPEC).read_text()
         mtp = set(re.findall(r'"(\w+)"', src.split("MTPModelTypes = Literal[", 1)[1].split("]", 1)[0]))
         assert mtp == rules.mtp_types, version
         method = src.split("SpeculativeMethod = Literal[", 1)[1].split("]", 1)[0]
@@ -127,7 +132,7 @@ def test_method_literal_and_mtp_types_match_each_wheel() -> None:
 
 def test_registered_names_match_each_registry() -> None:
     for version, rules in sc.RULES.items():
-        src = (WHEELS / f"vllm-{version}" / sc.REGISTRY).read_text()
+        src = (wheel(version) / sc.REGISTRY).read_text()
         for name, reg in sc.REGISTERED.items():
             assert (f'"{name}":' in src) == rules.is_registered(name), (name, version)
             if rules.is_registered(name):
@@ -180,14 +185,14 @@ def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
     rule, file = MESSAGES[name]
     sample = re.sub(r"\{\w+\}", "X", getattr(sc, name))
     for version in sc.LINES[rule][1]:
-        assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / file)), (name, version)
+        assert any(t.fullmatch(sample) for t in templates(wheel(version) / file)), (name, version)
 
 
 def test_the_adaptive_verification_messages() -> None:
     for version, rules in sc.RULES.items():
         if rules.adaptive_message is not None:
             sample = rules.adaptive_message
-            assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / sc.SPEC)), version
+            assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
             assert version in sc.LINES["adaptive"][1]
 
 
@@ -195,4 +200,4 @@ def test_the_two_topk_architecture_messages() -> None:
     for version, rules in sc.RULES.items():
         if rules.topk_archs is not None:
             sample = rules.topk_arch_message
-            assert any(t.fullmatch(sample) for t in templates(WHEELS / f"vllm-{version}" / sc.SPEC)), version
+            assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
