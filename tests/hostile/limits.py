@@ -1,4 +1,9 @@
-"""The real CLI in a subprocess under the hostile corpus's limits: 2 GiB of address space (RLIMIT_AS), 5 s of CPU.
+"""The real CLI under the hostile corpus's limits: 2 GiB of address space (RLIMIT_AS), 5 s of CPU.
+
+Each case runs in a child forked from one worker that imported the CLI once (fork_server.py), not in a new
+interpreter: the limits, the environment, the folder and the streams are the child's own, as in a subprocess.
+A case that needs a command prefix (setpriv, to drop capabilities) or DSPARK_CKPT_TEST_SUBPROCESS=1 runs in a
+subprocess as before.
 
 A case passes only if the CLI ends by itself inside those limits, with no traceback and no internal error (exit 3),
 and, when it reports as JSON, with a document that a strict reader parses (no NaN, no lone surrogate).
@@ -12,11 +17,14 @@ hung, is still far outside that multiple.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import resource
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,11 +92,62 @@ def _timed(command: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProce
     return done, wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+class ForkServer:
+    """The worker of fork_server.py, started on first use and shared by every case of this test process."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[str] | None = None
+        self._lock = threading.Lock()
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("fork_server.py"))],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+            assert self._proc.stdout is not None and self._proc.stdout.readline() == "ready\n", "no fork server"
+            atexit.register(self.close)
+        return self._proc
+
+    def run(self, args: tuple[str, ...], env: dict[str, str], cwd: Path | None, timeout: float,
+            code: str | None = None) -> tuple[subprocess.CompletedProcess[str], float, float]:
+        """The CLI with `args` (or, for the server's own tests, the Python snippet `code`) in a forked child."""
+        with self._lock, tempfile.TemporaryDirectory(prefix="dspark-case-") as scratch:
+            out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
+            out.touch()
+            err.touch()
+            proc = self._started()
+            request = {"args": list(args), "env": env, "cwd": str(cwd or os.getcwd()), "stdout": str(out),
+                       "stderr": str(err), "timeout": timeout, "memory_limit": MEMORY_LIMIT,
+                       **({"code": code} if code is not None else {})}
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            answer = json.loads(proc.stdout.readline())
+            command = [sys.executable, "-m", "dspark_ckpt", *args]
+            if answer["timed_out"]:
+                raise subprocess.TimeoutExpired(command, timeout)
+            done = subprocess.CompletedProcess(command, answer["returncode"],
+                                               out.read_bytes().decode("utf-8", "backslashreplace"),
+                                               err.read_bytes().decode("utf-8", "backslashreplace"))
+            return done, answer["wall"], answer["cpu"]
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+            self._proc.wait(timeout=30)
+
+
+SERVER = ForkServer()
+
+
 def run_limited(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
                 prefix: list[str] | None = None) -> Run:
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
-    done, wall, cpu = _timed([*(prefix or []), sys.executable, "-m", "dspark_ckpt", *args], env=full_env, cwd=cwd,
-                             timeout=HANG_LIMIT_S, preexec_fn=_limit_memory)
+    if prefix or os.environ.get("DSPARK_CKPT_TEST_SUBPROCESS") == "1":
+        done, wall, cpu = _timed([*(prefix or []), sys.executable, "-m", "dspark_ckpt", *args], env=full_env,
+                                 cwd=cwd, timeout=HANG_LIMIT_S, preexec_fn=_limit_memory)
+    else:
+        done, wall, cpu = SERVER.run(args, full_env, cwd, HANG_LIMIT_S)
     paths = (os.path.join(cwd or ".", a) for a in args[1:] if not a.startswith("-"))
     inputs = tuple(p for p in paths if os.path.exists(p))  # False, not an error, for a name too long to be one
     return Run(done.returncode, done.stdout, done.stderr, wall, cpu, args[0] if args else "", inputs)
