@@ -138,6 +138,15 @@ def _hub_settings(full_env: dict[str, str]) -> Iterator[None]:
             setattr(obj, name, value)
 
 
+def _interpreter_warnings() -> None:
+    """A new interpreter's warning filters (no -W), and warnings printed to the (captured) stderr, not recorded."""
+    warnings.resetwarnings()
+    warnings.filterwarnings("default", category=DeprecationWarning, module="__main__", append=True)
+    for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+        warnings.filterwarnings("ignore", category=category, append=True)
+    warnings.showwarning = warnings._showwarning_orig  # type: ignore[attr-defined]
+
+
 @contextlib.contextmanager
 def _deadline(timeout: float) -> Iterator[None]:
     def expire(signum: int, frame: Any) -> None:
@@ -164,8 +173,7 @@ def run_in_process(*args: str, full_env: dict[str, str], cwd: Path | None = None
     saved_argv, saved_cwd = sys.argv, os.getcwd()
     returncode: Any = 0
     with warnings.catch_warnings(), _environment(full_env), _hub_settings(full_env):
-        warnings.resetwarnings()  # a new interpreter's filters: every warning shown, as in a subprocess
-        warnings.simplefilter("default")
+        _interpreter_warnings()
         try:
             if cwd is not None:
                 os.chdir(cwd)

@@ -23,7 +23,8 @@ SECRET = "hf_sEcReT_tOkEn_dO_nOt_pRiNt_0123456789"  # a token that must never ap
 
 
 class NetGuard:
-    """Patches socket connect / create_connection in this process; subprocesses load netguard/sitecustomize.py."""
+    """Patches socket connect / create_connection in this process (the in-process CLI runs under it); the
+    subprocesses and forked cases of the hostile-Hub tests load netguard/sitecustomize.py."""
 
     def __init__(self, log: Path) -> None:
         self.log = log
@@ -89,10 +90,9 @@ def publish(hub: FakeHub, repo_id: str, folder: Path, **kwargs: Any) -> str:
 
 def cli(hub: FakeHub, tmp_path: Path, *args: str, token: str | None = None, offline: bool = False,
         extra: dict[str, str] | None = None) -> Any:
-    """The real CLI in a subprocess, pointed at the FakeHub, with the network guard loaded."""
+    """The real CLI (in this process, under the net_guard fixture), pointed at the FakeHub: huggingface_hub's
+    settings come from this call's environment, as in a new process (tests/cli_runner.py)."""
     env = hub.subprocess_env(tmp_path / "hf", token=token, offline=offline)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE / "netguard"), str(HERE.parent.parent)])
-    env["DSPARK_TEST_NET_LOG"] = str(tmp_path / "net-violations.log")
     env["DSPARK_CKPT_HUB_BACKOFF"] = "0.01"
     env.update(extra or {})
     return run_cli(*args, env=env)
