@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Protocol, Self, runtime_checkable
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -186,12 +187,12 @@ def _errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException
 
 
 def report_error(exc: DsparkCkptError) -> None:
-    from dspark_ckpt.output.write import stderr_console
+    """One line (and its hint) on stderr, or on stdout when stderr is what failed."""
+    from dspark_ckpt.output.streams import say
 
-    err = stderr_console()
-    err.print(f"dspark-ckpt: error [{exc.code}]: {exc}", markup=False)
+    say(f"dspark-ckpt: error [{exc.code}]: {exc}")
     if exc.hint:
-        err.print(f"hint: {exc.hint}", markup=False)
+        say(f"hint: {exc.hint}")
 
 
 def _usage(exc: BaseException) -> None:
@@ -205,33 +206,76 @@ def _usage(exc: BaseException) -> None:
         stderr_console().print(f"dspark-ckpt: error: {exc}", markup=False)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: usage and operational errors exit 2, Ctrl-C 130, internal errors 3."""
+class _Interrupts:
+    """SIGINT for the length of a command: raised as KeyboardInterrupt, and remembered, so that an interrupt that
+    lands where Python only prints "Exception ignored" (a finalizer, an import's cleanup) still ends the run 130."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> Self:
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:  # not the main thread: signals cannot be handled here anyway
+            self._previous = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _run(argv: list[str] | None) -> int:
+    """The command's exit code; every failure is one line (or click's usage) and a code, never a traceback."""
     usage_errors, interrupts = _errors()
     try:
         code = app(args=argv, standalone_mode=False, prog_name="dspark-ckpt")  # returns the Exit code
     except typer.Exit as done:
-        sys.exit(done.exit_code)
+        return int(done.exit_code)
     except DsparkCkptError as exc:
         report_error(exc)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except interrupts:
-        from dspark_ckpt.output.write import stderr_console
-
-        stderr_console().print("dspark-ckpt: interrupted", markup=False)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except usage_errors as exc:
         _usage(exc)
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a bare traceback
-        from dspark_ckpt.output.write import stderr_console
+        from dspark_ckpt.output.streams import say
 
-        err = stderr_console()
-        err.print(f"dspark-ckpt: internal error: {exc.__class__.__name__}: {exc}", markup=False)
+        say(f"dspark-ckpt: internal error: {exc.__class__.__name__}: {exc}")
         if os.environ.get("DSPARK_CKPT_DEBUG"):
             traceback.print_exc()
         else:
-            err.print("please report this (with `dspark-ckpt version`); set DSPARK_CKPT_DEBUG=1 for details",
-                      markup=False)
-        sys.exit(EXIT_INTERNAL)
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+            say("please report this (with `dspark-ckpt version`); set DSPARK_CKPT_DEBUG=1 for details")
+        return EXIT_INTERNAL
+    return code if isinstance(code, int) else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: usage and operational errors exit 2, Ctrl-C 130, internal errors 3.
+
+    A closed or failing stdout/stderr is DSP-E036/DSP-E037 (exit 2); a broken pipe ends the output quietly and
+    the run keeps the exit code it would have had; an interrupt is 130 wherever it landed.
+    """
+    from dspark_ckpt.output.streams import finish, install, say
+
+    install()
+    with _Interrupts() as sigint:
+        try:
+            code = _run(argv)
+        except KeyboardInterrupt:  # landed in an except clause above
+            code = EXIT_INTERRUPTED
+        failed = finish()
+        if failed is not None:
+            report_error(failed)
+            code = failed.exit_code
+    if sigint.seen or code == EXIT_INTERRUPTED:
+        say("dspark-ckpt: interrupted")
+        code = EXIT_INTERRUPTED
+    sys.exit(code)

@@ -15,7 +15,7 @@ from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
-from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, render_context, resolve_run
+from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, read_paths, render_context, resolve_run
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
@@ -76,12 +76,14 @@ def refuse_non_checkpoints(report: Report) -> None:
                               hint="give the draft's folder, a .safetensors file, or org/repo[@rev]")
 
 
-def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None) -> None:
+def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None,
+                  inputs: tuple[str, ...] = ()) -> None:
     """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful."""
     ctx = render_context(run, report)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
                if fmt is o.OutputFormat.GITHUB else None)
-    emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary)
+    emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary,
+         inputs=inputs)
     if not run.common.quiet and (output is not None or fmt not in (o.OutputFormat.TEXT, o.OutputFormat.GITHUB)):
         stderr_console().print(f"dspark-ckpt: {summary_line(report, ctx)}"
                                                     + (f" (report written to {output})" if output else ""),
@@ -138,7 +140,9 @@ def check(
     report_failures(batch)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
-    render_report(report, run, output_format, output)
+    spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
+    read = read_paths(run, [i.spec for i in inputs] + ([spec_file] if spec_file else []))
+    render_report(report, run, output_format, output, read)
     if verbose:
         diagnose(run, hidden_count(full, report))
     refuse_non_checkpoints(full)

@@ -91,6 +91,14 @@ def resolve_run(c: Common, *, need_target: bool = True) -> Run:
                HintInputs(target_flags(target, size), chosen))
 
 
+def read_paths(run: Run, specs: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """What this run reads from disk (checkpoints, --config, the target): no report may be written over them."""
+    c = run.common
+    target = c.target if c.target is not None or c.target_vocab_size is not None else run.settings.target
+    extra = [str(p) for p in (run.config, target) if p is not None]
+    return (*specs, *extra)
+
+
 def target_flags(target: str | None, size: int | None) -> tuple[str, ...] | None:
     """The target as the user named it (flag or settings file), for a suggested command to repeat."""
     if target is not None:

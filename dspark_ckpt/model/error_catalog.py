@@ -157,12 +157,42 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "The job summary the workflow expects is missing; the run exits 2 after printing the report.",
       "`GITHUB_STEP_SUMMARY=/read-only/summary.md dspark-ckpt check ./draft --format github`.",
       "Unset GITHUB_STEP_SUMMARY outside GitHub Actions, or point it at a writable file."),
+    E("DSP-E032", "report-over-input", "A report path is part of a checkpoint (or target) being read",
+      "`--output` (or `$GITHUB_STEP_SUMMARY`) resolves, directly, through a symlink or as a hard link, to a file or "
+      "folder inside a checkpoint, the --config or the target the run reads.",
+      "Writing there would replace the draft's own weights, config or index with the report. Nothing is written "
+      "and the run exits 2.", "`dspark-ckpt check ./draft -o ./draft/model.safetensors`.",
+      "Write the report outside the checkpoint folder."),
+    E("DSP-E033", "report-path-not-regular", "A report path is a device, FIFO, socket, folder or process stream",
+      "`--output` or `$GITHUB_STEP_SUMMARY` names (or links to) something that is not a regular file: /dev/null, "
+      "/dev/full, a FIFO, a socket, a folder, or /dev/stdout and other /proc/self/fd links.",
+      "A report replaces only a regular file: renaming over a device node would replace it with a file (for "
+      "/dev/null, the system's), and opening a FIFO can block forever. Nothing is written and the run exits 2.",
+      "`dspark-ckpt check ./draft -o /dev/null`, or `GITHUB_STEP_SUMMARY=/tmp/fifo dspark-ckpt check ./draft "
+      "--format github`.", "Give the path of a regular file (created if absent); leave -o out to write to stdout."),
+    E("DSP-E034", "report-link-dangling", "A report path is a symlink to nothing",
+      "`--output` or `$GITHUB_STEP_SUMMARY` is a symlink whose target does not exist.",
+      "Writing through it would create a file wherever the link points, which is rarely what was meant (GNU cp "
+      "refuses too). Nothing is written and the run exits 2.", "`ln -s /gone/report.json r.json; dspark-ckpt "
+      "check ./draft -o r.json`.", "Point the link at an existing regular file, or write to a plain path."),
     E("DSP-E035", "unusable-target", "The target's config cannot be read or has no vocab_size",
       "--target names a folder or config.json (local or on the Hub) that cannot be read, is not a JSON object, "
       "or has no positive integer `vocab_size` (in the text sub-config for multimodal targets).",
       "Without T no draft can be classified. " + _STOP, "`--target ./qwen3` where ./qwen3/config.json is "
       "missing or truncated.", "Point --target at the target model's folder or config.json, or pass "
       "--target-vocab-size N."),
+    E("DSP-E036", "stdout-unwritable", "stdout is closed or cannot be written",
+      "stdout was closed when the command started (`>&-`, as under cron or some daemons), or a write to it failed "
+      "(a full device, an I/O error). A reader that goes away (a broken pipe, `| head -1`) is not this error: the "
+      "output ends quietly and the run keeps its own exit code.",
+      "The report was asked for and did not arrive; the run exits 2, with one line on stderr.",
+      "`dspark-ckpt check ./draft > /dev/full`, or `dspark-ckpt check ./draft >&-`.",
+      "Run with stdout on a writable file, pipe or terminal, or write the report with -o FILE."),
+    E("DSP-E037", "stderr-unwritable", "stderr is closed or cannot be written",
+      "stderr was closed at start or a write to it failed while the command had a message to print.",
+      "A message the user must see (an error, the verdict of a -o run) was lost; the run exits 2 and says so in "
+      "one line on stdout.", "`dspark-ckpt check ./draft -o report.json 2>/dev/full`.",
+      "Run with stderr on a writable file, pipe or terminal, or pass -q to print nothing there."),
     # --- DSP-E04x: verify ---
     E("DSP-E040", "torch-missing", "`verify` needs torch, which is not installed",
       "verify loads the draft's tensors with torch, and torch cannot be imported.",
@@ -315,6 +345,11 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "The disk fills up while the last shard is renamed into place.",
       "Free disk space or fix permissions, then run `dspark-ckpt check DRAFT` to complete it (DRAFT: the "
       "checkpoint folder, which the error's own hint names)."),
+    E("DSP-E082", "fix-destination-dangling-link", "The `--out` folder is a symlink to nothing",
+      "--out names a symlink whose target does not exist.",
+      "Following it would create the fixed checkpoint wherever the link points; GNU cp refuses to write through a "
+      "dangling symlink too. " + _NOTHING_WRITTEN, "`ln -s /gone fixed; dspark-ckpt fix ./draft --out fixed`.",
+      "Remove the link or point it at an empty folder, or give --out a plain path."),
     # --- DSP-E090-E099: hostile or broken Hub answers ---
     E("DSP-E090", "hub-redirect-refused", "The server redirected to another host",
       "An answer redirected off the endpoint's host (and not to the Hub's own CDN); dspark-ckpt follows redirects "

@@ -5,13 +5,15 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 
+from dspark_ckpt.output.paths import check_destinations
 from dspark_ckpt.output.write import (
     append_step_summary,
+    env_columns,
     make_console,
     stream_facts,
     write_atomic,
@@ -20,16 +22,19 @@ from dspark_ckpt.output.write import (
 
 
 def emit(render: Callable[[Console], None], output: Path | None, color: str,
-         summary: Callable[[Console], None] | None = None) -> None:
-    """`summary` renders the GitHub job summary (markdown), appended when GITHUB_STEP_SUMMARY is set."""
-    terminal, width = stream_facts(sys.stdout) if output is None else (False, int(os.environ.get("COLUMNS", "100")))
+         summary: Callable[[Console], None] | None = None, inputs: Sequence[str | Path] = ()) -> None:
+    """`summary` renders the GitHub job summary (markdown), appended when GITHUB_STEP_SUMMARY is set; neither it
+    nor `output` may be one of the `inputs` (the checkpoints and target being read) or a device, FIFO or folder."""
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if summary is not None else None
+    check_destinations(output, step_summary, inputs)
+    terminal, width = stream_facts(sys.stdout) if output is None else (False, env_columns() or 100)
     buffer = io.StringIO()
     render(make_console(buffer, color=color if output is None else "never", terminal=terminal, width=width))
     if output is None:
         write_stdout(buffer.getvalue())
     else:
-        write_atomic(output, buffer.getvalue())
-    if summary is not None and os.environ.get("GITHUB_STEP_SUMMARY"):
+        write_atomic(output, buffer.getvalue(), inputs=inputs)
+    if summary is not None and step_summary:
         text = io.StringIO()
         summary(make_console(text, color="never", terminal=False, width=width))
-        append_step_summary(os.environ["GITHUB_STEP_SUMMARY"], text.getvalue())
+        append_step_summary(step_summary, text.getvalue(), inputs=inputs)

@@ -10,20 +10,21 @@ import io
 import os
 import re
 import sys
-import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, TextIO, cast
 
 from rich.console import Console
 
-from dspark_ckpt.errors import DsparkCkptError
+from dspark_ckpt.output import paths
+from dspark_ckpt.output.paths import OutputError
+from dspark_ckpt.output.streams import CODES, GuardedStream
+
+__all__ = ["OutputError", "append_step_summary", "make_console", "stderr_console", "stdout_console",
+           "stream_facts", "trim_lines", "write_atomic", "write_stdout"]
 
 UNBOUNDED_WIDTH = 4096  # a pipe's "width": wide enough that no table cell or line is ever wrapped
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # padding, then any closing colour codes
-
-
-class OutputError(DsparkCkptError):
-    """The report could not be written where the user asked."""
 
 
 def trim_lines(text: str) -> str:
@@ -33,7 +34,7 @@ def trim_lines(text: str) -> str:
                      for line in text.split("\n"))
 
 
-def _columns() -> int | None:
+def env_columns() -> int | None:
     raw = os.environ.get("COLUMNS", "")
     return int(raw) if raw.isdigit() and int(raw) > 0 else None
 
@@ -43,7 +44,7 @@ def stream_facts(stream: object) -> tuple[bool, int]:
     probe = Console(file=stream)  # type: ignore[arg-type]
     if probe.is_terminal:
         return True, probe.width
-    return False, _columns() or UNBOUNDED_WIDTH
+    return False, env_columns() or UNBOUNDED_WIDTH
 
 
 def make_console(file: IO[str], *, color: str, terminal: bool, width: int) -> Console:
@@ -96,13 +97,7 @@ class TrimmedStream(io.TextIOBase):
         self._stream.flush()
 
     def _emit(self, text: str) -> None:
-        self._stream.flush()  # keep order with anything printed to the text layer before
-        buffer = getattr(self._stream, "buffer", None)
-        if buffer is None:
-            self._stream.write(text)
-        else:
-            buffer.write(text.encode("utf-8", "backslashreplace"))
-        self._stream.flush()
+        write_bytes(self._stream, text.encode("utf-8", "backslashreplace"))  # flushes the text layer first
 
 
 def stdout_console(color: str = "auto") -> Console:
@@ -121,36 +116,31 @@ def stderr_console() -> Console:
 
 def write_stdout(text: str) -> None:
     # A hostile tensor name can hold a lone surrogate; show it escaped rather than crash on encoding.
-    sys.stdout.buffer.write(trim_lines(text).encode("utf-8", "backslashreplace"))
-    sys.stdout.flush()
+    write_bytes(sys.stdout, trim_lines(text).encode("utf-8", "backslashreplace"))
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder, fsync, os.replace: a reader sees the old report or the new one, never half."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}", code="DSP-E030") from exc
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)  # mkstemp makes it 0600; a report is as readable as any file the user writes
-        with os.fdopen(fd, "wb") as f:
-            f.write(trim_lines(text).encode("utf-8", "backslashreplace"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}", code="DSP-E030") from exc
+def write_bytes(stream: object, data: bytes) -> None:
+    """Through the stream's guard when main() installed one (a closed, full or broken stream handled there)."""
+    if isinstance(stream, GuardedStream):
+        stream.write_bytes(data)
+        return
+    if stream is None:
+        raise OutputError("the output stream is closed", code=CODES["stdout"])
+    real = cast(TextIO, stream)
+    real.flush()
+    buffer = getattr(real, "buffer", None)
+    if buffer is None:
+        real.write(data.decode("utf-8", "backslashreplace"))
+    else:
+        buffer.write(data)
+    real.flush()
 
 
-def append_step_summary(path: str, text: str) -> None:
+def write_atomic(path: Path, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
+    """--output: refused unless a regular file (or nothing) outside the inputs; then temp file, fsync, rename."""
+    paths.write_atomic(path, trim_lines(text).encode("utf-8", "backslashreplace"), inputs=inputs)
+
+
+def append_step_summary(path: str, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
     """GitHub collects the job summary from a file each step appends to."""
-    try:
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text + "\n")
-    except OSError as exc:
-        raise OutputError(f"cannot append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror or exc}",
-                          code="DSP-E031") from exc
+    paths.append_step_summary(path, (text + "\n").encode("utf-8", "backslashreplace"), inputs=inputs)

@@ -141,6 +141,9 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
     if (out is None) == (not in_place):
         raise destination_conflict()
     given = Path(plan.source)
+    if out is not None and os.path.islink(out) and not os.path.exists(out):
+        raise _refuse(f"--out {out} is a symlink to {os.readlink(out)}, which does not exist; nothing was written",
+                      "DSP-E082", "remove the link or point it at an empty folder, or give a plain path")
     source = Path(os.path.realpath(given))  # a linked checkpoint is fixed where it is; the link keeps pointing at it
     dest = source if in_place else Path(os.path.realpath(Path(out).absolute()))  # type: ignore[arg-type]
     check_destination(source, dest, in_place)
