@@ -34,7 +34,7 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import LocalFolder
 
 T = 96
-PADDED = dict(vocab=128, draft_vocab=128, target_vocab=T)  # D = V > T, the Inkling shape in miniature
+PADDED = {"vocab": 128, "draft_vocab": 128, "target_vocab": T}  # D = V > T, the Inkling shape in miniature
 VLLM_030 = [RuntimeVersion("vllm", "0.30.0")]
 
 
