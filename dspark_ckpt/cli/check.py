@@ -13,7 +13,7 @@ from dspark_ckpt.check.hints import with_runnable_hints
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
-from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
+from dspark_ckpt.cli.exits import EXIT_OK, EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, read_paths, render_context, resolve_run
 from dspark_ckpt.errors import SourceError, UsageError
@@ -117,6 +117,7 @@ def check(
     token: o.Token = None,
     revision: o.Revision = None,
     speculative_config: o.SpeculativeConfig = None,
+    allow_no_target: o.AllowNoTarget = None,
 ) -> None:
     """Check drafts from config.json and safetensors headers, per runtime.
 
@@ -148,4 +149,20 @@ def check(
     refuse_non_checkpoints(full)
     if batch.failures:
         raise typer.Exit(EXIT_USAGE)  # a checkpoint that could not be checked is never a pass
-    raise typer.Exit(findings_exit(report, run.policy))
+    code = findings_exit(report, run.policy)
+    allowed = allow_no_target if allow_no_target is not None else bool(run.settings.allow_no_target)
+    if code == EXIT_OK and not allowed:
+        refuse_untargeted(full)
+    raise typer.Exit(code)
+
+
+def refuse_untargeted(report: Report) -> None:
+    """No T, so no runtime contract was evaluated: a CI job whose target setting was forgotten must not go green."""
+    blind = [c.source for c in report.checkpoints if c.target_vocab_size is None and not c.compatibility]
+    if blind:
+        shown = ", ".join(blind[:3]) + (f" and {len(blind) - 3} more" if len(blind) > 3 else "")
+        raise UsageError(f"no runtime contract was evaluated for {len(blind)} checkpoint(s) ({shown}): the target "
+                         "vocabulary T is unknown", code="DSP-E038",
+                         hint="pass --target DIR or --target-vocab-size N (or `target`/`target-vocab-size` in "
+                              "[tool.dspark-ckpt]); --allow-no-target (or `allow-no-target = true`) accepts "
+                              "structural checks only")

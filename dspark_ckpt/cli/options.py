@@ -70,6 +70,9 @@ Ignore = Annotated[list[str] | None, typer.Option(
 Codes = Select  # the former name of --select's type; --extend-select and --ignore have their own
 ExitZero = Annotated[bool | None, typer.Option(
     "--exit-zero/--no-exit-zero", "-e", help="Exit 0 even with failing findings (errors still exit 2).")]
+AllowNoTarget = Annotated[bool | None, typer.Option(
+    "--allow-no-target/--no-allow-no-target", help="Let a check without a target vocabulary T pass (structural "
+                                                   "checks only; by default it exits 2).")]
 SettingsFile = Annotated[Path | None, typer.Option(
     "--settings", metavar="FILE", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found "
                                        "upward.")]

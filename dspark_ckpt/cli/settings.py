@@ -17,7 +17,7 @@ PYPROJECT_NAME = "pyproject.toml"
 TOOL_TABLE = "dspark-ckpt"
 MAX_SETTINGS_BYTES = 2**20  # a pyproject.toml is kilobytes; tomllib is pure Python, so this also bounds its time
 KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size",
-        "speculative-config")
+        "speculative-config", "allow-no-target")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,7 @@ class Settings:
     target: str | None = None  # already resolved against the file's folder
     target_vocab_size: int | None = None
     speculative_config: str | None = None  # inline JSON, or a path already resolved against the file's folder
+    allow_no_target: bool | None = None  # check may pass without T (structural checks only)
 
 
 def _bad(where: str, key: str, expected: str, value: Any) -> UsageError:
@@ -74,7 +75,8 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings
     return Settings(path=None, policy=layer, runtime=tuple(runtime) if runtime is not None else None,
                     target=str(base / target) if target is not None else None,
                     target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"),
-                    speculative_config=_speculative_config(table, base, where))
+                    speculative_config=_speculative_config(table, base, where),
+                    allow_no_target=_typed(table, "allow-no-target", bool, where, "true or false"))
 
 
 def _speculative_config(table: dict[str, Any], base: Path, where: str) -> str | None:
@@ -130,7 +132,7 @@ def read_settings(path: Path) -> Settings:
     where = f"{path} [tool.{TOOL_TABLE}]" if path.name == PYPROJECT_NAME else str(path)
     parsed = parse_settings(table, base=path.parent, where=where)
     return Settings(path, parsed.policy, parsed.runtime, parsed.target, parsed.target_vocab_size,
-                    parsed.speculative_config)
+                    parsed.speculative_config, parsed.allow_no_target)
 
 
 def discover(start: Path) -> Path | None:

@@ -193,6 +193,14 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "A message the user must see (an error, the verdict of a -o run) was lost; the run exits 2 and says so in "
       "one line on stdout.", "`dspark-ckpt check ./draft -o report.json 2>/dev/full`.",
       "Run with stderr on a writable file, pipe or terminal, or pass -q to print nothing there."),
+    E("DSP-E038", "no-runtime-contract-evaluated", "check ran without a target vocabulary T",
+      "No --target or --target-vocab-size was given and none is in the settings file, so the draft could not be "
+      "classified and no runtime contract was evaluated (finding DSP206); only structural checks ran.",
+      "A CI job whose target setting was forgotten would stay green while checking almost nothing. The report is "
+      "printed, then the run exits 2 (exit 1 when a structural finding already fails it).",
+      "`dspark-ckpt check ./draft` with no target anywhere.",
+      "Pass --target DIR or --target-vocab-size N (or set `target` in [tool.dspark-ckpt]); to accept a "
+      "structural check on purpose, pass --allow-no-target or set `allow-no-target = true`."),
     # --- DSP-E04x: verify ---
     E("DSP-E040", "torch-missing", "`verify` needs torch, which is not installed",
       "verify loads the draft's tensors with torch, and torch cannot be imported.",

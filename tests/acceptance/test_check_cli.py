@@ -51,9 +51,13 @@ def test_exit_zero_when_it_loads_on_the_chosen_runtime() -> None:
                    "--fail-on", "warning").returncode == 1
 
 
-def test_without_target_structural_checks_run_and_exit_zero(tmp_path: Path) -> None:
+def test_without_target_structural_checks_run_and_exit_two_unless_allowed(tmp_path: Path) -> None:
+    """No T: no runtime contract is evaluated, so the run is no pass (DSP-E038) unless --allow-no-target."""
     path = make_checkpoint(tmp_path / "d")
-    result = run_cli("check", str(path), "--format", "json")
+    refused = run_cli("check", str(path), "--format", "json")
+    assert refused.returncode == 2 and "[DSP-E038]" in refused.stderr and "--target" in refused.stderr
+    assert json.loads(refused.stdout)["checkpoints"][0]["findings"][0]["code"] == "DSP206"  # the report is there
+    result = run_cli("check", str(path), "--format", "json", "--allow-no-target")
     assert result.returncode == 0
     codes = [f["code"] for f in json.loads(result.stdout)["checkpoints"][0]["findings"]]
     assert codes == ["DSP206"]
