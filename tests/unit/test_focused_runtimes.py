@@ -1,0 +1,172 @@
+"""Focused tests of runtimes/ data and helpers: vllm_rows, vllm_registry, contracts, installed, sglang_build,
+sglang_columns, and model/runtime_label; the tables checked against each other and against the release list."""
+
+from __future__ import annotations
+
+import pytest
+
+from dspark_ckpt.model import runtime_label
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import vllm_registry, vllm_rows
+from dspark_ckpt.runtimes.contracts import When
+from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
+from dspark_ckpt.runtimes.releases import FIRST_REGISTERED
+from dspark_ckpt.runtimes.sglang_build import build_sglang, registered
+from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
+from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, covers, version_key
+
+
+def at_least(release: str, first: str) -> bool:
+    return version_key(release) >= version_key(first)
+
+
+# --- vllm_registry.py ---
+
+@pytest.mark.parametrize("family", list(FIRST_REGISTERED))
+def test_the_registry_data_agrees_with_the_first_registered_release(family: Family) -> None:
+    reg = FIRST_REGISTERED[family]
+    for release in vllm_registry.RELEASES:
+        assert vllm_registry.registered(reg.architecture, release) is at_least(release, reg.first), release
+
+
+def test_registered_for_unknown_names_and_unread_releases() -> None:
+    assert vllm_registry.registered("Qwen3DSparkModel", "0.26.0") is None  # not a release read here
+    assert vllm_registry.registered("NoSuchModelForCausalLM", "0.30.0") is False
+    assert vllm_registry.registered("MedusaModel", "0.32.0") is True
+    assert vllm_registry.registered("MedusaModel", "0.33.0") is False  # removed in 0.33
+    assert vllm_registry.RELEASES == VLLM_VERSIONS
+
+
+def test_names_only_some_releases_register_are_never_common() -> None:
+    overlap = set(vllm_registry.SOME) & vllm_registry.COMMON
+    assert overlap == set()
+    assert all(set(releases) < set(vllm_registry.RELEASES) for releases in vllm_registry.SOME.values())
+
+
+# --- vllm_rows.py ---
+
+def test_build_rules_cover_exactly_the_releases_read() -> None:
+    assert tuple(r.release for r in vllm_rows.BUILD_RULES) == vllm_rows.READ_RELEASES == VLLM_VERSIONS
+    assert all(len(lines) == len(vllm_rows.READ_RELEASES) for lines in vllm_rows.REGISTRY_LINES.values())
+
+
+@pytest.mark.parametrize("name", sorted(vllm_rows.REGISTRY_LINES))
+def test_a_registry_line_is_cited_exactly_where_the_release_registers_the_name(name: str) -> None:
+    for release, line in zip(vllm_rows.READ_RELEASES, vllm_rows.REGISTRY_LINES[name]):
+        assert (line is not None) is vllm_registry.registered(name, release), (name, release)
+
+
+@pytest.mark.parametrize("name", sorted(vllm_rows.DRAFT_CLASSES))
+def test_draft_classes_first_release_agrees_with_the_registry(name: str) -> None:
+    first, cls = vllm_rows.DRAFT_CLASSES[name]
+    for release in vllm_registry.RELEASES:
+        assert vllm_registry.registered(name, release) is at_least(release, first), (name, release)
+    assert cls in vllm_rows.CLASS_FAMILY or cls == "DSparkDeepseekV4ForCausalLM"  # the one class not modelled
+
+
+def test_minor_and_rules_for() -> None:
+    assert vllm_rows.minor("0.29.3") == (0, 29) and vllm_rows.minor("garbage") == (0, 0)
+    rules, exact = vllm_rows.rules_for("0.29.5")
+    assert rules.release == "0.29.0" and exact
+    newer, exact_newer = vllm_rows.rules_for("0.40.0")
+    assert newer.release == vllm_rows.BUILD_RULES[-1].release and not exact_newer
+    older, exact_older = vllm_rows.rules_for("0.20.0")
+    assert older.release == vllm_rows.BUILD_RULES[0].release and not exact_older
+
+
+def test_registry_line_cites_the_release_and_its_line() -> None:
+    rules = {r.release: r for r in vllm_rows.BUILD_RULES}
+    line = vllm_rows.REGISTRY_LINES["Qwen3DSparkModel"][vllm_rows.READ_RELEASES.index("0.30.0")]
+    assert vllm_rows.registry_line("Qwen3DSparkModel", rules["0.30.0"]) == \
+        f"{vllm_rows.REGISTRY_FILE} @ v0.30.0 L{line}"
+    # Omni is not registered in 0.27: the file and release are cited without a line
+    assert vllm_rows.registry_line("Qwen3OmniDSparkModel", rules["0.27.0"]) == f"{vllm_rows.REGISTRY_FILE} @ v0.27.0"
+    assert vllm_rows.registry_line("Unlisted", rules["0.27.0"]) == f"{vllm_rows.REGISTRY_FILE} @ v0.27.0"
+
+
+def test_the_omni_name_is_kept_by_dspark_from_029_only() -> None:
+    for r in vllm_rows.BUILD_RULES:
+        assert ("Qwen3OmniDSparkModel" in r.dspark_keep) is at_least(r.release, "0.29.0")
+        assert r.speculators_dspark_keeps_arch is at_least(r.release, "0.29.0")
+        assert (r.qwen3_rename_line is not None) is at_least(r.release, "0.29.0")
+
+
+@pytest.mark.parametrize("family", sorted({c.family for c in vllm_rows.VLLM_ROWS}, key=str))
+def test_each_familys_rows_cover_every_release_once(family: Family) -> None:
+    rows = [c for c in vllm_rows.VLLM_ROWS if c.family == family]
+    for version in VLLM_VERSIONS:
+        covering = [c for c in rows if covers(c, version)]
+        assert len(covering) <= 1, (family, version)
+
+
+def test_qwen3_dspark_d2t_parameter_predicate_changes_at_030() -> None:
+    def row(version: str) -> object:
+        return next(c for c in vllm_rows.VLLM_ROWS if c.family == Family.QWEN3_DSPARK and covers(c, version))
+    assert row("0.29.0").d2t_param is When.D_NE_T  # type: ignore[attr-defined]
+    assert row("0.30.0").d2t_param is When.D_LT_T  # type: ignore[attr-defined]
+    assert row("0.33.0").d2t_param is When.D_LT_T  # type: ignore[attr-defined]
+
+
+# --- contracts.py ---
+
+@pytest.mark.parametrize(("when", "d", "t", "holds"), [
+    (When.ALWAYS, 1, 2, True), (When.NEVER, 1, 1, False), (When.D_NE_T, 128, 96, True), (When.D_NE_T, 96, 96, False),
+    (When.D_LT_T, 32, 96, True), (When.D_LT_T, 128, 96, False), (When.D_LT_T, 96, 96, False),
+    (When.D_EQ_T, 96, 96, True), (When.D_EQ_T, 97, 96, False)])
+def test_when_holds(when: When, d: int, t: int, holds: bool) -> None:
+    assert when.holds(d, t) is holds
+
+
+# --- installed.py ---
+
+def test_installed_runtimes_reads_package_metadata_only() -> None:
+    # vLLM and SGLang are not installed in this test environment: nothing is found, nothing imported.
+    found = installed_runtimes()
+    assert {i.runtime for i in found} <= set(DISTRIBUTIONS)
+    for runtime in DISTRIBUTIONS:
+        one = installed_runtime(runtime)
+        assert (one is not None) is any(i.runtime == runtime for i in found)
+        if one is not None:
+            assert one.version
+
+
+# --- sglang_build.py ---
+
+def test_qwen3_dspark_is_registered_in_sglang_from_0516() -> None:
+    for version in SGLANG_VERSIONS:
+        names = registered(version)
+        assert ("Qwen3DSparkModel" in names) is at_least(version.replace(".post", "."), "0.5.16"), version
+
+
+def test_build_sglang_reads_the_config_as_written() -> None:
+    raw = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": 128, "draft_vocab_size": 96}
+    built = build_sglang(raw, "0.5.20")
+    assert built.error is None and built.family == Family.QWEN3_DSPARK
+    assert (built.vocab_size, built.draft_vocab_size) == (128, 96)
+    null = build_sglang({**raw, "draft_vocab_size": None}, "0.5.20")
+    assert null.draft_vocab_size == 128  # D is V when draft_vocab_size is null
+
+
+def test_build_sglang_errors_before_any_weight() -> None:
+    raw = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": 128}
+    too_old = build_sglang(raw, "0.5.10")
+    assert too_old.error is not None and too_old.error.code == "DSP309" and "Qwen3DSparkModel" in too_old.error.text
+    nameless = build_sglang({"model_type": "qwen3"}, "0.5.20")
+    assert nameless.error is not None and nameless.error.code == "DSP309" and nameless.architecture is None
+    assert build_sglang({"architectures": [7]}, "0.5.20").architecture is None
+
+
+# --- sglang_columns.py ---
+
+def test_sglang_columns_defaults_are_the_oldest_behaviour() -> None:
+    c = SglangColumns(Loader.DSPARK)
+    assert c.width is Width.ADD and c.crop == "V" and not (c.domino or c.mask_bound_padded or c.merged_parser)
+
+
+# --- model/runtime_label.py ---
+
+def test_runtime_labels() -> None:
+    assert runtime_label.selector("vllm", "0.29.0") == "vllm==0.29.0"
+    assert runtime_label.selector("sglang", runtime_label.ANY_VERSION) == "sglang"
+    assert runtime_label.display("vllm", "0.29.0") == "vllm 0.29.0"
+    assert runtime_label.display("sglang", runtime_label.ANY_VERSION) == "sglang"
