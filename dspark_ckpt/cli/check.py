@@ -15,7 +15,16 @@ from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_OK, EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
-from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, read_paths, render_context, resolve_run
+from dspark_ckpt.cli.run import (
+    Common,
+    Run,
+    announce_policy,
+    diagnose,
+    hook_folders,
+    read_paths,
+    render_context,
+    resolve_run,
+)
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
@@ -77,9 +86,9 @@ def refuse_non_checkpoints(report: Report) -> None:
 
 
 def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None,
-                  inputs: tuple[str, ...] = ()) -> None:
+                  inputs: tuple[str, ...] = (), full: Report | None = None) -> None:
     """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful."""
-    ctx = render_context(run, report)
+    ctx = render_context(run, report, full)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
                if fmt is o.OutputFormat.GITHUB else None)
     emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary,
@@ -143,7 +152,8 @@ def check(
     report = apply_policy(full, run.policy)
     spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
     read = read_paths(run, [i.spec for i in inputs] + ([spec_file] if spec_file else []))
-    render_report(report, run, output_format, output, read)
+    render_report(report, run, output_format, output, read, full)
+    announce_policy(run, full, report)
     if verbose:
         diagnose(run, hidden_count(full, report))
     refuse_non_checkpoints(full)

@@ -106,11 +106,77 @@ def target_flags(target: str | None, size: int | None) -> tuple[str, ...] | None
     return ("--target-vocab-size", str(size)) if size is not None else None
 
 
-def render_context(run: Run, report: Report) -> RenderContext:
-    """What the renderers may know of this run's policy: the threshold, and what the gate left out."""
-    return RenderContext(fail_on=run.policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet,
-                         outside_gate=len(run.policy.outside_gate(report)),
-                         ungated_runtimes=run.policy.ungated_runtimes(report))
+def render_context(run: Run, report: Report, full: Report | None = None) -> RenderContext:
+    """What the renderers may know of this run's policy: the threshold, what the gate left out, which findings
+    decide the exit code, and (given the report before select/ignore) the policy record of the documents."""
+    policy = run.policy
+    gated = frozenset() if policy.exit_zero else frozenset(
+        (c.source, f) for c in report.checkpoints for f in c.findings if policy.gates(f, c))
+    return RenderContext(fail_on=policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet,
+                         outside_gate=len(policy.outside_gate(report)),
+                         ungated_runtimes=policy.ungated_runtimes(report), gated=gated,
+                         policy=policy_record(run, full, report) if full is not None else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """What the policy did beyond the defaults: findings hidden, those of them that would have failed the run, and
+    the exit code with the defaults (select all, ignore nothing, fail on error, no exit-zero) and with the policy."""
+
+    hidden: int
+    hidden_failing: tuple[str, ...]  # their codes
+    default_exit: int
+    exit: int
+
+
+def policy_effect(run: Run, full: Report, shown: Report) -> Hidden:
+    policy = run.policy
+    baseline = Policy(gate=policy.gate)
+    hidden_failing = tuple(f.code for c in full.checkpoints for f in c.findings
+                           if not policy.is_selected(f.code) and baseline.gates(f, c))
+    exit_now = 0 if policy.exit_zero or not policy.failing(shown) else 1
+    return Hidden(len(full.findings) - len(shown.findings), hidden_failing, 1 if baseline.failing(full) else 0,
+                  exit_now)
+
+
+def policy_sources(run: Run) -> list[str]:
+    """Where the select/ignore/fail-on/exit-zero in force came from: the settings file, the command line."""
+    c, layer = run.common, run.settings.policy
+    out = []
+    if run.settings.path is not None and (layer.select is not None or layer.extend_select or layer.ignore
+                                          or layer.exit_zero is not None or layer.fail_on is not None):
+        out.append(str(run.settings.path))
+    if (c.select is not None or c.extend_select or c.ignore is not None or c.exit_zero is not None
+            or c.fail_on is not None):
+        out.append("the command line")
+    return out
+
+
+def policy_record(run: Run, full: Report, shown: Report) -> dict[str, object]:
+    p, effect = run.policy, policy_effect(run, full, shown)
+    return {"settings": str(run.settings.path) if run.settings.path else None, "sources": policy_sources(run),
+            "select": list(p.select), "ignore": list(p.ignore), "fail_on": p.fail_on.value,
+            "exit_zero": p.exit_zero, "gate": list(p.gate) if p.gate is not None else None,
+            "hidden": effect.hidden, "hidden_failing": len(effect.hidden_failing),
+            "exit_code_with_defaults": effect.default_exit}
+
+
+def announce_policy(run: Run, full: Report, shown: Report) -> None:
+    """Settings are never silent: a hidden finding that would have counted, or a changed exit code, is one line on
+    stderr naming where the policy came from, whatever the format (even with -q)."""
+    effect = policy_effect(run, full, shown)
+    if not effect.hidden_failing and effect.exit == effect.default_exit:
+        return
+    where = " and ".join(policy_sources(run)) or "the policy"
+    parts = []
+    if effect.hidden_failing:
+        codes = ", ".join(dict.fromkeys(effect.hidden_failing))
+        parts.append(f"hid {len(effect.hidden_failing)} finding(s) that would fail the run ({codes})")
+    if effect.exit != effect.default_exit:
+        parts.append(f"changed the exit code from {effect.default_exit} to {effect.exit}"
+                     + (" (exit-zero)" if run.policy.exit_zero else ""))
+    stderr_console().print(f"dspark-ckpt: note: the policy from {where} {' and '.join(parts)}; "
+                           f"{effect.hidden} finding(s) hidden in all", markup=False)
 
 
 def hook_folders(paths: list[str]) -> list[str]:

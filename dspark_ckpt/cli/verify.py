@@ -17,7 +17,15 @@ from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
 from dspark_ckpt.cli.progress import PhaseBar, wanted
-from dspark_ckpt.cli.run import Common, Run, diagnose, read_paths, render_context, resolve_run
+from dspark_ckpt.cli.run import (
+    Common,
+    Run,
+    announce_policy,
+    diagnose,
+    read_paths,
+    render_context,
+    resolve_run,
+)
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.emit import emit
@@ -186,6 +194,7 @@ def verify(
     results = [p[1] for p in pairs]
     emit(lambda console: render(report, results, run, output_format, console, engines), output, color.value,
          inputs=read_paths(run, checkpoints))
+    announce_policy(run, full, report)
     if verbose:
         diagnose(run, hidden_count(full, report))
     if failures:

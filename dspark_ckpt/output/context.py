@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.model.findings import Finding, Severity
+from dspark_ckpt.model.report import CheckpointReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,3 +22,12 @@ class RenderContext:
     # gate (check/policy.py DEFAULT_GATE), and those runtimes: the verdict line says so instead of implying a failure.
     outside_gate: int = 0
     ungated_runtimes: tuple[str, ...] = ()
+    # The findings that decide the exit code, as (checkpoint source, finding); None: every finding at or above
+    # fail_on (a renderer called without a run's policy). JUnit failures, `::error` and SARIF `error` follow it.
+    gated: frozenset[tuple[str, Finding]] | None = None
+    policy: dict[str, Any] | None = None  # the policy that applied, as the JSON and SARIF documents record it
+
+    def is_gated(self, c: CheckpointReport, f: Finding) -> bool:
+        if self.gated is None:
+            return f.severity.rank >= self.fail_on.rank
+        return (c.source, f) in self.gated

@@ -28,11 +28,14 @@ def escape_property(text: str) -> str:
 
 def annotation(c: CheckpointReport, f: Finding, ctx: RenderContext) -> str:
     slug = RULES[f.code].slug if f.code in RULES else ""
-    props = {"file": relative_to(finding_path(c, f), ctx.root), "line": "1", "title": f"{f.code} {slug}".strip()}
+    gated = ctx.is_gated(c, f)
+    level = COMMAND[f.severity] if gated or f.severity is not Severity.ERROR else "warning"
+    title = f"{f.code} {slug}".strip() + ("" if gated or not f.severity.rank >= ctx.fail_on.rank else " (not gated)")
+    props = {"file": relative_to(finding_path(c, f), ctx.root), "line": "1", "title": title}
     where = f"{f.tensor}: " if f.tensor else ""
     message = f"{where}{f.message}" + (f"\nhint: {f.hint}" if f.hint else "")
     joined = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
-    return f"::{COMMAND[f.severity]} {joined}::{escape_data(message)}"
+    return f"::{level} {joined}::{escape_data(message)}"
 
 
 def render(report: Report, console: Console, ctx: RenderContext) -> None:

@@ -44,12 +44,34 @@ def _line(f: Finding) -> str:
     return f"{f.severity.value} {f.code} {where + ': ' if where else ''}{visible(cut(f.message, MESSAGE_LIMIT))}"
 
 
+def _outcome(e: Compatibility) -> tuple[object, ...]:
+    return (e.runtime, e.loads, e.error_code, e.first_step_error_code, e.silent_codes)
+
+
+def _group_name(group: list[Compatibility]) -> str:
+    if len(group) == 1:
+        return _runtime_name(group[0])
+    low, high = group[0].version.split("-")[0], group[-1].version.split("-")[-1]
+    return f"runtime {group[0].runtime} {low}-{high}"
+
+
+def runtime_groups(c: CheckpointReport) -> dict[str, set[str | None]]:
+    """Case name -> the codes it owns: consecutive releases of one runtime with the same outcome are one case, so
+    one finding repeated per release is one entry, named by its release range."""
+    groups: list[list[Compatibility]] = []
+    for e in c.compatibility:
+        if groups and _outcome(groups[-1][-1]) == _outcome(e):
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    return {_group_name(g): {g[0].error_code, g[0].first_step_error_code, *g[0].silent_codes} for g in groups}
+
+
 def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
-    """Test case name -> its findings. A runtime-contract finding goes to every runtime whose entry names its code;
-    every other finding to its rule family, so each finding is reported at least once."""
+    """Test case name -> its findings. A runtime-contract finding goes to every runtime case whose entries name its
+    code; every other finding to its rule family, so each finding is reported at least once."""
     out: dict[str, list[Finding]] = {category.value: [] for category in CHECKED}
-    runtime_codes = {_runtime_name(e): {e.error_code, e.first_step_error_code, *e.silent_codes}
-                     for e in c.compatibility}
+    runtime_codes = runtime_groups(c)
     out.update({name: [] for name in runtime_codes})
     for f in c.findings:
         owners = [name for name, codes in runtime_codes.items() if f.code in codes]
@@ -60,7 +82,7 @@ def cases(c: CheckpointReport) -> dict[str, list[Finding]]:
 
 def _testcase(suite: ET.Element, c: CheckpointReport, name: str, found: list[Finding], ctx: RenderContext) -> bool:
     case = ET.SubElement(suite, "testcase", classname=xml_safe(c.source), name=name, time="0")
-    failing = [f for f in found if f.severity.rank >= ctx.fail_on.rank]
+    failing = [f for f in found if ctx.is_gated(c, f)]
     if failing:
         first = failing[0]
         failure = ET.SubElement(case, "failure", type=first.code, message=xml_safe(cut(f"{first.code}: {first.message}", MESSAGE_LIMIT)))

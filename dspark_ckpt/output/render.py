@@ -77,8 +77,12 @@ def report_json(report: Report) -> dict[str, Any]:
     return check_document(report)
 
 
-def render_json(report: Report, console: Console) -> None:
-    console.file.write(json.dumps(json_safe(report_json(report)), indent=2) + "\n")
+def render_json(report: Report, console: Console, policy: dict[str, Any] | None = None) -> None:
+    """`policy`: what select/ignore/fail-on/exit-zero and the settings file did to this run (docs/json.md)."""
+    document = report_json(report)
+    if policy is not None:
+        document = {**document, "policy": policy}
+    console.file.write(json.dumps(json_safe(document), indent=2) + "\n")
 
 
 def _facts(c: CheckpointReport) -> Table:

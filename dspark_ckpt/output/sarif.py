@@ -52,13 +52,14 @@ def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[str
     if f.tensor:
         location["logicalLocations"] = [{"name": visible(f.tensor), "kind": "member"}]
     seen[(f.code, uri, f.tensor)] += 1
+    gated = ctx.is_gated(c, f)
     result: dict[str, Any] = {
         "ruleId": f.code,
-        "level": LEVEL[f.severity],
+        "level": LEVEL[f.severity] if gated or f.severity is not Severity.ERROR else "warning",
         "message": {"text": visible_keep_lines(f.message + (f"\nhint: {f.hint}" if f.hint else ""))},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(f.code, uri, f.tensor, seen[(f.code, uri, f.tensor)])},
-        "properties": {"checkpoint": c.source, **({"revision": c.revision} if c.revision else {})},
+        "properties": {"checkpoint": c.source, **({"revision": c.revision} if c.revision else {}), "gated": gated},
     }
     if f.code in index:
         result["ruleIndex"] = index[f.code]
@@ -75,7 +76,7 @@ def sarif_log(report: Report, ctx: RenderContext) -> dict[str, Any]:
                             "semanticVersion": ctx.tool_version, "rules": [_rule(r) for r in rules]}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": ctx.root.absolute().as_uri() + "/"}},
         "results": results,
-        "properties": {"runtimes": list(report.runtimes)},
+        "properties": {"runtimes": list(report.runtimes), **({"policy": ctx.policy} if ctx.policy else {})},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 

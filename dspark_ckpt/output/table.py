@@ -19,7 +19,7 @@ def _text(report: Report, console: Console, ctx: RenderContext) -> None:
 
 
 def _json(report: Report, console: Console, ctx: RenderContext) -> None:
-    render_json(report, console)
+    render_json(report, console, ctx.policy)
 
 
 # The CI formats' modules are imported when their format is asked for: a text `check` never loads the XML,
