@@ -14,7 +14,7 @@ from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_OK, EXIT_USAGE, findings_exit
-from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
+from dspark_ckpt.cli.inputs import expand_folders, plan_inputs, refuse_wrong_file
 from dspark_ckpt.cli.run import (
     Common,
     Run,
@@ -143,6 +143,10 @@ def check(
                          hint="name a draft folder, a .safetensors file or org/repo, or give --speculative-config")
     if deploy is not None:
         given, deploy = deploy.checkpoints(given, hook=checkpoint_folders), deploy.pair(given, hook=checkpoint_folders)
+    given, skipped = expand_folders(given) if not checkpoint_folders else (given, [])
+    if not quiet:
+        for line in skipped:
+            stderr_console().print(f"dspark-ckpt: note: {line}", markup=False)
     inputs = plan_inputs(given)
     notes = {i.spec: i.note for i in inputs}
     batch = run_checks([i.spec for i in inputs], lambda spec: check_one(spec, run, notes[spec], deploy), jobs=jobs,

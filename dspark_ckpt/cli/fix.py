@@ -60,9 +60,10 @@ def fix(
     target: o.Target = None,
     target_vocab_size: o.TargetSize = None,
     for_: Annotated[list[str] | None, typer.Option(
-        "--for", help="Runtime the result must load on: vllm==X.Y.Z (repeatable), vllm, sglang, or all "
-                      "(default: the settings file's `runtime`, else all: every known vLLM version and "
-                      "SGLang, as for check).")] = None,
+        "--runtime", "--for", metavar="SELECTOR",
+        help="Runtime the result must load on: vllm==X.Y.Z, 'vllm>=X.Y' (repeatable), vllm, sglang, or all; "
+             "--for is the same option (default: the settings file's `runtime`, else all: every known vLLM "
+             "version and SGLang, as for check).")] = None,
     strategy: Annotated[Strategy | None, typer.Option("--strategy", help="Force one repair.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the complete fixed checkpoint here [default: NAME-fixed beside the checkpoint].")] = None,

@@ -96,3 +96,25 @@ def refuse_wrong_file(spec: str) -> None:
                           "safetensors checkpoints only", code="DSP-E111",
                           hint="convert the weights to safetensors (the format vLLM and SGLang load drafts from), "
                                "then check the folder")
+
+
+def expand_folders(specs: list[str]) -> tuple[list[str], list[str]]:
+    """The checkpoints to read and the notes to print: a folder that is no checkpoint itself stands for the drafts
+    below it (sources/discover.py); a target model's folder among drafts (`check */`) is skipped with a note. A
+    folder below which no draft is found stays as given, so that it is reported as what it is."""
+    from dspark_ckpt.sources.discover import config_target, discover, is_checkpoint_folder, is_container
+
+    out: list[str] = []
+    notes: list[str] = []
+    for spec in specs:
+        found = discover(spec) if is_container(spec) else None
+        if found is None:
+            out.append(spec)
+            continue
+        notes += found.notes
+        out += found.drafts or [spec]
+    targets = {s: t for s in out if is_checkpoint_folder(Path(s)) and (t := config_target(Path(s))) is not None}
+    if targets and len(targets) < len(out):
+        notes += [f"skipped {s}: its config names a target model ({t}), not a draft" for s, t in targets.items()]
+        out = [s for s in out if s not in targets]
+    return list(dict.fromkeys(out)), notes

@@ -97,3 +97,27 @@ def family_for(architecture: str | None, model_type: str | None) -> Family | Non
         # vLLM 0.29+ rewrites a Qwen3-typed DSparkDraftModel to Qwen3DSparkModel (config/speculative.py).
         return Family.QWEN3_DSPARK
     return ARCHITECTURE_FAMILY.get(architecture)
+
+
+# What marks a config as a draft's even where its architecture is a plain model class (an EAGLE-1/3 head exported
+# as LlamaForCausalLM, a speculators config): a draft architecture name, or a key only drafts carry.
+_DRAFT_WORDS = ("eagle", "dflash", "dspark", "medusa", "speculator", "mtp", "draft")
+_DRAFT_KEYS = frozenset({"draft_vocab_size", "speculators_config", "speculators_model_type", "eagle_config",
+                         "dflash_config", "dspark_config", "target_hidden_size", "eagle_aux_hidden_state_layer_ids",
+                         "num_aux_hidden_states", "medusa_num_heads", "n_predict", "markov_rank"})
+_DRAFT_MODEL_TYPES = frozenset({"speculators", "eagle", "medusa", "mlp_speculator"})
+_MODEL_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
+
+
+def target_architecture(config: dict[str, object]) -> str | None:
+    """The architecture of a config that names a target model and nothing of a draft, else None (a draft, or a
+    config without architectures, which check itself judges)."""
+    archs = config.get("architectures")
+    if not isinstance(archs, list) or not archs or not all(isinstance(a, str) for a in archs):
+        return None
+    names = [str(a) for a in archs]
+    if any(a in ARCHITECTURE_FAMILY or any(w in a.lower() for w in _DRAFT_WORDS) for a in names):
+        return None
+    if _DRAFT_KEYS & config.keys() or config.get("model_type") in _DRAFT_MODEL_TYPES:
+        return None
+    return names[0] if all(a.endswith(_MODEL_SUFFIXES) for a in names) else None

@@ -9,7 +9,6 @@ from dspark_ckpt.formats.json_doc import Document, JsonProblem, decode_document,
 from dspark_ckpt.model.draft_config import MAX_VOCAB
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import is_qwen3_omni_target, target_head_rows, target_vocab_size
-from dspark_ckpt.sources.base import exists
 
 _TARGET_HINT = "--target takes the target model's folder, its config.json, or org/repo[@rev]"
 
@@ -73,15 +72,18 @@ def resolve_target(target: str | None, target_vocab_size: int | None, *,
 
 
 def hub_or_local_target(target: str, token: str | None) -> TargetVocab:
-    """An existing path wins; otherwise an org/repo[@rev] on the Hub (only its config.json is fetched)."""
-    path = Path(target)
-    if not exists(path):
-        from dspark_ckpt.sources.hub import hub_target_config, parse_repo_spec
+    """Local paths first (sources/resolve.py `hub_spec`); an org/repo[@rev] on the Hub fetches only its config.json."""
+    from dspark_ckpt.sources.resolve import hub_spec, tried_the_hub
 
-        spec = parse_repo_spec(target)
-        if spec is not None:
-            doc, where = hub_target_config(spec, token=token)
-            if doc is None:
-                raise SourceError(f"target {spec.display} has no config.json", code="DSP-E035", hint=_TARGET_HINT)
-            return target_from_document(doc, where)
-    return local_target(path)
+    spec = hub_spec(target, what="target")
+    if spec is None:
+        return local_target(Path(target))
+    from dspark_ckpt.sources.hub import hub_target_config
+
+    try:
+        doc, where = hub_target_config(spec, token=token)
+    except SourceError as exc:
+        raise tried_the_hub(exc, target) from None
+    if doc is None:
+        raise SourceError(f"target {spec.display} has no config.json", code="DSP-E035", hint=_TARGET_HINT)
+    return target_from_document(doc, where)
