@@ -199,6 +199,7 @@ def _apply_time(server: ForkServer, case: Case, pristine: Path, root: Path, in_p
     return max(times)
 
 
+@pytest.mark.slow  # the kill loop: tens of forked fixes
 def test_killed_at_random_instants_leaves_original_or_fix(tmp_path: Path, server: ForkServer) -> None:
     """SIGKILL after a random delay, wherever the run is (no hook): over 210 runs, in place and --out, every end
     state is, file for file by sha256, the original or the complete fix once recovery has run. Most runs are held

@@ -16,6 +16,8 @@ from dspark_ckpt.runtimes import speculative_config as sc
 
 from released_sources import release_tree
 
+pytestmark = pytest.mark.slow  # the first run downloads seven vLLM wheels (cached after)
+
 
 def wheel(version: str) -> Path:
     """The extracted `.py` files of vLLM `version`'s wheel."""
