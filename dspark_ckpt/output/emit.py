@@ -12,9 +12,11 @@ from rich.console import Console
 
 from dspark_ckpt.output.paths import check_destinations
 from dspark_ckpt.output.write import (
+    TextBuffer,
     append_step_summary,
     env_columns,
     make_console,
+    stream_encoding,
     stream_facts,
     write_atomic,
     write_stdout,
@@ -28,7 +30,7 @@ def emit(render: Callable[[Console], None], output: Path | None, color: str,
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if summary is not None else None
     check_destinations(output, step_summary, inputs)
     terminal, width = stream_facts(sys.stdout) if output is None else (False, env_columns() or 100)
-    buffer = io.StringIO()
+    buffer = TextBuffer("utf-8" if output is not None else stream_encoding(sys.stdout))
     render(make_console(buffer, color=color if output is None else "never", terminal=terminal, width=width))
     if output is None:
         write_stdout(buffer.getvalue())

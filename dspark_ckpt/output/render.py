@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -16,6 +16,7 @@ from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Deploy, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import json_safe, terminal
+from dspark_ckpt.output.plain import table
 from dspark_ckpt.output.runs import runs
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -105,41 +106,39 @@ def _facts(c: CheckpointReport) -> Table:
     return grid
 
 
-def _compatibility(c: CheckpointReport) -> Table:
-    table = Table(title="Compatibility", title_justify="left", expand=False, show_lines=False)
-    table.add_column("runtime", no_wrap=True)
-    table.add_column("loads", no_wrap=True)
-    table.add_column("error / silent misbehaviour", overflow="fold")
+def _compatibility(c: CheckpointReport, console: Console) -> RenderableType:
+    rows: list[list[str | Text]] = []
     for run in runs(c.compatibility):  # consecutive SGLang releases with one verdict share a row
         name, e = run.label, run.entry
         if e.error:
-            table.add_row(name, Text("no", style="bold red"), Text(terminal(f"{e.error_code}: {e.error}")))
+            rows.append([name, Text("no", style="bold red"), Text(terminal(f"{e.error_code}: {e.error}"))])
         elif e.first_step_error:  # it loads, then its first draft step fails
-            table.add_row(name, Text("1st step", style="bold red"),
-                          Text(terminal(f"{e.first_step_error_code}: fails at the first draft step: "
-                                        f"{e.first_step_error}")))
+            rows.append([name, Text("1st step", style="bold red"),
+                         Text(terminal(f"{e.first_step_error_code}: fails at the first draft step: "
+                                       f"{e.first_step_error}"))])
         elif e.silent:
-            table.add_row(name, Text("yes*", style="yellow"),
-                          Text("\n".join(terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent))))
+            rows.append([name, Text("yes*", style="yellow"),
+                         Text("\n".join(terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent)))])
         else:
-            table.add_row(name, Text("yes", style="green"), "")
-    return table
+            rows.append([name, Text("yes", style="green"), ""])
+    return table(console, "Compatibility", [("runtime", {"no_wrap": True}), ("loads", {"no_wrap": True}),
+                                            ("error / silent misbehaviour", {"overflow": "fold"})], rows)
 
 
-def _deploy(d: Deploy) -> Table:
+def _deploy(d: Deploy, console: Console) -> RenderableType:
     """One row per vLLM release: what it builds from the speculative config; the findings carry the messages."""
     title = f"Deploy ({d.source}" + (f", model {d.model})" if d.model else ")")
-    table = Table(title=Text(terminal(title, 500)), title_justify="left", expand=False)
-    for name in ("runtime", "starts", "method", "model class", "tokens", "D", "codes"):
-        table.add_column(name, no_wrap=name != "codes", overflow="fold")
+    rows: list[list[str | Text]] = []
     for r in d.runtimes:
         starts = (Text("no", style="bold red") if r.error else Text("yes*", style="yellow") if r.notes
                   else Text("yes", style="green"))
         codes = ", ".join(dict.fromkeys(([r.error_code] if r.error_code else []) + list(r.note_codes)))
-        table.add_row(runtime_label.display(r.runtime, r.version), starts, Text(terminal(r.method or "-", 40)),
-                      Text(terminal(r.model_class or "-", 60)), str(r.num_speculative_tokens or "-"),
-                      str(r.draft_vocab_size or "-"), codes)
-    return table
+        rows.append([runtime_label.display(r.runtime, r.version), starts, Text(terminal(r.method or "-", 40)),
+                     Text(terminal(r.model_class or "-", 60)), str(r.num_speculative_tokens or "-"),
+                     str(r.draft_vocab_size or "-"), codes])
+    columns = [(name, {"no_wrap": name != "codes", "overflow": "fold"})
+               for name in ("runtime", "starts", "method", "model class", "tokens", "D", "codes")]
+    return table(console, Text(terminal(title, 500)), columns, rows)
 
 
 def _findings(c: CheckpointReport) -> Table:
@@ -196,9 +195,9 @@ def render_text(report: Report, console: Console, ctx: RenderContext | None = No
         console.print(Text(terminal(c.source, 500), style="bold underline"))
         console.print(_facts(c))
         if c.compatibility:
-            console.print(_compatibility(c))
+            console.print(_compatibility(c, console))
         if c.deploy is not None and c.deploy.runtimes:
-            console.print(_deploy(c.deploy))
+            console.print(_deploy(c.deploy, console))
         if not shown and (c.compatibility or c.draft_vocab_size is not None):
             console.print(Text(LEGEND, style="dim"))
             shown = True

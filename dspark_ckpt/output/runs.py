@@ -1,23 +1,61 @@
 """Pure: consecutive SGLang releases with the same verdict shown as one row (`sglang 0.5.1-0.5.15`) in tables.
 
-JSON, SARIF and JUnit keep one entry per release; only the human tables fold them (24 SGLang releases are known).
+JSON, SARIF and JUnit keep one entry per release; the human listings fold them (24 SGLang releases are known): check's
+compatibility table, fix's before/after lines and verify's "loaded with torch" table all go through `fold`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.report import Compatibility
 
 FOLDED = frozenset({"sglang"})
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Run:
+class Folded(Generic[T]):
     label: str  # `vllm 0.29.0`, `sglang 0.5.16`, or `sglang 0.5.16-0.5.21`
-    entry: Compatibility  # the first of the run (every member has the same verdict)
+    entry: T  # the first of the run (every member has the same outcome)
+    count: int = 1
+
+
+def fold(items: Sequence[T], release: Callable[[T], tuple[str, str]],
+         outcome: Callable[[T], Hashable]) -> list[Folded[T]]:
+    """Consecutive items of a folded runtime with the same `outcome` as one, labelled by their release range;
+    `release(item)` is its (runtime, version)."""
+    out: list[Folded[T]] = []
+    group: list[T] = []
+
+    def flush() -> None:
+        if group:
+            (runtime, first), (_, last) = release(group[0]), release(group[-1])
+            label = runtime_label.display(runtime, first) + (f"-{last}" if len(group) > 1 else "")
+            out.append(Folded(label, group[0], len(group)))
+            group.clear()
+
+    for item in items:
+        runtime = release(item)[0]
+        if group and (runtime != release(group[0])[0] or runtime not in FOLDED or outcome(item) != outcome(group[0])):
+            flush()
+        group.append(item)
+        if runtime not in FOLDED:
+            flush()
+    flush()
+    return out
+
+
+def split_selector(name: str) -> tuple[str, str]:
+    """`vllm==0.29.0` -> (`vllm`, `0.29.0`); a bare runtime name is every version of it."""
+    runtime, _, version = name.partition("==")
+    return runtime, version or runtime_label.ANY_VERSION
+
+
+Run = Folded[Compatibility]
 
 
 def _verdict(e: Compatibility) -> tuple[object, ...]:
@@ -26,23 +64,4 @@ def _verdict(e: Compatibility) -> tuple[object, ...]:
 
 
 def runs(entries: Sequence[Compatibility]) -> list[Run]:
-    out: list[Run] = []
-    group: list[Compatibility] = []
-
-    def flush() -> None:
-        if group:
-            first, last = group[0], group[-1]
-            label = runtime_label.display(first.runtime, first.version)
-            if len(group) > 1:
-                label = f"{label}-{last.version}"
-            out.append(Run(label, first))
-            group.clear()
-
-    for e in entries:
-        if group and (e.runtime not in FOLDED or _verdict(e) != _verdict(group[0])):
-            flush()
-        group.append(e)
-        if e.runtime not in FOLDED:
-            flush()
-    flush()
-    return out
+    return fold(entries, lambda e: (e.runtime, e.version), _verdict)

@@ -17,10 +17,13 @@ from typing import IO, TextIO, cast
 from rich.console import Console
 
 from dspark_ckpt.output import paths
+from dspark_ckpt.output.charset import encode_for, encodes_unicode
 from dspark_ckpt.output.paths import OutputError
+from dspark_ckpt.output.plain import ReportConsole
 from dspark_ckpt.output.streams import CODES, GuardedStream
 
-__all__ = ["OutputError", "append_step_summary", "make_console", "stderr_console", "stdout_console",
+__all__ = ["OutputError", "TextBuffer", "append_step_summary", "make_console", "stderr_console", "stdout_console",
+           "stream_encoding",
            "stream_facts", "trim_lines", "write_atomic", "write_stdout"]
 
 UNBOUNDED_WIDTH = 4096  # a pipe's "width": wide enough that no table cell or line is ever wrapped
@@ -47,19 +50,39 @@ def stream_facts(stream: object) -> tuple[bool, int]:
     return False, env_columns() or UNBOUNDED_WIDTH
 
 
+def stream_encoding(stream: object) -> str:
+    """What a stream can show: `utf-8`, or `ascii` when its encoding cannot encode box drawing and icons."""
+    return "utf-8" if encodes_unicode(getattr(stream, "encoding", None)) else "ascii"
+
+
+class TextBuffer(io.StringIO):
+    """A report rendered in memory, carrying the encoding of the stream it is for (rich draws ASCII boxes when that
+    is ascii)."""
+
+    def __init__(self, encoding: str = "utf-8") -> None:
+        super().__init__()
+        self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
 def make_console(file: IO[str], *, color: str, terminal: bool, width: int) -> Console:
     """A console that renders into `file` as it would on the real stream; --color always|never beats NO_COLOR.
 
-    Off a terminal, text is soft-wrapped (each line as long as it is): a pipe to grep sees whole lines.
+    Off a terminal, text is soft-wrapped (each line as long as it is) and tables are one record per line
+    (output/plain.py): a pipe to grep sees whole lines.
     """
     soft = not terminal
     if color == "never":
-        return Console(file=file, color_system=None, force_terminal=False, width=width, soft_wrap=soft,
-                       highlight=False)
+        return ReportConsole(file=file, color_system=None, force_terminal=False, width=width, soft_wrap=soft,
+                             highlight=False, on_terminal=terminal)
     if color == "always":
-        return Console(file=file, force_terminal=True, no_color=False, color_system="standard", width=width,
-                       soft_wrap=soft, highlight=False)
-    return Console(file=file, force_terminal=terminal, width=width, soft_wrap=soft, highlight=False)
+        return ReportConsole(file=file, force_terminal=True, no_color=False, color_system="standard", width=width,
+                             soft_wrap=soft, highlight=False, on_terminal=terminal)
+    return ReportConsole(file=file, force_terminal=terminal, width=width, soft_wrap=soft, highlight=False,
+                         on_terminal=terminal)
 
 
 class TrimmedStream(io.TextIOBase):
@@ -73,7 +96,7 @@ class TrimmedStream(io.TextIOBase):
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"
+        return stream_encoding(self._stream)
 
     def isatty(self) -> bool:
         return self._stream.isatty()
@@ -97,7 +120,7 @@ class TrimmedStream(io.TextIOBase):
         self._stream.flush()
 
     def _emit(self, text: str) -> None:
-        write_bytes(self._stream, text.encode("utf-8", "backslashreplace"))  # flushes the text layer first
+        write_bytes(self._stream, encode_for(text, self.encoding))  # flushes the text layer first
 
 
 def stdout_console(color: str = "auto") -> Console:
@@ -115,8 +138,9 @@ def stderr_console() -> Console:
 
 
 def write_stdout(text: str) -> None:
-    # A hostile tensor name can hold a lone surrogate; show it escaped rather than crash on encoding.
-    write_bytes(sys.stdout, trim_lines(text).encode("utf-8", "backslashreplace"))
+    # A hostile tensor name can hold a lone surrogate; show it escaped rather than crash on encoding. A stream that
+    # cannot encode Unicode gets ASCII (output/charset.py).
+    write_bytes(sys.stdout, encode_for(trim_lines(text), stream_encoding(sys.stdout)))
 
 
 def write_bytes(stream: object, data: bytes) -> None:

@@ -5,27 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dspark_ckpt.check.hints import command_line, release, release_groups, selectors
+from dspark_ckpt.check.hints import command_line, selectors
+from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import actions as a
 
 HUB_PREFIX = "hf://"
-# selectors lives in check/hints.py (one derivation of every suggested command); the planner takes it from here.
+# selectors lives in check/hints.py (one derivation of every suggested command) and spans in check/ranges.py (verify
+# names ranges too); the planner takes them from here.
 __all__ = ["HUB_PREFIX", "command", "explain", "group_label", "groups", "out_args", "per_group_commands", "selectors",
            "spans", "unreachable_reason"]
-
-
-def spans(runtimes: Sequence[str]) -> str:
-    """Runtimes for a sentence: every known release of a runtime as its name, a run of three or more consecutive
-    known releases as one span (`sglang 0.5.1-0.5.15`, `vllm 0.30.0-0.33.0`)."""
-    grouped, rest = release_groups(runtimes)
-    out: list[str] = []
-    for g in grouped:
-        out += [g.runtime] if g.every else [f"{g.runtime} {release(g.names[0])}-{release(g.names[-1])}"] \
-            if g.span else list(g.names)
-    return ", ".join(out + rest)
 
 
 def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:

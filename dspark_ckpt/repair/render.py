@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from dspark_ckpt.output.render import finding_json, human_bytes
+from dspark_ckpt.output.runs import fold, split_selector
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
 from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
@@ -66,8 +67,11 @@ def render_plan_text(plan: FixPlan, console: Console, *, diff: bool) -> None:
             console.print(f"  [{action.reason}] {describe(action)}", markup=False)
         for row in _files(plan):
             console.print(f"  file: {row}", markup=False)
-    for before, after in zip(plan.before, plan.after):
-        console.print(f"  {before.runtime:<14} {state_text(before)} -> {state_text(after)}", markup=False)
+    # Consecutive SGLang releases with the same before -> after share a line, as in check's table.
+    for run in fold(list(zip(plan.before, plan.after)), lambda pair: split_selector(pair[0].runtime),
+                    lambda pair: (state_text(pair[0]), state_text(pair[1]))):
+        before, after = run.entry
+        console.print(f"  {run.label:<20} {state_text(before)} -> {state_text(after)}", markup=False)
     for w in plan.warnings:
         console.print(Text.assemble(("warning ", "bold yellow"), (w.code, "bold"), f": {w.message}"))
         if w.hint:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.verify.interval import rate
 from dspark_ckpt.verify.result import ProbeStats, VerifyResult
 
 
@@ -12,19 +14,15 @@ def _mapping_findings(result: VerifyResult) -> list[Finding]:
         # An unloaded all-zero table is already the DSP302 silent issue of those runtimes.
         failures = [f for f in m.failures if m.source == "d2t" or not f.startswith("all-zero")]
         if failures:
-            found.append(finding("DSP603", f"on {', '.join(m.runtimes)}, map_draft_to_target(arange({m.width})) "
+            found.append(finding("DSP603", f"on {spans(m.runtimes)}, map_draft_to_target(arange({m.width})) "
                                            f"({m.source}): {'; '.join(failures)}."))
     return found
 
 
-def _share(n: int, of: int) -> str:
-    return f"{n}/{of} ({100 * n / of:.2f}%)" if of else "0/0"
-
-
 def _describe(s: ProbeStats) -> str:
     margin = f", largest margin {s.max_margin:+.4g} (row {s.max_margin_row})" if s.max_margin is not None else ""
-    return (f"{s.source} [{s.logits}]: argmax illegal {_share(s.argmax_illegal, s.probes)}, an illegal row in the "
-            f"top-{s.top_k} {_share(s.topk_any_illegal, s.probes)}{margin}")
+    return (f"{s.source} [{s.logits}]: argmax illegal {rate(s.argmax_illegal, s.probes)}, an illegal row in the "
+            f"top-{s.top_k} {rate(s.topk_any_illegal, s.probes)}{margin}")
 
 
 def _probe_findings(result: VerifyResult) -> list[Finding]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dspark_ckpt.verify.interval import wilson
+
 
 @dataclass(frozen=True, slots=True)
 class RuntimeState:
@@ -119,9 +121,14 @@ def _stats_json(s: ProbeStats) -> dict[str, Any]:
     def share(n: int) -> float | None:
         return n / s.probes if s.probes else None
 
+    def interval(n: int) -> list[float] | None:  # the 95% Wilson score interval of share(n)
+        return [round(x, 6) for x in wilson(n, s.probes)] if s.probes else None
+
     return {"source": s.source, "logits": s.logits, "probes": s.probes, "top_k": s.top_k,
             "argmax_illegal": s.argmax_illegal, "argmax_illegal_fraction": share(s.argmax_illegal),
+            "argmax_illegal_ci95": interval(s.argmax_illegal),
             "topk_any_illegal": s.topk_any_illegal, "topk_any_illegal_fraction": share(s.topk_any_illegal),
+            "topk_any_illegal_ci95": interval(s.topk_any_illegal),
             "topk_illegal_slots": s.topk_illegal_slots, "max_margin": s.max_margin,
             "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe}
 
