@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dspark_ckpt.check.policy import DEFAULT_GATE
 from dspark_ckpt.model.findings import Finding
-from dspark_ckpt.model.hint_template import Command, fill
+from dspark_ckpt.model.hint_template import MARKER, Command, fill, parse
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import is_in_hf_cache
@@ -145,21 +145,33 @@ def render(command: Command, where: Place, target: tuple[str, ...] | None, runti
     return f"`{line}`"
 
 
-def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInputs) -> Finding:
+# A finding's code, one of its hint's fix markers and the runtimes the command names -> None where that fix
+# repairs this checkpoint, else the hint to give instead (markers allowed): another strategy, or what to re-export.
+# repair/suggest.py builds it from the checkpoint's analysis (check cannot import repair).
+Suggest = Callable[[str, Command, Sequence[str]], "str | None"]
+
+
+def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInputs,
+             suggest: Suggest | None = None) -> Finding:
     if f.template is None:
         return f
     target = inputs.target or (("--target-vocab-size", str(report.target_vocab_size))
                                if report.target_vocab_size is not None else None)
     about = runtimes_about(report, f.code)
 
-    def one(c: Command) -> str:  # a fix repairs for the gate; a check or verify shows what the run showed
-        chosen = about or list(inputs.runtimes or (DEFAULT_GATE if c.verb == "fix" else ()))
-        return render(c, where, target, chosen)
+    def chosen(c: Command) -> list[str]:  # a fix repairs for the gate; a check or verify shows what the run showed
+        return about or list(inputs.runtimes or (DEFAULT_GATE if c.verb == "fix" else ()))
 
-    return replace(f, hint=fill(f.template, one))
+    template = f.template
+    if suggest is not None:
+        fixes = [c for c in map(parse, MARKER.finditer(template)) if c.verb == "fix"]
+        template = next((t for c in fixes if (t := suggest(f.code, c, chosen(c))) is not None), template)
+    return replace(f, hint=fill(template, lambda c: render(c, where, target, chosen(c))))
 
 
-def with_runnable_hints(report: CheckpointReport, spec: str, inputs: HintInputs) -> CheckpointReport:
-    """The report with every hint's command filled in for `spec`, the checkpoint as the user gave it."""
+def with_runnable_hints(report: CheckpointReport, spec: str, inputs: HintInputs,
+                        suggest: Suggest | None = None) -> CheckpointReport:
+    """The report with every hint's command filled in for `spec`, the checkpoint as the user gave it; with
+    `suggest`, a fix command only where it repairs this checkpoint."""
     where = place(spec, report.revision)
-    return replace(report, findings=tuple(runnable(f, report, where, inputs) for f in report.findings))
+    return replace(report, findings=tuple(runnable(f, report, where, inputs, suggest) for f in report.findings))

@@ -61,7 +61,12 @@ def check_one(spec: str, run: Run, note: Finding | None = None, deploy: DeployPl
     report = analysis.with_findings((note,) if note else ()).with_findings(source_notes(source)).report
     if deploy is not None and deploy.applies(spec):  # the speculative config, with the checkpoint it names
         report = deploy.apply(report, spec, analysis.raw_config, analysis.config.family if analysis.config else None)
-    return with_runnable_hints(report, spec, run.hints)
+    suggest = None
+    if any(f.template and "{fix" in f.template for f in report.findings):
+        from dspark_ckpt.repair.suggest import suggester  # only then: planning imports the repair package
+
+        suggest = suggester(analysis)
+    return with_runnable_hints(report, spec, run.hints, suggest)
 
 
 def deploy_plan(run: Run, flag: str | None) -> DeployPlan | None:

@@ -55,6 +55,20 @@ def rebuild_d2t(t2d: Sequence[int]) -> list[int]:
     return list(map(operator.sub, ids, range(len(ids))))
 
 
+def maps_validly(targets: Sequence[int], target_vocab_size: int) -> bool:
+    """Target ids a d2t maps onto are a vocabulary map: strictly increasing, inside [0, T)."""
+    return (not targets or (targets[0] >= 0 and targets[-1] < target_vocab_size)) and \
+        all(map(operator.lt, targets, targets[1:]))
+
+
+def absolute_to_offsets(d2t: Sequence[int], target_vocab_size: int) -> list[int] | None:
+    """The offsets (d2t[i] - i) of a d2t written with absolute target ids, where that is what it holds: read as
+    offsets it is no vocabulary map, read as ids it is one (a strictly increasing subset of [0, T)). Else None."""
+    if not d2t or maps_validly(d2t_targets(d2t), target_vocab_size) or not maps_validly(d2t, target_vocab_size):
+        return None
+    return list(map(operator.sub, d2t, range(len(d2t))))
+
+
 def check_d2t(d2t: Sequence[int], *, target_vocab_size: int | None, pruned: bool,
               file: str, tensor: str, targets: list[int] | None = None) -> list[Finding]:
     """Range is checked on the rows a target id can come from: on a padded draft the rows [T, D) are

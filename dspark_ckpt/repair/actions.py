@@ -12,6 +12,7 @@ from dspark_ckpt.repair import strategies as _table
 TRIM = _table.TRIM
 SHARE_TARGET_HEAD = _table.SHARE_TARGET_HEAD
 REBUILD_D2T = _table.REBUILD_D2T
+OFFSET_D2T = _table.OFFSET_D2T
 DROP_D2T = _table.DROP_D2T
 IDENTITY_D2T = _table.IDENTITY_D2T
 TRIM_INPUT = _table.TRIM_INPUT

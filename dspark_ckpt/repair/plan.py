@@ -27,6 +27,7 @@ NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
 NOMINAL_CODE = {s.name: s.resolves[0] for s in TABLE}
 # What an input trim can resolve: SGLang checks lm_head/markov_w2 rows against V, so V follows the output side to T.
 INPUT_CODES = frozenset(BY_NAME[a.TRIM_INPUT].resolves)
+D2T_CONTENT_CODES = frozenset({"DSP402", "DSP403", "DSP405"})  # check's findings of a d2t's contents
 CONFIG_CODES = frozenset(code for name in a.CONFIG_FIRST for code in BY_NAME[name].resolves)
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
 
@@ -49,6 +50,11 @@ class Situation:
     t2d_flags: bytes | None  # a t2d usable to rebuild d2t (BOOL, length T, D ids marked), else None
     fingerprints: tuple[tuple[str, int, int, int], ...] = ()
     nested_settings: tuple[tuple[str, str, Any], ...] = ()  # DraftConfig.nested_settings: what hoisting writes
+    d2t_broken: bool = False  # a shipped d2t that maps outside [0, T) or out of order (check's DSP402/DSP403)
+    # The offsets of a d2t that holds absolute target ids (formats/mapping.absolute_to_offsets), when a t2d, if
+    # any, marks the same ids: what offset-d2t writes. Else why it does not apply.
+    d2t_offsets: tuple[int, ...] | None = None
+    d2t_offsets_why: str = "it ships no d2t"
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
@@ -74,12 +80,14 @@ def applicable(s: Situation) -> dict[str, str | None]:
                            "the draft is not padded (D <= T)" if not padded else "it already ships a d2t")
     why[a.DROP_D2T] = (None if v.d2t and kind is not VocabKind.PRUNED else
                        "it ships no d2t" if not v.d2t else "a pruned draft needs its d2t")
-    needs_d2t = kind is VocabKind.PRUNED and (not v.d2t or s.d2t_all_zero)
+    needs_d2t = kind is VocabKind.PRUNED and (not v.d2t or s.d2t_all_zero or s.d2t_broken)
     why[a.REBUILD_D2T] = (None if needs_d2t and v.lm_head and s.t2d_flags is not None else
                           "the draft is not pruned (D >= T)" if kind is not VocabKind.PRUNED else
-                          "its d2t is present and not all zero" if not needs_d2t else
+                          "its d2t is a valid map (not all zero, inside [0, T), increasing)" if not needs_d2t else
                           "it ships no lm_head" if not v.lm_head else
                           f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
+    why[a.OFFSET_D2T] = (None if s.d2t_offsets is not None and len(s.d2t_offsets) == d else
+                         s.d2t_offsets_why if s.d2t_offsets is None else f"its d2t does not have D = {d} entries")
     why[a.TRIM_INPUT] = _trim_input_why(s, f)
     return {**why, **first}
 
@@ -182,12 +190,24 @@ def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[
     elif strategy == a.IDENTITY_D2T:
         out.append(a.PutTensor("d2t", _new_shard(s), "I64", (d,), bytes(8 * d), reason))
     elif strategy == a.REBUILD_D2T and s.t2d_flags is not None:
-        data = array("q", rebuild_d2t(s.t2d_flags))
-        if sys.byteorder == "big":
-            data.byteswap()  # safetensors is little-endian whatever the host
         name, file = (v.d2t.name, v.d2t.file) if v.d2t else ("d2t", _new_shard(s))
-        out.append(a.PutTensor(name, file, "I64", (d,), data.tobytes(), "DSP401" if s.d2t_all_zero else reason))
+        out.append(a.PutTensor(name, file, "I64", (d,), _int64(rebuild_d2t(s.t2d_flags)),
+                               "DSP401" if s.d2t_all_zero else reason))
+    elif strategy == a.OFFSET_D2T and s.d2t_offsets is not None and v.d2t:
+        out.append(a.PutTensor(v.d2t.name, v.d2t.file, "I64", (d,), _int64(s.d2t_offsets), reason))
     return out
+
+
+def _int64(values: Sequence[int]) -> bytes:
+    data = array("q", values)
+    if sys.byteorder == "big":
+        data.byteswap()  # safetensors is little-endian whatever the host
+    return data.tobytes()
+
+
+def d2t_content(s: Situation) -> tuple[str, ...]:
+    """The errors check found in a shipped d2t's contents (DSP401 is counted by mapping_problems itself)."""
+    return tuple(x.code for x in s.findings if x.code in D2T_CONTENT_CODES)
 
 
 def _new_shard(s: Situation) -> str:
@@ -289,7 +309,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
     before = simulate(f, (), runtimes)
 
     def extra(steps: Steps) -> tuple[str, ...]:
-        return mapping_problems(steps, s.d2t_all_zero, pruned)
+        return mapping_problems(steps, s.d2t_all_zero, pruned, d2t_content(s))
 
     def plan(**kw: Any) -> a.FixPlan:
         return a.FixPlan(**base, target_vocab_size=f.target_vocab_size, before=before, **kw)  # type: ignore[arg-type]
@@ -376,6 +396,18 @@ def _conflict(before: Sequence[a.Outcome], options: Sequence[Option], ctx: _Cont
                      hints.per_group_commands(ctx.source, ctx.target_vocab_size, ctx.runtimes, before, tried))
 
 
+def _errors_left(s: Situation, before: Sequence[a.Outcome], extra: Sequence[str]) -> list[str]:
+    """The errors of the draft as it is that a repair could be asked for: load failures, error-level silent
+    problems, and check's findings of the d2t's contents."""
+    codes = problem_codes(before, extra) | {x.code for x in s.findings if x.code in D2T_CONTENT_CODES}
+    return sorted(c for c in codes if c in RULES and RULES[c].severity == "error")
+
+
+def _applicable_for(why: dict[str, str | None], errors: Sequence[str]) -> list[str]:
+    """The strategies that apply to this draft and resolve one of `errors`, in the table's preference order."""
+    return [x.name for x in TABLE if why.get(x.name) is None and set(x.resolves) & set(errors)]
+
+
 def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: Sequence[RuntimeVersion],
             before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
     f = s.facts
@@ -383,14 +415,23 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
     pruned = f.kind is VocabKind.PRUNED
 
     def extra(steps: Steps) -> tuple[str, ...]:
-        return mapping_problems(steps, s.d2t_all_zero, pruned)
+        return mapping_problems(steps, s.d2t_all_zero, pruned, d2t_content(s))
 
     if why[strategy] is not None:
-        if loads_now:
+        errors = _errors_left(s, before, extra(()))
+        if loads_now and not errors:
             return plan(strategy=strategy, actions=(), after=before,
                         note=f"{strategy} does not apply ({why[strategy]}); nothing to do")
+        instead = next((name for name in _applicable_for(why, errors) if _forced(
+            s, name, why, runtimes, before, loads_now, plan, ctx).changes_anything), None)
+        left = f", while errors remain ({', '.join(errors)})" if errors else ""
+        if instead is None:
+            return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
+                "DSP503", f"{strategy} does not apply: {why[strategy]}{left}; no strategy applies to this draft",
+                f"{BY_NAME[strategy].reexport}; {hints.explain(errors)} says why"))
         return plan(strategy=strategy, actions=(), after=before, refusal=a.Refusal(
-            "DSP503", f"{strategy} does not apply: {why[strategy]}", f"omit --strategy to let fix choose: {ctx.fix()}"))
+            "DSP503", f"{strategy} does not apply: {why[strategy]}{left}; {instead} applies",
+            f"{ctx.fix(None, '--strategy', instead)} repairs it"))
     # A forced trim still takes trim-input along when (and only when) that scores better for the chosen runtimes.
     _, _, steps, after = min(_option(f, st, i, runtimes, extra) for i, st in enumerate(candidates(why, (strategy,))))
     if any(not r.loads for r in after):

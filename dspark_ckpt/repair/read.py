@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.errors import SourceError
+from dspark_ckpt.formats.mapping import absolute_to_offsets, t2d_ids
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair.plan import Situation
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -35,10 +36,27 @@ def t2d_flags(analysis: Analysis) -> bytes | None:
     return bytes(values) if sum(1 for x in values if x) == facts.draft_vocab_size else None
 
 
-def situation_from(analysis: Analysis, folder: Path) -> Situation:
+def d2t_offsets(analysis: Analysis) -> tuple[tuple[int, ...] | None, str]:
+    """What offset-d2t writes: the offsets of a d2t holding absolute target ids, where a t2d (if any) marks the
+    same ids; else None and why not."""
+    d2t, t2d, facts = analysis.mappings.d2t, analysis.mappings.t2d, analysis.facts
+    if d2t is None or facts is None:
+        return None, "it ships no d2t" if analysis.vocab.d2t is None else "its d2t could not be read"
+    offsets = absolute_to_offsets(d2t, facts.target_vocab_size)
+    if offsets is None:
+        return None, ("its d2t does not hold absolute target ids (a strictly increasing subset of [0, T) that is "
+                      "not already a valid map of offsets)")
+    if t2d is not None and t2d_ids(t2d) != list(d2t):
+        return None, "its d2t read as absolute ids disagrees with its t2d: which of the two is right is unknown"
+    return tuple(offsets), ""
+
+
+def situation_from(analysis: Analysis, folder: Path | None) -> Situation:
+    """`folder`: where the files are fingerprinted for apply; None when only planning (a hint's check)."""
     loaded = analysis.loaded
     config, index = loaded.config_doc, loaded.index_doc
     names = [CONFIG_NAME, INDEX_NAME, *loaded.headers]
+    offsets, offsets_why = d2t_offsets(analysis)
     return Situation(
         source=str(folder), facts=analysis.facts if config is not None else None, findings=analysis.findings,
         vocab=analysis.vocab, tensors=loaded.tensors,
@@ -46,8 +64,11 @@ def situation_from(analysis: Analysis, folder: Path) -> Situation:
         config=config.raw if config else {}, config_text=config.text if config else "",
         index=index.raw if index else None, index_text=index.text if index else None,
         d2t_all_zero=analysis.mappings.d2t_all_zero, t2d_flags=t2d_flags(analysis),
-        fingerprints=fingerprints(folder, names),
+        fingerprints=fingerprints(folder, names) if folder is not None else (),
         nested_settings=analysis.config.nested_settings if analysis.config is not None else (),
+        d2t_broken=any(f.code in ("DSP402", "DSP403") and f.tensor == (analysis.vocab.d2t.name if analysis.vocab.d2t
+                                                                       else None) for f in analysis.findings),
+        d2t_offsets=offsets, d2t_offsets_why=offsets_why,
     )
 
 

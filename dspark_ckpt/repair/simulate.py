@@ -14,6 +14,7 @@ from dspark_ckpt.repair.actions import (
     HOIST_DSPARK_SETTINGS,
     IDENTITY_D2T,
     NAME_QWEN3_DSPARK,
+    OFFSET_D2T,
     REBUILD_D2T,
     SET_DRAFT_VOCAB,
     SHARE_TARGET_HEAD,
@@ -82,7 +83,7 @@ def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
         return _update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
                        markov_w2_rows=t if facts.markov_w2_rows is not None else None,
                        has_d2t=False, d2t_length=None, draft_vocab_config="int")
-    if strategy in (IDENTITY_D2T, REBUILD_D2T):  # rebuilt from t2d: exact; identity: zeros over rows < T
+    if strategy in (IDENTITY_D2T, REBUILD_D2T, OFFSET_D2T):  # rebuilt/converted: exact; identity: zeros < T
         return _update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size, d2t_range=None,
                        d2t_all_zero=strategy == IDENTITY_D2T)
     if strategy == HOIST_DSPARK_SETTINGS and facts.raw_config is not None:
@@ -101,10 +102,13 @@ def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
     return facts
 
 
-def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool) -> tuple[str, ...]:
-    """Content problems no verdict sees: an all-zero d2t on a pruned draft until it is rebuilt or removed."""
-    kept = not any(step in (REBUILD_D2T, DROP_D2T, TRIM, SHARE_TARGET_HEAD) for step in steps)
-    return ("DSP401",) if d2t_all_zero and pruned and kept else ()
+def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool, content: Sequence[str] = ()) -> tuple[str, ...]:
+    """Content problems no verdict sees: an all-zero d2t on a pruned draft, and the `content` findings check made of
+    a shipped d2t (out of range, out of order, against t2d), until a step writes or removes the d2t."""
+    kept = not any(step in (REBUILD_D2T, OFFSET_D2T, DROP_D2T, TRIM, SHARE_TARGET_HEAD) for step in steps)
+    if not kept:
+        return ()
+    return tuple(dict.fromkeys((*(("DSP401",) if d2t_all_zero and pruned else ()), *content)))
 
 
 def outcomes(vs: Sequence[Verdict]) -> tuple[Outcome, ...]:

@@ -21,11 +21,14 @@ class Strategy:
     summary: str
     resolves: tuple[str, ...]  # the finding codes it can resolve; the first is the one it stands for when forced
     applicability: Applicability
+    # What a re-export must hold instead, where this repair does not apply to a checkpoint (hints say it then).
+    reexport: str = "re-export the draft for the target"
 
 
 TRIM = "trim"
 SHARE_TARGET_HEAD = "share-target-head"
 REBUILD_D2T = "rebuild-d2t"
+OFFSET_D2T = "offset-d2t"
 DROP_D2T = "drop-d2t"
 IDENTITY_D2T = "identity-d2t"
 TRIM_INPUT = "trim-input"
@@ -33,18 +36,26 @@ HOIST_DSPARK_SETTINGS = "hoist-dspark-settings"
 SET_DRAFT_VOCAB = "set-draft-vocab"
 NAME_QWEN3_DSPARK = "name-qwen3-dspark"
 
+D2T_REEXPORT = ("re-export the draft with its d2t as offsets (target id = i + d2t[i]) and a t2d marking the same "
+                "D target ids")
 # In preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
 # and an explicit identity d2t is only ever a pin for old runtimes. trim-input comes last: alone it only helps
 # runtimes that size the output side by vocab_size (SGLang's Qwen3 DSpark).
 TABLE: tuple[Strategy, ...] = (
     Strategy(TRIM, "trim lm_head/markov_w2 to T rows and set draft_vocab_size = T (a padded draft with its own head)",
-             ("DSP305", "DSP308", "DSP601", "DSP602", "DSP302", "DSP303"), Applicability.UNSAFE),
+             ("DSP305", "DSP308", "DSP601", "DSP602", "DSP302", "DSP303"), Applicability.UNSAFE,
+             "re-export the draft with lm_head and markov_w2 of T rows and draft_vocab_size = T"),
     Strategy(SHARE_TARGET_HEAD, "trim markov_w2 to T rows and set draft_vocab_size = T, so the target head is shared "
-             "(a padded draft without its own head)", ("DSP306", "DSP305", "DSP315"), Applicability.UNSAFE),
-    Strategy(REBUILD_D2T, "rebuild d2t exactly from a valid t2d (a pruned draft whose d2t is missing or all zero)",
-             ("DSP302", "DSP401", "DSP405", "DSP603"), Applicability.SAFE),
+             "(a padded draft without its own head)", ("DSP306", "DSP305", "DSP315", "DSP303"), Applicability.UNSAFE,
+             "re-export the draft with markov_w2 of T rows and draft_vocab_size = T"),
+    Strategy(REBUILD_D2T, "rebuild d2t exactly from a valid t2d (a pruned draft whose d2t is missing, all zero, or maps "
+             "outside [0, T) or out of order)",
+             ("DSP302", "DSP401", "DSP405", "DSP603", "DSP402", "DSP403"), Applicability.SAFE, D2T_REEXPORT),
+    Strategy(OFFSET_D2T, "convert a d2t that holds absolute target ids to the offsets the runtimes add (d2t[i] - i; "
+             "the ids a strictly increasing subset of [0, T), agreeing with t2d where there is one)",
+             ("DSP402", "DSP403", "DSP405", "DSP603"), Applicability.SAFE, D2T_REEXPORT),
     Strategy(DROP_D2T, "drop a d2t the runtime has no parameter for (an equal or padded draft)", ("DSP303",),
-             Applicability.SAFE),
+             Applicability.SAFE, "re-export the draft without the d2t"),
     Strategy(IDENTITY_D2T, "add an explicit zero d2t (a pin for vLLM 0.27-0.29 only; never chosen unless forced)",
              ("DSP302",), Applicability.SAFE),
     Strategy(TRIM_INPUT, "trim embed_tokens/markov_w1 to T rows and set vocab_size = T (input side of V > T)",

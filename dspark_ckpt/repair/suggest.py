@@ -1,0 +1,54 @@
+"""Pure: the fix a finding's hint may name for this checkpoint: its own strategy where fix plans a change with it,
+else the first strategy of the table that does (for that code), else none, and then what to re-export instead."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from dspark_ckpt.check.analysis import Analysis
+from dspark_ckpt.check.hints import selectors
+from dspark_ckpt.model.hint_template import Command
+from dspark_ckpt.repair import best_effort, required_runtimes
+from dspark_ckpt.repair.plan import Situation, plan_repair
+from dspark_ckpt.repair.read import situation_from
+from dspark_ckpt.repair.simulate import problem_codes
+from dspark_ckpt.repair.strategies import BY_NAME, TABLE, repairs_for
+from dspark_ckpt.runtimes.selectors import parse_selectors
+
+Suggest = Callable[[str, Command, Sequence[str]], str | None]
+
+
+def _changes(s: Situation, code: str, strategy: str | None, chosen: Sequence[str]) -> tuple[bool, str]:
+    """Whether `fix --strategy strategy --for <chosen>` would write a repair that leaves no `code` behind (as
+    planning simulates it), and else what fix would say."""
+    named = selectors(chosen)
+    plan = plan_repair(s, parse_selectors(named), strategy, best_effort=best_effort(named),
+                       required=required_runtimes(named))
+    why = plan.refusal.message if plan.refusal else plan.note or "nothing to do"
+    return plan.changes_anything and code not in problem_codes(plan.after), why
+
+
+def _order(code: str) -> list[str]:
+    """Every strategy of the table, those that resolve `code` first, each group in the table's preference order."""
+    first = repairs_for(code)
+    return [*first, *(x.name for x in TABLE if x.name not in first)]
+
+
+def suggester(analysis: Analysis) -> Suggest | None:
+    """check/hints.py asks it for each fix marker: None keeps the hint, a text (markers allowed) replaces it."""
+    if analysis.facts is None:
+        return None
+    s = situation_from(analysis, None)
+
+    def suggest(code: str, command: Command, chosen: Sequence[str]) -> str | None:
+        works, why = _changes(s, code, command.strategy, chosen)
+        if works:
+            return None
+        for name in _order(code):
+            if name != command.strategy and _changes(s, code, name, chosen)[0]:
+                summary = BY_NAME[name].summary
+                return f"{summary[0].upper()}{summary[1:]} ({{fix --strategy {name}}})."
+        reexport = BY_NAME[command.strategy].reexport if command.strategy else "re-export the draft"
+        return f"fix cannot repair this checkpoint ({why.rstrip('.')}): {reexport}."
+
+    return suggest
