@@ -77,7 +77,9 @@ SettingsFile = Annotated[Path | None, typer.Option(
     "--settings", metavar="FILE", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found "
                                        "upward.")]
 Isolated = Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print less: only findings; no stderr notes.")]
+Quiet = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Print less: only findings; no stderr notes, except the policy announcements (a settings "
+                          "file or flag hiding findings or changing the exit code), which still print on stderr.")]
 Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Print more: which settings and policy applied.")]
 Color = Annotated[ColorChoice, typer.Option(
     "--color", metavar="WHEN", help="Colour the text output: auto (on a terminal, unless NO_COLOR), always or "

@@ -98,18 +98,22 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
 
 
 def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputFormat, console: Console,
-           engines: list[dict[str, Any]] | None = None) -> None:
+           engines: list[dict[str, Any]] | None = None, full: Report | None = None) -> None:
+    """`full`: the report before select/ignore, from which the JSON and SARIF documents record the policy."""
     from dspark_ckpt.output.documents import verify_document
     from dspark_ckpt.output.render import render_text, render_text_quiet, summary_line
     from dspark_ckpt.verify.engine_report import render_engine
     from dspark_ckpt.verify.render import render_verify
     from dspark_ckpt.verify.result import verify_json
 
-    ctx = render_context(run, report)
+    ctx = render_context(run, report, full)
     engines = engines or [{} for _ in results]
     if fmt is o.OutputFormat.JSON:
         docs = [verify_json(r) | ({"engine": e} if e else {}) for r, e in zip(results, engines)]
-        console.file.write(json.dumps(verify_document(report, docs), indent=2) + "\n")
+        document = verify_document(report, docs)
+        if ctx.policy is not None:  # the same `policy` object as check's document (docs/json.md)
+            document = {**document, "policy": ctx.policy}
+        console.file.write(json.dumps(document, indent=2) + "\n")
     elif fmt is o.OutputFormat.TEXT:
         if run.common.quiet:
             render_text_quiet(report, console, ctx)
@@ -192,7 +196,7 @@ def verify(
     full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
     results = [p[1] for p in pairs]
-    emit(lambda console: render(report, results, run, output_format, console, engines), output, color.value,
+    emit(lambda console: render(report, results, run, output_format, console, engines, full), output, color.value,
          inputs=read_paths(run, checkpoints))
     announce_policy(run, full, report)
     if verbose:
