@@ -44,6 +44,8 @@ no_checkpoints=$(( ${#args[@]} == 0 ))
 [[ -n "${INPUT_FAIL_ON:-}" ]] && args+=(--fail-on "$INPUT_FAIL_ON")
 [[ -n "${INPUT_SETTINGS:-}" ]] && args+=(--settings "$INPUT_SETTINGS")
 [[ -n "${INPUT_SPECULATIVE_CONFIG:-}" ]] && args+=(--speculative-config "$INPUT_SPECULATIVE_CONFIG")
+# Without T, check exits 2 (DSP-E038) unless this is given (or the settings file says allow-no-target = true).
+[[ "${INPUT_ALLOW_NO_TARGET:-false}" == "true" ]] && args+=(--allow-no-target)
 for option in runtime select extend-select ignore; do
   var="INPUT_$(printf '%s' "$option" | tr 'a-z-' 'A-Z_')"
   split_words words "${!var:-}"

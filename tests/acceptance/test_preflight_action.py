@@ -104,3 +104,12 @@ def test_inputs_are_data_not_shell(workspace: Path) -> None:
     result = run_action(workspace, **hostile)
     assert result.returncode == 2
     assert not canary.exists()
+
+
+def test_allow_no_target_input(workspace: Path) -> None:
+    """Without T the step exits 2 (DSP-E038), as check does; the allow-no-target input passes --allow-no-target."""
+    blind = run_action(workspace, checkpoints="./drafts/with space")
+    assert blind.returncode == 2 and "DSP-E038" in blind.stdout + blind.stderr, blind.stdout + blind.stderr
+    allowed = run_action(workspace, checkpoints="./drafts/with space", **{"allow-no-target": "true"})
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert (workspace / "output.txt").read_text().splitlines()[-1] == "exit-code=0"
