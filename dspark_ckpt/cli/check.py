@@ -91,14 +91,22 @@ def refuse_non_checkpoints(report: Report) -> None:
 
 
 def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None,
-                  inputs: tuple[str, ...] = (), full: Report | None = None) -> None:
-    """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful."""
+                  inputs: tuple[str, ...] = (), full: Report | None = None, *, statistics: bool = False) -> None:
+    """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful;
+    `statistics`: the counts per code instead of the report."""
     ctx = render_context(run, report, full)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
-               if fmt is o.OutputFormat.GITHUB else None)
-    emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary,
-         inputs=inputs)
-    if not run.common.quiet and (output is not None or fmt not in (o.OutputFormat.TEXT, o.OutputFormat.GITHUB)):
+               if fmt.value == "github" and not statistics else None)
+    if statistics:
+        from dspark_ckpt.output import statistics as stats
+
+        emit(lambda console: stats.render(report, console, ctx, as_json=fmt.value == "json"), output,
+             run.common.color.value, inputs=inputs)
+    else:
+        emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary,
+             inputs=inputs)
+    # text, github and concise end with the verdict line themselves
+    if not run.common.quiet and (output is not None or statistics or fmt.value not in ("text", "github", "concise")):
         stderr_console().print(f"dspark-ckpt: {summary_line(report, ctx)}"
                                                     + (f" (report written to {output})" if output else ""),
                                                     markup=False)
@@ -112,7 +120,7 @@ def check(
     target_vocab_size: o.TargetSize = None,
     runtime: o.Runtime = None,
     config: o.Config = None,
-    output_format: o.Format = o.OutputFormat.TEXT,
+    output_format: o.Format = o.TEXT,
     output: o.Output = None,
     fail_on: o.FailOn = None,
     select: o.Select = None,
@@ -125,6 +133,7 @@ def check(
     verbose: o.Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
     no_color: o.NoColor = False,
+    statistics: o.Statistics = False,
     checkpoint_folders: o.CheckpointFolders = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
                                       help=f"Check this many checkpoints at once (1-{MAX_JOBS}).")] = 1,
@@ -138,6 +147,9 @@ def check(
     Classification (pruned, equal or padded vocabulary), whether each runtime version loads the draft, and the
     findings; weights are never read and torch is never imported.
     """
+    if statistics and output_format.value not in ("text", "json"):
+        raise UsageError(f"--statistics prints counts as text or json, not {output_format.value}", code="DSP-E104",
+                         hint="drop --statistics, or use --format text or json with it")
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
@@ -161,7 +173,7 @@ def check(
     report = apply_policy(full, run.policy)
     spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
     read = read_paths(run, [i.spec for i in inputs] + ([spec_file] if spec_file else []))
-    render_report(report, run, output_format, output, read, full)
+    render_report(report, run, output_format, output, read, full, statistics=statistics)
     announce_policy(run, full, report)
     if verbose:
         diagnose(run, hidden_count(full, report))

@@ -139,7 +139,7 @@ def run_all(specs: list[str], job: FixJob) -> int:
     docs: list[dict[str, Any]] = []
     worst = EXIT_OK
     for n, spec in enumerate(specs):
-        if n and not job.json:
+        if n and not job.json and not job.run.common.quiet:
             console.print()
         try:
             code, doc = fix_one(spec, job, console)
@@ -162,7 +162,13 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     """Plan, then (unless dry run, refused, or skipped by --safe-only) apply; render; return (exit code, JSON)."""
     from dspark_ckpt.repair import apply_fix, plan_for
     from dspark_ckpt.repair.apply import out_exists, out_taken
-    from dspark_ckpt.repair.render import fix_json, render_plan_text, render_result_text, render_skip_text
+    from dspark_ckpt.repair.render import (
+        fix_json,
+        quiet_line,
+        render_plan_text,
+        render_result_text,
+        render_skip_text,
+    )
     from dspark_ckpt.repair.safety import skip_message, unsafe_reasons
 
     plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors)
@@ -177,7 +183,11 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     if plan.changes_anything and not job.dry_run and not skipped:
         bars = Console(stderr=True) if wanted(job.run.common.quiet) else None  # a terminal, and not -q
         result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place, console=bars)
-    if not job.json:
+    doc = fix_json(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
+    if not job.json and job.run.common.quiet:  # -q: one line, or nothing when there is nothing to do
+        if (line := quiet_line(plan, result, doc["status"])) is not None:
+            console.print(line, markup=False, highlight=False)
+    elif not job.json:
         render_plan_text(plan, console, diff=job.dry_run)
         if skipped:
             render_skip_text(skip_message(plan, skipped), console, plan)
@@ -185,7 +195,6 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
             render_result_text(result, console)
         elif job.dry_run and plan.changes_anything:
             console.print("dry run: nothing was written", style="dim")
-    doc = fix_json(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
     return _exit_code(plan, result, job, bool(skipped)), doc
 
 

@@ -10,16 +10,12 @@ import typer
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
+from dspark_ckpt.output.table import FORMATS
 from dspark_ckpt.sources.target import parse_vocab_size
 
-
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    SARIF = "sarif"
-    GITHUB = "github"
-    JUNIT = "junit"
-    MARKDOWN = "markdown"
+# --format's choices are the renderer table's names (output/table.py): a new format is one entry there.
+OutputFormat = StrEnum("OutputFormat", {name.upper().replace("-", "_"): name for name in FORMATS})  # type: ignore[misc]
+TEXT = OutputFormat("text")
 
 
 class DocFormat(StrEnum):
@@ -39,7 +35,10 @@ FORMAT_NAMES = ("--format", "--output-format")  # ruff's and pre-commit's spelli
 
 
 Format = Annotated[OutputFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help=(
-    "Output format: text, json, sarif, github, junit or markdown."))]
+    f"Output format: {', '.join(FORMATS[:-1])} or {FORMATS[-1]}."))]
+Statistics = Annotated[bool, typer.Option(
+    "--statistics", help="Print one line per code with its count, most frequent first, instead of the report "
+                         "(with --format json: a JSON list).")]
 Doc = Annotated[DocFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help="Output format: text or json.")]
 Target = Annotated[str | None, typer.Option(
     "--target", metavar="PATH|ORG/REPO", help="Target model folder, its config.json, or org/repo.")]

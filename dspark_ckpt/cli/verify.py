@@ -108,13 +108,13 @@ def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputF
 
     ctx = render_context(run, report, full)
     engines = engines or [{} for _ in results]
-    if fmt is o.OutputFormat.JSON:
+    if fmt.value == "json":
         docs = [verify_json(r) | ({"engine": e} if e else {}) for r, e in zip(results, engines)]
         document = verify_document(report, docs)
         if ctx.policy is not None:  # the same `policy` object as check's document (docs/json.md)
             document = {**document, "policy": ctx.policy}
         console.file.write(json.dumps(document, indent=2) + "\n")
-    elif fmt is o.OutputFormat.TEXT:
+    elif fmt.value == "text":
         if run.common.quiet:
             render_text_quiet(report, console, ctx)
             return
@@ -152,7 +152,7 @@ def verify(
     target_vocab_size: o.TargetSize = None,
     runtime: o.Runtime = None,
     config: o.Config = None,
-    output_format: o.Format = o.OutputFormat.TEXT,
+    output_format: o.Format = o.TEXT,
     output: o.Output = None,
     device: Annotated[str, typer.Option("--device", help="auto (cuda if present), cpu, cuda or cuda:N.")] = "auto",
     engine: Annotated[Engine, typer.Option("--engine", help="modelled: the contract table run with torch; installed: "

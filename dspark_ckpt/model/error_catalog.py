@@ -417,6 +417,11 @@ ERRORS: dict[str, ErrorDoc] = _errors(
     E("DSP-E103", "color-conflict", "`--no-color` with `--color always`",
       "--no-color means --color never, which contradicts --color always.", _STOP,
       "`dspark-ckpt check ./draft --color always --no-color`.", "Keep one of them."),
+    E("DSP-E104", "statistics-format", "`--statistics` with a format other than text or json",
+      "--statistics prints counts per code, in text or as a JSON list; the other formats are reports of findings.",
+      "Writing counts where a SARIF, JUnit or Code Quality reader expects findings would break the job that reads "
+      "it. " + _STOP, "`dspark-ckpt check ./draft --statistics --format sarif`.",
+      "Drop --statistics, or use --format text or json with it."),
     # --- DSP-E11x: a checkpoint argument that is the wrong kind of file ---
     E("DSP-E110", "json-file-given", "A JSON file (config.json, the shard index) was given as the checkpoint",
       "The argument is a `.json` file: a draft's config.json, its `model.safetensors.index.json`, or another JSON "

@@ -31,3 +31,14 @@ class RenderContext:
         if self.gated is None:
             return f.severity.rank >= self.fail_on.rank
         return (c.source, f) in self.gated
+
+    def shown_severity(self, c: CheckpointReport, f: Finding) -> Severity:
+        """The severity a CI format gives the finding: an error that does not decide the exit code (a runtime
+        outside the gate, --exit-zero) is never shown as a blocking one, so a green job shows no errors."""
+        if f.severity is Severity.ERROR and not self.is_gated(c, f):
+            return Severity.WARNING
+        return f.severity
+
+    def not_gated_note(self, c: CheckpointReport, f: Finding) -> bool:
+        """At or above --fail-on, yet not deciding the exit code: the formats say `not gated`."""
+        return f.severity.rank >= self.fail_on.rank and not self.is_gated(c, f)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
+from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
 
@@ -36,3 +38,15 @@ def artifact_uri(path: str, root: Path) -> tuple[str, bool]:
     if Path(rel).is_absolute():
         return Path(rel).as_uri(), False
     return quote(rel, safe="/"), True
+
+
+def fingerprint(code: str, path: str, tensor: str | None, occurrence: int) -> str:
+    """Stable across runs and message wording: code, file, tensor, and the n-th such finding (SARIF, GitLab)."""
+    key = "\0".join((code, path, tensor or "", str(occurrence)))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def runtimes_of(c: CheckpointReport, f: Finding) -> list[str]:
+    """The runtime releases whose compatibility entry names the finding's code (a runtime contract's finding)."""
+    return [runtime_label.selector(e.runtime, e.version) for e in c.compatibility
+            if f.code in (e.error_code, e.first_step_error_code, *e.silent_codes)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from typing import Any
@@ -15,7 +14,7 @@ from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import json_safe, visible, visible_keep_lines
-from dspark_ckpt.output.locations import artifact_uri, finding_path
+from dspark_ckpt.output.locations import artifact_uri, finding_path, fingerprint
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -38,12 +37,6 @@ def _rule(r: Rule) -> dict[str, Any]:
     }
 
 
-def _fingerprint(code: str, uri: str, tensor: str | None, occurrence: int) -> str:
-    """Stable across runs and message wording: code, file, tensor, and the n-th such finding."""
-    key = "\0".join((code, uri, tensor or "", str(occurrence)))
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
 def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[str, int],
             seen: Counter[tuple[str, str, str | None]]) -> dict[str, Any]:
     uri, relative = artifact_uri(finding_path(c, f), ctx.root)
@@ -58,7 +51,7 @@ def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[str
         "level": LEVEL[f.severity] if gated or f.severity is not Severity.ERROR else "warning",
         "message": {"text": visible_keep_lines(f.message + (f"\nhint: {f.hint}" if f.hint else ""))},
         "locations": [location],
-        "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(f.code, uri, f.tensor, seen[(f.code, uri, f.tensor)])},
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint(f.code, uri, f.tensor, seen[(f.code, uri, f.tensor)])},
         "properties": {"checkpoint": c.source, **({"revision": c.revision} if c.revision else {}), "gated": gated},
     }
     if f.code in index:

@@ -25,7 +25,9 @@ def _json(report: Report, console: Console, ctx: RenderContext) -> None:
 # The CI formats' modules are imported when their format is asked for: a text `check` never loads the XML,
 # SARIF (hashlib) or Markdown code (bench/bench_startup.py measures start-up).
 _MODULES = {"sarif": "dspark_ckpt.output.sarif", "github": "dspark_ckpt.output.github",
-            "junit": "dspark_ckpt.output.junit", "markdown": "dspark_ckpt.output.markdown"}
+            "junit": "dspark_ckpt.output.junit", "markdown": "dspark_ckpt.output.markdown",
+            "concise": "dspark_ckpt.output.concise", "json-lines": "dspark_ckpt.output.jsonlines",
+            "gitlab": "dspark_ckpt.output.gitlab"}
 
 
 class _Renderers(Mapping[str, Renderer]):
@@ -45,4 +47,4 @@ class _Renderers(Mapping[str, Renderer]):
 
 
 RENDERERS: Mapping[str, Renderer] = _Renderers()
-FORMATS = tuple(RENDERERS)
+FORMATS = tuple(RENDERERS)  # the CLI's --format choices (cli/options.py) derive from this table

@@ -106,6 +106,22 @@ def render_result_text(result: FixResult, console: Console) -> None:
                       markup=False)
 
 
+def quiet_line(plan: FixPlan, result: FixResult | None, status: str) -> str | None:
+    """`fix -q`: one line per checkpoint that needs attention or got a repair; nothing when there is nothing to do."""
+    if status == "nothing-to-do":
+        return None
+    if plan.refusal is not None:
+        return f"{plan.source}: refused {plan.refusal.code}: {plan.refusal.message}"
+    if status == "skipped":
+        return f"{plan.source}: skipped {plan.strategy} (--safe-only: it rewrites tensor data); nothing written"
+    if status == "planned":
+        return f"{plan.source}: would apply {plan.strategy} for {spans(plan.runtimes)} (dry run; nothing written)"
+    if result is None:
+        return f"{plan.source}: {status}"
+    verdict = "check passes" if not result.errors else f"check FAILS with {len(result.errors)} error(s)"
+    return f"{plan.source}: applied {plan.strategy}, wrote {result.destination}; {verdict}"
+
+
 def render_skip_text(message: str, console: Console, plan: FixPlan | None = None) -> None:
     console.print(Text(message, style="bold yellow"))
     run = (f"`{command('fix', plan.source, plan.target_vocab_size, plan.runtimes)}`" if plan is not None

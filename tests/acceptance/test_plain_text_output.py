@@ -41,7 +41,7 @@ def test_example_checkpoint_lines_stay_short_enough_for_a_log() -> None:
     assert max(len(line) for line in result.stdout.splitlines()) < 400
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "github"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "github", "concise"])
 def test_ascii_stream_gets_ascii(tmp_path: Path, fmt: str) -> None:
     draft = _padded(tmp_path)
     result = run_cli("check", str(draft), "--target-vocab-size", "96", "--isolated", "--format", fmt,
