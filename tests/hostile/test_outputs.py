@@ -21,7 +21,7 @@ TEXT_CASES = [c for c in CASES2 if c.klass == 3]
 # What must never reach a terminal, a CI log or a browser raw: C0/C1 controls (ESC starts every ANSI sequence),
 # bidirectional overrides and isolates, zero-width characters, and lone surrogates.
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-FORMATS = ("text", "github", "markdown", "junit", "sarif", "json")
+FORMATS = ("text", "github", "markdown", "junit", "sarif", "json", "concise", "json-lines", "gitlab")
 
 
 def run_format(case_args: list[str], fmt: str) -> str:
@@ -49,6 +49,11 @@ def test_no_format_lets_raw_control_characters_through(case, tmp_path: Path) -> 
         elif fmt == "markdown":
             for row in (line for line in out.splitlines() if line.startswith("| ") and "DSP" in line):
                 assert len(re.findall(r"(?<!\\)\|", row)) in (4, 5), row  # the table's own pipes only
+        elif fmt == "json-lines":
+            for line in out.splitlines():
+                strict_json(line)
+        elif fmt == "concise":  # one finding a line, then the verdict line
+            assert all(re.search(r": DSP\d{3} \[", line) for line in out.splitlines()[:-1])
         else:
             strict_json(out)
 
