@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import strategies as _table
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 # The strategy names, for the planner and executor (the table itself is repair/strategies.py).
 TRIM = _table.TRIM
@@ -173,6 +175,10 @@ class FixPlan:
     note: str | None = None  # why nothing is planned
     fingerprints: tuple[tuple[str, int, int, int], ...] = ()  # (file, inode, size, mtime_ns) read when planning
     target_omni: bool = False  # a Qwen3-Omni target: the re-check after applying must judge against it too
+    # The resolved target and runtimes the plan was made for, handed on whole: apply re-checks the result against
+    # exactly these (a TargetVocab rebuilt from target_vocab_size would lose head_rows, the Omni flag, its source).
+    target: TargetVocab | None = None
+    runtime_versions: tuple[RuntimeVersion, ...] = ()
     warnings: tuple[Finding, ...] = ()  # DSP505: runtimes --for all left out because no repair can satisfy them
     not_repaired_for: tuple[str, ...] = ()  # those runtimes
     recovered: str | None = None  # what was done, before planning, to a fix that an earlier run left half-done

@@ -245,8 +245,9 @@ def _fsync_tree(folder: Path, names: list[str]) -> None:
 
 
 def _check(folder: Path, plan: a.FixPlan) -> CheckpointReport:
-    runtimes = parse_selectors(list(plan.runtimes))
-    target = TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni)
+    """check of what is about to be put in place, against the target and runtimes the plan was made for."""
+    runtimes = plan.runtime_versions or parse_selectors(list(plan.runtimes))
+    target = plan.target or TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni)
     return inspect_checkpoint(LocalFolder(folder), target=target, runtimes=runtimes)
 
 

@@ -13,6 +13,7 @@ from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
+from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import hints
@@ -55,6 +56,7 @@ class Situation:
     # any, marks the same ids: what offset-d2t writes. Else why it does not apply.
     d2t_offsets: tuple[int, ...] | None = None
     d2t_offsets_why: str = "it ships no d2t"
+    target: TargetVocab | None = None  # the resolved target, whole (head_rows, Omni): what the plan is judged against
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
@@ -297,7 +299,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
     names = tuple(str(r) for r in runtimes)
     f = s.facts
     base = {"source": s.source, "runtimes": names, "fingerprints": s.fingerprints,
-            "target_omni": f.target_is_omni if f else False}
+            "target_omni": f.target_is_omni if f else False, "target": s.target, "runtime_versions": tuple(runtimes)}
     if f is None or _blocking(s):
         shown = "; ".join(f"{x.code} {x.message}" for x in _blocking(s)[:3]) or "family, vocab sizes or T unknown"
         check = hints.command("check", s.source, f.target_vocab_size if f else None, names)

@@ -68,7 +68,7 @@ def situation_from(analysis: Analysis, folder: Path | None) -> Situation:
         nested_settings=analysis.config.nested_settings if analysis.config is not None else (),
         d2t_broken=any(f.code in ("DSP402", "DSP403") and f.tensor == (analysis.vocab.d2t.name if analysis.vocab.d2t
                                                                        else None) for f in analysis.findings),
-        d2t_offsets=offsets, d2t_offsets_why=offsets_why,
+        d2t_offsets=offsets, d2t_offsets_why=offsets_why, target=analysis.target,
     )
 
 
