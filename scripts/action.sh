@@ -54,27 +54,33 @@ done
 
 policy=()
 [[ "${INPUT_EXIT_ZERO:-false}" == "true" ]] && policy+=(--exit-zero)
+[[ -n "${INPUT_REVISION:-}" ]] && args+=(--revision "$INPUT_REVISION")
+# The token reaches huggingface_hub through the environment, never the command line (which `ps` shows).
+[[ -n "${INPUT_TOKEN:-}" ]] && export HF_TOKEN="$INPUT_TOKEN"
 
-# Annotations on stdout, the Markdown summary into $GITHUB_STEP_SUMMARY; this run's exit code is the step's.
+# SARIF and JUnit are rendered by the same run, from the same report (--report FORMAT=FILE): one check, one set
+# of Hub requests, reports that cannot drift from the annotations. A folder that cannot be made is an error.
+reports=()
 rc=0
-"$py" -m dspark_ckpt check "${args[@]}" "${policy[@]}" --format github || rc=$?
-if [[ $rc -eq 2 && $no_checkpoints -eq 1 ]]; then
-  echo "::error title=dspark-ckpt::the checkpoints input is empty, and no speculative config names a checkpoint" >&2
-fi
-
-# Extra reports never change the verdict, but failing to write one is an error (exit 2 or 3).
 for format in sarif junit; do
   var="INPUT_$(printf '%s' "$format" | tr 'a-z' 'A-Z')_FILE"
   file="${!var:-}"
   [[ -z "$file" ]] && continue
-  extra=0
-  if ! mkdir -p -- "$(dirname -- "$file")" 2>/dev/null; then
-    echo "::error title=dspark-ckpt::${format}-file: cannot create the folder of $file" >&2
-    extra=2
+  if mkdir -p -- "$(dirname -- "$file")" 2>/dev/null; then
+    reports+=(--report "$format=$file")
   else
-    "$py" -m dspark_ckpt check "${args[@]}" --exit-zero --quiet --format "$format" --output "$file" || extra=$?
+    echo "::error title=dspark-ckpt::${format}-file: cannot create the folder of $file" >&2
+    rc=2
   fi
-  if [[ $extra -ge 2 && $rc -lt 2 ]]; then rc=$extra; fi
 done
+
+# Annotations on stdout, the Markdown summary into $GITHUB_STEP_SUMMARY; this run's exit code is the step's
+# (a report that cannot be written is exit 2, as is a folder above that could not be made).
+run=0
+"$py" -m dspark_ckpt check "${args[@]}" "${policy[@]}" "${reports[@]}" --format github || run=$?
+if [[ $run -eq 2 && $no_checkpoints -eq 1 ]]; then
+  echo "::error title=dspark-ckpt::the checkpoints input is empty, and no speculative config names a checkpoint" >&2
+fi
+if [[ $run -ne 0 && ( $rc -eq 0 || $run -ge 2 ) ]]; then rc=$run; fi
 
 finish "$rc"

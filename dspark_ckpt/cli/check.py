@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -29,6 +30,7 @@ from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.emit import emit
+from dspark_ckpt.output.paths import writable_target
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.table import RENDERERS
 from dspark_ckpt.output.write import stderr_console
@@ -91,10 +93,19 @@ def refuse_non_checkpoints(report: Report) -> None:
 
 
 def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | None,
-                  inputs: tuple[str, ...] = (), full: Report | None = None, *, statistics: bool = False) -> None:
-    """The report in the chosen format (stdout or --output), and the one-line summary on stderr where useful;
-    `statistics`: the counts per code instead of the report."""
+                  inputs: tuple[str, ...] = (), full: Report | None = None, *, statistics: bool = False,
+                  reports: Sequence[tuple[str, Path]] = ()) -> None:
+    """The report in the chosen format (stdout or --output), each --report FORMAT=FILE from the same report, and
+    the one-line summary on stderr where useful; `statistics`: the counts per code instead of the report."""
     ctx = render_context(run, report, full)
+    for _, file in reports:  # every destination refused or accepted before anything is written
+        writable_target(file, what="--report", inputs=inputs, code="DSP-E030")
+    if output is not None and any(file == output for _, file in reports):
+        raise UsageError(f"--output and --report both name {output}", code="DSP-E039",
+                         hint="give each report its own file")
+    for name, file in reports:
+        emit(lambda console, name=name: RENDERERS[name](report, console, ctx), file, "never",  # type: ignore[misc]
+             inputs=inputs)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
                if fmt.value == "github" and not statistics else None)
     if statistics:
@@ -122,6 +133,7 @@ def check(
     config: o.Config = None,
     output_format: o.Format = o.TEXT,
     output: o.Output = None,
+    report_files: o.Reports = None,
     fail_on: o.FailOn = None,
     select: o.Select = None,
     extend_select: o.ExtendSelect = None,
@@ -147,6 +159,7 @@ def check(
     Classification (pruned, equal or padded vocabulary), whether each runtime version loads the draft, and the
     findings; weights are never read and torch is never imported.
     """
+    reports = o.parse_reports(report_files)
     if statistics and output_format.value not in ("text", "json"):
         raise UsageError(f"--statistics prints counts as text or json, not {output_format.value}", code="DSP-E104",
                          hint="drop --statistics, or use --format text or json with it")
@@ -173,7 +186,7 @@ def check(
     report = apply_policy(full, run.policy)
     spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
     read = read_paths(run, [i.spec for i in inputs] + ([spec_file] if spec_file else []))
-    render_report(report, run, output_format, output, read, full, statistics=statistics)
+    render_report(report, run, output_format, output, read, full, statistics=statistics, reports=reports)
     announce_policy(run, full, report)
     if verbose:
         diagnose(run, hidden_count(full, report))

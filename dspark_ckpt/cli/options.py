@@ -54,6 +54,26 @@ Config = Annotated[Path | None, typer.Option(
                                      "--settings.")]
 Output = Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE",
                                              help="Write the report here, not stdout.")]
+Reports = Annotated[list[str] | None, typer.Option(
+    "--report", metavar="FORMAT=FILE", help="Also write the report in FORMAT to FILE, from this same run "
+                                            "(repeatable): e.g. --report sarif=out.sarif --report junit=out.xml.")]
+
+
+def parse_reports(values: list[str] | None) -> list[tuple[str, Path]]:
+    """--report FORMAT=FILE values, each format one of --format's and each file named once (else DSP-E039)."""
+    from dspark_ckpt.errors import UsageError
+
+    out: list[tuple[str, Path]] = []
+    for value in values or []:
+        fmt, eq, file = value.partition("=")
+        if not eq or not file or fmt not in FORMATS:
+            shown = value if len(value) <= 200 else value[:200] + "..."
+            raise UsageError(f"--report {shown!r}: expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}",
+                             code="DSP-E039", hint="e.g. --report sarif=results/draft.sarif")
+        if any(Path(file) == seen for _, seen in out):
+            raise UsageError(f"--report names {file} twice", code="DSP-E039", hint="give each report its own file")
+        out.append((fmt, Path(file)))
+    return out
 FailOn = Annotated[Severity | None, typer.Option(
     "--fail-on", metavar="SEVERITY", help="Exit 1 at or above this severity: info, warning or error "
                                           "[default: error].")]

@@ -201,6 +201,11 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "`dspark-ckpt check ./draft` with no target anywhere.",
       "Pass --target DIR or --target-vocab-size N (or set `target` in [tool.dspark-ckpt]); to accept a "
       "structural check on purpose, pass --allow-no-target or set `allow-no-target = true`."),
+    E("DSP-E039", "bad-report-option", "A `--report` value is not FORMAT=FILE with a known format",
+      "`--report` takes an output format and a file, joined by `=` (`sarif=results/draft.sarif`); the format is "
+      "one of `--format`'s, and each file is named once.", _STOP,
+      "`dspark-ckpt check ./draft --report results/draft.sarif` (no format), or `--report sarif=a --report "
+      "sarif=a`.", "Write FORMAT=FILE, e.g. `--report sarif=results/draft.sarif --report junit=results/draft.xml`."),
     # --- DSP-E04x: verify ---
     E("DSP-E040", "torch-missing", "`verify` needs torch, which is not installed",
       "verify loads the draft's tensors with torch, and torch cannot be imported.",

@@ -43,13 +43,15 @@ def runner_env(inputs: dict[str, str], workspace: Path) -> dict[str, str]:
     }
 
 
-def run_action(workspace: Path, **inputs: str) -> subprocess.CompletedProcess[str]:
+def run_action(workspace: Path, extra_env: dict[str, str] | None = None,
+               **inputs: str) -> subprocess.CompletedProcess[str]:
     inputs = {"install": "false", "python": sys.executable, **inputs}
     script = workspace / "step.sh"
     script.write_text(step()["run"])
     # GitHub runs `shell: bash` steps as `bash --noprofile --norc -eo pipefail {0}`.
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=workspace,
-                          env=runner_env(inputs, workspace), capture_output=True, text=True, timeout=120)
+    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], check=False, cwd=workspace,
+                          env={**runner_env(inputs, workspace), **(extra_env or {})}, capture_output=True, text=True,
+                          timeout=120)
 
 
 @pytest.fixture
@@ -113,3 +115,52 @@ def test_allow_no_target_input(workspace: Path) -> None:
     allowed = run_action(workspace, checkpoints="./drafts/with space", **{"allow-no-target": "true"})
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert (workspace / "output.txt").read_text().splitlines()[-1] == "exit-code=0"
+
+
+def counting_python(workspace: Path) -> Path:
+    """An interpreter that logs each command line it runs, then is the real one: how many checks the step ran."""
+    shim = workspace / "bin" / "python"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{workspace / "runs.log"}"\nexec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
+    return shim
+
+
+def test_one_check_renders_the_annotations_sarif_and_junit(workspace: Path) -> None:
+    """Asked for SARIF and JUnit, the step runs check once; the three renderings come from the same report."""
+    result = run_action(workspace, python=str(counting_python(workspace)), checkpoints="drafts/padded\n", **{
+        "target-vocab-size": "96", "runtime": "vllm==0.29.0", "sarif-file": "out/r.sarif",
+        "junit-file": "out/r.xml"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    runs = (workspace / "runs.log").read_text().splitlines()
+    assert len(runs) == 1 and "--report sarif=out/r.sarif" in runs[0] and "--report junit=out/r.xml" in runs[0]
+    sarif = json.loads((workspace / "out" / "r.sarif").read_text())
+    junit = ET.parse(workspace / "out" / "r.xml").getroot()
+    annotated = set(re.findall(r"^::error [^:]*title=(DSP\d+)", result.stdout, re.MULTILINE))
+    assert annotated == {r["ruleId"] for r in sarif["runs"][0]["results"] if r["level"] == "error"}
+    assert annotated == {f.get("type") for f in junit.iter("failure")}
+
+
+def test_token_and_revision_inputs(workspace: Path) -> None:
+    """The token reaches the check as HF_TOKEN (never on its command line); the revision as --revision."""
+    shim = counting_python(workspace)
+    env_log = workspace / "env.log"
+    shim.write_text(shim.read_text().replace("exec ", f'printf "%s\\n" "$HF_TOKEN" >> "{env_log}"\nexec ', 1))
+    secret = "hf_ThIsIsAsEcReT0123456789"
+    nowhere = {"HF_ENDPOINT": "http://127.0.0.1:9", "DSPARK_CKPT_HUB_RETRIES": "0"}  # no Hub: refused at once
+    result = run_action(workspace, nowhere, python=str(shim), checkpoints="some-org/some-draft\n",
+                        **{"target-vocab-size": "96", "token": secret, "revision": "v1.0"})
+    (run,) = (workspace / "runs.log").read_text().splitlines()
+    assert "some-org/some-draft@v1.0" in run or "--revision v1.0" in run
+    assert secret not in run and env_log.read_text().strip() == secret
+    assert secret not in result.stdout + result.stderr
+    assert result.returncode == 2  # the Hub is unreachable here: an operational error, never a pass
+
+
+def test_a_report_folder_that_cannot_be_made_fails_the_step_but_the_check_still_annotates(workspace: Path) -> None:
+    (workspace / "blocker").write_text("a file where the folder should be")
+    result = run_action(workspace, checkpoints="drafts/padded\n", **{
+        "target-vocab-size": "96", "runtime": "vllm==0.29.0", "sarif-file": "blocker/r.sarif"})
+    assert result.returncode == 2
+    assert "::error title=dspark-ckpt::sarif-file: cannot create the folder" in result.stderr
+    assert "::error file=drafts/padded/config.json" in result.stdout
