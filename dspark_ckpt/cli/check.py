@@ -30,7 +30,7 @@ from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.emit import emit
-from dspark_ckpt.output.paths import writable_target
+from dspark_ckpt.output.paths import check_report_files
 from dspark_ckpt.output.render import summary_line
 from dspark_ckpt.output.table import RENDERERS
 from dspark_ckpt.output.write import stderr_console
@@ -98,11 +98,7 @@ def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | 
     """The report in the chosen format (stdout or --output), each --report FORMAT=FILE from the same report, and
     the one-line summary on stderr where useful; `statistics`: the counts per code instead of the report."""
     ctx = render_context(run, report, full)
-    for _, file in reports:  # every destination refused or accepted before anything is written
-        writable_target(file, what="--report", inputs=inputs, code="DSP-E030")
-    if output is not None and any(file == output for _, file in reports):
-        raise UsageError(f"--output and --report both name {output}", code="DSP-E039",
-                         hint="give each report its own file")
+    check_report_files([file for _, file in reports], inputs)  # all judged before anything is written
     for name, file in reports:
         emit(lambda console, name=name: RENDERERS[name](report, console, ctx), file, "never",  # type: ignore[misc]
              inputs=inputs)
@@ -159,7 +155,7 @@ def check(
     Classification (pruned, equal or padded vocabulary), whether each runtime version loads the draft, and the
     findings; weights are never read and torch is never imported.
     """
-    reports = o.parse_reports(report_files)
+    reports = o.parse_reports(report_files, output)
     if statistics and output_format.value not in ("text", "json"):
         raise UsageError(f"--statistics prints counts as text or json, not {output_format.value}", code="DSP-E104",
                          hint="drop --statistics, or use --format text or json with it")

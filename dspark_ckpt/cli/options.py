@@ -59,8 +59,9 @@ Reports = Annotated[list[str] | None, typer.Option(
                                             "(repeatable): e.g. --report sarif=out.sarif --report junit=out.xml.")]
 
 
-def parse_reports(values: list[str] | None) -> list[tuple[str, Path]]:
-    """--report FORMAT=FILE values, each format one of --format's and each file named once (else DSP-E039)."""
+def parse_reports(values: list[str] | None, output: Path | None = None) -> list[tuple[str, Path]]:
+    """--report FORMAT=FILE values, each format one of --format's and each file named once, --output's included
+    (else DSP-E039)."""
     from dspark_ckpt.errors import UsageError
 
     out: list[tuple[str, Path]] = []
@@ -70,8 +71,9 @@ def parse_reports(values: list[str] | None) -> list[tuple[str, Path]]:
             shown = value if len(value) <= 200 else value[:200] + "..."
             raise UsageError(f"--report {shown!r}: expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}",
                              code="DSP-E039", hint="e.g. --report sarif=results/draft.sarif")
-        if any(Path(file) == seen for _, seen in out):
-            raise UsageError(f"--report names {file} twice", code="DSP-E039", hint="give each report its own file")
+        if any(Path(file) == seen for _, seen in out) or Path(file) == output:
+            raise UsageError(f"{file} is named twice (--report, --output)", code="DSP-E039",
+                             hint="give each report its own file")
         out.append((fmt, Path(file)))
     return out
 FailOn = Annotated[Severity | None, typer.Option(

@@ -139,6 +139,13 @@ def check_destinations(output: Path | None, step_summary: str | None, inputs: It
         writable_target(Path(step_summary), what="$GITHUB_STEP_SUMMARY", inputs=inputs, code="DSP-E031")
 
 
+def check_report_files(files: Iterable[Path], inputs: Iterable[str | Path]) -> None:
+    """Every `--report FORMAT=FILE` file refused or accepted, as --output is, before any report is written."""
+    inputs = tuple(inputs)
+    for file in files:
+        writable_target(file, what="--report", inputs=inputs, code="DSP-E030")
+
+
 def open_for_append(path: Path, *, what: str, inputs: Iterable[str | Path] = (), code: str) -> int:
     """An fd appending to `path` (created if absent) after writable_target's checks, opened without blocking."""
     real = writable_target(path, what=what, inputs=inputs, code=code)
