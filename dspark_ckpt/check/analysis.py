@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from dspark_ckpt.check.aux_findings import aux_findings
 from dspark_ckpt.check.built import (
     contradiction,
     contradiction_findings,
@@ -218,6 +219,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         facts = with_build(facts, builds, raw, vocab, loaded.tensors, mappings.d2t_targets, mappings.d2t_all_zero,
                            kind, honoured) if facts is not None else None
     vs = verdicts(facts, runtimes) if facts is not None else unknown_family_verdicts(builds)
+    findings += aux_findings(builds or (build_all(raw, runtimes) if cfg is not None else ()))  # T plays no part
     structural = tuple(findings)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None)
     return Analysis(

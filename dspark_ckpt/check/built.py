@@ -66,6 +66,8 @@ def with_build(facts: DraftFacts, builds: tuple[BuiltConfig, ...], raw: Mapping[
         rows = d2t_targets if kind is VocabKind.PRUNED else d2t_targets[:facts.target_vocab_size]
         d2t_range = (min(rows), max(rows)) if rows else None
     nested = tuple(sorted(n for n in tensors if n.endswith(".weight") and n[:-7] in BARE_PARAMETERS))
+    fc = tensors.get("fc.weight")  # EAGLE-3's fc: its shape is checked against what each release builds
     return replace(facts, builds=builds, raw_config=raw, honoured_draft_vocab=honoured, nested_weights=nested,
+                   fc_shape=tuple(fc.shape) if fc is not None else None,
                    d2t_all_zero=d2t_all_zero, d2t_range=d2t_range,
                    t2d_length=v.t2d.shape[0] if v.t2d is not None and len(v.t2d.shape) == 1 else None)

@@ -540,6 +540,33 @@ RULES: dict[str, Rule] = _rules(
          "checkpoint is missing required projector weights: [...]`.",
          "A config with projector_type \"domino\" and no emb_dim.",
          "Add the missing Domino fields to dflash_config, or ship the missing projector weights."),
+    Rule("DSP356", "aux-key-ignored", "warning", "The runtime ignores an aux-layer key the draft sets and uses "
+         "another",
+         "The draft's config names its auxiliary target layers (or their number) in a key this vLLM release does not "
+         "read where it matters: llama_eagle3.py sizes fc from `num_aux_hidden_states` or "
+         "`eagle_config.eagle_aux_hidden_state_layer_ids` (default 3), not the top-level list; the speculators "
+         "conversion copies only the top-level list and target_hidden_size; model runner V2 (the default on CUDA for "
+         "eagle3 from 0.29) takes the target's layers from the top-level list and never from eagle_config's. The "
+         "finding names the key ignored and what the release uses instead.",
+         "fc is sized, or the target's hidden states are chosen, from something other than what the draft was "
+         "trained with: fc.weight fails to load (DSP329), the first draft step fails, or the draft reads the wrong "
+         "layers and acceptance drops.",
+         "An Eagle3LlamaForCausalLM config with `eagle_aux_hidden_state_layer_ids: [1, 10, 20, 29]` at the top level "
+         "and no `num_aux_hidden_states`: vLLM builds fc for 3.",
+         "Set `num_aux_hidden_states` to the number of layers the draft names; keep the list at the top "
+         "level, where both model runners read it."),
+    Rule("DSP357", "aux-layers-unset", "info", "The draft does not say which target layers it reads",
+         "No `eagle_aux_hidden_state_layer_ids` at the top level or in eagle_config: vLLM's model runners (V1 "
+         "gpu_model_runner.py, V2 eagle3_utils.py) then take the target model's default "
+         "get_eagle3_default_aux_hidden_state_layers(), (2, L // 2, L - 3) for Llama and Qwen targets (interfaces.py, "
+         "0.27-0.33).",
+         "That default is the EAGLE-3 reference's training convention (hence info, not a warning), but a draft "
+         "trained on other layers gets the wrong hidden "
+         "states: it loads and runs, and its acceptance collapses with no error. With `num_aux_hidden_states` other "
+         "than 3 the three default layers do not fit fc and the first draft step fails (DSP329).",
+         "An EAGLE-3 head exported without its layer list, trained on layers [1, 16, 29] of a 32-layer target "
+         "(vLLM uses 2, 16, 29).",
+         "Add `eagle_aux_hidden_state_layer_ids` (the training run's layer ids) to config.json at the top level."),
     Rule("DSP330", "speculators-conversion-fails", "error", "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "
@@ -606,6 +633,21 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP328", "confidence-head-shape", "error", "confidence_head.proj is not [1, H(+r)] with a [1] bias",
          "With enable_confidence_head the proj weight is [1, H] (+ r with confidence_head_with_markov) and bias [1].",
          "Loading fails on a shape mismatch.", "proj.weight [1, 4096] with confidence_head_with_markov.", "Fix the config or the tensor."),
+    Rule("DSP329", "eagle3-fc-shape", "error", "EAGLE-3 fc.weight is not [H, n x target_hidden_size] as the runtime "
+         "builds fc",
+         "vLLM's EAGLE-3 models build `fc = ReplicatedLinear(target_hidden_size * n, hidden_size)`, n being the number "
+         "of target hidden states the draft combines: llama_eagle3.py reads `num_aux_hidden_states`, then the length "
+         "of `eagle_config.eagle_aux_hidden_state_layer_ids`, else 3 (never the top-level list); qwen3_eagle3.py reads "
+         "`num_aux_layers`, `num_aux_hidden_states`, the top-level list, then eagle_config's, else 3 (every release "
+         "0.27-0.33). A fc.weight of another shape fails ReplicatedLinear.weight_loader's assert (`Tried to load "
+         "weights of size torch.Size([H, 4H])to a parameter of size torch.Size([H, 3H])`). When fc loads but a model "
+         "runner hands it another number of target layers, the first draft step fails instead.",
+         "The draft does not load, or it loads and fails at its first step. The usual cause is a speculators-trained "
+         "Llama head whose 4 aux layers are named only in the top-level `eagle_aux_hidden_state_layer_ids`.",
+         "fc.weight [4096, 16384] (4 aux layers) with eagle_aux_hidden_state_layer_ids of 4 ids at the top level "
+         "of an Eagle3LlamaForCausalLM config.",
+         "Set `num_aux_hidden_states` to the number of aux layers fc was trained on and keep the top-level list, "
+         "which both model runners read; or re-export fc."),
     ),
     # --- DSP4xx: contents of the mapping tensors ---
     *_section(Category.MAPPING,

@@ -14,6 +14,7 @@ from dspark_ckpt.runtimes.sglang_config import SglangConfig
 
 if TYPE_CHECKING:
     from dspark_ckpt.runtimes.config_build import BuiltConfig
+    from dspark_ckpt.runtimes.eagle3_aux import AuxRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,8 @@ class DraftFacts:
     d2t_all_zero: bool = False
     d2t_range: tuple[int, int] | None = None  # (min, max) of i + d2t[i] over the rows a target id can come from
     t2d_length: int | None = None  # the target vocab the draft's t2d records
+    fc_shape: tuple[int, ...] | None = None  # EAGLE-3: the header shape of fc.weight, if shipped
+    aux: AuxRead | None = None  # EAGLE-3: what the release judged builds fc from (set per release, eagle3_aux.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,8 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         if code == "DSP322" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
             return Issue(code, k.messages.weight_shape.format(got=f"{rows}, {f.markov_w1_cols}",
                                                                want=f"{v}, {f.markov_rank}"))
+        if code == "DSP320" and (fc := _fc_error(k, f)) is not None:  # model.fc sorts between embed and lm_head
+            return fc
         if rows is not None and rows != expected:
             return Issue(code, k.messages.rows)
     if extra_markov is not None:  # a name sorted after markov_w2 (markov_w3, ...)
@@ -194,6 +199,15 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     if "prefix_gru" in stray:  # the Domino projector's GRU, sorted after every name above
         return Issue("DSP350", k.messages.stray_head.format(name="prefix_gru", cls=k.stray_heads_class))
     return None
+
+
+def _fc_error(k: Contract, f: DraftFacts) -> Issue | None:
+    """EAGLE-3's fc is ReplicatedLinear(width * n, hidden): fc.weight of another shape fails its exact-size assert."""
+    want = f.aux.fc_shape if f.aux is not None else None
+    if want is None or f.fc_shape is None or tuple(f.fc_shape) == want:
+        return None
+    got = ", ".join(map(str, f.fc_shape))
+    return Issue("DSP329", k.messages.fc_shape.format(got=got, want=f"{want[0]}, {want[1]}"))
 
 
 def _extra_markov(k: Contract, f: DraftFacts) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
-from dspark_ckpt.runtimes import vllm_registry
+from dspark_ckpt.runtimes import eagle3_aux, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
@@ -58,6 +58,7 @@ class BuiltConfig:
     before_validation: bool = True  # the error comes before SpeculativeConfig's own checks (False: __init__)
     source: str = ""  # the files and lines each step was read from
     assumed: bool = False  # no release read here matches: the nearest release's rules were applied
+    aux: eagle3_aux.AuxRead | None = None  # EAGLE-3: the aux hidden states fc is sized for, the runners' layers
 
 
 def _arch(cfg: Mapping[str, Any]) -> str | None:
@@ -129,6 +130,11 @@ def _update(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: rows.Build
         prefix = "Eagle3" if kind == "eagle3" else "Peagle"
         hf["architectures"] = [f"{prefix}{'Qwen3' if layer_type == 'qwen3' else 'Llama'}ForCausalLM"]
         hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
+        # algos.py update_eagle3 / update_peagle (eagle3_aux.LINES .algos): the only aux keys copied to the top
+        if cfg.get("target_hidden_size") is not None:
+            hf["target_hidden_size"] = cfg["target_hidden_size"]
+        if cfg.get(eagle3_aux.TOP):
+            hf[eagle3_aux.TOP] = cfg[eagle3_aux.TOP]
         if kind == "peagle":
             hf["pard_token"] = _required(cfg, "mask_token_id")
             return "eagle3", True  # build_vllm_speculative_config: {"method": "eagle3", "parallel_drafting": True}
@@ -213,7 +219,10 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
         arch = renamed
     cites.append(rows.registry_line(arch, r))
     error = _init_error(arch, hf, raw, cls, r, cites)
-    return _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
+    built = _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
+    family = built.family
+    aux = eagle3_aux.read_aux(hf, raw, family, version) if family is not None and error is None else None
+    return replace(built, aux=aux) if aux is not None else built
 
 
 def _dspark_rewrite(arch: str, hf: dict[str, Any], r: rows.BuildRules,
@@ -312,7 +321,7 @@ def _facts_for(built: BuiltConfig, facts: DraftFacts) -> DraftFacts:
                    draft_vocab_size=built.draft_vocab_size or facts.draft_vocab_size,
                    vocab_size=built.vocab_size or facts.vocab_size,
                    parallel_drafting=facts.parallel_drafting if built.parallel_drafting is None else
-                   built.parallel_drafting)
+                   built.parallel_drafting, aux=built.aux)
 
 
 def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | None:
@@ -332,6 +341,8 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
                               topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
         return Verdict(built.runtime, built.version, contract, early or built.error, ())
     verdict = evaluate(contract, built.version, f)
+    if verdict.loads and verdict.first_step is None and (step := eagle3_aux.first_step(f.aux, f.fc_shape)):
+        verdict = replace(verdict, first_step=Issue("DSP329", step, verbatim=False))
     if f.honoured_draft_vocab is not None and verdict.error is not None and verdict.error.code in _D_SIZED:
         # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
         verdict = replace(verdict, error=replace(verdict.error, code="DSP216"))

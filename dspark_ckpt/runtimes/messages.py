@@ -109,6 +109,9 @@ E_DOMINO_EMB = "DFLASH Domino requires dflash_config.emb_dim."
 
 
 E_WEIGHT_SHAPE = "Attempted to load weight (torch.Size([{got}])) into parameter (torch.Size([{want}]))"
+# layers/linear.py ReplicatedLinear.weight_loader (0.27 L391-394, 0.28 L373-376, 0.29 L397-400, 0.30 L402-405,
+# 0.31-0.32 L405-408, 0.33 L408-411): EAGLE-3's fc. The f-string pieces join with no space before "to".
+E_REPLICATED_SHAPE = "Tried to load weights of size torch.Size([{got}])to a parameter of size torch.Size([{want}])"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +159,7 @@ class Messages:
     selector_pair: str = E_DFLASH2_SELECTOR_PAIR
     index: str = E_INDEX
     weight_shape: str = E_WEIGHT_SHAPE  # default_weight_loader's exact-size assert
+    fc_shape: str = E_REPLICATED_SHAPE  # EAGLE-3 fc: ReplicatedLinear.weight_loader's exact-size assert
     stray_head: str = E_STRAY_HEAD  # a head tensor the backbone has no module for (vLLM DFlash / EAGLE-3)
     stray_markov: str = E_STRAY_MARKOV  # a Markov-head tensor the vanilla head has no parameter for (vLLM DSpark)
 

@@ -1,0 +1,49 @@
+"""Pure: what each release makes of an EAGLE-3 draft's aux-hidden-state keys -> the DSP356 / DSP357 warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.runtimes import eagle3_aux
+from dspark_ckpt.runtimes.config_build import BuiltConfig
+from dspark_ckpt.runtimes.table import VLLM_VERSIONS
+
+_TEXTS: tuple[tuple[str, Callable[[eagle3_aux.AuxRead], str | None]], ...] = (
+    ("DSP356", eagle3_aux.ignored_text),
+    ("DSP356", eagle3_aux.runner_text),
+    ("DSP357", eagle3_aux.absent_text),
+)
+
+
+def _releases(versions: Sequence[str]) -> str:
+    """vLLM releases, a run of consecutive releases the table knows written as one range."""
+    known = [v for v in VLLM_VERSIONS if v in versions]
+    parts: list[str] = []
+    run: list[str] = []
+    for v in known:
+        if run and VLLM_VERSIONS.index(run[-1]) != VLLM_VERSIONS.index(v) - 1:
+            parts.append(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}")
+            run = []
+        run.append(v)
+    if run:
+        parts.append(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}")
+    parts += [v for v in versions if v not in VLLM_VERSIONS]
+    return "vLLM " + ", ".join(parts)
+
+
+def aux_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
+    """One finding per code: each distinct statement with the releases it holds for, and the lines it cites."""
+    by_code: dict[str, dict[str, list[BuiltConfig]]] = {}
+    for built in builds:
+        if built.runtime != "vllm" or built.aux is None:
+            continue
+        for code, text in _TEXTS:
+            said = text(built.aux)
+            if said is not None:
+                by_code.setdefault(code, {}).setdefault(said, []).append(built)
+    found = []
+    for code, statements in sorted(by_code.items()):
+        parts = [f"{_releases([b.version for b in group])} {said}" for said, group in statements.items()]
+        found.append(finding(code, "; ".join(parts) + ".", file="config.json"))
+    return found

@@ -1,0 +1,245 @@
+"""Pure: how each vLLM release reads an EAGLE-3 draft's auxiliary hidden states from its built config: how many it
+sizes `fc` for (and so fc.weight's shape), and which target layers its model runners take them from.
+
+Read from the wheels 0.27.0-0.33.0 (docs/upstream-notes.md section 11). The model's __init__ sizes
+`fc = ReplicatedLinear(target_hidden_size * n, hidden_size)`; n comes from the keys in `COUNT_KEYS` (first one set
+wins, default 3). The target side is separate: the model runner picks the layers whose hidden states it hands the
+draft from the keys in `RUNNER_KEYS`, else the target model's default `(2, L // 2, L - 3)`, three layers. When the
+two disagree, fc.weight fails to load, or fc meets a wider or narrower input at the first draft step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dspark_ckpt.model.families import Family
+
+TOP = "eagle_aux_hidden_state_layer_ids"
+NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
+DEFAULT_COUNT = 3  # `len(layer_ids) if layer_ids else 3`
+DEFAULT_LAYERS = "(2, L // 2, L - 3)"  # SupportsEagle3.get_eagle3_default_aux_hidden_state_layers (interfaces.py)
+
+# The keys each class's __init__ reads for n, in its order (a count, or a list whose length is n).
+COUNT_KEYS: dict[Family, tuple[str, ...]] = {
+    # llama_eagle3.py: getattr(config, "num_aux_hidden_states", None), then eagle_config's list; never the top level
+    Family.EAGLE3_LLAMA: ("num_aux_hidden_states", NESTED),
+    # qwen3_eagle3.py: num_aux_layers, num_aux_hidden_states, then `getattr(config, TOP) or eagle_config.get(...)`
+    Family.EAGLE3_QWEN3: ("num_aux_layers", "num_aux_hidden_states", TOP, NESTED),
+}
+# Every key a producer uses to say how many aux layers the draft was trained on.
+AUX_KEYS = ("num_aux_layers", "num_aux_hidden_states", TOP, NESTED)
+# The model runners' target-layer lookups, in order: V1 (gpu_model_runner.py _get_eagle3_aux_layers_from_config)
+# and V2 (v1/worker/gpu/spec_decode/eagle/eagle3_utils.py get_eagle3_aux_layers_from_config, the default runner on
+# CUDA from 0.29 for eagle3). `target_layer_ids` / `dspark_target_layer_ids` are read by V2 shifted by one.
+RUNNER_KEYS: dict[str, tuple[str, ...]] = {
+    "V1": (TOP, NESTED),
+    "V2": (TOP, "dspark_target_layer_ids", "target_layer_ids", "eagle_config.layer_ids"),
+}
+
+_LLAMA = "vllm/model_executor/models/llama_eagle3.py"
+_QWEN3 = "vllm/model_executor/models/qwen3_eagle3.py"
+_LINEAR = "vllm/model_executor/layers/linear.py"
+_RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+_RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
+_DEFAULT = "vllm/model_executor/models/interfaces.py"
+_ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Where one release reads each of these facts (line numbers in its wheel)."""
+
+    llama: tuple[int, int, int]  # use_aux_hidden_state, the count (first..last line), fc_input_size
+    llama_count_end: int
+    qwen3: tuple[int, int, int]
+    qwen3_count_end: int
+    assert_line: int  # ReplicatedLinear.weight_loader's `assert param.size() == loaded_weight.size()`
+    runner: int  # V1 _get_eagle3_aux_layers_from_config
+    runner2: int  # V2 get_eagle3_aux_layers_from_config
+    default: int  # `return (2, num_layers // 2, num_layers - 3)`
+    algos: tuple[int, int]  # update_eagle3: target_hidden_size copied, the top-level aux list copied
+
+
+LINES: dict[str, Lines] = {
+    "0.27.0": Lines((146, 176, 187), 182, (169, 200, 212), 207, 391, 5503, 35, 1506, (33, 49)),
+    "0.28.0": Lines((146, 176, 187), 182, (169, 200, 212), 207, 373, 5608, 35, 1601, (33, 49)),
+    "0.29.0": Lines((146, 176, 187), 182, (169, 200, 212), 207, 397, 5564, 35, 1682, (33, 49)),
+    "0.30.0": Lines((180, 210, 221), 216, (169, 200, 212), 207, 402, 5518, 100, 1733, (33, 49)),
+    "0.31.0": Lines((180, 210, 221), 216, (171, 202, 214), 209, 405, 5456, 100, 1724, (31, 47)),
+    "0.32.0": Lines((180, 210, 221), 216, (171, 202, 214), 209, 405, 5251, 100, 1733, (31, 47)),
+    "0.33.0": Lines((180, 210, 221), 216, (171, 202, 214), 209, 408, 5190, 113, 1772, (31, 47)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AuxRead:
+    """What one release makes of a draft's aux-hidden-state keys."""
+
+    release: str  # the release whose lines were read (the nearest one for a release outside LINES)
+    family: Family
+    fc_built: bool  # eagle_config.use_aux_hidden_state (default true); false: no fc, `fc.` weights dropped
+    count: int | None  # n, the aux hidden states fc is sized for; None: a value dspark-ckpt cannot follow
+    count_key: str | None  # the key n came from; None: the default 3
+    width: int | None  # target_hidden_size, else hidden_size
+    width_key: str
+    hidden: int | None  # fc's output width (hidden_size)
+    written: tuple[tuple[str, int], ...]  # the aux keys the draft's config.json sets, with the layers each names
+    runners: tuple[tuple[str, str | None, int], ...]  # (runner, key its target layers come from or None, count)
+    source: str
+
+    @property
+    def fc_shape(self) -> tuple[int, int] | None:
+        """[hidden_size, width * n]: the shape fc.weight must have."""
+        if not self.fc_built or self.count is None or self.width is None or self.hidden is None:
+            return None
+        return self.hidden, self.width * self.count
+
+    @property
+    def ignored(self) -> tuple[tuple[str, int], ...]:
+        """The aux keys the draft sets that name another count than the n this release sized fc for: not read at
+        all (the top-level list in llama_eagle3.py, a key the speculators conversion does not copy) or shadowed."""
+        return tuple((k, n) for k, n in self.written if k != self.count_key and n != self.count)
+
+
+def _get(cfg: Mapping[str, Any], key: str) -> Any:
+    if "." not in key:
+        return cfg.get(key)
+    outer, inner = key.split(".", 1)
+    section = cfg.get(outer)
+    return section.get(inner) if isinstance(section, Mapping) else None
+
+
+def _count(value: Any) -> int | None:
+    """A count key's value as the layer count it states (a list: its length)."""
+    if isinstance(value, list | tuple):
+        return len(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _resolve_count(hf: Mapping[str, Any], family: Family) -> tuple[int | None, str | None]:
+    for key in COUNT_KEYS[family]:
+        value = _get(hf, key)
+        is_list = key in (TOP, NESTED)
+        if is_list and not value:  # `len(layer_ids) if layer_ids else 3`, `getattr(...) or eagle_config.get(...)`
+            continue
+        if not is_list and value is None:  # `if num_aux is None`
+            continue
+        count = _count(value)
+        return (count if count is not None and count >= 0 else None), key
+    return DEFAULT_COUNT, None
+
+
+def _runner(hf: Mapping[str, Any], name: str) -> tuple[str, str | None, int]:
+    for key in RUNNER_KEYS[name]:
+        value = _get(hf, key)
+        if value and isinstance(value, list | tuple):
+            return name, key, len(value)
+    return name, None, DEFAULT_COUNT
+
+
+def lines_for(release: str) -> tuple[str, Lines]:
+    if release in LINES:
+        return release, LINES[release]
+    newest = max(LINES, key=lambda v: tuple(int(p) for p in v.split(".")))
+    key = tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
+    return (newest, LINES[newest]) if key >= (0, 33) else ("0.27.0", LINES["0.27.0"])
+
+
+def cite(family: Family, release: str) -> str:
+    read, ln = lines_for(release)
+    module, (use, first, width), end = ((_LLAMA, ln.llama, ln.llama_count_end) if family is Family.EAGLE3_LLAMA
+                                        else (_QWEN3, ln.qwen3, ln.qwen3_count_end))
+    return (f"{module} @ v{read} L{use} (use_aux_hidden_state), L{first}-{end} (n), L{width} (fc_input_size); "
+            f"{_LINEAR} @ v{read} L{ln.assert_line} (ReplicatedLinear.weight_loader)")
+
+
+def runner_cite(release: str) -> str:
+    read, ln = lines_for(release)
+    return (f"{_RUNNER} @ v{read} L{ln.runner}, {_RUNNER2} @ v{read} L{ln.runner2}, "
+            f"{_DEFAULT} @ v{read} L{ln.default}")
+
+
+def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, release: str) -> AuxRead | None:
+    """The aux-state facts of one release for the config it built (`hf`) from the draft's config.json (`raw`)."""
+    if family not in COUNT_KEYS:
+        return None
+    eagle = hf.get("eagle_config")
+    eagle = eagle if isinstance(eagle, Mapping) else {}
+    built = bool(eagle["use_aux_hidden_state"]) if "use_aux_hidden_state" in eagle else True
+    count, key = _resolve_count(hf, family)
+    hidden = _int(hf.get("hidden_size"))
+    width_key = "target_hidden_size" if "target_hidden_size" in hf else "hidden_size"
+    width = _int(hf.get(width_key))
+    layer = raw.get("transformer_layer_config")
+    written = []
+    for name in AUX_KEYS:  # top level, or (speculators) inside transformer_layer_config
+        value = _get(raw, name)
+        if not value and isinstance(layer, Mapping):
+            value = _get(layer, name)
+        stated = _count(value) if value or value == 0 else None
+        if stated is not None:
+            written.append((name, stated))
+    read, ln = lines_for(release)
+    runners = (_runner(hf, "V1"), _runner(hf, "V2"))
+    source = f"{cite(family, release)}; {runner_cite(release)}"
+    if "speculators_config" in raw:
+        source += f"; {_ALGOS} @ v{read} update_eagle3 L{ln.algos[0]}, L{ln.algos[1]}"
+    return AuxRead(read, family, built, count, key, width, width_key, hidden, tuple(written), runners, source)
+
+
+def _said(key: str | None, count: int | None) -> str:
+    return f"{key} ({count})" if key else f"the default of {DEFAULT_COUNT}"
+
+
+def _layers(key: str | None, count: int) -> str:
+    return f"the {count} layers of {key}" if key else f"the target's default layers {DEFAULT_LAYERS}"
+
+
+def first_step(aux: AuxRead | None, fc_shape: tuple[int, ...] | None) -> str | None:
+    """fc loaded, but a runner hands it another number of target hidden states: combine_hidden_states' fc (or its
+    input_norm / fc_norm chunks) meets an input of the wrong width at the first draft step."""
+    if aux is None or aux.fc_shape is None or fc_shape is None or tuple(fc_shape) != aux.fc_shape:
+        return None
+    wrong = [(name, key, n) for name, key, n in aux.runners if n != aux.count]
+    if not wrong:
+        return None
+    which = " and ".join(f"model runner {name} hands it {_layers(key, n)}" for name, key, n in wrong)
+    scope = "" if len(wrong) == len(aux.runners) else " (only under that runner)"
+    return (f"fc is sized for {aux.count} aux hidden states ({_said(aux.count_key, aux.count)}) but {which}: "
+            f"an input of width {wrong[0][2]} x {aux.width} meets fc's {aux.count} x {aux.width}, a shape-mismatch "
+            f"RuntimeError{scope}")
+
+
+def ignored_text(aux: AuxRead) -> str | None:
+    """DSP356: the keys the draft sets that this release does not size fc from, and what it uses instead."""
+    if not aux.fc_built or not aux.ignored:
+        return None
+    keys = ", ".join(f"{k} ({n} layers)" for k, n in aux.ignored)
+    module = "llama_eagle3.py" if aux.family is Family.EAGLE3_LLAMA else "qwen3_eagle3.py"
+    return (f"({module}) sizes fc from {_said(aux.count_key, aux.count)} x {aux.width_key}, not from the draft's {keys}; "
+            f"set num_aux_hidden_states to the number of aux layers the draft was trained on")
+
+
+def runner_text(aux: AuxRead) -> str | None:
+    """DSP356 on the target side: the draft's list is read by model runner V1 only (eagle_config's list)."""
+    v1, v2 = aux.runners
+    if v1[1] == v2[1] or v1[1] is None:
+        return None
+    return (f"(model runner V2, vLLM's default on CUDA for eagle3 from 0.29) does not read {v1[1]} and takes "
+            f"{_layers(v2[1], v2[2])} instead; model runner V1 reads it. Put the list at the top level ({TOP}), "
+            "where both runners read it")
+
+
+def absent_text(aux: AuxRead) -> str | None:
+    """DSP357: no model runner finds the draft's layer list: the target's default layers are used."""
+    if any(key is not None for _, key, _ in aux.runners):
+        return None
+    return (f"finds no {TOP} (top level or in eagle_config) and takes the target's default aux layers "
+            f"{DEFAULT_LAYERS}, EAGLE-3's usual choice; a draft trained on other layers gets the wrong hidden "
+            "states and its acceptance collapses, with no error")

@@ -1,0 +1,68 @@
+"""Every line runtimes/eagle3_aux.py cites, re-read in the released wheel it names (fetched once, then cached)."""
+
+from __future__ import annotations
+
+import pytest
+from released_sources import release_tree
+
+from dspark_ckpt.runtimes import eagle3_aux
+from dspark_ckpt.runtimes.table import VLLM_VERSIONS
+
+pytestmark = pytest.mark.slow  # the first run downloads seven vLLM wheels (cached after)
+
+
+def line(version: str, path: str, number: int) -> str:
+    return (release_tree("vllm", version) / path).read_text().splitlines()[number - 1]
+
+
+def test_every_release_the_table_covers_is_read() -> None:
+    assert tuple(eagle3_aux.LINES) == VLLM_VERSIONS
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_cited_lines_say_what_the_model_claims(version: str) -> None:
+    ln = eagle3_aux.LINES[version]
+    llama, qwen3 = "vllm/model_executor/models/llama_eagle3.py", "vllm/model_executor/models/qwen3_eagle3.py"
+    use, first, width = ln.llama
+    assert 'if "use_aux_hidden_state" in eagle_config:' in line(version, llama, use)
+    assert 'self.num_aux_hidden_states = getattr(' in line(version, llama, first)
+    assert '"num_aux_hidden_states"' in line(version, llama, first + 1)
+    assert 'layer_ids = eagle_config.get("eagle_aux_hidden_state_layer_ids")' in line(version, llama,
+                                                                                       ln.llama_count_end - 1)
+    assert "len(layer_ids) if layer_ids else 3" in line(version, llama, ln.llama_count_end)
+    assert "self.fc_input_size = target_hidden_size * self.num_aux_hidden_states" in line(version, llama, width)
+    tree = release_tree("vllm", version)
+    count = "\n".join((tree / llama).read_text().splitlines()[first - 1:ln.llama_count_end])
+    assert "eagle_aux_hidden_state_layer_ids\", None" not in count  # the top-level list is never read for n
+    use, first, width = ln.qwen3
+    assert 'if "use_aux_hidden_state" in eagle_config:' in line(version, qwen3, use)
+    assert 'getattr(self.config, "num_aux_layers", None)' in line(version, qwen3, first)
+    assert 'getattr(self.config, "num_aux_hidden_states", None)' in line(version, qwen3, first + 2)
+    assert 'self.config, "eagle_aux_hidden_state_layer_ids", None' in line(version, qwen3, ln.qwen3_count_end - 2)
+    assert 'eagle_config.get("eagle_aux_hidden_state_layer_ids")' in line(version, qwen3, ln.qwen3_count_end - 1)
+    assert "len(aux_ids) if aux_ids else 3" in line(version, qwen3, ln.qwen3_count_end)
+    assert "self.fc_input_size = target_hidden_size * num_aux_features" in line(version, qwen3, width)
+    linear = "vllm/model_executor/layers/linear.py"
+    assert "assert param.size() == loaded_weight.size()" in line(version, linear, ln.assert_line)
+    assert 'f"Tried to load weights of size {loaded_weight.size()}"' in line(version, linear, ln.assert_line + 1)
+    assert 'f"to a parameter of size {param.size()}"' in line(version, linear, ln.assert_line + 2)
+    runner = "vllm/v1/worker/gpu_model_runner.py"
+    assert "def _get_eagle3_aux_layers_from_config" in line(version, runner, ln.runner)
+    runner2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
+    assert "def get_eagle3_aux_layers_from_config" in line(version, runner2, ln.runner2)
+    v2 = (tree / runner2).read_text()
+    assert 'drafter_config.get("layer_ids")' in v2 and 'get("eagle_aux_hidden_state_layer_ids")' not in v2
+    assert "return (2, num_layers // 2, num_layers - 3)" in line(version, "vllm/model_executor/models/interfaces.py",
+                                                                  ln.default)
+    algos = "vllm/transformers_utils/configs/speculators/algos.py"
+    assert 'if config_dict.get("target_hidden_size") is not None:' in line(version, algos, ln.algos[0])
+    assert 'if config_dict.get("eagle_aux_hidden_state_layer_ids"):' in line(version, algos, ln.algos[1])
+    body = (tree / algos).read_text().split("def update_eagle3", 1)[1].split("@register_speculator", 1)[0]
+    assert "num_aux_hidden_states" not in body and "eagle_config" not in body  # not copied by the conversion
+
+
+def test_the_load_error_is_quoted_as_the_wheel_joins_it() -> None:
+    from dspark_ckpt.runtimes.messages import E_REPLICATED_SHAPE
+
+    assert E_REPLICATED_SHAPE.startswith("Tried to load weights of size torch.Size(")
+    assert "])to a parameter of size torch.Size([" in E_REPLICATED_SHAPE
