@@ -99,6 +99,30 @@ def command_line(verb: str, checkpoint: str, target: Sequence[str], runtimes: Se
     return " ".join(shlex.quote(w) for w in [*words, *extra])
 
 
+def target_flags(target: str | None, size: int | None) -> tuple[str, ...] | None:
+    """The target as the user named it (flag or settings file), for a suggested command to repeat."""
+    if target is not None:
+        return ("--target", target)
+    return ("--target-vocab-size", str(size)) if size is not None else None
+
+
+def target_words(given: tuple[str, ...] | None, target_vocab_size: int | None) -> tuple[str, ...] | None:
+    """The target flags a suggested command names: as the user gave them, else the T the run used; None: unknown."""
+    return given or target_flags(None, target_vocab_size)
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A checkpoint and its target as a suggested command names them: the path as the user typed it (relative
+    stays relative), the target flags as given (else `--target-vocab-size T`; None where T is unknown)."""
+
+    checkpoint: str
+    target: tuple[str, ...] | None = None
+
+    def command(self, verb: str, runtimes: Sequence[str], *extra: str, options: Sequence[str] = ()) -> str:
+        return command_line(verb, self.checkpoint, self.target or (), runtimes, *extra, options=options)
+
+
 @dataclass(frozen=True, slots=True)
 class HintInputs:
     """What the run resolved once that a suggested command repeats (cli/run.py builds it in resolve_run)."""
@@ -155,8 +179,7 @@ def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInp
              suggest: Suggest | None = None) -> Finding:
     if f.template is None:
         return f
-    target = inputs.target or (("--target-vocab-size", str(report.target_vocab_size))
-                               if report.target_vocab_size is not None else None)
+    target = target_words(inputs.target, report.target_vocab_size)
     about = runtimes_about(report, f.code)
 
     def chosen(c: Command) -> list[str]:  # a fix repairs for the gate; a check or verify shows what the run showed

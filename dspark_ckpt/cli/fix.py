@@ -171,7 +171,8 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     )
     from dspark_ckpt.repair.safety import skip_message, unsafe_reasons
 
-    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors)
+    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
+                    hints=job.run.hints)
     skipped = unsafe_reasons(plan) if job.safe_only else []
     out = job.out
     if out is None and not job.in_place and not job.dry_run:

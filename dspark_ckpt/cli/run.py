@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from dspark_ckpt import __version__
-from dspark_ckpt.check.hints import HintInputs
+from dspark_ckpt.check.hints import HintInputs, target_flags
 from dspark_ckpt.check.policy import DEFAULT_GATE, Layer, Policy, normalize, resolve
 from dspark_ckpt.cli.options import ColorChoice
 from dspark_ckpt.cli.settings import Settings, load_settings
@@ -97,13 +97,6 @@ def read_paths(run: Run, specs: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     target = c.target if c.target is not None or c.target_vocab_size is not None else run.settings.target
     extra = [str(p) for p in (run.config, target) if p is not None]
     return (*specs, *extra)
-
-
-def target_flags(target: str | None, size: int | None) -> tuple[str, ...] | None:
-    """The target as the user named it (flag or settings file), for a suggested command to repeat."""
-    if target is not None:
-        return ("--target", target)
-    return ("--target-vocab-size", str(size)) if size is not None else None
 
 
 def render_context(run: Run, report: Report, full: Report | None = None) -> RenderContext:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dspark_ckpt.check.hints import HintInputs, Named, target_words
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair.actions import FixPlan
@@ -70,9 +71,12 @@ def required_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion],
-             strategy: str | None = None, *, selectors: Sequence[str] | None = None) -> FixPlan:
+             strategy: str | None = None, *, selectors: Sequence[str] | None = None,
+             hints: HintInputs | None = None) -> FixPlan:
     """Plan the repair of a draft folder from resolved inputs (the CLI resolves them once, as for check).
-    `selectors`: the --for values as given (None: the default, all), which decide whether the plan is best effort."""
+    `selectors`: the --for values as given (None: the default, all), which decide whether the plan is best effort.
+    `hints`: the target as the user gave it, which the commands a refusal suggests repeat with the checkpoint as
+    given (without it: --target-vocab-size T)."""
     from dspark_ckpt.repair.journal import recover_interrupted
     from dspark_ckpt.repair.plan import plan_repair
     from dspark_ckpt.repair.read import read_situation
@@ -80,7 +84,8 @@ def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Seque
     target = checked_inputs(strategy, target)
     folder = Path(checkpoint).absolute()
     recovered = recover_interrupted(folder)  # a half-done in-place fix is finished before anything is read
-    situation = read_situation(folder, target, runtimes)
+    named = Named(str(checkpoint), target_words(hints.target if hints else None, target.size))
+    situation = replace(read_situation(folder, target, runtimes), named_as=named)
     plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors),
                        required=required_runtimes(selectors))
     return replace(plan, recovered=recovered.message()) if recovered else plan

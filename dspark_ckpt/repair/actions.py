@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import strategies as _table
@@ -182,6 +183,11 @@ class FixPlan:
     warnings: tuple[Finding, ...] = ()  # DSP505: runtimes --for all left out because no repair can satisfy them
     not_repaired_for: tuple[str, ...] = ()  # those runtimes
     recovered: str | None = None  # what was done, before planning, to a fix that an earlier run left half-done
+    named_as: Named | None = None  # the checkpoint and target as the user gave them, for the commands hints name
+
+    @property
+    def named(self) -> Named:
+        return self.named_as or Named(self.source, target_flags(None, self.target_vocab_size))
 
     @property
     def changes_anything(self) -> bool:

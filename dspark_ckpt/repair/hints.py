@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dspark_ckpt.check.hints import command_line, selectors
+from dspark_ckpt.check.hints import Named, selectors
 from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.families import Family
@@ -19,11 +19,11 @@ __all__ = ["HUB_PREFIX", "command", "explain", "group_label", "groups", "out_arg
            "spans", "unreachable_reason"]
 
 
-def command(verb: str, source: str, target_vocab_size: int | None, runtimes: Sequence[str], *extra: str) -> str:
-    """`dspark-ckpt fix|check SOURCE --target-vocab-size T --for/--runtime R ... EXTRA`, shell-quoted (T left out
-    where it is unknown: check then runs its structural checks). check/hints.py builds it, as for every hint."""
-    target = ("--target-vocab-size", str(target_vocab_size)) if target_vocab_size else ()
-    return command_line(verb, source, target, runtimes, *extra)
+def command(verb: str, named: Named, runtimes: Sequence[str], *extra: str) -> str:
+    """`dspark-ckpt fix|check CHECKPOINT TARGET-FLAGS --for/--runtime R ... EXTRA`, shell-quoted: the checkpoint and
+    the target as the user gave them (the target left out where it is unknown: check then runs its structural
+    checks). check/hints.py builds it, as for every hint."""
+    return named.command(verb, runtimes, *extra)
 
 
 def group_label(runtimes: Sequence[str]) -> str:
@@ -62,14 +62,14 @@ def groups(runtimes: Sequence[str], before: Sequence[a.Outcome],
     return out
 
 
-def per_group_commands(source: str, target_vocab_size: int, runtimes: Sequence[str], before: Sequence[a.Outcome],
+def per_group_commands(named: Named, runtimes: Sequence[str], before: Sequence[a.Outcome],
                        options: Sequence[tuple[str, Sequence[a.Outcome]]]) -> str:
     parts, as_is = [], []
     for label, members in groups(runtimes, before, options):
         if label is None:
             as_is += members
         else:
-            parts.append(f"`{command('fix', source, target_vocab_size, members, *out_args(source, members))}`")
+            parts.append(f"`{command('fix', named, members, *out_args(named.checkpoint, members))}`")
     text = "fix once per group of runtimes, each into its own folder: " + " and ".join(parts) if parts else \
         "no repair loads on any of them"
     if as_is:

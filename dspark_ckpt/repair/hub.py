@@ -145,13 +145,11 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
     from dspark_ckpt.repair.render import fix_json, render_plan_text
 
     if out is not None or in_place or dry_run:
-        from dspark_ckpt.check.hints import command_line
+        from dspark_ckpt.check.hints import command_line, target_flags
 
-        target_flags = (("--target", target) if target is not None else
-                        ("--target-vocab-size", str(target_vocab_size)) if target_vocab_size is not None else ())
         strategy_flags = ("--strategy", strategy) if strategy is not None else ()
-        raise local_options_refused(command_line("fix", checkpoint, target_flags, runtimes or (), "--dry-run",
-                                                 options=strategy_flags))
+        raise local_options_refused(command_line("fix", checkpoint, target_flags(target, target_vocab_size) or (),
+                                                 runtimes or (), "--dry-run", options=strategy_flags))
     result = push_fix(checkpoint, target=target, target_vocab_size=target_vocab_size, runtimes=runtimes,
                       strategy=strategy, token=token)
     console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding

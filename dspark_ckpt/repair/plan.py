@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.formats.mapping import rebuild_d2t
 from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.classify import VocabKind
@@ -57,6 +58,13 @@ class Situation:
     d2t_offsets: tuple[int, ...] | None = None
     d2t_offsets_why: str = "it ships no d2t"
     target: TargetVocab | None = None  # the resolved target, whole (head_rows, Omni): what the plan is judged against
+    named_as: Named | None = None  # the checkpoint and target as the user gave them (None: source and T)
+
+    @property
+    def named(self) -> Named:
+        """How the commands a refusal or warning suggests name this checkpoint and its target."""
+        return self.named_as or Named(self.source, target_flags(None, self.facts.target_vocab_size if self.facts
+                                                                 else None))
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
@@ -253,8 +261,7 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
     warning = finding("DSP505", f"not repaired for {hints.spans(list(dropped))}, which no repair can make load. {reasons}. "
                                 f"Planned for {kept_names} only (--for all and --for sglang are best effort; name a "
                                 "release with --for runtime==X to require it)",
-                      hint="see what fails there: `" + hints.command("check", s.source, s.facts.target_vocab_size,
-                                                                      list(dropped)) + "`")
+                      hint="see what fails there: `" + hints.command("check", s.named, list(dropped)) + "`")
     return replace(plan, warnings=(warning,), not_repaired_for=tuple(dropped))
 
 
@@ -271,13 +278,12 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
     """DSP502 for runtimes named explicitly that no repair can satisfy, with the command that repairs for the
     others (among those named, else among every known runtime)."""
     assert s.facts is not None
-    t = s.facts.target_vocab_size
     reasons = _reasons(dropped)
     rest = [str(r) for r in runtimes if str(r) not in dropped]
     if not rest:
         every = parse_selectors(["all"])
         rest = [str(r) for r in every if str(r) not in _unreachable(s, every)]
-    hint = (f"`{hints.command('fix', s.source, t, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
+    hint = (f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
             if rest else "no runtime can load this draft: re-export it")
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
@@ -299,10 +305,11 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
     names = tuple(str(r) for r in runtimes)
     f = s.facts
     base = {"source": s.source, "runtimes": names, "fingerprints": s.fingerprints,
-            "target_omni": f.target_is_omni if f else False, "target": s.target, "runtime_versions": tuple(runtimes)}
+            "target_omni": f.target_is_omni if f else False, "target": s.target, "runtime_versions": tuple(runtimes),
+            "named_as": s.named}
     if f is None or _blocking(s):
         shown = "; ".join(f"{x.code} {x.message}" for x in _blocking(s)[:3]) or "family, vocab sizes or T unknown"
-        check = hints.command("check", s.source, f.target_vocab_size if f else None, names)
+        check = hints.command("check", s.named, names)
         return a.FixPlan(**base, target_vocab_size=f.target_vocab_size if f else 0, strategy=strategy,  # type: ignore[arg-type]
                          actions=(), before=(), after=(),
                          refusal=a.Refusal("DSP501", f"cannot plan a repair: {shown}",
@@ -323,7 +330,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
                       "do not exist and the target's T-row head cannot stand in for a D-row one",
             "re-export the draft with its lm_head"))
     current = score(before, extra(()))
-    ctx = _Context(s.source, f.target_vocab_size, names)
+    ctx = _Context(s.named, names)
     if strategy is not None:
         return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(()), plan, ctx)
     options = [_option(f, steps, i, runtimes, extra) for i, steps in enumerate(candidates(why))]
@@ -345,17 +352,16 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
 
 @dataclass(frozen=True, slots=True)
 class _Context:
-    """What a runnable hint needs: the checkpoint, T and the runtimes chosen."""
+    """What a runnable hint needs: the checkpoint and target as given, and the runtimes chosen."""
 
-    source: str
-    target_vocab_size: int
+    named: Named
     runtimes: tuple[str, ...]
 
     def fix(self, runtimes: Sequence[str] | None = None, *extra: str) -> str:
-        return f"`{hints.command('fix', self.source, self.target_vocab_size, runtimes or self.runtimes, *extra)}`"
+        return f"`{hints.command('fix', self.named, runtimes or self.runtimes, *extra)}`"
 
     def check(self) -> str:
-        return f"`{hints.command('check', self.source, self.target_vocab_size, self.runtimes)}`"
+        return f"`{hints.command('check', self.named, self.runtimes)}`"
 
 
 def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[RuntimeVersion],
@@ -395,7 +401,7 @@ def _conflict(before: Sequence[a.Outcome], options: Sequence[Option], ctx: _Cont
     parts += [f"trim-input does not apply ({input_note})"] if input_note else []
     tried = [(label(steps), after) for _, _, steps, after in options]
     return a.Refusal("DSP502", "no single repair loads on every chosen runtime: " + "; ".join(parts),
-                     hints.per_group_commands(ctx.source, ctx.target_vocab_size, ctx.runtimes, before, tried))
+                     hints.per_group_commands(ctx.named, ctx.runtimes, before, tried))
 
 
 def _errors_left(s: Situation, before: Sequence[a.Outcome], extra: Sequence[str]) -> list[str]:

@@ -124,7 +124,7 @@ def quiet_line(plan: FixPlan, result: FixResult | None, status: str) -> str | No
 
 def render_skip_text(message: str, console: Console, plan: FixPlan | None = None) -> None:
     console.print(Text(message, style="bold yellow"))
-    run = (f"`{command('fix', plan.source, plan.target_vocab_size, plan.runtimes)}`" if plan is not None
+    run = (f"`{command('fix', plan.named, plan.runtimes)}`" if plan is not None
            else "`dspark-ckpt fix` on it")
     console.print(f"hint: run {run} without --safe-only (it writes NAME-fixed beside the checkpoint), "
                   "or force a metadata-only --strategy", style="dim", markup=False, soft_wrap=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 
+from dspark_ckpt.check.hints import Named
 from dspark_ckpt.repair import hints
 from dspark_ckpt.repair.actions import Outcome
 from dspark_ckpt.runtimes.selectors import parse_selectors
@@ -14,10 +15,10 @@ def outcome(runtime: str, loads: bool) -> Outcome:
 
 
 def test_a_command_is_complete_and_quoted() -> None:
-    cmd = hints.command("fix", "/data/my draft", 96, ["vllm==0.29.0"], "--strategy", "trim")
+    cmd = hints.command("fix", Named("/data/my draft", ("--target-vocab-size", "96")), ["vllm==0.29.0"], "--strategy", "trim")
     assert shlex.split(cmd) == ["dspark-ckpt", "fix", "/data/my draft", "--target-vocab-size", "96", "--for",
                                 "vllm==0.29.0", "--strategy", "trim"]
-    assert shlex.split(hints.command("check", "d", None, ["vllm==0.30.0"])) == [
+    assert shlex.split(hints.command("check", Named("d"), ["vllm==0.30.0"])) == [
         "dspark-ckpt", "check", "d", "--runtime", "vllm==0.30.0"]
 
 
@@ -33,11 +34,17 @@ def test_conflicting_runtimes_get_one_fix_per_group() -> None:
     trim = [outcome("vllm==0.29.0", True), outcome("vllm==0.30.0", True), outcome("sglang==0.5.20", False)]
     groups = hints.groups(runtimes, before, [("trim", trim)])
     assert groups == [("trim", ["vllm==0.29.0", "vllm==0.30.0"]), (None, ["sglang==0.5.20"])]
-    text = hints.per_group_commands("/d", 96, runtimes, before, [("trim", trim)])
+    text = hints.per_group_commands(Named("/d", ("--target-vocab-size", "96")), runtimes, before, [("trim", trim)])
     [cmd] = [c for c in text.split("`")[1::2]]
     assert shlex.split(cmd) == ["dspark-ckpt", "fix", "/d", "--target-vocab-size", "96", "--for", "vllm==0.29.0",
                                 "--for", "vllm==0.30.0", "--out", "/d-fixed-vllm-0.29.0+vllm-0.30.0"]
     assert "sglang==0.5.20 load(s) the draft as it is" in text
+
+
+def test_a_command_keeps_the_checkpoint_and_target_as_given() -> None:
+    cmd = hints.command("fix", Named("drafts/d", ("--target", "../target dir")), ["vllm==0.29.0"])
+    assert shlex.split(cmd) == ["dspark-ckpt", "fix", "drafts/d", "--target", "../target dir", "--for",
+                                "vllm==0.29.0"]
 
 
 def test_a_hub_repo_gets_a_dry_run_instead_of_an_out_folder() -> None:
