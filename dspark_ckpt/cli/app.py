@@ -7,6 +7,7 @@ Hub client, torch) it imports when it runs.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import signal
@@ -195,8 +196,31 @@ def report_error(exc: DsparkCkptError) -> None:
         say(f"hint: {exc.hint}")
 
 
+def _close_options(name: str, possibilities: list[str]) -> list[str]:
+    """click's candidates (difflib on whole words, dashes and all, so `--fix` came out as `--config`) kept only
+    where the names themselves are close: `--fomat` -> `--format`, `--fix` -> none."""
+    bare = name.lstrip("-")
+    return [p for p in possibilities if difflib.get_close_matches(bare, [p.lstrip("-")])]
+
+
+def _suggest(exc: BaseException) -> None:
+    """An unknown option's suggestion: the command of that name where there is one (`check --fix`: `dspark-ckpt
+    fix`), else only the options whose names are close to it."""
+    if not isinstance(exc, _exception_types("NoSuchOption")):
+        return
+    name = str(getattr(exc, "option_name", ""))
+    bare = name.lstrip("-")
+    ctx = getattr(exc, "ctx", None)
+    if name.startswith("--") and bare in (COMMANDS.keys() | ALIASES.keys()) and bare != getattr(ctx, "info_name", None):
+        exc.possibilities = None  # type: ignore[attr-defined]
+        exc.message = f"No such option: {name} ({bare} is a command: did you mean `dspark-ckpt {bare}`?)"  # type: ignore[attr-defined]
+    else:
+        exc.possibilities = _close_options(name, list(getattr(exc, "possibilities", None) or ()))  # type: ignore[attr-defined]
+
+
 def _usage(exc: BaseException) -> None:
     """click's `Error: ...` with its usage line; pydantic's "Value error, " (typer 0.29) never reaches the user."""
+    _suggest(exc)
     if isinstance(exc, _ShowsUsage):
         exc.message = " ".join(str(exc.message).replace("Value error, ", "").split())
         exc.show()

@@ -15,6 +15,17 @@ from dspark_ckpt.model.rule_catalog import RULES
 
 SECTIONS = ("What it means", "Why it matters", "Example", "How to fix")
 
+# -q/-v say what they do here (check's text, about findings and stderr notes, is not true of a listing).
+RulesQuiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print the codes only, one a line (text output).")]
+RulesVerbose = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="Add each code's category, which decides what fix, verify and the reports do with it "
+                            "(text output).")]
+ExplainQuiet = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Print each code's heading and summary line only, without its four sections (text "
+                          "output).")]
+ExplainVerbose = Annotated[bool, typer.Option(
+    "--verbose", "-v", help="Add each code's category after its sections (text output).")]
+
 
 @dataclass(frozen=True, slots=True)
 class Doc:
@@ -82,8 +93,8 @@ Prefix = Annotated[str | None, typer.Argument(metavar="[PREFIX]", show_default=F
 def rules(
     prefix: Prefix = None,
     output_format: o.Doc = o.DocFormat.TEXT,
-    quiet: o.Quiet = False,
-    verbose: o.Verbose = False,
+    quiet: RulesQuiet = False,
+    verbose: RulesVerbose = False,
     color: o.Color = o.ColorChoice.AUTO,
     no_color: o.NoColor = False,
 ) -> None:
@@ -114,15 +125,15 @@ def explain(
     code: Annotated[str, typer.Argument(metavar="CODE", show_default=False, help=(
         "A finding code (DSP301), an error code (DSP-E071), a prefix of codes (DSP30), or a slug."))],
     output_format: o.Doc = o.DocFormat.TEXT,
-    quiet: o.Quiet = False,
-    verbose: o.Verbose = False,
+    quiet: ExplainQuiet = False,
+    verbose: ExplainVerbose = False,
     color: o.Color = o.ColorChoice.AUTO,
     no_color: o.NoColor = False,
 ) -> None:
     """Show the documentation of a code, or of a prefix's codes.
 
     Findings and operational errors (DSP-Exxx, exit 2) have the same four sections: what it means, why it
-    matters, an example and how to fix it. -q prints the summary lines only.
+    matters, an example and how to fix it. -q prints the summary lines only, -v adds the category.
     """
     o.check_loudness(quiet, verbose)
     docs = matching(code)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import platform
 import sys
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 import dspark_ckpt
 from dspark_ckpt import __version__
@@ -49,10 +51,15 @@ def environment() -> list[dict[str, Any]]:
     return rows
 
 
+# -q/-v say what they do here (check's text, about findings and stderr notes, is not true of a version listing).
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print dspark-ckpt's version only.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Add where each package is installed (text output).")]
+
+
 def version(
     output_format: o.Doc = o.DocFormat.TEXT,
-    quiet: o.Quiet = False,
-    verbose: o.Verbose = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
     no_color: o.NoColor = False,
 ) -> None:
