@@ -110,14 +110,16 @@ def test_one_shard_verifies_the_folder(tmp_path: Path) -> None:
 
 
 def test_progress_on_a_terminal_only_and_never_with_quiet(padded: Path) -> None:
-    args = ["verify", str(padded), "--target-vocab-size", str(T), "--device", "cpu", "--probe", "20000",
+    # A short relative path: the bar's description is cut to the terminal's width, and a long temp path
+    # (pytest-xdist workers add a level) would push "probing padded rows" past it.
+    args = ["verify", padded.name, "--target-vocab-size", str(T), "--device", "cpu", "--probe", "20000",
             "--runtime", "vllm==0.33.0", "--format", "json", "--isolated"]
-    rc, out, err = run_on_a_terminal(*args)
+    rc, out, err = run_on_a_terminal(*args, cwd=padded.parent)
     assert rc in (0, 1) and json.loads(out)["checkpoints"][0]["verify"]["probe"]["probes"] == 20000
     assert "probing padded rows" in err  # the bar, on the terminal
-    rc, out, err = run_on_a_terminal(*args, "-q")
+    rc, out, err = run_on_a_terminal(*args, "-q", cwd=padded.parent)
     assert json.loads(out) and err == ""
-    piped = run_cli(*args)  # stderr not a terminal: no bar at all
+    piped = run_cli(*args, cwd=padded.parent)  # stderr not a terminal: no bar at all
     assert "probing" not in piped.stderr
 
 
