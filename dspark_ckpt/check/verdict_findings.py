@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.releases import assumed_from, assumption_findings
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -48,8 +49,10 @@ def _versions(vs: Sequence[Verdict]) -> str:
     return ", ".join(names)
 
 
-def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None = None) -> list[Finding]:
-    """One finding per problem code, naming every runtime that fails or misbehaves because of it."""
+def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None = None,
+                     family: str | None = None) -> list[Finding]:
+    """One finding per problem code, naming every runtime that fails or misbehaves because of it; `family` (else
+    the verdicts' rows') picks a rule's per-family hint."""
     # code -> (how, text) -> the verdicts: how is "fails" (load error), "first" (first draft step) or "silent"
     by_code: dict[str, dict[tuple[str, str], list[Verdict]]] = {}
     for v in vs:
@@ -61,6 +64,7 @@ def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None 
             by_code.setdefault(issue.code, {}).setdefault(("silent", issue.text), []).append(v)
     findings = []
     order = {"fails": 0, "first": 1, "silent": 2}
+    family = family or next((v.contract.family.value for v in vs if v.contract.family is not None), None)
     for code, groups in sorted(by_code.items()):
         if code in already:
             continue
@@ -70,7 +74,8 @@ def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None 
             parts.append(f"fails to load on {where}: {text}" if how == "fails" else
                          f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else
                          f"loads on {where} but {text}")
-        findings.append(finding(code, "; ".join(parts), template=KIND_HINTS.get((code, kind or ""))))
+        template = KIND_HINTS.get((code, kind or "")) or RULES[code].fix_for(family)  # the family's own, if any
+        findings.append(finding(code, "; ".join(parts), template=template))
     assumed = [(v.runtime, v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
     vllm = [(version, row) for runtime, version, row in assumed if runtime != "sglang"]
     sglang = [(version, row) for runtime, version, row in assumed if runtime == "sglang"]

@@ -48,6 +48,14 @@ class Rule:
     # `fix` as written, command markers kept (model/hint_template.py): a finding's default hint, filled in for the
     # checkpoint by check/verify. `fix` itself is the documentation form (DRAFT, T placeholders), set by _section.
     fix_template: str = ""
+    # (family, fix) where the right fix depends on the draft's family (model/families.py values; markers as in
+    # `fix`): a finding about a draft of that family gets it as its hint instead of `fix`.
+    family_fix: tuple[tuple[str, str], ...] = ()
+
+    def fix_for(self, family: str | None) -> str:
+        """The hint template for a draft of `family` (None: unknown): its own text where the rule has one."""
+        return next((with_repair(text, self.repair) for name, text in self.family_fix if name == family),
+                    self.fix_template)
 
 
 def _section(category: Category, *rules: Rule) -> tuple[Rule, ...]:
@@ -359,9 +367,13 @@ RULES: dict[str, Rule] = _rules(
          "({fix}).",
          repair="share-target-head"),
     Rule("DSP307", "own-weights-replaced", "warning", "The runtime replaces the draft's own lm_head/embedding",
-         "Gemma4 DSpark never marks its own lm_head/embed_tokens as its own, so vLLM overwrites them with the target's.",
+         "The runtime uses the target's lm_head or embed_tokens in place of the draft's own: vLLM's Gemma4 DSpark "
+         "never marks its own lm_head/embed_tokens as its own and overwrites them with the target's; SGLang drafts "
+         "some families with the target's lm_head or embeds with the target's embed_tokens. The message names the "
+         "weight replaced.",
          "The trained weights are silently discarded.", "Gemma4 DSpark with D == T and its own lm_head.",
-         "Nothing to repair in the checkpoint; be aware the head comes from the target."),
+         "Nothing to repair in the checkpoint; be aware that the weight the message names (lm_head, embed_tokens "
+         "or both) comes from the target at run time, not from the draft's training."),
     Rule("DSP308", "omni-config-invalid", "error", "Qwen3-Omni DSpark needs 0 < D <= T and a mask id in [0, V)",
          "vLLM validates Qwen3-Omni drafts at start-up: draft_vocab_size must not exceed the thinker's text vocab, "
          "and the mask/noise token id must lie in the draft input vocabulary.",
@@ -378,7 +390,23 @@ RULES: dict[str, Rule] = _rules(
          "It cannot load correctly on that version.",
          "Qwen3OmniDSparkModel on vLLM 0.28.0; an EAGLE-3 draft named Eagle3LlamaForCausalLM on SGLang.",
          "Deploy on a version that supports the architecture; for SGLang's EAGLE-3 name the architecture "
-         "LlamaForCausalLMEagle3 in config.json."),
+         "LlamaForCausalLMEagle3 in config.json.",
+         family_fix=(
+             ("qwen3-dspark", ("Deploy on a release that registers the draft's architecture: SGLang registers "
+                              "Qwen3DSparkModel from 0.5.16 (DSparkDraftModel from 0.5.17); vLLM 0.27/0.28 load a "
+                              "Qwen3 DSpark draft only under the name Qwen3DSparkModel (DSP218 names that "
+                              "config-only repair).")),
+             ("qwen3-omni-dspark", ("Deploy on vLLM 0.29 or later, the first release with Qwen3OmniDSparkModel; no "
+                                   "SGLang release registers it.")),
+             ("gemma4-dspark", "Deploy on vLLM: no SGLang release registers Gemma4DSparkModel."),
+             ("dflash", "Deploy on a release that registers DFlashDraftModel (SGLang from 0.5.11)."),
+             ("dflash2", ("Deploy on a release that registers DFlash2DraftModel (vLLM from 0.28, SGLang from "
+                         "0.5.19).")),
+             ("eagle3-llama", ("Deploy on a version that supports the architecture; for SGLang name it "
+                              "LlamaForCausalLMEagle3 in config.json (SGLang's EAGLE-3 Llama class, which vLLM "
+                              "registers too).")),
+             ("eagle3-qwen3", "Deploy on vLLM, which registers Eagle3Qwen3ForCausalLM; no SGLang release does."),
+         )),
     Rule("DSP310", "unexpected-t2d", "error", "The runtime rejects a t2d tensor",
          "Reserved: a qwen3_dspark.py found only on SGLang's GitHub refused any d2t/t2d tensor; no SGLang release "
          "(0.5.1-0.5.23) contains it, and every released loader ignores t2d, so dspark-ckpt no longer reports this.",
@@ -414,8 +442,9 @@ RULES: dict[str, Rule] = _rules(
          "probably right, not known to be right. The exit code still follows the other findings, so a new "
          "release never breaks a CI preflight on its own.",
          "`dspark-ckpt check ./draft --target-vocab-size 151936 --runtime vllm==0.34.0` (the table ends at 0.33).",
-         "Run the maintainer probe on that release (`python tools/probe_runtime.py 0.34.0`), or "
-         "{verify --engine installed} where that vLLM is installed, to see what its own loader does. For SGLang "
+         "Where that vLLM release is installed, {verify --engine installed} shows what its own loader does; "
+         "otherwise upgrade dspark-ckpt (a newer one may have read that release) or report the version to its "
+         "maintainers, who generate each release's table from its wheel. For SGLang "
          "the table lists every release it has read (`--runtime sglang`); any other `sglang==X` is evaluated with "
          "the row covering or nearest to it."),
     Rule("DSP340", "head-width-mismatch", "error", "The draft's vocab-wide head bias does not match the target "
@@ -505,7 +534,11 @@ RULES: dict[str, Rule] = _rules(
          "The draft loads and runs without the head: if it was trained with one (a DSpark draft labelled DFlash or "
          "EAGLE-3), its proposals lack the Markov bias and acceptance drops.",
          "An EAGLE-3 checkpoint with markov_head.markov_w1.weight served by SGLang.",
-         "Check the architecture in config.json; drop the head tensors if the draft really is DFlash/EAGLE-3."),
+         "Check the architecture in config.json; drop the head tensors if the draft really is DFlash/EAGLE-3.",
+         family_fix=tuple((family, ("Check the architecture in config.json; drop the head tensors if the draft "
+                                   f"really is {name}."))
+                          for family, name in (("dflash", "DFlash"), ("dflash2", "DFlash2"),
+                                               ("eagle3-llama", "EAGLE-3"), ("eagle3-qwen3", "EAGLE-3")))),
     Rule("DSP352", "domino-projector-unset", "error", "The draft ships Domino projector weights its config does "
          "not declare",
          "From SGLang 0.5.20, DFlash's load_weights (models/dflash.py, also used by DFlash2 and the DSpark backbone) "

@@ -3,6 +3,7 @@ else the first strategy of the table that does (for that code), else none, and t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from dspark_ckpt.check.analysis import Analysis
@@ -16,6 +17,9 @@ from dspark_ckpt.repair.strategies import BY_NAME, TABLE, repairs_for
 from dspark_ckpt.runtimes.selectors import parse_selectors
 
 Suggest = Callable[[str, Command, Sequence[str]], str | None]
+# A command a refusal names for the folder planning saw: in a hint it becomes a marker, which check fills in with
+# the checkpoint and target as the user gave them (the planner here knows neither).
+_PLANNED_COMMAND = re.compile(r"`dspark-ckpt (check|fix) [^`]*`")
 
 
 def _changes(s: Situation, code: str, strategy: str | None, chosen: Sequence[str]) -> tuple[bool, str]:
@@ -25,6 +29,7 @@ def _changes(s: Situation, code: str, strategy: str | None, chosen: Sequence[str
     plan = plan_repair(s, parse_selectors(named), strategy, best_effort=best_effort(named),
                        required=required_runtimes(named))
     why = plan.refusal.message if plan.refusal else plan.note or "nothing to do"
+    why = _PLANNED_COMMAND.sub(lambda m: "{" + m[1] + "}", why)
     return plan.changes_anything and code not in problem_codes(plan.after), why
 
 

@@ -91,4 +91,8 @@ def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tup
                "older than every release whose loader dspark-ckpt has read, though the family is registered there")
         parts.append(f"{versions}: verdict assumed from vLLM {row} ({why})")
     parts += [sglang_text] if sglang_text else []
-    return [finding("DSP220", "; ".join(parts) + ".")]
+    named = ", ".join(f"vLLM {v}" for v, _ in pairs)
+    return [finding("DSP220", "; ".join(parts) + ".", template=(
+        f"Where {named} is installed, {{verify --engine installed}} shows what its own loader does; otherwise "
+        f"upgrade dspark-ckpt (a newer one may have read {named}) or report {named} to dspark-ckpt's maintainers, "
+        "who generate each release's table from its wheel."))]

@@ -134,6 +134,8 @@ def _report(analysis: Analysis, verdicts: list[Verdict], result: VerifyResult, d
     """Check's structural findings, then the verdict findings of what torch observed, then verify's own."""
     kind = analysis.kind
     findings: list[Finding] = list(analysis.structural_findings)
-    findings += verdict_findings(verdicts, {f.code for f in findings}, kind.value if kind else None)
+    cfg = analysis.config
+    findings += verdict_findings(verdicts, {f.code for f in findings}, kind.value if kind else None,
+                                 cfg.family.value if cfg is not None and cfg.family is not None else None)
     findings += verify_findings(result)
     return replace(analysis.report, compatibility=compatibility(verdicts), findings=tuple(findings))
