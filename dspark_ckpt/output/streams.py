@@ -94,15 +94,8 @@ class GuardedStream(io.TextIOBase):
         if self.broken or self.failed:
             return
         with self._guard():
-            real = self.real
-            assert real is not None
-            real.flush()
-            buffer = getattr(real, "buffer", None)
-            if buffer is None:
-                real.write(data.decode("utf-8", "backslashreplace"))
-            else:
-                buffer.write(data)
-            real.flush()
+            assert self.real is not None
+            put_bytes(self.real, data)
 
     def flush(self) -> None:
         if self.real is not None and not (self.broken or self.failed):
@@ -156,3 +149,14 @@ def finish() -> OutputError | None:
         except (OSError, ValueError):
             continue
     return None
+
+
+def put_bytes(real: TextIO, data: bytes) -> None:
+    """utf-8 bytes onto a text stream, after whatever its text layer holds: through its buffer where it has one."""
+    real.flush()
+    buffer = getattr(real, "buffer", None)
+    if buffer is None:
+        real.write(data.decode("utf-8", "backslashreplace"))
+    else:
+        buffer.write(data)
+    real.flush()

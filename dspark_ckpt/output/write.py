@@ -20,7 +20,7 @@ from dspark_ckpt.output import paths
 from dspark_ckpt.output.charset import encode_for, encodes_unicode
 from dspark_ckpt.output.paths import OutputError
 from dspark_ckpt.output.plain import ReportConsole
-from dspark_ckpt.output.streams import CODES, GuardedStream
+from dspark_ckpt.output.streams import CODES, GuardedStream, put_bytes
 
 __all__ = ["OutputError", "TextBuffer", "append_step_summary", "make_console", "stderr_console", "stdout_console",
            "stream_encoding",
@@ -150,14 +150,7 @@ def write_bytes(stream: object, data: bytes) -> None:
         return
     if stream is None:
         raise OutputError("the output stream is closed", code=CODES["stdout"])
-    real = cast(TextIO, stream)
-    real.flush()
-    buffer = getattr(real, "buffer", None)
-    if buffer is None:
-        real.write(data.decode("utf-8", "backslashreplace"))
-    else:
-        buffer.write(data)
-    real.flush()
+    put_bytes(cast(TextIO, stream), data)
 
 
 def write_atomic(path: Path, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
