@@ -15,6 +15,7 @@ import pytest
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "fakehub"))
 
+from cli_runner import SUBPROCESS_ENV
 from conftest import make_checkpoint, run_cli
 from server import DEFAULT_TOKEN, FakeHub
 
@@ -94,6 +95,9 @@ def cli(hub: FakeHub, tmp_path: Path, *args: str, token: str | None = None, offl
     settings come from this call's environment, as in a new process (tests/cli_runner.py)."""
     env = hub.subprocess_env(tmp_path / "hf", token=token, offline=offline)
     env["DSPARK_CKPT_HUB_BACKOFF"] = "0.01"
+    if os.environ.get(SUBPROCESS_ENV) == "1":  # every call a subprocess: the child loads the guard itself
+        env["PYTHONPATH"] = os.pathsep.join([str(HERE / "netguard"), str(HERE.parent.parent)])
+        env["DSPARK_TEST_NET_LOG"] = str(tmp_path / "net-violations.log")
     env.update(extra or {})
     return run_cli(*args, env=env)
 
