@@ -586,8 +586,8 @@ RULES: dict[str, Rule] = _rules(
          "layers and acceptance drops.",
          "An Eagle3LlamaForCausalLM config with `eagle_aux_hidden_state_layer_ids: [1, 10, 20, 29]` at the top level "
          "and no `num_aux_hidden_states`: vLLM builds fc for 3.",
-         "Set `num_aux_hidden_states` to the number of layers the draft names; keep the list at the top "
-         "level, where both model runners read it."),
+         "Set `num_aux_hidden_states` to the number of layers the draft names and keep the list at the top "
+         "level, where both model runners read it ({fix}, config only).", repair="set-aux-count"),
     Rule("DSP357", "aux-layers-unset", "info", "The draft does not say which target layers it reads",
          "No `eagle_aux_hidden_state_layer_ids` at the top level or in eagle_config: vLLM's model runners (V1 "
          "gpu_model_runner.py, V2 eagle3_utils.py) then take the target model's default "
@@ -680,7 +680,8 @@ RULES: dict[str, Rule] = _rules(
          "fc.weight [4096, 16384] (4 aux layers) with eagle_aux_hidden_state_layer_ids of 4 ids at the top level "
          "of an Eagle3LlamaForCausalLM config.",
          "Set `num_aux_hidden_states` to the number of aux layers fc was trained on and keep the top-level list, "
-         "which both model runners read; or re-export fc."),
+         "which both model runners read ({fix}, config only); where fc's width fits no layer list, re-export fc.",
+         repair="set-aux-count"),
     ),
     # --- DSP4xx: contents of the mapping tensors ---
     *_section(Category.MAPPING,

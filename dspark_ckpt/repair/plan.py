@@ -18,6 +18,7 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import hints
+from dspark_ckpt.repair.aux_count import aux_edits
 from dspark_ckpt.repair.files import file_changes, lone_surrogates
 from dspark_ckpt.repair.simulate import Steps, after_facts, mapping_problems, problem_codes, score, simulate
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE
@@ -117,7 +118,8 @@ def _config_first_why(s: Situation) -> dict[str, str | None]:
     arch = s.config.get("architectures")
     qwen3_named = (None if arch == ["DSparkDraftModel"] and s.config.get("model_type") == "qwen3" else
                    "config.json names no Qwen3-typed DSparkDraftModel")
-    return {a.HOIST_DSPARK_SETTINGS: hoist, a.SET_DRAFT_VOCAB: draft_vocab, a.NAME_QWEN3_DSPARK: qwen3_named}
+    return {a.HOIST_DSPARK_SETTINGS: hoist, a.SET_DRAFT_VOCAB: draft_vocab, a.NAME_QWEN3_DSPARK: qwen3_named,
+            a.SET_AUX_COUNT: aux_edits(f)[1]}
 
 
 def _trim_input_why(s: Situation, f: DraftFacts) -> str | None:
@@ -195,6 +197,9 @@ def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[
     elif strategy == a.SET_DRAFT_VOCAB and f.honoured_draft_vocab is not None:
         out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), f.honoured_draft_vocab,
                                "DSP216"))
+    elif strategy == a.SET_AUX_COUNT:
+        why = next((c for c in resolved if c in ("DSP329", "DSP356")), "DSP329")
+        out += [a.SetConfig(key, old, new, why) for key, old, new in aux_edits(f)[0]]
     elif strategy == a.DROP_D2T and v.d2t:
         out.append(a.DropTensor(v.d2t.name, v.d2t.file, drop_reason))
     elif strategy == a.IDENTITY_D2T:

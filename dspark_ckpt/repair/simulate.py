@@ -16,12 +16,14 @@ from dspark_ckpt.repair.actions import (
     NAME_QWEN3_DSPARK,
     OFFSET_D2T,
     REBUILD_D2T,
+    SET_AUX_COUNT,
     SET_DRAFT_VOCAB,
     SHARE_TARGET_HEAD,
     TRIM,
     TRIM_INPUT,
     Outcome,
 )
+from dspark_ckpt.repair.aux_count import aux_edits
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
@@ -94,6 +96,9 @@ def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
                        dspark_draft_topk=topk if isinstance(topk, int) and not isinstance(topk, bool) else None)
     if strategy == NAME_QWEN3_DSPARK and facts.raw_config is not None:
         return _update(facts, raw_config={**facts.raw_config, "architectures": ["Qwen3DSparkModel"]}, builds=())
+    if strategy == SET_AUX_COUNT and facts.raw_config is not None:  # each release rebuilds the config it writes
+        edits = {key: new for key, _, new in aux_edits(facts)[0]}
+        return _update(facts, raw_config={**facts.raw_config, **edits}, builds=()) if edits else facts
     if strategy == SET_DRAFT_VOCAB and facts.honoured_draft_vocab is not None:
         return _update(facts, draft_vocab_size=facts.honoured_draft_vocab, honoured_draft_vocab=None,
                        draft_vocab_config="int")

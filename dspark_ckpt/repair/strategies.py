@@ -35,6 +35,7 @@ TRIM_INPUT = "trim-input"
 HOIST_DSPARK_SETTINGS = "hoist-dspark-settings"
 SET_DRAFT_VOCAB = "set-draft-vocab"
 NAME_QWEN3_DSPARK = "name-qwen3-dspark"
+SET_AUX_COUNT = "set-aux-count"
 
 D2T_REEXPORT = ("re-export the draft with its d2t as offsets (target id = i + d2t[i]) and a t2d marking the same "
                 "D target ids")
@@ -68,10 +69,16 @@ TABLE: tuple[Strategy, ...] = (
     Strategy(NAME_QWEN3_DSPARK, "name a Qwen3-typed DSparkDraftModel Qwen3DSparkModel in config.json, as vLLM 0.29+ "
              "does itself (0.27/0.28 build the DeepSeek-V4 draft from that name)", ("DSP218", "DSP309"),
              Applicability.SAFE),
+    Strategy(SET_AUX_COUNT, "set num_aux_hidden_states to the length of the EAGLE-3 draft's aux layer list and keep "
+             "the list at the top level of config.json, where every release sizes fc and both model runners read it "
+             "(fc.weight's width agrees with that list)", ("DSP329", "DSP356"), Applicability.SAFE,
+             "re-export the draft with fc.weight of [hidden_size, n x target_hidden_size] for the n aux layers it "
+             "was trained on, num_aux_hidden_states = n and those n layer ids in eagle_aux_hidden_state_layer_ids at "
+             "the top level of config.json"),
 )
 # Applied first, whenever they apply: every other repair is judged on the config they write. The optional ones are
 # tried both ways, and kept only where they help the chosen runtimes.
-CONFIG_FIRST: tuple[str, ...] = (HOIST_DSPARK_SETTINGS, SET_DRAFT_VOCAB, NAME_QWEN3_DSPARK)
+CONFIG_FIRST: tuple[str, ...] = (SET_AUX_COUNT, HOIST_DSPARK_SETTINGS, SET_DRAFT_VOCAB, NAME_QWEN3_DSPARK)
 OPTIONAL_FIRST: tuple[str, ...] = (NAME_QWEN3_DSPARK,)
 BY_NAME: dict[str, Strategy] = {s.name: s for s in TABLE}
 STRATEGIES: tuple[str, ...] = tuple(s.name for s in TABLE)
