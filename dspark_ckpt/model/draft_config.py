@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,10 +159,17 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
     return config, findings
 
 
+def is_speculators_format(cfg: Mapping[str, Any]) -> bool:
+    """vLLM's HFConfigParser.parse (transformers_utils/config.py; docs/upstream-notes.md section 2): model_type
+    "speculators", or no model_type and a speculators_config, makes SpeculatorsConfig build the config."""
+    model_type = cfg.get("model_type")
+    return model_type == "speculators" or (model_type is None and cfg.get("speculators_config") is not None)
+
+
 def _family(cfg: dict[str, Any], architecture: str | None, model_type: str | None,
             speculators_type: str | None) -> Family | None:
-    """A speculators-format config (no model_type, a speculators type) is judged by what its type converts to."""
-    if speculators_type is not None and model_type is None:
+    """A speculators-format config is judged by what its type converts to."""
+    if speculators_type is not None and is_speculators_format(cfg):
         layer = cfg.get("transformer_layer_config")
         layer_type = layer.get("model_type") if isinstance(layer, dict) else None
         found = speculators_family(speculators_type, layer_type if isinstance(layer_type, str) else None,

@@ -1,8 +1,8 @@
 """Pure: a draft's config.json -> the config one runtime release really builds from it, before any weight is read.
 
-vLLM first converts a speculators-format config (transformers_utils/configs/speculators), resolves the architecture
-in its registry, rewrites it per speculative method (config/speculative.py, configs/eagle.py) and then runs the model
-class's __init__, which reads some keys as plain attributes. Each step can fail with its own error; the contract rows
+vLLM first converts a speculators-format config (runtimes/speculators.py, shared with the deploy preflight), resolves
+the architecture in its registry, rewrites it per speculative method (config/speculative.py, configs/eagle.py), then
+runs the model class's __init__, which reads some keys as plain attributes. Each step can fail with its own error; the contract rows
 (vllm_rows.py) describe only what happens after it. The rules per release are data in vllm_rows.py; a runtime with
 no builder here (SGLang, issue 17) gets its config as written.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
-from dspark_ckpt.runtimes import eagle3_aux, vllm_registry
+from dspark_ckpt.runtimes import eagle3_aux, speculators, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
@@ -28,8 +28,6 @@ CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2C
                 "qwen3_moe": "Qwen3MoeConfig", "speculators": "SpeculatorsConfig"}
 _DSPARK_ARCHS = frozenset({"Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel",
                            "DSparkDraftModel", "MuseSparkDSparkModel"})
-_DSPARK_COPIED = ("draft_vocab_size", "target_hidden_size", "mask_token_id", "markov_rank", "markov_head_type",
-                  "block_size", "enable_confidence_head", "confidence_head_with_markov")
 # The plain-attribute reads of each class's __init__ that a draft config can lack (the rest have defaults).
 INIT_READS: dict[Family, tuple[str, ...]] = {
     Family.QWEN3_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
@@ -71,89 +69,7 @@ def _archs(cfg: Mapping[str, Any]) -> list[str]:
     return [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
 
 
-def is_speculators(cfg: Mapping[str, Any]) -> bool:
-    """transformers_utils/config.py: no model_type and a speculators_config -> model_type "speculators"."""
-    return cfg.get("model_type") is None and cfg.get("speculators_config") is not None
-
-
-@dataclass(frozen=True, slots=True)
-class _Step:
-    hf: dict[str, Any]
-    method: str
-    parallel: bool | None
-    error: Issue | None
-    cite: str
-
-
-def _expected(types: Sequence[str]) -> str:
-    listed = ", ".join(f"'{t}': <function update_{t} at 0x...>" for t in types)
-    return f"Expected one of: {{{listed}}}. Please ensure you're loading a speculators-format model."
-
-
-def _speculators(cfg: Mapping[str, Any], r: rows.BuildRules) -> _Step:
-    """SpeculatorsConfig.extract_transformers_pre_trained_config plus the algorithm's update_* function."""
-    kind = cfg.get("speculators_model_type")
-    detect = f"vllm/transformers_utils/config.py @ v{r.release} L{r.speculators_detect}"
-    if not isinstance(kind, str) or kind not in r.speculators_types:
-        cite = f"{detect}; {rows.BASE_FILE} @ v{r.release} L{r.expected_line}"
-        return _Step({}, "", None, Issue("DSP330", _expected(r.speculators_types), verbatim=False), cite)
-    cite = f"{detect}; {rows.ALGOS_FILE} @ v{r.release} update_{kind} L{r.algos[kind]}"
-    layer = cfg.get("transformer_layer_config", {})
-    if not isinstance(layer, dict):
-        return _Step({}, "", None, Issue("DSP330", "transformer_layer_config is not an object: the converter "
-                                                   "cannot update it", verbatim=False), cite)
-    hf = dict(layer)  # the draft's hf_config *is* the layer config, plus the algorithm's keys
-    try:
-        method, parallel = _update(kind, cfg, hf, r)
-    except _Missing as missing:
-        return _Step(hf, "", None, Issue("DSP330", str(missing)), cite)
-    hf["model_type"] = "speculators"  # SpeculatorsConfig drops model_type: its class variable is "speculators"
-    return _Step(hf, method, parallel, None, cite)
-
-
-class _Missing(Exception):
-    """What the converter raises, as the runtime words it."""
-
-
-def _required(cfg: Mapping[str, Any], key: str) -> Any:
-    if key not in cfg:
-        raise _Missing(f"KeyError: '{key}'")
-    return cfg[key]
-
-
-def _update(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: rows.BuildRules) -> tuple[str, bool | None]:
-    if kind in ("eagle3", "peagle"):
-        layer_type = hf.get("model_type", "llama")
-        if layer_type not in ("qwen3", "llama"):
-            name = "Eagle3" if kind == "eagle3" else "PEagle"
-            raise _Missing(f"Unsupported model_type {layer_type} for {name} speculator")
-        prefix = "Eagle3" if kind == "eagle3" else "Peagle"
-        hf["architectures"] = [f"{prefix}{'Qwen3' if layer_type == 'qwen3' else 'Llama'}ForCausalLM"]
-        hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
-        # algos.py update_eagle3 / update_peagle (eagle3_aux.LINES .algos): the only aux keys copied to the top
-        if cfg.get("target_hidden_size") is not None:
-            hf["target_hidden_size"] = cfg["target_hidden_size"]
-        if cfg.get(eagle3_aux.TOP):
-            hf[eagle3_aux.TOP] = cfg[eagle3_aux.TOP]
-        if kind == "peagle":
-            hf["pard_token"] = _required(cfg, "mask_token_id")
-            return "eagle3", True  # build_vllm_speculative_config: {"method": "eagle3", "parallel_drafting": True}
-        return "eagle3", None
-    if kind in ("dflash", "dflash2"):
-        hf["architectures"] = ["DFlashDraftModel" if kind == "dflash" else "DFlash2DraftModel"]
-        hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
-        hf["eagle_aux_hidden_state_layer_ids"] = _required(cfg, "aux_hidden_state_layer_ids")
-        nested = {"mask_token_id": _required(cfg, "mask_token_id")}
-        if kind == "dflash2":
-            nested.update({k: cfg[k] for k in rows.DFLASH2_KEYS if cfg.get(k) is not None})
-        hf["dflash_config"] = nested
-        return "dflash", None
-    # dspark: 0.27/0.28 always build Qwen3DSparkModel; 0.29+ keep a Qwen3(Omni)DSparkModel named in architectures
-    kept = [a for a in _archs(cfg) if a in ("Qwen3DSparkModel", "Qwen3OmniDSparkModel")]
-    hf["architectures"] = kept if kept and r.speculators_dspark_keeps_arch else ["Qwen3DSparkModel"]
-    hf["eagle_aux_hidden_state_layer_ids"] = _required(cfg, "aux_hidden_state_layer_ids")
-    hf.update({k: cfg[k] for k in _DSPARK_COPIED if cfg.get(k) is not None})
-    return "dspark", None
+is_speculators = speculators.is_speculators_format  # one detection, shared with the deploy preflight
 
 
 def _method(arch: str | None) -> str:
@@ -190,8 +106,8 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     r, exact = rows.rules_for(version)
     cites: list[str] = []
     if is_speculators(raw):
-        step = _speculators(raw, r)
-        cites.append(step.cite)
+        step = speculators.convert(raw, r)
+        cites.append(step.source(r.release))
         if step.error is not None:
             return _built(version, step.hf, None, step.method or None, None, "SpeculatorsConfig", cites, exact,
                           error=step.error)

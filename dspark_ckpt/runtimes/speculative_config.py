@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import speculators, vllm_rows
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -283,7 +284,6 @@ class SpecRules:
     omni_validation: bool = False
     dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
     speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
-    speculators_dspark_select: bool = False  # speculators dspark keeps the top-level Omni architecture
     speculators_dflash2: bool = False
     speculators_local_verifier_refused: bool = False
     adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
@@ -307,7 +307,7 @@ _R029 = replace(_R028, version="0.29.0", fields=_FIELDS_029, methods=_R028.metho
                 dspark_detect_qwen3_draft=True, dspark_keep=_R028.dspark_keep + ("Qwen3OmniDSparkModel",),
                 dspark_qwen3_rename=True, topk_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel"),
                 topk_arch_message=M_TOPK_ARCH_029, omni_validation=True, speculators_merge=True,
-                speculators_dspark_select=True, speculators_dflash2=True)
+                speculators_dflash2=True)
 _R030 = replace(_R029, version="0.30.0", fields=_FIELDS_030, methods=_R029.methods | _MTP_030, mtp_types=_MTP_030,
                 dspark_v41=True, adaptive_message=M_ADAPTIVE_030, adaptive_needs_argmax=True)
 _R031 = replace(_R030, version="0.31.0", gemma4_n_predict=False, dspark_block_default=True,
@@ -417,55 +417,18 @@ def _archs(raw: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
 
 
-def speculators_type(raw: Mapping[str, Any]) -> str | None:
-    """The speculators format's type when config.json is one (transformers_utils/config.py: no model_type, but a
-    speculators_config), else None."""
-    kind = raw.get("speculators_model_type")
-    if raw.get("model_type") in (None, "speculators") and isinstance(raw.get("speculators_config"), dict):
-        return kind if isinstance(kind, str) else ""
-    return None
+def speculators_view(version: str, raw: Mapping[str, Any]) -> HfView | Problem:
+    """The hf_config of a speculators-format draft: runtimes/speculators.py's conversion, the one check uses too."""
+    conversion = speculators.convert(raw, vllm_rows.rules_for(version)[0])
+    if conversion.error is not None:
+        where = tuple(Cite(file, version, lines) for file, lines in conversion.cites)
+        return Problem(conversion.error.code, conversion.error.text, where, conversion.error.verbatim)
+    return HfView(conversion.architectures, "speculators", conversion.hf)
 
 
-_EAGLE3_ARCH = {"eagle3": {"qwen3": "Eagle3Qwen3ForCausalLM", "llama": "Eagle3LlamaForCausalLM"},
-                "peagle": {"qwen3": "PeagleQwen3ForCausalLM", "llama": "PeagleLlamaForCausalLM"}}
-_SPECULATORS_DSPARK_KEYS = ("draft_vocab_size", "target_hidden_size", "mask_token_id", "markov_rank",
-                            "markov_head_type", "block_size", "enable_confidence_head", "confidence_head_with_markov")
-
-
-def _speculators_view(r: SpecRules, raw: Mapping[str, Any], kind: str) -> HfView | None:
-    """speculators/base.py + algos.py: the hf_config is transformer_layer_config plus the algorithm's keys."""
-    layer = raw.get("transformer_layer_config")
-    values: dict[str, Any] = dict(layer) if isinstance(layer, dict) else {}
-    if kind in _EAGLE3_ARCH:
-        arch = _EAGLE3_ARCH[kind].get(str(values.get("model_type", "llama")))
-        if arch is None:
-            return None  # "Unsupported model_type ... for Eagle3 speculator": not a family dspark-ckpt evaluates
-        values["draft_vocab_size"] = raw.get("draft_vocab_size")
-        archs: tuple[str, ...] = (arch,)
-    elif kind == "dflash" or (kind == "dflash2" and r.speculators_dflash2):
-        values["draft_vocab_size"] = raw.get("draft_vocab_size")
-        archs = ("DFlashDraftModel",) if kind == "dflash" else ("DFlash2DraftModel",)
-    elif kind == "dspark":
-        chosen = tuple(a for a in _archs(raw) if a in ("Qwen3DSparkModel", "Qwen3OmniDSparkModel"))
-        archs = (chosen if r.speculators_dspark_select else ()) or ("Qwen3DSparkModel",)
-        anchor = raw.get("sample_from_anchor", False)
-        values["sample_from_anchor"] = anchor
-        if r.speculators_dspark_select:
-            values["dspark_bonus_anchor"] = not anchor
-        aux = raw.get("aux_hidden_state_layer_ids")
-        if isinstance(aux, list) and all(_int(i) is not None for i in aux):
-            values["target_layer_ids"] = [i - 1 for i in aux]
-        keys = _SPECULATORS_DSPARK_KEYS + (("use_aux_hidden_state",) if r.speculators_dspark_select else ())
-        values.update({k: raw[k] for k in keys if raw.get(k) is not None})
-    else:
-        return None
-    return HfView(archs, "speculators", values)
-
-
-def hf_view(r: SpecRules, raw: Mapping[str, Any]) -> HfView | None:
-    kind = speculators_type(raw)
-    if kind is not None:
-        return _speculators_view(r, raw, kind)
+def hf_view(r: SpecRules, raw: Mapping[str, Any]) -> HfView | Problem:
+    if speculators.is_speculators_format(raw):
+        return speculators_view(r.version, raw)
     model_type = raw.get("model_type")
     return HfView(_archs(raw), model_type if isinstance(model_type, str) else None, raw)
 
@@ -683,8 +646,11 @@ class _Run:
     def draft_config(self) -> None:
         if self.inp.draft is None:
             raise _Stop(None)
-        self.hf = hf_view(self.r, self.inp.draft)
-        if self.hf is None or not self.hf.architectures:
+        view = hf_view(self.r, self.inp.draft)
+        if isinstance(view, Problem):  # the speculators conversion raised: the draft ModelConfig is never built
+            raise _Stop(view)
+        self.hf = view
+        if not view.architectures:
             raise _Stop(None)
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
         self.registered(self.archs, "inspect_arch")
