@@ -8,8 +8,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from rich.console import Console
-
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport
@@ -80,6 +78,7 @@ def run_each(specs: Sequence[str], work: Callable[[str], T], *, jobs: int = 1, p
     """
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     show = sys.stderr.isatty() if progress is None else progress
@@ -97,6 +96,10 @@ def run_each(specs: Sequence[str], work: Callable[[str], T], *, jobs: int = 1, p
 
 def report_failures(result: BatchResult) -> None:
     """One stderr line per checkpoint that could not be checked (its report carries DSP702 too), even with -q."""
+    if not result.failures:
+        return
+    from rich.console import Console  # here: only a failure is printed
+
     err = Console(stderr=True, highlight=False)
     for spec, error in result.failures:
         err.print(f"dspark-ckpt: error [{error.code}]: {error}", markup=False)

@@ -7,7 +7,6 @@ Hub client, torch) it imports when it runs.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 import signal
@@ -200,6 +199,8 @@ def _close_options(name: str, possibilities: list[str]) -> list[str]:
     """click's candidates (difflib on whole words, dashes and all, so `--fix` came out as `--config`) kept only
     where the names themselves are close: `--fomat` -> `--format`, `--fix` -> none."""
     bare = name.lstrip("-")
+    import difflib  # here: only a usage error suggests names
+
     return [p for p in possibilities if difflib.get_close_matches(bare, [p.lstrip("-")])]
 
 

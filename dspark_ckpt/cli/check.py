@@ -31,9 +31,9 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.paths import check_report_files
-from dspark_ckpt.output.render import summary_line
-from dspark_ckpt.output.table import RENDERERS
-from dspark_ckpt.output.write import stderr_console
+from dspark_ckpt.output.records import summary_line
+from dspark_ckpt.output.table import RENDERERS, RICH_FORMATS
+from dspark_ckpt.output.write import stderr_console, stderr_line
 
 if TYPE_CHECKING:
     from dspark_ckpt.check.deploy import DeployPlan
@@ -101,22 +101,20 @@ def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | 
     check_report_files([file for _, file in reports], inputs)  # all judged before anything is written
     for name, file in reports:
         emit(lambda console, name=name: RENDERERS[name](report, console, ctx), file, "never",  # type: ignore[misc]
-             inputs=inputs)
+             inputs=inputs, rich=name in RICH_FORMATS)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
                if fmt.value == "github" and not statistics else None)
     if statistics:
         from dspark_ckpt.output import statistics as stats
 
         emit(lambda console: stats.render(report, console, ctx, as_json=fmt.value == "json"), output,
-             run.common.color.value, inputs=inputs)
+             run.common.color.value, inputs=inputs, rich=False)
     else:
         emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary,
-             inputs=inputs)
+             inputs=inputs, rich=fmt.value in RICH_FORMATS)
     # text, github and concise end with the verdict line themselves
     if not run.common.quiet and (output is not None or statistics or fmt.value not in ("text", "github", "concise")):
-        stderr_console().print(f"dspark-ckpt: {summary_line(report, ctx)}"
-                                                    + (f" (report written to {output})" if output else ""),
-                                                    markup=False)
+        stderr_line(f"dspark-ckpt: {summary_line(report, ctx)}" + (f" (report written to {output})" if output else ""))
 
 
 def check(

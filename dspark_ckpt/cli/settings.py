@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +95,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     text = decode_text(raw)
     if isinstance(text, JsonProblem):
         raise UsageError(f"settings file {path} {text.message}", code="DSP-E023")
+    import tomllib  # here: an --isolated run (and one without a settings file) never parses TOML
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -101,7 +101,8 @@ def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputF
            engines: list[dict[str, Any]] | None = None, full: Report | None = None) -> None:
     """`full`: the report before select/ignore, from which the JSON and SARIF documents record the policy."""
     from dspark_ckpt.output.documents import verify_document
-    from dspark_ckpt.output.render import render_text, render_text_quiet, summary_line
+    from dspark_ckpt.output.records import summary_line
+    from dspark_ckpt.output.render import render_text, render_text_quiet
     from dspark_ckpt.verify.engine_report import render_engine
     from dspark_ckpt.verify.render import render_verify
     from dspark_ckpt.verify.result import verify_json

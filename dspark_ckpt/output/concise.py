@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import cut, visible
 from dspark_ckpt.output.locations import finding_path, relative_to
-from dspark_ckpt.output.render import MAX_TEXT_MESSAGE, summary_line
+from dspark_ckpt.output.records import MAX_TEXT_MESSAGE, summary_line
 
 
 def line(c: CheckpointReport, f: Finding, ctx: RenderContext) -> str:
@@ -19,7 +17,7 @@ def line(c: CheckpointReport, f: Finding, ctx: RenderContext) -> str:
     return visible(f"{cut(where, 500)}: {f.code} [{severity}] {cut(f.message, MAX_TEXT_MESSAGE)}")
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     for c in report.checkpoints:
         for f in c.findings:
             console.file.write(line(c, f, ctx) + "\n")

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport
+
+
+class Sink(Protocol):
+    """Where a renderer writes: a rich console for rich text, else any object with a text `file` (write.PlainSink)."""
+
+    @property
+    def file(self) -> IO[str]: ...
 
 
 @dataclass(frozen=True, slots=True)

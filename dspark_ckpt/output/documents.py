@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from dspark_ckpt.model.report import Report
-from dspark_ckpt.output.render import checkpoint_json
+from dspark_ckpt.output.context import Sink
+from dspark_ckpt.output.escape import json_safe
+from dspark_ckpt.output.records import checkpoint_json
 
 # Bump a command's version when a key changes meaning or goes away; adding keys keeps it.
 CHECK_SCHEMA_VERSION = 1
@@ -29,3 +32,15 @@ def verify_document(report: Report, verify: Sequence[dict[str, Any]]) -> dict[st
 def fix_document(checkpoints: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each entry is repair.render.fix_json of one checkpoint, or an error entry for one that could not be fixed."""
     return {"schema_version": FIX_SCHEMA_VERSION, "command": "fix", "checkpoints": list(checkpoints)}
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    return check_document(report)
+
+
+def render_json(report: Report, sink: Sink, policy: dict[str, Any] | None = None) -> None:
+    """`policy`: what select/ignore/fail-on/exit-zero and the settings file did to this run (docs/json.md)."""
+    document = report_json(report)
+    if policy is not None:
+        document = {**document, "policy": policy}
+    sink.file.write(json.dumps(json_safe(document), indent=2) + "\n")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import visible_keep_lines
 from dspark_ckpt.output.locations import finding_path, relative_to
-from dspark_ckpt.output.render import summary_line
+from dspark_ckpt.output.records import summary_line
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -38,7 +36,7 @@ def annotation(c: CheckpointReport, f: Finding, ctx: RenderContext) -> str:
     return f"::{level} {joined}::{escape_data(message)}"
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     for c in report.checkpoints:
         for f in c.findings:
             console.file.write(annotation(c, f, ctx) + "\n")

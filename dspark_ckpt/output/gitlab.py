@@ -11,12 +11,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from rich.console import Console
-
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import json_safe
 from dspark_ckpt.output.locations import finding_path, fingerprint, relative_to
 
@@ -52,5 +50,5 @@ def issues(report: Report, ctx: RenderContext) -> list[dict[str, Any]]:
     return out
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     console.file.write(json.dumps(json_safe(issues(report, ctx)), indent=2) + "\n")

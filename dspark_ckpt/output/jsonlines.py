@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.console import Console
-
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import json_safe
 from dspark_ckpt.output.locations import finding_path, relative_to, runtimes_of
 
@@ -26,7 +24,7 @@ def record(c: CheckpointReport, f: Finding, ctx: RenderContext) -> dict[str, Any
             "file": f.file, "tensor": f.tensor, "runtimes": runtimes_of(c, f), "hint": f.hint}
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     for c in report.checkpoints:
         for f in c.findings:
             console.file.write(json.dumps(json_safe(record(c, f, ctx)), separators=(",", ":")) + "\n")

@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from rich.console import Console
-
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 from dspark_ckpt.model.rule_catalog import RULES, Category
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import cut, visible, visible_keep_lines
 
 # What every check evaluates: each is a test case of every checkpoint, passing when it holds no finding.
@@ -111,7 +109,7 @@ def junit_tree(report: Report, ctx: RenderContext) -> ET.Element:
     return root
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     tree = junit_tree(report, ctx)
     ET.indent(tree)
     console.file.write('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(tree, encoding="unicode") + "\n")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import cut, visible_keep_lines
-from dspark_ckpt.output.render import summary_line
+from dspark_ckpt.output.records import summary_line
 from dspark_ckpt.output.runs import runs
 
 _ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
@@ -75,5 +73,5 @@ def markdown(report: Report, ctx: RenderContext) -> str:
     return "\n".join(lines)
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     console.file.write(markdown(report, ctx) + "\n")

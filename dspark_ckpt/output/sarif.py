@@ -6,13 +6,11 @@ import json
 from collections import Counter
 from typing import Any
 
-from rich.console import Console
-
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.hint_template import Command, documented
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES, Rule
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import json_safe, visible, visible_keep_lines
 from dspark_ckpt.output.locations import artifact_uri, finding_path, fingerprint
 
@@ -74,5 +72,5 @@ def sarif_log(report: Report, ctx: RenderContext) -> dict[str, Any]:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(report: Report, console: Console, ctx: RenderContext) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext) -> None:
     console.file.write(json.dumps(json_safe(sarif_log(report, ctx)), indent=2) + "\n")

@@ -6,11 +6,9 @@ import json
 from collections import Counter
 from typing import Any
 
-from rich.console import Console
-
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.output.context import RenderContext
+from dspark_ckpt.output.context import RenderContext, Sink
 
 
 def statistics(report: Report, ctx: RenderContext) -> list[dict[str, Any]]:
@@ -28,7 +26,7 @@ def statistics(report: Report, ctx: RenderContext) -> list[dict[str, Any]]:
              "count": n, "not_gated": not_gated[code]} for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def render(report: Report, console: Console, ctx: RenderContext, *, as_json: bool = False) -> None:
+def render(report: Report, console: Sink, ctx: RenderContext, *, as_json: bool = False) -> None:
     rows = statistics(report, ctx)
     if as_json:
         console.file.write(json.dumps(rows, indent=2) + "\n")

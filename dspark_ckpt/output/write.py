@@ -12,17 +12,17 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TextIO, cast
-
-from rich.console import Console
+from typing import IO, TYPE_CHECKING, TextIO, cast
 
 from dspark_ckpt.output import paths
 from dspark_ckpt.output.charset import encode_for, encodes_unicode
 from dspark_ckpt.output.paths import OutputError
-from dspark_ckpt.output.plain import ReportConsole
 from dspark_ckpt.output.streams import CODES, GuardedStream, put_bytes
 
-__all__ = ["OutputError", "TextBuffer", "append_step_summary", "make_console", "stderr_console", "stdout_console",
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["OutputError", "PlainSink", "TextBuffer", "append_step_summary", "make_console", "stderr_console", "stderr_line", "stdout_console",
            "stream_encoding",
            "stream_facts", "trim_lines", "write_atomic", "write_stdout"]
 
@@ -44,6 +44,8 @@ def env_columns() -> int | None:
 
 def stream_facts(stream: object) -> tuple[bool, int]:
     """(is a terminal, width): a terminal's width (COLUMNS first, as rich does); elsewhere COLUMNS or no limit."""
+    from rich.console import Console
+
     probe = Console(file=stream)  # type: ignore[arg-type]
     if probe.is_terminal:
         return True, probe.width
@@ -74,6 +76,8 @@ def make_console(file: IO[str], *, color: str, terminal: bool, width: int) -> Co
     Off a terminal, text is soft-wrapped (each line as long as it is) and tables are one record per line
     (output/plain.py): a pipe to grep sees whole lines.
     """
+    from dspark_ckpt.output.plain import ReportConsole
+
     soft = not terminal
     if color == "never":
         return ReportConsole(file=file, color_system=None, force_terminal=False, width=width, soft_wrap=soft,
@@ -83,6 +87,15 @@ def make_console(file: IO[str], *, color: str, terminal: bool, width: int) -> Co
                              soft_wrap=soft, highlight=False, on_terminal=terminal)
     return ReportConsole(file=file, force_terminal=terminal, width=width, soft_wrap=soft, highlight=False,
                          on_terminal=terminal)
+
+
+class PlainSink:
+    """What a format that writes its own text (every one but rich text, output/table.py) renders into: the file."""
+
+    __slots__ = ("file",)
+
+    def __init__(self, file: IO[str]) -> None:
+        self.file = file
 
 
 class TrimmedStream(io.TextIOBase):
@@ -132,9 +145,23 @@ def stdout_console(color: str = "auto") -> Console:
 
 def stderr_console() -> Console:
     """Messages and notes on stderr: never hard-wrapped, one line each, whatever the stream."""
+    from rich.console import Console
+
     terminal, width = stream_facts(sys.stderr)
     return Console(file=cast(IO[str], TrimmedStream(sys.stderr)), force_terminal=terminal, width=width, soft_wrap=True,
                    highlight=False)
+
+
+# The control characters rich's Text drops (rich.control.strip_control_codes), dropped here the same way.
+_CONTROL = str.maketrans(dict.fromkeys(map(ord, "\x07\x08\x0b\x0c\x0d")))
+
+
+def stderr_line(text: str) -> None:
+    """One line on stderr, as stderr_console() prints plain text (markup off), without loading rich: a JSON run's
+    verdict line."""
+    stream = TrimmedStream(sys.stderr)
+    stream.write(text.translate(_CONTROL) + "\n")
+    stream.flush()
 
 
 def write_stdout(text: str) -> None:

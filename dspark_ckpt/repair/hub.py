@@ -140,7 +140,8 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
     import json
 
     from dspark_ckpt.model.report import Report
-    from dspark_ckpt.output.render import checkpoint_json, render_text
+    from dspark_ckpt.output.records import checkpoint_json
+    from dspark_ckpt.output.render import render_text
     from dspark_ckpt.output.write import stdout_console
     from dspark_ckpt.repair.render import fix_json, render_plan_text
 

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from dspark_ckpt.output.render import finding_json, human_bytes
+from dspark_ckpt.output.records import finding_json, human_bytes
 from dspark_ckpt.output.runs import fold, split_selector
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
 from dspark_ckpt.repair.apply import FixResult

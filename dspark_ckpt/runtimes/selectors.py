@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from dspark_ckpt.errors import UsageError
@@ -47,6 +46,8 @@ def release(text: str) -> str:
 
 
 def _range(runtime: str, spec: str) -> list[RuntimeVersion]:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # here: only a range needs it (~2 ms)
+
     try:
         specifiers = SpecifierSet(spec)
     except InvalidSpecifier as exc:

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.output.plain import table
-from dspark_ckpt.output.render import human_bytes
+from dspark_ckpt.output.records import human_bytes
 from dspark_ckpt.output.runs import fold
 from dspark_ckpt.verify.interval import rate
 from dspark_ckpt.verify.result import RuntimeState, VerifyResult

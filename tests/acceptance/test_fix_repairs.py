@@ -17,7 +17,7 @@ from safetensors import safe_open
 from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.output.render import report_json
+from dspark_ckpt.output.documents import report_json
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import LocalFolder

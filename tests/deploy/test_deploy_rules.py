@@ -14,7 +14,7 @@ from conftest import make_checkpoint
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.check.deploy import plan_deploy
-from dspark_ckpt.output.render import checkpoint_json
+from dspark_ckpt.output.records import checkpoint_json
 from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.resolve import open_source
