@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes import eagle3_aux
 from dspark_ckpt.runtimes.config_build import BuiltConfig
-from dspark_ckpt.runtimes.table import VLLM_VERSIONS
+from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS
 
 _TEXTS: tuple[tuple[str, Callable[[eagle3_aux.AuxRead], str | None]], ...] = (
     ("DSP356", eagle3_aux.ignored_text),
@@ -32,18 +32,26 @@ def _releases(versions: Sequence[str]) -> str:
     return "vLLM " + ", ".join(parts)
 
 
+def _sglang(versions: Sequence[str]) -> str:
+    known = [v for v in SGLANG_VERSIONS if v in versions]
+    if len(known) >= 3 and SGLANG_VERSIONS.index(known[-1]) - SGLANG_VERSIONS.index(known[0]) == len(known) - 1:
+        return f"SGLang {known[0]}-{known[-1]}"
+    return "SGLang " + ", ".join(versions)
+
+
 def aux_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
     """One finding per code: each distinct statement with the releases it holds for, and the lines it cites."""
-    by_code: dict[str, dict[str, list[BuiltConfig]]] = {}
+    by_code: dict[str, dict[tuple[str, str], list[BuiltConfig]]] = {}
     for built in builds:
-        if built.runtime != "vllm" or built.aux is None:
+        if built.aux is None:
             continue
         for code, text in _TEXTS:
             said = text(built.aux)
             if said is not None:
-                by_code.setdefault(code, {}).setdefault(said, []).append(built)
+                by_code.setdefault(code, {}).setdefault((built.runtime, said), []).append(built)
     found = []
     for code, statements in sorted(by_code.items()):
-        parts = [f"{_releases([b.version for b in group])} {said}" for said, group in statements.items()]
+        parts = [f"{(_sglang if runtime == 'sglang' else _releases)([b.version for b in group])} {said}"
+                 for (runtime, said), group in statements.items()]
         found.append(finding(code, "; ".join(parts) + ".", file="config.json"))
     return found

@@ -79,7 +79,11 @@ def _edits(raw: Mapping[str, Any], ids: list[Any], n: int) -> tuple[Edit, ...]:
         counts = _counts(old, n)
         return ((LAYER, layer, {**old, **counts}),) if counts else ()
     out: list[Edit] = [(key, raw.get(key), value) for key, value in _counts(raw, n).items()]
-    if raw.get(TOP) != ids:  # only in eagle_config: model runner V2 never reads it there
+    if raw.get(TOP) != ids:  # only in eagle_config: vLLM's model runner V2 never reads it there
         out.append((TOP, raw.get(TOP), list(ids)))
+    eagle = raw.get("eagle_config")
+    if not isinstance(eagle, Mapping) or eagle.get(TOP) != ids:  # SGLang's runner reads only eagle_config's list
+        old = dict(eagle) if isinstance(eagle, Mapping) else {}
+        out.append(("eagle_config", eagle, {**old, TOP: list(ids)}))
     return tuple(out)
 

@@ -88,6 +88,8 @@ class AuxRead:
     written: tuple[tuple[str, int], ...]  # the aux keys the draft's config.json sets, with the layers each names
     runners: tuple[tuple[str, str | None, int], ...]  # (runner, key its target layers come from or None, count)
     source: str
+    runtime: str = "vllm"  # "sglang": runtimes/eagle3_aux_sglang.py (one runner, one class)
+    fixed_count: bool = False  # SGLang before 0.5.12: fc is `hidden_size_in * 3`, no key read
 
     @property
     def fc_shape(self) -> tuple[int, int] | None:
@@ -221,13 +223,25 @@ def ignored_text(aux: AuxRead) -> str | None:
     if not aux.fc_built or not aux.ignored:
         return None
     keys = ", ".join(f"{k} ({n} layers)" for k, n in aux.ignored)
-    module = "llama_eagle3.py" if aux.family is Family.EAGLE3_LLAMA else "qwen3_eagle3.py"
+    module = ("llama_eagle3.py" if aux.family is Family.EAGLE3_LLAMA or aux.runtime == "sglang"
+              else "qwen3_eagle3.py")
+    if aux.fixed_count:
+        return (f"({module}) always sizes fc for 3 aux hidden states x {aux.width_key} and reads no key for the count, "
+                f"not the draft's {keys}; SGLang 0.5.12 and newer read num_aux_hidden_states")
     return (f"({module}) sizes fc from {_said(aux.count_key, aux.count)} x {aux.width_key}, not from the draft's {keys}; "
             f"set num_aux_hidden_states to the number of aux layers the draft was trained on")
 
 
 def runner_text(aux: AuxRead) -> str | None:
-    """DSP356 on the target side: the draft's list is read by model runner V1 only (eagle_config's list)."""
+    """DSP356 on the target side: the draft's list is read by model runner V1 only (eagle_config's list); SGLang's
+    runner reads eagle_config's list only, never the top-level one."""
+    if aux.runtime == "sglang":
+        top = dict(aux.written).get(TOP)
+        if aux.runners[0][1] is not None or top is None:
+            return None
+        return (f"(model_executor) reads the target layers only from {NESTED}, not from the top-level {TOP} "
+                f"({top} layers), and takes the target's default layers [2, L // 2, L - 3] instead. Put the list in "
+                f"eagle_config as well")
     v1, v2 = aux.runners
     if v1[1] == v2[1] or v1[1] is None:
         return None
@@ -238,7 +252,7 @@ def runner_text(aux: AuxRead) -> str | None:
 
 def absent_text(aux: AuxRead) -> str | None:
     """DSP357: no model runner finds the draft's layer list: the target's default layers are used."""
-    if any(key is not None for _, key, _ in aux.runners):
+    if any(key is not None for _, key, _ in aux.runners) or (aux.runtime == "sglang" and TOP in dict(aux.written)):
         return None
     return (f"finds no {TOP} (top level or in eagle_config) and takes the target's default aux layers "
             f"{DEFAULT_LAYERS}, EAGLE-3's usual choice; a draft trained on other layers gets the wrong hidden "

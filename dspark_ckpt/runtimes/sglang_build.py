@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
+from dspark_ckpt.runtimes import eagle3_aux_sglang
 from dspark_ckpt.runtimes.compatibility import Issue
 from dspark_ckpt.runtimes.messages import E_SGLANG_UNREGISTERED
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
@@ -51,6 +52,8 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
                       verbatim=False)
     elif arch not in registered(version):
         error = Issue("DSP309", E_SGLANG_UNREGISTERED.format(arch=arch))
+    family = family_for(arch, model_type)
+    aux = eagle3_aux_sglang.read_aux(raw, family, version) if family is not None and error is None else None
     return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
-                       None, family_for(arch, model_type), vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
-                       error=error, source=SOURCE)
+                       None, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
+                       error=error, source=SOURCE, aux=aux)

@@ -147,6 +147,9 @@ def _eagle3_load(r: Row) -> None:
     k, f = r.k, r.f
     rows, _ = eagle3_head(r)
     rows_check(k, "DSP321", f.embed_rows, f.vocab_size)  # `embed_tokens.weight` sorts before `lm_head.weight`
+    want = f.aux.fc_shape if f.aux is not None else None  # fc.weight sorts between the two: an nn.Linear
+    if want is not None and f.fc_shape is not None and tuple(f.fc_shape) != want:
+        fail("DSP329", m.E_SGLANG_SHAPE.format(got=list(f.fc_shape), expected=list(want)))
     if not r.cfg.tie_word_embeddings:  # a tied draft's lm_head.weight has no entry in params_dict: dropped
         rows_check(k, "DSP320", f.lm_head_rows, rows)
         if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:

@@ -19,6 +19,7 @@ from conftest import draft_tensors, make_checkpoint, run_cli, write_safetensors
 
 H, T = 16, 96
 IDS4 = [1, 5, 9, 13]
+NESTED = {"eagle_aux_hidden_state_layer_ids": IDS4}  # SGLang's model runner reads only eagle_config's list
 COMMAND = re.compile(r"`(dspark-ckpt fix [^`]+)`")
 
 
@@ -79,11 +80,11 @@ BUILDS: dict[str, Any] = {
     "speculators-llama": speculators_llama,
 }
 CASES = [
-    ("llama-top-level", "DSP329", {"num_aux_hidden_states": 4}),
-    ("llama-top-level", "DSP356", {"num_aux_hidden_states": 4}),
-    ("llama-count-3", "DSP329", {"num_aux_hidden_states": 4}),
+    ("llama-top-level", "DSP329", {"num_aux_hidden_states": 4, "eagle_config": NESTED}),
+    ("llama-top-level", "DSP356", {"num_aux_hidden_states": 4, "eagle_config": NESTED}),
+    ("llama-count-3", "DSP329", {"num_aux_hidden_states": 4, "eagle_config": NESTED}),
     ("llama-nested", "DSP356", {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": IDS4}),
-    ("qwen3-num-aux-layers-3", "DSP329", {"num_aux_layers": 4, "num_aux_hidden_states": 4}),
+    ("qwen3-num-aux-layers-3", "DSP329", {"num_aux_layers": 4, "num_aux_hidden_states": 4, "eagle_config": NESTED}),
     ("speculators-llama", "DSP329", {"transformer_layer_config": {"model_type": "llama", "vocab_size": T,
                                                                   "hidden_size": H, "num_hidden_layers": 1,
                                                                   "num_aux_hidden_states": 4}}),
