@@ -70,8 +70,8 @@ TABLE: tuple[Strategy, ...] = (
              "does itself (0.27/0.28 build the DeepSeek-V4 draft from that name)", ("DSP218", "DSP309"),
              Applicability.SAFE),
     Strategy(SET_AUX_COUNT, "set num_aux_hidden_states to the length of the EAGLE-3 draft's aux layer list and keep "
-             "the list at the top level of config.json, where every release sizes fc and both model runners read it "
-             "(fc.weight's width agrees with that list)", ("DSP329", "DSP356"), Applicability.SAFE,
+             "the list at the top level of config.json and in eagle_config, where vLLM's and SGLang's model runners read "
+             "it (fc.weight's width agrees with that list)", ("DSP329", "DSP356"), Applicability.SAFE,
              "re-export the draft with fc.weight of [hidden_size, n x target_hidden_size] for the n aux layers it "
              "was trained on, num_aux_hidden_states = n and those n layer ids in eagle_aux_hidden_state_layer_ids at "
              "the top level of config.json"),
