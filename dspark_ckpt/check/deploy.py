@@ -14,6 +14,7 @@ from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.report import CheckpointReport, Deploy, DeployRuntime
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import text_config
 from dspark_ckpt.runtimes import speculative_config as sc
@@ -162,7 +163,7 @@ def assess(request: DeployRequest, draft: DraftFacts, *, versions: Sequence[str]
                          verifier_exists=_verifier_exists(draft.config))
     outcomes = [(v, sc.evaluate(rules, inp)) for v in versions if (rules := sc.rules_for(v)) is not None]
     runtimes = tuple(_published(v, o) for v, o in outcomes)
-    found += outcome_findings(outcomes, draft.findings)
+    found += outcome_findings(outcomes, draft.findings, draft.family)
     return Deploy(request.source, dict(request.spec), model, runtimes), tuple(found)
 
 
@@ -214,8 +215,10 @@ def _cites(where: Iterable[sc.Cite]) -> str:
     return "; ".join(f"{file} @ {', '.join(entries)}" for file, entries in by_file.items())
 
 
-def outcome_findings(outcomes: Sequence[tuple[str, sc.Outcome]], already: frozenset[str]) -> list[Finding]:
-    """One finding per code, naming the releases it applies to, the exact message, and the lines it was read from."""
+def outcome_findings(outcomes: Sequence[tuple[str, sc.Outcome]], already: frozenset[str],
+                     family: Family | None = None) -> list[Finding]:
+    """One finding per code, naming the releases it applies to, the exact message, and the lines it was read from;
+    its hint the draft family's own where the rule has one (Rule.family_fix)."""
     by_code: dict[str, dict[str, tuple[list[str], list[sc.Cite], bool]]] = {}
     for version, o in outcomes:
         problems = ([(o.error, True)] if o.error is not None else []) + [(n, False) for n in o.notes]
@@ -230,7 +233,7 @@ def outcome_findings(outcomes: Sequence[tuple[str, sc.Outcome]], already: frozen
             continue
         parts = [f"{'start-up fails on ' if raised else 'on '}{', '.join(versions)}: {text} ({_cites(cites)})"
                  for text, (versions, cites, raised) in by_code[code].items()]
-        found.append(finding(code, "; ".join(parts)))
+        found.append(finding(code, "; ".join(parts), template=RULES[code].fix_for(family.value if family else None)))
     return found
 
 

@@ -862,12 +862,12 @@ RULES: dict[str, Rule] = _rules(
          "SpeculativeConfig's field validation fails before any check of the draft; the server does not start.",
          "`\"num_speculative_tokens\": 0`, `\"method\": \"dpsark\"`.",
          "Give a positive integer and a method the release knows (dspark, dflash, eagle3, eagle, draft_model, ...).",
-         family_fix=(*((f, "Give a positive integer, and the method a DSpark draft is served with: `\"method\": "
-                           "\"dspark\"`.") for f in ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")),
-                     *((f, "Give a positive integer, and the method a DFlash draft is served with: `\"method\": "
-                           "\"dflash\"`.") for f in ("dflash", "dflash2")),
-                     *((f, "Give a positive integer, and the method an EAGLE-3 draft is served with: `\"method\": "
-                           "\"eagle3\"`.") for f in ("eagle3-llama", "eagle3-qwen3")))),
+         family_fix=(*((f, ("Give a positive integer, and the method a DSpark draft is served with: `\"method\": "
+                           "\"dspark\"`.")) for f in ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")),
+                     *((f, ("Give a positive integer, and the method a DFlash draft is served with: `\"method\": "
+                           "\"dflash\"`.")) for f in ("dflash", "dflash2")),
+                     *((f, ("Give a positive integer, and the method an EAGLE-3 draft is served with: `\"method\": "
+                           "\"eagle3\"`.")) for f in ("eagle3-llama", "eagle3-qwen3")))),
     Rule("DSP805", "deploy-loads-no-draft", "error", "The speculative config does not load this checkpoint",
          "The config names no `model` (and the checkpoint is not a speculators checkpoint served as `--model`), or "
          "its method loads no checkpoint (ngram, suffix, custom_class with `model` read as a class path), or "
@@ -890,12 +890,12 @@ RULES: dict[str, Rule] = _rules(
          "as an independent draft model without the hidden states it was trained on: it fails or proposes junk.",
          "A Qwen3 DSpark draft at `/models/eagle3-ablation/` with no `method`: vLLM picks eagle3.",
          "Give `\"method\"` explicitly, and keep `eagle-`, `eagle3` and `dflash` out of a DSpark draft's path.",
-         family_fix=(*((f, "Give `\"method\": \"dspark\"` explicitly, and keep `eagle-`, `eagle3` and `dflash` out "
-                           "of a DSpark draft's path.") for f in ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")),
-                     *((f, "Give `\"method\": \"dflash\"` explicitly, and keep `eagle-` and `eagle3` out of a DFlash "
-                           "draft's path.") for f in ("dflash", "dflash2")),
-                     *((f, "Give `\"method\": \"eagle3\"` explicitly, and keep `dflash` and `dspark` out of an "
-                           "EAGLE-3 draft's path.") for f in ("eagle3-llama", "eagle3-qwen3")))),
+         family_fix=(*((f, ("Give `\"method\": \"dspark\"` explicitly, and keep `eagle-`, `eagle3` and `dflash` out "
+                           "of a DSpark draft's path.")) for f in ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")),
+                     *((f, ("Give `\"method\": \"dflash\"` explicitly, and keep `eagle-` and `eagle3` out of a DFlash "
+                           "draft's path.")) for f in ("dflash", "dflash2")),
+                     *((f, ("Give `\"method\": \"eagle3\"` explicitly, and keep `dflash` and `dspark` out of an "
+                           "EAGLE-3 draft's path.")) for f in ("eagle3-llama", "eagle3-qwen3")))),
     Rule("DSP808", "deploy-architecture-rewritten", "error", "method dspark rewrites the draft to DeepSeek-V4",
          "With method dspark, an architecture outside the release's DSpark list (Qwen3DSparkModel, "
          "Gemma4DSparkModel, K3DSparkModel; Qwen3OmniDSparkModel from 0.29; MuseSparkDSparkModel in 0.33; a "

@@ -1,11 +1,18 @@
-"""Every hint true for the case at hand: each finding check reports, on checkpoints of every family, carries a hint
-whose claims hold for that checkpoint.
+"""Every hint true for the case at hand: each finding check (or verify, or fix) reports, on checkpoints of every
+family it applies to, carries a hint whose claims hold for that checkpoint.
 
-A corpus of tiny checkpoints (each family x each vocab shape the tests know how to build, checked against every
-known runtime) goes through the real CLI (`check --format json`). For every finding that fires, its hint is held
-to what it claims: a command it names parses as a shell would (shlex), names the checkpoint path as the user
-typed it (relative, with a space) and the target as given (`--target DIR`); a `--strategy` exists in
-repair/strategies.py; and it names no architecture of another family (no EAGLE-3 name in a DSpark draft's hint).
+Two corpora go through the real CLI (`check --format json`, and verify/fix where that command emits the code):
+
+- the vocab-shape grid: each family x each vocab shape the tests know how to build, checked against every known
+  runtime;
+- the trigger table: for every rule in the catalog, the smallest checkpoint (or invocation: a speculative config
+  for the deploy rules, a verify run, a fix run) that makes it fire, run for each family the rule applies to. A
+  rule no test here can make fire is in EXEMPT with the reason; a new rule with neither fails the coverage test.
+
+For every finding that fires, its hint is held to what it claims: a command it names parses as a shell would
+(shlex), names the checkpoint path as the user typed it (relative, with a space) and the target as given
+(`--target DIR`); a `--strategy` exists in repair/strategies.py; and it names no architecture of another family
+(no EAGLE-3 name in a DSpark draft's hint).
 """
 
 from __future__ import annotations
@@ -13,19 +20,33 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from conftest import make_checkpoint, run_cli
+from conftest import ARCH, draft_tensors, make_checkpoint, run_cli, write_safetensors
+from hostile.corpus import entry, header_file, raw_file
 
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair.strategies import STRATEGIES
 
 T = 96
+INDEX = "model.safetensors.index.json"
 DRAFT, TARGET = "my draft", "the target"
 COMMAND = re.compile(r"`(dspark-ckpt [^`]+)`")
-FAMILIES = ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark", "dflash", "eagle3-llama", "eagle3-qwen3")
+DSPARK = ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")
+DFLASH = ("dflash", "dflash2")
+EAGLE3 = ("eagle3-llama", "eagle3-qwen3")
+FAMILIES = (*DSPARK, *DFLASH, *EAGLE3)
+SGLANG = {"markov_head_type": "vanilla", "mask_token_id": 0, "model_type": "llama", "num_hidden_layers": 1}
+LLAMA = {"model_type": "llama"}
+UNKNOWN = ("unknown",)  # config.json unreadable or naming no known architecture: no family to hold a hint to
+ARCHITECTURE = {**ARCH, "dflash2": "DFlash2DraftModel"}
 BUILDS: dict[str, dict[str, Any]] = {
     "equal": {},
     "padded": {"vocab": T + 4, "draft_vocab": T + 4},
@@ -33,28 +54,49 @@ BUILDS: dict[str, dict[str, Any]] = {
     "pruned-no-d2t": {"draft_vocab": 32, "t2d": True},
     "pruned-zero-d2t": {"draft_vocab": 32, "d2t": "zeros", "t2d": True},
     "equal-with-d2t": {"d2t": True},
-    "nested-settings": {"config_extra": {"dflash_config": {"markov_rank": 4}}},
+    "nested-settings": {"config": {"dflash_config": {"markov_rank": 4}}},
 }
 # What each family's hints must not name: the architectures vLLM registers for the other families.
 FOREIGN = {f: sorted(a for a, fam in ARCHITECTURE_FAMILY.items() if fam.value != f) for f in FAMILIES}
+FOREIGN["unknown"] = []  # no family, so no other family: a generic example architecture is no false claim
 # Findings whose point is that the draft looks like another family: their hint names that family on purpose.
 ABOUT_ANOTHER_FAMILY = {
     "DSP350": "a DSpark markov_head in a draft of another family: if it was trained as DSpark, name it so",
+    "DSP807": "another method's name in the draft's path: the hint says which names to keep out of it",
 }
+# What a finding's hint must say for a draft of each family (the method it is served with).
+METHOD = {**dict.fromkeys(DSPARK, "dspark"), **dict.fromkeys(DFLASH, "dflash"), **dict.fromkeys(EAGLE3, "eagle3")}
 
 
-def report(tmp_path: Path, family: str, build: dict[str, Any], *runtime: str) -> list[dict[str, Any]]:
-    make_checkpoint(tmp_path / DRAFT, family=family, target_vocab=T, **build)
-    (tmp_path / TARGET).mkdir(exist_ok=True)
-    (tmp_path / TARGET / "config.json").write_text(json.dumps({"vocab_size": T}))
-    result = run_cli("check", DRAFT, "--target", TARGET, *runtime, "--format", "json", "--isolated", cwd=tmp_path)
-    assert result.returncode in (0, 1), result.stderr
-    (checkpoint,) = json.loads(result.stdout)["checkpoints"]
-    findings: list[dict[str, Any]] = checkpoint["findings"]
-    return findings
+# --- running the CLI and holding each hint to its claims -------------------------------------------------------
 
 
-def assert_true_for(family: str, f: dict[str, Any]) -> None:
+def findings_in(doc: Any) -> Iterator[dict[str, Any]]:
+    """Every finding-like object of a JSON report (check's and verify's findings, fix's refusal and warnings)."""
+    if isinstance(doc, dict):
+        if isinstance(doc.get("code"), str) and doc["code"].startswith("DSP") and "hint" in doc:
+            yield doc
+        for value in doc.values():
+            yield from findings_in(value)
+    elif isinstance(doc, list):
+        for value in doc:
+            yield from findings_in(value)
+
+
+def run_json(cwd: Path, argv: list[str]) -> list[dict[str, Any]]:
+    result = run_cli(*argv, "--format", "json", "--isolated", cwd=cwd)
+    assert result.returncode in (0, 1), (argv, result.stdout[-2000:], result.stderr[-2000:])
+    return list(findings_in(json.loads(result.stdout)))
+
+
+def given_target(argv: list[str]) -> list[str]:
+    return [w for i, word in enumerate(argv[:-1]) if word in ("--target", "--target-vocab-size")
+            for w in (word, argv[i + 1])]
+
+
+def assert_true_for(family: str, f: dict[str, Any], path: str = DRAFT, target: list[str] | None = None) -> None:
+    """The hint's claims hold: its commands name `path` and the `target` flags as the user gave them."""
+    target = ["--target", TARGET] if target is None else target
     hint = f["hint"] or ""
     where = f"{f['code']} on {family}: {hint}"
     for text in COMMAND.findall(hint):
@@ -62,19 +104,457 @@ def assert_true_for(family: str, f: dict[str, Any]) -> None:
         assert argv[1] in ("fix", "check", "verify", "explain", "rules"), where
         if argv[1] in ("explain", "rules"):
             continue
-        assert argv[2] == DRAFT, where  # the path as typed: relative, the space kept by quoting
-        assert "--target-vocab-size" not in argv and argv[argv.index("--target") + 1] == TARGET, where
+        assert argv[2] == path, where  # the path as typed: relative, the space kept by quoting
+        if target:
+            assert given_target(argv) == target, where
         if "--strategy" in argv:
             assert argv[argv.index("--strategy") + 1] in STRATEGIES, where
+    if f["code"] in ("DSP804", "DSP807") and family in METHOD:
+        assert f'"method": "{METHOD[family]}"' in hint, where  # the family's own method, not a list of all
     if f["code"] in ABOUT_ANOTHER_FAMILY:
         return
     named = [arch for arch in FOREIGN[family] if re.search(rf"\b{arch}\b", hint)]
     assert not named, f"{where} names another family's architecture {named}"
-    if not family.startswith("eagle3"):
+    if family in FAMILIES and not family.startswith("eagle3"):
         assert "EAGLE" not in hint.upper(), where
     for weight in ("lm_head", "embed_tokens"):  # a finding about one weight is not answered about another
         if f["code"] == "DSP307" and weight in f["message"]:
             assert weight in hint, where
+
+
+# --- builders: the smallest checkpoint that makes a rule fire ----------------------------------------------------
+
+
+def target(cwd: Path, vocab: int = T, **config: Any) -> None:
+    (cwd / TARGET).mkdir(exist_ok=True)
+    (cwd / TARGET / "config.json").write_text(json.dumps({"vocab_size": vocab, "hidden_size": 16, **config}))
+
+
+def draft(cwd: Path, family: str, *, at: str = DRAFT, config: dict[str, Any] | None = None, **what: Any) -> Path:
+    """A tiny checkpoint of `family` at cwd/`at` (an unknown family: a Qwen3 DSpark one, its config broken later)."""
+    known = family if family in ARCHITECTURE else "qwen3-dspark"
+    what.setdefault("markov", known in DSPARK)
+    if "tensors" not in what:
+        what.setdefault("target_vocab", T)
+    return make_checkpoint(cwd / at, family=known if known in ARCH else "dflash",
+                           config_extra={"architectures": [ARCHITECTURE[known]], **(config or {})}, **what)
+
+
+def edit_config(folder: Path, **changes: Any) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+Build = Callable[[Path, str], list[str]]
+
+
+def check(*flags: str, at: str = DRAFT, **what: Any) -> Build:
+    """`check DRAFT --target TARGET FLAGS` of draft(**what)."""
+    def build(cwd: Path, family: str) -> list[str]:
+        draft(cwd, family, at=at, **what)
+        target(cwd)
+        return ["check", at, "--target", TARGET, *flags]
+    return build
+
+
+def then(first: Build, change: Callable[[Path, str], None]) -> Build:
+    """`first`, then `change(checkpoint folder, family)` before the run."""
+    def build(cwd: Path, family: str) -> list[str]:
+        argv = first(cwd, family)
+        change(cwd / DRAFT, family)
+        return argv
+    return build
+
+
+def with_config(first: Build, **changes: Any) -> Build:
+    return then(first, lambda folder, _: edit_config(folder, **changes))
+
+
+def with_file(first: Build, name: str, data: bytes) -> Build:
+    return then(first, lambda folder, _: (folder / name).write_bytes(data))
+
+
+def sparse(first: Build, name: str, size: int = 65 * 2**20) -> Build:
+    """`name` grown (sparsely: it costs nothing) past what dspark-ckpt reads."""
+    def grow(folder: Path, _: str) -> None:
+        with open(folder / name, "r+b") as f:
+            f.truncate(size)
+    return then(first, grow)
+
+
+def without(first: Build, *names: str) -> Build:
+    return then(first, lambda folder, _: [(folder / n).unlink() for n in names])
+
+
+def tensors(**changes: Any) -> Callable[..., dict[str, np.ndarray]]:
+    """draft_tensors(...) with tensors replaced (an array) or dropped (None)."""
+    def make(**kw: Any) -> dict[str, np.ndarray]:
+        out = draft_tensors(**{"vocab": T, "draft_vocab": T, "target_vocab": T, **kw})
+        for name, value in changes.items():
+            name = name.replace("__", ".")
+            if value is None:
+                out.pop(name, None)
+            else:
+                out[name] = value
+        return out
+    return make
+
+
+# Header rules: one broken shard each, all in one folder (each shard gets its own finding).
+_F32x4 = entry()
+BROKEN_SHARDS: dict[str, bytes] = {
+    "DSP001": b"",
+    "DSP002": raw_file(b"{}", length=2**63),
+    "DSP003": raw_file(b"{}", length=4096),
+    "DSP004": raw_file(b'{"\xff\xfe": 1}'),
+    "DSP005": raw_file(b'{"w": {"dtype": "F3'),
+    "DSP006": raw_file(b"[1, 2]"),
+    "DSP007": raw_file(b'{"w": ' + json.dumps(_F32x4).encode() + b', "w": '
+                       + json.dumps(entry(offsets=(16, 32))).encode() + b"}", bytes(32)),
+    "DSP008": header_file({"__metadata__": {"format": 1}, "w": _F32x4}, 16),
+    "DSP009": header_file({"w": entry("F128")}, 16),
+    "DSP010": header_file({"w": entry(shape=(-4,))}, 16),
+    "DSP011": header_file({"w": entry(shape=(2**32, 2**32, 16))}, 16),
+    "DSP012": header_file({"w": entry(offsets=(16, 0))}, 16),
+    "DSP013": header_file({"a": _F32x4, "b": entry(offsets=(32, 48))}, 48),
+    "DSP014": header_file({"w": entry("U8", (2**58,), (0, 16))}, 16),
+    "DSP015": header_file({"w": _F32x4}, 16 + 5),
+    "DSP016": b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 1234\n",
+    "DSP017": header_file({"w": entry("F4", (3,), (0, 2))}, 2),
+    "DSP019": raw_file(b'{"__metadata__":{"a":[' + b"[]," * 1_200_000 + b'[]]}}'),
+}
+
+
+def broken_shards(cwd: Path, family: str) -> list[str]:
+    argv = check()(cwd, family)
+    folder = cwd / DRAFT
+    (folder / "model.safetensors").unlink()
+    for code, data in BROKEN_SHARDS.items():
+        (folder / f"{code}.safetensors").write_bytes(data)
+    (folder / "DSP018.safetensors").mkdir()  # a name no file can be read from
+    return argv
+
+
+def index_edits(cwd: Path, family: str) -> list[str]:
+    """A two-shard draft whose index names a missing shard and a path outside, misplaces one tensor, forgets
+    another, miscounts total_size, and a third shard holds a tensor again, unindexed."""
+    argv = check(shards=2)(cwd, family)
+    folder = cwd / DRAFT
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    weights = index["weight_map"]
+    first, second = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+    moved = next(n for n, f in weights.items() if f == first)
+    weights[moved] = second
+    del weights[next(n for n, f in weights.items() if f == second and n != moved)]
+    weights |= {"a.weight": "../../etc/passwd", "b.weight": "model-00003-of-00002.safetensors"}
+    index["metadata"]["total_size"] += 1
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    write_safetensors(folder / "extra.safetensors", {"norm.weight": np.ones(16, dtype=np.float32)})
+    return argv
+
+
+def index_of(body: bytes) -> Build:
+    return with_file(check(shards=2), "model.safetensors.index.json", body)
+
+
+def many_shards(cwd: Path, family: str) -> list[str]:
+    argv = check(shards=2)(cwd, family)
+    names = ",".join(f'"t{i}": "s{i}.safetensors"' for i in range(4097))
+    (cwd / DRAFT / "model.safetensors.index.json").write_text('{"weight_map": {' + names + "}}")
+    return argv
+
+
+DOMINO = {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1, "gru_hidden_dim": 8,
+          "emb_dim": 8}
+
+
+def domino() -> dict[str, np.ndarray]:
+    """A DFlash draft's tensors plus a Domino GRU and its embed_proj (tests/acceptance/test_check_sglang_mask_domino.py)."""
+    out = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, markov=False)
+    shapes = {"prefix_gru.weight_ih_l0": (24, 16), "prefix_gru.weight_hh_l0": (24, 8),
+              "embed_proj.0.weight": (8, 24), "embed_proj.2.weight": (T, 8)}
+    return out | {name: np.zeros(shape, np.float32) for name, shape in shapes.items()}
+
+
+def flipped_t2d() -> dict[str, np.ndarray]:
+    """A pruned draft whose t2d marks one id more than d2t maps."""
+    out = draft_tensors(vocab=T, draft_vocab=32, target_vocab=T, d2t=True, t2d=True)
+    out["t2d"] = out["t2d"].copy()
+    out["t2d"][np.flatnonzero(~out["t2d"])[0]] = True
+    return out
+
+
+def big_mapping(path: Path) -> None:
+    """A d2t whose header claims 3M entries (the file sparse): more than dspark-ckpt reads to validate it."""
+    spec = TensorSpec("d2t", "I64", (3_000_000,))
+    with open(path, "wb") as f:
+        f.write(encode_header([spec]))
+        f.truncate(len(encode_header([spec])) + spec.nbytes)
+
+
+def deploy(*, at: str = DRAFT, config: dict[str, Any] | None = None, vocab: int = T,
+           draft_vocab: int | None = T, **spec: Any) -> Build:
+    """`check --runtime vllm --speculative-config SPEC` (model: the checkpoint, method dspark, 8 tokens, unless
+    `spec` drops one with None or replaces it)."""
+    keys = {k: v for k, v in {"model": at, "method": "dspark", "num_speculative_tokens": 8, **spec}.items()
+            if v is not None}
+    return check("--runtime", "vllm", "--speculative-config", json.dumps(keys), at=at, config=config,
+                 vocab=vocab, draft_vocab=draft_vocab)
+
+
+def run_as(verb: str, *flags: str, **what: Any) -> Build:
+    """`VERB DRAFT --target TARGET FLAGS` of draft(**what)."""
+    def build(cwd: Path, family: str) -> list[str]:
+        return [verb, *check(*flags, **what)(cwd, family)[1:]]
+    return build
+
+
+@dataclass(frozen=True)
+class Trigger:
+    codes: tuple[str, ...]  # what the run must report, for each family
+    build: Build  # writes the case under an empty folder; returns the command line after `dspark-ckpt`
+    families: tuple[str, ...] = FAMILIES
+    path: str | None = None  # the checkpoint a hint's command names, where not the one given
+
+
+TRIGGERS: dict[str, Trigger] = {
+    # --- safetensors headers and layout ---
+    "broken-shards": Trigger((*BROKEN_SHARDS, "DSP018"), broken_shards),
+    "no-weights": Trigger(("DSP101",), without(check(), "model.safetensors")),
+    "index-not-json": Trigger(("DSP102",), index_of(b"{weight_map: nope")),
+    "index-edited": Trigger(("DSP103", "DSP104", "DSP105", "DSP106", "DSP107", "DSP109"), index_edits),
+    "index-total-size": Trigger(("DSP108",), then(check(shards=2), lambda f, _: (f / INDEX).write_text(
+        (f / INDEX).read_text().replace('"total_size": ', '"total_size": 1')))),
+    "index-bom": Trigger(("DSP110",), index_of(b'\xef\xbb\xbf{"weight_map": {}}')),
+    "index-4097-shards": Trigger(("DSP111",), many_shards),
+    "index-sparse": Trigger(("DSP112",), sparse(check(shards=2), "model.safetensors.index.json")),
+    # --- config.json ---
+    "no-config": Trigger(("DSP201",), without(check(), "config.json"), UNKNOWN),
+    "config-list": Trigger(("DSP202",), with_file(check(), "config.json", b"[1]"), UNKNOWN),
+    "config-bom": Trigger(("DSP211",), then(check(), lambda f, _: (f / "config.json").write_bytes(
+        b"\xef\xbb\xbf" + (f / "config.json").read_bytes())), UNKNOWN),
+    "config-sparse": Trigger(("DSP213",), sparse(check(), "config.json"), UNKNOWN),
+    "no-architectures": Trigger(("DSP212",), with_config(check(), architectures=[]), UNKNOWN),
+    "unknown-architecture": Trigger(("DSP203",), with_config(check(), architectures=["FooDraftModel"]), UNKNOWN),
+    "no-vocab-size": Trigger(("DSP204",), with_config(check(), vocab_size="many")),
+    "bad-draft-vocab": Trigger(("DSP205",), with_config(check(), draft_vocab_size=-1)),
+    "bad-hidden-size": Trigger(("DSP208",), with_config(check(), hidden_size="x")),
+    "no-target": Trigger(("DSP206",), lambda cwd, fam: [draft(cwd, fam) and "check", DRAFT, "--allow-no-target"]),
+    "target-from-t2d": Trigger(("DSP217",), lambda cwd, fam: [
+        draft(cwd, fam, draft_vocab=32, d2t=True, t2d=True) and "check", DRAFT]),
+    "method-in-path": Trigger(("DSP207",), check(at="eagle-runs/my draft")),
+    "topk-in-config": Trigger(("DSP209",), check(config={"dspark_draft_topk": 200}), DSPARK[:2]),
+    "nested-settings": Trigger(("DSP215",), then(check(), lambda f, _: edit_config(
+        f, markov_rank=None, dflash_config={"markov_rank": 4})), DSPARK[:2]),
+    "draft-vocab-contradicts": Trigger(("DSP216",), check(draft_vocab=32, tensors=tensors(lm_head__weight=None)())),
+    "dspark-draft-name": Trigger(("DSP218",), check(config={"architectures": ["DSparkDraftModel"]}),
+                                 ("qwen3-dspark",)),
+    "a-shard-given": Trigger(("DSP230",), lambda cwd, fam: [
+        draft(cwd, fam, shards=2) and target(cwd) or "check", f"{DRAFT}/model-00001-of-00002.safetensors",
+        "--target", TARGET], path=DRAFT),
+    # --- runtime contracts, per vocab shape ---
+    "equal": Trigger(("DSP307",), check()),
+    "padded": Trigger(("DSP302", "DSP305"), check(vocab=T + 4, draft_vocab=T + 4)),
+    "padded-dspark-head": Trigger(("DSP305",), check(vocab=T + 4, draft_vocab=T + 4)),
+    "padded-no-lm-head": Trigger(("DSP306",), check(vocab=T + 4, draft_vocab=T + 4, lm_head=False)),
+    "pruned-no-d2t": Trigger(("DSP302",), check(draft_vocab=32, t2d=True)),
+    "pruned-no-lm-head": Trigger(("DSP301",), check(draft_vocab=32, d2t=True, t2d=True, lm_head=False)),
+    "pruned-zero-d2t": Trigger(("DSP401",), check(draft_vocab=32, d2t="zeros", t2d=True)),
+    "equal-with-d2t": Trigger(("DSP303",), check(d2t=True)),
+    "wide-input-no-embed": Trigger(("DSP304",), check(vocab=T + 24, embed=False)),
+    "omni-mask": Trigger(("DSP308",), check(config={"mask_token_id": T})),
+    "unknown-release": Trigger(("DSP220",), check("--runtime", "vllm==9.9.9")),
+    "mask-hidden": Trigger(("DSP312",), check(tensors=tensors(mask_hidden=np.zeros(16, np.float32))())),
+    "model-prefix": Trigger(("DSP313",), then(check(), lambda f, fam: write_safetensors(
+        f / "model.safetensors", {("model." + k if k.startswith("norm") else k): v for k, v in draft_tensors(
+            vocab=T, draft_vocab=T, target_vocab=T, markov=fam in DSPARK).items()}))),
+    "markov-in-another-family": Trigger(("DSP350", "DSP351"), check(markov=True)),
+    "markov-in-eagle3-qwen3": Trigger(("DSP350",), check(markov=True)),
+    "unregistered": Trigger(("DSP309",), check()),
+    "unregistered-eagle3-llama": Trigger(("DSP309",), check("--runtime", "sglang==0.5.20", config={
+        "architectures": ["Eagle3LlamaForCausalLM"], "model_type": "llama"})),
+    "dflash2-config": Trigger(("DSP333",), check()),
+    "dspark-markov-config": Trigger(("DSP344",), check()),
+    "one-layer": Trigger(("DSP341",), check()),
+    "aux-unsaid": Trigger(("DSP357",), check()),
+    # --- SGLang's own contracts ---
+    "sglang-padded": Trigger(("DSP340",), check("--runtime", "sglang", vocab=128, draft_vocab=128, config=SGLANG)),
+    "sglang-narrow": Trigger(("DSP349",), check("--runtime", "sglang", vocab=64, draft_vocab=64, config=SGLANG)),
+    "sglang-mask": Trigger(("DSP343",), check("--runtime", "sglang==0.5.17", config={**SGLANG, "mask_token_id": 100})),
+    "sglang-no-markov-w2": Trigger(("DSP345",), check("--runtime", "sglang", config=SGLANG,
+                                                      tensors=tensors(markov_head__markov_w2__weight=None)())),
+    "sglang-no-draft-vocab": Trigger(("DSP342",), check("--runtime", "sglang", draft_vocab=None, config=SGLANG)),
+    "sglang-layers-0": Trigger(("DSP346",), check("--runtime", "sglang", draft_vocab=64, d2t=True, config=SGLANG)),
+    "sglang-kept-embed": Trigger(("DSP347",), check("--runtime", "sglang", embed=False,
+                                                    config={**SGLANG, "target_hidden_size": 32})),
+    "sglang-speculators": Trigger(("DSP348",), then(check("--runtime", "sglang", config=SGLANG), lambda f, _: edit_config(
+        f, vocab_size=None, hidden_size=None, speculators_model_type="eagle3",
+        transformer_layer_config={"model_type": "llama", "vocab_size": T, "hidden_size": 16}))),
+    "sglang-own-head": Trigger(("DSP315",), check("--runtime", "sglang", lm_head=False, config=SGLANG)),
+    "domino-undeclared": Trigger(("DSP352", "DSP354"), check("--runtime", "sglang==0.5.19", "--runtime", "sglang==0.5.23",
+                                                             tensors=domino())),
+    "domino-vocab": Trigger(("DSP353",), then(check("--runtime", "sglang==0.5.21", config={"dflash_config": DOMINO},
+                                                    tensors=domino()), lambda f, _: target(f.parent, T + 8))),
+    "domino-config": Trigger(("DSP355",), check("--runtime", "sglang==0.5.21", tensors=domino(),
+                                                config={"dflash_config": {**DOMINO, "gru_hidden_dim": 0}})),
+    # --- EAGLE-3 aux layers ---
+    "aux-four-layers": Trigger(("DSP329", "DSP356"), check(
+        config={"eagle_aux_hidden_state_layer_ids": [1, 5, 9, 13]},
+        tensors=tensors(fc__weight=np.zeros((16, 64), np.float32))()), EAGLE3),
+    # --- tensor shapes ---
+    "lm-head-shape": Trigger(("DSP320",), check(tensors=tensors(lm_head__weight=np.zeros((50, 16), np.float32))())),
+    "embed-shape": Trigger(("DSP321",), check(tensors=tensors(embed_tokens__weight=np.zeros((50, 16), np.float32))())),
+    "markov-w1-shape": Trigger(("DSP322",), check(tensors=tensors(
+        markov_head__markov_w1__weight=np.zeros((50, 4), np.float32))()), DSPARK),
+    "markov-w2-shape": Trigger(("DSP323",), check(tensors=tensors(
+        markov_head__markov_w2__weight=np.zeros((50, 4), np.float32))()), DSPARK),
+    "d2t-short": Trigger(("DSP324",), check(tensors=tensors(d2t=np.zeros(40, np.int64))(draft_vocab=64),
+                                            draft_vocab=64)),
+    "d2t-float": Trigger(("DSP325",), check(tensors=tensors(d2t=np.zeros(T, np.float32))())),
+    "d2t-int32": Trigger(("DSP326",), check(tensors=tensors(d2t=np.zeros(T, np.int32))())),
+    "t2d-not-bool": Trigger(("DSP327",), check(tensors=tensors(t2d=np.ones(T, np.int64))())),
+    "confidence-shape": Trigger(("DSP328",), check(config={"enable_confidence_head": True}, tensors=tensors(
+        confidence_head__proj__weight=np.zeros((2, 16), np.float32),
+        confidence_head__proj__bias=np.zeros(2, np.float32))()), DSPARK),
+    # --- mapping contents ---
+    "d2t-out-of-range": Trigger(("DSP402", "DSP403"), check(
+        tensors=tensors(d2t=np.array([0, 5, 98, 97] + [0] * 28, np.int64))(draft_vocab=32), draft_vocab=32)),
+    "t2d-disagrees": Trigger(("DSP404", "DSP405"), check(tensors=flipped_t2d())),
+    "mapping-too-big": Trigger(("DSP406",), then(check(), lambda f, _: big_mapping(f / "mapping.safetensors"))),
+    # --- deploy: check --speculative-config ---
+    "spec-not-json": Trigger(("DSP801",), check("--runtime", "vllm", "--speculative-config", "{not json")),
+    "spec-not-object": Trigger(("DSP802",), check("--runtime", "vllm", "--speculative-config", "[1]")),
+    "spec-typo": Trigger(("DSP803",), deploy(num_speculative_token=8)),
+    "spec-zero-tokens": Trigger(("DSP804",), deploy(num_speculative_tokens=0)),
+    "spec-no-model": Trigger(("DSP805",), deploy(model=None)),
+    "spec-tensor-parallel": Trigger(("DSP824",), deploy(tensor_parallel_size=2)),
+    "spec-topk-range": Trigger(("DSP816",), deploy(dspark_draft_topk=97)),
+    "spec-block-minimum": Trigger(("DSP813",), deploy(num_speculative_tokens=5, config={"dspark_block_size": 7}),
+                                  ("qwen3-dspark", "gemma4-dspark", "dflash", *EAGLE3)),
+    "spec-no-tokens": Trigger(("DSP811",), deploy(num_speculative_tokens=None, config={"block_size": 8}),
+                              ("qwen3-dspark", "qwen3-omni-dspark", *DFLASH, *EAGLE3)),
+    "spec-method-in-path": Trigger(("DSP807", "DSP809"), deploy(method=None, at="eagle3-ablation/d"),
+                                   ("qwen3-dspark",)),
+    "spec-deepseek-v4": Trigger(("DSP808",), deploy(config={"architectures": ["DSparkDraftModel"]}),
+                                ("qwen3-dspark",)),
+    "spec-mtp": Trigger(("DSP810",), deploy(method="mtp", num_speculative_tokens=3, config=LLAMA), EAGLE3[:1]),
+    "spec-draft-model-vocab": Trigger(("DSP814",), deploy(method=None, num_speculative_tokens=3, vocab=64,
+                                                          draft_vocab=64, config=LLAMA), EAGLE3[:1]),
+    "spec-topk-not-dspark": Trigger(("DSP815",), deploy(method="eagle3", num_speculative_tokens=3,
+                                                        dspark_draft_topk=4, config=LLAMA), EAGLE3[:1]),
+    "spec-gemma4-n-predict": Trigger(("DSP812",), deploy(method=None, num_speculative_tokens=10,
+                                                         config={"block_size": 7}), ("gemma4-dspark",)),
+    "spec-gemma4-topk": Trigger(("DSP817",), deploy(method=None, dspark_draft_topk=4, config={"block_size": 8}),
+                                ("gemma4-dspark",)),
+    # --- verify's and fix's own findings ---
+    "verify-padded": Trigger(("DSP601",), run_as("verify", "--runtime", "vllm==0.27.0", vocab=T + 4,
+                                                 draft_vocab=T + 4), ("qwen3-dspark",)),
+    "fix-forced-strategy": Trigger(("DSP503",), run_as("fix", "--strategy", "drop-d2t", vocab=T + 4,
+                                                       draft_vocab=T + 4), ("qwen3-dspark",)),
+}
+
+# The families each trigger fires for (the rule's contract covers those; the others' lack it).
+FIRES_FOR: dict[str, tuple[str, ...]] = {
+    "equal": ("gemma4-dspark", "dflash", "eagle3-llama"),
+    "padded": ("qwen3-dspark",),
+    "padded-dspark-head": ("gemma4-dspark", "dflash", "eagle3-llama", "eagle3-qwen3"),
+    "padded-no-lm-head": ("qwen3-dspark", "gemma4-dspark", "dflash", "eagle3-llama", "eagle3-qwen3"),
+    "pruned-no-d2t": ("qwen3-dspark", "qwen3-omni-dspark", "dflash", "eagle3-llama", "eagle3-qwen3"),
+    "pruned-no-lm-head": ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark", "dflash", *EAGLE3),
+    "equal-with-d2t": ("qwen3-dspark", "qwen3-omni-dspark", "dflash", "eagle3-llama", "eagle3-qwen3"),
+    "wide-input-no-embed": ("qwen3-dspark", "qwen3-omni-dspark", "dflash", "eagle3-llama", "eagle3-qwen3"),
+    "omni-mask": ("qwen3-omni-dspark",),
+    "mask-hidden": ("dflash",),
+    "model-prefix": DSPARK[:2],
+    "markov-in-another-family": ("dflash", "eagle3-llama"),
+    "markov-in-eagle3-qwen3": ("eagle3-qwen3",),
+    "sglang-padded": ("qwen3-dspark",), "sglang-narrow": ("qwen3-dspark",), "sglang-mask": ("qwen3-dspark",),
+    "sglang-no-markov-w2": ("qwen3-dspark",),
+    "sglang-no-draft-vocab": ("eagle3-llama",), "sglang-layers-0": ("eagle3-llama",),
+    "sglang-kept-embed": ("eagle3-llama",), "sglang-speculators": ("eagle3-llama",),
+    "sglang-own-head": ("eagle3-llama",),
+    "domino-undeclared": ("dflash",), "domino-vocab": ("dflash",), "domino-config": DFLASH,
+    "aux-four-layers": ("eagle3-llama",),
+    "markov-w2-shape": DSPARK[:2],
+    "unregistered": ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark", "dflash", "dflash2", "eagle3-qwen3"),
+    "unregistered-eagle3-llama": ("eagle3-llama",),
+    "dflash2-config": ("dflash2",), "dspark-markov-config": ("qwen3-dspark", "dflash2"),
+    "one-layer": ("eagle3-llama",), "aux-unsaid": EAGLE3,
+}
+
+# Rules no test here can make fire, and why.
+EXEMPT: dict[str, str] = {
+    "DSP020": "a shard rewritten between two reads of one run: only a concurrent writer makes it "
+              "(tests/hostile/test_outputs.py drives read_mapping directly)",
+    "DSP210": "retired: an unusable target config stops the run with DSP-E035 (exit 2); the code is kept",
+    "DSP310": "reserved: no released runtime refuses t2d, so it is never reported",
+}
+
+# Rules the table does not trigger yet (each could be, from a test elsewhere): listed, so the coverage test still
+# names every rule, and so what is left is visible.
+NOT_YET: dict[str, str] = {
+    "DSP311": "a pruned Gemma4 draft with a V-row lm_head (tests/unit/test_contract_matrix.py builds it as facts)",
+    "DSP314": "P-EAGLE without mask_hidden: the producer layout speculators-0.9.0-peagle-qwen3-pruned",
+    "DSP330": "the producer layout speculators-0.9.0-dflash2-equal on vLLM 0.27/0.28",
+    "DSP331": "the producer layout dflash-0.1.0-dflash2",
+    "DSP332": "the producer layout speculators-0.9.0-dflash2-equal with draft_vocab_size 40",
+    "DSP501": "fix on an unrepairable draft (tests/acceptance/test_fix_refusals.py)",
+    "DSP502": "fix --for vllm==0.29.0 --for sglang (tests/acceptance/test_fix_refusals.py)",
+    "DSP504": "a repair whose output still fails check (tests/acceptance/test_fix_keeps_the_target.py)",
+    "DSP505": "fix --for all leaving runtimes out (tests/acceptance/test_fix_refusals.py)",
+    "DSP506": "a config.json holding a lone surrogate escape (tests/unit/test_repair_unwritable_json.py)",
+    "DSP602": "a padded lm_head whose rows enter the top-k but never win (no test builds one yet)",
+    "DSP603": "verify of a d2t that is not increasing (tests/unit/test_verify_mapping.py)",
+    "DSP604": "verify of an FP8 lm_head (tests/unit/test_verify_probe.py)",
+    "DSP605": "verify disagreeing with check (tests/unit/test_verify_runtime.py)",
+    "DSP606": "verify --engine installed without the runtime (tests/acceptance/test_verify_engine.py)",
+    "DSP607": "verify --engine installed raising an unpredicted error (tests/acceptance/test_verify_engine.py)",
+    "DSP701": "a Hub server ignoring a ranged read: the fake Hub of tests/fakehub (tests/hub/test_hub_hostile.py)",
+    "DSP702": "one checkpoint of a multi-checkpoint run failing (tests/hub/test_hub_cli.py)",
+    "DSP703": "a Hub listing with entries ignored: the fake Hub of tests/fakehub (tests/hub/test_hub_hostile.py)",
+    "DSP806": "a speculative config naming another model (tests/deploy/test_deploy_input.py)",
+    "DSP818": "a Qwen3-Omni draft without block_size and an Omni target (tests/deploy/test_deploy_rules.py)",
+    "DSP819": "a Qwen3-Omni draft whose block_size differs from the tokens (tests/deploy/test_deploy_rules.py)",
+    "DSP820": "a Qwen3-Omni draft the start-up validation refuses (tests/deploy/test_deploy_rules.py)",
+    "DSP821": "a speculators draft whose verifier is not the target (tests/deploy/test_deploy_rules.py)",
+    "DSP822": "a speculators draft with a local verifier on vLLM 0.33 (tests/deploy/test_deploy_rules.py)",
+    "DSP823": "a speculators draft overriding the speculative config (tests/deploy/test_deploy_rules.py)",
+}
+
+
+def families_of(name: str) -> tuple[str, ...]:
+    return FIRES_FOR.get(name, TRIGGERS[name].families)
+
+
+CASES = [(name, family) for name in TRIGGERS for family in families_of(name)]
+
+
+# --- the tests ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "family"), CASES, ids=[f"{n}-{f}" for n, f in CASES])
+def test_each_rules_hint_holds_where_it_fires(tmp_path: Path, name: str, family: str) -> None:
+    trigger = TRIGGERS[name]
+    argv = trigger.build(tmp_path, family)
+    found = run_json(tmp_path, argv)
+    missing = set(trigger.codes) - {f["code"] for f in found}
+    assert not missing, f"{name} on {family} no longer reports {sorted(missing)}"
+    for f in found:
+        assert_true_for(family, f, trigger.path or argv[1], given_target(argv))
+
+
+def test_every_rule_is_triggered_or_exempt() -> None:
+    triggered = {code for name in TRIGGERS for code in TRIGGERS[name].codes if families_of(name)}
+    assert not set(EXEMPT) & triggered, "an exempt rule is triggered: drop it from EXEMPT"
+    assert not set(NOT_YET) & triggered, "a rule in NOT_YET is triggered: drop it from NOT_YET"
+    left = set(RULES) - triggered - set(EXEMPT) - set(NOT_YET)
+    assert not left, f"rules no trigger makes fire and no reason exempts: {sorted(left)}"
+    assert set(EXEMPT) | set(NOT_YET) | triggered <= set(RULES)
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
@@ -82,6 +562,16 @@ def assert_true_for(family: str, f: dict[str, Any]) -> None:
 def test_every_hint_holds_for_the_checkpoint(tmp_path: Path, family: str, build: str) -> None:
     for f in report(tmp_path, family, BUILDS[build]):
         assert_true_for(family, f)
+
+
+def report(tmp_path: Path, family: str, build: dict[str, Any], *runtime: str) -> list[dict[str, Any]]:
+    draft(tmp_path, family, **{"markov": True, **build})
+    target(tmp_path)
+    result = run_cli("check", DRAFT, "--target", TARGET, *runtime, "--format", "json", "--isolated", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    (checkpoint,) = json.loads(result.stdout)["checkpoints"]
+    findings: list[dict[str, Any]] = checkpoint["findings"]
+    return findings
 
 
 @pytest.mark.parametrize(("family", "runtime"), [
@@ -97,7 +587,7 @@ def test_an_unsupported_architecture_hint_is_about_that_family(tmp_path: Path, f
 
 def test_the_eagle3_llama_hint_names_sglangs_class(tmp_path: Path) -> None:
     config = {"architectures": ["Eagle3LlamaForCausalLM"], "model_type": "llama"}
-    findings = report(tmp_path, "eagle3-llama", {"config_extra": config}, "--runtime", "sglang==0.5.20")
+    findings = report(tmp_path, "eagle3-llama", {"config": config}, "--runtime", "sglang==0.5.20")
     (f,) = [f for f in findings if f["code"] == "DSP309"]
     assert "LlamaForCausalLMEagle3" in f["hint"]
 
