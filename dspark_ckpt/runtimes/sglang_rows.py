@@ -18,20 +18,9 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
-from dspark_ckpt.runtimes.versions import normalise, release_key
+from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, normalise, release_key
 
-# Every base release the research read, plus the one post release whose behaviour differs from its base.
-SGLANG_VERSIONS: tuple[str, ...] = (
-    "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10",
-    "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21",
-    "0.5.22", "0.5.23",
-)
-# Post releases read too, whose files that matter here equal their base release (`sglang==X` takes them as known).
-SGLANG_POSTS_READ: tuple[str, ...] = (
-    "0.5.1.post1", "0.5.1.post2", "0.5.1.post3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3", "0.5.4.post1",
-    "0.5.4.post3", "0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2", "0.5.8.post1",
-    "0.5.10.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1",
-)
+SGLANG_VERSIONS = SGLANG_RELEASES  # the one list (runtimes/versions.py)
 FIRST, LAST = SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]
 
 _UTILS = "sglang/srt/model_loader/utils.py"  # get_model_architecture -> resolve_transformers_arch

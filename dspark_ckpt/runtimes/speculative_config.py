@@ -16,6 +16,7 @@ from typing import Any
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import speculators, vllm_rows
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -83,7 +84,7 @@ P_GE1 = "Input should be greater than or equal to 1"
 P_STR = "Input should be a valid string"
 P_LITERAL = "Input should be one of the methods of this release"
 
-VERSIONS = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); RULES has one row per entry
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, SGLANG_VERSIONS
-from dspark_ckpt.runtimes.versions import in_range
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, in_range
 from dspark_ckpt.runtimes.vllm_rows import VLLM_ROWS
 
 CONTRACTS: tuple[Contract, ...] = VLLM_ROWS + SGLANG_ROWS
-VLLM_VERSIONS: tuple[str, ...] = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+VLLM_VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py)
 RUNTIMES = ("vllm", "sglang")
 __all__ = ["CONTRACTS", "RUNTIMES", "SGLANG_VERSIONS", "VLLM_VERSIONS", "contract_for", "covers", "version_key"]
 

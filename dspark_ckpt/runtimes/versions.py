@@ -6,7 +6,37 @@ vLLM rows name minors (0.29.x all behave alike); SGLang rows name releases down 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 from packaging.version import InvalidVersion, Version
+
+# The releases whose released code dspark-ckpt has read, oldest first: the one list per runtime. Every other release
+# list and every per-release table in runtimes/ derives from these or is keyed by them
+# (tests/unit/test_release_list.py fails on a second hand-kept list). A new release is one entry here.
+VLLM_RELEASES: tuple[str, ...] = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+# SGLang: every base release read, plus the one post release whose behaviour differs from its base.
+SGLANG_RELEASES: tuple[str, ...] = (
+    "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10",
+    "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21",
+    "0.5.22", "0.5.23",
+)
+# SGLang post releases read too, whose files that matter here equal their base release (`sglang==X` takes them as
+# known); not rows of their own.
+SGLANG_POSTS_READ: tuple[str, ...] = (
+    "0.5.1.post1", "0.5.1.post2", "0.5.1.post3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3", "0.5.4.post1",
+    "0.5.4.post3", "0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2", "0.5.8.post1",
+    "0.5.10.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1",
+)
+_T = TypeVar("_T")
+
+
+def per_release(values: Sequence[_T], releases: Sequence[str] = VLLM_RELEASES) -> dict[str, _T]:
+    """A table written as one column per release, in the release list's order, as a mapping keyed by release;
+    a column too many or too few fails at import rather than shifting every later release's value."""
+    if len(values) != len(releases):
+        raise ValueError(f"{len(values)} values for {len(releases)} releases ({', '.join(releases)})")
+    return dict(zip(releases, values))
 
 POST_ANY = 1 << 30  # an upper bound without `.postN` covers every post release of that release
 # How many release components a runtime's rows distinguish (the rest, and rc/dev/local parts, are ignored).

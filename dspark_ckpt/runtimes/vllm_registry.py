@@ -7,7 +7,9 @@ missing here fails in ModelRegistry._raise_for_unsupported ("Model architectures
 
 from __future__ import annotations
 
-RELEASES = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
+RELEASES = VLLM_RELEASES  # the one list; regenerating this file for a new release reads each of them
 # Registered in every release above.
 COMMON: frozenset[str] = frozenset({
     "AXK1ForCausalLM", "AfmoeForCausalLM", "ApertusForCausalLM", "AquilaForCausalLM", "AquilaModel",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, per_release
 
 _Q = "vllm/model_executor/models/qwen3_dspark.py + vllm/spec_decode/dspark/utils.py"
 _G = "vllm/model_executor/models/gemma4_dspark.py"
@@ -85,7 +86,7 @@ VLLM_ROWS: tuple[Contract, ...] = (
 
 # --- How each release builds the draft config (read from the wheels; docs/upstream-notes.md section 10) ---
 
-READ_RELEASES = ("0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+READ_RELEASES = VLLM_RELEASES  # the one list (runtimes/versions.py); BUILD_RULES has one row per entry
 SPEC_FILE = "vllm/config/speculative.py"
 ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
 BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
@@ -153,20 +154,21 @@ CLASS_FAMILY: dict[str, Family] = {
     "Qwen3DSparkForCausalLM": Family.QWEN3_DSPARK,
     "Gemma4DSparkForCausalLM": Family.GEMMA4_DSPARK,
 }
-# registry.py line of each modelled draft name, per release read (README's "Line numbers per version" table).
-REGISTRY_LINES: dict[str, tuple[int | None, ...]] = {
-    "Qwen3DSparkModel": (618, 638, 625, 651, 651, 650, 681),
-    "Qwen3OmniDSparkModel": (None, None, 626, 652, 652, 651, 682),
-    "Gemma4DSparkModel": (624, 644, 632, 658, 658, 657, 697),
-    "DFlashDraftModel": (616, 627, 614, 636, 635, 634, 664),
-    "DFlash2DraftModel": (None, 628, 615, 637, 637, 636, 666),
-    "Eagle3LlamaForCausalLM": (627, 647, 635, 661, 661, 660, 700),
-    "LlamaForCausalLMEagle3": (629, 649, 637, 663, 663, 662, 702),
-    "Eagle3Qwen3ForCausalLM": (632, 652, 640, 666, 666, 665, 705),
-    "DSparkDraftModel": (617, 637, 624, 646, 646, 645, 676),
-    "PEagleDraftModel": (625, 645, 633, 659, 659, 658, 698),
-    "PeagleLlamaForCausalLM": (626, 646, 634, 660, 660, 659, 699),
-    "PeagleQwen3ForCausalLM": (633, 653, 641, 667, 667, 666, 706),
+# registry.py line of each modelled draft name, one column per release of VLLM_RELEASES (README's "Line numbers per
+# version" table).
+REGISTRY_LINES: dict[str, dict[str, int | None]] = {
+    "Qwen3DSparkModel": per_release((618, 638, 625, 651, 651, 650, 681)),
+    "Qwen3OmniDSparkModel": per_release((None, None, 626, 652, 652, 651, 682)),
+    "Gemma4DSparkModel": per_release((624, 644, 632, 658, 658, 657, 697)),
+    "DFlashDraftModel": per_release((616, 627, 614, 636, 635, 634, 664)),
+    "DFlash2DraftModel": per_release((None, 628, 615, 637, 637, 636, 666)),
+    "Eagle3LlamaForCausalLM": per_release((627, 647, 635, 661, 661, 660, 700)),
+    "LlamaForCausalLMEagle3": per_release((629, 649, 637, 663, 663, 662, 702)),
+    "Eagle3Qwen3ForCausalLM": per_release((632, 652, 640, 666, 666, 665, 705)),
+    "DSparkDraftModel": per_release((617, 637, 624, 646, 646, 645, 676)),
+    "PEagleDraftModel": per_release((625, 645, 633, 659, 659, 658, 698)),
+    "PeagleLlamaForCausalLM": per_release((626, 646, 634, 660, 660, 659, 699)),
+    "PeagleQwen3ForCausalLM": per_release((633, 653, 641, 667, 667, 666, 706)),
 }
 # Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")  # dflash_config["..."]
@@ -190,6 +192,5 @@ def rules_for(release: str) -> tuple[BuildRules, bool]:
 
 
 def registry_line(architecture: str, rules: BuildRules) -> str:
-    lines = REGISTRY_LINES.get(architecture)
-    line = lines[READ_RELEASES.index(rules.release)] if lines else None
+    line = REGISTRY_LINES.get(architecture, {}).get(rules.release)
     return f"{REGISTRY_FILE} @ v{rules.release}" + (f" L{line}" if line else "")

@@ -23,7 +23,7 @@ from dspark_ckpt.model.draft_config import is_speculators_format
 from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes import speculators, vllm_rows
 from dspark_ckpt.runtimes.config_build import build_config
-from dspark_ckpt.runtimes.table import VLLM_VERSIONS as VLLM_RELEASES
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPECULATORS = [n for n in names() if n.startswith("speculators-")]
 METHOD = {"eagle3": "eagle3", "peagle": "eagle3", "dflash": "dflash", "dflash2": "dflash", "dspark": "dspark"}

@@ -1,0 +1,82 @@
+"""One list of releases per runtime (runtimes/versions.py): every other release list and per-release table derives
+from it (issue 20). A second hand-kept list, or a table that names a release the list does not, fails here."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from dspark_ckpt.runtimes import (
+    eagle3_aux,
+    selectors,
+    sglang_rows,
+    speculative_config,
+    table,
+    vllm_registry,
+    vllm_rows,
+)
+from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, VLLM_RELEASES, release_key
+
+RUNTIMES = Path(vllm_rows.__file__).parent
+ONE_LIST = RUNTIMES / "versions.py"
+VERSION = re.compile(r"\d+\.\d+\.\d+(\.post\d+)?")
+KNOWN = set(VLLM_RELEASES) | set(SGLANG_RELEASES) | set(SGLANG_POSTS_READ)
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in RUNTIMES.glob("*.py") if p != ONE_LIST)
+
+
+def _versions(node: ast.AST) -> list[str]:
+    """The version strings of a tuple/list/set literal whose elements are all version strings."""
+    if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) or len(node.elts) < 2:
+        return []
+    found = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+             and VERSION.fullmatch(e.value)]
+    return found if len(found) == len(node.elts) else []
+
+
+def test_no_module_keeps_a_release_list_of_its_own() -> None:
+    """A module-level name bound to a literal list of releases is a second hand list: derive it from versions.py."""
+    offenders = []
+    for path in _modules():
+        for stmt in ast.parse(path.read_text()).body:
+            value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+            if value is not None and len(_versions(value)) >= 3:
+                offenders.append(f"{path.name}:{stmt.lineno}")
+    assert not offenders, f"hand-kept release lists (derive them from runtimes/versions.py): {offenders}"
+
+
+def test_every_release_a_table_names_is_in_the_list() -> None:
+    """A release literal in runtimes/ at or after the first release read must be one of the list's; older ones are
+    history (the first release that registers a family, bisected back to 0.8)."""
+    first = {"vllm": release_key(VLLM_RELEASES[0]), "sglang": release_key(SGLANG_RELEASES[0])}
+    strays = []
+    for path in _modules():
+        runtime = "sglang" if path.name.startswith("sglang") else "vllm"
+        for node in ast.walk(ast.parse(path.read_text())):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+            if text is None or not VERSION.fullmatch(text) or text.startswith("0.5.") != (runtime == "sglang"):
+                continue
+            if release_key(text) >= first[runtime] and text not in KNOWN:
+                strays.append(f"{path.name}:{node.lineno} {text}")
+    assert not strays, f"releases not in runtimes/versions.py: {strays}"
+
+
+def test_the_derived_lists_are_the_list() -> None:
+    assert table.VLLM_VERSIONS is vllm_rows.READ_RELEASES is vllm_registry.RELEASES is speculative_config.VERSIONS \
+        is VLLM_RELEASES
+    assert table.SGLANG_VERSIONS is sglang_rows.SGLANG_VERSIONS is SGLANG_RELEASES
+    assert selectors._known("vllm") is VLLM_RELEASES and selectors._known("sglang") is SGLANG_RELEASES
+
+
+def test_every_per_release_table_is_keyed_by_the_list() -> None:
+    assert tuple(r.release for r in vllm_rows.BUILD_RULES) == VLLM_RELEASES
+    assert tuple(speculative_config.RULES) == VLLM_RELEASES
+    assert all(tuple(lines) == VLLM_RELEASES for lines in vllm_rows.REGISTRY_LINES.values())
+    assert tuple(eagle3_aux.LINES) == VLLM_RELEASES
+    for rule, (_, per_version) in speculative_config.LINES.items():  # a rule exists from some release on
+        assert set(per_version) <= set(VLLM_RELEASES), rule
+    assert set(speculative_config.OMNI_SHIFT) <= set(VLLM_RELEASES)
+    assert all(set(releases) <= set(VLLM_RELEASES) for releases in vllm_registry.SOME.values())
