@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from dspark_ckpt.model.target import TargetVocab
     from dspark_ckpt.repair import apply_fix, plan_fix
 
-__version__ = "0.1.0"
+from dspark_ckpt.version import __version__ as __version__
 
 # The public names, loaded on first use: `import dspark_ckpt` (which every CLI start does) costs nothing, and
 # `--version`/`--help` never load the analysis stage; plan_fix/apply_fix load the repair package only when asked.

@@ -19,9 +19,9 @@ from typing import Annotated, Any, Protocol, Self, runtime_checkable
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from dspark_ckpt import __version__
 from dspark_ckpt.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from dspark_ckpt.errors import DsparkCkptError
+from dspark_ckpt.version import __version__
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from dspark_ckpt import __version__
 from dspark_ckpt.check.hints import HintInputs, target_flags
 from dspark_ckpt.check.policy import DEFAULT_GATE, Layer, Policy, normalize, resolve
 from dspark_ckpt.cli.options import ColorChoice
@@ -19,6 +18,7 @@ from dspark_ckpt.output.write import stderr_console
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.target import resolve_target
+from dspark_ckpt.version import __version__
 
 
 @dataclass(frozen=True, slots=True)

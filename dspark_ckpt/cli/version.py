@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import typer
 
 import dspark_ckpt
-from dspark_ckpt import __version__
 from dspark_ckpt.cli import options as o
+from dspark_ckpt.version import __version__
 
 # (label, distribution): what decides a verdict or a load. torch, vLLM and SGLang are never imported here: one
 # costs seconds and the others may not even import on this machine; their metadata says which is installed.

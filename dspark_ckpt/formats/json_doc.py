@@ -17,9 +17,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from dspark_ckpt.formats.names import CONFIG_NAME, INDEX_NAME, MAX_JSON_BYTES
 from dspark_ckpt.formats.safetensors_header import value_cost
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, MAX_JSON_BYTES
 
 # About 1.2 million index entries (an entry weighs 5, see safetensors_header.VALUE_WEIGHTS); real indexes hold at most ~10^5.
 MAX_DOCUMENT_VALUES = 6_000_000

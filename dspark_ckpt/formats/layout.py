@@ -9,9 +9,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dspark_ckpt.formats.json_doc import JsonProblem, decode_document, document_finding
+from dspark_ckpt.formats.names import INDEX_NAME, PathStatus
 from dspark_ckpt.formats.safetensors_header import SafetensorsHeader
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.sources.base import INDEX_NAME, PathStatus
 
 MAX_SHARDS = 4096  # real checkpoints have at most a few hundred shards; each one checked costs a stat or a request
 MAX_FINDINGS_PER_CODE = 1000  # per kind of layout finding; the rest are counted in one more

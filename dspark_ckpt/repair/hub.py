@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dspark_ckpt import __version__
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.sources.hub import RepoSpec, open_hub
@@ -22,6 +21,7 @@ from dspark_ckpt.sources.hub_push import (
     local_options_refused,
     materialize,
 )
+from dspark_ckpt.version import __version__
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
+from dspark_ckpt.runtimes.rows import CONTRACTS, covers, version_key
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
-from dspark_ckpt.runtimes.table import CONTRACTS, covers, version_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from enum import StrEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
 
+# The names and the path statuses live beneath the readers (formats/names.py); sources hands them on.
+from dspark_ckpt.formats.names import CONFIG_NAME as CONFIG_NAME  # noqa: PLC0414 -- explicit re-export
+from dspark_ckpt.formats.names import INDEX_NAME as INDEX_NAME  # noqa: PLC0414 -- explicit re-export
+from dspark_ckpt.formats.names import MAX_JSON_BYTES as MAX_JSON_BYTES  # noqa: PLC0414 -- explicit re-export
+from dspark_ckpt.formats.names import PathStatus as PathStatus  # noqa: PLC0414 -- explicit re-export
+
 if TYPE_CHECKING:
     from dspark_ckpt.model.findings import Finding
-
-CONFIG_NAME = "config.json"
-INDEX_NAME = "model.safetensors.index.json"
-MAX_JSON_BYTES = 64 * 2**20  # config.json and the index are kilobytes; a larger one is not read into memory
 
 
 def too_large(name: str, size: int) -> OSError:
@@ -56,14 +57,6 @@ def is_safe_relative(name: str) -> bool:
     if not name or name.startswith("/") or "\\" in name or ".." in name.split("/"):
         return False
     return not any(ord(char) < 0x20 or 0x7F <= ord(char) < 0xA0 for char in name)
-
-
-class PathStatus(StrEnum):
-    OK = "ok"
-    MISSING = "missing"
-    ESCAPES = "escapes"  # absolute, `..`, or a symlink that leaves the checkpoint
-    NOT_A_FILE = "not-a-file"
-    UNREADABLE = "unreadable"
 
 
 class CheckpointSource(Protocol):

@@ -1,25 +1,38 @@
-"""The package has no import cycle, and each stage imports only from the stages beneath it (docs/architecture.md)."""
+"""No import circle, deferred imports included, and no import that runs back up a stage (docs/architecture.md).
+
+Every import counts: at module level, inside a function, under `if TYPE_CHECKING:`. A lazy import is allowed for
+start-up cost, never to hide a circle or an upward reach. The stage order is parsed from the layout table of
+docs/architecture.md (its first column, top to bottom), so the document and this test cannot disagree.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import dspark_ckpt
 
 PACKAGE = Path(dspark_ckpt.__file__).parent
-# A package may import from itself and from the packages listed for it (the layers of docs/architecture.md).
-ALLOWED = {
-    "model": set(),
-    "formats": {"model", "sources"},  # the layout check reads sources.base's path statuses (an enum, no I/O)
-    "runtimes": {"model"},
-    "sources": {"model", "formats", "errors"},
-    "check": {"model", "formats", "runtimes", "sources", "errors"},
-    "output": {"model", "errors"},
-    "repair": {"model", "formats", "runtimes", "sources", "check", "output", "errors"},
-    "verify": {"model", "formats", "runtimes", "sources", "check", "output", "errors"},
-    "cli": {"model", "formats", "runtimes", "sources", "check", "output", "repair", "verify", "errors", ""},
+DOC = PACKAGE.parent / "docs" / "architecture.md"
+# Modules of the package root that every stage may use (a leaf of records, importing nothing of the package).
+SHARED = {"dspark_ckpt.errors", "dspark_ckpt.version"}
+# The circles not dissolved yet (issue 24 item 2), each as the test reports it. The list may only shrink: a new
+# circle fails, and so does one that is gone but still listed. Each runs through a module another change is
+# editing (runtimes/config_build.py, repair/plan.py) or through verify/, whose records have not moved down yet.
+KNOWN_CIRCLES = {
+    "dspark_ckpt.runtimes.compatibility -> dspark_ckpt.runtimes.config_build -> dspark_ckpt.runtimes.compatibility",
+    "dspark_ckpt.repair.files -> dspark_ckpt.repair.plan -> dspark_ckpt.repair.files",
+    "dspark_ckpt.verify.runtime_load -> dspark_ckpt.verify.sglang_load -> dspark_ckpt.verify.runtime_load",
+    ("dspark_ckpt.verify.probe_setup -> dspark_ckpt.verify.torch_loader -> dspark_ckpt.verify.run"
+     " -> dspark_ckpt.verify.probe_setup"),
 }
+
+
+def stages() -> list[str]:
+    """The packages of the `## The packages` table, in order: a stage may import only from the stages above it."""
+    section = DOC.read_text(encoding="utf-8").split("## The packages", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z_]+)/` \|", section, flags=re.MULTILINE)
 
 
 def _module(path: Path) -> str:
@@ -28,70 +41,125 @@ def _module(path: Path) -> str:
     return ".".join(["dspark_ckpt", *parts])
 
 
-def _imports(path: Path, modules: set[str], *, module_level_only: bool) -> set[str]:
-    """`from pkg import sub` imports the module pkg.sub (pkg itself is already being imported); `from m import x`
-    imports m."""
+def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
+    """Every module of the package `path` imports, wherever the import statement is. `from pkg import sub` imports
+    the module pkg.sub; `from m import x` imports m; relative imports resolve against `module`."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    nodes = tree.body if module_level_only else list(ast.walk(tree))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dspark_ckpt"):
-            subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            if not base.startswith("dspark_ckpt"):
+                continue
+            subs = {f"{base}.{a.name}" for a in node.names} & modules
             found.update(subs)
             if len(subs) < len(node.names):
-                found.add(node.module)
+                found.add(base)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("dspark_ckpt"))
     return found
 
 
-def _graph(module_level_only: bool) -> dict[str, set[str]]:
+def graph() -> dict[str, set[str]]:
     modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
     names = set(modules)
-    return {m: {i for i in _imports(p, names, module_level_only=module_level_only) if i in modules and i != m}
-            for m, p in modules.items()}
+    return {m: {i for i in _imports(p, m, names) if i in modules and i != m} for m, p in modules.items()}
 
 
-def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}
+def cycles(g: dict[str, set[str]]) -> list[list[str]]:
+    """One circle per strongly connected component of more than one module (Tarjan), each as a path back to its
+    start."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
 
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(g[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(_circle(g, set(component)))
 
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
+    for v in sorted(g):
+        if v not in index:
+            connect(v)
+    return out
 
 
-def test_no_import_cycle_at_import_time() -> None:
-    assert _cycle(_graph(module_level_only=True)) is None
+def _circle(g: dict[str, set[str]], component: set[str]) -> list[str]:
+    """A shortest path from the component's first module back to itself, inside the component."""
+    start = min(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(g[v] & component):
+                if w == start:
+                    return paths[v] + [start]
+                if w not in paths:
+                    paths[w] = paths[v] + [w]
+                    nxt.append(w)
+        frontier = nxt
+    raise AssertionError(component)
 
 
-def _stage(module: str) -> str:
+def stage_of(module: str, order: list[str]) -> str | None:
+    """`dspark_ckpt.check.load` (and the package `dspark_ckpt.check`) -> `check`; a module of the package root
+    (errors, __main__, the root itself) -> None."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 2 else ("" if len(parts) == 1 else parts[1] if parts[1] in ALLOWED else "")
+    return parts[1] if len(parts) > 1 and parts[1] in order else None
 
 
-def test_stages_import_only_the_stages_beneath_them() -> None:
-    """Lazy imports inside functions count too: a stage never reaches up, whenever it imports."""
+def test_the_stage_table_names_every_package() -> None:
+    order = stages()
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+    assert order == ["model", "formats", "runtimes", "sources", "check", "output", "repair", "verify", "cli"]
+    assert sorted(order) == packages
+
+
+def test_no_import_cycle_deferred_imports_included() -> None:
+    found = {" -> ".join(c) for c in cycles(graph())}
+    assert found - KNOWN_CIRCLES == set(), "import circles:\n" + "\n".join(sorted(found - KNOWN_CIRCLES))
+    assert KNOWN_CIRCLES - found == set(), "dissolved: drop from KNOWN_CIRCLES:\n" + "\n".join(KNOWN_CIRCLES - found)
+
+
+def test_stages_import_only_the_stages_above_them() -> None:
+    """Lazy imports inside functions and TYPE_CHECKING imports count too: a stage never reaches down the table
+    (into a later stage), whenever it imports. Of the package root, `errors` and `version` (SHARED) are for every stage; the root
+    itself (the library's public names, which load the stages lazily) for the last stage only."""
+    order = stages()
+    rank = {s: i for i, s in enumerate(order)}
     wrong = []
-    for module, imported in _graph(module_level_only=False).items():
-        stage = _stage(module)
-        if stage not in ALLOWED:
-            continue
+    for module, imported in graph().items():
+        stage = stage_of(module, order)
         for other in imported:
-            target = _stage(other)
-            if target and target != stage and target not in ALLOWED[stage]:
-                wrong.append(f"{module} -> {other}")
+            target = stage_of(other, order)
+            if stage is None:
+                continue  # the package root (`__init__`, `__main__`): the entry points may reach any stage
+            if target is None:
+                if other not in SHARED and not (other == "dspark_ckpt" and stage == order[-1]):
+                    wrong.append(f"{module} -> {other} (the package root)")
+            elif rank[target] > rank[stage]:
+                wrong.append(f"{module} -> {other} ({stage} is above {target})")
     assert sorted(wrong) == []
