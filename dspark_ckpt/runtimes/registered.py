@@ -1,0 +1,71 @@
+"""Data: which architecture names each covered release registers, as a draft or as a (target) model.
+
+Read from registered_architectures.json beside this module, which tools/registry_data.py generates from the released
+wheels (vLLM: registry.py's `_SPECULATIVE_DECODING_MODELS` and the other tables spread into `_VLLM_MODELS`; SGLang:
+every sglang/srt/models/*.py `EntryClass`), each entry with the wheel's file:line. Loaded on first use only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
+
+DATA = Path(__file__).with_name("registered_architectures.json")
+RELEASES: dict[str, tuple[str, ...]] = {"vllm": VLLM_RELEASES, "sglang": SGLANG_RELEASES}
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """One release's entry for a name: a draft or a model, and where the wheel registers it."""
+
+    runtime: str
+    release: str
+    kind: str  # "draft" or "model"
+    where: str  # file:line inside the wheel
+
+    @property
+    def draft(self) -> bool:
+        return self.kind == "draft"
+
+
+def _expand(span: str, releases: tuple[str, ...]) -> tuple[str, ...]:
+    first, _, last = span.partition("..")
+    i = releases.index(first)
+    return releases[i:releases.index(last) + 1] if last else (first,)
+
+
+@cache
+def _table(runtime: str) -> dict[str, dict[str, Registration]]:
+    """name -> release -> its registration, for one runtime."""
+    doc = json.loads(DATA.read_text(encoding="utf-8"))[runtime]
+    releases = tuple(doc["releases"])
+    table: dict[str, dict[str, Registration]] = {}
+    for name, entry in doc["architectures"].items():
+        table[name] = {release: Registration(runtime, release, entry["kind"], where)
+                       for span, where in entry["where"].items() for release in _expand(span, releases)}
+    return table
+
+
+def covered(runtime: str, release: str) -> bool:
+    """Whether the data reads this release (a release outside it says nothing about registration)."""
+    return release in RELEASES.get(runtime, ())
+
+
+def registration(runtime: str, release: str, name: str) -> Registration | None:
+    """The release's entry for the name; None where it registers no class of that name (or is not covered)."""
+    if not covered(runtime, release):
+        return None
+    return _table(runtime).get(name, {}).get(release)
+
+
+def registrations(name: str) -> tuple[Registration, ...]:
+    """Every covered release that registers the name, vLLM's first, each in its list's order."""
+    found: list[Registration] = []
+    for runtime, releases in RELEASES.items():
+        entries = _table(runtime).get(name, {})
+        found += [entries[r] for r in releases if r in entries]
+    return tuple(found)

@@ -1,0 +1,62 @@
+"""The registration data is what the releases' own registries say: regenerated from two wheels, compared."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from released_sources import release_tree
+
+from dspark_ckpt.runtimes import registered
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("registry_data", ROOT / "tools" / "registry_data.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("registry_data", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("runtime", "release"), [("vllm", "0.33.0"), ("vllm", "0.32.0"), ("sglang", "0.5.23"),
+                                                   ("sglang", "0.5.11")])
+def test_committed_data_is_the_release_registry(runtime: str, release: str) -> None:
+    tool = _tool()
+    read = tool.vllm_entries if runtime == "vllm" else tool.sglang_entries
+    fresh = read(release_tree(runtime, release))
+    committed = {name: (r.kind, r.where) for name in registered._table(runtime)
+                 if (r := registered.registration(runtime, release, name)) is not None}
+    assert committed == fresh
+
+
+def test_data_lists_the_covered_releases() -> None:
+    doc = json.loads(registered.DATA.read_text())
+    assert tuple(doc["vllm"]["releases"]) == registered.RELEASES["vllm"]
+    assert tuple(doc["sglang"]["releases"]) == registered.RELEASES["sglang"]
+
+
+@pytest.mark.parametrize(("runtime", "release", "name", "kind"), [
+    # vLLM registry.py: drafts in _SPECULATIVE_DECODING_MODELS, one per backbone; Medusa through 0.32 only.
+    ("vllm", "0.33.0", "Eagle3DeepseekV2ForCausalLM", "draft"), ("vllm", "0.33.0", "EagleLlama4ForCausalLM", "draft"),
+    ("vllm", "0.33.0", "DFlash2BeamDraftModel", "draft"), ("vllm", "0.33.0", "K3DSparkModel", "draft"),
+    ("vllm", "0.33.0", "DeepSeekMTPModel", "draft"), ("vllm", "0.32.0", "MedusaModel", "draft"),
+    ("vllm", "0.33.0", "MedusaModel", None), ("vllm", "0.33.0", "Qwen2ForCausalLM", "model"),
+    # MLPSpeculatorPreTrainedModel is commented out of 0.32's registry: not registered.
+    ("vllm", "0.32.0", "MLPSpeculatorPreTrainedModel", None),
+    # a name only in _PREVIOUSLY_SUPPORTED_MODELS is refused by the registry
+    ("vllm", "0.33.0", "MotifForCausalLM", None),
+    # SGLang EntryClass: the Kimi/DeepSeek-MLA EAGLE-3 draft from 0.5.12 (models/kimi_k25_eagle3.py).
+    ("sglang", "0.5.23", "Eagle3DeepseekV2ForCausalLM", "draft"), ("sglang", "0.5.11", "Eagle3DeepseekV2ForCausalLM", None),
+    ("sglang", "0.5.23", "LingDSparkModel", "draft"), ("sglang", "0.5.23", "DeepseekV3ForCausalLMNextN", "draft"),
+    ("sglang", "0.5.23", "MuseGlimmerAssistantModel", "draft"), ("sglang", "0.5.23", "Qwen2ForCausalLM", "model"),
+])
+def test_registrations(runtime: str, release: str, name: str, kind: str | None) -> None:
+    found = registered.registration(runtime, release, name)
+    assert (found.kind if found else None) == kind
