@@ -98,10 +98,16 @@ def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | 
     """The report in the chosen format (stdout or --output), each --report FORMAT=FILE from the same report, and
     the one-line summary on stderr where useful; `statistics`: the counts per code instead of the report."""
     ctx = render_context(run, report, full)
+
+    def plain(width: int) -> str | None:  # text off a terminal without colour: no rich (output/plain_text.py)
+        from dspark_ckpt.output import plain_text
+
+        return plain_text.render(report, ctx, width)
+
     check_report_files([file for _, file in reports], inputs)  # all judged before anything is written
     for name, file in reports:
         emit(lambda console, name=name: RENDERERS[name](report, console, ctx), file, "never",  # type: ignore[misc]
-             inputs=inputs, rich=name in RICH_FORMATS)
+             inputs=inputs, rich=name in RICH_FORMATS, plain=plain if name == "text" else None)
     summary = ((lambda console: RENDERERS["markdown"](report, console, ctx))
                if fmt.value == "github" and not statistics else None)
     if statistics:
@@ -111,7 +117,7 @@ def render_report(report: Report, run: Run, fmt: o.OutputFormat, output: Path | 
              run.common.color.value, inputs=inputs, rich=False)
     else:
         emit(lambda console: RENDERERS[fmt.value](report, console, ctx), output, run.common.color.value, summary,
-             inputs=inputs, rich=fmt.value in RICH_FORMATS)
+             inputs=inputs, rich=fmt.value in RICH_FORMATS, plain=plain if fmt.value == "text" else None)
     # text, github and concise end with the verdict line themselves
     if not run.common.quiet and (output is not None or statistics or fmt.value not in ("text", "github", "concise")):
         stderr_line(f"dspark-ckpt: {summary_line(report, ctx)}" + (f" (report written to {output})" if output else ""))

@@ -17,6 +17,7 @@ from dspark_ckpt.output.write import (
     append_step_summary,
     env_columns,
     make_console,
+    plain_width,
     stream_encoding,
     stream_facts,
     write_atomic,
@@ -26,15 +27,20 @@ from dspark_ckpt.output.write import (
 
 def emit(render: Callable[[Any], None], output: Path | None, color: str,
          summary: Callable[[Sink], None] | None = None, inputs: Sequence[str | Path] = (), *,
-         rich: bool = True) -> None:
+         rich: bool = True, plain: Callable[[int], str | None] | None = None) -> None:
     """`rich`: `render` draws rich text and gets a rich console; otherwise it writes its text to a PlainSink (the
     JSON, SARIF, JUnit, ... formats never import rich). `summary` renders the GitHub job summary (markdown, plain),
     appended when GITHUB_STEP_SUMMARY is set; neither it nor `output` may be one of the `inputs` (the checkpoints
-    and target being read) or a device, FIFO or folder."""
+    and target being read) or a device, FIFO or folder. `plain(width)`: the same text as `render` draws on a console
+    that is no terminal and has no colour, without rich (output/plain_text.py), or None where it needs rich."""
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if summary is not None else None
     check_destinations(output, step_summary, inputs)
     buffer = TextBuffer("utf-8" if output is not None else stream_encoding(sys.stdout))
-    if rich:
+    columns = None if plain is None else plain_width(sys.stdout, color) if output is None else env_columns() or 100
+    drawn = plain(columns) if plain is not None and columns is not None else None
+    if drawn is not None:
+        buffer.write(drawn)
+    elif rich:
         terminal, width = stream_facts(sys.stdout) if output is None else (False, env_columns() or 100)
         render(make_console(buffer, color=color if output is None else "never", terminal=terminal, width=width))
     else:

@@ -22,8 +22,8 @@ from dspark_ckpt.output.streams import CODES, GuardedStream, put_bytes
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["OutputError", "PlainSink", "TextBuffer", "append_step_summary", "make_console", "stderr_console", "stderr_line", "stdout_console",
-           "stream_encoding",
+__all__ = ["OutputError", "PlainSink", "TextBuffer", "append_step_summary", "make_console", "plain_width",
+           "stderr_console", "stderr_line", "stdout_console", "stream_encoding",
            "stream_facts", "trim_lines", "write_atomic", "write_stdout"]
 
 UNBOUNDED_WIDTH = 4096  # a pipe's "width": wide enough that no table cell or line is ever wrapped
@@ -50,6 +50,21 @@ def stream_facts(stream: object) -> tuple[bool, int]:
     if probe.is_terminal:
         return True, probe.width
     return False, env_columns() or UNBOUNDED_WIDTH
+
+
+def plain_width(stream: object, color: str) -> int | None:
+    """The width rich would give `stream` when it is surely no terminal and the text has no colour (stream_facts
+    without loading rich); None where rich must decide: a terminal, --color always, or FORCE_COLOR/TTY_COMPATIBLE
+    set (rich reads them)."""
+    if color == "always" or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return None
+    isatty = getattr(stream, "isatty", None)
+    try:
+        if isatty is not None and isatty():
+            return None
+    except ValueError:  # a closed stream: rich calls it no terminal
+        pass
+    return env_columns() or UNBOUNDED_WIDTH
 
 
 def stream_encoding(stream: object) -> str:
