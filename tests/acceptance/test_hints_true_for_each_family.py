@@ -18,21 +18,28 @@ For every finding that fires, its hint is held to what it claims: a command it n
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 from conftest import ARCH, draft_tensors, make_checkpoint, run_cli, write_safetensors
+from deploy.test_deploy_rules import OMNI_DRAFT, OMNI_TEXT, speculators
+from fakehub.server import FakeHub
 from hostile.corpus import entry, header_file, raw_file
+from producers.producers import materialise
 
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
 from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.repair import apply
 from dspark_ckpt.repair.strategies import STRATEGIES
 
 T = 96
@@ -83,9 +90,10 @@ def findings_in(doc: Any) -> Iterator[dict[str, Any]]:
             yield from findings_in(value)
 
 
-def run_json(cwd: Path, argv: list[str]) -> list[dict[str, Any]]:
-    result = run_cli(*argv, "--format", "json", "--isolated", cwd=cwd)
-    assert result.returncode in (0, 1), (argv, result.stdout[-2000:], result.stderr[-2000:])
+def run_json(cwd: Path, argv: list[str], env: dict[str, str] | None = None,
+             exits: tuple[int, ...] = (0, 1)) -> list[dict[str, Any]]:
+    result = run_cli(*argv, "--format", "json", "--isolated", cwd=cwd, env=env)
+    assert result.returncode in exits, (argv, result.stdout[-2000:], result.stderr[-2000:])
     return list(findings_in(json.loads(result.stdout)))
 
 
@@ -314,12 +322,176 @@ def run_as(verb: str, *flags: str, **what: Any) -> Build:
     return build
 
 
+# Producer layouts (tests/producers/layouts): a checkpoint laid out as that producer's own code writes it.
+def producer(name: str, *flags: str, **edits: Any) -> Build:
+    """`check DRAFT --target TARGET --runtime vllm FLAGS` of producer layout `name` (T = 96 as recorded)."""
+    def build(cwd: Path, family: str) -> list[str]:
+        materialise(cwd / DRAFT, name, **edits)
+        target(cwd)
+        return ["check", DRAFT, "--target", TARGET, "--runtime", "vllm", *flags]
+    return build
+
+
+def draft_vocab_40(cfg: dict[str, Any]) -> None:
+    cfg["draft_vocab_size"] = 40
+
+
+# verify: the probe's lm_head, a fake installed vLLM.
+def top_k_but_never_argmax() -> dict[str, np.ndarray]:
+    """A padded draft (D = T + 4) whose final norm keeps one dimension: every logit is c * h0, legal rows have
+    c = +1, -1 and 0, the padded rows c = 0.5 (second for h0 > 0, never first either way): in the top-k, never the
+    argmax (DSP602). The Markov head adds nothing (w2 zero)."""
+    out = draft_tensors(vocab=T + 4, draft_vocab=T + 4, target_vocab=T, markov=True)
+    head = np.zeros((T + 4, 16), np.float32)
+    head[0, 0], head[1, 0], head[T:, 0] = 1.0, -1.0, 0.5
+    norm = np.zeros(16, np.float32)
+    norm[0] = 1.0
+    out |= {"lm_head.weight": head, "norm.weight": norm}
+    if "markov_head.markov_w2.weight" in out:
+        out["markov_head.markov_w2.weight"] = np.zeros_like(out["markov_head.markov_w2.weight"])
+    return out
+
+
+def d2t_not_increasing() -> dict[str, np.ndarray]:
+    """A pruned draft's d2t with one step back (tests/unit/test_verify_mapping.py)."""
+    out = draft_tensors(vocab=T, draft_vocab=32, target_vocab=T, d2t=True, t2d=True)
+    out["d2t"] = out["d2t"].copy()
+    out["d2t"][5] = out["d2t"][4] - 1
+    return out
+
+
+def fp8_head(folder: Path, _: str) -> None:
+    """lm_head as FP8 bytes with its scale (tests/unit/test_verify_probe.py): verify cannot probe it."""
+    out = draft_tensors(vocab=T + 4, draft_vocab=T + 4, target_vocab=T, markov=False)
+    out["lm_head.weight"] = np.full((T + 4, 16), 0x38, dtype=np.uint8)
+    out["lm_head.weight_scale"] = np.ones(1, dtype=np.float32)
+    write_safetensors(folder / "model.safetensors", out, dtypes={"lm_head.weight": "F8_E4M3"})
+    edit_config(folder, quantization_config={"quant_method": "fp8"})
+
+
+def short_head_and_d2t() -> dict[str, np.ndarray]:
+    """lm_head and d2t one row short: the torch loader fails on d2t first, check names lm_head (DSP605;
+    tests/unit/test_verify_runtime.py)."""
+    out = draft_tensors(vocab=T, draft_vocab=64, target_vocab=T, d2t=True)
+    return out | {"lm_head.weight": out["lm_head.weight"][:63], "d2t": out["d2t"][:63]}
+
+
+VLLM_RAISES = {  # a fake installed vLLM 0.30.0: what engine_vllm.py imports, and a model whose loader raises
+    "vllm-0.30.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: vllm\nVersion: 0.30.0\n",
+    "vllm/__init__.py": "__version__ = '0.30.0'\n",
+    "vllm/platforms/__init__.py": "_current_platform = None\n",
+    "vllm/platforms/cpu.py": "class CpuPlatform:\n    pass\n",
+    "vllm/distributed/__init__.py": "",
+    "vllm/distributed/parallel_state.py": "def init_distributed_environment(**kw):\n    pass\n\n\n"
+                                          "def initialize_model_parallel(*a):\n    pass\n",
+    "vllm/config.py": "import contextlib\n\n\nclass VllmConfig:\n    load_config = cache_config = "
+                      "parallel_config = compilation_config = None\n\n\n"
+                      "@contextlib.contextmanager\ndef set_current_vllm_config(c):\n    yield\n",
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/models/__init__.py": "",
+    "vllm/model_executor/models/registry.py": "_SPECULATIVE_DECODING_MODELS = {\n" + "".join(
+        f"    {arch!r}: ('fake_draft', 'FakeDraft'),\n" for arch in ARCHITECTURE.values()) + "}\n",
+    "vllm/model_executor/models/fake_draft.py": "from torch import nn\n\n\nclass FakeDraft(nn.Module):\n"
+        "    def __init__(self, *, vllm_config, prefix=''):\n        super().__init__()\n\n"
+        "    def load_weights(self, weights):\n        raise RuntimeError('CUDA error: no kernel image')\n",
+    "transformers/__init__.py": "class PretrainedConfig:\n    def __init__(self, **kw):\n"
+        "        self.__dict__.update(kw)\n\n\nclass AutoConfig:\n    @staticmethod\n"
+        "    def for_model(model_type, **kw):\n        raise ValueError(model_type)\n",
+}
+VLLM_BROKEN = {  # installed by its metadata, not importable (tests/acceptance/test_verify_engine.py)
+    "vllm-0.31.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: vllm\nVersion: 0.31.0\n",
+    "vllm/__init__.py": "raise ImportError('this vllm build needs libcudart.so.12')\n",
+}
+
+
+def installed_vllm(files: dict[str, str]) -> Callable[[Path, ExitStack], dict[str, str]]:
+    """The environment of a run with this tree on PYTHONPATH (the CLI then runs in a subprocess)."""
+    def env(cwd: Path, _: ExitStack) -> dict[str, str]:
+        for name, text in files.items():
+            (cwd / "site" / name).parent.mkdir(parents=True, exist_ok=True)
+            (cwd / "site" / name).write_text(text)
+        return {"PYTHONPATH": os.pathsep.join([str(cwd / "site"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return env
+
+
+def verify(*flags: str, **what: Any) -> Build:
+    return run_as("verify", "--device", "cpu", "--runtime", "vllm==0.30.0", *flags, **what)
+
+
+# fix: its refusals and warnings.
+def fix(*flags: str, **what: Any) -> Build:
+    return run_as("fix", "--dry-run", *flags, **what)
+
+
+def staged_result_changed(cwd: Path, stack: ExitStack) -> dict[str, str]:
+    """A shard that turns up broken in the staged result, as if the draft changed while fix ran (DSP504)."""
+    write = apply._write_changes
+
+    def and_a_broken_shard(files: Any, out: Path, *args: Any, **kwargs: Any) -> None:
+        write(files, out, *args, **kwargs)
+        (out / "extra.safetensors").write_bytes(b"")
+    stack.enter_context(mock.patch.object(apply, "_write_changes", and_a_broken_shard))
+    return {}
+
+
+# The Hub: a FakeHub on 127.0.0.1 (tests/fakehub) serving the draft as REPO.
+REPO = "org/draft"
+
+
+def on_hub(*flags: str, **what: Any) -> Build:
+    def build(cwd: Path, family: str) -> list[str]:
+        draft(cwd, family, **what)
+        target(cwd)
+        return ["check", REPO, "--target", TARGET, *flags]
+    return build
+
+
+def hub(change: Callable[[FakeHub], None]) -> Callable[[Path, ExitStack], dict[str, str]]:
+    """A FakeHub holding cwd/DRAFT as REPO, bent by `change`; the environment that points the CLI at it."""
+    def env(cwd: Path, stack: ExitStack) -> dict[str, str]:
+        server = stack.enter_context(FakeHub())
+        server.add_repo(REPO, {p.name: p.read_bytes() for p in sorted((cwd / DRAFT).iterdir()) if p.is_file()})
+        change(server)
+        return {**server.client_vars(cwd / "hf"), "DSPARK_CKPT_HUB_BACKOFF": "0.01"}
+    return env
+
+
+# deploy: Qwen3-Omni and speculators-format drafts.
+def omni_target(cwd: Path) -> None:
+    (cwd / TARGET).mkdir(exist_ok=True)
+    (cwd / TARGET / "config.json").write_text(json.dumps({
+        "model_type": "qwen3_omni_moe", "architectures": ["Qwen3OmniMoeForConditionalGeneration"],
+        "thinker_config": {"text_config": OMNI_TEXT}}))
+
+
+def omni(tokens: int | None = 8, **config: Any) -> Build:
+    """An Omni draft (tests/deploy/test_deploy_rules.py's OMNI_DRAFT, edited) for an Omni target, vLLM 0.29+."""
+    def build(cwd: Path, family: str) -> list[str]:
+        argv = deploy(num_speculative_tokens=tokens, config={**OMNI_DRAFT, **config})(cwd, family)
+        edit_config(cwd / DRAFT, **config)
+        omni_target(cwd)
+        return argv
+    return build
+
+
+def speculators_draft(verifier: str, *flags: str, **spec: Any) -> Build:
+    """A speculators-format draft recording `verifier` (tests/deploy/test_deploy_rules.py)."""
+    def build(cwd: Path, family: str) -> list[str]:
+        speculators(cwd / DRAFT, "dspark", verifier=verifier)
+        target(cwd)
+        return ["check", DRAFT, "--target", TARGET, "--runtime", "vllm", *flags,
+                "--speculative-config", json.dumps(spec)]  # no model: vLLM takes the checkpoint served
+    return build
+
+
 @dataclass(frozen=True)
 class Trigger:
     codes: tuple[str, ...]  # what the run must report, for each family
     build: Build  # writes the case under an empty folder; returns the command line after `dspark-ckpt`
     families: tuple[str, ...] = FAMILIES
     path: str | None = None  # the checkpoint a hint's command names, where not the one given
+    env: Callable[[Path, ExitStack], dict[str, str]] | None = None  # what the run needs around it (a fake Hub)
+    exits: tuple[int, ...] = (0, 1)
 
 
 TRIGGERS: dict[str, Trigger] = {
@@ -456,6 +628,55 @@ TRIGGERS: dict[str, Trigger] = {
                                                  draft_vocab=T + 4), ("qwen3-dspark",)),
     "fix-forced-strategy": Trigger(("DSP503",), run_as("fix", "--strategy", "drop-d2t", vocab=T + 4,
                                                        draft_vocab=T + 4), ("qwen3-dspark",)),
+    "verify-topk-not-argmax": Trigger(("DSP602",), verify("--probe", "64", vocab=T + 4, draft_vocab=T + 4,
+                                                          tensors=top_k_but_never_argmax()), ("qwen3-dspark",)),
+    "verify-d2t-not-increasing": Trigger(("DSP603",), verify("--probe", "0", draft_vocab=32,
+                                                             tensors=d2t_not_increasing())),
+    "verify-fp8-head": Trigger(("DSP604",), then(verify("--probe", "8", vocab=T + 4, draft_vocab=T + 4), fp8_head),
+                               ("qwen3-dspark",)),
+    "verify-disagrees": Trigger(("DSP605",), verify("--probe", "0", draft_vocab=64, tensors=short_head_and_d2t()),
+                                ("qwen3-dspark",)),
+    "verify-engine-fallback": Trigger(("DSP606",), verify("--probe", "0", "--engine", "installed"),
+                                      env=installed_vllm(VLLM_BROKEN)),
+    "verify-engine-raises": Trigger(("DSP607",), verify("--probe", "0", "--engine", "installed"),
+                                    env=installed_vllm(VLLM_RAISES)),
+    "fix-unrepairable": Trigger(("DSP501",), fix(draft_vocab=32, t2d=True, lm_head=False)),
+    "fix-left-out": Trigger(("DSP505",), fix(draft_vocab=32, t2d=True, config={"markov_head_type": "vanilla",
+                                                                             "mask_token_id": 0}), ("qwen3-dspark",)),
+    "fix-named-runtime-refused": Trigger(("DSP502",), fix("--for", "vllm==0.29.0", "--for", "sglang",
+                                                                   vocab=T + 4, draft_vocab=T + 4,
+                                                                   config={"mask_token_id": T + 3}),
+                                         ("qwen3-dspark",)),
+    # It fires (DSP-E083 on stderr, exit 1), but `fix --format json` prints no document holding the DSP504 finding
+    # yet: no family until it does (EXEMPT says so); then give it ("qwen3-dspark",).
+    "fix-result-fails-check": Trigger(("DSP504",), run_as("fix", "--out", "fixed", vocab=T + 4, draft_vocab=T + 4),
+                                      (), env=staged_result_changed),
+    # --- producer layouts ---
+    "gemma4-pruned-v-row-head": Trigger(("DSP311",), check(draft_vocab=32, d2t=True, t2d=True, tensors=tensors(
+        lm_head__weight=np.zeros((T, 16), np.float32))(draft_vocab=32, d2t=True, t2d=True)), ("gemma4-dspark",)),
+    "peagle-no-mask-hidden": Trigger(("DSP314",), producer("speculators-0.9.0-peagle-qwen3-pruned",
+                                                           drop=("mask_hidden",)), ("eagle3-qwen3",)),
+    "speculators-dflash2": Trigger(("DSP330",), producer("speculators-0.9.0-dflash2-equal"), ("dflash2",)),
+    "dflash2-codebooks": Trigger(("DSP331",), producer("dflash-0.1.0-dflash2"), ("dflash2",)),
+    "dflash2-pruned-no-head": Trigger(("DSP332",), producer("speculators-0.9.0-dflash2-equal", config=draft_vocab_40),
+                                      ("dflash2",)),
+    # --- the Hub ---
+    "hub-range-ignored": Trigger(("DSP701",), on_hub(), ("qwen3-dspark",),
+                                 env=hub(lambda server: server.set_knobs(ignore_range=True))),
+    "hub-one-of-two-fails": Trigger(("DSP702",), lambda cwd, fam: [*check()(cwd, fam)[:2], "org/missing",
+                                                                   "--target", TARGET], ("qwen3-dspark",),
+                                    path="org/missing", env=hub(lambda server: None), exits=(2,)),
+    "hub-listing-entry-ignored": Trigger(("DSP703",), on_hub(), ("qwen3-dspark",), env=hub(
+        lambda server: server.mutate_info(REPO, lambda d: d["siblings"].append({"size": 3})))),
+    # --- deploy: the model named, Qwen3-Omni, speculators ---
+    "spec-another-model": Trigger(("DSP806",), deploy(model="elsewhere/draft")),
+    "spec-omni-no-block-size": Trigger(("DSP818",), omni(block_size=None), ("qwen3-omni-dspark",)),
+    "spec-omni-tokens": Trigger(("DSP819",), omni(4), ("qwen3-omni-dspark",)),
+    "spec-omni-markov-head": Trigger(("DSP820",), omni(markov_head_type="gated"), ("qwen3-omni-dspark",)),
+    "spec-speculators-verifier": Trigger(("DSP821", "DSP823"), speculators_draft(
+        "Qwen/Qwen3-8B", method="eagle3", num_speculative_tokens=5), ("qwen3-dspark",)),
+    "spec-speculators-local-verifier": Trigger(("DSP822",), speculators_draft(TARGET, "--runtime", "vllm==0.33.0"),
+                                               ("qwen3-dspark",)),
 }
 
 # The families each trigger fires for (the rule's contract covers those; the others' lack it).
@@ -485,6 +706,7 @@ FIRES_FOR: dict[str, tuple[str, ...]] = {
     "unregistered-eagle3-llama": ("eagle3-llama",),
     "dflash2-config": ("dflash2",), "dspark-markov-config": ("qwen3-dspark", "dflash2"),
     "one-layer": ("eagle3-llama",), "aux-unsaid": EAGLE3,
+    "verify-d2t-not-increasing": DSPARK[:2],
 }
 
 # Rules no test here can make fire, and why.
@@ -493,39 +715,12 @@ EXEMPT: dict[str, str] = {
               "(tests/hostile/test_outputs.py drives read_mapping directly)",
     "DSP210": "retired: an unusable target config stops the run with DSP-E035 (exit 2); the code is kept",
     "DSP310": "reserved: no released runtime refuses t2d, so it is never reported",
+    "DSP504": "fix reports it as the operational error DSP-E083 on stderr; `fix --format json` writes no document "
+              "with the finding or its hint (the trigger fix-result-fails-check makes it fire)",
+    "DSP506": "unreachable from the CLI: check reports a lone surrogate in config.json (DSP211) or the index "
+              "(DSP110) and fix refuses with DSP501 before it plans a write (tests/unit/test_repair_unwritable_json.py "
+              "hands the planner such a config directly)",
 }
-
-# Rules the table does not trigger yet (each could be, from a test elsewhere): listed, so the coverage test still
-# names every rule, and so what is left is visible.
-NOT_YET: dict[str, str] = {
-    "DSP311": "a pruned Gemma4 draft with a V-row lm_head (tests/unit/test_contract_matrix.py builds it as facts)",
-    "DSP314": "P-EAGLE without mask_hidden: the producer layout speculators-0.9.0-peagle-qwen3-pruned",
-    "DSP330": "the producer layout speculators-0.9.0-dflash2-equal on vLLM 0.27/0.28",
-    "DSP331": "the producer layout dflash-0.1.0-dflash2",
-    "DSP332": "the producer layout speculators-0.9.0-dflash2-equal with draft_vocab_size 40",
-    "DSP501": "fix on an unrepairable draft (tests/acceptance/test_fix_refusals.py)",
-    "DSP502": "fix --for vllm==0.29.0 --for sglang (tests/acceptance/test_fix_refusals.py)",
-    "DSP504": "a repair whose output still fails check (tests/acceptance/test_fix_keeps_the_target.py)",
-    "DSP505": "fix --for all leaving runtimes out (tests/acceptance/test_fix_refusals.py)",
-    "DSP506": "a config.json holding a lone surrogate escape (tests/unit/test_repair_unwritable_json.py)",
-    "DSP602": "a padded lm_head whose rows enter the top-k but never win (no test builds one yet)",
-    "DSP603": "verify of a d2t that is not increasing (tests/unit/test_verify_mapping.py)",
-    "DSP604": "verify of an FP8 lm_head (tests/unit/test_verify_probe.py)",
-    "DSP605": "verify disagreeing with check (tests/unit/test_verify_runtime.py)",
-    "DSP606": "verify --engine installed without the runtime (tests/acceptance/test_verify_engine.py)",
-    "DSP607": "verify --engine installed raising an unpredicted error (tests/acceptance/test_verify_engine.py)",
-    "DSP701": "a Hub server ignoring a ranged read: the fake Hub of tests/fakehub (tests/hub/test_hub_hostile.py)",
-    "DSP702": "one checkpoint of a multi-checkpoint run failing (tests/hub/test_hub_cli.py)",
-    "DSP703": "a Hub listing with entries ignored: the fake Hub of tests/fakehub (tests/hub/test_hub_hostile.py)",
-    "DSP806": "a speculative config naming another model (tests/deploy/test_deploy_input.py)",
-    "DSP818": "a Qwen3-Omni draft without block_size and an Omni target (tests/deploy/test_deploy_rules.py)",
-    "DSP819": "a Qwen3-Omni draft whose block_size differs from the tokens (tests/deploy/test_deploy_rules.py)",
-    "DSP820": "a Qwen3-Omni draft the start-up validation refuses (tests/deploy/test_deploy_rules.py)",
-    "DSP821": "a speculators draft whose verifier is not the target (tests/deploy/test_deploy_rules.py)",
-    "DSP822": "a speculators draft with a local verifier on vLLM 0.33 (tests/deploy/test_deploy_rules.py)",
-    "DSP823": "a speculators draft overriding the speculative config (tests/deploy/test_deploy_rules.py)",
-}
-
 
 def families_of(name: str) -> tuple[str, ...]:
     return FIRES_FOR.get(name, TRIGGERS[name].families)
@@ -541,7 +736,9 @@ CASES = [(name, family) for name in TRIGGERS for family in families_of(name)]
 def test_each_rules_hint_holds_where_it_fires(tmp_path: Path, name: str, family: str) -> None:
     trigger = TRIGGERS[name]
     argv = trigger.build(tmp_path, family)
-    found = run_json(tmp_path, argv)
+    with ExitStack() as stack:
+        env = trigger.env(tmp_path, stack) if trigger.env else None
+        found = run_json(tmp_path, argv, env, trigger.exits)
     missing = set(trigger.codes) - {f["code"] for f in found}
     assert not missing, f"{name} on {family} no longer reports {sorted(missing)}"
     for f in found:
@@ -551,10 +748,9 @@ def test_each_rules_hint_holds_where_it_fires(tmp_path: Path, name: str, family:
 def test_every_rule_is_triggered_or_exempt() -> None:
     triggered = {code for name in TRIGGERS for code in TRIGGERS[name].codes if families_of(name)}
     assert not set(EXEMPT) & triggered, "an exempt rule is triggered: drop it from EXEMPT"
-    assert not set(NOT_YET) & triggered, "a rule in NOT_YET is triggered: drop it from NOT_YET"
-    left = set(RULES) - triggered - set(EXEMPT) - set(NOT_YET)
+    left = set(RULES) - triggered - set(EXEMPT)
     assert not left, f"rules no trigger makes fire and no reason exempts: {sorted(left)}"
-    assert set(EXEMPT) | set(NOT_YET) | triggered <= set(RULES)
+    assert set(EXEMPT) | triggered <= set(RULES)
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
