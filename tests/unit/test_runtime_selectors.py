@@ -130,3 +130,18 @@ def test_unregistered_version_is_not_supported(tmp_path: Path) -> None:
 
 def test_runtime_version_str() -> None:
     assert str(RuntimeVersion("vllm", "0.34.0")) == "vllm==0.34.0" and str(RuntimeVersion("sglang", "*")) == "sglang"
+
+
+@pytest.mark.parametrize("runtime", ["vllm", "sglang"])
+def test_plain_bounds_choose_what_specifier_set_chooses(runtime: str) -> None:
+    """selectors._within answers `>=X`/`<=Y` ranges without packaging.specifiers; it must agree with it."""
+    from packaging.specifiers import SpecifierSet
+
+    from dspark_ckpt.runtimes import selectors as s
+
+    known = s._known(runtime)
+    bounds = [*known, "0", "0.5", "0.30", "0.29.1", "0.5.4.post1", "9.0"]
+    specs = [f"{op}{a}" for op in (">=", "<=") for a in bounds] + [f">={a},<={b}" for a in bounds for b in bounds]
+    for spec in specs:
+        assert s._within(runtime, spec) == [v for v in known if SpecifierSet(spec).contains(v, prereleases=True)]
+    assert s._within(runtime, ">0.30") is None and s._within(runtime, ">= 0.30") is None
