@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from hostile.corpus import entry, header_file, raw_file
 from producers.producers import materialise
 
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
-from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
+from dspark_ckpt.model.families import _DRAFT_KEYS, ARCHITECTURE_FAMILY
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import apply
 from dspark_ckpt.repair.strategies import STRATEGIES
@@ -405,12 +406,16 @@ VLLM_BROKEN = {  # installed by its metadata, not importable (tests/acceptance/t
 
 
 def installed_vllm(files: dict[str, str]) -> Callable[[Path, ExitStack], dict[str, str]]:
-    """The environment of a run with this tree on PYTHONPATH (the CLI then runs in a subprocess)."""
-    def env(cwd: Path, _: ExitStack) -> dict[str, str]:
+    """This tree installed for the run: on sys.path (where verify reads the metadata) and PYTHONPATH (the engine's
+    worker), both set around the in-process CLI, which a PYTHONPATH of the run's own would move to a subprocess."""
+    def env(cwd: Path, stack: ExitStack) -> dict[str, str]:
         for name, text in files.items():
             (cwd / "site" / name).parent.mkdir(parents=True, exist_ok=True)
             (cwd / "site" / name).write_text(text)
-        return {"PYTHONPATH": os.pathsep.join([str(cwd / "site"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        path = os.pathsep.join([str(cwd / "site"), *filter(None, [os.environ.get("PYTHONPATH")])])
+        stack.enter_context(mock.patch.dict(os.environ, {"PYTHONPATH": path}))
+        stack.enter_context(mock.patch.object(sys, "path", [str(cwd / "site"), *sys.path]))
+        return {}
     return env
 
 
@@ -513,6 +518,10 @@ TRIGGERS: dict[str, Trigger] = {
     "config-sparse": Trigger(("DSP213",), sparse(check(), "config.json"), UNKNOWN),
     "no-architectures": Trigger(("DSP212",), with_config(check(), architectures=[]), UNKNOWN),
     "unknown-architecture": Trigger(("DSP203",), with_config(check(), architectures=["FooDraftModel"]), UNKNOWN),
+    "registered-not-modelled": Trigger(("DSP232",), with_config(
+        check(), architectures=["Eagle3DeepseekV2ForCausalLM"]), UNKNOWN),
+    "target-as-draft": Trigger(("DSP231",), with_config(check(), architectures=["Qwen2ForCausalLM"], model_type="qwen2",
+                                                        **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
     "no-vocab-size": Trigger(("DSP204",), with_config(check(), vocab_size="many")),
     "bad-draft-vocab": Trigger(("DSP205",), with_config(check(), draft_vocab_size=-1)),
     "bad-hidden-size": Trigger(("DSP208",), with_config(check(), hidden_size="x")),
@@ -638,8 +647,9 @@ TRIGGERS: dict[str, Trigger] = {
                                 ("qwen3-dspark",)),
     "verify-engine-fallback": Trigger(("DSP606",), verify("--probe", "0", "--engine", "installed"),
                                       env=installed_vllm(VLLM_BROKEN)),
+    # One family of each method: the engine's worker imports torch (seconds a case), and the hint names no family.
     "verify-engine-raises": Trigger(("DSP607",), verify("--probe", "0", "--engine", "installed"),
-                                    env=installed_vllm(VLLM_RAISES)),
+                                    ("qwen3-dspark", "dflash", "eagle3-llama"), env=installed_vllm(VLLM_RAISES)),
     "fix-unrepairable": Trigger(("DSP501",), fix(draft_vocab=32, t2d=True, lm_head=False)),
     "fix-left-out": Trigger(("DSP505",), fix(draft_vocab=32, t2d=True, config={"markov_head_type": "vanilla",
                                                                              "mask_token_id": 0}), ("qwen3-dspark",)),
