@@ -11,13 +11,12 @@ from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.draft_config import DraftConfig, honoured_draft_vocab
 from dspark_ckpt.model.families import traits
-from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.findings import Finding, finding, rule
+from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.compatibility import DraftFacts
 from dspark_ckpt.runtimes.config_build import BuiltConfig
 from dspark_ckpt.runtimes.vllm_rows import BARE_PARAMETERS
-
-_EXPLAINED = frozenset({"DSP320", "DSP323", "DSP324"})  # shape findings a contradicting draft_vocab_size explains
 
 
 def recorded_target(v: VocabTensors) -> TargetVocab | None:
@@ -45,11 +44,17 @@ def contradiction(cfg: DraftConfig | None, v: VocabTensors) -> int | None:
     return honoured_draft_vocab(cfg, _d_rows(cfg, v)) if cfg is not None else None
 
 
+def _explained(code: str) -> bool:
+    """A shape finding sized by draft_vocab_size: a contradicting draft_vocab_size explains it."""
+    r = rule(code)
+    return r.d_sized and r.category is Category.SHAPE
+
+
 def contradiction_findings(cfg: DraftConfig, v: VocabTensors, honoured: int,
                            findings: Sequence[Finding]) -> list[Finding]:
     """DSP216 in place of the per-tensor shape findings it explains (each would suggest trimming a tensor)."""
     named = [x.name for x in (v.lm_head, v.markov_w2, v.d2t) if x is not None]
-    kept = [f for f in findings if not (f.code in _EXPLAINED and f.tensor in named)]
+    kept = [f for f in findings if not (_explained(f.code) and f.tensor in named)]
     rows = ", ".join(named)
     found = finding("DSP216", f"draft_vocab_size is {cfg.draft_vocab_size} but {rows} "
                               f"{'has' if len(named) == 1 else 'all have'} {honoured} rows: config.json contradicts "

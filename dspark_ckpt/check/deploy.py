@@ -21,8 +21,6 @@ from dspark_ckpt.runtimes import speculative_config as sc
 
 MAX_SPEC_BYTES = 1 << 20  # a speculative config is a few hundred bytes
 INLINE = "--speculative-config"
-# Findings whose code another stage already reports for the same draft (the contract verdicts): not repeated.
-SHARED_CODES = frozenset({"DSP209", "DSP308", "DSP309"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +227,7 @@ def outcome_findings(outcomes: Sequence[tuple[str, sc.Outcome]], already: frozen
             cites += problem.where
     found = []
     for code in sorted(by_code):
-        if code in SHARED_CODES and code in already:
+        if RULES[code].also_a_verdict and code in already:
             continue
         parts = [f"{'start-up fails on ' if raised else 'on '}{', '.join(versions)}: {text} ({_cites(cites)})"
                  for text, (versions, cites, raised) in by_code[code].items()]

@@ -58,7 +58,7 @@ class Doc:
 
 
 def all_docs() -> list[Doc]:
-    findings = [Doc(r.code, "finding", r.severity, r.slug, r.summary, r.what, r.why, r.example, r.fix,
+    findings = [Doc(r.code, "finding", r.severity.value, r.slug, r.summary, r.what, r.why, r.example, r.fix,
                     r.category.value) for r in RULES.values()]
     errors = [Doc(e.code, "error", "exit 2", e.slug, e.summary, e.what, e.why, e.example, e.fix, "operational",
                   e.retired) for e in ERRORS.values()]

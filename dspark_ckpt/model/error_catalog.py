@@ -363,6 +363,13 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "Following it would create the fixed checkpoint wherever the link points; GNU cp refuses to write through a "
       "dangling symlink too. " + _NOTHING_WRITTEN, "`ln -s /gone fixed; dspark-ckpt fix ./draft --out fixed`.",
       "Remove the link or point it at an empty folder, or give --out a plain path."),
+    E("DSP-E083", "fix-result-fails-check", "The repaired checkpoint still fails check: nothing was put in place",
+      "fix wrote the repair to a staging folder and check of it still finds errors for the chosen runtimes "
+      "(the finding DSP504, with the errors it names).",
+      "The result would not load or would misbehave, so it is not put in place and fix exits 1: the checkpoint "
+      "is still not fixed. The original checkpoint is untouched and the staged files are removed.",
+      "A repair planned on a draft whose shards changed while fix ran.",
+      "Run `dspark-ckpt check` on the checkpoint and repair the remaining errors first."),
     # --- DSP-E090-E099: hostile or broken Hub answers ---
     E("DSP-E090", "hub-redirect-refused", "The server redirected to another host",
       "An answer redirected off the endpoint's host (and not to the Hub's own CDN); dspark-ckpt follows redirects "

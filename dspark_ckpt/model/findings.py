@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
 from dspark_ckpt.model.hint_template import generic, has_markers
 from dspark_ckpt.model.rule_catalog import RULES, Rule
+from dspark_ckpt.model.severity import Severity
 
-
-class Severity(StrEnum):
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-    @property
-    def rank(self) -> int:
-        return _RANK[self]
-
-
-_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+__all__ = ["Finding", "Severity", "finding", "rule"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +46,7 @@ def finding(
         hint = generic(template)
     return Finding(
         code=code,
-        severity=Severity(registered.severity),
+        severity=registered.severity,
         message=message,
         file=file,
         tensor=tensor,
@@ -65,6 +54,3 @@ def finding(
         template=template if has_markers(template) else None,
     )
 
-
-def worst(findings: tuple[Finding, ...] | list[Finding]) -> Severity | None:
-    return max((f.severity for f in findings), key=lambda s: s.rank, default=None)

@@ -30,7 +30,7 @@ def _rule(r: Rule) -> dict[str, Any]:
         "fullDescription": {"text": r.what},
         "help": {"text": "\n\n".join(f"{title}: {body}" for title, body in sections),
                  "markdown": "\n\n".join(f"**{title}**\n\n{body}" for title, body in sections)},
-        "defaultConfiguration": {"level": LEVEL[Severity(r.severity)]},
+        "defaultConfiguration": {"level": LEVEL[r.severity]},
         "properties": {"tags": ["dspark-ckpt", r.slug]},
     }
 

@@ -21,7 +21,7 @@ from rich.console import Console
 from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.errors import RepairError
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
-from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.findings import Finding, Severity, finding
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import actions as a
@@ -53,9 +53,13 @@ _OUT_STAGING = ".{name}.dspark-fix-{pid}.tmp"
 
 
 class VerificationError(RepairError):
-    """The staged result still fails check; it was not put in place."""
+    """The staged result still fails check (DSP-E083; `finding`: the DSP504 it reports); it was not put in place."""
 
     exit_code = 1
+
+    def __init__(self, message: str, reported: Finding) -> None:
+        super().__init__(message, code="DSP-E083")
+        self.finding = reported
 
 
 class FixInterrupted(KeyboardInterrupt):
@@ -254,7 +258,7 @@ def _check(folder: Path, plan: a.FixPlan) -> CheckpointReport:
 def remaining_errors(report: CheckpointReport, strategy: str | None) -> list[Finding]:
     """Errors check still finds, less those the applied repair leaves by design."""
     accepted = a.ACCEPTED_RESIDUAL.get(strategy or "", frozenset())
-    return [f for f in report.findings if f.severity == "error" and f.code not in accepted]
+    return [f for f in report.findings if f.severity is Severity.ERROR and f.code not in accepted]
 
 
 def _verify(staged: Path, plan: a.FixPlan) -> None:
@@ -262,7 +266,8 @@ def _verify(staged: Path, plan: a.FixPlan) -> None:
     if errors:
         shown = "; ".join(f"{f.code} {f.message}" for f in errors[:3])
         raise VerificationError(f"the repaired checkpoint would still fail check ({shown}); it was not put in "
-                                "place and nothing was changed", code="DSP504")
+                                "place and nothing was changed",
+                                finding("DSP504", f"check of the staged result still finds {shown}"))
 
 
 # --- in place: stage inside the checkpoint, then move each file over its original under the journal ---

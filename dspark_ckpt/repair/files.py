@@ -15,7 +15,7 @@ from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
-    from dspark_ckpt.repair.plan import Situation
+    from dspark_ckpt.repair.situation import Situation
 
 
 def dump_like(doc: Any, original: str | None) -> str:

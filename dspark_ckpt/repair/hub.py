@@ -12,6 +12,7 @@ from typing import Any
 
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.sources.hub import RepoSpec, open_hub
 from dspark_ckpt.sources.hub_push import (
     FileDiff,
@@ -154,7 +155,7 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
     result = push_fix(checkpoint, target=target, target_vocab_size=target_vocab_size, runtimes=runtimes,
                       strategy=strategy, token=token)
     console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
-    failed = result.report is not None and any(f.severity == "error" for f in result.report.findings)
+    failed = result.report is not None and any(f.severity is Severity.ERROR for f in result.report.findings)
     if output_format == "json":
         doc = {"status": "refused" if result.plan.refusal else "pushed" if result.pr_url else "nothing-to-do",
                "parent_commit": result.parent, "pr_url": result.pr_url, "pr_revision": result.pr_revision,

@@ -8,19 +8,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dspark_ckpt.check.hints import Named, target_flags
+from dspark_ckpt.check.hints import Named
 from dspark_ckpt.formats.mapping import rebuild_d2t
-from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
-from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.model.tensors import TensorInfo
+from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import hints
 from dspark_ckpt.repair.aux_count import aux_edits
 from dspark_ckpt.repair.files import file_changes, lone_surrogates
 from dspark_ckpt.repair.simulate import Steps, after_facts, mapping_problems, problem_codes, score, simulate
+from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE
 from dspark_ckpt.runtimes.compatibility import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
@@ -33,39 +32,6 @@ INPUT_CODES = frozenset(BY_NAME[a.TRIM_INPUT].resolves)
 D2T_CONTENT_CODES = frozenset({"DSP402", "DSP403", "DSP405"})  # check's findings of a d2t's contents
 CONFIG_CODES = frozenset(code for name in a.CONFIG_FIRST for code in BY_NAME[name].resolves)
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
-
-
-@dataclass(frozen=True, slots=True)
-class Situation:
-    """Everything planning needs, read once from the checkpoint; no I/O happens after this."""
-
-    source: str
-    facts: DraftFacts | None
-    findings: tuple[Finding, ...]
-    vocab: VocabTensors
-    tensors: dict[str, TensorInfo]
-    shard_metadata: dict[str, dict[str, str] | None]
-    config: dict[str, Any]
-    config_text: str
-    index: dict[str, Any] | None
-    index_text: str | None
-    d2t_all_zero: bool
-    t2d_flags: bytes | None  # a t2d usable to rebuild d2t (BOOL, length T, D ids marked), else None
-    fingerprints: tuple[tuple[str, int, int, int], ...] = ()
-    nested_settings: tuple[tuple[str, str, Any], ...] = ()  # DraftConfig.nested_settings: what hoisting writes
-    d2t_broken: bool = False  # a shipped d2t that maps outside [0, T) or out of order (check's DSP402/DSP403)
-    # The offsets of a d2t that holds absolute target ids (formats/mapping.absolute_to_offsets), when a t2d, if
-    # any, marks the same ids: what offset-d2t writes. Else why it does not apply.
-    d2t_offsets: tuple[int, ...] | None = None
-    d2t_offsets_why: str = "it ships no d2t"
-    target: TargetVocab | None = None  # the resolved target, whole (head_rows, Omni): what the plan is judged against
-    named_as: Named | None = None  # the checkpoint and target as the user gave them (None: source and T)
-
-    @property
-    def named(self) -> Named:
-        """How the commands a refusal or warning suggests name this checkpoint and its target."""
-        return self.named_as or Named(self.source, target_flags(None, self.facts.target_vocab_size if self.facts
-                                                                 else None))
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
@@ -165,8 +131,7 @@ def lead(steps: Steps) -> str:
 
 
 def _resolved(before: set[str], after: set[str]) -> list[str]:
-    rank = {"error": 0, "warning": 1, "info": 2}
-    return sorted(before - after, key=lambda c: (rank[RULES[c].severity], c))
+    return sorted(before - after, key=lambda c: (-RULES[c].severity.rank, c))
 
 
 def strategy_actions(s: Situation, steps: Steps, resolved: Sequence[str]) -> tuple[a.Action, ...]:
@@ -376,7 +341,7 @@ def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[Run
 
 
 def _left(after: Sequence[a.Outcome], extra: Sequence[str], ctx: _Context) -> a.Refusal:
-    left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity == "error"} | set(extra))
+    left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity is Severity.ERROR} | set(extra))
     return a.Refusal("DSP501", f"cannot be fully repaired: {', '.join(left)} would remain (see {ctx.check()})",
                      f"re-export the draft; {hints.explain(left)} says why")
 
@@ -413,7 +378,7 @@ def _errors_left(s: Situation, before: Sequence[a.Outcome], extra: Sequence[str]
     """The errors of the draft as it is that a repair could be asked for: load failures, error-level silent
     problems, and check's findings of the d2t's contents."""
     codes = problem_codes(before, extra) | {x.code for x in s.findings if x.code in D2T_CONTENT_CODES}
-    return sorted(c for c in codes if c in RULES and RULES[c].severity == "error")
+    return sorted(c for c in codes if c in RULES and RULES[c].severity is Severity.ERROR)
 
 
 def _applicable_for(why: dict[str, str | None], errors: Sequence[str]) -> list[str]:

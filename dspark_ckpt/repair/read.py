@@ -10,7 +10,7 @@ from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.formats.mapping import absolute_to_offsets, t2d_ids
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.repair.plan import Situation
+from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.local import LocalFolder

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.output.records import finding_json, human_bytes
 from dspark_ckpt.output.runs import fold, split_selector
 from dspark_ckpt.repair.actions import FixPlan, Outcome, action_json, describe
@@ -100,7 +101,7 @@ def render_result_text(result: FixResult, console: Console) -> None:
         runtimes = spans([str(RuntimeVersion(c.runtime, c.version)) for c in report.compatibility
                           if c.loads and not c.first_step_error])
         verdict = "check passes" if not errors else f"check FAILS with {len(errors)} error(s)"
-        kept = sorted({f.code for f in report.findings if f.severity == "error"} - {f.code for f in errors})
+        kept = sorted({f.code for f in report.findings if f.severity is Severity.ERROR} - {f.code for f in errors})
         console.print(f"{verdict}; loads on {runtimes or 'none'}"
                       + (f" (left by design: {', '.join(kept)}, ids >= T remain possible)" if kept else ""),
                       markup=False)

@@ -9,6 +9,7 @@ from typing import Any
 from dspark_ckpt.check.analysis import verdicts
 from dspark_ckpt.model.draft_config import nested_settings
 from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.repair.actions import (
     DROP_D2T,
     HOIST_DSPARK_SETTINGS,
@@ -129,8 +130,8 @@ def simulate(facts: DraftFacts, steps: Steps, runtimes: Sequence[RuntimeVersion]
 
 def score(results: Sequence[Outcome], extra: Sequence[str] = ()) -> Score:
     silent = [code for r in results for code in r.silent_codes] + list(extra)
-    errors = sum(1 for code in silent if RULES[code].severity == "error")
-    warnings = sum(1 for code in silent if RULES[code].severity == "warning")
+    errors = sum(1 for code in silent if RULES[code].severity is Severity.ERROR)
+    warnings = sum(1 for code in silent if RULES[code].severity is Severity.WARNING)
     return Score(sum(1 for r in results if not r.loads), errors, warnings)
 
 

@@ -10,9 +10,10 @@ from dspark_ckpt.check.analysis import Analysis
 from dspark_ckpt.check.hints import selectors
 from dspark_ckpt.model.hint_template import Command
 from dspark_ckpt.repair import best_effort, required_runtimes
-from dspark_ckpt.repair.plan import Situation, plan_repair
+from dspark_ckpt.repair.plan import plan_repair
 from dspark_ckpt.repair.read import situation_from
 from dspark_ckpt.repair.simulate import problem_codes
+from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE, repairs_for
 from dspark_ckpt.runtimes.selectors import parse_selectors
 

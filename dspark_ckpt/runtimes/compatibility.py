@@ -175,9 +175,11 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     w1_exact = k.markov_w1_exact and f.markov_rank is not None
     markov_built = traits(k.family).markov_head if k.family is not None else True
     extra_markov = _extra_markov(k, f)
-    for code, rows, expected in (("DSP321", f.embed_rows, v), ("DSP320", f.lm_head_rows, head_rows),
-                                 ("DSP322", f.markov_w1_rows, v), ("DSP323", f.markov_w2_rows, markov_rows)):
-        if code in ("DSP322", "DSP323") and not markov_built:
+    for code, rows, expected, markov in (("DSP321", f.embed_rows, v, False),
+                                         ("DSP320", f.lm_head_rows, head_rows, False),
+                                         ("DSP322", f.markov_w1_rows, v, True),
+                                         ("DSP323", f.markov_w2_rows, markov_rows, True)):
+        if markov and not markov_built:
             continue  # no Markov head parameter: its tensors are refused by name below, or dropped
         if code == "DSP322" and extra_markov is not None and extra_markov < "markov_w1":
             return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone))

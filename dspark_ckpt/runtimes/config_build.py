@@ -15,6 +15,7 @@ from typing import Any
 
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
+from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import eagle3_aux, speculators, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
@@ -55,7 +56,6 @@ class BuiltConfig:
     error: Issue | None = None  # the first error raised while building
     before_validation: bool = True  # the error comes before SpeculativeConfig's own checks (False: __init__)
     source: str = ""  # the files and lines each step was read from
-    assumed: bool = False  # no release read here matches: the nearest release's rules were applied
     aux: eagle3_aux.AuxRead | None = None  # EAGLE-3: the aux hidden states fc is sized for, the runners' layers
 
 
@@ -194,8 +194,7 @@ def _built(version: str, hf: Mapping[str, Any], arch: str | None, method: str | 
         model_type=model_type if isinstance(model_type, str) else None, config_class=cls, method=method,
         family=family, vocab_size=vocab, draft_vocab_size=positive_int(hf.get("draft_vocab_size")) or vocab,
         parallel_drafting=parallel, reads=INIT_READS.get(family, ()) if family else (), error=error,
-        before_validation=before_validation, source="; ".join(cites) + ("" if exact else f"; assumed for v{version}"),
-        assumed=not exact)
+        before_validation=before_validation, source="; ".join(cites) + ("" if exact else f"; assumed for v{version}"))
 
 
 def as_written(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfig:
@@ -221,9 +220,6 @@ def build_all(raw: Mapping[str, Any] | None, runtimes: Sequence[RuntimeVersion])
 
 
 # --- the contract, evaluated on what each release built ---
-
-_D_SIZED = frozenset({"DSP301", "DSP302", "DSP306", "DSP320", "DSP323", "DSP324"})
-
 
 def _placeholder(built: BuiltConfig) -> Contract:
     """The row of a release that has no class for the draft: its verdict is the build's error."""
@@ -259,9 +255,10 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     verdict = evaluate(contract, built.version, f)
     if verdict.loads and verdict.first_step is None and (step := eagle3_aux.first_step(f.aux, f.fc_shape)):
         verdict = replace(verdict, first_step=Issue("DSP329", step, verbatim=False))
-    if f.honoured_draft_vocab is not None and verdict.error is not None and verdict.error.code in _D_SIZED:
+    error = verdict.error
+    if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
         # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
-        verdict = replace(verdict, error=replace(verdict.error, code="DSP216"))
+        verdict = replace(verdict, error=replace(error, code="DSP216"))
     return verdict
 
 

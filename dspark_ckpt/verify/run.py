@@ -10,7 +10,7 @@ import torch
 
 from dspark_ckpt.check.analysis import Analysis, compatibility
 from dspark_ckpt.check.verdict_findings import verdict_findings
-from dspark_ckpt.model.findings import Finding, finding, rule
+from dspark_ckpt.model.findings import Finding, Severity, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.runtimes.compatibility import Verdict
@@ -35,7 +35,7 @@ def _why_not(analysis: Analysis) -> str | None:
         return "the draft family is unknown (config.json missing, unreadable or an unknown architecture)"
     if cfg.vocab_size is None or cfg.draft_vocab_size is None or cfg.hidden_size is None:
         return "config.json lacks a usable vocab_size, draft_vocab_size or hidden_size"
-    broken = [f.code for f in analysis.findings if f.severity.value == "error" and rule(f.code).category
+    broken = [f.code for f in analysis.findings if f.severity is Severity.ERROR and rule(f.code).category
               in (Category.HEADER, Category.LAYOUT)]
     if broken:
         return f"the safetensors files are not loadable ({', '.join(sorted(set(broken)))}); fix them first"

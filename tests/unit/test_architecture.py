@@ -22,7 +22,6 @@ SHARED = {"dspark_ckpt.errors", "dspark_ckpt.version"}
 # editing (runtimes/config_build.py, repair/plan.py) or through verify/, whose records have not moved down yet.
 KNOWN_CIRCLES = {
     "dspark_ckpt.runtimes.compatibility -> dspark_ckpt.runtimes.config_build -> dspark_ckpt.runtimes.compatibility",
-    "dspark_ckpt.repair.files -> dspark_ckpt.repair.plan -> dspark_ckpt.repair.files",
     "dspark_ckpt.verify.runtime_load -> dspark_ckpt.verify.sglang_load -> dspark_ckpt.verify.runtime_load",
     ("dspark_ckpt.verify.probe_setup -> dspark_ckpt.verify.torch_loader -> dspark_ckpt.verify.run"
      " -> dspark_ckpt.verify.probe_setup"),
