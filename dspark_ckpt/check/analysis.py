@@ -15,6 +15,7 @@ from dspark_ckpt.check.built import (
     with_build,
 )
 from dspark_ckpt.check.load import Loaded, load, read_mapping
+from dspark_ckpt.check.registration import registration_findings
 from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
 from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints
 from dspark_ckpt.formats.vocab_tensors import VocabTensors, find_vocab_tensors, shape_findings
@@ -220,6 +221,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
                            kind, honoured) if facts is not None else None
     vs = verdicts(facts, runtimes) if facts is not None else unknown_family_verdicts(builds)
     findings += aux_findings(builds or (build_all(raw, runtimes) if cfg is not None else ()))  # T plays no part
+    findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
     structural = tuple(findings)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None,
                                  cfg.family.value if cfg is not None and cfg.family is not None else None)

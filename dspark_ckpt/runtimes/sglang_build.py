@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import eagle3_aux_sglang
+from dspark_ckpt.runtimes import registered as entry_classes
 from dspark_ckpt.runtimes.compatibility import Issue
 from dspark_ckpt.runtimes.messages import E_SGLANG_UNREGISTERED
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
     from dspark_ckpt.runtimes.config_build import BuiltConfig
 
 SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
+
+
+def _entry_class(arch: str, family: Family | None, version: str) -> bool:
+    """A name no family models is the release's own EntryClass question (registered_architectures.json): a class
+    it lists resolves, whether a draft dspark-ckpt does not model or a target model passed as the draft."""
+    return family is None and entry_classes.registration("sglang", version, arch) is not None
 
 
 def registered(version: str) -> frozenset[str]:
@@ -50,9 +57,9 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     if arch is None:
         error = Issue("DSP309", "config.json names no architecture: SGLang cannot resolve a model class",
                       verbatim=False)
-    elif arch not in registered(version):
-        error = Issue("DSP309", E_SGLANG_UNREGISTERED.format(arch=arch))
     family = family_for(arch, model_type)
+    if arch is not None and arch not in registered(version) and not _entry_class(arch, family, version):
+        error = Issue("DSP309", E_SGLANG_UNREGISTERED.format(arch=arch))
     aux = eagle3_aux_sglang.read_aux(raw, family, version) if family is not None and error is None else None
     return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
                        None, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,

@@ -1,0 +1,127 @@
+"""Every draft architecture a covered release registers is known as such (issue 21 item 1): one the tool does not
+model is 'registered, not modelled' (DSP232), never DSP309; a target model's own folder is 'not a draft' (DSP231).
+Real tiny checkpoints, one per class, per release (runtimes/registered_architectures.json is the wheels' data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import run_cli, write_safetensors
+
+V, D, T, H = 96, 64, 96, 16
+
+
+def _folder(root: Path, config: dict[str, Any], tensors: dict[str, np.ndarray]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text(json.dumps(config))
+    write_safetensors(root / "model.safetensors", tensors)
+    return root
+
+
+def _eagle3_mla(root: Path, *, lm_head: bool, **extra: Any) -> Path:
+    """A Kimi/DeepSeek-MLA EAGLE-3 draft as SpecForge exports it: pruned, d2t/t2d, one MLA layer."""
+    rng = np.random.default_rng(0)
+    tensors = {"embed_tokens.weight": rng.standard_normal((V, H), dtype=np.float32),
+               "fc.weight": rng.standard_normal((H, 3 * H), dtype=np.float32),
+               "layers.0.self_attn.q_a_proj.weight": rng.standard_normal((8, H), dtype=np.float32),
+               "norm.weight": np.ones(H, dtype=np.float32),
+               "d2t": np.zeros(D, dtype=np.int64), "t2d": np.r_[np.ones(D, bool), np.zeros(T - D, bool)]}
+    if lm_head:
+        tensors["lm_head.weight"] = rng.standard_normal((D, H), dtype=np.float32)
+    config = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "kimi_k2", "vocab_size": V,
+              "draft_vocab_size": D, "hidden_size": H, "num_hidden_layers": 1, "tie_word_embeddings": False, **extra}
+    return _folder(root, config, tensors)
+
+
+def _target(root: Path, arch: str) -> Path:
+    rng = np.random.default_rng(1)
+    config = {"architectures": [arch], "model_type": "qwen2", "vocab_size": T, "hidden_size": H,
+              "num_hidden_layers": 1}
+    return _folder(root, config, {"model.embed_tokens.weight": rng.standard_normal((T, H), dtype=np.float32),
+                                  "lm_head.weight": rng.standard_normal((T, H), dtype=np.float32)})
+
+
+def _check(path: Path, *runtimes: str) -> tuple[int, dict[str, Any]]:
+    args = ["check", str(path), "--target-vocab-size", str(T), "--format", "json"]
+    for rt in runtimes:
+        args += ["--runtime", rt]
+    result = run_cli(*args)
+    assert "Traceback" not in result.stderr, result.stderr
+    (doc,) = json.loads(result.stdout)["checkpoints"]
+    return result.returncode, doc
+
+
+def _codes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["code"]: f for f in doc["findings"]}
+
+
+@pytest.mark.parametrize("runtime", ["sglang==0.5.23", "sglang==0.5.12", "vllm==0.33.0", "vllm==0.27.0"])
+def test_kimi_eagle3_is_registered_not_modelled(tmp_path: Path, runtime: str) -> None:
+    _, doc = _check(_eagle3_mla(tmp_path / "kimi-eagle3", lm_head=True), runtime)
+    codes = _codes(doc)
+    assert "DSP309" not in codes and "DSP203" not in codes
+    note = codes["DSP232"]
+    assert note["severity"] == "warning"
+    assert "Eagle3DeepseekV2ForCausalLM" in note["message"]
+    assert "sglang 0.5.12-0.5.23 (sglang/srt/models/kimi_k25_eagle3.py:523 @ 0.5.23)" in note["message"]
+    assert "vllm 0.27.0-0.33.0" in note["message"]
+    assert not any(c["error_code"] == "DSP309" for c in doc["compatibility"])
+
+
+@pytest.mark.parametrize("runtime", ["sglang==0.5.23", "sglang==0.5.12"])
+def test_kimi_eagle3_without_lm_head_keeps_a_random_head_on_sglang(tmp_path: Path, runtime: str) -> None:
+    code, doc = _check(_eagle3_mla(tmp_path / "kimi-eagle3", lm_head=False), runtime)
+    head = _codes(doc)["DSP315"]
+    assert runtime in head["message"] and "stays random" in head["message"]
+    assert "kimi_k25_eagle3.py" in head["message"]
+    assert code == 1
+
+
+def test_kimi_eagle3_without_lm_head_null_draft_vocab_shares_the_target_head(tmp_path: Path) -> None:
+    _, doc = _check(_eagle3_mla(tmp_path / "kimi-eagle3", lm_head=False, draft_vocab_size=None), "sglang==0.5.23")
+    assert "DSP315" not in _codes(doc)
+
+
+def test_kimi_eagle3_on_a_release_before_it_is_not_registered(tmp_path: Path) -> None:
+    _, doc = _check(_eagle3_mla(tmp_path / "kimi-eagle3", lm_head=False), "sglang==0.5.11")
+    codes = _codes(doc)
+    assert "sglang==0.5.11" in codes["DSP309"]["message"]  # the release really lacks the EntryClass
+    assert "DSP315" not in codes  # not loaded there at all
+    assert "DSP232" in codes  # later releases do register it
+
+
+@pytest.mark.parametrize(("arch", "runtime"), [
+    ("MedusaModel", "vllm==0.32.0"), ("DeepSeekMTPModel", "vllm==0.33.0"), ("EagleLlama4ForCausalLM", "vllm==0.33.0"),
+    ("DFlash2BeamDraftModel", "vllm==0.33.0"), ("K3DSparkModel", "vllm==0.33.0"),
+    ("LingDSparkModel", "sglang==0.5.23"), ("DeepseekV3ForCausalLMNextN", "sglang==0.5.23"),
+])
+def test_each_unmodelled_draft_class_is_registered_not_modelled(tmp_path: Path, arch: str, runtime: str) -> None:
+    config = {"architectures": [arch], "model_type": "llama", "vocab_size": V, "hidden_size": H}
+    folder = _folder(tmp_path / "d", config, {"embed_tokens.weight": np.zeros((V, H), np.float32)})
+    _, doc = _check(folder, runtime)
+    codes = _codes(doc)
+    assert arch in codes["DSP232"]["message"] and "DSP309" not in codes and "DSP203" not in codes
+
+
+def test_unknown_name_stays_unknown_and_unregistered(tmp_path: Path) -> None:
+    config = {"architectures": ["FooDraftModel"], "model_type": "llama", "vocab_size": V, "hidden_size": H}
+    _, doc = _check(_folder(tmp_path / "d", config, {"embed_tokens.weight": np.zeros((V, H), np.float32)}),
+                    "sglang==0.5.23", "vllm==0.33.0")
+    codes = _codes(doc)
+    assert {"DSP203", "DSP309"} <= set(codes) and "DSP232" not in codes
+
+
+@pytest.mark.parametrize("runtime", ["sglang==0.5.23", "sglang==0.5.1", "vllm==0.33.0"])
+def test_target_folder_as_the_draft_is_not_a_draft(tmp_path: Path, runtime: str) -> None:
+    code, doc = _check(_target(tmp_path / "Qwen2.5-0.5B", "Qwen2ForCausalLM"), runtime)
+    codes = _codes(doc)
+    found = codes["DSP231"]
+    assert found["severity"] == "error"
+    assert found["message"].startswith("not a draft: config.json names the target model Qwen2ForCausalLM")
+    assert "--target" in found["message"]
+    assert "DSP309" not in codes and "DSP203" not in codes and doc["compatibility"] == []
+    assert code == 1
