@@ -35,9 +35,13 @@ from conftest import ARCH, draft_tensors, make_checkpoint, run_cli, write_safete
 from deploy.test_deploy_rules import OMNI_DRAFT, OMNI_TEXT, speculators
 from fakehub.server import FakeHub
 from hostile.corpus import entry, header_file, raw_file
-from producers.producers import materialise
 
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
+
+# tests/producers/producers.py as the producer tests import it (`from producers import ...`): importing it as
+# `producers.producers` would bind `producers` to the folder (a namespace package) for every later test module.
+sys.path.insert(0, str(Path(__file__).parents[1] / "producers"))
+from producers import materialise  # noqa: E402
 from dspark_ckpt.model.families import _DRAFT_KEYS, ARCHITECTURE_FAMILY
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import apply

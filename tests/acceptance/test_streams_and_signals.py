@@ -7,6 +7,7 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -31,6 +32,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def spawn(ws: Path, *args: str, close: tuple[int, ...] = (), stdout: object = subprocess.PIPE,
           stderr: object = subprocess.PIPE, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     def arrange() -> None:
+        # As from a shell: SIGINT at its default. A test runner's worker may ignore it (an ignored SIGINT is
+        # inherited, and Python then leaves it ignored: no interrupt would ever reach the command).
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         for fd in close:
             os.close(fd)
 
