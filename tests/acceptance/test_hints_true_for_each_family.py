@@ -41,7 +41,8 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 # tests/producers/producers.py as the producer tests import it (`from producers import ...`): importing it as
 # `producers.producers` would bind `producers` to the folder (a namespace package) for every later test module.
 sys.path.insert(0, str(Path(__file__).parents[1] / "producers"))
-from producers import materialise  # noqa: E402
+from producers import materialise
+
 from dspark_ckpt.model.families import _DRAFT_KEYS, ARCHITECTURE_FAMILY
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import apply
