@@ -125,6 +125,7 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: TargetVocab,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
         parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id, unreadable=unreadable,
         target_is_omni=target.omni, draft_vocab_config=draft_vocab_config(raw), target_head_rows=target.head_rows,
+        target_hidden_size=target.hidden,
         sglang=sglang_config(raw, {n: t.shape for n, t in (tensors or {}).items()}),
     )
 

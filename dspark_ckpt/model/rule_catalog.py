@@ -632,6 +632,25 @@ RULES: dict[str, Rule] = _rules(
          "An EAGLE-3 head exported without its layer list, trained on layers [1, 16, 29] of a 32-layer target "
          "(vLLM uses 2, 16, 29).",
          "Add `eagle_aux_hidden_state_layer_ids` (the training run's layer ids) to config.json at the top level."),
+    Rule("DSP358", "eagle3-target-hidden-null", ERROR, "`target_hidden_size: null` stops vLLM building fc",
+         "vLLM's EAGLE-3 models read `target_hidden_size = getattr(self.config, \"target_hidden_size\", "
+         "self.config.hidden_size)` and build `fc_input_size = target_hidden_size * n` (llama_eagle3.py, "
+         "qwen3_eagle3.py, 0.27-0.33). A key present with the value null is found by getattr, so the fallback to "
+         "hidden_size never happens and the multiplication raises.",
+         "The draft does not load: the model's __init__ raises `TypeError: unsupported operand type(s) for *: "
+         "'NoneType' and 'int'` before any weight is read.",
+         "An EAGLE-3 config.json exported with `\"target_hidden_size\": null`.",
+         "Set `target_hidden_size` to the target's hidden size, or remove the key (vLLM then uses hidden_size)."),
+    Rule("DSP359", "eagle3-target-hidden-mismatch", ERROR, "EAGLE-3 fc is not sized for the target's hidden size",
+         "With `--target`, the draft's `target_hidden_size` (its `hidden_size` when absent, as vLLM falls back) is "
+         "compared with the target's hidden size (its text config's, as vLLM's get_hidden_size() reads it). vLLM "
+         "builds fc for n x target_hidden_size inputs and the model runner hands it n hidden states of the "
+         "target's width.",
+         "fc loads, since its shape matches the draft's config, and the first draft step fails: combine_hidden_states "
+         "feeds fc (or input_norm / fc_norm) an input of n x the target's hidden size, a shape-mismatch "
+         "RuntimeError. The draft was trained for another target.",
+         "An EAGLE-3 draft with target_hidden_size 4096 served with a target whose hidden_size is 5120.",
+         "Serve the draft with the target it was trained for; a draft for this target needs its own fc."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -13,3 +13,4 @@ class TargetVocab:
     # The target's padded_vocab_size when its text config pads beyond T (None with --target-vocab-size): the rows of
     # SGLang's Inkling lm_head, and SGLang DSpark's mask_token_id bound from 0.5.18 (runtimes/sglang_eval.mask_bound)
     head_rows: int | None = None
+    hidden: int | None = None  # the target text config's hidden_size: the width an EAGLE-3 draft's fc is fed

@@ -34,6 +34,13 @@ def target_vocab_size(cfg: dict[str, Any]) -> tuple[int | None, str]:
     return positive_int(node.get("vocab_size")), path
 
 
+def target_hidden_size(cfg: dict[str, Any]) -> int | None:
+    """The width of the hidden states the target hands an EAGLE-3 draft: vLLM's `get_hidden_size()`, read from the
+    same text config as T."""
+    node, _ = text_config(cfg)
+    return positive_int(node.get("hidden_size"))
+
+
 def target_head_rows(cfg: dict[str, Any]) -> int | None:
     """The rows of the target's lm_head when its text config pads them beyond T (SGLang's Inkling builds
     ParallelLMHead(padded_vocab_size)): what SGLang's DSpark crops the draft's base logits to."""

@@ -46,6 +46,7 @@ class DraftFacts:
     mask_token_id: int | None = None
     unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
     target_is_omni: bool = False
+    target_hidden_size: int | None = None  # the target text config's hidden_size (a local --target only)
 
     @property
     def shipped_heads(self) -> tuple[str, ...]:

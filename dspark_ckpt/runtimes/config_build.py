@@ -255,6 +255,11 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     verdict = evaluate(contract, built.version, f)
     if verdict.loads and verdict.first_step is None and (step := eagle3_aux.first_step(f.aux, f.fc_shape)):
         verdict = replace(verdict, first_step=Issue("DSP329", step, verbatim=False))
+    if verdict.loads and (null := eagle3_aux.null_width_text(f.aux)):
+        verdict = replace(verdict, error=Issue("DSP358", null))
+    if verdict.loads and verdict.first_step is None and (
+            step := eagle3_aux.target_width_text(f.aux, f.target_hidden_size)):
+        verdict = replace(verdict, first_step=Issue("DSP359", step, verbatim=False))
     error = verdict.error
     if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
         # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.

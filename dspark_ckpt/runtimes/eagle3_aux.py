@@ -90,6 +90,7 @@ class AuxRead:
     source: str
     runtime: str = "vllm"  # "sglang": runtimes/eagle3_aux_sglang.py (one runner, one class)
     fixed_count: bool = False  # SGLang before 0.5.12: fc is `hidden_size_in * 3`, no key read
+    width_null: bool = False  # `target_hidden_size: null`: getattr finds None, and `None * n` raises building fc
 
     @property
     def fc_shape(self) -> tuple[int, int] | None:
@@ -192,7 +193,8 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
     source = f"{cite(family, release)}; {runner_cite(release)}"
     if "speculators_config" in raw:
         source += f"; {_ALGOS} @ v{read} update_eagle3 L{ln.algos[0]}, L{ln.algos[1]}"
-    return AuxRead(read, family, built, count, key, width, width_key, hidden, tuple(written), runners, source)
+    return AuxRead(read, family, built, count, key, width, width_key, hidden, tuple(written), runners, source,
+                   width_null=width_key == "target_hidden_size" and hf.get(width_key) is None)
 
 
 def _said(key: str | None, count: int | None) -> str:
@@ -257,3 +259,26 @@ def absent_text(aux: AuxRead) -> str | None:
     return (f"finds no {TOP} (top level or in eagle_config) and takes the target's default aux layers "
             f"{DEFAULT_LAYERS}, EAGLE-3's usual choice; a draft trained on other layers gets the wrong hidden "
             "states and its acceptance collapses, with no error")
+
+
+# vLLM's llama_eagle3.py / qwen3_eagle3.py: `target_hidden_size = getattr(self.config, "target_hidden_size",
+# self.config.hidden_size)`, then `self.fc_input_size = target_hidden_size * n` (every release 0.27-0.33).
+NULL_WIDTH = "TypeError: unsupported operand type(s) for *: 'NoneType' and 'int'"
+
+
+def null_width_text(aux: AuxRead | None) -> str | None:
+    """DSP358: config.json says `target_hidden_size: null`; the model's __init__ raises building fc."""
+    if aux is None or aux.runtime != "vllm" or not aux.fc_built or not aux.width_null:
+        return None
+    return NULL_WIDTH
+
+
+def target_width_text(aux: AuxRead | None, target_hidden: int | None) -> str | None:
+    """DSP359: fc is sized for `width` per aux state, the target hands hidden states of its own hidden_size: the
+    first draft step's fc (or input_norm / fc_norm) meets an input of another width."""
+    if aux is None or aux.runtime != "vllm" or not aux.fc_built or target_hidden is None or aux.width is None \
+            or aux.width == target_hidden or aux.count is None:
+        return None
+    return (f"fc is built for {aux.count} x {aux.width_key} ({aux.width}) = {aux.count * aux.width} inputs, but the "
+            f"target's hidden_size is {target_hidden}: combine_hidden_states gets {aux.count} x {target_hidden} = "
+            f"{aux.count * target_hidden}, a shape-mismatch RuntimeError at the first draft step")

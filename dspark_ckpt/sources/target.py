@@ -8,7 +8,12 @@ from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.formats.json_doc import Document, JsonProblem, decode_document, load_document
 from dspark_ckpt.model.draft_config import MAX_VOCAB
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.model.target_config import is_qwen3_omni_target, target_head_rows, target_vocab_size
+from dspark_ckpt.model.target_config import (
+    is_qwen3_omni_target,
+    target_head_rows,
+    target_hidden_size,
+    target_vocab_size,
+)
 
 _TARGET_HINT = "--target takes the target model's folder, its config.json, or org/repo[@rev]"
 
@@ -24,7 +29,7 @@ def target_from_document(doc: Document | JsonProblem, where: str) -> TargetVocab
                           + (f" under {path}" if path else ""), code="DSP-E035",
                           hint="pass --target-vocab-size N")
     return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size", omni=is_qwen3_omni_target(cfg),
-                       head_rows=target_head_rows(cfg))
+                       head_rows=target_head_rows(cfg), hidden=target_hidden_size(cfg))
 
 
 def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:

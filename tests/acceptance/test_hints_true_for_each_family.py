@@ -592,6 +592,9 @@ TRIGGERS: dict[str, Trigger] = {
     "aux-four-layers": Trigger(("DSP329", "DSP356"), check(
         config={"eagle_aux_hidden_state_layer_ids": [1, 5, 9, 13]},
         tensors=tensors(fc__weight=np.zeros((16, 64), np.float32))()), EAGLE3),
+    "target-hidden-null": Trigger(("DSP358",), check("--runtime", "vllm", config={"target_hidden_size": None}), EAGLE3),
+    "target-hidden-wider": Trigger(("DSP359",), then(check("--runtime", "vllm"),
+                                                     lambda f, _: target(f.parent, hidden_size=32)), EAGLE3),
     # --- tensor shapes ---
     "lm-head-shape": Trigger(("DSP320",), check(tensors=tensors(lm_head__weight=np.zeros((50, 16), np.float32))())),
     "embed-shape": Trigger(("DSP321",), check(tensors=tensors(embed_tokens__weight=np.zeros((50, 16), np.float32))())),
