@@ -92,14 +92,3 @@ def run_each(specs: Sequence[str], work: Callable[[str], T], *, jobs: int = 1, p
             future.add_done_callback(lambda _f: bar.advance(task))
             futures.append(future)
         return [f.result() for f in futures]  # input order, whatever order they finished in
-
-
-def report_failures(result: BatchResult) -> None:
-    """One stderr line per checkpoint that could not be checked (its report carries DSP702 too), even with -q."""
-    if not result.failures:
-        return
-    from rich.console import Console  # here: only a failure is printed
-
-    err = Console(stderr=True, highlight=False)
-    for spec, error in result.failures:
-        err.print(f"dspark-ckpt: error [{error.code}]: {error}", markup=False)

@@ -186,15 +186,6 @@ def _errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException
     return _exception_types("ClickException", "TyperException"), (KeyboardInterrupt, *_exception_types("Abort"))
 
 
-def report_error(exc: DsparkCkptError) -> None:
-    """One line (and its hint) on stderr, or on stdout when stderr is what failed."""
-    from dspark_ckpt.output.streams import say
-
-    say(f"dspark-ckpt: error [{exc.code}]: {exc}")
-    if exc.hint:
-        say(f"hint: {exc.hint}")
-
-
 def _close_options(name: str, possibilities: list[str]) -> list[str]:
     """click's candidates (difflib on whole words, dashes and all, so `--fix` came out as `--config`) kept only
     where the names themselves are close: `--fomat` -> `--format`, `--fix` -> none."""
@@ -263,6 +254,8 @@ def _run(argv: list[str] | None) -> int:
     except typer.Exit as done:
         return int(done.exit_code)
     except DsparkCkptError as exc:
+        from dspark_ckpt.output.streams import report_error
+
         report_error(exc)
         return exc.exit_code
     except interrupts:
@@ -288,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
     A closed or failing stdout/stderr is DSP-E036/DSP-E037 (exit 2); a broken pipe ends the output quietly and
     the run keeps the exit code it would have had; an interrupt is 130 wherever it landed.
     """
-    from dspark_ckpt.output.streams import finish, install, say
+    from dspark_ckpt.output.streams import finish, install, report_error, say
 
     install()
     with _Interrupts() as sigint:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dspark_ckpt.check.batch import MAX_JOBS, report_failures, run_checks
+from dspark_ckpt.check.batch import MAX_JOBS, run_checks
 from dspark_ckpt.check.hints import with_runnable_hints
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
@@ -32,6 +32,7 @@ from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.paths import check_report_files
 from dspark_ckpt.output.records import summary_line
+from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.table import RENDERERS, RICH_FORMATS
 from dspark_ckpt.output.write import stderr_console, stderr_line
 
@@ -181,7 +182,8 @@ def check(
     notes = {i.spec: i.note for i in inputs}
     batch = run_checks([i.spec for i in inputs], lambda spec: check_one(spec, run, notes[spec], deploy), jobs=jobs,
                        progress=None if not quiet else False)
-    report_failures(batch)
+    for _spec, error in batch.failures:  # one line each, even with -q: its report carries DSP702 too
+        report_error(error, hint=False)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
     spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config

@@ -18,7 +18,8 @@ from dspark_ckpt.cli.progress import wanted
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.output.documents import fix_document
-from dspark_ckpt.output.write import stderr_console, stdout_console
+from dspark_ckpt.output.streams import report_error
+from dspark_ckpt.output.write import stdout_console
 from dspark_ckpt.repair.strategies import STRATEGIES
 
 EXIT_NOT_FIXED = EXIT_FINDINGS  # refused, skipped, or (dry run) would change something
@@ -135,7 +136,7 @@ def fix(
 
 def run_all(specs: list[str], job: FixJob) -> int:
     """Fix each checkpoint in turn; one that fails operationally is reported and the others still run."""
-    console, err = stdout_console(job.run.common.color.value), stderr_console()
+    console = stdout_console(job.run.common.color.value)
     docs: list[dict[str, Any]] = []
     worst = EXIT_OK
     for n, spec in enumerate(specs):
@@ -146,9 +147,7 @@ def run_all(specs: list[str], job: FixJob) -> int:
         except DsparkCkptError as exc:
             if len(specs) == 1:
                 raise
-            err.print(f"dspark-ckpt: error [{exc.code}]: {exc}", markup=False)
-            if exc.hint:
-                err.print(f"hint: {exc.hint}", markup=False)
+            report_error(exc)
             code, doc = exc.exit_code, {"source": spec, "status": "error",
                                         "error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}
         docs.append(doc)

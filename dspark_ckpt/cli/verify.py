@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console as RichConsole
 
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
@@ -29,6 +28,7 @@ from dspark_ckpt.cli.run import (
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.emit import emit
+from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.table import RENDERERS
 from dspark_ckpt.verify.budget import ProbeBudget
 from dspark_ckpt.verify.engine import Engine
@@ -191,9 +191,8 @@ def verify(
     pairs, failures = verify_all(checkpoints, run, VerifyOptions(device=device, seed=seed, top_k=top_k,
                                                                    budget=probe))
     pairs, engines = _engine(pairs, checkpoints, run, engine, device)
-    err = RichConsole(stderr=True, highlight=False, soft_wrap=True)
     for _spec, error in failures:  # one line each on stderr, even with -q, as check does
-        err.print(f"dspark-ckpt: error [{error.code}]: {error}", markup=False)
+        report_error(error, hint=False)
     full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
     results = [p[1] for p in pairs]

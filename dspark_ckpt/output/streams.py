@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
+from dspark_ckpt.errors import DsparkCkptError
 from dspark_ckpt.output.paths import OutputError
 
 CODES = {"stdout": "DSP-E036", "stderr": "DSP-E037"}
@@ -136,6 +137,16 @@ def say(line: str) -> None:
             continue
         if not (isinstance(stream, GuardedStream) and (stream.failed or stream.broken)):
             return
+
+
+def report_error(exc: DsparkCkptError, *, hint: bool = True) -> None:
+    """The one error printer: `dspark-ckpt: error [CODE]: message` and its hint, a line each (see say()).
+
+    hint=False: a checkpoint of a batch that could not be read, whose report carries the hint (DSP702).
+    """
+    say(f"dspark-ckpt: error [{exc.code}]: {exc}")
+    if hint and exc.hint:
+        say(f"hint: {exc.hint}")
 
 
 def finish() -> OutputError | None:
