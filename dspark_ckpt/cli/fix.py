@@ -28,11 +28,6 @@ DEFAULT_OUT_SUFFIX = "-fixed"
 Strategy = StrEnum("Strategy", {s.upper().replace("-", "_"): s for s in STRATEGIES})  # type: ignore[misc]
 
 
-class Format(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-
-
 @dataclass(frozen=True, slots=True)
 class FixJob:
     """What every checkpoint of one run shares: the resolved run (T, runtimes, settings), strategy, write mode."""
@@ -78,8 +73,7 @@ def fix(
     checkpoint_folders: o.CheckpointFolders = False,
     settings_file: o.SettingsFile = None,
     isolated: o.Isolated = False,
-    output_format: Annotated[Format, typer.Option(*o.FORMAT_NAMES, metavar="FORMAT",
-                                                 help="Output format: text or json.")] = Format.TEXT,
+    output_format: o.Doc = o.DOC_TEXT,
     quiet: o.Quiet = False,
     verbose: o.Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
@@ -114,7 +108,7 @@ def fix(
         raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
                          hint="omit --out (each gets NAME-fixed beside it) or use --in-place")
     job = FixJob(run, strategy.value if strategy else None, out, in_place, dry_run, safe_only, exit_non_zero_on_fix,
-                 output_format is Format.JSON)
+                 output_format is o.DOC_JSON)
     if verbose:
         diagnose(run, 0)
     from dspark_ckpt.repair.hub import dry_run_command

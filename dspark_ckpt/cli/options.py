@@ -10,7 +10,7 @@ import typer
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
-from dspark_ckpt.output.table import FORMATS
+from dspark_ckpt.output.table import DOCUMENT_FORMATS, FORMATS
 from dspark_ckpt.sources.target import parse_vocab_size
 
 # --format's choices are the renderer table's names (output/table.py): a new format is one entry there.
@@ -18,11 +18,9 @@ OutputFormat = StrEnum("OutputFormat", {name.upper().replace("-", "_"): name for
 TEXT = OutputFormat("text")
 
 
-class DocFormat(StrEnum):
-    """The formats of the commands that print documentation or facts, not a report (rules, explain, version)."""
-
-    TEXT = "text"
-    JSON = "json"
+# The formats of the commands that print one document, not a report (fix, rules, explain, version): the same table.
+DocFormat = StrEnum("DocFormat", {name.upper(): name for name in DOCUMENT_FORMATS})  # type: ignore[misc]
+DOC_TEXT, DOC_JSON = DocFormat("text"), DocFormat("json")
 
 
 class ColorChoice(StrEnum):
@@ -39,7 +37,8 @@ Format = Annotated[OutputFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", h
 Statistics = Annotated[bool, typer.Option(
     "--statistics", help="Print one line per code with its count, most frequent first, instead of the report "
                          "(with --format json: a JSON list).")]
-Doc = Annotated[DocFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help="Output format: text or json.")]
+Doc = Annotated[DocFormat, typer.Option(*FORMAT_NAMES, metavar="FORMAT", help=(
+    f"Output format: {' or '.join(DOCUMENT_FORMATS)}."))]
 Target = Annotated[str | None, typer.Option(
     "--target", metavar="PATH|ORG/REPO", help="Target model folder, its config.json, or org/repo.")]
 TargetSize = Annotated[int | None, typer.Option(

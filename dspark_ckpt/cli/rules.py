@@ -92,7 +92,7 @@ Prefix = Annotated[str | None, typer.Argument(metavar="[PREFIX]", show_default=F
 
 def rules(
     prefix: Prefix = None,
-    output_format: o.Doc = o.DocFormat.TEXT,
+    output_format: o.Doc = o.DOC_TEXT,
     quiet: RulesQuiet = False,
     verbose: RulesVerbose = False,
     color: o.Color = o.ColorChoice.AUTO,
@@ -106,7 +106,7 @@ def rules(
     o.check_loudness(quiet, verbose)
     docs = matching(prefix)
     console = _console(color, no_color)
-    if output_format is o.DocFormat.JSON:
+    if output_format is o.DOC_JSON:
         console.file.write(json.dumps([d.as_json(full=False) for d in docs], indent=2) + "\n")
         return
     for d in docs:
@@ -124,7 +124,7 @@ def rules(
 def explain(
     code: Annotated[str, typer.Argument(metavar="CODE", show_default=False, help=(
         "A finding code (DSP301), an error code (DSP-E071), a prefix of codes (DSP30), or a slug."))],
-    output_format: o.Doc = o.DocFormat.TEXT,
+    output_format: o.Doc = o.DOC_TEXT,
     quiet: ExplainQuiet = False,
     verbose: ExplainVerbose = False,
     color: o.Color = o.ColorChoice.AUTO,
@@ -138,7 +138,7 @@ def explain(
     o.check_loudness(quiet, verbose)
     docs = matching(code)
     console = _console(color, no_color)
-    if output_format is o.DocFormat.JSON:
+    if output_format is o.DOC_JSON:
         console.file.write(json.dumps([d.as_json(full=True) for d in docs], indent=2) + "\n")
         return
     from dspark_ckpt.repair.strategies import repairs_for

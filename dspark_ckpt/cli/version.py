@@ -57,7 +57,7 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Add where each p
 
 
 def version(
-    output_format: o.Doc = o.DocFormat.TEXT,
+    output_format: o.Doc = o.DOC_TEXT,
     quiet: Quiet = False,
     verbose: Verbose = False,
     color: o.Color = o.ColorChoice.AUTO,
@@ -76,7 +76,7 @@ def version(
         console.print(__version__, markup=False)
         return
     rows = environment()
-    if output_format is o.DocFormat.JSON:
+    if output_format is o.DOC_JSON:
         console.file.write(json.dumps({"schema": 1, "packages": rows}, indent=2) + "\n")
         return
     width = max(len(r["name"]) for r in rows)

@@ -55,3 +55,6 @@ class _Renderers(Mapping[str, Renderer]):
 
 RENDERERS: Mapping[str, Renderer] = _Renderers()
 FORMATS = tuple(RENDERERS)  # the CLI's --format choices (cli/options.py) derive from this table
+# The formats of a command whose output is one document, not a report (fix, rules, explain, version): its own
+# text, or its JSON document (output/documents.py).
+DOCUMENT_FORMATS = tuple(f for f in FORMATS if f in {"text", "json"})
