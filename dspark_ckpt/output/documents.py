@@ -15,6 +15,7 @@ from dspark_ckpt.output.records import checkpoint_json
 CHECK_SCHEMA_VERSION = 1
 VERIFY_SCHEMA_VERSION = 1  # check's document, each checkpoint with a `verify` object
 FIX_SCHEMA_VERSION = 2  # 2: always {"checkpoints": [...]}; runtime states are objects, not rendered strings
+PUSH_SCHEMA_VERSION = 1  # `fix --push`: one Hub repo, one pull request
 
 
 def check_document(report: Report) -> dict[str, Any]:
@@ -32,6 +33,16 @@ def verify_document(report: Report, verify: Sequence[dict[str, Any]]) -> dict[st
 def fix_document(checkpoints: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each entry is repair.render.fix_json of one checkpoint, or an error entry for one that could not be fixed."""
     return {"schema_version": FIX_SCHEMA_VERSION, "command": "fix", "checkpoints": list(checkpoints)}
+
+
+def push_document(status: str, *, parent: str, pr_url: str | None, pr_revision: str | None, commit: str | None,
+                  files: Sequence[str], deleted: Sequence[str], plan: dict[str, Any],
+                  check: dict[str, Any] | None) -> dict[str, Any]:
+    """`fix --push`: `plan` is repair.render.fix_json of the plan made on `parent`, `check` the checkpoint_json of
+    the pull request's revision (None when nothing was pushed)."""
+    return {"schema_version": PUSH_SCHEMA_VERSION, "command": "fix --push", "status": status,
+            "parent_commit": parent, "pr_url": pr_url, "pr_revision": pr_revision, "commit": commit,
+            "files": list(files), "deleted": list(deleted), "plan": plan, "check": check}
 
 
 def report_json(report: Report) -> dict[str, Any]:

@@ -141,6 +141,7 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
     import json
 
     from dspark_ckpt.model.report import Report
+    from dspark_ckpt.output.documents import push_document
     from dspark_ckpt.output.records import checkpoint_json
     from dspark_ckpt.output.render import render_text
     from dspark_ckpt.output.write import stdout_console
@@ -157,12 +158,12 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
     console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
     failed = result.report is not None and any(f.severity is Severity.ERROR for f in result.report.findings)
     if output_format == "json":
-        doc = {"status": "refused" if result.plan.refusal else "pushed" if result.pr_url else "nothing-to-do",
-               "parent_commit": result.parent, "pr_url": result.pr_url, "pr_revision": result.pr_revision,
-               "commit": result.commit, "files": list(result.diff.upload) if result.diff else [],
-               "deleted": list(result.diff.delete) if result.diff else [],
-               "plan": fix_json(result.plan, None, in_place=False, dry_run=False),
-               "check": checkpoint_json(result.report) if result.report else None}
+        doc = push_document("refused" if result.plan.refusal else "pushed" if result.pr_url else "nothing-to-do",
+                            parent=result.parent, pr_url=result.pr_url, pr_revision=result.pr_revision,
+                            commit=result.commit, files=result.diff.upload if result.diff else (),
+                            deleted=result.diff.delete if result.diff else (),
+                            plan=fix_json(result.plan, None, in_place=False, dry_run=False),
+                            check=checkpoint_json(result.report) if result.report else None)
         console.file.write(json.dumps(doc, indent=2) + "\n")
     else:
         render_plan_text(replace(result.plan, source=f"{checkpoint} @ {result.parent}"), console, diff=False)

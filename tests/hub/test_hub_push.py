@@ -65,6 +65,7 @@ def test_push_json_and_nothing_to_do(tmp_path, hub, padded):
     run = cli(hub, tmp_path, "fix", "org/draft", *FIX, "--push", "--format", "json", token=DEFAULT_TOKEN)
     doc = json.loads(run.stdout)
     [commit] = hub.commits
+    assert (doc["schema_version"], doc["command"]) == (1, "fix --push")  # docs/json.md
     assert (doc["status"], doc["pr_url"], doc["commit"], doc["parent_commit"]) == (
         "pushed", commit.pr_url, commit.oid, commit.parent)
     assert sorted(doc["files"]) == sorted(commit.added) and doc["check"]["revision"] == commit.oid
