@@ -10,6 +10,7 @@ if TYPE_CHECKING:  # annotations only: `--help` and `--version` import this modu
 
 EXIT_OK = 0  # clean (or --exit-zero)
 EXIT_FINDINGS = 1  # findings at or above --fail-on; for fix: not fixed, or a repair was written with a hook flag
+EXIT_NOT_FIXED = EXIT_FINDINGS  # fix: refused, skipped, (dry run) would change something, or the re-check failed
 EXIT_USAGE = 2  # a usage or operational error: the run could not answer
 EXIT_INTERNAL = 3  # a bug in dspark-ckpt
 EXIT_INTERRUPTED = 130  # Ctrl-C

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from dspark_ckpt.cli import options as o
-from dspark_ckpt.cli.exits import EXIT_FINDINGS, EXIT_OK
+from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
 from dspark_ckpt.cli.progress import wanted
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
@@ -22,7 +22,6 @@ from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.write import stdout_console
 from dspark_ckpt.repair.strategies import STRATEGIES
 
-EXIT_NOT_FIXED = EXIT_FINDINGS  # refused, skipped, or (dry run) would change something
 DEFAULT_OUT_SUFFIX = "-fixed"
 
 Strategy = StrEnum("Strategy", {s.upper().replace("-", "_"): s for s in STRATEGIES})  # type: ignore[misc]
@@ -89,7 +88,7 @@ def fix(
     """
     checkpoints = o.with_revision(checkpoints, revision)
     if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/repair/hub.py)
-        from dspark_ckpt.repair.hub import push_command
+        from dspark_ckpt.cli.push import push_command
 
         if len(checkpoints) != 1 or safe_only or checkpoint_folders or exit_non_zero_on_fix:
             raise UsageError("--push takes one Hub repo, without --safe-only, --checkpoint-folders or "
@@ -111,7 +110,7 @@ def fix(
                  output_format is o.DOC_JSON)
     if verbose:
         diagnose(run, 0)
-    from dspark_ckpt.repair.hub import dry_run_command
+    from dspark_ckpt.cli.push import dry_run_command
     from dspark_ckpt.sources.hub_push import is_hub_checkpoint
 
     if dry_run and len(specs) == 1 and is_hub_checkpoint(specs[0]):  # the plan at the pinned commit, nothing pushed

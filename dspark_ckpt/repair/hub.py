@@ -12,14 +12,12 @@ from typing import Any
 
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.sources.hub import RepoSpec, open_hub
 from dspark_ckpt.sources.hub_push import (
     FileDiff,
     create_pr,
     file_diff,
     hub_spec,
-    local_options_refused,
     materialize,
 )
 from dspark_ckpt.version import __version__
@@ -110,70 +108,3 @@ def plan_hub(checkpoint: str, target: Any, runtimes: Sequence[Any], strategy: st
     situation = replace(situation_from(analyze(source, target=target_vocab, runtimes=runtimes), Path(os.devnull)),
                         source=name, fingerprints=())
     return plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors))
-
-
-def dry_run_command(checkpoint: str, target: Any, runtimes: Sequence[Any], strategy: str | None, *,
-                    selectors: Sequence[str] | None, token: str | None, output_format: str) -> int:
-    """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it."""
-    import json
-
-    from dspark_ckpt.output.documents import fix_document
-    from dspark_ckpt.output.write import stdout_console
-    from dspark_ckpt.repair.render import fix_json, render_plan_text
-
-    plan = plan_hub(checkpoint, target, runtimes, strategy, selectors=selectors, token=token)
-    console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
-    if output_format == "json":
-        doc = fix_json(plan, None, in_place=False, dry_run=True)
-        console.file.write(json.dumps(fix_document([doc]), indent=2) + "\n")
-    else:
-        render_plan_text(plan, console, diff=True)
-        if plan.changes_anything:
-            console.print("dry run: nothing was written or pushed; --push opens a pull request with this plan",
-                          style="dim", markup=False)
-    return 1 if plan.refusal is not None or plan.changes_anything else 0
-
-
-def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int | None,
-                 runtimes: Sequence[str] | None, strategy: str | None, token: str | None, output_format: str,
-                 out: Path | None, in_place: bool, dry_run: bool) -> int:
-    """The `fix --push` command body: push, print the PR URL and the check of its revision; the exit code."""
-    import json
-
-    from dspark_ckpt.model.report import Report
-    from dspark_ckpt.output.documents import push_document
-    from dspark_ckpt.output.records import checkpoint_json
-    from dspark_ckpt.output.render import render_text
-    from dspark_ckpt.output.write import stdout_console
-    from dspark_ckpt.repair.render import fix_json, render_plan_text
-
-    if out is not None or in_place or dry_run:
-        from dspark_ckpt.check.hints import command_line, target_flags
-
-        strategy_flags = ("--strategy", strategy) if strategy is not None else ()
-        raise local_options_refused(command_line("fix", checkpoint, target_flags(target, target_vocab_size) or (),
-                                                 runtimes or (), "--dry-run", options=strategy_flags))
-    result = push_fix(checkpoint, target=target, target_vocab_size=target_vocab_size, runtimes=runtimes,
-                      strategy=strategy, token=token)
-    console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
-    failed = result.report is not None and any(f.severity is Severity.ERROR for f in result.report.findings)
-    if output_format == "json":
-        doc = push_document("refused" if result.plan.refusal else "pushed" if result.pr_url else "nothing-to-do",
-                            parent=result.parent, pr_url=result.pr_url, pr_revision=result.pr_revision,
-                            commit=result.commit, files=result.diff.upload if result.diff else (),
-                            deleted=result.diff.delete if result.diff else (),
-                            plan=fix_json(result.plan, None, in_place=False, dry_run=False),
-                            check=checkpoint_json(result.report) if result.report else None)
-        console.file.write(json.dumps(doc, indent=2) + "\n")
-    else:
-        render_plan_text(replace(result.plan, source=f"{checkpoint} @ {result.parent}"), console, diff=False)
-        if result.pr_url is None:
-            console.print("nothing pushed" + ("" if result.plan.refusal else ": nothing to repair"))
-        elif result.diff is not None and result.report is not None:
-            files = ", ".join([*result.diff.upload, *(f"{n} (deleted)" for n in result.diff.delete)])
-            console.print(f"opened pull request: {result.pr_url}", markup=False)
-            console.print(f"commit {result.commit} on {result.pr_revision}, parent {result.parent}: {files}",
-                          markup=False)
-            console.print(f"check of {result.pr_revision}:")
-            render_text(Report((result.report,), runtimes=tuple(result.plan.runtimes)), console)
-    return 1 if result.plan.refusal is not None or failed else 0
