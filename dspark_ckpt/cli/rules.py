@@ -12,6 +12,7 @@ from dspark_ckpt.cli import options as o
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.error_catalog import ERRORS
 from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.output.documents import codes_document
 
 SECTIONS = ("What it means", "Why it matters", "Example", "How to fix")
 
@@ -107,7 +108,7 @@ def rules(
     docs = matching(prefix)
     console = _console(color, no_color)
     if output_format is o.DOC_JSON:
-        console.file.write(json.dumps([d.as_json(full=False) for d in docs], indent=2) + "\n")
+        console.file.write(json.dumps(codes_document([d.as_json(full=False) for d in docs]), indent=2) + "\n")
         return
     for d in docs:
         if quiet:
@@ -139,7 +140,7 @@ def explain(
     docs = matching(code)
     console = _console(color, no_color)
     if output_format is o.DOC_JSON:
-        console.file.write(json.dumps([d.as_json(full=True) for d in docs], indent=2) + "\n")
+        console.file.write(json.dumps(codes_document([d.as_json(full=True) for d in docs]), indent=2) + "\n")
         return
     from dspark_ckpt.repair.strategies import repairs_for
 

@@ -68,6 +68,7 @@ def version(
     Python, dspark-ckpt, safetensors, huggingface_hub, torch and the installed vLLM and SGLang, from package
     metadata (none of them is imported). -q prints dspark-ckpt's version only; -v adds where each is installed.
     """
+    from dspark_ckpt.output.documents import version_document
     from dspark_ckpt.output.write import stdout_console
 
     o.check_loudness(quiet, verbose)
@@ -77,7 +78,7 @@ def version(
         return
     rows = environment()
     if output_format is o.DOC_JSON:
-        console.file.write(json.dumps({"schema": 1, "packages": rows}, indent=2) + "\n")
+        console.file.write(json.dumps(version_document(rows), indent=2) + "\n")
         return
     width = max(len(r["name"]) for r in rows)
     for r in rows:

@@ -45,6 +45,16 @@ def push_document(status: str, *, parent: str, pr_url: str | None, pr_revision: 
             "files": list(files), "deleted": list(deleted), "plan": plan, "check": check}
 
 
+def version_document(packages: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`version --format json`: each package's row (cli/version.py environment()); `schema` is its version."""
+    return {"schema": 1, "packages": list(packages)}
+
+
+def codes_document(codes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rules` and `explain --format json`: a list, one object per code (model's CodeDoc.as_json)."""
+    return list(codes)
+
+
 def report_json(report: Report) -> dict[str, Any]:
     return check_document(report)
 
