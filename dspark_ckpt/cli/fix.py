@@ -17,7 +17,7 @@ from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
 from dspark_ckpt.cli.progress import wanted
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
-from dspark_ckpt.output.documents import fix_document
+from dspark_ckpt.output.documents import fix_document, fix_error_entry
 from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.write import stdout_console
 from dspark_ckpt.repair.strategies import STRATEGIES
@@ -141,8 +141,7 @@ def run_all(specs: list[str], job: FixJob) -> int:
             if len(specs) == 1:
                 raise
             report_error(exc)
-            code, doc = exc.exit_code, {"source": spec, "status": "error",
-                                        "error": {"code": exc.code, "message": str(exc), "hint": exc.hint}}
+            code, doc = exc.exit_code, fix_error_entry(spec, exc.code, str(exc), exc.hint)
         docs.append(doc)
         worst = max(worst, code)
     if job.json:

@@ -35,6 +35,11 @@ def fix_document(checkpoints: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"schema_version": FIX_SCHEMA_VERSION, "command": "fix", "checkpoints": list(checkpoints)}
 
 
+def fix_error_entry(source: str, code: str, message: str, hint: str | None) -> dict[str, Any]:
+    """An entry of fix's `checkpoints` for a checkpoint that could not be fixed (an operational error)."""
+    return {"source": source, "status": "error", "error": {"code": code, "message": message, "hint": hint}}
+
+
 def push_document(status: str, *, parent: str, pr_url: str | None, pr_revision: str | None, commit: str | None,
                   files: Sequence[str], deleted: Sequence[str], plan: dict[str, Any],
                   check: dict[str, Any] | None) -> dict[str, Any]:
