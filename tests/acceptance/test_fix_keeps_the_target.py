@@ -59,7 +59,7 @@ def test_every_field_of_the_resolved_target_reaches_the_recheck(tmp_path: Path, 
         target = local_target(inkling_target(tmp_path / "target"))
         assert target.head_rows == 128
     elif make_target == "omni":
-        target = TargetVocab(96, "a Qwen3-Omni thinker", omni=True, head_rows=None)
+        target = TargetVocab(96, "a Qwen3-Omni thinker", omni=True, head_rows=None, hidden=16)
     else:
         target = TargetVocab(96, "--target-vocab-size")
     draft = padded_dspark_with_nested_rank(tmp_path / "draft")
@@ -79,5 +79,5 @@ def test_every_field_of_the_resolved_target_reaches_the_recheck(tmp_path: Path, 
     monkeypatch.setattr(apply, "inspect_checkpoint", spy)  # the real check, observed
     _check(draft, plan)
     assert seen == [target]
-    assert {f.name for f in dataclasses.fields(TargetVocab)} == {"size", "source", "omni", "head_rows"}, (
+    assert {f.name for f in dataclasses.fields(TargetVocab)} == {"size", "source", "omni", "head_rows", "hidden"}, (
         "a new TargetVocab field: make sure it is part of what the plan hands on")
