@@ -27,7 +27,7 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cli_runner import run_cli, run_subprocess  # noqa: E402,F401 - re-exported: tests import them from here
+from cli_runner import run_cli, run_subprocess  # noqa: F401 - re-exported: tests import them from here
 
 NP_DTYPE = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4", "BOOL": "|b1", "U8": "|u1"}
 ARCH = {
@@ -117,6 +117,18 @@ def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96
     index = {"metadata": {"total_size": total}, "weight_map": weight_map}
     (root / "model.safetensors.index.json").write_text(json.dumps(index, indent=2))
     return root
+
+
+def edit_config(path: Path, **changes: Any) -> Path:
+    """Rewrite a checkpoint's config.json: each key set to its value, a value of None deletes the key."""
+    config = json.loads((path / "config.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    (path / "config.json").write_text(json.dumps(config))
+    return path
 
 
 @pytest.fixture

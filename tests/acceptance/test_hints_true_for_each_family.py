@@ -31,7 +31,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from conftest import ARCH, draft_tensors, make_checkpoint, run_cli, write_safetensors
+from conftest import ARCH, draft_tensors, edit_config, make_checkpoint, run_cli, write_safetensors
 from deploy.test_deploy_rules import OMNI_DRAFT, OMNI_TEXT, speculators
 from fakehub.server import FakeHub
 from hostile.corpus import entry, header_file, raw_file
@@ -152,16 +152,6 @@ def draft(cwd: Path, family: str, *, at: str = DRAFT, config: dict[str, Any] | N
         what.setdefault("target_vocab", T)
     return make_checkpoint(cwd / at, family=known if known in ARCH else "dflash",
                            config_extra={"architectures": [ARCHITECTURE[known]], **(config or {})}, **what)
-
-
-def edit_config(folder: Path, **changes: Any) -> None:
-    config = json.loads((folder / "config.json").read_text())
-    for key, value in changes.items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-    (folder / "config.json").write_text(json.dumps(config))
 
 
 Build = Callable[[Path, str], list[str]]

@@ -4,9 +4,10 @@ __init__.py, so that its folder never shadows an installed `sglang` package.)"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from conftest import edit_config  # noqa: F401 - re-exported: the SGLang tests take it from here
 
 from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.report import Compatibility
@@ -48,18 +49,6 @@ def expect(found: dict[str, Compatibility], ranges: dict[tuple[str, str], tuple[
     for (first, last), want in ranges.items():
         for version in releases(first, last):
             assert outcome(found[version]) == want, (version, found[version])
-
-
-def edit_config(path: Path, **changes: Any) -> Path:
-    """Rewrite config.json: a value of None deletes the key."""
-    config = json.loads((path / "config.json").read_text())
-    for key, value in changes.items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-    (path / "config.json").write_text(json.dumps(config))
-    return path
 
 
 class Drafts:
