@@ -95,16 +95,12 @@ def _environment(full_env: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-@contextlib.contextmanager
-def _hub_settings(full_env: dict[str, str]) -> Iterator[None]:
-    """huggingface_hub reads its settings when it is imported; a new process would import it under `full_env`."""
-    if "huggingface_hub" not in sys.modules:
-        yield
-        return
+def hub_patches(full_env: dict[str, str]) -> list[tuple[Any, str, Any]]:
+    """(object, attribute, value) for each huggingface_hub setting read at import time, as a new process importing
+    it under `full_env` would have them (the FakeHub's client_env patches the same list)."""
     import huggingface_hub.constants as C
     import huggingface_hub.utils._cache_manager as cache_manager
     from huggingface_hub import hf_api
-    from huggingface_hub.utils import _http
 
     home = os.path.expanduser(full_env.get("HF_HOME") or os.path.join(
         full_env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"))
@@ -122,13 +118,22 @@ def _hub_settings(full_env: dict[str, str]) -> Iterator[None]:
         HF_HUB_DISABLE_TELEMETRY=full_env.get("HF_HUB_DISABLE_TELEMETRY", "").upper() in truthy,
         HF_HUB_DISABLE_XET=full_env.get("HF_HUB_DISABLE_XET", "").upper() in truthy,
     )
-    targets = [(C, name) for name in values if hasattr(C, name)]
-    saved = [(obj, name, getattr(obj, name)) for obj, name in targets]
-    saved += [(cache_manager, "HF_HUB_CACHE", cache_manager.HF_HUB_CACHE), (hf_api.api, "endpoint", hf_api.api.endpoint)]
-    for obj, name in targets:
-        setattr(obj, name, values[name])
-    cache_manager.HF_HUB_CACHE = values["HF_HUB_CACHE"]
-    hf_api.api.endpoint = endpoint
+    return [*((C, name, value) for name, value in values.items() if hasattr(C, name)),
+            (cache_manager, "HF_HUB_CACHE", hub_cache), (hf_api.api, "endpoint", endpoint)]
+
+
+@contextlib.contextmanager
+def _hub_settings(full_env: dict[str, str]) -> Iterator[None]:
+    """huggingface_hub reads its settings when it is imported; a new process would import it under `full_env`."""
+    if "huggingface_hub" not in sys.modules:
+        yield
+        return
+    from huggingface_hub.utils import _http
+
+    patches = hub_patches(full_env)
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
+    for obj, name, value in patches:
+        setattr(obj, name, value)
     _http.close_session()  # rebuilt on first use, from this environment (proxies, NO_PROXY)
     try:
         yield

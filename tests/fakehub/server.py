@@ -328,29 +328,19 @@ class FakeHub:
         return {**env, **self.client_vars(hf_home, token, offline)}
 
     def client_env(self, monkeypatch, hf_home, token: str | None = None) -> None:
-        """Point an already-imported huggingface_hub at this server (pytest `monkeypatch`-like object)."""
-        import huggingface_hub.constants as C
-        import huggingface_hub.utils._cache_manager as cache_manager
-        from huggingface_hub import hf_api
+        """Point an already-imported huggingface_hub at this server (pytest `monkeypatch`-like object): its
+        import-time settings as a process started with client_vars would have them (cli_runner.hub_patches)."""
+        from cli_runner import hub_patches
         from huggingface_hub.utils import _http
 
         home = str(hf_home)
         for key in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE"):
             monkeypatch.delenv(key, raising=False)
-        for key, value in self.client_vars(home, token).items():
+        client = self.client_vars(home, token)
+        for key, value in client.items():
             monkeypatch.setenv(key, value)
-        patches = dict(
-            ENDPOINT=self.endpoint,
-            HUGGINGFACE_CO_URL_TEMPLATE=self.endpoint + "/{repo_id}/resolve/{revision}/{filename}",
-            HF_HOME=home, HF_HUB_CACHE=os.path.join(home, "hub"),
-            HF_ASSETS_CACHE=os.path.join(home, "assets"),
-            HF_TOKEN_PATH=os.path.join(home, "token"), HF_XET_CACHE=os.path.join(home, "xet"),
-            HF_STORED_TOKENS_PATH=os.path.join(home, "stored_tokens"),
-            HF_HUB_OFFLINE=False, HF_HUB_DISABLE_TELEMETRY=True, HF_HUB_DISABLE_XET=True)
-        for name, value in patches.items():
-            monkeypatch.setattr(C, name, value)
-        monkeypatch.setattr(cache_manager, "HF_HUB_CACHE", patches["HF_HUB_CACHE"])
-        monkeypatch.setattr(hf_api.api, "endpoint", self.endpoint)
+        for obj, name, value in hub_patches(client):
+            monkeypatch.setattr(obj, name, value)
         _http.close_session()  # the shared httpx2 client is rebuilt lazily (picks NO_PROXY up)
 
     # -- request handling (called by _Handler) ---------------------------------------------------
