@@ -113,7 +113,10 @@ def expand_folders(specs: list[str]) -> tuple[list[str], list[str]]:
             continue
         notes += found.notes
         out += found.drafts or [spec]
-    targets = {s: t for s in out if is_checkpoint_folder(Path(s)) and (t := config_target(Path(s))) is not None}
+    # A target among drafts: only with several inputs (one alone is checked as given), so a single checkpoint's
+    # config.json is not read here a second time.
+    targets = {s: t for s in out if is_checkpoint_folder(Path(s)) and (t := config_target(Path(s))) is not None
+               } if len(out) > 1 else {}
     if targets and len(targets) < len(out):
         notes += [f"skipped {s}: its config names a target model ({t}), not a draft" for s, t in targets.items()]
         out = [s for s in out if s not in targets]
