@@ -10,6 +10,7 @@ from dspark_ckpt.check.analysis import Analysis
 from dspark_ckpt.check.hints import selectors
 from dspark_ckpt.model.hint_template import Command
 from dspark_ckpt.repair import best_effort, required_runtimes
+from dspark_ckpt.repair.actions import FixPlan
 from dspark_ckpt.repair.plan import plan_repair
 from dspark_ckpt.repair.read import situation_from
 from dspark_ckpt.repair.simulate import problem_codes
@@ -23,12 +24,16 @@ Suggest = Callable[[str, Command, Sequence[str]], str | None]
 _PLANNED_COMMAND = re.compile(r"`dspark-ckpt (check|fix) [^`]*`")
 
 
-def _changes(s: Situation, code: str, strategy: str | None, chosen: Sequence[str]) -> tuple[bool, str]:
-    """Whether `fix --strategy strategy --for <chosen>` would write a repair that leaves no `code` behind (as
-    planning simulates it), and else what fix would say."""
+def _plan(s: Situation, strategy: str | None, chosen: tuple[str, ...]) -> FixPlan:
+    """What `fix --strategy strategy --for <chosen>` would plan (nothing is written)."""
     named = selectors(chosen)
-    plan = plan_repair(s, parse_selectors(named), strategy, best_effort=best_effort(named),
+    return plan_repair(s, parse_selectors(named), strategy, best_effort=best_effort(named),
                        required=required_runtimes(named))
+
+
+def _changes(plan: FixPlan, code: str) -> tuple[bool, str]:
+    """Whether the plan writes a repair that leaves no `code` behind (as planning simulates it), and else what fix
+    would say."""
     why = plan.refusal.message if plan.refusal else plan.note or "nothing to do"
     why = _PLANNED_COMMAND.sub(lambda m: "{" + m[1] + "}", why)
     return plan.changes_anything and code not in problem_codes(plan.after), why
@@ -45,13 +50,20 @@ def suggester(analysis: Analysis) -> Suggest | None:
     if analysis.facts is None:
         return None
     s = situation_from(analysis, None)
+    plans: dict[tuple[str | None, tuple[str, ...]], FixPlan] = {}  # one plan per (strategy, runtimes), any code
+
+    def planned(strategy: str | None, chosen: Sequence[str]) -> FixPlan:
+        key = (strategy, tuple(chosen))
+        if key not in plans:
+            plans[key] = _plan(s, *key)
+        return plans[key]
 
     def suggest(code: str, command: Command, chosen: Sequence[str]) -> str | None:
-        works, why = _changes(s, code, command.strategy, chosen)
+        works, why = _changes(planned(command.strategy, chosen), code)
         if works:
             return None
         for name in _order(code):
-            if name != command.strategy and _changes(s, code, name, chosen)[0]:
+            if name != command.strategy and _changes(planned(name, chosen), code)[0]:
                 summary = BY_NAME[name].summary
                 return f"{summary[0].upper()}{summary[1:]} ({{fix --strategy {name}}})."
         reexport = BY_NAME[command.strategy].reexport if command.strategy else "re-export the draft"
