@@ -1,4 +1,4 @@
-"""Apply a plan all or nothing: stage the fixed files, check them, prove the source unchanged, then put them in place.
+"""Apply a plan all or nothing: stage the fixed files, check them once, prove the source unchanged, then put them in place.
 
 `--out`: the complete copy is staged beside the destination and renamed onto it in one step. In place: the new files
 are staged inside the checkpoint and moved over the originals under a recovery journal (journal.py), so the folder
@@ -18,12 +18,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.errors import RepairError
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
-from dspark_ckpt.model.findings import Finding, Severity, finding
+from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
-from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import journal
 from dspark_ckpt.repair.fsops import (
@@ -41,25 +39,14 @@ from dspark_ckpt.repair.fsops import (
 )
 from dspark_ckpt.repair.lock import fix_lock, pid_alive, try_lock
 from dspark_ckpt.repair.read import fingerprints
+from dspark_ckpt.repair.recheck import StagedCheck, check_staged, committed_report, remaining_errors
 from dspark_ckpt.repair.source_tree import Entry, changed, in_hf_cache, scan, special_file, stamp
 from dspark_ckpt.repair.stream import copy_range
-from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.base import CONFIG_NAME
-from dspark_ckpt.sources.local import LocalFolder
 
 PROGRESS_MIN_BYTES = 256 * 2**20  # copies smaller than this finish before a bar is worth drawing
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES, errno.ENOTSUP}
 _OUT_STAGING = ".{name}.dspark-fix-{pid}.tmp"
-
-
-class VerificationError(RepairError):
-    """The staged result still fails check (DSP-E083; `finding`: the DSP504 it reports); it was not put in place."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, reported: Finding) -> None:
-        super().__init__(message, code="DSP-E083")
-        self.finding = reported
 
 
 class FixInterrupted(KeyboardInterrupt):
@@ -79,7 +66,7 @@ class FixResult:
     linked: int = 0  # unchanged files hard-linked into a --out folder (no bytes written)
     removed: tuple[str, ...] = ()
     atomic: bool = True  # all or nothing: a rename (--out) or the journal (in place); kept for the JSON schema
-    report: CheckpointReport | None = None  # check of the result, for the chosen runtimes
+    report: CheckpointReport | None = None  # check of the result, for the chosen runtimes (recheck.py: run once)
     errors: list[Finding] = field(default_factory=list)  # what check still finds wrong (empty on success)
     via_link: str | None = None  # the checkpoint was given as this link; the folder it points at was fixed
     recovered: str | None = None  # what was done to an earlier fix's leftovers before this one
@@ -152,8 +139,8 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
     dest = source if in_place else Path(os.path.realpath(Path(out).absolute()))  # type: ignore[arg-type]
     check_destination(source, dest, in_place)
     try:
-        result = (_in_place(plan, plan.changes, source, console) if in_place
-                  else _to_new_folder(plan, plan.changes, source, dest, console))
+        result, staged = (_in_place(plan, plan.changes, source, console) if in_place
+                          else _to_new_folder(plan, plan.changes, source, dest, console))
     except SpecialFile as exc:
         raise special_file(os.path.relpath(exc.filename, source) if exc.filename else "a file") from exc
     except OSError as exc:
@@ -161,7 +148,7 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
         raise _refuse(f"could not write the fixed checkpoint: {exc.strerror or exc}{where}; the original is "
                       "unchanged", "DSP-E069", "free disk space or fix permissions, then run fix again") from exc
     result.via_link = str(given) if os.path.islink(given) else None
-    result.report = _check(dest, plan)
+    result.report = committed_report(dest, staged, plan)  # the staged check: the same files, now in place
     result.errors = remaining_errors(result.report, plan.strategy)
     return result
 
@@ -248,28 +235,6 @@ def _fsync_tree(folder: Path, names: list[str]) -> None:
         fsync_dir(parent)
 
 
-def _check(folder: Path, plan: a.FixPlan) -> CheckpointReport:
-    """check of what is about to be put in place, against the target and runtimes the plan was made for."""
-    runtimes = plan.runtime_versions or parse_selectors(list(plan.runtimes))
-    target = plan.target or TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni)
-    return inspect_checkpoint(LocalFolder(folder), target=target, runtimes=runtimes)
-
-
-def remaining_errors(report: CheckpointReport, strategy: str | None) -> list[Finding]:
-    """Errors check still finds, less those the applied repair leaves by design."""
-    accepted = a.ACCEPTED_RESIDUAL.get(strategy or "", frozenset())
-    return [f for f in report.findings if f.severity is Severity.ERROR and f.code not in accepted]
-
-
-def _verify(staged: Path, plan: a.FixPlan) -> None:
-    errors = remaining_errors(_check(staged, plan), plan.strategy)
-    if errors:
-        shown = "; ".join(f"{f.code} {f.message}" for f in errors[:3])
-        raise VerificationError(f"the repaired checkpoint would still fail check ({shown}); it was not put in "
-                                "place and nothing was changed",
-                                finding("DSP504", f"check of the staged result still finds {shown}"))
-
-
 # --- in place: stage inside the checkpoint, then move each file over its original under the journal ---
 
 def _stage_for_check(folder: Path, stage: Path, plan: a.FixPlan, changes: a.FileChanges) -> None:
@@ -293,7 +258,7 @@ def _stage_for_check(folder: Path, stage: Path, plan: a.FixPlan, changes: a.File
 
 
 def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path,
-              console: Console | None = None) -> FixResult:
+              console: Console | None = None) -> tuple[FixResult, StagedCheck]:
     with fix_lock(folder):
         crash_point("lock")
         recovered = journal.recover(folder)  # a dead run's leftovers, before comparing with the plan
@@ -313,7 +278,7 @@ def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path,
                 _write_changes(SourceFiles(folder, plan, stack), stage, changes, plan, result, console)
             _fsync_tree(stage, list(changes.put_order))
             crash_point("fsync-dir")
-            _verify(stage, plan)
+            staged = check_staged(stage, folder, plan)
             crash_point("verified")
             _unchanged_since_plan(folder, plan)  # nothing else wrote it while fix read it
         except BaseException as exc:
@@ -323,7 +288,7 @@ def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path,
                 raise FixInterrupted(f"nothing was changed in {folder}; the staged files were removed") from None
             raise
         _commit_in_place(folder, record)
-    return result
+    return result, staged
 
 
 def _commit_in_place(folder: Path, record: journal.Journal) -> None:
@@ -450,7 +415,7 @@ def _clean_stale_out(dest: Path) -> None:
 
 
 def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: Path,
-                   console: Console | None) -> FixResult:
+                   console: Console | None) -> tuple[FixResult, StagedCheck]:
     entries = scan(source)  # links leaving the checkpoint and special files are refused before anything exists
     with _source_lock(source):
         crash_point("lock")
@@ -469,7 +434,7 @@ def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: 
                 _write_changes(SourceFiles(source, plan, stack), staging, changes, plan, result, console)
             _fsync_tree(staging, list(changes.put_order))
             crash_point("fsync-dir")
-            _verify(staging, plan)
+            staged = check_staged(staging, dest, plan)
             crash_point("verified")
             _unchanged_since_plan(source, plan)
             if moved := changed(entries):
@@ -492,7 +457,7 @@ def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: 
         finally:
             if own is not None:
                 own.release()
-    return result
+    return result, staged
 
 
 def _rename_onto(staging: Path, dest: Path) -> None:

@@ -14,8 +14,9 @@ from conftest import make_checkpoint, run_cli
 
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair import plan_for
-from dspark_ckpt.repair.apply import _check
+from dspark_ckpt.repair.recheck import check_folder
 from dspark_ckpt.runtimes.selectors import parse_selectors
+from dspark_ckpt.sources.local import LocalFolder
 from dspark_ckpt.sources.target import local_target
 
 
@@ -68,16 +69,16 @@ def test_every_field_of_the_resolved_target_reaches_the_recheck(tmp_path: Path, 
     assert plan.target == target  # every field: size, source, omni, head_rows
     assert plan.runtime_versions == tuple(runtimes)
     seen: list[TargetVocab] = []
-    from dspark_ckpt.repair import apply
+    from dspark_ckpt.repair import recheck
 
-    original = apply.inspect_checkpoint
+    original = recheck.analyze
 
     def spy(source: object, *, target: TargetVocab, runtimes: object) -> object:
         seen.append(target)
         return original(source, target=target, runtimes=runtimes)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(apply, "inspect_checkpoint", spy)  # the real check, observed
-    _check(draft, plan)
+    monkeypatch.setattr(recheck, "analyze", spy)  # the real check, observed
+    check_folder(LocalFolder(draft), plan)
     assert seen == [target]
     assert {f.name for f in dataclasses.fields(TargetVocab)} == {"size", "source", "omni", "head_rows", "hidden"}, (
         "a new TargetVocab field: make sure it is part of what the plan hands on")
