@@ -17,10 +17,10 @@ from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
 from dspark_ckpt.cli.progress import wanted
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
+from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
 from dspark_ckpt.output.documents import fix_document, fix_error_entry
 from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.write import stdout_console
-from dspark_ckpt.repair.strategies import STRATEGIES
 
 DEFAULT_OUT_SUFFIX = "-fixed"
 

@@ -52,7 +52,7 @@ class Doc:
                 "summary": self.summary, "category": self.category, "retired": self.retired}
         if not full:
             return head
-        from dspark_ckpt.repair.strategies import repairs_for  # explain only: the repair table's names
+        from dspark_ckpt.model.repair_catalog import repairs_for  # explain only: the repair table's names
 
         return {**head, "what": self.what, "why": self.why, "example": self.example, "fix": self.fix,
                 "repairs": list(repairs_for(self.code)) if self.kind == "finding" else []}
@@ -142,7 +142,7 @@ def explain(
     if output_format is o.DOC_JSON:
         console.file.write(json.dumps(codes_document([d.as_json(full=True) for d in docs]), indent=2) + "\n")
         return
-    from dspark_ckpt.repair.strategies import repairs_for
+    from dspark_ckpt.model.repair_catalog import repairs_for
 
     for n, d in enumerate(docs):
         if n:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from dspark_ckpt.model.hint_template import documented_fix, with_repair
+from dspark_ckpt.model.repair_catalog import HINT_REPAIR
 from dspark_ckpt.model.severity import Severity
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -45,7 +46,7 @@ class Rule:
     why: str
     example: str
     fix: str
-    repair: str | None = None  # the `dspark-ckpt fix` strategy that repairs it, if any
+    repair: str | None = None  # the fix strategy its hint names: set from model/repair_catalog.py's hint_for
     category: Category = Category.CONTRACT  # set by the section the rule is declared in
     stops_loading: bool = False  # the file cannot be read by any runtime: nothing else about it can load
     # `fix` as written, command markers kept (model/hint_template.py): a finding's default hint, filled in for the
@@ -67,9 +68,16 @@ class Rule:
 
 
 def _section(category: Category, *rules: Rule) -> tuple[Rule, ...]:
-    return tuple(replace(r, category=category, fix=documented_fix(with_repair(r.fix, r.repair)),
-                         fix_template=with_repair(r.fix, r.repair),
-                         stops_loading=category is Category.HEADER or r.code in _STOPS_LOADING) for r in rules)
+    """A rule's repair is the one whose `hint_for` names its code (model/repair_catalog.py), never its own."""
+    if declared := [r.code for r in rules if r.repair is not None]:
+        raise ValueError(f"{', '.join(declared)}: name the repair in model/repair_catalog.py (hint_for)")
+    return tuple(_in_section(r, category, HINT_REPAIR.get(r.code)) for r in rules)
+
+
+def _in_section(r: Rule, category: Category, repair: str | None) -> Rule:
+    return replace(r, category=category, repair=repair, fix=documented_fix(with_repair(r.fix, repair)),
+                   fix_template=with_repair(r.fix, repair),
+                   stops_loading=category is Category.HEADER or r.code in _STOPS_LOADING)
 
 
 def _rules(*rules: Rule) -> dict[str, Rule]:
@@ -324,8 +332,7 @@ RULES: dict[str, Rule] = _rules(
          "and the trained head dropped.",
          "A SpecForge 0.2.0 DSpark export: `\"dflash_config\": {\"markov_rank\": 256, \"enable_confidence_head\": "
          "true, ...}` and no top-level markov_rank.",
-         "Write the settings at the top level of config.json, where the runtime reads them ({fix}, config only).",
-         repair="hoist-dspark-settings"),
+         "Write the settings at the top level of config.json, where the runtime reads them ({fix}, config only)."),
     Rule("DSP216", "draft-vocab-contradicts-tensors", ERROR,
          "`draft_vocab_size` disagrees with the rows every D-sized tensor has",
          "config.json declares a draft_vocab_size D, but lm_head, markov_head.markov_w2 and d2t (those present) all "
@@ -335,7 +342,7 @@ RULES: dict[str, Rule] = _rules(
          "none is needed, the row-count assertions fail, and a trim would cut real rows.",
          "SpecForge 0.2.0 with `\"draft_vocab_size\": 32000` copied from an EAGLE-3 template: its DSpark markov_w2 "
          "is built with vocab_size rows (151936) and it has no lm_head.",
-         "Set draft_vocab_size to the rows the tensors have ({fix}, config only).", repair="set-draft-vocab"),
+         "Set draft_vocab_size to the rows the tensors have ({fix}, config only)."),
     Rule("DSP218", "dspark-draft-model-name", WARNING,
          "A Qwen3 DSpark draft is named DSparkDraftModel: vLLM 0.27/0.28 load the DeepSeek-V4 draft instead",
          "config.json says `architectures: [\"DSparkDraftModel\"]` with `model_type: qwen3` (SpecForge's name for its "
@@ -345,7 +352,7 @@ RULES: dict[str, Rule] = _rules(
          "The draft fails on vLLM 0.27/0.28 (`AttributeError: 'Qwen3Config' object has no attribute 'hc_mult'`).",
          "A SpecForge 0.2.0 DSpark export.",
          "Name the architecture Qwen3DSparkModel in config.json ({fix}, config only), which every release from "
-         "0.27 loads as Qwen3 DSpark.", repair="name-qwen3-dspark"),
+         "0.27 loads as Qwen3 DSpark."),
     Rule("DSP217", "target-vocab-from-t2d", INFO, "T was taken from the draft's own t2d",
          "No --target or --target-vocab-size was given, and the draft ships a t2d, which has one flag per target "
          "id: its length is the target vocabulary the draft was pruned for. (A speculators config's "
@@ -370,14 +377,13 @@ RULES: dict[str, Rule] = _rules(
          "id i: wrong tokens and collapsed acceptance, with no error.",
          "D = 32000 < T = 128256 with lm_head but no d2t.",
          "Rebuild d2t from t2d if the checkpoint has one ({fix}); otherwise re-export it.",
-         repair="rebuild-d2t", d_sized=True),
+         d_sized=True),
     Rule("DSP303", "unexpected-d2t", ERROR, "The runtime has no d2t parameter for this draft, but it ships one",
          "A `d2t` tensor is present while the runtime's model created no `draft_id_to_target_id` parameter "
          "(D == T in every version; D > T for Qwen3 DSpark from vLLM 0.30).",
          "Loading fails: `There is no module or parameter named 'draft_id_to_target_id' in <Class>`.",
          "A padded draft (T = 200058, D = 201024) with an explicit zero d2t, loaded on vLLM 0.30+.",
-         "Drop the d2t ({fix}), or trim a padded draft to T rows.",
-         repair="drop-d2t"),
+         "Drop the d2t ({fix}), or trim a padded draft to T rows."),
     Rule("DSP304", "expanded-without-embed", ERROR, "Input vocab V > T but no embed_tokens of its own",
          "The draft's input vocabulary is larger than the target's and it ships no `embed_tokens`.",
          "vLLM 0.29+ refuses to load it; earlier versions share the T-row target embedding and index out of range.",
@@ -387,8 +393,7 @@ RULES: dict[str, Rule] = _rules(
          "Any time an illegal row wins, the draft proposes a non-token: the target rejects it (lost acceptance) or "
          "an out-of-range index is hit.",
          "Inkling-Small DSpark: T = 200058, D = 201024.",
-         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix}).",
-         repair="trim"),
+         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix})."),
     Rule("DSP306", "padded-without-lm-head", ERROR, "Padded draft (D > T) ships no lm_head of its own",
          "D > T and the checkpoint has no `lm_head`.",
          "vLLM 0.30+ loads it with an uninitialised lm_head (garbage proposals, no error); 0.29 refuses it; "
@@ -396,7 +401,7 @@ RULES: dict[str, Rule] = _rules(
          "T = 200058, D = 201024, no lm_head.weight.",
          "Trim markov_w2 to T rows and set draft_vocab_size = T so the target head is shared "
          "({fix}).",
-         repair="share-target-head", d_sized=True),
+         d_sized=True),
     Rule("DSP307", "own-weights-replaced", WARNING, "The runtime replaces the draft's own lm_head/embedding",
          "The runtime uses the target's lm_head or embed_tokens in place of the draft's own: vLLM's Gemma4 DSpark "
          "never marks its own lm_head/embed_tokens as its own and overwrites them with the target's; SGLang drafts "
@@ -409,7 +414,7 @@ RULES: dict[str, Rule] = _rules(
          "vLLM validates Qwen3-Omni drafts at start-up: draft_vocab_size must not exceed the thinker's text vocab, "
          "and the mask/noise token id must lie in the draft input vocabulary.",
          "The server refuses to start.", "An Omni draft with D = 152064 > T = 151936.",
-         "Trim the draft to T rows ({fix}).", repair="trim", also_a_verdict=True),
+         "Trim the draft to T rows ({fix}).", also_a_verdict=True),
     Rule("DSP309", "unsupported-architecture", ERROR, "The runtime version does not support this draft architecture",
          "The runtime has no model class for this architecture (e.g. Qwen3OmniDSparkModel before vLLM 0.29: `Model "
          "architectures [...] are not supported for now.`), or rewrites it to a class that cannot load it: vLLM "
@@ -488,7 +493,7 @@ RULES: dict[str, Rule] = _rules(
          "(V) ...`; 0.5.22+: a bare AssertionError when V > W), or a DFlash2 draft hits an index error.",
          "An Inkling-shaped padded DSpark draft (V = 201024) for a target whose head has T = 200058 rows.",
          "Trim the input side to T rows together with the output side ({fix --any}: trim + trim-input sets "
-         "vocab_size = T and cuts markov_w1/markov_w2 to T rows).", repair="trim-input"),
+         "vocab_size = T and cuts markov_w1/markov_w2 to T rows)."),
     Rule("DSP341", "eagle3-layer-count", ERROR, "SGLang's EAGLE-3 before 0.5.12 needs exactly one layer",
          "LlamaForCausalLMEagle3.__init__ raises `EAGLE3 currently only supports 1 layer` when num_hidden_layers "
          "!= 1 (SGLang 0.5.1-0.5.11); a config without num_hidden_layers gets LlamaConfig's default of 32.",
@@ -618,8 +623,7 @@ RULES: dict[str, Rule] = _rules(
          "An Eagle3LlamaForCausalLM config with `eagle_aux_hidden_state_layer_ids: [1, 10, 20, 29]` at the top level "
          "and no `num_aux_hidden_states`: vLLM builds fc for 3.",
          "Set `num_aux_hidden_states` to the number of layers the draft names, and keep the list at the top level "
-         "(where vLLM's runners read it) and in eagle_config (where SGLang's does) ({fix}, config only).",
-         repair="set-aux-count"),
+         "(where vLLM's runners read it) and in eagle_config (where SGLang's does) ({fix}, config only)."),
     Rule("DSP357", "aux-layers-unset", INFO, "The draft does not say which target layers it reads",
          "No `eagle_aux_hidden_state_layer_ids` at the top level or in eagle_config: vLLM's model runners (V1 "
          "gpu_model_runner.py, V2 eagle3_utils.py) then take the target model's default "
@@ -732,33 +736,29 @@ RULES: dict[str, Rule] = _rules(
          "fc.weight [4096, 16384] (4 aux layers) with eagle_aux_hidden_state_layer_ids of 4 ids at the top level "
          "of an Eagle3LlamaForCausalLM config.",
          "Set `num_aux_hidden_states` to the number of aux layers fc was trained on and keep the top-level list, "
-         "which both model runners read ({fix}, config only); where fc's width fits no layer list, re-export fc.",
-         repair="set-aux-count"),
+         "which both model runners read ({fix}, config only); where fc's width fits no layer list, re-export fc."),
     ),
     # --- DSP4xx: contents of the mapping tensors ---
     *_section(Category.MAPPING,
     Rule("DSP401", "d2t-all-zero", ERROR, "d2t is all zero on a pruned draft",
          "Every offset is 0, so draft id i maps to target id i: the first D target ids.",
          "Almost surely wrong: acceptance collapses with no error.", "D = 32000, d2t = zeros(32000).",
-         "Rebuild d2t from t2d ({fix}).", repair="rebuild-d2t"),
+         "Rebuild d2t from t2d ({fix})."),
     Rule("DSP402", "d2t-out-of-range", ERROR, "d2t maps draft ids outside [0, T)",
          "Some i + d2t[i] is negative or >= T.", "The runtime proposes ids that are not target tokens or indexes out of range.",
          "d2t[-1] = 248320 with T = 248320; or d2t holding absolute target ids instead of offsets.",
-         "Convert d2t holding absolute target ids to offsets ({fix}); otherwise rebuild it from t2d, or re-export.",
-         repair="offset-d2t"),
+         "Convert d2t holding absolute target ids to offsets ({fix}); otherwise rebuild it from t2d, or re-export."),
     Rule("DSP403", "d2t-not-increasing", ERROR, "d2t mapped ids are not strictly increasing",
          "i + d2t[i] must be strictly increasing (ids were sorted ascending when the mapping was made).",
          "Duplicates make two draft ids propose the same token; disorder means the table is corrupt.",
          "d2t = [0, -1, ...].",
-         "Convert d2t holding absolute target ids to offsets ({fix}); otherwise rebuild it from t2d, or re-export.",
-         repair="offset-d2t"),
+         "Convert d2t holding absolute target ids to offsets ({fix}); otherwise rebuild it from t2d, or re-export."),
     Rule("DSP404", "t2d-count", ERROR, "t2d marks a number of ids other than D",
          "t2d.sum() must equal the draft vocab size D.", "d2t and t2d disagree on the vocabulary.",
          "t2d with 31999 true entries and D = 32000.", "Regenerate the mapping tensors."),
     Rule("DSP405", "t2d-d2t-mismatch", ERROR, "t2d and d2t describe different vocabularies",
          "nonzero(t2d) must equal arange(D) + d2t.", "One of the two tables is stale.",
-         "d2t rebuilt for a new vocabulary without updating t2d.", "Rebuild d2t from t2d ({fix}).",
-         repair="rebuild-d2t"),
+         "d2t rebuilt for a new vocabulary without updating t2d.", "Rebuild d2t from t2d ({fix})."),
     Rule("DSP406", "mapping-unreadable", WARNING, "A mapping tensor could not be read for validation",
          "d2t/t2d is larger than the read limit, unreadable, or of a dtype whose contents cannot be decoded.",
          "Its contents were not validated.", "A d2t of 2**31 elements.", "Check the tensor by hand."),
@@ -839,21 +839,19 @@ RULES: dict[str, Rule] = _rules(
          "Greedy drafting proposes that id: it is not a token of the target, so the proposal is wasted or indexes "
          "out of range (the padded-row risk from the review of vLLM PR #55133).",
          "Inkling-Small DSpark (T = 200058, D = 201024) whose rows [200058, 201024) hold large random weights.",
-         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix}).",
-         repair="trim"),
+         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix})."),
     Rule("DSP602", "illegal-rows-in-topk", INFO, "Padded lm_head rows enter the top-k but never win the argmax",
          "No probe's argmax was an illegal row [T, D), but some illegal row was among the top-k logits.",
          "Sampling at temperature > 0, or a top-k draft tree, can still propose a non-token.",
          "A padded draft whose illegal rows are small but not negligible.",
-         "Trim to T rows ({fix}) to remove the risk entirely.", repair="trim"),
+         "Trim to T rows ({fix}) to remove the risk entirely."),
     Rule("DSP603", "runtime-mapping-invalid", ERROR, "The mapping a runtime actually uses is not a valid vocab map",
          "After loading the draft the way that runtime version does, map_draft_to_target(arange(D)) produced ids "
          "outside [0, T) (beyond a padded draft's own rows), ids that are not strictly increasing, ids that differ "
          "from nonzero(t2d), or the all-zero identity on a pruned draft from a shipped table.",
          "The draft proposes the wrong target tokens (acceptance collapses) or indexes out of range.",
          "A pruned draft whose d2t was saved with the wrong sign, or a stale d2t beside a newer t2d.",
-         "Rebuild d2t from a valid t2d ({fix}) or re-export the draft.",
-         repair="rebuild-d2t"),
+         "Rebuild d2t from a valid t2d ({fix}) or re-export the draft."),
     Rule("DSP604", "quantised-head-not-probed", INFO, "The lm_head is quantised; the padded-row probe was skipped",
          "The lm_head is stored in an integer, fp8 or packed fp4 format (usually with scale tensors); `verify` "
          "does not guess how to dequantise it, so it reports instead of probing.",

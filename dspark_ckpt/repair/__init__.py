@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.check.hints import HintInputs, Named, target_words
 from dspark_ckpt.errors import UsageError
+from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair.actions import FixPlan
-from dspark_ckpt.repair.strategies import STRATEGIES
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 from dspark_ckpt.sources.target import resolve_target
 

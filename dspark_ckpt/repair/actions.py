@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.check.hints import Named, target_flags
+from dspark_ckpt.model import repair_catalog as _table
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.repair import strategies as _table
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
-# The strategy names, for the planner and executor (the table itself is repair/strategies.py).
+# The strategy names, for the planner and executor (declared in model/repair_catalog.py; the strategies themselves,
+# with what each does, are repair/strategies.py).
 TRIM = _table.TRIM
 SHARE_TARGET_HEAD = _table.SHARE_TARGET_HEAD
 REBUILD_D2T = _table.REBUILD_D2T
@@ -23,12 +24,7 @@ HOIST_DSPARK_SETTINGS = _table.HOIST_DSPARK_SETTINGS
 SET_DRAFT_VOCAB = _table.SET_DRAFT_VOCAB
 NAME_QWEN3_DSPARK = _table.NAME_QWEN3_DSPARK
 SET_AUX_COUNT = _table.SET_AUX_COUNT
-CONFIG_FIRST = _table.CONFIG_FIRST
-OPTIONAL_FIRST = _table.OPTIONAL_FIRST
-STRATEGIES = _table.STRATEGIES
-
-# Output-side trims that also plan trim-input when the chosen runtimes need V = T as well (never when they do not).
-WITH_INPUT_TRIM: frozenset[str] = frozenset({TRIM, SHARE_TARGET_HEAD})
+STRATEGIES = _table.NAMES
 
 METADATA_KEY = "dspark_ckpt.fix"
 # Findings a repair leaves by design: an explicit identity d2t on a padded draft maps ids >= T out of range

@@ -2,121 +2,56 @@
 
 from __future__ import annotations
 
-import sys
-from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from dspark_ckpt.check.hints import Named
-from dspark_ckpt.formats.mapping import rebuild_d2t
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
 from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import hints
-from dspark_ckpt.repair.aux_count import aux_edits
 from dspark_ckpt.repair.files import file_changes, lone_surrogates
 from dspark_ckpt.repair.simulate import Steps, after_facts, mapping_problems, problem_codes, score, simulate
 from dspark_ckpt.repair.situation import Situation
-from dspark_ckpt.repair.strategies import BY_NAME, TABLE
+from dspark_ckpt.repair.strategies import (
+    BY_NAME,
+    CONFIG_FIRST,
+    OPTIONAL_FIRST,
+    STRATEGIES,
+    TABLE,
+    step_actions,
+)
 from dspark_ckpt.runtimes.compatibility import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 
-NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
-# The code each repair stands for when it resolves nothing the verdicts name (a forced strategy).
-NOMINAL_CODE = {s.name: s.resolves[0] for s in TABLE}
-# What an input trim can resolve: SGLang checks lm_head/markov_w2 rows against V, so V follows the output side to T.
-INPUT_CODES = frozenset(BY_NAME[a.TRIM_INPUT].resolves)
 D2T_CONTENT_CODES = frozenset({"DSP402", "DSP403", "DSP405"})  # check's findings of a d2t's contents
-CONFIG_CODES = frozenset(code for name in a.CONFIG_FIRST for code in BY_NAME[name].resolves)
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
     """Each strategy -> None when it applies to this draft, else why it does not. The config-only repairs come
-    first (a.CONFIG_FIRST): the others are judged on the draft as those leave it."""
+    first (CONFIG_FIRST): the others are judged on the draft as those leave it."""
     assert s.facts is not None
-    first = _config_first_why(s)
+    first = {x.name: x.why_not(s, s.facts) for x in TABLE if x.name in CONFIG_FIRST}
     f = after_facts(s.facts, tuple(n for n, why in first.items() if why is None))
-    kind = f.kind
-    v, d = s.vocab, f.draft_vocab_size
-    rows_ok = all(t is None or (t.shape[:1] == (d,) and len(t.shape) == 2) for t in (v.lm_head, v.markov_w2))
-    why: dict[str, str | None] = {}
-    padded = kind is VocabKind.PADDED
-    why[a.TRIM] = (None if padded and v.lm_head and rows_ok else
-                   "the draft is not padded (D <= T)" if not padded else
-                   "it ships no lm_head (use share-target-head)" if not v.lm_head else
-                   f"lm_head/markov_w2 do not have D = {d} rows")
-    why[a.SHARE_TARGET_HEAD] = (None if padded and not v.lm_head and rows_ok else
-                                "the draft is not padded (D <= T)" if not padded else
-                                "it ships its own lm_head (use trim)" if v.lm_head else
-                                f"markov_w2 does not have D = {d} rows")
-    why[a.IDENTITY_D2T] = (None if padded and not v.d2t else
-                           "the draft is not padded (D <= T)" if not padded else "it already ships a d2t")
-    why[a.DROP_D2T] = (None if v.d2t and kind is not VocabKind.PRUNED else
-                       "it ships no d2t" if not v.d2t else "a pruned draft needs its d2t")
-    needs_d2t = kind is VocabKind.PRUNED and (not v.d2t or s.d2t_all_zero or s.d2t_broken)
-    why[a.REBUILD_D2T] = (None if needs_d2t and v.lm_head and s.t2d_flags is not None else
-                          "the draft is not pruned (D >= T)" if kind is not VocabKind.PRUNED else
-                          "its d2t is a valid map (not all zero, inside [0, T), increasing)" if not needs_d2t else
-                          "it ships no lm_head" if not v.lm_head else
-                          f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
-    why[a.OFFSET_D2T] = (None if s.d2t_offsets is not None and len(s.d2t_offsets) == d else
-                         s.d2t_offsets_why if s.d2t_offsets is None else f"its d2t does not have D = {d} entries")
-    why[a.TRIM_INPUT] = _trim_input_why(s, f)
-    return {**why, **first}
+    return {**{x.name: x.why_not(s, f) for x in TABLE if x.name not in CONFIG_FIRST}, **first}
 
 
-def _config_first_why(s: Situation) -> dict[str, str | None]:
-    f, v = s.facts, s.vocab
-    assert f is not None
-    rank = next((value for key, _, value in s.nested_settings if key == "markov_rank"), None)
-    cols = {x.shape[1] for x in (v.markov_w1, v.markov_w2) if x is not None and len(x.shape) == 2}
-    hoist = ("config.json holds every DSpark setting at the top level" if not s.nested_settings else
-             "it ships no markov_head tensors: the draft was trained without a Markov head (SpecForge 0.2.0 ignores "
-             "dspark_config), which vLLM's Qwen3 DSpark always builds" if rank is not None and not cols else
-             f"markov_head has {sorted(cols)} columns, not the nested markov_rank {rank}"
-             if rank is not None and cols != {rank} else None)
-    draft_vocab = (None if f.honoured_draft_vocab is not None else
-                   "draft_vocab_size agrees with the D-sized tensors")
-    arch = s.config.get("architectures")
-    qwen3_named = (None if arch == ["DSparkDraftModel"] and s.config.get("model_type") == "qwen3" else
-                   "config.json names no Qwen3-typed DSparkDraftModel")
-    return {a.HOIST_DSPARK_SETTINGS: hoist, a.SET_DRAFT_VOCAB: draft_vocab, a.NAME_QWEN3_DSPARK: qwen3_named,
-            a.SET_AUX_COUNT: aux_edits(f)[1]}
-
-
-def _trim_input_why(s: Situation, f: DraftFacts) -> str | None:
-    """Rows >= T of the input side are never looked up: the target's tokenizer has T ids, unless the draft feeds
-    one itself (its mask token), which keeps the input side whole. A draft without its own embed_tokens embeds
-    every id, the mask too, with the target's: only markov_w1 and vocab_size change (SpecForge's padded export)."""
-    v = s.vocab
-    vocab, t, mask = f.vocab_size, f.target_vocab_size, f.mask_token_id
-    if vocab <= t:
-        return "the input vocab is not larger than T (vocab_size <= T)"
-    if "vocab_size" not in s.config:
-        return "config.json has no top-level vocab_size to set"
-    if any(x is not None and (len(x.shape) != 2 or x.shape[0] != vocab) for x in (v.embed_tokens, v.markov_w1)):
-        return f"embed_tokens/markov_w1 do not have V = {vocab} rows"
-    if mask is not None and mask >= t and v.embed_tokens is not None:
-        return f"mask_token_id {mask} >= T: the draft embeds that id itself, so its row must stay"
-    return None
-
-
-def candidates(why: dict[str, str | None], names: Sequence[str] = a.STRATEGIES) -> list[Steps]:
+def candidates(why: dict[str, str | None], names: Sequence[str] = STRATEGIES) -> list[Steps]:
     """Each applicable strategy, in preference order; an output trim also with trim-input, right after it alone
     (so the plain trim wins whenever the chosen runtimes do not need V = T)."""
-    needed = tuple(n for n in a.CONFIG_FIRST if why.get(n) is None and n not in a.OPTIONAL_FIRST)
-    optional = tuple(n for n in a.OPTIONAL_FIRST if why.get(n) is None)
+    needed = tuple(n for n in CONFIG_FIRST if why.get(n) is None and n not in OPTIONAL_FIRST)
+    optional = tuple(n for n in OPTIONAL_FIRST if why.get(n) is None)
     out: list[Steps] = []
     for first in [needed] + ([(*needed, *optional)] if optional else []):  # config-only repairs lead each candidate
         if first and any(n in names for n in first):
             out.append(first)
-        for name in (n for n in names if why[n] is None and n not in a.CONFIG_FIRST):
+        for name in (n for n in names if why[n] is None and n not in CONFIG_FIRST):
             out.append((*first, name))
-            if name in a.WITH_INPUT_TRIM and why[a.TRIM_INPUT] is None:
+            if BY_NAME[name].with_input_trim and why[a.TRIM_INPUT] is None:
                 out.append((*first, name, a.TRIM_INPUT))
     return out
 
@@ -127,7 +62,7 @@ def label(steps: Steps) -> str:
 
 def lead(steps: Steps) -> str:
     """The strategy a plan is named by: its first step that is not a config-only prelude."""
-    return next((step for step in steps if step not in a.CONFIG_FIRST), steps[0])
+    return next((step for step in steps if step not in CONFIG_FIRST), steps[0])
 
 
 def _resolved(before: set[str], after: set[str]) -> list[str]:
@@ -135,68 +70,12 @@ def _resolved(before: set[str], after: set[str]) -> list[str]:
 
 
 def strategy_actions(s: Situation, steps: Steps, resolved: Sequence[str]) -> tuple[a.Action, ...]:
-    return tuple(x for step in steps for x in _step_actions(s, step, resolved))
-
-
-def _step_actions(s: Situation, strategy: str, resolved: Sequence[str]) -> list[a.Action]:
-    f, v = s.facts, s.vocab
-    assert f is not None
-    t, d = f.target_vocab_size, f.draft_vocab_size
-    if strategy not in a.CONFIG_FIRST:  # what the config-only steps resolve is theirs to name
-        resolved = [c for c in resolved if c not in CONFIG_CODES]
-    reason = resolved[0] if resolved else NOMINAL_CODE[strategy]
-    drop_reason = "DSP303" if "DSP303" in resolved else reason
-    out: list[a.Action] = []
-    if strategy == a.TRIM_INPUT:
-        why = next((c for c in resolved if c in INPUT_CODES), NOMINAL_CODE[a.TRIM_INPUT])
-        out += [a.TrimRows(x.name, x.file, t, why) for x in (v.embed_tokens, v.markov_w1) if x is not None]
-        out.append(a.SetConfig("vocab_size", s.config.get("vocab_size"), t, why))
-    elif strategy in (a.TRIM, a.SHARE_TARGET_HEAD):
-        out += [a.TrimRows(x.name, x.file, t, reason) for x in (v.lm_head, v.markov_w2) if x is not None]
-        out += [a.DropTensor(v.d2t.name, v.d2t.file, drop_reason)] if v.d2t else []
-        out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), t, reason))
-    elif strategy == a.HOIST_DSPARK_SETTINGS:
-        out += [a.SetConfig(key, None, value, "DSP215") for key, _, value in s.nested_settings]
-    elif strategy == a.NAME_QWEN3_DSPARK:
-        out.append(a.SetConfig("architectures", s.config.get("architectures"), ["Qwen3DSparkModel"], "DSP218"))
-    elif strategy == a.SET_DRAFT_VOCAB and f.honoured_draft_vocab is not None:
-        out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), f.honoured_draft_vocab,
-                               "DSP216"))
-    elif strategy == a.SET_AUX_COUNT:
-        why = next((c for c in resolved if c in ("DSP329", "DSP356")), "DSP329")
-        out += [a.SetConfig(key, old, new, why) for key, old, new in aux_edits(f)[0]]
-    elif strategy == a.DROP_D2T and v.d2t:
-        out.append(a.DropTensor(v.d2t.name, v.d2t.file, drop_reason))
-    elif strategy == a.IDENTITY_D2T:
-        out.append(a.PutTensor("d2t", _new_shard(s), "I64", (d,), bytes(8 * d), reason))
-    elif strategy == a.REBUILD_D2T and s.t2d_flags is not None:
-        name, file = (v.d2t.name, v.d2t.file) if v.d2t else ("d2t", _new_shard(s))
-        out.append(a.PutTensor(name, file, "I64", (d,), _int64(rebuild_d2t(s.t2d_flags)),
-                               "DSP401" if s.d2t_all_zero else reason))
-    elif strategy == a.OFFSET_D2T and s.d2t_offsets is not None and v.d2t:
-        out.append(a.PutTensor(v.d2t.name, v.d2t.file, "I64", (d,), _int64(s.d2t_offsets), reason))
-    return out
-
-
-def _int64(values: Sequence[int]) -> bytes:
-    data = array("q", values)
-    if sys.byteorder == "big":
-        data.byteswap()  # safetensors is little-endian whatever the host
-    return data.tobytes()
+    return tuple(x for step in steps for x in step_actions(s, step, resolved))
 
 
 def d2t_content(s: Situation) -> tuple[str, ...]:
     """The errors check found in a shipped d2t's contents (DSP401 is counted by mapping_problems itself)."""
     return tuple(x.code for x in s.findings if x.code in D2T_CONTENT_CODES)
-
-
-def _new_shard(s: Situation) -> str:
-    taken = set(s.shard_metadata)
-    name, n = NEW_D2T_SHARD, 1
-    while name in taken:
-        n += 1
-        name = f"dspark-fix-d2t-{n}.safetensors"
-    return name
 
 
 def _blocking(s: Situation) -> list[Finding]:

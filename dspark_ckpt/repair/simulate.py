@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from dspark_ckpt.check.analysis import verdicts
-from dspark_ckpt.model.draft_config import nested_settings
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.severity import Severity
-from dspark_ckpt.repair.actions import (
-    DROP_D2T,
-    HOIST_DSPARK_SETTINGS,
-    IDENTITY_D2T,
-    NAME_QWEN3_DSPARK,
-    OFFSET_D2T,
-    REBUILD_D2T,
-    SET_AUX_COUNT,
-    SET_DRAFT_VOCAB,
-    SHARE_TARGET_HEAD,
-    TRIM,
-    TRIM_INPUT,
-    Outcome,
-)
-from dspark_ckpt.repair.aux_count import aux_edits
+from dspark_ckpt.repair.actions import Outcome
+from dspark_ckpt.repair.strategies import BY_NAME
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
-_FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
 # The strategies one repair applies, in order: () is the draft as it is, (trim, trim-input) a combined repair.
 Steps = tuple[str, ...]
 
@@ -49,16 +33,11 @@ class Score:
         return self.key() == (0, 0, 0)
 
 
-def _update(facts: DraftFacts, **changes: Any) -> DraftFacts:
-    # DraftFacts grows with the contract table; only set what this version of it knows.
-    return replace(facts, **{k: v for k, v in changes.items() if k in _FACT_FIELDS})
-
-
 def after_facts(facts: DraftFacts, steps: Steps) -> DraftFacts:
     """The facts a runtime would see once each strategy in `steps` is applied in turn (none: as the draft is now)."""
     before = facts
     for step in steps:
-        facts = _after_step(facts, step)
+        facts = BY_NAME[step].after(facts)
     return _rebuilt(before, facts) if steps else facts
 
 
@@ -77,41 +56,10 @@ def _rebuilt(before: DraftFacts, after: DraftFacts) -> DraftFacts:
     return replace(after, raw_config=edited, builds=())
 
 
-def _after_step(facts: DraftFacts, strategy: str) -> DraftFacts:
-    t = facts.target_vocab_size
-    if strategy == TRIM_INPUT:  # V := T, with the input-sized tensors cut to T rows
-        return _update(facts, vocab_size=t, embed_rows=t if facts.embed_rows is not None else None,
-                       markov_w1_rows=t if facts.markov_w1_rows is not None else None)
-    if strategy in (TRIM, SHARE_TARGET_HEAD):
-        return _update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
-                       markov_w2_rows=t if facts.markov_w2_rows is not None else None,
-                       has_d2t=False, d2t_length=None, draft_vocab_config="int")
-    if strategy in (IDENTITY_D2T, REBUILD_D2T, OFFSET_D2T):  # rebuilt/converted: exact; identity: zeros < T
-        return _update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size, d2t_range=None,
-                       d2t_all_zero=strategy == IDENTITY_D2T)
-    if strategy == HOIST_DSPARK_SETTINGS and facts.raw_config is not None:
-        raw = dict(facts.raw_config)
-        hoisted = {key: value for key, _, value in nested_settings(raw)}
-        topk = hoisted.get("dspark_draft_topk", facts.dspark_draft_topk)
-        return _update(facts, raw_config={**raw, **hoisted}, builds=(),
-                       dspark_draft_topk=topk if isinstance(topk, int) and not isinstance(topk, bool) else None)
-    if strategy == NAME_QWEN3_DSPARK and facts.raw_config is not None:
-        return _update(facts, raw_config={**facts.raw_config, "architectures": ["Qwen3DSparkModel"]}, builds=())
-    if strategy == SET_AUX_COUNT and facts.raw_config is not None:  # each release rebuilds the config it writes
-        edits = {key: new for key, _, new in aux_edits(facts)[0]}
-        return _update(facts, raw_config={**facts.raw_config, **edits}, builds=()) if edits else facts
-    if strategy == SET_DRAFT_VOCAB and facts.honoured_draft_vocab is not None:
-        return _update(facts, draft_vocab_size=facts.honoured_draft_vocab, honoured_draft_vocab=None,
-                       draft_vocab_config="int")
-    if strategy == DROP_D2T:
-        return _update(facts, has_d2t=False, d2t_length=None)
-    return facts
-
-
 def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool, content: Sequence[str] = ()) -> tuple[str, ...]:
     """Content problems no verdict sees: an all-zero d2t on a pruned draft, and the `content` findings check made of
     a shipped d2t (out of range, out of order, against t2d), until a step writes or removes the d2t."""
-    kept = not any(step in (REBUILD_D2T, OFFSET_D2T, DROP_D2T, TRIM, SHARE_TARGET_HEAD) for step in steps)
+    kept = not any(BY_NAME[step].settles_d2t for step in steps)
     if not kept:
         return ()
     return tuple(dict.fromkeys((*(("DSP401",) if d2t_all_zero and pruned else ()), *content)))

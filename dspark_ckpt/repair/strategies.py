@@ -1,89 +1,371 @@
-"""The repair strategies as data: what each resolves and how safe it is to apply (ruff's safe/unsafe fixes).
+"""The repair strategies as objects: each carries its applicability, its actions and its effect on the facts.
 
-Rule docs (`explain`), hints and the planner's nominal codes are derived from this table, so a strategy is
-described in one place. Pure data: importing it loads nothing else.
+What each resolves, which hints name it and how safe it is are its declaration, model/repair_catalog.py (read by
+the rules, `explain` and SARIF too); the planner (plan.py) and the simulator (simulate.py) only ask the table.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
+import sys
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, ClassVar
+
+from dspark_ckpt.formats.mapping import rebuild_d2t
+from dspark_ckpt.model import repair_catalog as cat
+from dspark_ckpt.model.classify import VocabKind
+from dspark_ckpt.model.draft_config import nested_settings
+from dspark_ckpt.model.repair_catalog import Applicability, Repair, repairs_for
+from dspark_ckpt.repair import actions as a
+from dspark_ckpt.repair.aux_count import aux_edits
+from dspark_ckpt.repair.situation import Situation
+from dspark_ckpt.runtimes.compatibility import DraftFacts
+
+__all__ = ["BY_NAME", "CONFIG_FIRST", "OPTIONAL_FIRST", "STRATEGIES", "TABLE", "Applicability", "Strategy",
+           "repairs_for"]
+
+NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
+_FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
 
 
-class Applicability(StrEnum):
-    SAFE = "safe"  # metadata-only: JSON edits, small new shards, dropped tensors; fine for a commit hook
-    UNSAFE = "unsafe"  # rewrites tensor data (trims rows); the user runs it deliberately
+def update(facts: DraftFacts, **changes: Any) -> DraftFacts:
+    # DraftFacts grows with the contract table; only set what this version of it knows.
+    return replace(facts, **{k: v for k, v in changes.items() if k in _FACT_FIELDS})
 
 
 @dataclass(frozen=True, slots=True)
+class Reasons:
+    """The codes one step's actions may name: what the whole repair resolves (less what the config-only steps
+    name, for the others), and the one they name by default."""
+
+    resolved: tuple[str, ...]
+    reason: str  # the first of `resolved`, else the code the strategy stands for
+    drop: str  # a dropped d2t names DSP303 where the repair resolves it
+
+
 class Strategy:
-    name: str
-    summary: str
-    resolves: tuple[str, ...]  # the finding codes it can resolve; the first is the one it stands for when forced
-    applicability: Applicability
-    # What a re-export must hold instead, where this repair does not apply to a checkpoint (hints say it then).
-    reexport: str = "re-export the draft for the target"
+    """One repair. `why_not`: None when it applies to the draft (as the config-only steps leave it), else why not;
+    `actions`: what it writes; `after`: the facts a runtime would see once it is applied."""
+
+    repair: ClassVar[Repair]
+    settles_d2t: ClassVar[bool] = False  # writes or removes the d2t: check's findings of its contents go with it
+    with_input_trim: ClassVar[bool] = False  # an output-side trim, also planned with trim-input where that helps
+
+    @property
+    def name(self) -> str:
+        return self.repair.name
+
+    @property
+    def resolves(self) -> tuple[str, ...]:
+        return self.repair.resolves
+
+    @property
+    def summary(self) -> str:
+        return self.repair.summary
+
+    @property
+    def applicability(self) -> Applicability:
+        return self.repair.applicability
+
+    @property
+    def reexport(self) -> str:
+        return self.repair.reexport
+
+    @property
+    def nominal(self) -> str:
+        """The code it stands for when it resolves nothing the verdicts name (a forced strategy)."""
+        return self.repair.resolves[0]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        raise NotImplementedError
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        return []
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        return facts
+
+    def own(self, r: Reasons) -> str:
+        """The first resolved code that is one of its own, else the one it stands for."""
+        return next((c for c in r.resolved if c in self.resolves), self.nominal)
 
 
-TRIM = "trim"
-SHARE_TARGET_HEAD = "share-target-head"
-REBUILD_D2T = "rebuild-d2t"
-OFFSET_D2T = "offset-d2t"
-DROP_D2T = "drop-d2t"
-IDENTITY_D2T = "identity-d2t"
-TRIM_INPUT = "trim-input"
-HOIST_DSPARK_SETTINGS = "hoist-dspark-settings"
-SET_DRAFT_VOCAB = "set-draft-vocab"
-NAME_QWEN3_DSPARK = "name-qwen3-dspark"
-SET_AUX_COUNT = "set-aux-count"
+def _rows_ok(s: Situation, d: int) -> bool:
+    return all(t is None or (t.shape[:1] == (d,) and len(t.shape) == 2) for t in (s.vocab.lm_head, s.vocab.markov_w2))
 
-D2T_REEXPORT = ("re-export the draft with its d2t as offsets (target id = i + d2t[i]) and a t2d marking the same "
-                "D target ids")
-# In preference order when several repairs load everywhere equally well: trimming removes the illegal-id risk too,
-# and an explicit identity d2t is only ever a pin for old runtimes. trim-input comes last: alone it only helps
-# runtimes that size the output side by vocab_size (SGLang's Qwen3 DSpark).
-TABLE: tuple[Strategy, ...] = (
-    Strategy(TRIM, "trim lm_head/markov_w2 to T rows and set draft_vocab_size = T (a padded draft with its own head)",
-             ("DSP305", "DSP308", "DSP601", "DSP602", "DSP302", "DSP303"), Applicability.UNSAFE,
-             "re-export the draft with lm_head and markov_w2 of T rows and draft_vocab_size = T"),
-    Strategy(SHARE_TARGET_HEAD, "trim markov_w2 to T rows and set draft_vocab_size = T, so the target head is shared "
-             "(a padded draft without its own head)", ("DSP306", "DSP305", "DSP315", "DSP303"), Applicability.UNSAFE,
-             "re-export the draft with markov_w2 of T rows and draft_vocab_size = T"),
-    Strategy(REBUILD_D2T, "rebuild d2t exactly from a valid t2d (a pruned draft whose d2t is missing, all zero, or maps "
-             "outside [0, T) or out of order)",
-             ("DSP302", "DSP401", "DSP405", "DSP603", "DSP402", "DSP403"), Applicability.SAFE, D2T_REEXPORT),
-    Strategy(OFFSET_D2T, "convert a d2t that holds absolute target ids to the offsets the runtimes add (d2t[i] - i; "
-             "the ids a strictly increasing subset of [0, T), agreeing with t2d where there is one)",
-             ("DSP402", "DSP403", "DSP405", "DSP603"), Applicability.SAFE, D2T_REEXPORT),
-    Strategy(DROP_D2T, "drop a d2t the runtime has no parameter for (an equal or padded draft)", ("DSP303",),
-             Applicability.SAFE, "re-export the draft without the d2t"),
-    Strategy(IDENTITY_D2T, "add an explicit zero d2t (a pin for vLLM 0.27-0.29 only; never chosen unless forced)",
-             ("DSP302",), Applicability.SAFE),
-    Strategy(TRIM_INPUT, "trim embed_tokens/markov_w1 to T rows and set vocab_size = T (input side of V > T)",
-             ("DSP320", "DSP304", "DSP321", "DSP322", "DSP323", "DSP340"), Applicability.UNSAFE),
-    # Config-only repairs of what the runtime reads from config.json: planned before any other step (CONFIG_FIRST).
-    Strategy(HOIST_DSPARK_SETTINGS, "write the DSpark settings found only in dflash_config/dspark_config at the top "
-             "level of config.json, where the runtime reads them", ("DSP215",), Applicability.SAFE),
-    Strategy(SET_DRAFT_VOCAB, "set draft_vocab_size to the rows every D-sized tensor has (config.json contradicted "
-             "the tensors)", ("DSP216",), Applicability.SAFE),
-    Strategy(NAME_QWEN3_DSPARK, "name a Qwen3-typed DSparkDraftModel Qwen3DSparkModel in config.json, as vLLM 0.29+ "
-             "does itself (0.27/0.28 build the DeepSeek-V4 draft from that name)", ("DSP218", "DSP309"),
-             Applicability.SAFE),
-    Strategy(SET_AUX_COUNT, "set num_aux_hidden_states to the length of the EAGLE-3 draft's aux layer list and keep "
-             "the list at the top level of config.json and in eagle_config, where vLLM's and SGLang's model runners read "
-             "it (fc.weight's width agrees with that list)", ("DSP329", "DSP356"), Applicability.SAFE,
-             "re-export the draft with fc.weight of [hidden_size, n x target_hidden_size] for the n aux layers it "
-             "was trained on, num_aux_hidden_states = n and those n layer ids in eagle_aux_hidden_state_layer_ids at "
-             "the top level of config.json"),
-)
-# Applied first, whenever they apply: every other repair is judged on the config they write. The optional ones are
-# tried both ways, and kept only where they help the chosen runtimes.
-CONFIG_FIRST: tuple[str, ...] = (SET_AUX_COUNT, HOIST_DSPARK_SETTINGS, SET_DRAFT_VOCAB, NAME_QWEN3_DSPARK)
-OPTIONAL_FIRST: tuple[str, ...] = (NAME_QWEN3_DSPARK,)
+
+def _int64(values: Sequence[int]) -> bytes:
+    data = array("q", values)
+    if sys.byteorder == "big":
+        data.byteswap()  # safetensors is little-endian whatever the host
+    return data.tobytes()
+
+
+def _new_shard(s: Situation) -> str:
+    taken = set(s.shard_metadata)
+    name, n = NEW_D2T_SHARD, 1
+    while name in taken:
+        n += 1
+        name = f"dspark-fix-d2t-{n}.safetensors"
+    return name
+
+
+class _OutputTrim(Strategy):
+    """trim and share-target-head: the output side to T rows, draft_vocab_size = T, a stray d2t dropped."""
+
+    settles_d2t = True
+    with_input_trim = True
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        v, t = s.vocab, f.target_vocab_size
+        out: list[a.Action] = [a.TrimRows(x.name, x.file, t, r.reason) for x in (v.lm_head, v.markov_w2)
+                                    if x is not None]
+        out += [a.DropTensor(v.d2t.name, v.d2t.file, r.drop)] if v.d2t else []
+        out.append(a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), t, r.reason))
+        return out
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        t = facts.target_vocab_size
+        return update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
+                      markov_w2_rows=t if facts.markov_w2_rows is not None else None,
+                      has_d2t=False, d2t_length=None, draft_vocab_config="int")
+
+
+class Trim(_OutputTrim):
+    repair = cat.BY_NAME[cat.TRIM]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        v, d = s.vocab, f.draft_vocab_size
+        padded = f.kind is VocabKind.PADDED
+        return (None if padded and v.lm_head and _rows_ok(s, d) else
+                "the draft is not padded (D <= T)" if not padded else
+                "it ships no lm_head (use share-target-head)" if not v.lm_head else
+                f"lm_head/markov_w2 do not have D = {d} rows")
+
+
+class ShareTargetHead(_OutputTrim):
+    repair = cat.BY_NAME[cat.SHARE_TARGET_HEAD]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        v, d = s.vocab, f.draft_vocab_size
+        padded = f.kind is VocabKind.PADDED
+        return (None if padded and not v.lm_head and _rows_ok(s, d) else
+                "the draft is not padded (D <= T)" if not padded else
+                "it ships its own lm_head (use trim)" if v.lm_head else
+                f"markov_w2 does not have D = {d} rows")
+
+
+class _WritesD2t(Strategy):
+    """rebuild-d2t, offset-d2t, identity-d2t: a d2t of D offsets (exact, or zeros < T for the identity pin)."""
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        return update(facts, has_d2t=True, d2t_length=facts.draft_vocab_size, d2t_range=None,
+                      d2t_all_zero=self.name == cat.IDENTITY_D2T)
+
+
+class RebuildD2t(_WritesD2t):
+    repair = cat.BY_NAME[cat.REBUILD_D2T]
+    settles_d2t = True
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        v, d, pruned = s.vocab, f.draft_vocab_size, f.kind is VocabKind.PRUNED
+        needs_d2t = pruned and (not v.d2t or s.d2t_all_zero or s.d2t_broken)
+        return (None if needs_d2t and v.lm_head and s.t2d_flags is not None else
+                "the draft is not pruned (D >= T)" if not pruned else
+                "its d2t is a valid map (not all zero, inside [0, T), increasing)" if not needs_d2t else
+                "it ships no lm_head" if not v.lm_head else
+                f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        if s.t2d_flags is None:
+            return []
+        v = s.vocab
+        name, file = (v.d2t.name, v.d2t.file) if v.d2t else ("d2t", _new_shard(s))
+        return [a.PutTensor(name, file, "I64", (f.draft_vocab_size,), _int64(rebuild_d2t(s.t2d_flags)),
+                            "DSP401" if s.d2t_all_zero else r.reason)]
+
+
+class OffsetD2t(_WritesD2t):
+    repair = cat.BY_NAME[cat.OFFSET_D2T]
+    settles_d2t = True
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        d = f.draft_vocab_size
+        return (None if s.d2t_offsets is not None and len(s.d2t_offsets) == d else
+                s.d2t_offsets_why if s.d2t_offsets is None else f"its d2t does not have D = {d} entries")
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        v = s.vocab
+        if s.d2t_offsets is None or not v.d2t:
+            return []
+        return [a.PutTensor(v.d2t.name, v.d2t.file, "I64", (f.draft_vocab_size,), _int64(s.d2t_offsets), r.reason)]
+
+
+class IdentityD2t(_WritesD2t):
+    repair = cat.BY_NAME[cat.IDENTITY_D2T]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        padded = f.kind is VocabKind.PADDED
+        return (None if padded and not s.vocab.d2t else
+                "the draft is not padded (D <= T)" if not padded else "it already ships a d2t")
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        d = f.draft_vocab_size
+        return [a.PutTensor("d2t", _new_shard(s), "I64", (d,), bytes(8 * d), r.reason)]
+
+
+class DropD2t(Strategy):
+    repair = cat.BY_NAME[cat.DROP_D2T]
+    settles_d2t = True
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        return (None if s.vocab.d2t and f.kind is not VocabKind.PRUNED else
+                "it ships no d2t" if not s.vocab.d2t else "a pruned draft needs its d2t")
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        v = s.vocab
+        return [a.DropTensor(v.d2t.name, v.d2t.file, r.drop)] if v.d2t else []
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        return update(facts, has_d2t=False, d2t_length=None)
+
+
+class TrimInput(Strategy):
+    repair = cat.BY_NAME[cat.TRIM_INPUT]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        """Rows >= T of the input side are never looked up: the target's tokenizer has T ids, unless the draft
+        feeds one itself (its mask token), which keeps the input side whole. A draft without its own embed_tokens
+        embeds every id, the mask too, with the target's: only markov_w1 and vocab_size change (SpecForge's
+        padded export)."""
+        v = s.vocab
+        vocab, t, mask = f.vocab_size, f.target_vocab_size, f.mask_token_id
+        if vocab <= t:
+            return "the input vocab is not larger than T (vocab_size <= T)"
+        if "vocab_size" not in s.config:
+            return "config.json has no top-level vocab_size to set"
+        if any(x is not None and (len(x.shape) != 2 or x.shape[0] != vocab) for x in (v.embed_tokens, v.markov_w1)):
+            return f"embed_tokens/markov_w1 do not have V = {vocab} rows"
+        if mask is not None and mask >= t and v.embed_tokens is not None:
+            return f"mask_token_id {mask} >= T: the draft embeds that id itself, so its row must stay"
+        return None
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        v, t, why = s.vocab, f.target_vocab_size, self.own(r)
+        out: list[a.Action] = [a.TrimRows(x.name, x.file, t, why) for x in (v.embed_tokens, v.markov_w1)
+                                    if x is not None]
+        out.append(a.SetConfig("vocab_size", s.config.get("vocab_size"), t, why))
+        return out
+
+    def after(self, facts: DraftFacts) -> DraftFacts:  # V := T, with the input-sized tensors cut to T rows
+        t = facts.target_vocab_size
+        return update(facts, vocab_size=t, embed_rows=t if facts.embed_rows is not None else None,
+                      markov_w1_rows=t if facts.markov_w1_rows is not None else None)
+
+
+class HoistDsparkSettings(Strategy):
+    repair = cat.BY_NAME[cat.HOIST_DSPARK_SETTINGS]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        v = s.vocab
+        rank = next((value for key, _, value in s.nested_settings if key == "markov_rank"), None)
+        cols = {x.shape[1] for x in (v.markov_w1, v.markov_w2) if x is not None and len(x.shape) == 2}
+        return ("config.json holds every DSpark setting at the top level" if not s.nested_settings else
+                "it ships no markov_head tensors: the draft was trained without a Markov head (SpecForge 0.2.0 "
+                "ignores dspark_config), which vLLM's Qwen3 DSpark always builds" if rank is not None and not cols
+                else f"markov_head has {sorted(cols)} columns, not the nested markov_rank {rank}"
+                if rank is not None and cols != {rank} else None)
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        return [a.SetConfig(key, None, value, self.nominal) for key, _, value in s.nested_settings]
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        if facts.raw_config is None:
+            return facts
+        raw = dict(facts.raw_config)
+        hoisted = {key: value for key, _, value in nested_settings(raw)}
+        topk = hoisted.get("dspark_draft_topk", facts.dspark_draft_topk)
+        return update(facts, raw_config={**raw, **hoisted}, builds=(),
+                      dspark_draft_topk=topk if isinstance(topk, int) and not isinstance(topk, bool) else None)
+
+
+class SetDraftVocab(Strategy):
+    repair = cat.BY_NAME[cat.SET_DRAFT_VOCAB]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        return None if f.honoured_draft_vocab is not None else "draft_vocab_size agrees with the D-sized tensors"
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        if f.honoured_draft_vocab is None:
+            return []
+        return [a.SetConfig("draft_vocab_size", s.config.get("draft_vocab_size"), f.honoured_draft_vocab,
+                            self.nominal)]
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        if facts.honoured_draft_vocab is None:
+            return facts
+        return update(facts, draft_vocab_size=facts.honoured_draft_vocab, honoured_draft_vocab=None,
+                      draft_vocab_config="int")
+
+
+class NameQwen3Dspark(Strategy):
+    repair = cat.BY_NAME[cat.NAME_QWEN3_DSPARK]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        return (None if s.config.get("architectures") == ["DSparkDraftModel"] and s.config.get("model_type") == "qwen3"
+                else "config.json names no Qwen3-typed DSparkDraftModel")
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        return [a.SetConfig("architectures", s.config.get("architectures"), ["Qwen3DSparkModel"], self.nominal)]
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        if facts.raw_config is None:
+            return facts
+        return update(facts, raw_config={**facts.raw_config, "architectures": ["Qwen3DSparkModel"]}, builds=())
+
+
+class SetAuxCount(Strategy):
+    repair = cat.BY_NAME[cat.SET_AUX_COUNT]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        return aux_edits(f)[1]
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        why = self.own(r)
+        return [a.SetConfig(key, old, new, why) for key, old, new in aux_edits(f)[0]]
+
+    def after(self, facts: DraftFacts) -> DraftFacts:  # each release rebuilds the config it writes
+        if facts.raw_config is None:
+            return facts
+        edits = {key: new for key, _, new in aux_edits(facts)[0]}
+        return update(facts, raw_config={**facts.raw_config, **edits}, builds=()) if edits else facts
+
+
+_ALL: tuple[Strategy, ...] = (Trim(), ShareTargetHead(), RebuildD2t(), OffsetD2t(), DropD2t(), IdentityD2t(),
+                              TrimInput(), HoistDsparkSettings(), SetDraftVocab(), NameQwen3Dspark(), SetAuxCount())
+_BY_REPAIR = {x.name: x for x in _ALL}
+# The one table, in model/repair_catalog.py's preference order; a repair declared there without a strategy here
+# (or the other way round) fails at import.
+TABLE: tuple[Strategy, ...] = tuple(_BY_REPAIR.pop(r.name) for r in cat.REPAIRS)
+assert not _BY_REPAIR, f"strategies without a declared repair: {sorted(_BY_REPAIR)}"
 BY_NAME: dict[str, Strategy] = {s.name: s for s in TABLE}
-STRATEGIES: tuple[str, ...] = tuple(s.name for s in TABLE)
+STRATEGIES: tuple[str, ...] = cat.NAMES
+# Applied first, whenever they apply, in this order: every other repair is judged on the config they write. The
+# optional ones are tried both ways, and kept only where they help the chosen runtimes.
+CONFIG_FIRST: tuple[str, ...] = (cat.SET_AUX_COUNT, cat.HOIST_DSPARK_SETTINGS, cat.SET_DRAFT_VOCAB,
+                                 cat.NAME_QWEN3_DSPARK)
+OPTIONAL_FIRST: tuple[str, ...] = (cat.NAME_QWEN3_DSPARK,)
+# What the config-only steps resolve is theirs to name: the other steps' actions name the rest.
+CONFIG_CODES = frozenset(code for name in CONFIG_FIRST for code in BY_NAME[name].resolves)
 
 
-def repairs_for(code: str) -> tuple[str, ...]:
-    """The strategies that can resolve a finding code, in preference order."""
-    return tuple(s.name for s in TABLE if code in s.resolves)
+def step_actions(s: Situation, step: str, resolved: Sequence[str]) -> list[a.Action]:
+    """What one step of a repair writes, each action naming the code it repairs."""
+    f = s.facts
+    assert f is not None
+    if step not in CONFIG_FIRST:
+        resolved = [c for c in resolved if c not in CONFIG_CODES]
+    strategy = BY_NAME[step]
+    reason = resolved[0] if resolved else strategy.nominal
+    return strategy.actions(s, f, Reasons(tuple(resolved), reason, "DSP303" if "DSP303" in resolved else reason))

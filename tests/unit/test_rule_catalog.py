@@ -42,11 +42,16 @@ def test_every_rule_is_fully_documented() -> None:
 
 
 def test_each_rules_named_repair_is_in_the_strategy_table() -> None:
-    """The table is where a strategy says what it resolves; a rule's own `repair` may not contradict it."""
-    from dspark_ckpt.repair.strategies import BY_NAME, STRATEGIES, repairs_for
+    """A repair says what it resolves and which hints name it (model/repair_catalog.py); a rule's `repair` is
+    derived from that, so the two cannot disagree, and the planner's strategies are those repairs."""
+    from dspark_ckpt.model.repair_catalog import HINT_REPAIR, REPAIRS
+    from dspark_ckpt.repair.strategies import BY_NAME, STRATEGIES, TABLE, repairs_for
 
     for code, r in RULES.items():
+        assert r.repair == HINT_REPAIR.get(code), code
         if r.repair is not None:
             assert r.repair in STRATEGIES and r.repair in repairs_for(code), code
+    assert set(HINT_REPAIR) <= set(RULES)
     for s in BY_NAME.values():
         assert s.resolves and all(c in RULES for c in s.resolves), s.name
+    assert [s.repair for s in TABLE] == list(REPAIRS)  # one table, in the declared preference order
