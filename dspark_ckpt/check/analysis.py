@@ -95,7 +95,7 @@ class Analysis:
             input_kind=self.input_kind.value if self.input_kind else None,
             hidden_size=cfg.hidden_size if cfg else None,
             tensors=self.vocab.present(), compatibility=compatibility(self.verdicts), findings=self.findings,
-            shards=len(self.loaded.headers),
+            shards=len(self.loaded.headers), is_checkpoint=not self.loaded.empty,
         )
 
 

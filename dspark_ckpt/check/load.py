@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dspark_ckpt.formats.json_doc import JsonProblem, document_finding, read_document
+from dspark_ckpt.formats.json_doc import Document, JsonProblem, document_finding, read_document
 from dspark_ckpt.formats.layout import (
     ShardIndex,
     capped_shards,
@@ -41,10 +41,20 @@ class Loaded:
     index: ShardIndex | None = None
     index_doc: JsonDoc | None = None
     mapping_bytes: dict[str, bytes] = field(default_factory=dict)  # tensor name -> raw d2t/t2d bytes
+    # Neither a config.json nor any *.safetensors file (listed or indexed): not a checkpoint at all, a mistyped path.
+    empty: bool = False
 
 
 def read_config(source: CheckpointSource) -> tuple[DraftConfig | None, list[Finding], JsonDoc | None]:
-    doc = read_document(lambda: source.read_text_file(CONFIG_NAME))  # bounded; encoding and value guard included
+    return parse_config(read_config_document(source))
+
+
+def read_config_document(source: CheckpointSource) -> Document | JsonProblem | None:
+    """config.json as read (None: there is none), bounded; encoding and value guard included."""
+    return read_document(lambda: source.read_text_file(CONFIG_NAME))
+
+
+def parse_config(doc: Document | JsonProblem | None) -> tuple[DraftConfig | None, list[Finding], JsonDoc | None]:
     if doc is None:
         return None, [finding("DSP201", "no config.json: vocab sizes and architecture are unknown.",
                               file=CONFIG_NAME)], None
@@ -76,7 +86,8 @@ def read_shard_header(source: CheckpointSource, name: str) -> tuple[SafetensorsH
 
 def load(source: CheckpointSource) -> Loaded:
     """Headers and JSON files; the mapping tables are read by `read_mappings` once the vocab tensors are known."""
-    config, findings, config_doc = read_config(source)
+    config_file = read_config_document(source)
+    config, findings, config_doc = parse_config(config_file)
     index, index_problems, index_doc = read_index(source)
     findings += index_problems
     on_disk = source.safetensors_files()
@@ -99,7 +110,8 @@ def load(source: CheckpointSource) -> Loaded:
         e.name: TensorInfo(e.name, e.dtype, e.shape, shard, h.data_start + e.begin, e.nbytes)
         for shard, h in headers.items() for e in h.entries
     }
-    return Loaded(config, tensors, headers, findings, config_doc, index, index_doc)
+    return Loaded(config, tensors, headers, findings, config_doc, index, index_doc,
+                  empty=config_file is None and not names)
 
 
 def read_mapping(source: CheckpointSource, info: TensorInfo) -> tuple[bytes | None, list[Finding]]:

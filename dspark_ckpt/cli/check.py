@@ -88,7 +88,7 @@ def deploy_plan(run: Run, flag: str | None) -> DeployPlan | None:
 def refuse_non_checkpoints(report: Report) -> None:
     """Neither a config.json nor any weights: a mistyped path, never a green gate, whatever the policy says."""
     for c in report.checkpoints:
-        if {"DSP101", "DSP201"} <= {f.code for f in c.findings}:
+        if not c.is_checkpoint:
             raise SourceError(f"{c.source}: not a checkpoint (no config.json and no *.safetensors)", code="DSP-E012",
                               hint="give the draft's folder, a .safetensors file, or org/repo[@rev]")
 

@@ -74,6 +74,7 @@ class CheckpointReport:
     findings: tuple[Finding, ...]
     shards: int = 0
     deploy: Deploy | None = None  # with --speculative-config (or the settings key), for the checkpoint it names
+    is_checkpoint: bool = True  # False: neither a config.json nor any weights (check/load.py's Loaded.empty)
 
     def at_or_above(self, severity: Severity) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity.rank >= severity.rank)
