@@ -11,9 +11,10 @@ from typing import Any
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.formats.json_doc import Document, Problem, RefusedFile, decode_document, read_bounded
 from dspark_ckpt.model import runtime_label
+from dspark_ckpt.model.deploy import Deploy, DeployRuntime
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.model.report import CheckpointReport, Deploy, DeployRuntime
+from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import text_config

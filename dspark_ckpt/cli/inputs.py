@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
+from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME, is_checkpoint_folder, is_container
 
 # The Hugging Face shard name (`model-00001-of-00003.safetensors`): a file that says it is one part of several.
 SHARD_NAME = re.compile(r"-(\d+)-of-(\d+)\.safetensors$")
@@ -102,21 +102,22 @@ def expand_folders(specs: list[str]) -> tuple[list[str], list[str]]:
     """The checkpoints to read and the notes to print: a folder that is no checkpoint itself stands for the drafts
     below it (sources/discover.py); a target model's folder among drafts (`check */`) is skipped with a note. A
     folder below which no draft is found stays as given, so that it is reported as what it is."""
-    from dspark_ckpt.sources.discover import config_target, discover, is_checkpoint_folder, is_container
-
     out: list[str] = []
     notes: list[str] = []
     for spec in specs:
-        found = discover(spec) if is_container(spec) else None
-        if found is None:
+        if not is_container(spec):
             out.append(spec)
             continue
+        from dspark_ckpt.sources.discover import discover  # only for a folder of checkpoints
+
+        found = discover(spec)
         notes += found.notes
         out += found.drafts or [spec]
-    # A target among drafts: only with several inputs (one alone is checked as given), so a single checkpoint's
-    # config.json is not read here a second time.
-    targets = {s: t for s in out if is_checkpoint_folder(Path(s)) and (t := config_target(Path(s))) is not None
-               } if len(out) > 1 else {}
+    if len(out) < 2:  # one checkpoint alone is checked as given: its config.json is not read here a second time
+        return list(dict.fromkeys(out)), notes
+    from dspark_ckpt.sources.discover import config_target  # a target among drafts: only with several inputs
+
+    targets = {s: t for s in out if is_checkpoint_folder(Path(s)) and (t := config_target(Path(s))) is not None}
     if targets and len(targets) < len(out):
         notes += [f"skipped {s}: its config names a target model ({t}), not a draft" for s, t in targets.items()]
         out = [s for s in out if s not in targets]

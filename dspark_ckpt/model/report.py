@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.tensors import TensorInfo
+
+if TYPE_CHECKING:
+    from dspark_ckpt.model.deploy import Deploy
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,36 +26,6 @@ class Compatibility:
     first_step_error: str | None = None  # it loads, then fails at the first draft step (SGLang; CUDA-graph capture)
     first_step_error_code: str | None = None
     first_step_verbatim: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class DeployRuntime:
-    """What one vLLM release builds from `--speculative-config` (runtimes/speculative_config.py), published."""
-
-    runtime: str
-    version: str
-    method: str | None
-    method_from: str | None
-    architecture: str | None
-    model_class: str | None
-    num_speculative_tokens: int | None
-    num_speculative_tokens_from: str | None
-    draft_vocab_size: int | None  # `draft_vocab_size or vocab_size` of the draft config, as that release computes it
-    error: str | None  # the first start-up error, None when it starts
-    error_code: str | None
-    notes: tuple[str, ...]  # what goes wrong without an error (wrong method, rewritten architecture, ignored keys)
-    note_codes: tuple[str, ...]
-    source: str  # where the error (or the method) was read: file @ version lines
-
-
-@dataclass(frozen=True, slots=True)
-class Deploy:
-    """The deploy preflight of one checkpoint: the speculative config as given, and each release's outcome."""
-
-    source: str  # the file it was read from, or "--speculative-config" for inline JSON
-    speculative_config: Mapping[str, Any] | None  # None: not a JSON object (its finding says why)
-    model: str | None  # the config's `model`
-    runtimes: tuple[DeployRuntime, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

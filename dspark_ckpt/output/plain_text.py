@@ -11,13 +11,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from dspark_ckpt.model import runtime_label
-from dspark_ckpt.model.report import CheckpointReport, Deploy, Report
+from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import terminal
 from dspark_ckpt.output.records import LEGEND, MAX_TEXT_FINDINGS, MAX_TEXT_MESSAGE, summary_line
 from dspark_ckpt.output.runs import runs
+
+if TYPE_CHECKING:
+    from dspark_ckpt.model.deploy import Deploy
 
 _KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}
 _MARKUP = re.compile(r"\[|:\S*?:")  # what console.print would read in a str as rich markup or an :emoji: code

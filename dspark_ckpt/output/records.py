@@ -3,11 +3,14 @@ that writes text without a rich console (json, sarif, junit, json-lines, gitlab,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import CheckpointReport, Deploy, Report
+from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
+
+if TYPE_CHECKING:
+    from dspark_ckpt.model.deploy import Deploy
 
 # The text report shows this many findings per checkpoint, each message cut after MAX_TEXT_MESSAGE characters, and
 # then says how many more there are; the JSON report keeps every finding, whole.

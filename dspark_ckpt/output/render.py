@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
 from rich.table import Table
@@ -10,12 +11,15 @@ from rich.text import Text
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Severity
-from dspark_ckpt.model.report import CheckpointReport, Deploy, Report
+from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import terminal
 from dspark_ckpt.output.plain import table
 from dspark_ckpt.output.records import LEGEND, MAX_TEXT_FINDINGS, MAX_TEXT_MESSAGE, summary_line
 from dspark_ckpt.output.runs import runs
+
+if TYPE_CHECKING:
+    from dspark_ckpt.model.deploy import Deploy
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}

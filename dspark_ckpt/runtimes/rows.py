@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS
 from dspark_ckpt.runtimes.versions import in_range
@@ -11,6 +13,7 @@ from dspark_ckpt.runtimes.vllm_rows import VLLM_ROWS
 CONTRACTS: tuple[Contract, ...] = VLLM_ROWS + SGLANG_ROWS
 
 
+@cache  # every row is tested against every release a run evaluates
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
 

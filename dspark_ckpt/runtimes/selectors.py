@@ -10,7 +10,6 @@ from packaging.version import InvalidVersion, Version
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
-from dspark_ckpt.runtimes.installed import installed_runtimes
 from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, SGLANG_VERSIONS, VLLM_VERSIONS
 from dspark_ckpt.runtimes.versions import normalise
 
@@ -80,6 +79,8 @@ def _range(runtime: str, spec: str) -> list[RuntimeVersion]:
 
 def installed_selection() -> list[RuntimeVersion]:
     """`--runtime installed`: the vLLM and SGLang this environment's metadata lists (neither is imported)."""
+    from dspark_ckpt.runtimes.installed import installed_runtimes  # only for `installed`
+
     found = installed_runtimes()
     if not found:
         raise UsageError("--runtime installed: neither vLLM nor SGLang is installed in this environment",

@@ -7,6 +7,7 @@ vLLM rows name minors (0.29.x all behave alike); SGLang rows name releases down 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import TypeVar
 
 from packaging.version import InvalidVersion, Version
@@ -50,6 +51,7 @@ def parse(text: str) -> Version | None:
         return None
 
 
+@cache  # the rows' bounds are compared for every (row, release) a run evaluates: parse each text once
 def release_key(text: str, *, precision: int = 3, upper: bool = False) -> tuple[int, ...]:
     """(major, minor[, micro], post) for ordering; `upper` makes a bound without a post cover all of its posts.
     Raises InvalidVersion for text that is not a version."""

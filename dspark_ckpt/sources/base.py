@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Protocol
@@ -46,6 +47,27 @@ def is_file(path: Path) -> bool:
     try:
         return path.is_file()
     except (OSError, ValueError):
+        return False
+
+
+def has_weights(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name == INDEX_NAME or e.name.endswith(".safetensors") for e in entries)
+    except OSError:
+        return False
+
+
+def is_checkpoint_folder(folder: Path) -> bool:
+    return (folder / CONFIG_NAME).is_file() and has_weights(folder)
+
+
+def is_container(spec: str) -> bool:
+    """An existing folder that holds neither a config.json nor weights: the checkpoints are below it."""
+    path = Path(spec)
+    try:
+        return path.is_dir() and not path.is_symlink() and not (path / CONFIG_NAME).exists() and not has_weights(path)
+    except OSError:
         return False
 
 

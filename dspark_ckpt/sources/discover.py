@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dspark_ckpt.formats.json_doc import Document, decode_document, read_bounded
 from dspark_ckpt.model.families import target_architecture
-from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
+from dspark_ckpt.sources.base import CONFIG_NAME, is_checkpoint_folder
 
 MAX_DEPTH = 8
 MAX_FOLDERS = 20_000
@@ -28,27 +28,6 @@ class Discovery:
 
     drafts: tuple[str, ...]
     notes: tuple[str, ...]
-
-
-def has_weights(folder: Path) -> bool:
-    try:
-        with os.scandir(folder) as entries:
-            return any(e.name == INDEX_NAME or e.name.endswith(".safetensors") for e in entries)
-    except OSError:
-        return False
-
-
-def is_checkpoint_folder(folder: Path) -> bool:
-    return (folder / CONFIG_NAME).is_file() and has_weights(folder)
-
-
-def is_container(spec: str) -> bool:
-    """An existing folder that holds neither a config.json nor weights: the checkpoints are below it."""
-    path = Path(spec)
-    try:
-        return path.is_dir() and not path.is_symlink() and not (path / CONFIG_NAME).exists() and not has_weights(path)
-    except OSError:
-        return False
 
 
 def config_target(folder: Path) -> str | None:
