@@ -1,7 +1,7 @@
 """`dspark-ckpt check`: analyse drafts from config.json and safetensors headers, render, gate on the policy."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads check()'s annotations on every run, and as strings
+# each one would be compiled again by eval (typing.get_type_hints).
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 FIX_LEFTOVERS = (".dspark-fix-journal.json", ".dspark-fix-stage")
 
 
-def check_one(spec: str, run: Run, note: Finding | None = None, deploy: DeployPlan | None = None) -> CheckpointReport:
+def check_one(spec: str, run: Run, note: Finding | None = None, deploy: "DeployPlan | None" = None) -> CheckpointReport:
     from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.sources.resolve import open_source, source_notes
 
@@ -72,7 +72,7 @@ def check_one(spec: str, run: Run, note: Finding | None = None, deploy: DeployPl
     return with_runnable_hints(report, spec, run.hints, suggest)
 
 
-def deploy_plan(run: Run, flag: str | None) -> DeployPlan | None:
+def deploy_plan(run: Run, flag: str | None) -> "DeployPlan | None":
     """--speculative-config, else the settings file's `speculative-config`; the target as --target names it."""
     text = flag if flag is not None else run.settings.speculative_config
     if text is None:

@@ -14,6 +14,8 @@ INTEGER_DTYPES = frozenset({"I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64"
 
 @dataclass(frozen=True, slots=True)
 class VocabTensors:
+    """The vocabulary-sized tensors found among a checkpoint's headers, each None where absent."""
+
     lm_head: TensorInfo | None
     embed_tokens: TensorInfo | None
     d2t: TensorInfo | None

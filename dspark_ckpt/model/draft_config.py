@@ -22,6 +22,8 @@ _QWEN3_DSPARK = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK})
 
 @dataclass(frozen=True, slots=True)
 class DraftConfig:
+    """The typed view of a draft's config.json (the raw dict is kept beside it): what the checks read."""
+
     architecture: str | None
     model_type: str | None
     family: Family | None

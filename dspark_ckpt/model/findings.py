@@ -13,6 +13,8 @@ __all__ = ["Finding", "Severity", "finding", "rule"]
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One problem found: a registered code, its severity, the message, where (file, tensor), a hint."""
+
     code: str
     severity: Severity
     message: str

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Compatibility:
+    """One runtime version's outcome as every report publishes it (runtimes.compatibility.Verdict's form)."""
+
     runtime: str
     version: str
     loads: bool
@@ -30,6 +32,8 @@ class Compatibility:
 
 @dataclass(frozen=True, slots=True)
 class CheckpointReport:
+    """What a check found for one checkpoint: its facts, each runtime's outcome and the findings."""
+
     source: str
     revision: str | None
     family: str | None

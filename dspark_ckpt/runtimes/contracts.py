@@ -43,6 +43,8 @@ class Unknown(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Contract:
+    """One row of the contract table: what a runtime's releases first..last do with one family's draft."""
+
     runtime: str
     first: str  # first version this row describes (inclusive)
     last: str  # last version (inclusive)

@@ -25,6 +25,8 @@ class Width(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class SglangColumns:
+    """What one range of SGLang releases does with a draft, column by column, beside its contract row."""
+
     loader: Loader
     # EAGLE-3
     one_layer: bool = False  # num_hidden_layers != 1 is refused (before 0.5.12)
