@@ -24,7 +24,7 @@ from dspark_ckpt.output.write import stdout_console
 
 DEFAULT_OUT_SUFFIX = "-fixed"
 
-Strategy = StrEnum("Strategy", {s.upper().replace("-", "_"): s for s in STRATEGIES})  # type: ignore[misc]
+StrategyChoice = StrEnum("StrategyChoice", {s.upper().replace("-", "_"): s for s in STRATEGIES})  # type: ignore[misc]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,7 @@ def fix(
         help="Runtime the result must load on: vllm==X.Y.Z, 'vllm>=X.Y' (repeatable), vllm, sglang, or all; "
              "--for is the same option (default: the settings file's `runtime`, else all: every known vLLM "
              "version and SGLang, as for check).")] = None,
-    strategy: Annotated[Strategy | None, typer.Option("--strategy", help="Force one repair.")] = None,
+    strategy: Annotated[StrategyChoice | None, typer.Option("--strategy", help="Force one repair.")] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Write the complete fixed checkpoint here [default: NAME-fixed beside the checkpoint].")] = None,
     in_place: Annotated[bool, typer.Option("--in-place", help="Rewrite only the files that change.")] = False,
