@@ -30,7 +30,8 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
-from dspark_ckpt.verify.torch_loader import Stopwatch, VerifyOptions, resolve_device, verify_checkpoint
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
+from dspark_ckpt.verify.torch_loader import Stopwatch, VerifyOptions, resolve_device
 
 ROWS_PER_CHUNK = 8192
 

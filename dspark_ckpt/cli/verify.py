@@ -62,6 +62,7 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
     from dspark_ckpt.check.hints import with_runnable_hints
     from dspark_ckpt.sources.resolve import open_source
     from dspark_ckpt.verify import torch_loader
+    from dspark_ckpt.verify.checkpoint import verify_checkpoint
     from dspark_ckpt.verify.result import VerifyResult
 
     device = torch_loader.resolve_device(options.device)
@@ -75,8 +76,8 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
             refuse_wrong_file(spec)
             local_spec(spec)
             source = open_source(spec, config=run.config, token=run.token)
-            report, result = torch_loader.verify_checkpoint(source, target=run.target, runtimes=run.runtimes,
-                                                            options=replace(options, progress=bar), device=device)
+            report, result = verify_checkpoint(source, target=run.target, runtimes=run.runtimes,
+                                               options=replace(options, progress=bar), device=device)
             note = notes[spec]
             report = replace(report, findings=report.findings + (note,)) if note else report
             return with_runnable_hints(report, spec, run.hints), result

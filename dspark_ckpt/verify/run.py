@@ -17,11 +17,12 @@ from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings
+from dspark_ckpt.verify.load_state import LoadState
 from dspark_ckpt.verify.mapping_check import check_mapping
 from dspark_ckpt.verify.memory import check_budget
 from dspark_ckpt.verify.probe_setup import run_probe
 from dspark_ckpt.verify.result import MappingCheck, TensorRead, VerifyResult
-from dspark_ckpt.verify.runtime_load import LoadState, needs_data, run_runtime
+from dspark_ckpt.verify.runtime_load import needs_data, run_runtime
 from dspark_ckpt.verify.runtime_model import Dims, ParamStore, dims_for
 from dspark_ckpt.verify.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions, load_order, read_tensors
 from dspark_ckpt.verify.verdicts import state_for, verdict_for

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -14,37 +14,9 @@ from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_e
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
 from dspark_ckpt.runtimes.sglang_config import DOMINO_PREFIXES
+from dspark_ckpt.verify.load_state import D2T_PARAM, EMBED, LM_HEAD, LoadFailure, LoadState
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs
-
-D2T_PARAM = "draft_id_to_target_id"
-LM_HEAD, EMBED = "lm_head.weight", "model.embed_tokens.weight"
-
-
-class LoadFailure(Exception):
-    """What the runtime raises, with the finding code it maps to; `text` is the runtime's own message."""
-
-    def __init__(self, code: str, text: str) -> None:
-        super().__init__(text)
-        self.code, self.text = code, text
-
-
-@dataclass(slots=True)
-class LoadState:
-    """The state a runtime's load left: an error, or the loaded parameters and what was shared from the target."""
-
-    contract: Contract
-    version: str
-    error: Issue | None = None
-    params: dict[str, torch.Tensor] = field(default_factory=dict)
-    d2t: torch.Tensor | None = None  # the draft_id_to_target_id parameter, None when __init__ made none
-    d2t_loaded: bool = False
-    head_rows: int = 0  # rows of lm_head the sampler sees (org rows, padding excluded)
-    lm_head: str = "none"  # own | target | uninitialised
-    embed_tokens: str = "none"
-    own: dict[str, bool] = field(default_factory=dict)  # has_own_* flags set from the weight names
-    first_step: Issue | None = None  # loaded, then the first draft step failed (SGLang)
-    silent: list[Issue] | None = None  # observed by the runtime's own model (SGLang); None: verdicts.py derives them
-    sglang_facts: dict[str, bool] = field(default_factory=dict)  # what SGLang's load observed beyond the params
+from dspark_ckpt.verify.sglang_load import run_sglang
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +168,6 @@ def run_runtime(k: Contract, version: str, cfg: DraftConfig, dims: Dims, order: 
                 tensors: dict[str, torch.Tensor], store: ParamStore, *, facts: DraftFacts | None = None) -> LoadState:
     """Startup checks, load_weights (names, vocab checks, weight loaders in checkpoint order), then sharing."""
     if k.sglang is not None:  # SGLang's loaders differ in kind (verify/sglang_load.py); they need check's facts
-        from dspark_ckpt.verify.sglang_load import run_sglang  # it builds on this module's records
-
         assert facts is not None, "SGLang rows are emulated from the analysis' facts"
         return run_sglang(k, version, facts, dims, order, tensors, store)
     out = LoadState(k, version)

@@ -34,7 +34,7 @@ from dspark_ckpt.runtimes.sglang_eval import (
     startup_issue,
     worker_issue,
 )
-from dspark_ckpt.verify.runtime_load import EMBED, LM_HEAD, LoadFailure, LoadState
+from dspark_ckpt.verify.load_state import EMBED, LM_HEAD, LoadFailure, LoadState
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, pad_vocab
 
 SKIPPED = ("embed_tokens.", "lm_head.", "rotary_emb.")  # models/dspark.py _DSPARK_SKIPPED_WEIGHT_PREFIXES

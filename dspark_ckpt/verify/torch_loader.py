@@ -1,4 +1,4 @@
-"""`dspark-ckpt verify`: load a draft the way each runtime would, with torch, on a GPU or the CPU (torch is lazy)."""
+"""verify's torch edge, importable without torch: the options, the device, tensor streaming, timings (torch is lazy)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.check.load import Loaded
 from dspark_ckpt.errors import UsageError
-from dspark_ckpt.model.report import CheckpointReport
-from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CheckpointSource
 from dspark_ckpt.verify.budget import AUTO, NoProgress, ProbeBudget, ProgressSink
 
 if TYPE_CHECKING:
     import torch
-
-    from dspark_ckpt.verify.result import VerifyResult
 
 NORM_NAMES = ("norm.weight", "model.norm.weight")
 
@@ -135,17 +129,3 @@ def read_tensors(folder: Path, loaded: Loaded, names: Sequence[str],
             for name in in_file:
                 out[name] = handle.get_tensor(name)
     return out
-
-
-def verify_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
-                      runtimes: Sequence[RuntimeVersion], options: VerifyOptions,
-                      device: torch.device | None = None) -> tuple[CheckpointReport, VerifyResult]:
-    """Check's analysis (read once), with its compatibility replaced by what torch observed."""
-    from dspark_ckpt.verify.run import run_verify
-
-    torch = import_torch()
-    device = device or resolve_device(options.device)
-    folder = local_folder(source)
-    analysis = analyze(source, target=target, runtimes=runtimes)
-    return run_verify(analysis, folder, options=options, device=device, label=device_label(device),
-                      torch_version=torch.__version__)

@@ -12,7 +12,8 @@ from producers import hoisted, materialise, names
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import LocalFolder
-from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
+from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 CASES = [(name, {}) for name in names()] + [
     ("speculators-0.9.0-eagle3-qwen3-pruned", {"d2t": "zeros"}),

@@ -166,7 +166,8 @@ def test_a_target_head_padded_like_inklings_takes_a_draft_of_its_width(drafts: D
     expect(found, {BEFORE: ("error", "DSP309"), ALL_DSPARK: ("loads", OWN_IGNORED | {"DSP305"})})
     assert any("ids [96, 128) can be proposed" in s for s in found["0.5.23"].silent)
     torch = pytest.importorskip("torch")
-    from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+    from dspark_ckpt.verify.checkpoint import verify_checkpoint
+    from dspark_ckpt.verify.torch_loader import VerifyOptions
 
     verified, result = verify_checkpoint(local_source(path), target=local_target(target),
                                          runtimes=parse_selectors(["sglang"]),

@@ -18,7 +18,8 @@ from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
-from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
+from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 SGLANG = parse_selectors(["sglang"])
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "narrow": (64, 64)}  # kind: (V, D)

@@ -18,13 +18,10 @@ DOC = PACKAGE.parent / "docs" / "architecture.md"
 # Modules of the package root that every stage may use (a leaf of records, importing nothing of the package).
 SHARED = {"dspark_ckpt.errors", "dspark_ckpt.version"}
 # The circles not dissolved yet (issue 24 item 2), each as the test reports it. The list may only shrink: a new
-# circle fails, and so does one that is gone but still listed. Each runs through a module another change is
-# editing (runtimes/config_build.py, repair/plan.py) or through verify/, whose records have not moved down yet.
+# circle fails, and so does one that is gone but still listed. It runs through a module another change is editing
+# (runtimes/config_build.py).
 KNOWN_CIRCLES = {
     "dspark_ckpt.runtimes.compatibility -> dspark_ckpt.runtimes.config_build -> dspark_ckpt.runtimes.compatibility",
-    "dspark_ckpt.verify.runtime_load -> dspark_ckpt.verify.sglang_load -> dspark_ckpt.verify.runtime_load",
-    ("dspark_ckpt.verify.probe_setup -> dspark_ckpt.verify.torch_loader -> dspark_ckpt.verify.run"
-     " -> dspark_ckpt.verify.probe_setup"),
 }
 
 

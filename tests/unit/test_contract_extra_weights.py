@@ -170,7 +170,8 @@ def test_verify_and_check_agree_on_a_gated_markov_head(tmp_path: Path) -> None:
 
     from dspark_ckpt.check.analysis import inspect_checkpoint
     from dspark_ckpt.sources.target import explicit_target
-    from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+    from dspark_ckpt.verify.checkpoint import verify_checkpoint
+    from dspark_ckpt.verify.torch_loader import VerifyOptions
 
     tensors = draft_tensors(vocab=T, draft_vocab=64, target_vocab=T, d2t=True)
     tensors["markov_head.gate_proj.weight"] = np.zeros((4, 4), dtype=np.float32)

@@ -22,10 +22,11 @@ from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.sources.local import LocalFolder
 from dspark_ckpt.verify import agreement, budget, memory
+from dspark_ckpt.verify.load_state import D2T_PARAM, LoadState
 from dspark_ckpt.verify.probe_setup import run_probe
 from dspark_ckpt.verify.result import MappingCheck, ProbeStats, VerifyResult, probe_json, verify_json
 from dspark_ckpt.verify.run import run_verify
-from dspark_ckpt.verify.runtime_load import D2T_PARAM, LoadState, needs_data, rename, run_runtime
+from dspark_ckpt.verify.runtime_load import needs_data, rename, run_runtime
 from dspark_ckpt.verify.runtime_model import ParamStore, dims_for
 from dspark_ckpt.verify.torch_loader import VerifyOptions, load_order, read_tensors
 from dspark_ckpt.verify.verdicts import state_for, verdict_for

@@ -20,8 +20,9 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
 from dspark_ckpt.verify.runtime_model import dims_for
-from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 T = 96
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "expanded": (128, 96)}  # kind: (V, D)

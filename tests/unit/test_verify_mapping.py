@@ -14,8 +14,9 @@ from conftest import draft_tensors, make_checkpoint, mapping_tables
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
 from dspark_ckpt.verify.mapping_check import check_mapping, map_draft_to_target
-from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 T, D = 96, 64
 

@@ -15,7 +15,8 @@ from conftest import draft_tensors, make_checkpoint
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
-from dspark_ckpt.verify.torch_loader import VerifyOptions, verify_checkpoint
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
+from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 T, D, H = 96, 128, 16
 

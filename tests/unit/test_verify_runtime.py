@@ -17,7 +17,8 @@ from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
-from dspark_ckpt.verify.torch_loader import VerifyOptions, load_order, verify_checkpoint
+from dspark_ckpt.verify.checkpoint import verify_checkpoint
+from dspark_ckpt.verify.torch_loader import VerifyOptions, load_order
 
 T = 96
 NOPARAM_Q = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")

@@ -1,0 +1,38 @@
+"""`verify_checkpoint`: check's analysis of one local checkpoint, then the torch run (verify/run.py) on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.sources.base import CheckpointSource
+from dspark_ckpt.verify.torch_loader import (
+    VerifyOptions,
+    device_label,
+    import_torch,
+    local_folder,
+    resolve_device,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+    from dspark_ckpt.verify.result import VerifyResult
+
+
+def verify_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,
+                      runtimes: Sequence[RuntimeVersion], options: VerifyOptions,
+                      device: torch.device | None = None) -> tuple[CheckpointReport, VerifyResult]:
+    """Check's analysis (read once), with its compatibility replaced by what torch observed."""
+    torch = import_torch()  # DSP-E040 when torch is missing, before verify/run.py (which imports it) is loaded
+    from dspark_ckpt.verify.run import run_verify
+
+    device = device or resolve_device(options.device)
+    folder = local_folder(source)
+    analysis = analyze(source, target=target, runtimes=runtimes)
+    return run_verify(analysis, folder, options=options, device=device, label=device_label(device),
+                      torch_version=torch.__version__)
