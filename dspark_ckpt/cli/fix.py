@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,9 +18,12 @@ from dspark_ckpt.cli.progress import wanted
 from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
-from dspark_ckpt.output.documents import fix_document, fix_error_entry
+from dspark_ckpt.output.documents import fix_document, fix_entry, fix_error_entry
 from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.write import stdout_console
+
+if TYPE_CHECKING:
+    from dspark_ckpt.output.fix_records import FixRecord
 
 DEFAULT_OUT_SUFFIX = "-fixed"
 
@@ -153,14 +156,8 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     """Plan, then (unless dry run, refused, or skipped by --safe-only) apply; render; return (exit code, JSON)."""
     from dspark_ckpt.repair import apply_fix, plan_for
     from dspark_ckpt.repair.apply import out_exists, out_taken
-    from dspark_ckpt.repair.render import (
-        fix_json,
-        quiet_line,
-        render_plan_text,
-        render_result_text,
-        render_skip_text,
-    )
-    from dspark_ckpt.repair.safety import skip_message, unsafe_reasons
+    from dspark_ckpt.repair.render import fix_record
+    from dspark_ckpt.repair.safety import unsafe_reasons
 
     plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
                     hints=job.run.hints)
@@ -175,19 +172,26 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     if plan.changes_anything and not job.dry_run and not skipped:
         bars = Console(stderr=True) if wanted(job.run.common.quiet) else None  # a terminal, and not -q
         result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place, console=bars)
-    doc = fix_json(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
-    if not job.json and job.run.common.quiet:  # -q: one line, or nothing when there is nothing to do
-        if (line := quiet_line(plan, result, doc["status"])) is not None:
+    record = fix_record(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
+    if not job.json:
+        _render_text(record, console, quiet=job.run.common.quiet, dry_run=job.dry_run)
+    return _exit_code(plan, result, job, bool(skipped)), fix_entry(record)
+
+
+def _render_text(record: FixRecord, console: Console, *, quiet: bool, dry_run: bool) -> None:
+    from dspark_ckpt.output.fix_text import quiet_line, render_plan_text, render_result_text, render_skip_text
+
+    if quiet:  # -q: one line, or nothing when there is nothing to do
+        if (line := quiet_line(record)) is not None:
             console.print(line, markup=False, highlight=False)
-    elif not job.json:
-        render_plan_text(plan, console, diff=job.dry_run)
-        if skipped:
-            render_skip_text(skip_message(plan, skipped), console, plan)
-        elif result is not None:
-            render_result_text(result, console)
-        elif job.dry_run and plan.changes_anything:
-            console.print("dry run: nothing was written", style="dim")
-    return _exit_code(plan, result, job, bool(skipped)), doc
+        return
+    render_plan_text(record, console, diff=dry_run)
+    if record.skipped:
+        render_skip_text(record, console)
+    elif record.result is not None:
+        render_result_text(record.result, console)
+    elif dry_run and record.status == "planned":
+        console.print("dry run: nothing was written", style="dim")
 
 
 def _exit_code(plan: object, result: object, job: FixJob, skipped: bool) -> int:

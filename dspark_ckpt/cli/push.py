@@ -12,12 +12,13 @@ from dspark_ckpt.check.hints import command_line, target_flags
 from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.severity import Severity
-from dspark_ckpt.output.documents import fix_document, push_document
+from dspark_ckpt.output.documents import fix_document, fix_entry, push_document
+from dspark_ckpt.output.fix_text import render_plan_text
 from dspark_ckpt.output.records import checkpoint_json
 from dspark_ckpt.output.render import render_text
 from dspark_ckpt.output.write import stdout_console
 from dspark_ckpt.repair.hub import plan_hub, push_fix
-from dspark_ckpt.repair.render import fix_json, render_plan_text
+from dspark_ckpt.repair.render import fix_record
 from dspark_ckpt.sources.hub_push import local_options_refused
 
 
@@ -27,10 +28,10 @@ def dry_run_command(checkpoint: str, target: Any, runtimes: Sequence[Any], strat
     plan = plan_hub(checkpoint, target, runtimes, strategy, selectors=selectors, token=token)
     console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
     if output_format == "json":
-        doc = fix_json(plan, None, in_place=False, dry_run=True)
+        doc = fix_entry(fix_record(plan, None, in_place=False, dry_run=True))
         console.file.write(json.dumps(fix_document([doc]), indent=2) + "\n")
     else:
-        render_plan_text(plan, console, diff=True)
+        render_plan_text(fix_record(plan, None, in_place=False, dry_run=True), console, diff=True)
         if plan.changes_anything:
             console.print("dry run: nothing was written or pushed; --push opens a pull request with this plan",
                           style="dim", markup=False)
@@ -54,11 +55,12 @@ def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int 
                             parent=result.parent, pr_url=result.pr_url, pr_revision=result.pr_revision,
                             commit=result.commit, files=result.diff.upload if result.diff else (),
                             deleted=result.diff.delete if result.diff else (),
-                            plan=fix_json(result.plan, None, in_place=False, dry_run=False),
+                            plan=fix_entry(fix_record(result.plan, None, in_place=False, dry_run=False)),
                             check=checkpoint_json(result.report) if result.report else None)
         console.file.write(json.dumps(doc, indent=2) + "\n")
     else:
-        render_plan_text(replace(result.plan, source=f"{checkpoint} @ {result.parent}"), console, diff=False)
+        record = fix_record(result.plan, None, in_place=False, dry_run=False)
+        render_plan_text(replace(record, source=f"{checkpoint} @ {result.parent}"), console, diff=False)
         if result.pr_url is None:
             console.print("nothing pushed" + ("" if result.plan.refusal else ": nothing to repair"))
         elif result.diff is not None and result.report is not None:

@@ -28,7 +28,10 @@ from dspark_ckpt.repair.actions import (
     TrimRows,
 )
 from dspark_ckpt.repair.apply import apply_fix, check_destination, out_taken, remaining_errors
-from dspark_ckpt.repair.render import fix_json, json_diffs, state_text
+from dspark_ckpt.output.documents import fix_entry
+from dspark_ckpt.output.fix_records import FixState, json_diffs
+from dspark_ckpt.output.fix_text import state_text
+from dspark_ckpt.repair.render import fix_record
 from dspark_ckpt.repair.source_tree import changed, in_hf_cache, scan, stamp
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import LocalFolder
@@ -228,9 +231,13 @@ def test_remaining_errors_leave_out_only_what_the_strategy_accepts(tmp_path: Pat
 # --- render.py ---
 
 def test_state_text() -> None:
-    assert state_text(Outcome("vllm==0.30.0", False, "DSP303", ())) == "fails (DSP303)"
-    assert state_text(Outcome("vllm==0.30.0", True, None, ("DSP305", "DSP305", "DSP307"))) == "loads* (DSP305, DSP307)"
-    assert state_text(Outcome("vllm==0.30.0", True, None, ())) == "loads"
+    assert state_text(FixState(False, "DSP303", ())) == "fails (DSP303)"
+    assert state_text(FixState(True, None, ("DSP305", "DSP305", "DSP307"))) == "loads* (DSP305, DSP307)"
+    assert state_text(FixState(True, None, ())) == "loads"
+
+
+def fix_json(plan: Any, result: Any, *, in_place: bool, dry_run: bool, skipped: list[str] | None = None) -> Any:
+    return fix_entry(fix_record(plan, result, in_place=in_place, dry_run=dry_run, skipped=skipped or ()))
 
 
 def test_fix_json_statuses_and_diff(tmp_path: Path) -> None:
@@ -240,7 +247,7 @@ def test_fix_json_statuses_and_diff(tmp_path: Path) -> None:
     assert doc["status"] == "planned" and doc["target_vocab_size"] == T
     assert doc["compatibility"][0]["runtime"] == "vllm==0.30.0"
     assert doc["compatibility"][0]["after"]["loads"] is True
-    (diff,) = json_diffs(plan)
+    (diff,) = json_diffs(fix_record(plan, None, in_place=False, dry_run=True).changes)
     assert '-  "draft_vocab_size": 128' in diff and f'+  "draft_vocab_size": {T}' in diff
     assert fix_json(plan, None, in_place=False, dry_run=False, skipped=["unsafe"])["status"] == "skipped"
     result = apply_fix(plan, out=tmp_path / "out")
