@@ -122,9 +122,12 @@ def resolve(*layers: Layer) -> Policy:
 
 def apply(report: Report, policy: Policy) -> Report:
     """The report a user asked to see: findings outside the selection are dropped; facts stay as they are."""
-    kept = tuple(replace(c, findings=tuple(f for f in c.findings if policy.is_selected(f.code)))
-                 for c in report.checkpoints)
-    return replace(report, checkpoints=kept)
+    return replace(report, checkpoints=tuple(selected(c, policy) for c in report.checkpoints))
+
+
+def selected(checkpoint: CheckpointReport, policy: Policy) -> CheckpointReport:
+    """`apply` for one checkpoint (verify keeps each checkpoint's report beside what torch observed)."""
+    return replace(checkpoint, findings=tuple(f for f in checkpoint.findings if policy.is_selected(f.code)))
 
 
 def hidden_count(before: Report, after: Report) -> int:

@@ -6,12 +6,11 @@ import json
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from dspark_ckpt.check.policy import apply as apply_policy
-from dspark_ckpt.check.policy import hidden_count
+from dspark_ckpt.check.policy import hidden_count, selected
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import plan_inputs, refuse_wrong_file
@@ -26,7 +25,7 @@ from dspark_ckpt.cli.run import (
     resolve_run,
 )
 from dspark_ckpt.errors import DsparkCkptError, UsageError
-from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.report import Report
 from dspark_ckpt.output.emit import emit
 from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.table import RENDERERS
@@ -36,7 +35,7 @@ from dspark_ckpt.verify.engine import Engine
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from dspark_ckpt.verify.result import VerifyResult
+    from dspark_ckpt.output.verify_records import VerifiedCheckpoint
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 
 
@@ -56,14 +55,14 @@ def local_spec(spec: str) -> None:
 
 
 def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tuple[
-        list[tuple[CheckpointReport, VerifyResult]], list[tuple[str, DsparkCkptError]]]:
+        list[VerifiedCheckpoint], list[tuple[str, DsparkCkptError]]]:
     """Each checkpoint in turn; as in check, one that cannot be opened is a DSP702 entry and the rest still run."""
     from dspark_ckpt.check.batch import run_each, unavailable_report
     from dspark_ckpt.check.hints import with_runnable_hints
+    from dspark_ckpt.output.verify_records import VerifiedCheckpoint, VerifyResult
     from dspark_ckpt.sources.resolve import open_source
     from dspark_ckpt.verify import torch_loader
     from dspark_ckpt.verify.checkpoint import verify_checkpoint
-    from dspark_ckpt.verify.result import VerifyResult
 
     device = torch_loader.resolve_device(options.device)
     inputs = plan_inputs(checkpoints)
@@ -71,7 +70,7 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
         numbered = {i.spec: n for n, i in enumerate(inputs, 1)}
         notes = {i.spec: i.note for i in inputs}
 
-        def one(spec: str) -> tuple[CheckpointReport, VerifyResult]:
+        def one(spec: str) -> VerifiedCheckpoint:
             bar.item(numbered[spec], len(inputs), spec)
             refuse_wrong_file(spec)
             local_spec(spec)
@@ -80,39 +79,36 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
                                                options=replace(options, progress=bar), device=device)
             note = notes[spec]
             report = replace(report, findings=report.findings + (note,)) if note else report
-            return with_runnable_hints(report, spec, run.hints), result
+            return VerifiedCheckpoint(with_runnable_hints(report, spec, run.hints), result)
 
         specs = [i.spec for i in inputs]
         if len(specs) == 1:
             return [one(specs[0])], []  # one checkpoint: its error is the run's (exit 2), as in check
         outcomes = run_each(specs, one, jobs=1, progress=False)
-    pairs: list[tuple[CheckpointReport, VerifyResult]] = []
+    verified: list[VerifiedCheckpoint] = []
     failures: list[tuple[str, DsparkCkptError]] = []
     for spec, outcome in zip(specs, outcomes):
         if isinstance(outcome, DsparkCkptError):
             failures.append((spec, outcome))
-            pairs.append((unavailable_report(spec, outcome),
-                          VerifyResult(device=str(device), torch_version="", skipped=f"[{outcome.code}] {outcome}")))
+            verified.append(VerifiedCheckpoint(unavailable_report(spec, outcome), VerifyResult(
+                device=str(device), torch_version="", skipped=f"[{outcome.code}] {outcome}")))
         else:
-            pairs.append(outcome)
-    return pairs, failures
+            verified.append(outcome)
+    return verified, failures
 
 
-def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputFormat, console: Console,
-           engines: list[dict[str, Any]] | None = None, full: Report | None = None) -> None:
-    """`full`: the report before select/ignore, from which the JSON and SARIF documents record the policy."""
+def render(report: Report, verified: list[VerifiedCheckpoint], run: Run, fmt: o.OutputFormat, console: Console,
+           full: Report | None = None) -> None:
+    """`verified`: each checkpoint of `report` (as the policy shows it) with what torch observed; `full`: the report
+    before select/ignore, from which the JSON and SARIF documents record the policy."""
     from dspark_ckpt.output.documents import verify_document
     from dspark_ckpt.output.records import summary_line
     from dspark_ckpt.output.render import render_text, render_text_quiet
-    from dspark_ckpt.verify.engine_report import render_engine
-    from dspark_ckpt.verify.render import render_verify
-    from dspark_ckpt.verify.result import verify_json
+    from dspark_ckpt.output.verify_text import render_engine, render_verify
 
     ctx = render_context(run, report, full)
-    engines = engines or [{} for _ in results]
     if fmt.value == "json":
-        docs = [verify_json(r) | ({"engine": e} if e else {}) for r, e in zip(results, engines)]
-        document = verify_document(report, docs)
+        document = verify_document(report.runtimes, verified)
         if ctx.policy is not None:  # the same `policy` object as check's document (docs/json.md)
             document = {**document, "policy": ctx.policy}
         console.file.write(json.dumps(document, indent=2) + "\n")
@@ -120,23 +116,23 @@ def render(report: Report, results: list[VerifyResult], run: Run, fmt: o.OutputF
         if run.common.quiet:
             render_text_quiet(report, console, ctx)
             return
-        for i, (checkpoint, result) in enumerate(zip(report.checkpoints, results)):
-            render_text(Report((checkpoint,), report.runtimes), console, ctx, summary=False, legend=i == 0)
-            render_verify(result, console)
-            render_engine(engines[i], console)
+        for i, v in enumerate(verified):
+            render_text(Report((v.report,), report.runtimes), console, ctx, summary=False, legend=i == 0)
+            render_verify(v.result, console)
+            render_engine(v.engine or {}, console)
             console.print()
         console.print(summary_line(report, ctx))  # the verdict line last, after every section
     else:  # the CI formats report verify's findings exactly as they report check's
         RENDERERS[fmt.value](report, console, ctx)
 
 
-def _engine(pairs: list[tuple[CheckpointReport, VerifyResult]], checkpoints: list[str], run: Run, engine: Engine,
-            device: str) -> tuple[list[tuple[CheckpointReport, VerifyResult]], list[dict[str, Any]]]:
+def _engine(verified: list[VerifiedCheckpoint], checkpoints: list[str], run: Run, engine: Engine,
+            device: str) -> list[VerifiedCheckpoint]:
     from dspark_ckpt.verify.engine_report import with_engine
     from dspark_ckpt.verify.torch_loader import resolve_device
 
     specs = [i.spec for i in plan_inputs(checkpoints)]
-    return with_engine(pairs, specs, run, engine, str(resolve_device(device)))
+    return with_engine(verified, specs, run, engine, str(resolve_device(device)))
 
 
 def _probe(value: str) -> ProbeBudget:
@@ -189,15 +185,16 @@ def verify(
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
-    pairs, failures = verify_all(checkpoints, run, VerifyOptions(device=device, seed=seed, top_k=top_k,
-                                                                   budget=probe))
-    pairs, engines = _engine(pairs, checkpoints, run, engine, device)
+    verified, failures = verify_all(checkpoints, run, VerifyOptions(device=device, seed=seed, top_k=top_k,
+                                                                      budget=probe))
+    verified = _engine(verified, checkpoints, run, engine, device)
     for _spec, error in failures:  # one line each on stderr, even with -q, as check does
         report_error(error, hint=False)
-    full = Report(tuple(p[0] for p in pairs), runtimes=tuple(str(r) for r in run.runtimes))
-    report = apply_policy(full, run.policy)
-    results = [p[1] for p in pairs]
-    emit(lambda console: render(report, results, run, output_format, console, engines, full), output, color.value,
+    runtimes = tuple(str(r) for r in run.runtimes)
+    full = Report(tuple(v.report for v in verified), runtimes=runtimes)
+    shown = [replace(v, report=selected(v.report, run.policy)) for v in verified]
+    report = Report(tuple(v.report for v in shown), runtimes=runtimes)
+    emit(lambda console: render(report, shown, run, output_format, console, full), output, color.value,
          inputs=read_paths(run, checkpoints))
     announce_policy(run, full, report)
     if verbose:

@@ -9,10 +9,18 @@ from typing import TYPE_CHECKING, Any
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.output.context import Sink
 from dspark_ckpt.output.escape import json_safe
+from dspark_ckpt.output.interval import wilson
 from dspark_ckpt.output.records import checkpoint_json, finding_json
 
 if TYPE_CHECKING:  # fix's and verify's records are created only by those commands, never on a check run
     from dspark_ckpt.output.fix_records import FixRecord, FixState, FixWritten
+    from dspark_ckpt.output.verify_records import (
+        MappingCheck,
+        ProbeReport,
+        ProbeStats,
+        VerifiedCheckpoint,
+        VerifyResult,
+    )
 
 # Bump a command's version when a key changes meaning or goes away; adding keys keeps it.
 CHECK_SCHEMA_VERSION = 1
@@ -26,11 +34,59 @@ def check_document(report: Report) -> dict[str, Any]:
             "checkpoints": [checkpoint_json(c) for c in report.checkpoints]}
 
 
-def verify_document(report: Report, verify: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """`verify` holds each checkpoint's torch observations (verify.result.verify_json), in report order."""
-    return {"schema_version": VERIFY_SCHEMA_VERSION, "command": "verify", "runtimes": list(report.runtimes),
-            "checkpoints": [{**checkpoint_json(c), "verify": v} for c, v in zip(report.checkpoints, verify,
-                                                                                 strict=True)]}
+def verify_document(runtimes: Sequence[str], checkpoints: Sequence[VerifiedCheckpoint]) -> dict[str, Any]:
+    """Check's document, each checkpoint with its `verify` object (its torch observations and the engine's answer)."""
+    return {"schema_version": VERIFY_SCHEMA_VERSION, "command": "verify", "runtimes": list(runtimes),
+            "checkpoints": [{**checkpoint_json(c.report), "verify": verify_json(c.result)
+                             | ({"engine": c.engine} if c.engine else {})} for c in checkpoints]}
+
+
+def _mapping_json(m: MappingCheck) -> dict[str, Any]:
+    return {"runtimes": list(m.runtimes), "source": m.source, "width": m.width,
+            "target_vocab_size": m.target_vocab_size, "out_of_range": m.out_of_range,
+            "first_out_of_range": list(m.first_out_of_range) if m.first_out_of_range else None,
+            "strictly_increasing": m.strictly_increasing, "first_not_increasing": m.first_not_increasing,
+            "t2d_consistent": m.t2d_consistent, "all_zero_identity_on_pruned": m.all_zero_identity_on_pruned,
+            "failures": list(m.failures)}
+
+
+def _stats_json(s: ProbeStats) -> dict[str, Any]:
+    def share(n: int) -> float | None:
+        return n / s.probes if s.probes else None
+
+    def interval(n: int) -> list[float] | None:  # the 95% Wilson score interval of share(n)
+        return [round(x, 6) for x in wilson(n, s.probes)] if s.probes else None
+
+    return {"source": s.source, "logits": s.logits, "probes": s.probes, "top_k": s.top_k,
+            "argmax_illegal": s.argmax_illegal, "argmax_illegal_fraction": share(s.argmax_illegal),
+            "argmax_illegal_ci95": interval(s.argmax_illegal),
+            "topk_any_illegal": s.topk_any_illegal, "topk_any_illegal_fraction": share(s.topk_any_illegal),
+            "topk_any_illegal_ci95": interval(s.topk_any_illegal),
+            "topk_illegal_slots": s.topk_illegal_slots, "max_margin": s.max_margin,
+            "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe}
+
+
+def probe_json(p: ProbeReport) -> dict[str, Any]:
+    return {"ran": p.ran, "reason": p.reason, "runtime": p.runtime, "illegal_rows": p.illegal_rows,
+            "lm_head_dtype": p.lm_head_dtype, "logit_scale": p.logit_scale, "seed": p.seed,
+            "markov_pairing": p.markov_pairing, "probes": p.probes, "probes_why": p.probes_why,
+            "stats": [_stats_json(s) for s in p.stats]}
+
+
+def verify_json(r: VerifyResult) -> dict[str, Any]:
+    return {
+        "device": r.device, "torch": r.torch_version, "skipped": r.skipped,
+        "timings_ms": {k: round(v, 3) for k, v in r.timings_ms.items()},
+        "tensors_read": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "nbytes": t.nbytes}
+                         for t in r.tensors_read],
+        "runtimes": [{"runtime": s.runtime, "version": s.version, "loads": s.loads, "error": s.error,
+                      "error_code": s.error_code, "d2t_param": s.d2t_param, "d2t_loaded": s.d2t_loaded,
+                      "lm_head": s.lm_head, "embed_tokens": s.embed_tokens,
+                      "first_step_error_code": s.first_step_code} for s in r.runtimes],
+        "mapping": [_mapping_json(m) for m in r.mappings],
+        "probe": probe_json(r.probe),
+        "check_disagreements": list(r.check_disagreements),
+    }
 
 
 def fix_document(checkpoints: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dspark_ckpt.verify.torch_loader import (
 if TYPE_CHECKING:
     import torch
 
-    from dspark_ckpt.verify.result import VerifyResult
+    from dspark_ckpt.output.verify_records import VerifyResult
 
 
 def verify_checkpoint(source: CheckpointSource, *, target: TargetVocab | None,

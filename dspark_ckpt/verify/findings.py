@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.verify.interval import rate
-from dspark_ckpt.verify.result import ProbeStats, VerifyResult
+from dspark_ckpt.output.interval import rate
+from dspark_ckpt.output.verify_records import ProbeStats, VerifyResult
 
 
 def _mapping_findings(result: VerifyResult) -> list[Finding]:

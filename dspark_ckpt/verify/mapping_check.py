@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from dspark_ckpt.verify.result import MappingCheck
+from dspark_ckpt.output.verify_records import MappingCheck
 
 
 def map_draft_to_target(draft_ids: torch.Tensor, d2t: torch.Tensor | None) -> torch.Tensor:

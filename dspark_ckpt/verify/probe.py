@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from dspark_ckpt.verify.result import ProbeStats
+from dspark_ckpt.output.verify_records import ProbeStats
 
 FLOAT_DTYPES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
 

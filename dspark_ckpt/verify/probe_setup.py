@@ -10,12 +10,12 @@ from typing import Any
 import torch
 
 from dspark_ckpt.model.families import Family, traits
+from dspark_ckpt.output.verify_records import MappingCheck, ProbeReport, ProbeStats
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.budget import planned_count
 from dspark_ckpt.verify.load_state import EMBED, LM_HEAD, LoadState
 from dspark_ckpt.verify.mapping_check import map_draft_to_target
 from dspark_ckpt.verify.probe import FLOAT_DTYPES, Head, batch_size, probe_source
-from dspark_ckpt.verify.result import MappingCheck, ProbeReport, ProbeStats
 from dspark_ckpt.verify.runtime_model import Dims
 from dspark_ckpt.verify.torch_loader import NORM_NAMES, VerifyOptions
 

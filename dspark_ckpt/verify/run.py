@@ -13,6 +13,7 @@ from dspark_ckpt.check.verdict_findings import verdict_findings
 from dspark_ckpt.model.findings import Finding, Severity, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
+from dspark_ckpt.output.verify_records import MappingCheck, TensorRead, VerifyResult
 from dspark_ckpt.runtimes.compatibility import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
@@ -21,7 +22,6 @@ from dspark_ckpt.verify.load_state import LoadState
 from dspark_ckpt.verify.mapping_check import check_mapping
 from dspark_ckpt.verify.memory import check_budget
 from dspark_ckpt.verify.probe_setup import run_probe
-from dspark_ckpt.verify.result import MappingCheck, TensorRead, VerifyResult
 from dspark_ckpt.verify.runtime_load import needs_data, run_runtime
 from dspark_ckpt.verify.runtime_model import Dims, ParamStore, dims_for
 from dspark_ckpt.verify.torch_loader import NORM_NAMES, Stopwatch, VerifyOptions, load_order, read_tensors

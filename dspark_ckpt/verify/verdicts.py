@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dspark_ckpt.model.families import traits
+from dspark_ckpt.output.verify_records import MappingCheck, RuntimeState
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.verify.load_state import EMBED, LM_HEAD, LoadState
-from dspark_ckpt.verify.result import MappingCheck, RuntimeState
 
 
 def _head_issues(out: LoadState, d: int, t: int) -> list[Issue]:

@@ -9,9 +9,9 @@ import pytest
 from conftest import make_checkpoint, run_cli
 
 from dspark_ckpt.output.plain import table
+from dspark_ckpt.output.verify_records import MappingCheck, VerifyResult
 from dspark_ckpt.output.write import TextBuffer, make_console
 from dspark_ckpt.verify.findings import verify_findings
-from dspark_ckpt.verify.result import MappingCheck, VerifyResult
 
 BOX = set("┏┓┗┛┃━│─┡┩└┘╇╋")
 EXAMPLE = Path(__file__).parents[2] / "examples"

@@ -17,6 +17,8 @@ from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.output.documents import probe_json, verify_json
+from dspark_ckpt.output.verify_records import MappingCheck, ProbeStats, VerifyResult
 from dspark_ckpt.runtimes.compatibility import Issue, Verdict
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.runtimes.table import contract_for
@@ -24,7 +26,6 @@ from dspark_ckpt.sources.local import LocalFolder
 from dspark_ckpt.verify import agreement, budget, memory
 from dspark_ckpt.verify.load_state import D2T_PARAM, LoadState
 from dspark_ckpt.verify.probe_setup import run_probe
-from dspark_ckpt.verify.result import MappingCheck, ProbeStats, VerifyResult, probe_json, verify_json
 from dspark_ckpt.verify.run import run_verify
 from dspark_ckpt.verify.runtime_load import needs_data, rename, run_runtime
 from dspark_ckpt.verify.runtime_model import ParamStore, dims_for

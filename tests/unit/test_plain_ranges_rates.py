@@ -11,11 +11,11 @@ from rich.console import Console
 
 from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.output.charset import encode_for, encodes_unicode, to_ascii
+from dspark_ckpt.output.interval import Z95, rate, wilson
 from dspark_ckpt.output.plain import ReportConsole, table
 from dspark_ckpt.output.runs import fold, split_selector
 from dspark_ckpt.repair import hints
 from dspark_ckpt.runtimes.selectors import parse_selectors
-from dspark_ckpt.verify.interval import Z95, rate, wilson
 
 
 def test_wilson_matches_known_values() -> None:

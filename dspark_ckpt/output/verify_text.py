@@ -1,4 +1,4 @@
-"""The text section `verify` prints under the check report: device, timings, runtime loads, mappings, probe."""
+"""The text section `verify` prints under the check report: device, timings, loads, mappings, probe, engine."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from dspark_ckpt.check.ranges import spans
+from dspark_ckpt.output.interval import rate
 from dspark_ckpt.output.plain import table
 from dspark_ckpt.output.records import human_bytes
 from dspark_ckpt.output.runs import fold
-from dspark_ckpt.verify.interval import rate
-from dspark_ckpt.verify.result import RuntimeState, VerifyResult
+from dspark_ckpt.output.verify_records import RuntimeState, VerifyResult
 
 
 def _runtimes(r: VerifyResult, console: Console) -> RenderableType:
@@ -81,3 +81,34 @@ def render_verify(r: VerifyResult, console: Console) -> None:
 
 def _duration(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def render_engine(doc: dict[str, Any], console: Console) -> None:
+    """Which loader answered (verify/engine_report.py's doc); for the installed one, its exception verbatim and the
+    state it left."""
+    if doc.get("engine") != "installed":  # verify.engine.Engine.INSTALLED
+        if doc.get("fallback"):
+            console.print(Text(f"engine: modelled (--engine installed fell back: {doc['fallback']})",
+                               style="yellow"))
+        return
+    head = f"engine: installed vLLM {doc['version']} ({doc.get('model_class') or 'not registered'})"
+    console.print(Text(head, style="bold"))
+    console.print(Text(f"  answers for vllm=={doc['version']} only; every other row: the modelled loader", style="dim"))
+    if doc.get("exception"):
+        console.print(Text(f"  raised in {doc.get('phase') or 'registry'}: {doc['exception']}", style="red"),
+                      overflow="fold")
+    else:
+        console.print(Text("  __init__ and load_weights completed", style="green"))
+    state = doc.get("state") or {}
+    if state:
+        d2t = state.get("d2t") or {}
+        table = ("none" if not state.get("d2t_param") else
+                 f"loaded ({d2t.get('out_of_range', 0)} ids >= T)" if state.get("d2t_loaded") else "all zeros")
+        def own(flag: str) -> str:
+            return "the draft's own" if state.get(flag) else "none of its own (load_*_model shares or leaves it)"
+
+        console.print(f"  lm_head: {own('has_own_lm_head')}; embed_tokens: {own('has_own_embed_tokens')}; "
+                      f"draft_id_to_target_id: {table}", markup=False)
+    if doc.get("disagreement"):
+        console.print(Text(f"  the contract table disagrees: {doc['disagreement']}", style="yellow"),
+                      overflow="fold")

@@ -1,11 +1,12 @@
-"""Pure results of a verify run (no torch types): runtime states, mapping checks, probe statistics, and their JSON."""
+"""Pure results of a verify run (no torch types): runtime states, mapping checks, probe statistics; verify/ fills
+them, output/ renders them (documents.py, verify_text.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from dspark_ckpt.verify.interval import wilson
+from dspark_ckpt.model.report import CheckpointReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,49 +109,11 @@ class VerifyResult:
     check_disagreements: tuple[str, ...] = ()
 
 
-def _mapping_json(m: MappingCheck) -> dict[str, Any]:
-    return {"runtimes": list(m.runtimes), "source": m.source, "width": m.width,
-            "target_vocab_size": m.target_vocab_size, "out_of_range": m.out_of_range,
-            "first_out_of_range": list(m.first_out_of_range) if m.first_out_of_range else None,
-            "strictly_increasing": m.strictly_increasing, "first_not_increasing": m.first_not_increasing,
-            "t2d_consistent": m.t2d_consistent, "all_zero_identity_on_pruned": m.all_zero_identity_on_pruned,
-            "failures": list(m.failures)}
+@dataclass(frozen=True, slots=True)
+class VerifiedCheckpoint:
+    """One checkpoint of a verify run: check's report as torch corrected it, what torch observed, and the
+    `--engine` step's answer (None: no engine step ran), kept together from the run to the document."""
 
-
-def _stats_json(s: ProbeStats) -> dict[str, Any]:
-    def share(n: int) -> float | None:
-        return n / s.probes if s.probes else None
-
-    def interval(n: int) -> list[float] | None:  # the 95% Wilson score interval of share(n)
-        return [round(x, 6) for x in wilson(n, s.probes)] if s.probes else None
-
-    return {"source": s.source, "logits": s.logits, "probes": s.probes, "top_k": s.top_k,
-            "argmax_illegal": s.argmax_illegal, "argmax_illegal_fraction": share(s.argmax_illegal),
-            "argmax_illegal_ci95": interval(s.argmax_illegal),
-            "topk_any_illegal": s.topk_any_illegal, "topk_any_illegal_fraction": share(s.topk_any_illegal),
-            "topk_any_illegal_ci95": interval(s.topk_any_illegal),
-            "topk_illegal_slots": s.topk_illegal_slots, "max_margin": s.max_margin,
-            "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe}
-
-
-def probe_json(p: ProbeReport) -> dict[str, Any]:
-    return {"ran": p.ran, "reason": p.reason, "runtime": p.runtime, "illegal_rows": p.illegal_rows,
-            "lm_head_dtype": p.lm_head_dtype, "logit_scale": p.logit_scale, "seed": p.seed,
-            "markov_pairing": p.markov_pairing, "probes": p.probes, "probes_why": p.probes_why,
-            "stats": [_stats_json(s) for s in p.stats]}
-
-
-def verify_json(r: VerifyResult) -> dict[str, Any]:
-    return {
-        "device": r.device, "torch": r.torch_version, "skipped": r.skipped,
-        "timings_ms": {k: round(v, 3) for k, v in r.timings_ms.items()},
-        "tensors_read": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "nbytes": t.nbytes}
-                         for t in r.tensors_read],
-        "runtimes": [{"runtime": s.runtime, "version": s.version, "loads": s.loads, "error": s.error,
-                      "error_code": s.error_code, "d2t_param": s.d2t_param, "d2t_loaded": s.d2t_loaded,
-                      "lm_head": s.lm_head, "embed_tokens": s.embed_tokens,
-                      "first_step_error_code": s.first_step_code} for s in r.runtimes],
-        "mapping": [_mapping_json(m) for m in r.mappings],
-        "probe": probe_json(r.probe),
-        "check_disagreements": list(r.check_disagreements),
-    }
+    report: CheckpointReport
+    result: VerifyResult
+    engine: dict[str, Any] | None = None
