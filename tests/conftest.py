@@ -88,6 +88,36 @@ def draft_tensors(*, vocab: int, draft_vocab: int, target_vocab: int, hidden: in
     return out
 
 
+# The backbone of a one-layer draft at hidden size H: what make_checkpoint writes beside the vocab tensors.
+def backbone_config(hidden: int) -> dict[str, Any]:
+    return {"num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": hidden // 2,
+            "intermediate_size": hidden}
+
+
+def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0") -> dict[str, np.ndarray]:
+    """Every backbone tensor the family's class in vLLM `release` loads (the generated release model's layout,
+    runtimes/release_data), shaped from `config`: a draft whose layers are complete. Vocabulary tensors and fc are
+    left to the caller (draft_tensors), as are dimensions the model could not fit (Gemma4's per-layer heads)."""
+    from dspark_ckpt.runtimes.landing import variables
+    from dspark_ckpt.runtimes.release_model import release_model
+
+    record = release_model("vllm", release)
+    model = record.architectures.get(ARCH[family]) if record is not None else None
+    if model is None or model.not_built is not None:
+        return {}
+    values = variables(model, config, target_hidden=config.get("hidden_size"), target_vocab=config.get("vocab_size"))
+    out: dict[str, np.ndarray] = {}
+    for name in model.layout:
+        rule = model.tensors.get(name)
+        if rule is None or rule.parameter is None or rule.shape is None or name in ("fc.weight",) or any(
+                e is None or e.variables & {"vocab_size", "draft_vocab_size", "target.vocab_size"} for e in rule.shape):
+            continue
+        shape = tuple(e.value(values) for e in rule.shape if e is not None)
+        if None not in shape:
+            out[name.replace("{i}", "0")] = np.zeros(shape, dtype=np.float32)
+    return out
+
+
 def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96, draft_vocab: int | None = 96,
                     target_vocab: int = 96, hidden: int = 16, rank: int = 4, shards: int = 1,
                     config_extra: dict[str, Any] | None = None, tensors: dict[str, np.ndarray] | None = None,
@@ -95,14 +125,15 @@ def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96
     """Write a checkpoint folder: config.json plus one model.safetensors or `shards` shards with an index."""
     root.mkdir(parents=True, exist_ok=True)
     config: dict[str, Any] = {"architectures": [ARCH[family]], "model_type": "qwen3", "vocab_size": vocab,
-                              "hidden_size": hidden, "markov_rank": rank}
+                              "hidden_size": hidden, "markov_rank": rank, **backbone_config(hidden)}
     if draft_vocab is not None:
         config["draft_vocab_size"] = draft_vocab
     config.update(config_extra or {})
     (root / "config.json").write_text(json.dumps(config, indent=2))
     if tensors is None:
-        tensors = draft_tensors(vocab=vocab, draft_vocab=draft_vocab or vocab, target_vocab=target_vocab,
-                                hidden=hidden, rank=rank, **what)
+        tensors = {**backbone_tensors(family, config),
+                   **draft_tensors(vocab=vocab, draft_vocab=draft_vocab or vocab, target_vocab=target_vocab,
+                                   hidden=hidden, rank=rank, **what)}
     if shards == 1:
         write_safetensors(root / "model.safetensors", tensors)
         return root

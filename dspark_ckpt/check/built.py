@@ -74,5 +74,6 @@ def with_build(facts: DraftFacts, builds: tuple[BuiltConfig, ...], raw: Mapping[
     fc = tensors.get("fc.weight")  # EAGLE-3's fc: its shape is checked against what each release builds
     return replace(facts, builds=builds, raw_config=raw, honoured_draft_vocab=honoured, nested_weights=nested,
                    fc_shape=tuple(fc.shape) if fc is not None else None,
+                   tensor_shapes=tuple(sorted((n, tuple(t.shape)) for n, t in tensors.items())),
                    d2t_all_zero=d2t_all_zero, d2t_range=d2t_range,
                    t2d_length=v.t2d.shape[0] if v.t2d is not None and len(v.t2d.shape) == 1 else None)

@@ -78,6 +78,7 @@ class DraftFacts:
     raw_config: Mapping[str, Any] | None = field(default=None, compare=False)
     honoured_draft_vocab: int | None = None  # the rows every D-sized tensor has when draft_vocab_size says otherwise
     nested_weights: tuple[str, ...] = ()  # `<name>.weight` tensors for bare parameters (candidate_selector codebooks)
+    tensor_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # every tensor's header shape (runtimes/landing.py)
     d2t_all_zero: bool = False
     d2t_range: tuple[int, int] | None = None  # (min, max) of i + d2t[i] over the rows a target id can come from
     t2d_length: int | None = None  # the target vocab the draft's t2d records

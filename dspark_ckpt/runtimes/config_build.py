@@ -10,16 +10,17 @@ no builder here (SGLang, issue 17) gets its config as written.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.runtimes import eagle3_aux, speculators, vllm_registry
+from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.release_model import release_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
@@ -57,6 +58,7 @@ class BuiltConfig:
     before_validation: bool = True  # the error comes before SpeculativeConfig's own checks (False: __init__)
     source: str = ""  # the files and lines each step was read from
     aux: eagle3_aux.AuxRead | None = None  # EAGLE-3: the aux hidden states fc is sized for, the runners' layers
+    hf: Mapping[str, Any] | None = field(default=None, compare=False)  # the config the class is built from
 
 
 def _arch(cfg: Mapping[str, Any]) -> str | None:
@@ -194,7 +196,8 @@ def _built(version: str, hf: Mapping[str, Any], arch: str | None, method: str | 
         model_type=model_type if isinstance(model_type, str) else None, config_class=cls, method=method,
         family=family, vocab_size=vocab, draft_vocab_size=positive_int(hf.get("draft_vocab_size")) or vocab,
         parallel_drafting=parallel, reads=INIT_READS.get(family, ()) if family else (), error=error,
-        before_validation=before_validation, source="; ".join(cites) + ("" if exact else f"; assumed for v{version}"))
+        before_validation=before_validation, source="; ".join(cites) + ("" if exact else f"; assumed for v{version}"),
+        hf=dict(hf))
 
 
 def as_written(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfig:
@@ -260,11 +263,39 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     if verdict.loads and verdict.first_step is None and (
             step := eagle3_aux.target_width_text(f.aux, f.target_hidden_size)):
         verdict = replace(verdict, first_step=Issue("DSP359", step, verbatim=False))
+    if verdict.loads and built.hf is not None and built.architecture is not None:
+        verdict = landed(verdict, built.architecture, built.hf, f)
     error = verdict.error
     if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
         # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
         verdict = replace(verdict, error=replace(error, code="DSP216"))
     return verdict
+
+
+def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], f: DraftFacts) -> Verdict:
+    """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
+    on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems."""
+    record = release_model(verdict.runtime, verdict.version)
+    model = record.architectures.get(architecture) if record is not None else None
+    if model is None or model.not_built is not None:
+        return verdict
+    found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
+                 target_vocab=f.target_vocab_size)
+    raised = next((p for p in found if p.raises), None)
+    if raised is not None:
+        code = landing.NO_PARAMETER if raised.kind == "no-parameter" else landing.SHAPE
+        return replace(verdict, error=Issue(code, raised.text))
+    silent = list(verdict.silent)
+    cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
+    if cut:
+        silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
+    unfilled = [p.parameter for p in found if p.kind == "unfilled" and p.parameter]
+    if unfilled:
+        shown = ", ".join(unfilled[:6]) + (f" and {len(unfilled) - 6} more" if len(unfilled) > 6 else "")
+        silent.append(Issue(landing.UNFILLED, f"{len(unfilled)} parameter{'s' if len(unfilled) != 1 else ''} of its "
+                                      f"{model.cls.rsplit('.', 1)[-1]} no tensor fills keep their initial values: "
+                                      f"{shown}", verbatim=False))
+    return replace(verdict, silent=tuple(silent))
 
 
 def verdicts_for(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple[Verdict, ...]:

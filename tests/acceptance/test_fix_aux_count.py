@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import draft_tensors, make_checkpoint, run_cli, write_safetensors
+from conftest import backbone_config, draft_tensors, make_checkpoint, run_cli, write_safetensors
 
 H, T = 16, 96
 IDS4 = [1, 5, 9, 13]
@@ -37,7 +37,7 @@ def draft(root: Path, family: str, config: dict[str, Any], fc_cols: int = 4 * H)
 def speculators_llama(root: Path) -> Path:
     """A speculators eagle3 Llama head: update_eagle3 copies the top-level list, not a top-level count."""
     root.mkdir(parents=True)
-    layer = {"model_type": "llama", "vocab_size": T, "hidden_size": H, "num_hidden_layers": 1}
+    layer = {"model_type": "llama", "vocab_size": T, "hidden_size": H, **backbone_config(H)}
     config = {"architectures": ["Eagle3Speculator"], "speculators_model_type": "eagle3", "draft_vocab_size": T,
               "speculators_config": {"proposal_methods": [{"speculative_tokens": 3}],
                                      "verifier": {"name_or_path": "target"}},
@@ -86,7 +86,7 @@ CASES = [
     ("llama-nested", "DSP356", {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": IDS4}),
     ("qwen3-num-aux-layers-3", "DSP329", {"num_aux_layers": 4, "num_aux_hidden_states": 4, "eagle_config": NESTED}),
     ("speculators-llama", "DSP329", {"transformer_layer_config": {"model_type": "llama", "vocab_size": T,
-                                                                  "hidden_size": H, "num_hidden_layers": 1,
+                                                                  "hidden_size": H, **backbone_config(H),
                                                                   "num_aux_hidden_states": 4}}),
 ]
 

@@ -195,6 +195,21 @@ def without(first: Build, *names: str) -> Build:
     return then(first, lambda folder, _: [(folder / n).unlink() for n in names])
 
 
+def retensor(first: Build, **changes: Any) -> Build:
+    """`first`, then its model.safetensors rewritten with tensors replaced (an array) or dropped (None)."""
+    def change(folder: Path, _: str) -> None:
+        from safetensors.numpy import load_file
+
+        found = dict(load_file(str(folder / "model.safetensors")))
+        for name, value in changes.items():
+            if value is None:
+                found.pop(name.replace("__", "."), None)
+            else:
+                found[name.replace("__", ".")] = value
+        write_safetensors(folder / "model.safetensors", found)
+    return then(first, change)
+
+
 def tensors(**changes: Any) -> Callable[..., dict[str, np.ndarray]]:
     """draft_tensors(...) with tensors replaced (an array) or dropped (None)."""
     def make(**kw: Any) -> dict[str, np.ndarray]:
@@ -556,7 +571,14 @@ TRIGGERS: dict[str, Trigger] = {
         "architectures": ["Eagle3LlamaForCausalLM"], "model_type": "llama"})),
     "dflash2-config": Trigger(("DSP333",), check()),
     "dspark-markov-config": Trigger(("DSP344",), check()),
-    "one-layer": Trigger(("DSP341",), check()),
+    "one-layer": Trigger(("DSP341",), check(config={"num_hidden_layers": 2})),
+    # --- every tensor, against the release's generated model (runtimes/release_data) ---
+    "tensor-no-parameter": Trigger(("DSP360",), retensor(check(), layers__0__self_attn__extra_proj__weight=np.zeros(
+        (16, 16), np.float32))),
+    "tensor-shape": Trigger(("DSP361",), retensor(check(), layers__0__mlp__down_proj__weight=np.zeros(
+        (16, 12), np.float32))),
+    "tensor-cut": Trigger(("DSP362",), then(check(), lambda f, _: edit_config(f, head_dim=4))),
+    "parameter-unfilled": Trigger(("DSP363",), retensor(check(), layers__0__self_attn__q_proj__weight=None)),
     "aux-unsaid": Trigger(("DSP357",), check()),
     # --- SGLang's own contracts ---
     "sglang-padded": Trigger(("DSP340",), check("--runtime", "sglang", vocab=128, draft_vocab=128, config=SGLANG)),
@@ -713,7 +735,12 @@ FIRES_FOR: dict[str, tuple[str, ...]] = {
     "unregistered": ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark", "dflash", "dflash2", "eagle3-qwen3"),
     "unregistered-eagle3-llama": ("eagle3-llama",),
     "dflash2-config": ("dflash2",), "dspark-markov-config": ("qwen3-dspark", "dflash2"),
-    "one-layer": ("eagle3-llama",), "aux-unsaid": EAGLE3,
+    "one-layer": ("eagle3-llama",), "aux-unsaid": EAGLE3, "tensor-cut": ("eagle3-llama",),
+    # DFlash2's fixture lacks its dflash_config (DSP333 comes first); Gemma4's class refused every layout the
+    # release-model probe fed (runtimes/release_data: not_built), so its tensors are not judged
+    "tensor-no-parameter": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
+    "tensor-shape": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
+    "parameter-unfilled": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
     "verify-d2t-not-increasing": DSPARK[:2],
 }
 

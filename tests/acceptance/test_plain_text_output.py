@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_checkpoint, run_cli
+from conftest import edit_config, make_checkpoint, run_cli
 
 from dspark_ckpt.output.plain import table
 from dspark_ckpt.output.verify_records import MappingCheck, VerifyResult
@@ -72,9 +72,10 @@ def test_a_terminal_that_cannot_encode_unicode_gets_an_ascii_box() -> None:
 
 
 def _sglang_draft(tmp_path: Path) -> Path:
-    """An EAGLE-3 draft SGLang 0.5.12+ loads: fix and verify have 12 SGLang releases with one outcome."""
-    return make_checkpoint(tmp_path / "e3", family="eagle3-llama", vocab=64, draft_vocab=64, target_vocab=48,
-                           markov=False)
+    """An EAGLE-3 draft SGLang 0.5.12+ loads: fix and verify have 12 SGLang releases with one outcome (without
+    num_hidden_layers, SGLang 0.5.1-0.5.11 take LlamaConfig's 32 layers and refuse it, DSP341)."""
+    return edit_config(make_checkpoint(tmp_path / "e3", family="eagle3-llama", vocab=64, draft_vocab=64,
+                                       target_vocab=48, markov=False), num_hidden_layers=None)
 
 
 def test_fix_names_releases_by_range(tmp_path: Path) -> None:

@@ -18,11 +18,18 @@ INDEX = "model.safetensors.index.json"
 BIG_HEADER_BYTES = 99_000_000
 
 CONFIG: dict[str, Any] = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": 96,
-                          "draft_vocab_size": 96, "hidden_size": 16, "markov_rank": 4, "markov_head_type": "vanilla"}
+                          "draft_vocab_size": 96, "hidden_size": 16, "markov_rank": 4, "markov_head_type": "vanilla",
+                          "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                          "intermediate_size": 16}
 RUNTIMES = ("--runtime", "vllm")  # the baseline loads on every vLLM release; SGLang's own limits are not the point
 TENSORS = (
     TensorSpec("embed_tokens.weight", "F32", (96, 16)),
-    TensorSpec("layers.0.mlp.down_proj.weight", "F32", (16, 16)),
+    *(TensorSpec(f"layers.0.{name}.weight", "F32", shape) for name, shape in (  # one complete Qwen3 layer
+        ("self_attn.q_proj", (16, 16)), ("self_attn.k_proj", (8, 16)), ("self_attn.v_proj", (8, 16)),
+        ("self_attn.o_proj", (16, 16)), ("self_attn.q_norm", (8,)), ("self_attn.k_norm", (8,)),
+        ("mlp.gate_proj", (16, 16)), ("mlp.up_proj", (16, 16)), ("mlp.down_proj", (16, 16)),
+        ("input_layernorm", (16,)), ("post_attention_layernorm", (16,)))),
+    TensorSpec("hidden_norm.weight", "F32", (16,)),
     TensorSpec("norm.weight", "F32", (16,)),
     TensorSpec("markov_head.markov_w1.weight", "F32", (96, 4)),
     TensorSpec("markov_head.markov_w2.weight", "F32", (96, 4)),

@@ -34,9 +34,11 @@ def test_push_opens_a_pr_with_exactly_the_changed_files(tmp_path, hub, padded):
     local = run_cli("fix", str(folder), *FIX, "--out", str(tmp_path / "local-fix"))
     assert local.returncode == 0, local.stdout + local.stderr
     changed = {n for n, data in repo_files(tmp_path / "local-fix").items() if repo_files(folder).get(n) != data}
-    # the shards holding lm_head and markov_w2, the index (total_size) and config.json; not shard 1, not the README
-    assert changed == {"config.json", "model.safetensors.index.json", "model-00002-of-00003.safetensors",
-                       "model-00003-of-00003.safetensors"}
+    # the shards holding lm_head and markov_w2, the index (total_size) and config.json; no other shard, no README
+    weight_map = json.loads((folder / "model.safetensors.index.json").read_text())["weight_map"]
+    trimmed = {weight_map["lm_head.weight"], weight_map["markov_head.markov_w2.weight"]}
+    assert len(set(weight_map.values()) - trimmed) >= 1  # a shard the fix leaves alone
+    assert changed == {"config.json", "model.safetensors.index.json", *trimmed}
 
     run = cli(hub, tmp_path, "fix", "org/draft", *FIX, "--push", "--token", DEFAULT_TOKEN)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import draft_tensors, make_checkpoint, write_safetensors
+from conftest import backbone_config, draft_tensors, make_checkpoint, write_safetensors
 
 from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -49,7 +49,7 @@ def speculators(tmp_path: Path, layer_type: str, top: dict[str, Any], fc_cols: i
                 layer_extra: dict[str, Any] | None = None) -> Path:
     folder = tmp_path / f"spec-{layer_type}"
     folder.mkdir(parents=True)
-    layer = {"model_type": layer_type, "vocab_size": T, "hidden_size": H, "num_hidden_layers": 1,
+    layer = {"model_type": layer_type, "vocab_size": T, "hidden_size": H, **backbone_config(H),
              **(layer_extra or {})}
     config = {"architectures": ["Eagle3Speculator"], "speculators_model_type": "eagle3", "draft_vocab_size": T,
               "speculators_config": {"proposal_methods": [{"speculative_tokens": 3}],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import make_checkpoint
+from conftest import draft_tensors, make_checkpoint
 
 from dspark_ckpt.repair import plan_fix
 from dspark_ckpt.repair.safety import SAFE_SHARD_MAX_BYTES, skip_message, unsafe_reasons
@@ -67,7 +67,8 @@ def test_dropping_a_tensor_is_safe_only_while_its_shard_is_small(tmp_path: Path)
 
 
 def test_dropping_a_whole_shard_rewrites_nothing(tmp_path: Path) -> None:
-    folder = make_checkpoint(tmp_path / "d", shards=7, **EQUAL_WITH_D2T)  # one tensor per shard: d2t's is deleted
+    tensors = draft_tensors(**EQUAL_WITH_D2T)  # one tensor per shard: d2t's is deleted
+    folder = make_checkpoint(tmp_path / "d", shards=len(tensors), tensors=tensors, **EQUAL_WITH_D2T)
     plan = plan_fix(folder, target_vocab_size=96)
     assert plan.changes is not None and plan.changes.removed and not plan.changes.shards
     assert unsafe_reasons(plan, max_bytes=0) == []

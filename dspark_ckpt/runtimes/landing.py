@@ -1,0 +1,206 @@
+"""Pure: where each checkpoint tensor lands in one release's draft model (its generated record), and what fails.
+
+For every tensor of the checkpoint, after the release's own name mapping (runtimes/release_model.py): a name the
+release has no parameter for raises in its words (or is skipped, where it skips); a tensor whose shape is not the
+one the release builds from the config raises, or is silently cut or left partly unwritten, as the release did when
+the probe fed it one row or column off. Every backbone parameter no shipped tensor fills stays as initialised: the
+release never says so. Vocabulary tensors (lm_head, embed_tokens, d2t, the Markov head: every parameter sized by a
+vocabulary) are the vocab contract's (runtimes/compatibility.py) and fc's width is the aux-layer model's
+(runtimes/eagle3_aux.py); this module judges the rest. A dimension whose value depends on a key the draft sets to
+something the release's samples did not cover is not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, Expr, TensorRule, normal
+
+VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
+# The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled.
+NO_PARAMETER, SHAPE, CUT, UNFILLED = "DSP360", "DSP361", "DSP362", "DSP363"
+CODES = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED})
+JUDGED_ELSEWHERE = frozenset({"model.fc.weight", "fc.weight"})  # the aux-layer model's (runtimes/eagle3_aux.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """One way a checkpoint's tensors fail to land. `raises`: the release's loader raises (its words in `text`);
+    otherwise the problem is silent (`text` is ours)."""
+
+    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "unfilled"
+    tensor: str | None
+    parameter: str | None
+    raises: bool
+    text: str
+    where: str = ""
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hidden: int | None,
+              target_vocab: int | None) -> dict[str, int]:
+    """The value of every variable the record's expressions use, as the release would see it: the config's own,
+    else what the release falls back to when the config leaves the key out (learnt by omitting it)."""
+    values: dict[str, int] = {}
+    for key, value in config.items():
+        if (n := _positive(value)) is not None:
+            values[key] = n
+    if target_vocab is not None:
+        values["target.vocab_size"] = target_vocab
+    if target_hidden is not None:
+        values["target.hidden_size"] = target_hidden
+    for _ in range(3):  # a fallback may name another key that itself falls back
+        for key, fallback in model.fallbacks.items():
+            if key in values:
+                continue
+            if fallback.isdigit():
+                values[key] = int(fallback)
+            elif fallback == "hidden_size // num_attention_heads":
+                if "hidden_size" in values and values.get("num_attention_heads"):
+                    values[key] = values["hidden_size"] // values["num_attention_heads"]
+            elif fallback in values:
+                values[key] = values[fallback]
+    return values
+
+
+def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
+    """Parameters whose shape moves with a key the draft sets to another value than the release's samples."""
+    out: set[str] = set()
+    for key, probe in model.structural.items():
+        head, _, sub = key.partition(".")
+        value = config.get(head)
+        if sub:
+            value = value.get(sub) if isinstance(value, Mapping) else None
+        if value is not None and value != probe.get("base"):
+            out.update(normal(p) for p in probe.get("changes", ()))
+    return frozenset(out)
+
+
+def _shape(exprs: tuple[Expr | None, ...] | None, values: Mapping[str, int]) -> tuple[int | None, ...] | None:
+    if exprs is None:
+        return None
+    return tuple(e.value(values) if e is not None else None for e in exprs)
+
+
+def _is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:
+    return exprs is not None and any(e is not None and e.variables & VOCAB_VARIABLES for e in exprs)
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def _unknown(model: ArchitectureModel, name: str) -> Landing | None:
+    """A name the release has no parameter for: its error, naming the first component it lacks, as it does."""
+    nested = model.nested
+    stem = name[:-len(".weight")] if name.endswith(".weight") else None
+    bare = model.tensors.get(normal(stem)) if stem is not None else None
+    if nested is not None and bare is not None and bare.parameter is not None:
+        if nested.raises is None:
+            return None
+        words = nested.message.replace("{name}", name).replace("{param}", stem or "")
+        return Landing("no-parameter", name, None, True, f"{nested.raises}: {words}", nested.where)
+    probe = ("model.layers.0.unexpected_tensor.weight" if name.startswith("model.") else
+             "layers.0.unexpected_tensor.weight" if "layers." in name else "unexpected_tensor.weight")
+    outcome = model.unknown.get(probe)
+    if outcome is None or outcome.raises is None:
+        return None
+    known = {".".join(parts[:k]) for key in model.tensors for parts in [key.split(".")] for k in range(1, len(parts))}
+    parts = normal(name).split(".")
+    depth = next((k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) not in known), len(parts))
+    missing = ".".join(name.split(".")[:depth])
+    return Landing("no-parameter", name, None, True,
+                   f"{outcome.raises}: {outcome.message.replace('{name}', missing)}", outcome.where)
+
+
+def _layer_index(name: str) -> int | None:
+    parts = name.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if part == "layers" and parts[i + 1].isdigit():
+            return int(parts[i + 1])
+    return None
+
+
+def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...]) -> Landing | None:
+    """The release's behaviour for a tensor of the wrong shape, as observed one row or column off."""
+    if len(got) != len(want):
+        return Landing("shape", name, rule.parameter, True,
+                       f"{name}: {len(got)}-D in the checkpoint, the release builds a {len(want)}-D parameter "
+                       f"{rule.parameter}")
+    for axis, (g, w) in enumerate(zip(got, want, strict=True)):
+        if w is None or g == w:
+            continue
+        seen = rule.off_by_one.get(f"{axis}{'+' if g > w else '-'}")
+        full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
+        if seen is None:
+            return None
+        if seen.raises is not None:
+            words = seen.message.replace("{got}", _size(got)).replace("{want}", _size(full)) \
+                .replace("{got_dim}", str(g)).replace("{want_dim}", str(w))
+            text = f"{seen.raises}: {words}" if words.strip() else \
+                f"{seen.raises} at {seen.where} ({name} {list(got)}, parameter {rule.parameter} {list(full)})"
+            return Landing("shape", name, rule.parameter, True, text, seen.where)
+        if seen.cuts:
+            return Landing("cut", name, rule.parameter, False,
+                           f"{name} is {list(got)} but the release builds {list(full)} from the config: it loads "
+                           f"the part that fits and drops the rest, without a word")
+        if seen.leaves_unwritten:
+            return Landing("partly-unwritten", name, rule.parameter, False,
+                           f"{name} is {list(got)} but the release builds {list(full)} from the config: the rest "
+                           f"of {rule.parameter} stays as initialised, without a word")
+    return None
+
+
+def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
+         target_hidden: int | None, target_vocab: int | None) -> tuple[Landing, ...]:
+    """Every problem of these tensors in this release's model of this architecture, errors first."""
+    values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab)
+    unjudged = _unjudged(model, config)
+    layers = model.layers.value(values) if model.layers is not None else None
+    found: list[Landing] = []
+    covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled
+    for name, got in sorted(tensors.items()):
+        rule = model.tensors.get(normal(name))
+        index = _layer_index(name)
+        if any(p == normal(name) or p.endswith("." + normal(name)) for p in unjudged):
+            continue  # a tensor of a module another value of a key builds: not what the samples saw
+        if rule is None or (index is not None and layers is not None and index >= layers):
+            if (problem := _unknown(model, name)) is not None:
+                found.append(problem)
+            continue
+        if rule.refused is not None and rule.refused.raises is not None:
+            found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
+                                 rule.refused.where))
+            continue
+        if rule.parameter is None or _is_vocab(rule.shape) or rule.parameter in JUDGED_ELSEWHERE:
+            continue
+        want = _shape(rule.shape, values)
+        parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
+        if want is not None and normal(rule.parameter) not in unjudged:
+            problem = _mismatch(rule, name, tuple(got), want)
+            if problem is not None:
+                found.append(problem)
+            if problem is not None and problem.raises:
+                continue
+        covered[parameter] = covered.get(parameter, 0) + (int(got[0]) if got else 1)
+    for parameter, exprs in sorted(model.parameters.items()):
+        if _is_vocab(exprs) or parameter in model.unfilled or parameter in JUDGED_ELSEWHERE \
+                or any(e is None for e in exprs) or parameter in unjudged:
+            continue
+        count = layers if "{i}" in parameter and layers is not None else 1
+        for i in range(count):
+            concrete = parameter.replace("{i}", str(i))
+            rows = _shape(exprs, values)
+            need = rows[0] if rows and rows[0] is not None else None
+            have = covered.get(concrete, 0)
+            if have == 0 or (need is not None and have < need and normal(parameter) not in unjudged):
+                what = "no tensor fills it" if have == 0 else f"the shipped tensors fill {have} of its {need} rows"
+                found.append(Landing("unfilled", None, concrete, False,
+                                     f"{concrete}: {what}; the release loads without a word and it keeps its "
+                                     f"initial values"))
+    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind, x.tensor or "", x.parameter or "")))

@@ -1,0 +1,152 @@
+"""The generated model of a runtime release: what its own code did with a draft's tensors, read from its data file.
+
+`runtimes/release_data/<runtime>-<release>.json` is written by `python tools/release_model.py <release>`, which
+executes that release's wheel on CPU (never edited by hand; docs/adding-a-runtime-release.md). A record holds, per
+registered draft architecture, the parameters its `__init__` builds (each dimension an expression of config keys and
+of the target's), where its `load_weights` puts each checkpoint name, what it does with a name it has no parameter
+for and with a tensor one row or column off, and what each optional key falls back to. Files are read lazily, once,
+and only for the releases a run asks about.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "release_data"
+SCHEMA = 1
+LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
+
+
+def normal(name: str) -> str:
+    """A tensor or parameter name with its layer index generalised: `layers.3.mlp` -> `layers.{i}.mlp`."""
+    return LAYER.sub("{i}", name)
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A dimension: sum of coefficient x product of variables (config keys; `target.*` for the target's)."""
+
+    terms: tuple[tuple[Fraction, tuple[str, ...]], ...]
+    text: str
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset(v for _, vs in self.terms for v in vs)
+
+    def value(self, values: Mapping[str, int]) -> int | None:
+        """The dimension for these values; None when a variable it needs is unknown."""
+        if any(v not in values for v in self.variables):
+            return None
+        total = Fraction(0)
+        for coef, vs in self.terms:
+            product = 1
+            for v in vs:
+                product *= values[v]
+            total += coef * product
+        return int(total) if total.denominator == 1 else None
+
+
+def _expr(dim: Mapping[str, Any]) -> Expr | None:
+    if "expr" not in dim:
+        return None
+    return Expr(tuple((Fraction(n, d), tuple(vs)) for n, d, vs in dim["expr"]), str(dim.get("text", "")))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the release did with a tensor off by one along an axis: raised (type, words, where), or not."""
+
+    raises: str | None
+    message: str
+    where: str
+    cuts: bool = False
+    leaves_unwritten: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TensorRule:
+    """One checkpoint name (layer index generalised) and what the release does with it."""
+
+    parameter: str | None  # None: the release skips the name (or refuses it)
+    shape: tuple[Expr | None, ...] | None
+    off_by_one: Mapping[str, Outcome]  # "0+": one row more than expected, "1-": one column fewer, ...
+    refused: Outcome | None = None  # the release raises on the name itself (a name that is no parameter)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchitectureModel:
+    name: str
+    cls: str
+    where: str
+    not_built: Mapping[str, Any] | None
+    layers: Expr | None
+    parameters: Mapping[str, tuple[Expr | None, ...]]
+    tensors: Mapping[str, TensorRule]
+    unknown: Mapping[str, Outcome]  # per probe form: plain, `layers.0.` and `model.layers.0.` names
+    nested: Outcome | None  # a bare parameter shipped as `<name>.weight` ({name}, {param} in the words)
+    unfilled: frozenset[str]  # parameters no checkpoint name the probe fed could fill
+    fallbacks: Mapping[str, str]  # optional key -> what the release uses when the config leaves it out
+    required: Mapping[str, Mapping[str, Any]]  # optional key -> the error when the config leaves it out
+    # a key the samples do not vary -> {"base": its value there, "changes": the parameters another value moves}
+    structural: Mapping[str, Mapping[str, Any]]
+    layout: tuple[str, ...] = ()  # the checkpoint names of the layout that fills the most parameters
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseModel:
+    runtime: str
+    release: str
+    architectures: Mapping[str, ArchitectureModel]
+    file: str
+
+
+def _outcome(seen: Mapping[str, Any]) -> Outcome:
+    return Outcome(raises=seen.get("raises"), message=str(seen.get("message", "")), where=str(seen.get("where", "")),
+                   cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
+
+
+def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
+    tensors = {
+        key: TensorRule(fact.get("parameter"),
+                        tuple(_expr(d) for d in fact["shape"]) if fact.get("shape") else None,
+                        {axis: _outcome(seen) for axis, seen in fact.get("off_by_one", {}).items()},
+                        _outcome(fact["refused"]) if "refused" in fact else None)
+        for key, fact in doc.get("tensors", {}).items()}
+    fallbacks = {k: str(v["falls_back_to"]) for k, v in doc.get("fallbacks", {}).items()
+                 if isinstance(v, Mapping) and v.get("falls_back_to") is not None}
+    required = {k: v["required"] for k, v in doc.get("fallbacks", {}).items()
+                if isinstance(v, Mapping) and "required" in v}
+    layers = _expr(doc["layers"]) if doc.get("layers") else None
+    return ArchitectureModel(
+        name=name, cls=str(doc.get("class")), where=str(doc.get("where")), not_built=doc.get("not_built"),
+        layers=layers, parameters={k: tuple(_expr(d) for d in dims) for k, dims in doc.get("parameters", {}).items()},
+        tensors=tensors, unknown={k: _outcome(v) for k, v in doc.get("unknown_name", {}).items()},
+        nested=_outcome(doc["nested_weight"]) if doc.get("nested_weight") else None,
+        unfilled=frozenset(doc.get("unfilled", ())), fallbacks=fallbacks, required=required,
+        structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())))
+
+
+@functools.cache
+def release_model(runtime: str, release: str) -> ReleaseModel | None:
+    """The generated model of `runtime==release`, or None when no data file was generated for it."""
+    path = DATA / f"{runtime}-{release}.json"
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("schema") != SCHEMA:
+        raise ValueError(f"{path.name}: schema {doc.get('schema')!r}, this dspark-ckpt reads {SCHEMA}")
+    archs = {name: _architecture(name, arch) for name, arch in doc["architectures"].items()}
+    return ReleaseModel(runtime, release, archs, f"runtimes/release_data/{path.name}")
+
+
+def generated_releases(runtime: str) -> tuple[str, ...]:
+    """The releases of `runtime` with a generated data file."""
+    prefix = f"{runtime}-"
+    return tuple(sorted(p.stem[len(prefix):] for p in DATA.glob(f"{prefix}*.json")))

@@ -1,0 +1,407 @@
+#!/usr/bin/env python3
+"""Maintainer command: generate one vLLM release's data file by executing that release's own code.
+
+    python tools/release_model.py 0.33.0                       # fetch the wheel, run it, write the data file
+    python tools/release_model.py 0.33.0 --check               # regenerate and compare with the committed file
+    python tools/release_model.py 0.33.0 --only Eagle3LlamaForCausalLM --out /tmp/x.json
+
+Steps: the wheel's .py files and vLLM's import-time dependencies as tools/probe_runtime.py fetches them (torch is
+the interpreter's CPU build); one worker subprocess (tools/release_model_worker.py) imports the release on CPU and,
+for every architecture in its `_SPECULATIVE_DECODING_MODELS`, builds the registered class at tiny sizes over a set
+of config samples and feeds checkpoint layouts through its real `load_weights`; this command then fits each
+parameter's and each checkpoint tensor's shape as an expression of the config keys (and of the target's), and
+writes `dspark_ckpt/runtimes/release_data/vllm-V.json`: per architecture the class and its file:line, the keys it
+reads, the layer count, every parameter, every checkpoint name and where it lands (or that it is skipped), what
+the release does with a name it has no parameter for, with a tensor one row or column off (raises, in its words,
+or cuts it silently), which parameters no checkpoint name fills, and what each optional key falls back to. Nothing
+here is transcribed: a fact that could not be observed is absent, and an architecture that cannot be built on CPU
+carries the error that stopped it. Exit 0 on success (or, with --check, when the file is unchanged), 1 when the
+committed file differs, 2 when the release cannot be run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tools")]
+DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
+WORKER = ROOT / "tools" / "release_model_worker.py"
+SCHEMA = 1
+LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
+ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
+
+# The config a sample starts from, by architecture (everything else is sampled by the worker). Only what a
+# producer's config.json carries for that family; the model_type picks the transformers config class, as vLLM's
+# own config loading does.
+RECIPES: dict[str, dict[str, Any]] = {
+    "Qwen3": {"model_type": "qwen3"},
+    "DSpark": {"model_type": "qwen3"},
+    "DFlash": {"model_type": "qwen3"},
+    "Gemma4DSpark": {"model_type": "gemma4_text", "target_layer_ids": [0]},
+    # vllm_rows.DFLASH2_KEYS: the dflash_config entries DFlash2's __init__ indexes (no default)
+    "DFlash2": {"model_type": "qwen3", "dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2,
+                                                         "selector_rank": 4, "selector_top_k": 2,
+                                                         "target_layer_ids": [0]}},
+}
+
+
+def run_worker(tree: Path, deps: Path, architectures: list[str] | None, timeout: float) -> dict[str, Any]:
+    names = architectures or []
+    with tempfile.TemporaryDirectory(prefix="dspark-release-model-") as tmp:
+        request = Path(tmp) / "request.json"
+        out = Path(tmp) / "out.json"
+        recipes: dict[str, Any] = {}
+        request.write_text(json.dumps({"architectures": names, "recipes": recipes, "recipe_rules": RECIPES,
+                                       "default_recipe": {"model_type": "llama", "rms_norm_eps": 1e-6}}))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(deps)]), "VLLM_TARGET_DEVICE": "cpu"}
+        try:
+            subprocess.run([sys.executable, str(WORKER), str(request), str(out)], env=env, timeout=timeout,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        except subprocess.TimeoutExpired:
+            pass
+        if not out.exists():
+            return {"ok": False, "reason": "the worker wrote nothing"}
+        doc: dict[str, Any] = json.loads(out.read_text())
+        return doc
+
+
+# --- fitting -------------------------------------------------------------------------------------------------
+
+Term = tuple[Fraction, tuple[str, ...]]
+
+
+def normal(name: str) -> str:
+    """A name with its layer index generalised: `layers.3.mlp` -> `layers.{i}.mlp`."""
+    return LAYER.sub("{i}", name)
+
+
+def _solve(points: list[tuple[dict[str, int], int]], monomials: list[tuple[str, ...]]) -> list[Term] | None:
+    rows = np.array([[float(np.prod([v[k] for k in m])) if m else 1.0 for m in monomials] for v, _ in points])
+    target = np.array([float(y) for _, y in points])
+    coef, *_ = np.linalg.lstsq(rows, target, rcond=None)
+    terms = [(Fraction(float(c)).limit_denominator(12), m) for c, m in zip(coef, monomials, strict=True)]
+    terms = [(c, m) for c, m in terms if c != 0]
+    for values, y in points:
+        if sum(c * int(np.prod([values[k] for k in m])) for c, m in terms) != y:
+            return None
+    return terms
+
+
+def fit(points: list[tuple[dict[str, int], int]], variables: Iterable[str],
+        depends: set[str]) -> list[Term] | None:
+    """The smallest polynomial (constant, then linear, then products of two and three of `depends`) that gives
+    every observed value exactly; None when none does."""
+    dep = sorted(depends & set(variables))
+    for degree in range(4):
+        monomials: list[tuple[str, ...]] = [()]
+        for d in range(1, degree + 1):
+            monomials += list(itertools.combinations(dep, d))
+        if len(monomials) > len(points):
+            return None
+        if (terms := _solve(points, monomials)) is not None:
+            return terms
+    return None
+
+
+def render(terms: list[Term]) -> list[list[Any]]:
+    """JSON form of an expression: [[numerator, denominator, [variables...]], ...] (empty: the value 0)."""
+    return [[c.numerator, c.denominator, list(m)] for c, m in terms]
+
+
+def text(terms: list[Term]) -> str:
+    parts = []
+    for c, m in terms:
+        factor = "*".join(m)
+        coef = "" if c == 1 and factor else (str(c) + ("*" if factor else ""))
+        parts.append(coef + factor)
+    return " + ".join(parts) or "0"
+
+
+def dependencies(samples: dict[str, dict[str, Any]], read: Any) -> set[str]:
+    """The variables whose one-at-a-time change moved the observed value."""
+    base = read(samples["base"])
+    moved = set()
+    for label, sample in samples.items():
+        match = ONE_AT_A_TIME.match(label)
+        if match and (value := read(sample)) is not None and value != base:
+            moved.add(match.group(1))
+    return moved
+
+
+def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]:
+    """name -> [expression per dim] for every name in the base sample's `field` (parameters or expected)."""
+    built = {k: s for k, s in samples.items() if field in s and not k.startswith("omit:")}
+    variables = list(built["base"]["values"])
+    out: dict[str, Any] = {}
+    for name, shape in built["base"][field].items():
+        if LAYER.search(name) and normal(name) != name and LAYER.search(name).group(0) != "0":
+            continue
+        key = normal(name)
+        dims = []
+        for axis in range(len(shape)):
+            def read(sample: dict[str, Any], axis: int = axis, name: str = name) -> int | None:
+                got = sample[field].get(name)
+                return got[axis] if got is not None and len(got) > axis else None
+
+            points = [(s["values"], v) for s in built.values() if (v := read(s)) is not None]
+            terms = fit(points, variables, dependencies(built, read))
+            dims.append({"expr": render(terms), "text": text(terms)} if terms is not None
+                        else {"unfitted": sorted({v for _, v in points})})
+        out[key] = dims
+    return out
+
+
+def fit_layers(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    built = {k: s for k, s in samples.items() if "parameters" in s and not k.startswith("omit:")}
+
+    def read(sample: dict[str, Any]) -> int:
+        return len({m.group(0) for n in sample["parameters"] if (m := LAYER.search(n))})
+
+    points = [(s["values"], read(s)) for s in built.values()]
+    terms = fit(points, list(built["base"]["values"]), dependencies(built, read))
+    return {"expr": render(terms), "text": text(terms)} if terms is not None else None
+
+
+def evaluate(expr: list[list[Any]], values: dict[str, int]) -> Fraction:
+    return sum((Fraction(n, d) * int(np.prod([values[v] for v in vs])) for n, d, vs in expr), Fraction(0))
+
+
+def implied(sample: dict[str, Any], key: str, uses: list[tuple[str, int]], shapes: dict[str, Any]) -> set[Fraction]:
+    """The values of `key` the shapes observed in `sample` imply, from each dim linear in it."""
+    values = {k: v for k, v in sample["values"].items() if not k.startswith("omit:")}
+    found = set()
+    for name, axis in uses:
+        got = sample["parameters"].get(name.replace("{i}", "0"))
+        terms = shapes[name][axis]["expr"]
+        if got is None or any(vs.count(key) > 1 for _, _, vs in terms):
+            continue
+        coef = sum((Fraction(n, d) * int(np.prod([values[v] for v in vs if v != key]))
+                    for n, d, vs in terms if key in vs), Fraction(0))
+        rest = evaluate([t for t in terms if key not in t[2]], values)
+        found.add((got[axis] - rest) / coef)
+    return found
+
+
+def fallbacks(samples: dict[str, dict[str, Any]], shapes: dict[str, Any]) -> dict[str, Any]:
+    """For each optional key: what the release builds with when the config leaves it out (observed by omitting
+    it at two bases): another key's value, hidden_size // num_attention_heads, a constant, or 'required' when the
+    build then fails; 'unused' when no shape depends on it."""
+    out: dict[str, Any] = {}
+    keys = sorted({label.split(":")[1] for label in samples if label.startswith("omit:")})
+    for key in keys:
+        trials = [s for label, s in samples.items() if label.startswith(f"omit:{key}:")]
+        if any("error" in s for s in trials):
+            failed = next(s for s in trials if "error" in s)
+            out[key] = {"required": failed["error"]}
+            continue
+        uses = [(n, a) for n, dims in shapes.items() for a, d in enumerate(dims)
+                if "expr" in d and any(key in vs for _, _, vs in d["expr"])]
+        if not uses:
+            out[key] = "unused"
+            continue
+
+        seen = [implied(s, key, uses, shapes) for s in trials]
+        if any(len(v) != 1 for v in seen):
+            out[key] = {"falls_back_to": None, "implied": sorted(str(x) for v in seen for x in v)}
+            continue
+        per_trial = [next(iter(v)) for v in seen]
+        bases = [{k: v for k, v in s["values"].items() if not k.startswith("omit:")} for s in trials]
+        candidates: dict[str, Any] = {other: (lambda v, o=other: v[o]) for other in bases[0] if other != key}
+        candidates["hidden_size // num_attention_heads"] = lambda v: v["hidden_size"] // v["num_attention_heads"]
+        found = next((label for label, f in candidates.items()
+                      if all(f(b) == got for b, got in zip(bases, per_trial, strict=True))), None)
+        if found is None and len(set(per_trial)) == 1:
+            found = str(per_trial[0])
+        out[key] = {"falls_back_to": found}
+    return out
+
+
+# --- the record ------------------------------------------------------------------------------------------------
+
+
+def _size_template(message: str, fed: list[int], want: list[int]) -> str:
+    """The loader's words with the probe's sizes as placeholders: {got}/{want} for whole shapes, {got_dim} and
+    {want_dim} for the one dimension the probe changed (a number in the words equal to either)."""
+    for shape, mark in ((fed, "{got}"), (want, "{want}")):
+        message = message.replace(f"torch.Size({shape})", mark)
+    axis = next((i for i, (f, w) in enumerate(zip(fed, want, strict=True)) if f != w), None)
+    if axis is not None:
+        for number, mark in ((fed[axis], "{got_dim}"), (want[axis], "{want_dim}")):
+            message = re.sub(rf"(?<![\w.]){number}(?![\w.])", mark, message)
+    return message
+
+
+def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+    """Checkpoint name -> where it lands (normalised parameter), its expected shape, and off-by-one outcomes."""
+    tensors: dict[str, Any] = {}
+    for layout_key, layout in arch["layouts"].items():
+        if layout["error"] is not None:
+            continue
+        for ckpt in layout["names"]:
+            key = normal(ckpt)
+            landed = layout["landed"].get(ckpt)
+            fact = tensors.setdefault(key, {})
+            if landed:
+                fact["parameter"] = normal(landed[0][0])
+                fact["shape"] = expected.get(key)
+            else:
+                fact.setdefault("skipped", True)
+            fact.setdefault("layouts", []).append(layout_key)
+    for key, fact in tensors.items():
+        if "parameter" in fact:
+            fact.pop("skipped", None)
+    for name, result in arch.get("extras", {}).items():  # names that are no parameter (t2d, mask_hidden)
+        err = result["error"]
+        landed = result["landed"].get(name)
+        tensors[name] = ({"refused": {"raises": err["type"], "where": err["where"], "message": err["message"][:500]}}
+                         if err is not None else {"parameter": normal(landed[0][0])} if landed else {"skipped": True})
+    for probe, outcome in arch.get("off_by_one", {}).items():
+        ckpt, axis = probe.rsplit("@", 1)  # axis: "0+" one row more than the parameter, "1-" one column fewer
+        fact = tensors.get(normal(ckpt))
+        if fact is None or "parameter" not in fact:
+            continue
+        fed = int(np.prod(outcome["fed"]))
+        if outcome["error"] is not None:
+            err = outcome["error"]
+            seen = {"raises": err["type"], "where": err["where"],
+                    "message": _size_template(err["message"], outcome["fed"], outcome["shape"])}
+        else:
+            landed = sum(count for _, count in outcome["landed"] or [])
+            want = int(np.prod(outcome["shape"]))
+            seen = {"cuts": True} if landed < fed else {"leaves_unwritten": True} if landed < want \
+                else {"accepts": True}
+        fact.setdefault("off_by_one", {})[axis] = seen
+    return dict(sorted(tensors.items()))
+
+
+def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
+    """What the release does with a name it has no parameter for, per form of name (the probe's name in its
+    message generalised to {name}; the list of available parameters that follows is left out)."""
+    out = {}
+    for probe, result in arch.get("unknown", {}).items():
+        err = result["error"]
+        if err is None:
+            out[probe] = {"skipped": True}
+            continue
+        message = err["message"].split(" The available", 1)[0]
+        stem = probe.rsplit(".", 1)[0]
+        out[probe] = {"raises": err["type"], "where": err["where"], "message": message.replace(stem, "{name}")}
+    return out
+
+
+def nested_fact(arch: dict[str, Any]) -> dict[str, Any] | None:
+    """What the release does with `<bare parameter>.weight` ({name}: the shipped name, {param}: the parameter)."""
+    nested = arch.get("nested")
+    if nested is None or nested["error"] is None:
+        return None if nested is None else {"skipped": True}
+    err = nested["error"]
+    message = err["message"].split(" The available", 1)[0]
+    for found, mark in ((f"{nested['name']}.weight", "{name}"), (nested["name"], "{param}")):
+        message = message.replace(found, mark)
+    return {"raises": err["type"], "where": err["where"], "message": message}
+
+
+def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
+    for failure in ("import_error", "worker_error"):
+        if failure in arch:
+            return {**record, "not_built": arch[failure]}
+    samples = {s["sample"]: s for s in arch.get("samples", [])}
+    base = samples.get("base")
+    if base is None or "parameters" not in base:
+        return {**record, "not_built": (base or {}).get("error", {"message": "no sample"})}
+    refused = {label: s["error"] for label, s in samples.items() if "error" in s and not label.startswith("omit:")}
+    parameters = fit_shapes(samples, "parameters")
+    expected = fit_shapes(samples, "expected")
+    canonical = arch["layouts"][arch["canonical"]]
+    if canonical["error"] is not None:  # no layout loads: the probe's config is not one this class accepts
+        err = canonical["error"]
+        return {**record, "not_built": {"type": err["type"], "message": err["message"][:500], "where": err["where"],
+                                        "phase": "load_weights of every layout the probe fed"}}
+    record.update({
+        "reads": base["reads"], "target_reads": base["target_reads"],
+        "layers": fit_layers(samples),
+        "parameters": parameters,
+        "tensors": tensor_facts(arch, expected),
+        # the names of the layout that fills the most (prefix, layer naming, split projections): what to export
+        "layout": {"form": arch["canonical"], "names": sorted({normal(n) for n in canonical["names"]})},
+        "unknown_name": unknown_facts(arch),
+        "nested_weight": nested_fact(arch),
+        "unfilled": sorted({normal(p) for p in canonical["unwritten"]}),
+        "fallbacks": fallbacks(samples, parameters),
+        "structural": {k: {kk: vv for kk, vv in v.items() if kk != "error"} | (
+            {"refused": v["error"]["message"][:300]} if "error" in v else {}) for k, v in
+            sorted(arch.get("structural", {}).items())},
+        "layouts_refused": {k: {"raises": v["error"]["type"], "message": v["error"]["message"][:300],
+                                "where": v["error"]["where"]}
+                            for k, v in arch["layouts"].items() if v["error"] is not None},
+    })
+    if refused:
+        record["samples_refused"] = {k: {"raises": v["type"], "message": v["message"][:300], "where": v["where"]}
+                                     for k, v in sorted(refused.items())}
+    return record
+
+
+def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA, "runtime": "vllm", "release": version,
+        "generated_by": f"python tools/release_model.py {version}",
+        "observed_version": worker.get("version"),
+        "registry": dict(sorted(worker["registry"].items())),
+        "architectures": {name: architecture_record(arch)
+                          for name, arch in sorted(worker["architectures"].items())},
+    }
+
+
+def dump(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=1, sort_keys=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("version")
+    parser.add_argument("--only", action="append", help="only these architectures (default: all registered)")
+    parser.add_argument("--out", type=Path, help="write here instead of the package's data file")
+    parser.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
+    parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
+    parser.add_argument("--timeout", type=float, default=3000.0)
+    args = parser.parse_args(argv)
+    from probe_runtime import DEFAULT_CACHE, ensure_deps, fetch_sources
+
+    DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
+    tree = fetch_sources(args.version, DEFAULT_CACHE)
+    deps = ensure_deps(DEFAULT_CACHE)
+    worker = run_worker(tree, deps, args.only, args.timeout)
+    if not worker.get("ok"):
+        print(f"release_model: vLLM {args.version} could not be run: {worker.get('reason')}", file=sys.stderr)
+        return 2
+    if args.raw:
+        args.raw.write_text(json.dumps(worker, indent=1))
+    text_out = dump(release_record(args.version, worker))
+    path = args.out or DATA / f"vllm-{args.version}.json"
+    if args.check:
+        same = path.exists() and path.read_text() == text_out
+        print(f"release_model: {path} {'is' if same else 'is NOT'} what vLLM {args.version} does")
+        return 0 if same else 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text_out)
+    print(f"release_model: wrote {path} ({len(worker['architectures'])} architectures)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
