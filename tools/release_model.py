@@ -42,6 +42,7 @@ DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 WORKER = ROOT / "tools" / "release_model_worker.py"
 SCHEMA = 1
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
+OMISSIONS = ("omit:", "bare-omit:")  # samples leaving one key out: of the model_type's config class, of a bare one
 ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 
 # The config a sample starts from, by architecture (everything else is sampled by the worker). Only what a
@@ -144,7 +145,7 @@ def dependencies(samples: dict[str, dict[str, Any]], read: Any) -> set[str]:
 
 def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]:
     """name -> [expression per dim] for every name in the base sample's `field` (parameters or expected)."""
-    built = {k: s for k, s in samples.items() if field in s and not k.startswith("omit:")}
+    built = {k: s for k, s in samples.items() if field in s and not k.startswith(OMISSIONS)}
     variables = list(built["base"]["values"])
     out: dict[str, Any] = {}
     for name, shape in built["base"][field].items():
@@ -166,7 +167,7 @@ def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]
 
 
 def fit_layers(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    built = {k: s for k, s in samples.items() if "parameters" in s and not k.startswith("omit:")}
+    built = {k: s for k, s in samples.items() if "parameters" in s and not k.startswith(OMISSIONS)}
 
     def read(sample: dict[str, Any]) -> int:
         return len({m.group(0) for n in sample["parameters"] if (m := LAYER.search(n))})
@@ -182,7 +183,7 @@ def evaluate(expr: list[list[Any]], values: dict[str, int]) -> Fraction:
 
 def implied(sample: dict[str, Any], key: str, uses: list[tuple[str, int]], shapes: dict[str, Any]) -> set[Fraction]:
     """The values of `key` the shapes observed in `sample` imply, from each dim linear in it."""
-    values = {k: v for k, v in sample["values"].items() if not k.startswith("omit:")}
+    values = {k: v for k, v in sample["values"].items() if not k.startswith(("omit:", "bare"))}
     found = set()
     for name, axis in uses:
         got = sample["parameters"].get(name.replace("{i}", "0"))
@@ -196,17 +197,19 @@ def implied(sample: dict[str, Any], key: str, uses: list[tuple[str, int]], shape
     return found
 
 
-def fallbacks(samples: dict[str, dict[str, Any]], shapes: dict[str, Any]) -> dict[str, Any]:
+def fallbacks(samples: dict[str, dict[str, Any]], shapes: dict[str, Any], prefix: str = "omit:") -> dict[str, Any]:
     """For each optional key: what the release builds with when the config leaves it out (observed by omitting
     it at two bases): another key's value, hidden_size // num_attention_heads, a constant, or 'required' when the
     build then fails; 'unused' when no shape depends on it."""
     out: dict[str, Any] = {}
-    keys = sorted({label.split(":")[1] for label in samples if label.startswith("omit:")})
+    keys = sorted({label.split(":")[1] for label in samples if label.startswith(prefix)})
     for key in keys:
-        trials = [s for label, s in samples.items() if label.startswith(f"omit:{key}:")]
+        trials = [s for label, s in samples.items() if label.startswith(f"{prefix}{key}:")]
         if any("error" in s for s in trials):
             failed = next(s for s in trials if "error" in s)
-            out[key] = {"required": failed["error"]}
+            named = f"'{key}'" in failed["error"]["message"]  # the release's error is about this key
+            out[key] = {"required": failed["error"]} if named else {"falls_back_to": None,
+                                                                     "refused": words(failed["error"]["message"])}
             continue
         uses = [(n, a) for n, dims in shapes.items() for a, d in enumerate(dims)
                 if "expr" in d and any(key in vs for _, _, vs in d["expr"])]
@@ -219,7 +222,7 @@ def fallbacks(samples: dict[str, dict[str, Any]], shapes: dict[str, Any]) -> dic
             out[key] = {"falls_back_to": None, "implied": sorted(str(x) for v in seen for x in v)}
             continue
         per_trial = [next(iter(v)) for v in seen]
-        bases = [{k: v for k, v in s["values"].items() if not k.startswith("omit:")} for s in trials]
+        bases = [{k: v for k, v in s["values"].items() if not k.startswith(("omit:", "bare"))} for s in trials]
         candidates: dict[str, Any] = {other: (lambda v, o=other: v[o]) for other in bases[0] if other != key}
         candidates["hidden_size // num_attention_heads"] = lambda v: v["hidden_size"] // v["num_attention_heads"]
         found = next((label for label, f in candidates.items()
@@ -231,6 +234,11 @@ def fallbacks(samples: dict[str, dict[str, Any]], shapes: dict[str, Any]) -> dic
 
 
 # --- the record ------------------------------------------------------------------------------------------------
+
+
+def words(message: str, limit: int = 500) -> str:
+    """The release's words, without the set of available parameters vLLM appends (its order varies per run)."""
+    return message.split(" The available", 1)[0][:limit]
 
 
 def _size_template(message: str, fed: list[int], want: list[int]) -> str:
@@ -267,7 +275,7 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
     for name, result in arch.get("extras", {}).items():  # names that are no parameter (t2d, mask_hidden)
         err = result["error"]
         landed = result["landed"].get(name)
-        tensors[name] = ({"refused": {"raises": err["type"], "where": err["where"], "message": err["message"][:500]}}
+        tensors[name] = ({"refused": {"raises": err["type"], "where": err["where"], "message": words(err["message"])}}
                          if err is not None else {"parameter": normal(landed[0][0])} if landed else {"skipped": True})
     for probe, outcome in arch.get("off_by_one", {}).items():
         ckpt, axis = probe.rsplit("@", 1)  # axis: "0+" one row more than the parameter, "1-" one column fewer
@@ -278,13 +286,19 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
         if outcome["error"] is not None:
             err = outcome["error"]
             seen = {"raises": err["type"], "where": err["where"],
-                    "message": _size_template(err["message"], outcome["fed"], outcome["shape"])}
+                    "message": _size_template(words(err["message"]), outcome["fed"], outcome["shape"])}
         else:
             landed = sum(count for _, count in outcome["landed"] or [])
             want = int(np.prod(outcome["shape"]))
             seen = {"cuts": True} if landed < fed else {"leaves_unwritten": True} if landed < want \
                 else {"accepts": True}
         fact.setdefault("off_by_one", {})[axis] = seen
+    for fact in tensors.values():  # names of other layouts (midlayer., fused) take the canonical name's outcomes
+        if "parameter" in fact and "off_by_one" not in fact:
+            twin = next((f for f in tensors.values() if f.get("off_by_one") and f.get("parameter") == fact["parameter"]
+                         and f.get("shape") == fact.get("shape")), None)
+            if twin is not None:
+                fact["off_by_one"] = twin["off_by_one"]
     return dict(sorted(tensors.items()))
 
 
@@ -324,13 +338,13 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     base = samples.get("base")
     if base is None or "parameters" not in base:
         return {**record, "not_built": (base or {}).get("error", {"message": "no sample"})}
-    refused = {label: s["error"] for label, s in samples.items() if "error" in s and not label.startswith("omit:")}
+    refused = {label: s["error"] for label, s in samples.items() if "error" in s and not label.startswith(OMISSIONS)}
     parameters = fit_shapes(samples, "parameters")
     expected = fit_shapes(samples, "expected")
     canonical = arch["layouts"][arch["canonical"]]
     if canonical["error"] is not None:  # no layout loads: the probe's config is not one this class accepts
         err = canonical["error"]
-        return {**record, "not_built": {"type": err["type"], "message": err["message"][:500], "where": err["where"],
+        return {**record, "not_built": {"type": err["type"], "message": words(err["message"]), "where": err["where"],
                                         "phase": "load_weights of every layout the probe fed"}}
     record.update({
         "reads": base["reads"], "target_reads": base["target_reads"],
@@ -343,15 +357,17 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "nested_weight": nested_fact(arch),
         "unfilled": sorted({normal(p) for p in canonical["unwritten"]}),
         "fallbacks": fallbacks(samples, parameters),
+        # the same for a config that is a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
+        "fallbacks_bare": fallbacks(samples, parameters, "bare-omit:"),
         "structural": {k: {kk: vv for kk, vv in v.items() if kk != "error"} | (
-            {"refused": v["error"]["message"][:300]} if "error" in v else {}) for k, v in
+            {"refused": words(v["error"]["message"], 300)} if "error" in v else {}) for k, v in
             sorted(arch.get("structural", {}).items())},
-        "layouts_refused": {k: {"raises": v["error"]["type"], "message": v["error"]["message"][:300],
+        "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}
                             for k, v in arch["layouts"].items() if v["error"] is not None},
     })
     if refused:
-        record["samples_refused"] = {k: {"raises": v["type"], "message": v["message"][:300], "where": v["where"]}
+        record["samples_refused"] = {k: {"raises": v["type"], "message": words(v["message"], 300), "where": v["where"]}
                                      for k, v in sorted(refused.items())}
     return record
 

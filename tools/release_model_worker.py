@@ -132,6 +132,7 @@ class Release:
         from vllm.distributed import parallel_state as ps
 
         self.torch = torch
+        self.folder = folder  # the draft's model path: an empty folder (no mask_embedding.pt, no extra files)
         self.version = getattr(vllm, "__version__", "?")
         self.VllmConfig = VllmConfig
         self.set_current = set_current_vllm_config
@@ -153,13 +154,16 @@ class Release:
         """cls's real __init__ for this config; returns the model, the hf keys it read, the target's it read."""
         torch = self.torch
         hf = _hf_config(raw)
+        if values.get("bare"):  # every attribute transformers set, as a plain config, less the keys omitted
+            omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
+            hf = _hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
         hf_reads: set[str] = set()
         target_reads: set[str] = set()
         _record_reads(hf, hf_reads)
         t_hidden, t_vocab = values.get("target.hidden_size", 16), values.get("target.vocab_size", 128)
         draft = SimpleNamespace(hf_config=hf, hf_text_config=hf, quantization=None, dtype=torch.float32,
                                 get_vocab_size=lambda: hf.vocab_size, get_hidden_size=lambda: hf.hidden_size,
-                                max_model_len=4096)
+                                max_model_len=4096, model=self.folder, revision=None)
         target_hf = SimpleNamespace(hidden_size=t_hidden, vocab_size=t_vocab, num_hidden_layers=4,
                                     model_type="llama")
         target = SimpleNamespace(get_vocab_size=lambda: t_vocab, get_total_num_hidden_layers=lambda: 4,
@@ -177,10 +181,14 @@ class Release:
         return model, hf_reads, {f"target.{k}" for k in target_reads}
 
 
-def _hf_config(raw: dict[str, Any]) -> Any:
+def _hf_config(raw: dict[str, Any], *, bare: bool = False) -> Any:
+    """The config object as transformers builds it for the model_type; `bare`: a plain PretrainedConfig, as a
+    speculators-format draft gets (SpeculatorsConfig adds no defaults)."""
     from transformers import AutoConfig, PretrainedConfig
 
     fields = {k: v for k, v in raw.items() if k != "model_type"}
+    if bare:
+        return PretrainedConfig(**copy.deepcopy(fields))
     try:
         return AutoConfig.for_model(raw.get("model_type") or "llama", **copy.deepcopy(fields))
     except (ValueError, KeyError):
@@ -191,7 +199,7 @@ def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
     raw = {k: v for k, v in recipe.items() if k != "omit"}
     for key, value in values.items():
-        if not key.startswith(("target.", "omit:")) and key not in recipe.get("omit", ()) \
+        if not key.startswith(("target.", "omit:", "bare")) and key not in recipe.get("omit", ()) \
                 and f"omit:{key}" not in values:
             raw[key] = value
     return raw
@@ -205,8 +213,9 @@ def samples(seed: int) -> list[tuple[str, dict[str, int]]]:
     for key in OPTIONAL:
         for base in (BASE, OTHER_BASE):
             out.append((f"omit:{key}:{base['hidden_size']}", {**base, f"omit:{key}": 1}))
+            out.append((f"bare-omit:{key}:{base['hidden_size']}", {**base, f"omit:{key}": 1, "bare": 1}))
     rng = random.Random(seed)
-    while len(out) < 1 + sum(len(a) for a in ALTERNATES.values()) + 2 * len(OPTIONAL) + JOINT_SAMPLES:
+    while len(out) < 1 + sum(len(a) for a in ALTERNATES.values()) + 4 * len(OPTIONAL) + JOINT_SAMPLES:
         values = {k: rng.choice((BASE[k], *ALTERNATES[k])) for k in BASE if k in ALTERNATES}
         if values["num_attention_heads"] % values["num_key_value_heads"] == 0 \
                 and values["hidden_size"] % values["num_attention_heads"] == 0:
@@ -296,7 +305,7 @@ class Feeder:
             error = _error(exc)
         by_marker = {v: k for k, v in markers.items()}
         landed: dict[str, list[Any]] = {}
-        unwritten = []
+        unwritten, partly = [], []
         with torch.no_grad():
             for pname, p in self.params.items():
                 data = p.detach().reshape(-1).to(torch.float64) if p.numel() else None
@@ -306,6 +315,8 @@ class Feeder:
                 if not bool(written.any()):
                     unwritten.append(pname)
                     continue
+                if not bool(written.all()):
+                    partly.append(pname)
                 values = data[written]
                 for value in torch.unique(values).tolist():
                     name = by_marker.get(int(value)) if float(value).is_integer() else None
@@ -313,7 +324,7 @@ class Feeder:
                         continue  # a loader that transforms values (d2t offsets, scales): not a marker
                     count = int((values == value).sum())
                     landed.setdefault(name, []).append([pname, count])
-        return {"landed": landed, "unwritten": unwritten, "error": error}
+        return {"landed": landed, "unwritten": unwritten, "partly": partly, "error": error}
 
 
 def dtype_of(name: str) -> str:
@@ -493,12 +504,35 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
     return out
 
 
+def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
+    """One checkpoint (its config as the release builds it, its tensors' names and shapes) through the class's
+    real __init__ and load_weights: the error it raises, the tensors it cuts, the parameters left unwritten."""
+    cls = release.model_class(case["architecture"])
+    values = {"target.hidden_size": case["target_hidden"], "target.vocab_size": case["target_vocab"],
+              "bare": int(case.get("bare", False))}
+    try:
+        model, _, _ = release.build(cls, case["config"], values)
+    except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
+        return {"id": case["id"], "phase": "init", "error": _error(exc)}
+    fed = {name: (tuple(shape), dtype_of(name)) for name, shape in case["tensors"].items()}
+    result = Feeder(release.torch, model).feed(fed)
+    numel = {name: int(release.torch.Size(shape).numel()) for name, (shape, _) in fed.items()}
+    cut = sorted(n for n, where in result["landed"].items() if sum(c for _, c in where) < numel[n])
+    return {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,
+            "unwritten": result["unwritten"], "partly": result["partly"]}
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text())
     doc: dict[str, Any] = {"ok": False}
     try:
         with tempfile.TemporaryDirectory() as pg:
             release = Release(pg)
+            if request.get("mode") == "load":
+                doc = {"ok": True, "version": release.version,
+                       "results": [load_case(release, case) for case in request["cases"]]}
+                Path(argv[1]).write_text(json.dumps(doc))
+                return 0
             doc = {"ok": True, "version": release.version, "registry": {
                 name: list(entry) for name, entry in release.registry.items()}, "architectures": {}}
             only = request.get("architectures") or sorted(release.registry)

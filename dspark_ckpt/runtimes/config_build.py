@@ -264,7 +264,7 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
             step := eagle3_aux.target_width_text(f.aux, f.target_hidden_size)):
         verdict = replace(verdict, first_step=Issue("DSP359", step, verbatim=False))
     if verdict.loads and built.hf is not None and built.architecture is not None:
-        verdict = landed(verdict, built.architecture, built.hf, f)
+        verdict = landed(verdict, built.architecture, built.hf, built.config_class, f)
     error = verdict.error
     if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
         # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
@@ -272,7 +272,7 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     return verdict
 
 
-def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], f: DraftFacts) -> Verdict:
+def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
     on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems."""
     record = release_model(verdict.runtime, verdict.version)
@@ -280,10 +280,10 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], f: DraftF
     if model is None or model.not_built is not None:
         return verdict
     found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
-                 target_vocab=f.target_vocab_size)
+                         target_vocab=f.target_vocab_size, config_class=config_class)
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
-        code = landing.NO_PARAMETER if raised.kind == "no-parameter" else landing.SHAPE
+        code = {"no-parameter": landing.NO_PARAMETER, "missing-key": "DSP333"}.get(raised.kind, landing.SHAPE)
         return replace(verdict, error=Issue(code, raised.text))
     silent = list(verdict.silent)
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]

@@ -42,10 +42,15 @@ def _positive(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+BARE_CONFIGS = frozenset({"SpeculatorsConfig", "PretrainedConfig"})  # config classes with no transformers defaults
+
+
 def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hidden: int | None,
-              target_vocab: int | None) -> dict[str, int]:
+              target_vocab: int | None, config_class: str = "") -> dict[str, int]:
     """The value of every variable the record's expressions use, as the release would see it: the config's own,
-    else what the release falls back to when the config leaves the key out (learnt by omitting it)."""
+    else what the release falls back to when the config leaves the key out (learnt by omitting it, under the
+    model_type's transformers class or, for a speculators config, a bare one)."""
+    fallbacks = model.fallbacks_bare if config_class in BARE_CONFIGS else model.fallbacks
     values: dict[str, int] = {}
     for key, value in config.items():
         if (n := _positive(value)) is not None:
@@ -55,7 +60,7 @@ def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hid
     if target_hidden is not None:
         values["target.hidden_size"] = target_hidden
     for _ in range(3):  # a fallback may name another key that itself falls back
-        for key, fallback in model.fallbacks.items():
+        for key, fallback in fallbacks.items():
             if key in values:
                 continue
             if fallback.isdigit():
@@ -113,9 +118,28 @@ def _unknown(model: ArchitectureModel, name: str) -> Landing | None:
     known = {".".join(parts[:k]) for key in model.tensors for parts in [key.split(".")] for k in range(1, len(parts))}
     parts = normal(name).split(".")
     depth = next((k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) not in known), len(parts))
-    missing = ".".join(name.split(".")[:depth])
+    missing = _module_path(model, ".".join(parts[:depth - 1]), name.split(".")[:depth])
     return Landing("no-parameter", name, None, True,
                    f"{outcome.raises}: {outcome.message.replace('{name}', missing)}", outcome.where)
+
+
+def _module_path(model: ArchitectureModel, known: str, parts: list[str]) -> str:
+    """The release's name for a checkpoint prefix: the known part mapped as the release maps it (`midlayer` ->
+    `layers.0`; the parameter path below the model the loader walks, `model.` dropped), then the missing part."""
+    if not known:
+        return ".".join(parts)
+    sibling = next(((key, rule) for key, rule in sorted(model.tensors.items())
+                    if key.startswith(known + ".") and rule.parameter), None)
+    if sibling is None:
+        return ".".join(parts)
+    key, rule = sibling
+    tail = key[len(known):]
+    assert rule.parameter is not None
+    if not rule.parameter.endswith(tail):
+        return ".".join(parts)
+    index = next((p for p in parts if p.isdigit()), "0")
+    mapped = rule.parameter[:-len(tail)].replace("{i}", index).removeprefix("model.")
+    return ".".join([mapped, *parts[len(known.split(".")):]])
 
 
 def _layer_index(name: str) -> int | None:
@@ -156,10 +180,24 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
     return None
 
 
+def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: str) -> Landing | None:
+    """A key the class reads as a plain attribute, with no fallback in this config class: __init__ raises."""
+    required = model.required_bare if config_class in BARE_CONFIGS else model.required
+    for key, error in sorted(required.items()):
+        if key not in config and error.get("type") == "AttributeError":
+            return Landing("missing-key", None, None, True,
+                           f"AttributeError: '{config_class or 'PretrainedConfig'}' object has no attribute '{key}'",
+                           str(error.get("where", "")))
+    return None
+
+
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
-         target_hidden: int | None, target_vocab: int | None) -> tuple[Landing, ...]:
+         target_hidden: int | None, target_vocab: int | None, config_class: str = "") -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first."""
-    values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab)
+    if (missing := _missing(model, config, config_class)) is not None:
+        return (missing,)
+    values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
+                       config_class=config_class)
     unjudged = _unjudged(model, config)
     layers = model.layers.value(values) if model.layers is not None else None
     found: list[Landing] = []

@@ -14,7 +14,7 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -97,6 +97,9 @@ class ArchitectureModel:
     # a key the samples do not vary -> {"base": its value there, "changes": the parameters another value moves}
     structural: Mapping[str, Mapping[str, Any]]
     layout: tuple[str, ...] = ()  # the checkpoint names of the layout that fills the most parameters
+    # the same as fallbacks/required for a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
+    fallbacks_bare: Mapping[str, str] = field(default_factory=dict)
+    required_bare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,17 +122,21 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
                         {axis: _outcome(seen) for axis, seen in fact.get("off_by_one", {}).items()},
                         _outcome(fact["refused"]) if "refused" in fact else None)
         for key, fact in doc.get("tensors", {}).items()}
-    fallbacks = {k: str(v["falls_back_to"]) for k, v in doc.get("fallbacks", {}).items()
-                 if isinstance(v, Mapping) and v.get("falls_back_to") is not None}
-    required = {k: v["required"] for k, v in doc.get("fallbacks", {}).items()
-                if isinstance(v, Mapping) and "required" in v}
+    def falls_back(section: str) -> dict[str, str]:
+        return {k: str(v["falls_back_to"]) for k, v in doc.get(section, {}).items()
+                if isinstance(v, Mapping) and v.get("falls_back_to") is not None}
+
+    def requires(section: str) -> dict[str, Mapping[str, Any]]:
+        return {k: v["required"] for k, v in doc.get(section, {}).items() if isinstance(v, Mapping) and "required" in v}
+
     layers = _expr(doc["layers"]) if doc.get("layers") else None
     return ArchitectureModel(
         name=name, cls=str(doc.get("class")), where=str(doc.get("where")), not_built=doc.get("not_built"),
         layers=layers, parameters={k: tuple(_expr(d) for d in dims) for k, dims in doc.get("parameters", {}).items()},
         tensors=tensors, unknown={k: _outcome(v) for k, v in doc.get("unknown_name", {}).items()},
         nested=_outcome(doc["nested_weight"]) if doc.get("nested_weight") else None,
-        unfilled=frozenset(doc.get("unfilled", ())), fallbacks=fallbacks, required=required,
+        unfilled=frozenset(doc.get("unfilled", ())), fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
+        fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())))
 
 

@@ -1,0 +1,92 @@
+"""runtimes/landing.py on the committed vLLM 0.33.0 model: each kind of problem, from headers alone (no wheel)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dspark_ckpt.runtimes.landing import land, variables
+from dspark_ckpt.runtimes.release_model import generated_releases, release_model
+
+H = 16
+LLAMA: dict[str, Any] = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": H,
+                         "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 32,
+                         "num_hidden_layers": 1, "vocab_size": 96, "draft_vocab_size": 96}
+LAYER = {"self_attn.q_proj.weight": (16, 32), "self_attn.k_proj.weight": (8, 32), "self_attn.v_proj.weight": (8, 32),
+         "self_attn.o_proj.weight": (16, 16), "mlp.gate_proj.weight": (32, 16), "mlp.up_proj.weight": (32, 16),
+         "mlp.down_proj.weight": (16, 32), "input_layernorm.weight": (16,), "hidden_norm.weight": (16,),
+         "post_attention_layernorm.weight": (16,)}
+
+
+def eagle3(prefix: str = "layers.0.", **changes: Any) -> dict[str, tuple[int, ...]]:
+    out = {f"{prefix}{k}": v for k, v in LAYER.items()} | {"norm.weight": (H,), "fc.weight": (H, 3 * H),
+                                                             "lm_head.weight": (96, H), "embed_tokens.weight": (96, H)}
+    for name, shape in changes.items():
+        if shape is None:
+            out.pop(name, None)
+        else:
+            out[name] = shape
+    return out
+
+
+def model(arch: str = "LlamaForCausalLMEagle3") -> Any:
+    record = release_model("vllm", "0.33.0")
+    assert record is not None
+    return record.architectures[arch]
+
+
+def run(tensors: dict[str, tuple[int, ...]], config: dict[str, Any] | None = None, **kw: Any) -> list[Any]:
+    return list(land(model(), config or LLAMA, tensors, target_hidden=H, target_vocab=96, **kw))
+
+
+def test_the_data_lists_its_release() -> None:
+    assert "0.33.0" in generated_releases("vllm")
+
+
+def test_a_complete_layer_in_either_naming_lands() -> None:
+    assert run(eagle3()) == [] and run(eagle3("midlayer.")) == []
+
+
+def test_a_name_with_no_parameter_raises_in_vllms_words() -> None:
+    (found,) = run(eagle3(**{"midlayer.stray.weight": (4,)}, **{f"layers.0.{k}": None for k in LAYER}) |
+                   {f"midlayer.{k}": v for k, v in LAYER.items()})
+    assert found.raises and found.text == ("ValueError: There is no module or parameter named 'layers.0.stray' "
+                                           "in LlamaModel.")
+
+
+def test_model_prefixed_names_raise_as_vllm_does() -> None:
+    found = run({("model." + n if n.startswith("layers.") else n): s for n, s in eagle3().items()})
+    assert found[0].raises and "named 'model' in LlamaModel" in found[0].text
+
+
+def test_a_narrow_down_proj_raises_and_a_wide_q_proj_is_cut() -> None:
+    shape = run(eagle3(**{"layers.0.mlp.down_proj.weight": (16, 30)}))[0]  # errors first
+    assert shape.raises and shape.text == "RuntimeError: start (0) + length (32) exceeds dimension size (30)."
+    cut = run(eagle3(), {**LLAMA, "head_dim": 4})
+    assert cut and {p.kind for p in cut} == {"cut"} and not any(p.raises for p in cut)
+
+
+def test_a_missing_projection_leaves_rows_unfilled() -> None:
+    (found,) = run(eagle3(**{"layers.0.self_attn.q_proj.weight": None}))
+    assert found.kind == "unfilled" and found.parameter == "model.layers.0.self_attn.qkv_proj.weight"
+    assert "fill 16 of its 32 rows" in found.text
+
+
+def test_fallbacks_follow_the_config_class() -> None:
+    no_head_dim = {k: v for k, v in LLAMA.items() if k != "head_dim"}
+    assert variables(model(), no_head_dim, target_hidden=H, target_vocab=96)["head_dim"] == H // 2
+    qwen3 = model("Eagle3Qwen3ForCausalLM")
+    assert variables(qwen3, no_head_dim, target_hidden=H, target_vocab=96)["head_dim"] == 128  # Qwen3Config's
+    bare = variables(qwen3, no_head_dim, target_hidden=H, target_vocab=96, config_class="SpeculatorsConfig")
+    assert bare["head_dim"] == H // 2  # vLLM's own getattr default, no transformers class behind it
+
+
+def test_a_key_that_builds_other_modules_is_not_judged() -> None:
+    # eagle_config.norm_before_fc adds input_norm: the samples never built it, so its tensor is not called stray
+    found = run(eagle3(**{"input_norm.weight": (3 * H,)}), {**LLAMA, "eagle_config": {"norm_before_fc": True}})
+    assert found == []
+    assert run(eagle3(**{"input_norm.weight": (3 * H,)}))[0].kind == "no-parameter"
+
+
+def test_layers_beyond_the_config_are_names_with_no_parameter() -> None:
+    (found,) = run(eagle3(**{"layers.1.input_layernorm.weight": (H,)}))
+    assert found.kind == "no-parameter" and "layers.1" in found.text
