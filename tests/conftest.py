@@ -99,10 +99,9 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     runtimes/release_data), shaped from `config`: a draft whose layers are complete. Vocabulary tensors and fc are
     left to the caller (draft_tensors), as are dimensions the model could not fit (Gemma4's per-layer heads)."""
     from dspark_ckpt.runtimes.landing import variables
-    from dspark_ckpt.runtimes.release_model import release_model
+    from dspark_ckpt.runtimes.release_model import architecture_model
 
-    record = release_model("vllm", release)
-    model = record.architectures.get(ARCH[family]) if record is not None else None
+    model = architecture_model("vllm", release, ARCH[family])
     if model is None or model.not_built is not None:
         return {}
     values = variables(model, config, target_hidden=config.get("hidden_size"), target_vocab=config.get("vocab_size"))

@@ -10,7 +10,7 @@ the interpreter's CPU build); one worker subprocess (tools/release_model_worker.
 for every architecture in its `_SPECULATIVE_DECODING_MODELS`, builds the registered class at tiny sizes over a set
 of config samples and feeds checkpoint layouts through its real `load_weights`; this command then fits each
 parameter's and each checkpoint tensor's shape as an expression of the config keys (and of the target's), and
-writes `dspark_ckpt/runtimes/release_data/vllm-V.json`: per architecture the class and its file:line, the keys it
+writes `dspark_ckpt/runtimes/release_data/vllm-V/` (release.json, then one file per architecture): per architecture the class and its file:line, the keys it
 reads, the layer count, every parameter, every checkpoint name and where it lands (or that it is skipped), what
 the release does with a name it has no parameter for, with a tensor one row or column off (raises, in its words,
 or cuts it silently), which parameters no checkpoint name fills, and what each optional key falls back to. Nothing
@@ -383,15 +383,19 @@ def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def dump(record: dict[str, Any]) -> str:
-    return json.dumps(record, indent=1, sort_keys=False) + "\n"
+def dump(record: dict[str, Any]) -> dict[str, str]:
+    """The data folder's files: release.json (what the release is) and one file per architecture."""
+    files = {f"{name}.json": json.dumps(arch, indent=1) + "\n" for name, arch in record["architectures"].items()}
+    head = {k: v for k, v in record.items() if k != "architectures"}
+    files["release.json"] = json.dumps({**head, "architectures": sorted(record["architectures"])}, indent=1) + "\n"
+    return files
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("version")
     parser.add_argument("--only", action="append", help="only these architectures (default: all registered)")
-    parser.add_argument("--out", type=Path, help="write here instead of the package's data file")
+    parser.add_argument("--out", type=Path, help="write this folder instead of the package's data folder")
     parser.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
     parser.add_argument("--timeout", type=float, default=3000.0)
@@ -407,15 +411,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
-    text_out = dump(release_record(args.version, worker))
-    path = args.out or DATA / f"vllm-{args.version}.json"
+    files = dump(release_record(args.version, worker))
+    folder = args.out or DATA / f"vllm-{args.version}"
     if args.check:
-        same = path.exists() and path.read_text() == text_out
-        print(f"release_model: {path} {'is' if same else 'is NOT'} what vLLM {args.version} does")
+        held = {p.name: p.read_text() for p in folder.glob("*.json")} if folder.is_dir() else {}
+        same = held == files
+        print(f"release_model: {folder} {'is' if same else 'is NOT'} what vLLM {args.version} does"
+              + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
         return 0 if same else 1
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text_out)
-    print(f"release_model: wrote {path} ({len(worker['architectures'])} architectures)")
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in set(p.name for p in folder.glob("*.json")) - set(files):
+        (folder / stale).unlink()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    print(f"release_model: wrote {folder} ({len(worker['architectures'])} architectures)")
     return 0
 
 

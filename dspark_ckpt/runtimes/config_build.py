@@ -20,7 +20,7 @@ from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
-from dspark_ckpt.runtimes.release_model import release_model
+from dspark_ckpt.runtimes.release_model import architecture_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
@@ -275,8 +275,7 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
     on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems."""
-    record = release_model(verdict.runtime, verdict.version)
-    model = record.architectures.get(architecture) if record is not None else None
+    model = architecture_model(verdict.runtime, verdict.version, architecture)
     if model is None or model.not_built is not None:
         return verdict
     found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,

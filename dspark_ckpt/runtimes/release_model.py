@@ -1,11 +1,12 @@
 """The generated model of a runtime release: what its own code did with a draft's tensors, read from its data file.
 
-`runtimes/release_data/<runtime>-<release>.json` is written by `python tools/release_model.py <release>`, which
+`runtimes/release_data/<runtime>-<release>/` (`release.json`, then one `<Architecture>.json` per registered draft
+architecture) is written by `python tools/release_model.py <release>`, which
 executes that release's wheel on CPU (never edited by hand; docs/adding-a-runtime-release.md). A record holds, per
 registered draft architecture, the parameters its `__init__` builds (each dimension an expression of config keys and
 of the target's), where its `load_weights` puts each checkpoint name, what it does with a name it has no parameter
-for and with a tensor one row or column off, and what each optional key falls back to. Files are read lazily, once,
-and only for the releases a run asks about.
+for and with a tensor one row or column off, and what each optional key falls back to. A file is read lazily, once,
+and only for the (release, architecture) a run asks about.
 """
 
 from __future__ import annotations
@@ -102,14 +103,6 @@ class ArchitectureModel:
     required_bare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class ReleaseModel:
-    runtime: str
-    release: str
-    architectures: Mapping[str, ArchitectureModel]
-    file: str
-
-
 def _outcome(seen: Mapping[str, Any]) -> Outcome:
     return Outcome(raises=seen.get("raises"), message=str(seen.get("message", "")), where=str(seen.get("where", "")),
                    cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
@@ -140,20 +133,36 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())))
 
 
+def _folder(runtime: str, release: str) -> Path:
+    return DATA / f"{runtime}-{release}"
+
+
 @functools.cache
-def release_model(runtime: str, release: str) -> ReleaseModel | None:
-    """The generated model of `runtime==release`, or None when no data file was generated for it."""
-    path = DATA / f"{runtime}-{release}.json"
+def release_record(runtime: str, release: str) -> Mapping[str, Any] | None:
+    """The release's own file (`release.json`: the registry, the generating command), or None when no model was
+    generated for `runtime==release`."""
+    path = _folder(runtime, release) / "release.json"
     if not path.is_file():
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     if doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path.name}: schema {doc.get('schema')!r}, this dspark-ckpt reads {SCHEMA}")
-    archs = {name: _architecture(name, arch) for name, arch in doc["architectures"].items()}
-    return ReleaseModel(runtime, release, archs, f"runtimes/release_data/{path.name}")
+        raise ValueError(f"{path}: schema {doc.get('schema')!r}, this dspark-ckpt reads {SCHEMA}")
+    return doc
+
+
+@functools.cache
+def architecture_model(runtime: str, release: str, architecture: str) -> ArchitectureModel | None:
+    """What `runtime==release` builds and loads for `architecture` (one small file, read once), or None when no
+    model was generated for the release or the release does not register the architecture."""
+    if release_record(runtime, release) is None:
+        return None
+    path = _folder(runtime, release) / f"{architecture}.json"
+    if "/" in architecture or architecture.startswith(".") or not path.is_file():
+        return None
+    return _architecture(architecture, json.loads(path.read_text(encoding="utf-8")))
 
 
 def generated_releases(runtime: str) -> tuple[str, ...]:
-    """The releases of `runtime` with a generated data file."""
+    """The releases of `runtime` with a generated model."""
     prefix = f"{runtime}-"
-    return tuple(sorted(p.stem[len(prefix):] for p in DATA.glob(f"{prefix}*.json")))
+    return tuple(sorted(p.name[len(prefix):] for p in DATA.glob(f"{prefix}*") if (p / "release.json").is_file()))

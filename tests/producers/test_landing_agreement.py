@@ -29,7 +29,7 @@ from producers import layout, materialise, names
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import normal, release_model
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, normal
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 
@@ -136,8 +136,7 @@ def _judged(model: Any, parameter: str) -> bool:
 
 
 def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path) -> None:
-    record = release_model("vllm", RELEASE)
-    assert record is not None
+    assert RELEASE in generated_releases("vllm")
     cases, predicted = [], {}
     for name in names():
         for mutation in MUTATIONS:
@@ -149,7 +148,7 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path) -> None:
             analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
                                runtimes=[RuntimeVersion("vllm", RELEASE)])
             built = analysis.builds[0] if analysis.builds else None
-            model = record.architectures.get(built.architecture or "") if built is not None else None
+            model = architecture_model("vllm", RELEASE, built.architecture or "") if built is not None else None
             if built is None or built.hf is None or model is None or model.not_built is not None or \
                     not analysis.verdicts or built.error is not None:
                 continue  # not a class the generated model could build: DSP232 says so, nothing to compare

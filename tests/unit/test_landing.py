@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dspark_ckpt.runtimes.landing import land, variables
-from dspark_ckpt.runtimes.release_model import generated_releases, release_model
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
 
 H = 16
 LLAMA: dict[str, Any] = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": H,
@@ -29,9 +29,9 @@ def eagle3(prefix: str = "layers.0.", **changes: Any) -> dict[str, tuple[int, ..
 
 
 def model(arch: str = "LlamaForCausalLMEagle3") -> Any:
-    record = release_model("vllm", "0.33.0")
-    assert record is not None
-    return record.architectures[arch]
+    found = architecture_model("vllm", "0.33.0", arch)
+    assert found is not None
+    return found
 
 
 def run(tensors: dict[str, tuple[int, ...]], config: dict[str, Any] | None = None, **kw: Any) -> list[Any]:
