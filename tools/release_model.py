@@ -377,6 +377,7 @@ def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
         "schema": SCHEMA, "runtime": "vllm", "release": version,
         "generated_by": f"python tools/release_model.py {version}",
         "observed_version": worker.get("version"),
+        "stubbed": worker.get("stubbed", []),  # what the worker provided that the release could not import on CPU
         "registry": dict(sorted(worker["registry"].items())),
         "architectures": {name: architecture_record(arch)
                           for name, arch in sorted(worker["architectures"].items())},
@@ -420,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
               + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
         return 0 if same else 1
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in set(p.name for p in folder.glob("*.json")) - set(files):
+    for stale in {p.name for p in folder.glob("*.json")} - set(files):
         (folder / stale).unlink()
     for name, text in files.items():
         (folder / name).write_text(text)

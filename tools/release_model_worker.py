@@ -59,7 +59,8 @@ OPTIONAL = ("target_hidden_size", "head_dim", "num_key_value_heads", "intermedia
             "markov_rank")
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
-EXTRA_NAMES = ("mask_hidden",)
+EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
+               "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
 # How producers name a tensor whose parameter the release names otherwise (the probe feeds the producers' name).
 CHECKPOINT_NAMES = {"draft_id_to_target_id": "d2t", "model.draft_id_to_target_id": "model.d2t"}
 
@@ -117,6 +118,24 @@ def _where_file(path: str) -> str:
     return "vllm/" + path.split("/vllm/", 1)[1] if "/vllm/" in path else path
 
 
+# Compiled activation ops some releases look up when a layer is built (0.28-0.30: `torch.ops._C.silu_and_mul` in
+# SiluAndMul.__init__). Without vLLM's CUDA/CPU extension they do not exist; the probe registers an inert schema (never
+# run: nothing here calls forward) and records that it did.
+INERT_OPS = ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "mul_and_silu", "gelu_fast", "gelu_new",
+             "gelu_quick")
+_LIBRARIES: list[Any] = []
+
+
+def _inert_ops(torch: Any) -> list[str]:
+    missing = [op for op in INERT_OPS if not hasattr(torch.ops._C, op)]
+    if missing:
+        library = torch.library.Library("_C", "FRAGMENT")
+        for op in missing:
+            library.define(f"{op}(Tensor(a!) out, Tensor input) -> ()")
+        _LIBRARIES.append(library)  # kept alive: the schemas go when the library object does
+    return [f"torch.ops._C.{op} (an inert schema, never run)" for op in missing]
+
+
 class Release:
     """The release imported once, on CPU, with its process group; builds registered classes on demand."""
 
@@ -132,6 +151,7 @@ class Release:
         from vllm.distributed import parallel_state as ps
 
         self.torch = torch
+        self.stubbed = _inert_ops(torch)
         self.folder = folder  # the draft's model path: an empty folder (no mask_embedding.pt, no extra files)
         self.version = getattr(vllm, "__version__", "?")
         self.VllmConfig = VllmConfig
@@ -380,7 +400,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     params = _parameters(base_model)
     d2t = params.get("draft_id_to_target_id")
     hidden = next((int(p.shape[-1]) for n, p in params.items() if n.endswith("norm.weight")), 16)
-    extras = {name: (1, hidden) for name in EXTRA_NAMES if name not in params}
+    extras = {name: (1, hidden) for name in EXTRA_NAMES
+              if name not in canonical and name not in params and f"model.{name}" not in params}
     if d2t is not None:  # t2d: what EAGLE-3 producers ship beside d2t, one entry per target id
         extras["t2d"] = (int(d2t.shape[0]) * 2,)
     out["extras"] = {name: feeder.feed({**canonical, name: (shape, dtype_of(name))})
@@ -533,7 +554,7 @@ def main(argv: list[str]) -> int:
                        "results": [load_case(release, case) for case in request["cases"]]}
                 Path(argv[1]).write_text(json.dumps(doc))
                 return 0
-            doc = {"ok": True, "version": release.version, "registry": {
+            doc = {"ok": True, "version": release.version, "stubbed": release.stubbed, "registry": {
                 name: list(entry) for name, entry in release.registry.items()}, "architectures": {}}
             only = request.get("architectures") or sorted(release.registry)
             for architecture in only:

@@ -1,5 +1,5 @@
 """Every tensor, held against vLLM's own code: check's verdicts from the generated release model (runtimes/landing.py)
-against vLLM 0.33.0's real `__init__` + `load_weights`, executed on CPU, over real producers' layouts and the
+against vLLM 0.33.0's and 0.28.0's real `__init__` + `load_weights`, executed on CPU, over real producers' layouts and the
 mutations users hit (a missing projection, a stray tensor, `model.`-prefixed names, a wrong or missing head_dim /
 intermediate_size, a narrowed down_proj).
 
@@ -35,7 +35,7 @@ from dspark_ckpt.sources.local import local_source
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-RELEASE = "0.33.0"
+RELEASES = ("0.33.0", "0.28.0")  # the newest, and the oldest whose layers need an inert compiled op on CPU
 T = 96
 Edit = Callable[[dict[str, Any]], None]
 
@@ -107,16 +107,16 @@ def _read(file: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     return out, {n: e["dtype"] for n, e in header.items()}
 
 
-def _release_tree() -> tuple[Path, Path]:
+def _release_tree(release: str) -> tuple[Path, Path]:
     sys.path.insert(0, str(ROOT / "tools"))
     from probe_runtime import DEFAULT_CACHE, ensure_deps, fetch_sources
 
     DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
-    return fetch_sources(RELEASE, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
+    return fetch_sources(release, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
 
 
-def _observe(cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    tree, deps = _release_tree()
+def _observe(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    tree, deps = _release_tree(release)
     with tempfile.TemporaryDirectory() as tmp:
         request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
         request.write_text(json.dumps({"mode": "load", "cases": cases}))
@@ -135,8 +135,9 @@ def _judged(model: Any, parameter: str) -> bool:
         normal(parameter) not in landing.JUDGED_ELSEWHERE and all(e is not None for e in exprs)
 
 
-def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path) -> None:
-    assert RELEASE in generated_releases("vllm")
+@pytest.mark.parametrize("release", RELEASES)
+def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -> None:
+    assert release in generated_releases("vllm")
     cases, predicted = [], {}
     for name in names():
         for mutation in MUTATIONS:
@@ -146,9 +147,9 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path) -> None:
             except pytest.skip.Exception:
                 continue
             analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
-                               runtimes=[RuntimeVersion("vllm", RELEASE)])
+                               runtimes=[RuntimeVersion("vllm", release)])
             built = analysis.builds[0] if analysis.builds else None
-            model = architecture_model("vllm", RELEASE, built.architecture or "") if built is not None else None
+            model = architecture_model("vllm", release, built.architecture or "") if built is not None else None
             if built is None or built.hf is None or model is None or model.not_built is not None or \
                     not analysis.verdicts or built.error is not None:
                 continue  # not a class the generated model could build: DSP232 says so, nothing to compare
@@ -161,7 +162,7 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path) -> None:
                           "target_vocab": T, "bare": built.config_class in landing.BARE_CONFIGS})
             predicted[folder.name] = (verdict, found, model)
     assert len(cases) >= 60, f"only {len(cases)} cases could be compared"
-    observed = _observe(cases)
+    observed = _observe(release, cases)
     disagree = []
     for case_id, (verdict, found, model) in predicted.items():
         seen = observed[case_id]
