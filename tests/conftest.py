@@ -98,7 +98,7 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     """Every backbone tensor the family's class in vLLM `release` loads (the generated release model's layout,
     runtimes/release_data), shaped from `config`: a draft whose layers are complete. Vocabulary tensors and fc are
     left to the caller (draft_tensors), as are dimensions the model could not fit (Gemma4's per-layer heads)."""
-    from dspark_ckpt.runtimes.landing import variables
+    from dspark_ckpt.runtimes.landing import JUDGED_ELSEWHERE, is_vocab, variables
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("vllm", release, ARCH[family])
@@ -108,8 +108,8 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     out: dict[str, np.ndarray] = {}
     for name in model.layout:
         rule = model.tensors.get(name)
-        if rule is None or rule.parameter is None or rule.shape is None or name in ("fc.weight",) or any(
-                e is None or e.variables & {"vocab_size", "draft_vocab_size", "target.vocab_size"} for e in rule.shape):
+        if rule is None or rule.parameter is None or rule.shape is None or is_vocab(rule.shape) \
+                or rule.parameter in JUDGED_ELSEWHERE or None in rule.shape:
             continue
         shape = tuple(e.value(values) for e in rule.shape if e is not None)
         if None not in shape:

@@ -37,11 +37,13 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tools")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+from dspark_ckpt.runtimes.release_model import LAYER, normal
+
 DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 WORKER = ROOT / "tools" / "release_model_worker.py"
 SCHEMA = 1
-LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
 OMISSIONS = ("omit:", "bare-omit:")  # samples leaving one key out: of the model_type's config class, of a bare one
 ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 
@@ -83,11 +85,6 @@ def run_worker(tree: Path, deps: Path, architectures: list[str] | None, timeout:
 # --- fitting -------------------------------------------------------------------------------------------------
 
 Term = tuple[Fraction, tuple[str, ...]]
-
-
-def normal(name: str) -> str:
-    """A name with its layer index generalised: `layers.3.mlp` -> `layers.{i}.mlp`."""
-    return LAYER.sub("{i}", name)
 
 
 def _solve(points: list[tuple[dict[str, int], int]], monomials: list[tuple[str, ...]]) -> list[Term] | None:
@@ -311,7 +308,7 @@ def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
         if err is None:
             out[probe] = {"skipped": True}
             continue
-        message = err["message"].split(" The available", 1)[0]
+        message = words(err["message"])
         stem = probe.rsplit(".", 1)[0]
         out[probe] = {"raises": err["type"], "where": err["where"], "message": message.replace(stem, "{name}")}
     return out
@@ -323,7 +320,7 @@ def nested_fact(arch: dict[str, Any]) -> dict[str, Any] | None:
     if nested is None or nested["error"] is None:
         return None if nested is None else {"skipped": True}
     err = nested["error"]
-    message = err["message"].split(" The available", 1)[0]
+    message = words(err["message"])
     for found, mark in ((f"{nested['name']}.weight", "{name}"), (nested["name"], "{param}")):
         message = message.replace(found, mark)
     return {"raises": err["type"], "where": err["where"], "message": message}

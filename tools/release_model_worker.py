@@ -57,7 +57,6 @@ OTHER_BASE: dict[str, int] = {"hidden_size": 24, "num_attention_heads": 4, "num_
 # Keys a producer may leave out: each is also omitted alone, at two bases, to learn what the release uses instead.
 OPTIONAL = ("target_hidden_size", "head_dim", "num_key_value_heads", "intermediate_size", "draft_vocab_size",
             "markov_rank")
-LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")

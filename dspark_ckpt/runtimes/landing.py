@@ -92,7 +92,7 @@ def _shape(exprs: tuple[Expr | None, ...] | None, values: Mapping[str, int]) -> 
     return tuple(e.value(values) if e is not None else None for e in exprs)
 
 
-def _is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:
+def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:
     return exprs is not None and any(e is not None and e.variables & VOCAB_VARIABLES for e in exprs)
 
 
@@ -215,7 +215,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
             found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
                                  rule.refused.where))
             continue
-        if rule.parameter is None or _is_vocab(rule.shape) or rule.parameter in JUDGED_ELSEWHERE:
+        if rule.parameter is None or is_vocab(rule.shape) or rule.parameter in JUDGED_ELSEWHERE:
             continue
         want = _shape(rule.shape, values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
@@ -227,14 +227,14 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
                 continue
         covered[parameter] = covered.get(parameter, 0) + (int(got[0]) if got else 1)
     for parameter, exprs in sorted(model.parameters.items()):
-        if _is_vocab(exprs) or parameter in model.unfilled or parameter in JUDGED_ELSEWHERE \
+        if is_vocab(exprs) or parameter in model.unfilled or parameter in JUDGED_ELSEWHERE \
                 or any(e is None for e in exprs) or parameter in unjudged:
             continue
         count = layers if "{i}" in parameter and layers is not None else 1
+        rows = _shape(exprs, values)
+        need = rows[0] if rows and rows[0] is not None else None
         for i in range(count):
             concrete = parameter.replace("{i}", str(i))
-            rows = _shape(exprs, values)
-            need = rows[0] if rows and rows[0] is not None else None
             have = covered.get(concrete, 0)
             if have == 0 or (need is not None and have < need and normal(parameter) not in unjudged):
                 what = "no tensor fills it" if have == 0 else f"the shipped tensors fill {have} of its {need} rows"

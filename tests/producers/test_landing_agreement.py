@@ -131,7 +131,7 @@ def _observe(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, A
 def _judged(model: Any, parameter: str) -> bool:
     """A backbone parameter landing speaks about (not vocabulary-sized, not fc, not one no name can fill)."""
     exprs = model.parameters.get(normal(parameter))
-    return exprs is not None and not landing._is_vocab(exprs) and normal(parameter) not in model.unfilled and \
+    return exprs is not None and not landing.is_vocab(exprs) and normal(parameter) not in model.unfilled and \
         normal(parameter) not in landing.JUDGED_ELSEWHERE and all(e is not None for e in exprs)
 
 
@@ -181,7 +181,7 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -
         unfilled = {p.parameter for p in found if p.kind == "unfilled"}
         if unwritten != unfilled:
             disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
-        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing._is_vocab(
+        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing.is_vocab(
             model.tensors[normal(n)].shape) and model.tensors[normal(n)].parameter not in landing.JUDGED_ELSEWHERE}
         said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
         if cut != said_cut:
