@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import messages as m
-from dspark_ckpt.runtimes.compatibility import DraftFacts
+from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.sglang_config import sglang_config
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 from dspark_ckpt.runtimes.table import contract_for

@@ -26,8 +26,8 @@ from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.model.rule_catalog import unreadable_code
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
-from dspark_ckpt.runtimes.config_build import BuiltConfig, build_all, unknown_family_verdicts, verdicts_for
+from dspark_ckpt.runtimes.config_build import build_all, unknown_family_verdicts, verdicts_for
+from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_config import draft_vocab_config, sglang_config
 from dspark_ckpt.sources.base import CheckpointSource

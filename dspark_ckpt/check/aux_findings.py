@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes import eagle3_aux
-from dspark_ckpt.runtimes.config_build import BuiltConfig
+from dspark_ckpt.runtimes.records import BuiltConfig
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS
 
 _TEXTS: tuple[tuple[str, Callable[[eagle3_aux.AuxRead], str | None]], ...] = (

@@ -14,8 +14,7 @@ from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.findings import Finding, finding, rule
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes.compatibility import DraftFacts
-from dspark_ckpt.runtimes.config_build import BuiltConfig
+from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts
 from dspark_ckpt.runtimes.vllm_rows import BARE_PARAMETERS
 
 

@@ -15,7 +15,7 @@ from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import target_architecture
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 

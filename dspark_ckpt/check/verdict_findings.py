@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.releases import assumed_from, assumption_findings
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dspark_ckpt.runtimes.compatibility import DraftFacts
 from dspark_ckpt.runtimes.config_build import is_speculators
 from dspark_ckpt.runtimes.eagle3_aux import TOP, AuxRead
+from dspark_ckpt.runtimes.records import DraftFacts
 
 COUNT = "num_aux_hidden_states"
 FIRST_COUNT = "num_aux_layers"  # qwen3_eagle3.py reads it before num_aux_hidden_states

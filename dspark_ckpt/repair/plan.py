@@ -24,7 +24,7 @@ from dspark_ckpt.repair.strategies import (
     TABLE,
     step_actions,
 )
-from dspark_ckpt.runtimes.compatibility import DraftFacts
+from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 
 D2T_CONTENT_CODES = frozenset({"DSP402", "DSP403", "DSP405"})  # check's findings of a d2t's contents

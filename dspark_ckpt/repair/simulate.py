@@ -10,7 +10,7 @@ from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.repair.actions import Outcome
 from dspark_ckpt.repair.strategies import BY_NAME
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
+from dspark_ckpt.runtimes.records import DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 # The strategies one repair applies, in order: () is the draft as it is, (trim, trim-input) a combined repair.

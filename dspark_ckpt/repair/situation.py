@@ -10,7 +10,7 @@ from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
-from dspark_ckpt.runtimes.compatibility import DraftFacts
+from dspark_ckpt.runtimes.records import DraftFacts
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from dspark_ckpt.model.repair_catalog import Applicability, Repair, repairs_for
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.aux_count import aux_edits
 from dspark_ckpt.repair.situation import Situation
-from dspark_ckpt.runtimes.compatibility import DraftFacts
+from dspark_ckpt.runtimes.records import DraftFacts
 
 __all__ = ["BY_NAME", "CONFIG_FIRST", "OPTIONAL_FIRST", "STRATEGIES", "TABLE", "Applicability", "Strategy",
            "repairs_for"]

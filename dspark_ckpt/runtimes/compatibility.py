@@ -2,115 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from dspark_ckpt.model.classify import VocabKind, vocab_kind
 from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
-from dspark_ckpt.runtimes.sglang_config import SglangConfig
-
-if TYPE_CHECKING:
-    from dspark_ckpt.runtimes.config_build import BuiltConfig
-    from dspark_ckpt.runtimes.eagle3_aux import AuxRead
-
-
-@dataclass(frozen=True, slots=True)
-class DraftFacts:
-    """What a runtime's load path looks at: the vocab sizes and which tensors (by substring) exist."""
-
-    family: Family
-    draft_vocab_size: int  # D
-    vocab_size: int  # V
-    target_vocab_size: int  # T
-    has_lm_head: bool
-    has_embed: bool
-    has_d2t: bool
-    has_t2d: bool
-    has_mask_hidden: bool = False
-    model_prefixed: bool = False
-    lm_head_rows: int | None = None
-    lm_head_cols: int | None = None
-    hidden_size: int | None = None
-    embed_rows: int | None = None
-    markov_w1_rows: int | None = None
-    markov_w1_cols: int | None = None
-    markov_rank: int | None = None
-    markov_w2_rows: int | None = None
-    d2t_length: int | None = None
-    dspark_draft_topk: int | None = None
-    has_own_lm_head_flag: bool = False
-    parallel_drafting: bool = False
-    mask_token_id: int | None = None
-    unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
-    target_is_omni: bool = False
-    target_hidden_size: int | None = None  # the target text config's hidden_size (a local --target only)
-
-    @property
-    def shipped_heads(self) -> tuple[str, ...]:
-        """The optional heads the checkpoint ships tensors for, in the order a loader meets them (sorted names)."""
-        view = self.sglang  # the tensor-name view the analysis records (runtimes/sglang_config.py)
-        markov = (view is not None and bool(view.markov_names)) or self.markov_w1_rows is not None \
-            or self.markov_w2_rows is not None
-        confidence = view is not None and bool(view.confidence_names)
-        return tuple(name for name, shipped in (("confidence_head", confidence), ("markov_head", markov)) if shipped)
-
-    def unbuilt_heads(self, family: Family | None) -> tuple[str, ...]:
-        """The shipped optional heads `family`'s model has no module for (a loader refuses or skips them)."""
-        if family is None:
-            return ()
-        return tuple(h for h in self.shipped_heads if not traits(family).builds(h))
-
-    @property
-    def kind(self) -> VocabKind:
-        """pruned | equal | padded, from these facts' own D and T (a repair that changes D changes it too)."""
-        kind = vocab_kind(self.draft_vocab_size, self.target_vocab_size)
-        assert kind is not None
-        return kind
-    draft_vocab_config: str = "int"  # how config.json states draft_vocab_size: "int", "null" or "absent"
-    target_head_rows: int | None = None  # rows of the target's lm_head when its config pads them beyond T
-    sglang: SglangConfig | None = None  # what SGLang's own config parsers read (runtimes/sglang_config.py)
-    # What each release builds from config.json (runtimes/config_build.py), and the config itself, kept so that a
-    # config-only repair can be judged by rebuilding it; the mapping contents a loaded d2t/t2d brings.
-    builds: tuple[BuiltConfig, ...] = ()
-    raw_config: Mapping[str, Any] | None = field(default=None, compare=False)
-    honoured_draft_vocab: int | None = None  # the rows every D-sized tensor has when draft_vocab_size says otherwise
-    nested_weights: tuple[str, ...] = ()  # `<name>.weight` tensors for bare parameters (candidate_selector codebooks)
-    tensor_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # every tensor's header shape (runtimes/landing.py)
-    d2t_all_zero: bool = False
-    d2t_range: tuple[int, int] | None = None  # (min, max) of i + d2t[i] over the rows a target id can come from
-    t2d_length: int | None = None  # the target vocab the draft's t2d records
-    fc_shape: tuple[int, ...] | None = None  # EAGLE-3: the header shape of fc.weight, if shipped
-    aux: AuxRead | None = None  # EAGLE-3: what the release judged builds fc from (set per release, eagle3_aux.py)
-
-
-@dataclass(frozen=True, slots=True)
-class Issue:
-    code: str
-    text: str
-    verbatim: bool = True  # False where the text is dspark-ckpt's description, not the runtime's own message
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    runtime: str
-    version: str
-    contract: Contract
-    error: Issue | None  # the first error the runtime raises, None when it loads
-    silent: tuple[Issue, ...]  # what goes wrong without an error
-    first_step: Issue | None = None  # it loads, then fails at the first draft step (or CUDA-graph capture)
-
-    @property
-    def loads(self) -> bool:
-        return self.error is None
+from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
+from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 
 
 def evaluate(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
     if contract.sglang is not None:  # SGLang's loaders differ in kind: names ignored, no d2t parameter, run-time fails
-        from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang  # it builds on this module's records
-
         return evaluate_sglang(contract, version, facts)
     error = _config_error(contract, facts) or _load_error(contract, facts)
     silent = () if error else tuple(_silent(contract, facts))

@@ -10,7 +10,7 @@ no builder here (SGLang, issue 17) gets its config as written.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
@@ -18,8 +18,9 @@ from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict, evaluate, startup_error
+from dspark_ckpt.runtimes.compatibility import evaluate, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
@@ -36,29 +37,6 @@ INIT_READS: dict[Family, tuple[str, ...]] = {
     Family.QWEN3_OMNI_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
     Family.DFLASH2: ("vocab_size", "hidden_size", "draft_vocab_size", "dflash_config"),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltConfig:
-    """What one runtime release makes of a draft config: the class it builds, the sizes it reads, and the error it
-    raises before any weight is loaded, if any."""
-
-    runtime: str
-    version: str
-    architecture: str | None  # after the speculators conversion and the method's rewrites
-    model_type: str | None  # hf_config.model_type after the rewrites ("speculators" for a converted config)
-    config_class: str  # the transformers class holding the attributes (what an AttributeError names)
-    method: str | None  # the speculative method it runs under (None: a runtime with no builder here)
-    family: Family | None  # whose contract rows apply; None: no class dspark-ckpt models
-    vocab_size: int | None  # V, as the model reads it
-    draft_vocab_size: int | None  # D, as the model reads it (V when absent or null)
-    parallel_drafting: bool | None = None  # forced by the conversion (speculators peagle), else None
-    reads: tuple[str, ...] = ()  # the top-level keys the model's __init__ reads as plain attributes
-    error: Issue | None = None  # the first error raised while building
-    before_validation: bool = True  # the error comes before SpeculativeConfig's own checks (False: __init__)
-    source: str = ""  # the files and lines each step was read from
-    aux: eagle3_aux.AuxRead | None = None  # EAGLE-3: the aux hidden states fc is sized for, the runners' layers
-    hf: Mapping[str, Any] | None = field(default=None, compare=False)  # the config the class is built from
 
 
 def _arch(cfg: Mapping[str, Any]) -> str | None:

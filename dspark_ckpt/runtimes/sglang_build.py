@@ -10,20 +10,17 @@ draft whose family dspark-ckpt does not model (a speculators config, say) still 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import eagle3_aux_sglang
 from dspark_ckpt.runtimes import registered as entry_classes
-from dspark_ckpt.runtimes.compatibility import Issue
 from dspark_ckpt.runtimes.messages import E_SGLANG_UNREGISTERED
+from dspark_ckpt.runtimes.records import BuiltConfig, Issue
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row
 from dspark_ckpt.runtimes.versions import in_range
-
-if TYPE_CHECKING:
-    from dspark_ckpt.runtimes.config_build import BuiltConfig
 
 SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
 
@@ -47,8 +44,6 @@ def registered(version: str) -> frozenset[str]:
 
 
 def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
-    from dspark_ckpt.runtimes.config_build import BuiltConfig  # it names this builder in its table
-
     archs = raw.get("architectures")
     arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
     model_type = raw.get("model_type") if isinstance(raw.get("model_type"), str) else None

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import NoReturn
 
 from dspark_ckpt.runtimes import messages as m
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.sglang_config import (
     DOMINO_REQUIRED,

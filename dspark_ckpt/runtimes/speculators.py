@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.model.draft_config import is_speculators_format
-from dspark_ckpt.runtimes.compatibility import Issue
+from dspark_ckpt.runtimes.records import Issue
 from dspark_ckpt.runtimes.vllm_rows import ALGOS_FILE, BASE_FILE, DFLASH2_KEYS, BuildRules
 
 TF_CONFIG = "vllm/transformers_utils/config.py"

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 

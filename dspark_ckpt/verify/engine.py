@@ -16,8 +16,9 @@ from typing import Any
 
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict, evaluate
+from dspark_ckpt.runtimes.compatibility import evaluate
 from dspark_ckpt.runtimes.installed import installed_runtime
+from dspark_ckpt.runtimes.records import DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import release
 from dspark_ckpt.runtimes.table import contract_for
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from dspark_ckpt.runtimes.compatibility import Issue
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.records import Issue
 
 D2T_PARAM = "draft_id_to_target_id"
 LM_HEAD, EMBED = "lm_head.weight", "model.embed_tokens.weight"

@@ -14,7 +14,7 @@ from dspark_ckpt.model.findings import Finding, Severity, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.output.verify_records import MappingCheck, TensorRead, VerifyResult
-from dspark_ckpt.runtimes.compatibility import Verdict
+from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings

@@ -9,10 +9,10 @@ import torch
 
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import traits
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
+from dspark_ckpt.runtimes.records import DraftFacts, Issue
 from dspark_ckpt.runtimes.sglang_config import DOMINO_PREFIXES
 from dspark_ckpt.verify.load_state import D2T_PARAM, EMBED, LM_HEAD, LoadFailure, LoadState
 from dspark_ckpt.verify.runtime_model import Dims, ParamSpec, ParamStore, param_specs

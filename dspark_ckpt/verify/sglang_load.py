@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.records import DraftFacts, Issue
 from dspark_ckpt.runtimes.sglang_columns import Loader, Width
 from dspark_ckpt.runtimes.sglang_eval import (
     Row,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.output.verify_records import MappingCheck, RuntimeState
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Issue, Verdict
+from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.verify.load_state import EMBED, LM_HEAD, LoadState
 
 

@@ -14,7 +14,8 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import messages as m
-from dspark_ckpt.runtimes.compatibility import DraftFacts, evaluate
+from dspark_ckpt.runtimes.compatibility import evaluate
+from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_config import SglangConfig
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, contract_for

@@ -6,7 +6,8 @@ import pytest
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import messages as c
-from dspark_ckpt.runtimes.compatibility import DraftFacts, evaluate
+from dspark_ckpt.runtimes.compatibility import evaluate
+from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.table import CONTRACTS, VLLM_VERSIONS, contract_for
 
 T = 100

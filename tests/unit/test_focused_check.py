@@ -17,7 +17,7 @@ from dspark_ckpt.model.draft_config import parse_draft_config
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes.compatibility import Issue, Verdict
+from dspark_ckpt.runtimes.records import Issue, Verdict
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, contract_for
 from dspark_ckpt.sources.local import local_source

@@ -16,6 +16,9 @@ from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.errors import RepairError
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.output.documents import fix_entry
+from dspark_ckpt.output.fix_records import FixState, json_diffs
+from dspark_ckpt.output.fix_text import state_text
 from dspark_ckpt.repair import plan_fix
 from dspark_ckpt.repair import simulate as sim
 from dspark_ckpt.repair.actions import (
@@ -28,9 +31,6 @@ from dspark_ckpt.repair.actions import (
     TrimRows,
 )
 from dspark_ckpt.repair.apply import apply_fix, check_destination, out_taken, remaining_errors
-from dspark_ckpt.output.documents import fix_entry
-from dspark_ckpt.output.fix_records import FixState, json_diffs
-from dspark_ckpt.output.fix_text import state_text
 from dspark_ckpt.repair.render import fix_record
 from dspark_ckpt.repair.source_tree import changed, in_hf_cache, scan, stamp
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -131,7 +131,7 @@ def test_simulated_trim_loads_where_the_padded_draft_fails(tmp_path: Path) -> No
 def test_outcomes_counts_a_first_step_failure_as_not_loading(tmp_path: Path) -> None:
     facts = facts_of(make_checkpoint(tmp_path / "d", **PADDED))
     verdict = sim.verdicts(facts, VLLM_030)[0]
-    from dspark_ckpt.runtimes.compatibility import Issue
+    from dspark_ckpt.runtimes.records import Issue
     failing = replace(verdict, error=None, first_step=Issue("DSP340", "first step"))
     (o,) = sim.outcomes([failing])
     assert o.loads is False and o.error_code == "DSP340"

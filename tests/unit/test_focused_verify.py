@@ -19,7 +19,7 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.documents import probe_json, verify_json
 from dspark_ckpt.output.verify_records import MappingCheck, ProbeStats, VerifyResult
-from dspark_ckpt.runtimes.compatibility import Issue, Verdict
+from dspark_ckpt.runtimes.records import Issue, Verdict
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.sources.local import LocalFolder

@@ -11,7 +11,7 @@ import pytest
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import messages as m
-from dspark_ckpt.runtimes.compatibility import DraftFacts, Verdict
+from dspark_ckpt.runtimes.records import DraftFacts, Verdict
 from dspark_ckpt.runtimes.sglang_config import sglang_config
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS
