@@ -12,6 +12,7 @@ something the release's samples did not cover is not judged.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -198,11 +199,20 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
         return (missing,)
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                        config_class=config_class)
-    unjudged = _unjudged(model, config)
+    return _landings(model, frozenset(values.items()), _unjudged(model, config),
+                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjudged: frozenset[str],
+              tensors: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[Landing, ...]:
+    """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
+    resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
+    values = dict(known)
     layers = model.layers.value(values) if model.layers is not None else None
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled
-    for name, got in sorted(tensors.items()):
+    for name, got in tensors:
         rule = model.tensors.get(normal(name))
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in unjudged):
@@ -220,7 +230,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
         want = _shape(rule.shape, values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         if want is not None and normal(rule.parameter) not in unjudged:
-            problem = _mismatch(rule, name, tuple(got), want)
+            problem = _mismatch(rule, name, got, want)
             if problem is not None:
                 found.append(problem)
             if problem is not None and problem.raises:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -32,32 +32,35 @@ def normal(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Expr:
-    """A dimension: sum of coefficient x product of variables (config keys; `target.*` for the target's)."""
+    """A dimension: sum of coefficient x product of variables (config keys; `target.*` for the target's), over a
+    common denominator so that evaluating it is integer arithmetic."""
 
-    terms: tuple[tuple[Fraction, tuple[str, ...]], ...]
+    terms: tuple[tuple[int, tuple[str, ...]], ...]  # numerators over `denominator`
+    denominator: int
     text: str
-
-    @property
-    def variables(self) -> frozenset[str]:
-        return frozenset(v for _, vs in self.terms for v in vs)
+    variables: frozenset[str]
 
     def value(self, values: Mapping[str, int]) -> int | None:
-        """The dimension for these values; None when a variable it needs is unknown."""
-        if any(v not in values for v in self.variables):
-            return None
-        total = Fraction(0)
-        for coef, vs in self.terms:
-            product = 1
-            for v in vs:
-                product *= values[v]
-            total += coef * product
-        return int(total) if total.denominator == 1 else None
+        """The dimension for these values; None when a variable it needs is unknown or it is not a whole number."""
+        total = 0
+        for coef, names in self.terms:
+            product = coef
+            for v in names:
+                known = values.get(v)
+                if known is None:
+                    return None
+                product *= known
+            total += product
+        whole, rest = divmod(total, self.denominator)
+        return whole if rest == 0 else None
 
 
 def _expr(dim: Mapping[str, Any]) -> Expr | None:
     if "expr" not in dim:
         return None
-    return Expr(tuple((Fraction(n, d), tuple(vs)) for n, d, vs in dim["expr"]), str(dim.get("text", "")))
+    denominator = math.lcm(1, *(int(d) for _, d, _ in dim["expr"]))
+    terms = tuple((int(n) * (denominator // int(d)), tuple(vs)) for n, d, vs in dim["expr"])
+    return Expr(terms, denominator, str(dim.get("text", "")), frozenset(v for _, vs in terms for v in vs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +84,11 @@ class TensorRule:
     refused: Outcome | None = None  # the release raises on the name itself (a name that is no parameter)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ArchitectureModel:
+    """One architecture of one release, as its data file says; one object per file (architecture_model caches it),
+    compared and hashed by identity."""
+
     name: str
     cls: str
     where: str
