@@ -25,7 +25,7 @@ from dspark_ckpt.version import __version__
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class CommandEntry:
     """One command: where its function lives, and its summary (its docstring's first line; a test holds them
     equal) so that `--help` lists every command without importing any."""
 
@@ -35,14 +35,14 @@ class Entry:
     aliases: tuple[str, ...] = ()
 
 
-COMMANDS: dict[str, Entry] = {
-    "check": Entry("dspark_ckpt.cli.check", "check",
+COMMANDS: dict[str, CommandEntry] = {
+    "check": CommandEntry("dspark_ckpt.cli.check", "check",
                    "Check drafts from config.json and safetensors headers, per runtime."),
-    "fix": Entry("dspark_ckpt.cli.fix", "fix", "Repair drafts for the runtimes they will run on."),
-    "verify": Entry("dspark_ckpt.cli.verify", "verify", "Load drafts with torch as each runtime would."),
-    "rules": Entry("dspark_ckpt.cli.rules", "rules", "List the finding and error codes, or those under a prefix."),
-    "explain": Entry("dspark_ckpt.cli.rules", "explain", "Show the documentation of a code, or of a prefix's codes."),
-    "version": Entry("dspark_ckpt.cli.version", "version", "Print the versions a bug report needs.",
+    "fix": CommandEntry("dspark_ckpt.cli.fix", "fix", "Repair drafts for the runtimes they will run on."),
+    "verify": CommandEntry("dspark_ckpt.cli.verify", "verify", "Load drafts with torch as each runtime would."),
+    "rules": CommandEntry("dspark_ckpt.cli.rules", "rules", "List the finding and error codes, or those under a prefix."),
+    "explain": CommandEntry("dspark_ckpt.cli.rules", "explain", "Show the documentation of a code, or of a prefix's codes."),
+    "version": CommandEntry("dspark_ckpt.cli.version", "version", "Print the versions a bug report needs.",
                      aliases=("env",)),
 }
 ALIASES = {alias: name for name, entry in COMMANDS.items() for alias in entry.aliases}
@@ -276,7 +276,7 @@ def _run(argv: list[str] | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: usage and operational errors exit 2, Ctrl-C 130, internal errors 3.
+    """CommandEntry point: usage and operational errors exit 2, Ctrl-C 130, internal errors 3.
 
     A closed or failing stdout/stderr is DSP-E036/DSP-E037 (exit 2); a broken pipe ends the output quietly and
     the run keeps the exit code it would have had; an interrupt is 130 wherever it landed.

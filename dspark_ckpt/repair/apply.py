@@ -40,7 +40,7 @@ from dspark_ckpt.repair.fsops import (
 from dspark_ckpt.repair.lock import fix_lock, pid_alive, try_lock
 from dspark_ckpt.repair.read import fingerprints
 from dspark_ckpt.repair.recheck import StagedCheck, check_staged, committed_report, remaining_errors
-from dspark_ckpt.repair.source_tree import Entry, changed, in_hf_cache, scan, special_file, stamp
+from dspark_ckpt.repair.source_tree import TreeEntry, changed, in_hf_cache, scan, special_file, stamp
 from dspark_ckpt.repair.stream import copy_range
 from dspark_ckpt.sources.base import CONFIG_NAME
 
@@ -341,7 +341,7 @@ def _copy_fd(fd: int, dst: Path, console: Console | None, st: os.stat_result | N
     return st.st_size
 
 
-def _populate(entries: list[Entry], out: Path, changes: a.FileChanges, result: FixResult,
+def _populate(entries: list[TreeEntry], out: Path, changes: a.FileChanges, result: FixResult,
               console: Console | None) -> None:
     """Hard-link (else copy) every file the plan leaves unchanged, with its mode and owner; folders get theirs last
     (a read-only folder must first be filled)."""
@@ -362,7 +362,7 @@ def _populate(entries: list[Entry], out: Path, changes: a.FileChanges, result: F
         keep_ownership(target, Ownership.of(st))
 
 
-def _place(e: Entry, target: Path, result: FixResult, console: Console | None) -> None:
+def _place(e: TreeEntry, target: Path, result: FixResult, console: Console | None) -> None:
     try:
         os.link(e.real, target, follow_symlinks=False)
     except OSError as exc:

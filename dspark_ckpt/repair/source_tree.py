@@ -28,7 +28,7 @@ def stamp(st: os.stat_result) -> Stamp:
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class TreeEntry:
     rel: str  # path inside the checkpoint, with "/"
     kind: str  # "dir", "file" or "link" (a link to a folder inside the checkpoint, recreated as a relative link)
     real: str  # files: the path to read (links resolved); links: the relative link text
@@ -65,17 +65,17 @@ def _inside(path: str, roots: Iterable[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def scan(folder: Path) -> list[Entry]:
+def scan(folder: Path) -> list[TreeEntry]:
     """Every entry under `folder` (the resolved checkpoint), parents before children; refusals raise."""
     root = os.path.realpath(folder)
     blobs = hf_cache_blobs(folder)
     roots = (root,) + ((os.path.realpath(blobs),) if blobs is not None else ())
-    out: list[Entry] = []
+    out: list[TreeEntry] = []
     _walk(Path(root), "", (root,), roots, out, top=True)
     return out
 
 
-def _walk(folder: Path, prefix: str, inside: tuple[str, ...], readable: tuple[str, ...], out: list[Entry],
+def _walk(folder: Path, prefix: str, inside: tuple[str, ...], readable: tuple[str, ...], out: list[TreeEntry],
           top: bool = False) -> None:
     with os.scandir(folder) as it:
         entries = sorted(it, key=lambda e: e.name)
@@ -87,16 +87,16 @@ def _walk(folder: Path, prefix: str, inside: tuple[str, ...], readable: tuple[st
         if stat.S_ISLNK(st.st_mode):
             _link(entry, rel, inside, readable, out)
         elif stat.S_ISDIR(st.st_mode):
-            out.append(Entry(rel, "dir", entry.path, st))
+            out.append(TreeEntry(rel, "dir", entry.path, st))
             _walk(Path(entry.path), rel + "/", inside, readable, out)
         elif stat.S_ISREG(st.st_mode):
-            out.append(Entry(rel, "file", entry.path, st))
+            out.append(TreeEntry(rel, "file", entry.path, st))
         else:
             raise special_file(rel)
 
 
 def _link(entry: os.DirEntry[str], rel: str, inside: tuple[str, ...], readable: tuple[str, ...],
-          out: list[Entry]) -> None:
+          out: list[TreeEntry]) -> None:
     target = os.path.realpath(entry.path)
     try:
         st = os.stat(target)
@@ -105,16 +105,16 @@ def _link(entry: os.DirEntry[str], rel: str, inside: tuple[str, ...], readable: 
     if stat.S_ISDIR(st.st_mode):
         if not _inside(target, inside) or _inside(os.path.dirname(entry.path), (target,)):
             raise _leaves(rel, os.readlink(entry.path))  # outside, or a folder holding the link itself (a loop)
-        out.append(Entry(rel, "link", os.path.relpath(target, os.path.dirname(entry.path)), st))
+        out.append(TreeEntry(rel, "link", os.path.relpath(target, os.path.dirname(entry.path)), st))
     elif not _inside(target, readable):
         raise _leaves(rel, os.readlink(entry.path))
     elif stat.S_ISREG(st.st_mode):
-        out.append(Entry(rel, "file", target, st))
+        out.append(TreeEntry(rel, "file", target, st))
     else:
         raise special_file(rel)
 
 
-def changed(entries: Iterable[Entry]) -> list[str]:
+def changed(entries: Iterable[TreeEntry]) -> list[str]:
     """Entries whose file is no longer the one scanned (replaced, rewritten, removed)."""
     gone = []
     for e in entries:

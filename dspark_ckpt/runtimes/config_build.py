@@ -83,7 +83,7 @@ def _unsupported(archs: Sequence[str]) -> Issue:
 
 
 def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
-    r, exact = rows.rules_for(version)
+    r, exact = rows.build_rules(version)
     cites: list[str] = []
     if is_speculators(raw):
         step = speculators.convert(raw, r)

@@ -64,7 +64,7 @@ def _expr(dim: Mapping[str, Any]) -> Expr | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class LoadOutcome:
     """What the release did with a tensor off by one along an axis: raised (type, words, where), or not."""
 
     raises: str | None
@@ -80,8 +80,8 @@ class TensorRule:
 
     parameter: str | None  # None: the release skips the name (or refuses it)
     shape: tuple[Expr | None, ...] | None
-    off_by_one: Mapping[str, Outcome]  # "0+": one row more than expected, "1-": one column fewer, ...
-    refused: Outcome | None = None  # the release raises on the name itself (a name that is no parameter)
+    off_by_one: Mapping[str, LoadOutcome]  # "0+": one row more than expected, "1-": one column fewer, ...
+    refused: LoadOutcome | None = None  # the release raises on the name itself (a name that is no parameter)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -96,8 +96,8 @@ class ArchitectureModel:
     layers: Expr | None
     parameters: Mapping[str, tuple[Expr | None, ...]]
     tensors: Mapping[str, TensorRule]
-    unknown: Mapping[str, Outcome]  # per probe form: plain, `layers.0.` and `model.layers.0.` names
-    nested: Outcome | None  # a bare parameter shipped as `<name>.weight` ({name}, {param} in the words)
+    unknown: Mapping[str, LoadOutcome]  # per probe form: plain, `layers.0.` and `model.layers.0.` names
+    nested: LoadOutcome | None  # a bare parameter shipped as `<name>.weight` ({name}, {param} in the words)
     unfilled: frozenset[str]  # parameters no checkpoint name the probe fed could fill
     fallbacks: Mapping[str, str]  # optional key -> what the release uses when the config leaves it out
     required: Mapping[str, Mapping[str, Any]]  # optional key -> the error when the config leaves it out
@@ -109,8 +109,8 @@ class ArchitectureModel:
     required_bare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def _outcome(seen: Mapping[str, Any]) -> Outcome:
-    return Outcome(raises=seen.get("raises"), message=str(seen.get("message", "")), where=str(seen.get("where", "")),
+def _outcome(seen: Mapping[str, Any]) -> LoadOutcome:
+    return LoadOutcome(raises=seen.get("raises"), message=str(seen.get("message", "")), where=str(seen.get("where", "")),
                    cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
 
 

@@ -14,7 +14,7 @@ from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, neare
 
 
 @dataclass(frozen=True, slots=True)
-class Registration:
+class FirstRegistration:
     """The first vLLM release whose `_SPECULATIVE_DECODING_MODELS` maps the family's architecture to a class."""
 
     first: str
@@ -27,14 +27,14 @@ _REGISTRY = "vllm/model_executor/models/registry.py"
 # Bisected over every vLLM release 0.8.0 ... 0.33.0 (`pip download --no-deps vllm==V`, registry.py read).
 # A family with two names (EAGLE-3 Llama) is registered from its first name; the alias `LlamaForCausalLMEagle3`
 # only from 0.10.2 (0.10.1 has it commented out, L265).
-FIRST_REGISTERED: dict[Family, Registration] = {
-    Family.EAGLE3_LLAMA: Registration("0.8.5", "Eagle3LlamaForCausalLM", f"{_REGISTRY} @ v0.8.5 L218"),
-    Family.DFLASH: Registration("0.20.0", "DFlashDraftModel", f"{_REGISTRY} @ v0.20.0 L576"),
-    Family.EAGLE3_QWEN3: Registration("0.24.0", "Eagle3Qwen3ForCausalLM", f"{_REGISTRY} @ v0.24.0 L614"),
-    Family.QWEN3_DSPARK: Registration("0.25.0", "Qwen3DSparkModel", f"{_REGISTRY} @ v0.25.0 L597"),
-    Family.GEMMA4_DSPARK: Registration("0.26.0", "Gemma4DSparkModel", f"{_REGISTRY} @ v0.26.0 L612"),
-    Family.QWEN3_OMNI_DSPARK: Registration("0.29.0", "Qwen3OmniDSparkModel", f"{_REGISTRY} @ v0.29.0 L626"),
-    Family.DFLASH2: Registration("0.28.0", "DFlash2DraftModel", f"{_REGISTRY} @ v0.28.0 L628"),
+FIRST_REGISTERED: dict[Family, FirstRegistration] = {
+    Family.EAGLE3_LLAMA: FirstRegistration("0.8.5", "Eagle3LlamaForCausalLM", f"{_REGISTRY} @ v0.8.5 L218"),
+    Family.DFLASH: FirstRegistration("0.20.0", "DFlashDraftModel", f"{_REGISTRY} @ v0.20.0 L576"),
+    Family.EAGLE3_QWEN3: FirstRegistration("0.24.0", "Eagle3Qwen3ForCausalLM", f"{_REGISTRY} @ v0.24.0 L614"),
+    Family.QWEN3_DSPARK: FirstRegistration("0.25.0", "Qwen3DSparkModel", f"{_REGISTRY} @ v0.25.0 L597"),
+    Family.GEMMA4_DSPARK: FirstRegistration("0.26.0", "Gemma4DSparkModel", f"{_REGISTRY} @ v0.26.0 L612"),
+    Family.QWEN3_OMNI_DSPARK: FirstRegistration("0.29.0", "Qwen3OmniDSparkModel", f"{_REGISTRY} @ v0.29.0 L626"),
+    Family.DFLASH2: FirstRegistration("0.28.0", "DFlash2DraftModel", f"{_REGISTRY} @ v0.28.0 L628"),
 }
 
 
@@ -42,7 +42,7 @@ def _rows(runtime: str, family: Family) -> list[Contract]:
     return [c for c in CONTRACTS if c.runtime == runtime and c.family == family and c.first != "*"]
 
 
-def _unregistered(version: str, family: Family, reg: Registration) -> Contract:
+def _unregistered(version: str, family: Family, reg: FirstRegistration) -> Contract:
     text = (f"{reg.architecture} is not registered in vLLM {version}: its _SPECULATIVE_DECODING_MODELS first maps "
             f"it in {reg.first} ({reg.source}), so this version cannot load the draft.")
     return Contract("vllm", version, version, family, "-", f"{reg.source} (not registered before v{reg.first})",

@@ -183,7 +183,7 @@ def minor(release: str) -> tuple[int, ...]:
         return (0, 0)
 
 
-def rules_for(release: str) -> tuple[BuildRules, bool]:
+def build_rules(release: str) -> tuple[BuildRules, bool]:
     """The rules of the release read nearest `release` (by minor), and whether that is `release` itself."""
     for rules in BUILD_RULES:
         if minor(rules.release) == minor(release):

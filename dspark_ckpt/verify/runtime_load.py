@@ -49,7 +49,7 @@ def rename(order: Sequence[str]) -> Names:
                  any("mask_hidden" in n for n in order))
 
 
-def startup_error(k: Contract, cfg: DraftConfig, dims: Dims) -> Issue | None:
+def config_time_error(k: Contract, cfg: DraftConfig, dims: Dims) -> Issue | None:
     """Config-time validation is pure configuration, shared with check: no tensor is involved yet."""
     return config_startup_error(k, draft_vocab=dims.draft_vocab, vocab=dims.vocab, target_vocab=dims.target_vocab,
                                 mask_token_id=cfg.mask_token_id, topk=cfg.dspark_draft_topk,
@@ -171,7 +171,7 @@ def run_runtime(k: Contract, version: str, cfg: DraftConfig, dims: Dims, order: 
         assert facts is not None, "SGLang rows are emulated from the analysis' facts"
         return run_sglang(k, version, facts, dims, order, tensors, store)
     out = LoadState(k, version)
-    out.error = startup_error(k, cfg, dims)
+    out.error = config_time_error(k, cfg, dims)
     if out.error is not None:
         return out
     specs = _init(k, dims, store, out)

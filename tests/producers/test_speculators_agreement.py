@@ -67,7 +67,7 @@ def _algos(release: str) -> dict[str, Any]:
 @pytest.mark.parametrize("release", VLLM_RELEASES)
 def test_the_conversion_is_the_releases_algos(release: str) -> None:
     """Every recorded speculators layout: our hf_config == transformer_layer_config after the release's update_*."""
-    rules, exact = vllm_rows.rules_for(release)
+    rules, exact = vllm_rows.build_rules(release)
     assert exact
     updaters = _algos(release)
     assert tuple(updaters) == rules.speculators_types

@@ -64,13 +64,13 @@ def test_draft_classes_first_release_agrees_with_the_registry(name: str) -> None
     assert cls in vllm_rows.CLASS_FAMILY or cls == "DSparkDeepseekV4ForCausalLM"  # the one class not modelled
 
 
-def test_minor_and_rules_for() -> None:
+def test_minor_and_build_rules() -> None:
     assert vllm_rows.minor("0.29.3") == (0, 29) and vllm_rows.minor("garbage") == (0, 0)
-    rules, exact = vllm_rows.rules_for("0.29.5")
+    rules, exact = vllm_rows.build_rules("0.29.5")
     assert rules.release == "0.29.0" and exact
-    newer, exact_newer = vllm_rows.rules_for("0.40.0")
+    newer, exact_newer = vllm_rows.build_rules("0.40.0")
     assert newer.release == vllm_rows.BUILD_RULES[-1].release and not exact_newer
-    older, exact_older = vllm_rows.rules_for("0.20.0")
+    older, exact_older = vllm_rows.build_rules("0.20.0")
     assert older.release == vllm_rows.BUILD_RULES[0].release and not exact_older
 
 
