@@ -420,7 +420,7 @@ def _archs(raw: Mapping[str, Any]) -> tuple[str, ...]:
 
 def speculators_view(version: str, raw: Mapping[str, Any]) -> HfView | Problem:
     """The hf_config of a speculators-format draft: runtimes/speculators.py's conversion, the one check uses too."""
-    conversion = speculators.convert(raw, vllm_rows.rules_for(version)[0])
+    conversion = speculators.convert(raw, vllm_rows.build_rules(version)[0])
     if conversion.error is not None:
         where = tuple(Cite(file, version, lines) for file, lines in conversion.cites)
         return Problem(conversion.error.code, conversion.error.text, where, conversion.error.verbatim)
