@@ -9,6 +9,7 @@ from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.model import repair_catalog as _table
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.output.fix_records import FixState
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 # The strategy names, for the planner and executor (declared in model/repair_catalog.py; the strategies themselves,
@@ -106,13 +107,11 @@ class Refusal:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
-    """One runtime's predicted verdict: what check would say about it."""
+class Predicted(FixState):
+    """One runtime's predicted verdict: the state fix reports (output/fix_records.py: what check would say about
+    it), for the runtime it is about."""
 
-    runtime: str
-    loads: bool
-    error_code: str | None
-    silent_codes: tuple[str, ...]
+    runtime: str = field(kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +165,8 @@ class FixPlan:
     runtimes: tuple[str, ...]
     strategy: str | None
     actions: tuple[Action, ...]
-    before: tuple[Outcome, ...]
-    after: tuple[Outcome, ...]
+    before: tuple[Predicted, ...]
+    after: tuple[Predicted, ...]
     changes: FileChanges | None = None
     refusal: Refusal | None = None
     note: str | None = None  # why nothing is planned

@@ -43,12 +43,12 @@ def explain(codes: Sequence[str]) -> str:
     return " and ".join(f"`dspark-ckpt explain {c}`" for c in shown) or "`dspark-ckpt rules`"
 
 
-def groups(runtimes: Sequence[str], before: Sequence[a.Outcome],
-           options: Sequence[tuple[str, Sequence[a.Outcome]]]) -> list[tuple[str | None, list[str]]]:
+def groups(runtimes: Sequence[str], before: Sequence[a.Predicted],
+           options: Sequence[tuple[str, Sequence[a.Predicted]]]) -> list[tuple[str | None, list[str]]]:
     """Split the runtimes into groups one repair (or the draft as it is: None) loads on, largest first."""
     left = list(runtimes)
     out: list[tuple[str | None, list[str]]] = []
-    candidates: list[tuple[str | None, Sequence[a.Outcome]]] = [*options, (None, before)]  # a tie goes to a repair
+    candidates: list[tuple[str | None, Sequence[a.Predicted]]] = [*options, (None, before)]  # a tie goes to a repair
     while left:
         best: tuple[str | None, list[str]] = (None, [])
         for label, outcomes in candidates:
@@ -62,8 +62,8 @@ def groups(runtimes: Sequence[str], before: Sequence[a.Outcome],
     return out
 
 
-def per_group_commands(named: Named, runtimes: Sequence[str], before: Sequence[a.Outcome],
-                       options: Sequence[tuple[str, Sequence[a.Outcome]]]) -> str:
+def per_group_commands(named: Named, runtimes: Sequence[str], before: Sequence[a.Predicted],
+                       options: Sequence[tuple[str, Sequence[a.Predicted]]]) -> str:
     parts, as_is = [], []
     for label, members in groups(runtimes, before, options):
         if label is None:
@@ -81,8 +81,8 @@ _NO_REDUCED_VOCAB = ("SGLang's Qwen3 DSpark drafts with the target's lm_head and
                      "by vocab_size (V): a pruned draft's D-row markov_w2 cannot be widened by any repair")
 
 
-def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, before: a.Outcome,
-                       tried: Sequence[tuple[str, a.Outcome]]) -> str:
+def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, before: a.Predicted,
+                       tried: Sequence[tuple[str, a.Predicted]]) -> str:
     """Why no repair makes `runtime` load: the known cases in words, else the codes each attempt fails with."""
     if runtime.startswith("sglang") and family is Family.QWEN3_DSPARK and kind is VocabKind.PRUNED and \
             before.error_code == "DSP323":

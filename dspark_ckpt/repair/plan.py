@@ -28,7 +28,7 @@ from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 
 D2T_CONTENT_CODES = frozenset({"DSP402", "DSP403", "DSP405"})  # check's findings of a d2t's contents
-Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Outcome, ...]]  # (score, preference, steps, outcomes)
+Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Predicted, ...]]  # (score, preference, steps, outcomes)
 
 
 def applicable(s: Situation) -> dict[str, str | None]:
@@ -83,7 +83,7 @@ def _blocking(s: Situation) -> list[Finding]:
     return [x for x in s.findings if blocks_fix(x.code, x.severity)]
 
 
-def _fails(results: Sequence[a.Outcome]) -> str:
+def _fails(results: Sequence[a.Predicted]) -> str:
     return ", ".join(f"{r.runtime} ({r.error_code})" for r in results if not r.loads)
 
 
@@ -219,13 +219,13 @@ def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[Run
     return score(after, extra(steps)).key(), preference, steps, after
 
 
-def _left(after: Sequence[a.Outcome], extra: Sequence[str], ctx: _Context) -> a.Refusal:
+def _left(after: Sequence[a.Predicted], extra: Sequence[str], ctx: _Context) -> a.Refusal:
     left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity is Severity.ERROR} | set(extra))
     return a.Refusal("DSP501", f"cannot be fully repaired: {', '.join(left)} would remain (see {ctx.check()})",
                      f"re-export the draft; {hints.explain(left)} says why")
 
 
-def _planned(s: Situation, steps: Steps, before: Sequence[a.Outcome], after: Sequence[a.Outcome],
+def _planned(s: Situation, steps: Steps, before: Sequence[a.Predicted], after: Sequence[a.Predicted],
              extra: Callable[[Steps], tuple[str, ...]], plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
     """The plan's strategy is the leading step: a trim that also trims the input side is still `trim`."""
     resolved = _resolved(problem_codes(before, extra(())), problem_codes(after, extra(steps)))
@@ -239,7 +239,7 @@ def _planned(s: Situation, steps: Steps, before: Sequence[a.Outcome], after: Seq
     return plan(strategy=lead(steps), actions=actions, after=after, changes=changes)
 
 
-def _conflict(before: Sequence[a.Outcome], options: Sequence[Option], ctx: _Context,
+def _conflict(before: Sequence[a.Predicted], options: Sequence[Option], ctx: _Context,
               input_note: str | None = None) -> a.Refusal:
     if not options:
         codes = [r.error_code for r in before if r.error_code]
@@ -253,7 +253,7 @@ def _conflict(before: Sequence[a.Outcome], options: Sequence[Option], ctx: _Cont
                      hints.per_group_commands(ctx.named, ctx.runtimes, before, tried))
 
 
-def _errors_left(s: Situation, before: Sequence[a.Outcome], extra: Sequence[str]) -> list[str]:
+def _errors_left(s: Situation, before: Sequence[a.Predicted], extra: Sequence[str]) -> list[str]:
     """The errors of the draft as it is that a repair could be asked for: load failures, error-level silent
     problems, and check's findings of the d2t's contents."""
     codes = problem_codes(before, extra) | {x.code for x in s.findings if x.code in D2T_CONTENT_CODES}
@@ -266,7 +266,7 @@ def _applicable_for(why: dict[str, str | None], errors: Sequence[str]) -> list[s
 
 
 def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: Sequence[RuntimeVersion],
-            before: tuple[a.Outcome, ...], loads_now: bool, plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
+            before: tuple[a.Predicted, ...], loads_now: bool, plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
     f = s.facts
     assert f is not None
     pruned = f.kind is VocabKind.PRUNED

@@ -15,14 +15,14 @@ from dspark_ckpt.output.fix_records import (
     FixText,
     FixWritten,
 )
-from dspark_ckpt.repair.actions import FileChanges, FixPlan, Outcome, action_json, describe
+from dspark_ckpt.repair.actions import FileChanges, FixPlan, Predicted, action_json, describe
 from dspark_ckpt.repair.apply import FixResult
 from dspark_ckpt.repair.files import write_steps
 from dspark_ckpt.repair.hints import command
 from dspark_ckpt.repair.safety import skip_message
 
 
-def _state(o: Outcome) -> FixState:
+def _state(o: Predicted) -> FixState:
     return FixState(o.loads, o.error_code, o.silent_codes)
 
 

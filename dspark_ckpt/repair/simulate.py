@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from dspark_ckpt.check.analysis import verdicts
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.severity import Severity
-from dspark_ckpt.repair.actions import Outcome
+from dspark_ckpt.repair.actions import Predicted
 from dspark_ckpt.repair.strategies import BY_NAME
 from dspark_ckpt.runtimes.records import DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -65,24 +65,25 @@ def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool, content: Se
     return tuple(dict.fromkeys((*(("DSP401",) if d2t_all_zero and pruned else ()), *content)))
 
 
-def outcomes(vs: Sequence[Verdict]) -> tuple[Outcome, ...]:
+def outcomes(vs: Sequence[Verdict]) -> tuple[Predicted, ...]:
     """A draft that loads but fails at its first draft step (SGLang) does not work there: fix counts it failing."""
-    return tuple(Outcome(str(RuntimeVersion(v.runtime, v.version)), v.loads and v.first_step is None,
-                         v.error.code if v.error else v.first_step.code if v.first_step else None,
-                         tuple(i.code for i in v.silent)) for v in vs)
+    return tuple(Predicted(v.loads and v.first_step is None,
+                           v.error.code if v.error else v.first_step.code if v.first_step else None,
+                           tuple(i.code for i in v.silent), runtime=str(RuntimeVersion(v.runtime, v.version)))
+                 for v in vs)
 
 
-def simulate(facts: DraftFacts, steps: Steps, runtimes: Sequence[RuntimeVersion]) -> tuple[Outcome, ...]:
+def simulate(facts: DraftFacts, steps: Steps, runtimes: Sequence[RuntimeVersion]) -> tuple[Predicted, ...]:
     return outcomes(verdicts(after_facts(facts, steps), runtimes))
 
 
-def score(results: Sequence[Outcome], extra: Sequence[str] = ()) -> Score:
+def score(results: Sequence[Predicted], extra: Sequence[str] = ()) -> Score:
     silent = [code for r in results for code in r.silent_codes] + list(extra)
     errors = sum(1 for code in silent if RULES[code].severity is Severity.ERROR)
     warnings = sum(1 for code in silent if RULES[code].severity is Severity.WARNING)
     return Score(sum(1 for r in results if not r.loads), errors, warnings)
 
 
-def problem_codes(results: Sequence[Outcome], extra: Sequence[str] = ()) -> set[str]:
+def problem_codes(results: Sequence[Predicted], extra: Sequence[str] = ()) -> set[str]:
     codes = {r.error_code for r in results if r.error_code} | {c for r in results for c in r.silent_codes}
     return codes | set(extra)

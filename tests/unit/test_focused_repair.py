@@ -27,7 +27,7 @@ from dspark_ckpt.repair.actions import (
     REBUILD_D2T,
     TRIM,
     TRIM_INPUT,
-    Outcome,
+    Predicted,
     TrimRows,
 )
 from dspark_ckpt.repair.apply import apply_fix, check_destination, out_taken, remaining_errors
@@ -111,11 +111,12 @@ def test_mapping_problems_only_for_a_kept_all_zero_d2t_on_a_pruned_draft() -> No
 def test_score_orders_failures_then_errors_then_warnings() -> None:
     error = next(c for c, r in RULES.items() if r.severity == "error")
     warning = next(c for c, r in RULES.items() if r.severity == "warning")
-    results = [Outcome("vllm==0.30.0", False, "DSP303", ()), Outcome("vllm==0.31.0", True, None, (error, warning)),
-               Outcome("vllm==0.32.0", True, None, (warning,))]
+    results = [Predicted(False, "DSP303", (), runtime="vllm==0.30.0"),
+               Predicted(True, None, (error, warning), runtime="vllm==0.31.0"),
+               Predicted(True, None, (warning,), runtime="vllm==0.32.0")]
     s = sim.score(results, extra=[error])
     assert s.key() == (1, 2, 2) and not s.clean
-    assert sim.score([Outcome("vllm==0.30.0", True, None, ())]).clean
+    assert sim.score([Predicted(True, None, (), runtime="vllm==0.30.0")]).clean
     assert sim.problem_codes(results, [error]) == {"DSP303", error, warning}
 
 

@@ -6,12 +6,12 @@ import shlex
 
 from dspark_ckpt.check.hints import Named
 from dspark_ckpt.repair import hints
-from dspark_ckpt.repair.actions import Outcome
+from dspark_ckpt.repair.actions import Predicted
 from dspark_ckpt.runtimes.selectors import parse_selectors
 
 
-def outcome(runtime: str, loads: bool) -> Outcome:
-    return Outcome(runtime, loads, None if loads else "DSP302", ())
+def outcome(runtime: str, loads: bool) -> Predicted:
+    return Predicted(loads, None if loads else "DSP302", (), runtime=runtime)
 
 
 def test_a_command_is_complete_and_quoted() -> None:
