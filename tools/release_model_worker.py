@@ -135,6 +135,19 @@ def _inert_ops(torch: Any) -> list[str]:
     return [f"torch.ops._C.{op} (an inert schema, never run)" for op in missing]
 
 
+def _engine() -> Any:
+    """verify's vLLM worker script (dspark_ckpt/verify/engine_vllm.py), loaded by path: its CPU set-up is this
+    probe's too (the script needs nothing of the package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "dspark_ckpt" / "verify" / "engine_vllm.py"
+    spec = importlib.util.spec_from_file_location("dspark_engine_vllm", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class Release:
     """The release imported once, on CPU, with its process group; builds registered classes on demand."""
 
@@ -150,7 +163,7 @@ class Release:
         from vllm.distributed import parallel_state as ps
 
         self.torch = torch
-        self.stubbed = _inert_ops(torch)
+        self.stubbed = _inert_ops(torch) + _engine().pass_triton_gate(CpuPlatform)
         self.folder = folder  # the draft's model path: an empty folder (no mask_embedding.pt, no extra files)
         self.version = getattr(vllm, "__version__", "?")
         self.VllmConfig = VllmConfig
