@@ -17,10 +17,6 @@ PACKAGE = Path(dspark_ckpt.__file__).parent
 DOC = PACKAGE.parent / "docs" / "architecture.md"
 # Modules of the package root that every stage may use (a leaf of records, importing nothing of the package).
 SHARED = {"dspark_ckpt.errors", "dspark_ckpt.version"}
-# The circles not dissolved yet (issue 24 item 2), each as the test reports it. The list may only shrink: a new
-# circle fails, and so does one that is gone but still listed. It runs through a module another change is editing
-# (runtimes/config_build.py).
-KNOWN_CIRCLES: set[str] = set()
 
 
 def stages() -> list[str]:
@@ -134,8 +130,7 @@ def test_the_stage_table_names_every_package() -> None:
 
 def test_no_import_cycle_deferred_imports_included() -> None:
     found = {" -> ".join(c) for c in cycles(graph())}
-    assert found - KNOWN_CIRCLES == set(), "import circles:\n" + "\n".join(sorted(found - KNOWN_CIRCLES))
-    assert KNOWN_CIRCLES - found == set(), "dissolved: drop from KNOWN_CIRCLES:\n" + "\n".join(KNOWN_CIRCLES - found)
+    assert found == set(), "import circles:\n" + "\n".join(sorted(found))
 
 
 def test_stages_import_only_the_stages_above_them() -> None:
