@@ -68,8 +68,10 @@ def pass_triton_gate(platform: Any) -> list[str]:
     one call only. Returns what was stubbed (nothing where Triton is installed or the release has no such gate)."""
     import inspect
 
-    from vllm import triton_utils  # type: ignore[import-not-found, unused-ignore]
-
+    try:
+        from vllm import triton_utils  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:  # a vLLM without the module has no such gate either
+        return []
     original = inspect.getattr_static(platform, "check_and_update_config")
     function = getattr(original, "__func__", None)
     if triton_utils.HAS_TRITON or function is None or "requires Triton" not in inspect.getsource(function):

@@ -14,6 +14,7 @@ from dspark_ckpt.model.findings import Finding, Severity, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.output.verify_records import MappingCheck, TensorRead, VerifyResult
+from dspark_ckpt.runtimes.config_build import landed
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
@@ -119,9 +120,10 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
     with watch.phase("probe"):
         probe = run_probe(outcomes, mappings, tensors, analysis.raw_config or {}, cfg.family, dims, options)
     watch.ms["total"] = sum(watch.ms.values())
-    verdicts = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab),
+    observed = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab),
                             analysis.facts) for i, out in enumerate(outcomes)]
-    disagree = disagreements(verdicts, analysis.verdicts)
+    disagree = disagreements(observed, analysis.verdicts)  # what torch loaded: the vocab tensors
+    verdicts = [_every_tensor(v, analysis) for v in observed]
     result = VerifyResult(
         device=label, torch_version=torch_version, timings_ms=dict(watch.ms),
         tensors_read=tuple(TensorRead(n, loaded.tensors[n].dtype, loaded.tensors[n].shape, loaded.tensors[n].nbytes)
@@ -129,6 +131,15 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
         runtimes=tuple(state_for(o) for o in outcomes), mappings=tuple(dict.fromkeys(mappings.values())),
         probe=probe, check_disagreements=disagree)
     return _report(analysis, verdicts, result, dims), result
+
+
+def _every_tensor(verdict: Verdict, analysis: Analysis) -> Verdict:
+    """The rest of the tensors, from the release's generated record as check judges them (runtimes/landing.py):
+    torch loaded only the vocab tensors, so a verdict that loads still fails where a backbone tensor does not land."""
+    built = next((b for b in analysis.builds if (b.runtime, b.version) == (verdict.runtime, verdict.version)), None)
+    if not verdict.loads or built is None or built.hf is None or built.architecture is None or analysis.facts is None:
+        return verdict
+    return landed(verdict, built.architecture, built.hf, built.config_class, analysis.facts)
 
 
 def _report(analysis: Analysis, verdicts: list[Verdict], result: VerifyResult, dims: Dims) -> CheckpointReport:
