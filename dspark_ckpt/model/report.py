@@ -13,6 +13,16 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class FixState:
+    """One runtime's verdict before or after the repair (what check says, or would say, about it):
+    repair/ predicts it, output/ renders it."""
+
+    loads: bool
+    error_code: str | None
+    silent_codes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Compatibility:
     """One runtime version's outcome as every report publishes it (runtimes.compatibility.Verdict's form)."""
 

@@ -13,7 +13,8 @@ from dspark_ckpt.output.interval import wilson
 from dspark_ckpt.output.records import checkpoint_json, finding_json
 
 if TYPE_CHECKING:  # fix's and verify's records are created only by those commands, never on a check run
-    from dspark_ckpt.output.fix_records import FixRecord, FixState, FixWritten
+    from dspark_ckpt.model.report import FixState
+    from dspark_ckpt.output.fix_records import FixRecord, FixWritten
     from dspark_ckpt.output.verify_records import (
         MappingCheck,
         ProbeReport,

@@ -8,17 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.model.findings import Finding
-from dspark_ckpt.model.report import CheckpointReport
+from dspark_ckpt.model.report import CheckpointReport, FixState
 from dspark_ckpt.output.records import human_bytes
-
-
-@dataclass(frozen=True, slots=True)
-class FixState:
-    """One runtime's verdict before or after the repair (what check says, or would say, about it)."""
-
-    loads: bool
-    error_code: str | None
-    silent_codes: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,9 @@ from rich.console import Console
 from rich.text import Text
 
 from dspark_ckpt.check.ranges import spans
+from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.severity import Severity
-from dspark_ckpt.output.fix_records import FixRecord, FixState, FixWritten, file_rows, json_diffs
+from dspark_ckpt.output.fix_records import FixRecord, FixWritten, file_rows, json_diffs
 from dspark_ckpt.output.records import human_bytes
 from dspark_ckpt.output.runs import fold, split_selector
 from dspark_ckpt.runtimes.selectors import RuntimeVersion

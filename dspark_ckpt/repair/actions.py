@@ -8,8 +8,8 @@ from typing import Any
 from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.model import repair_catalog as _table
 from dspark_ckpt.model.findings import Finding
+from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.output.fix_records import FixState
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 # The strategy names, for the planner and executor (declared in model/repair_catalog.py; the strategies themselves,

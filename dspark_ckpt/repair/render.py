@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dspark_ckpt.model.report import FixState
 from dspark_ckpt.output.fix_records import (
     FixAction,
     FixChanges,
@@ -11,7 +12,6 @@ from dspark_ckpt.output.fix_records import (
     FixRefusal,
     FixRuntime,
     FixShard,
-    FixState,
     FixText,
     FixWritten,
 )

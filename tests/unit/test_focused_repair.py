@@ -14,10 +14,11 @@ from conftest import make_checkpoint
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.errors import RepairError
+from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.documents import fix_entry
-from dspark_ckpt.output.fix_records import FixState, json_diffs
+from dspark_ckpt.output.fix_records import json_diffs
 from dspark_ckpt.output.fix_text import state_text
 from dspark_ckpt.repair import plan_fix
 from dspark_ckpt.repair import simulate as sim
