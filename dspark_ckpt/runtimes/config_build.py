@@ -21,7 +21,7 @@ from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import evaluate, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
-from dspark_ckpt.runtimes.release_model import architecture_model
+from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
@@ -253,7 +253,8 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
     on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems."""
-    model = architecture_model(verdict.runtime, verdict.version, architecture)
+    release = modelled_release(verdict.runtime, verdict.version)
+    model = architecture_model(verdict.runtime, release, architecture) if release is not None else None
     if model is None or model.not_built is not None:
         return verdict
     found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,

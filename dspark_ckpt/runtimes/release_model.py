@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion
+
+from dspark_ckpt.runtimes.versions import release_key
+
 DATA = Path(__file__).resolve().parent / "release_data"
 SCHEMA = 1
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
@@ -168,7 +172,28 @@ def architecture_model(runtime: str, release: str, architecture: str) -> Archite
     return _architecture(architecture, json.loads(path.read_text(encoding="utf-8")))
 
 
+@functools.cache
 def generated_releases(runtime: str) -> tuple[str, ...]:
-    """The releases of `runtime` with a generated model."""
+    """The releases of `runtime` with a generated model, oldest first."""
     prefix = f"{runtime}-"
-    return tuple(sorted(p.name[len(prefix):] for p in DATA.glob(f"{prefix}*") if (p / "release.json").is_file()))
+    found = [p.name[len(prefix):] for p in DATA.glob(f"{prefix}*") if (p / "release.json").is_file()]
+    return tuple(sorted(found, key=lambda r: release_key(r)))
+
+
+@functools.cache
+def modelled_release(runtime: str, release: str) -> str | None:
+    """The generated model a verdict on `runtime==release` reads: its own; else the newest generated release of
+    the same minor at or below it (vLLM changes behaviour by minor: 0.27.1 reads 0.27.0's, as the contract rows
+    do); else, for a release newer than every generated one, the newest (the verdict says DSP220 already). A
+    release older than every generated one has none: its code may differ in kind."""
+    known = generated_releases(runtime)
+    if release in known:
+        return release
+    try:
+        key = release_key(release)
+    except InvalidVersion:
+        return None
+    same = [r for r in known if release_key(r)[:2] == key[:2] and release_key(r) <= key]
+    if same:
+        return same[-1]
+    return known[-1] if known and key > release_key(known[-1]) else None

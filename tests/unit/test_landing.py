@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dspark_ckpt.runtimes.landing import land, variables
-from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, modelled_release
 
 H = 16
 LLAMA: dict[str, Any] = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": H,
@@ -40,6 +40,18 @@ def run(tensors: dict[str, tuple[int, ...]], config: dict[str, Any] | None = Non
 
 def test_the_data_lists_its_release() -> None:
     assert "0.33.0" in generated_releases("vllm")
+
+
+def test_a_release_without_its_own_data_reads_its_minors_or_the_newest() -> None:
+    """A patch release reads its minor's model, as the contract rows do; a release newer than every generated one
+    the newest (its verdict carries DSP220); an older one none (its code may differ in kind)."""
+    known = generated_releases("vllm")
+    newest = known[-1]
+    assert modelled_release("vllm", "0.33.0") == "0.33.0"
+    assert modelled_release("vllm", "0.28.5") == "0.28.0"
+    major, minor = (int(x) for x in newest.split(".")[:2])
+    assert modelled_release("vllm", f"{major}.{minor + 5}.0") == newest
+    assert modelled_release("vllm", "0.20.0") is None and modelled_release("vllm", "not-a-version") is None
 
 
 def test_a_complete_layer_in_either_naming_lands() -> None:
