@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: --help and --version load nothing of model/
+    from dspark_ckpt.model.codes import ErrorCode
 
 # The test suite sets this (tests/conftest.py): every error raised is checked against the registries, so a code
 # missing from model/error_catalog.py fails the test that raised it. Unset, nothing is imported or looked up.
@@ -29,7 +33,7 @@ class DsparkCkptError(Exception):
 
     exit_code = 2
 
-    def __init__(self, message: str, *, code: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, code: ErrorCode, hint: str | None = None) -> None:
         if _CHECK_CODES:
             check_code(code)
         super().__init__(message)

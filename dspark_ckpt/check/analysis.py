@@ -20,6 +20,7 @@ from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
 from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints
 from dspark_ckpt.formats.vocab_tensors import VocabTensors, find_vocab_tensors, shape_findings
 from dspark_ckpt.model.classify import InputKind, VocabKind, input_kind, vocab_kind
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
@@ -99,7 +100,7 @@ class Analysis:
         )
 
 
-def first_unreadable(findings: Sequence[Finding]) -> tuple[str, str] | None:
+def first_unreadable(findings: Sequence[Finding]) -> tuple[FindingCode, str] | None:
     problem = next((f for f in findings if unreadable_code(f.code)), None)
     return (problem.code, f"{problem.file}: {problem.message}" if problem.file else problem.message) if problem else None
 
@@ -109,7 +110,7 @@ def _dim(info: TensorInfo | None, axis: int) -> int | None:
 
 
 def draft_facts(cfg: DraftConfig, v: VocabTensors, target: TargetVocab,
-                unreadable: tuple[str, str] | None = None, *, raw: dict[str, Any] | None = None,
+                unreadable: tuple[FindingCode, str] | None = None, *, raw: dict[str, Any] | None = None,
                 tensors: dict[str, TensorInfo] | None = None) -> DraftFacts | None:
     if cfg.family is None or cfg.vocab_size is None or cfg.draft_vocab_size is None:
         return None

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes import eagle3_aux
 from dspark_ckpt.runtimes.records import BuiltConfig
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS
 
-_TEXTS: tuple[tuple[str, Callable[[eagle3_aux.AuxRead], str | None]], ...] = (
+_TEXTS: tuple[tuple[FindingCode, Callable[[eagle3_aux.AuxRead], str | None]], ...] = (
     ("DSP356", eagle3_aux.ignored_text),
     ("DSP356", eagle3_aux.runner_text),
     ("DSP357", eagle3_aux.absent_text),
@@ -41,7 +42,7 @@ def _sglang(versions: Sequence[str]) -> str:
 
 def aux_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
     """One finding per code: each distinct statement with the releases it holds for, and the lines it cites."""
-    by_code: dict[str, dict[tuple[str, str], list[BuiltConfig]]] = {}
+    by_code: dict[FindingCode, dict[tuple[str, str], list[BuiltConfig]]] = {}
     for built in builds:
         if built.aux is None:
             continue

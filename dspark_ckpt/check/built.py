@@ -9,6 +9,7 @@ from typing import Any
 
 from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.classify import VocabKind
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig, honoured_draft_vocab
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.findings import Finding, finding, rule
@@ -43,7 +44,7 @@ def contradiction(cfg: DraftConfig | None, v: VocabTensors) -> int | None:
     return honoured_draft_vocab(cfg, _d_rows(cfg, v)) if cfg is not None else None
 
 
-def _explained(code: str) -> bool:
+def _explained(code: FindingCode) -> bool:
     """A shape finding sized by draft_vocab_size: a contradicting draft_vocab_size explains it."""
     r = rule(code)
     return r.d_sized and r.category is Category.SHAPE

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dspark_ckpt.check.policy import DEFAULT_GATE
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.hint_template import MARKER, Command, fill, parse
 from dspark_ckpt.model.report import CheckpointReport
@@ -172,7 +173,7 @@ def render(command: Command, where: Place, target: tuple[str, ...] | None, runti
 # A finding's code, one of its hint's fix markers and the runtimes the command names -> None where that fix
 # repairs this checkpoint, else the hint to give instead (markers allowed): another strategy, or what to re-export.
 # repair/suggest.py builds it from the checkpoint's analysis (check cannot import repair).
-Suggest = Callable[[str, Command, Sequence[str]], "str | None"]
+Suggest = Callable[[FindingCode, Command, Sequence[str]], "str | None"]
 
 
 def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInputs,

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dspark_ckpt.formats.vocab_tensors import VocabTensors
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import target_architecture
 from dspark_ckpt.model.findings import Finding, finding
@@ -19,7 +20,11 @@ from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
-REPLACED = frozenset({"DSP203", "DSP309"})  # what a registration finding says instead
+# What a registration finding says instead: a target model's config (DSP231) is neither an unknown draft family
+# (DSP203) nor an unsupported one (DSP309); a registered draft class dspark-ckpt does not model (DSP232) is not an
+# unknown family, and its verdicts stay.
+REPLACED_BY_TARGET: frozenset[FindingCode] = frozenset({"DSP203", "DSP309"})
+REPLACED_BY_REGISTERED: frozenset[FindingCode] = frozenset({"DSP203"})
 # SGLang EAGLE-3 classes that build a fresh ParallelLMHead(draft_vocab_size) when the config is untied and declares
 # draft_vocab_size, and load the target's only when draft_vocab_size is null (load_lm_head_from_target, read by
 # speculative/eagle_worker_v2.py:357 @ 0.5.23): without an lm_head in the checkpoint the head stays random.
@@ -78,7 +83,7 @@ def registration_findings(raw: Mapping[str, Any] | None, cfg: DraftConfig | None
         known = f"; registered as a model by {_spans(models)}" if models else ""
         found = finding("DSP231", f"not a draft: config.json names the target model {target}{known}. Pass the "
                                   "draft's folder as the checkpoint and this folder as --target.", file="config.json")
-        return [*(f for f in findings if f.code not in REPLACED), found], ()
+        return [*(f for f in findings if f.code not in REPLACED_BY_TARGET), found], ()
     if cfg.family is not None or cfg.architecture is None:
         return list(findings), verdicts
     drafts = [r for r in registrations(cfg.architecture) if r.draft]
@@ -87,5 +92,5 @@ def registration_findings(raw: Mapping[str, Any] | None, cfg: DraftConfig | None
     found = finding("DSP232", f"registered, not modelled: {cfg.architecture} is a draft class registered by "
                               f"{_spans(drafts)}; dspark-ckpt models no vocab contract for it, so no verdict is "
                               "given where a release registers it.", file="config.json")
-    kept = [f for f in findings if f.code != "DSP203"]
+    kept = [f for f in findings if f.code not in REPLACED_BY_REGISTERED]
     return [*kept, found, *_fresh_head(cfg, raw, vocab, runtimes)], verdicts

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes.records import Verdict
-from dspark_ckpt.runtimes.releases import assumed_from, assumption_findings
+from dspark_ckpt.runtimes.releases import ASSUMED, assumed_from, assumption_findings
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS
 
@@ -16,7 +17,7 @@ METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "df
 
 # Where the right repair depends on the vocab kind, the registry's generic hint is replaced (command markers as in
 # model/hint_template.py: check fills them in for the checkpoint).
-KIND_HINTS: dict[tuple[str, str], str] = {
+KIND_HINTS: dict[tuple[FindingCode, str], str] = {
     ("DSP302", "padded"): "Trim lm_head/markov_w2 to T rows and set draft_vocab_size = T ({fix --strategy trim}, "
                           "loads everywhere); an explicit zero d2t loads on vLLM 0.27-0.29 only.",
     ("DSP303", "padded"): "Trim to T rows ({fix --strategy trim}), or drop the d2t for vLLM 0.30+ only.",
@@ -49,12 +50,12 @@ def _versions(vs: Sequence[Verdict]) -> str:
     return ", ".join(names)
 
 
-def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None = None,
+def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str | None = None,
                      family: str | None = None) -> list[Finding]:
     """One finding per problem code, naming every runtime that fails or misbehaves because of it; `family` (else
     the verdicts' rows') picks a rule's per-family hint."""
     # code -> (how, text) -> the verdicts: how is "fails" (load error), "first" (first draft step) or "silent"
-    by_code: dict[str, dict[tuple[str, str], list[Verdict]]] = {}
+    by_code: dict[FindingCode, dict[tuple[str, str], list[Verdict]]] = {}
     for v in vs:
         if v.error is not None:
             by_code.setdefault(v.error.code, {}).setdefault(("fails", v.error.text), []).append(v)
@@ -79,7 +80,7 @@ def verdict_findings(vs: Sequence[Verdict], already: set[str], kind: str | None 
     assumed = [(v.runtime, v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
     vllm = [(version, row) for runtime, version, row in assumed if runtime != "sglang"]
     sglang = [(version, row) for runtime, version, row in assumed if runtime == "sglang"]
-    return findings + ([] if "DSP220" in already else assumption_findings(vllm, sglang))
+    return findings + ([] if ASSUMED in already else assumption_findings(vllm, sglang))
 
 
 def method_findings(display: str, cfg: DraftConfig) -> list[Finding]:

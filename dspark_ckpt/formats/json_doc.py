@@ -19,6 +19,7 @@ from typing import Any
 
 from dspark_ckpt.formats.names import CONFIG_NAME, INDEX_NAME, MAX_JSON_BYTES
 from dspark_ckpt.formats.safetensors_header import value_cost
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, finding
 
 # About 1.2 million index entries (an entry weighs 5, see safetensors_header.VALUE_WEIGHTS); real indexes hold at most ~10^5.
@@ -183,7 +184,7 @@ def json_type(value: Any) -> str:
 
 
 # What each problem is reported as, per document (the rest of each document's problems share its generic code).
-FINDING_CODES: dict[str, tuple[str, dict[Problem, str]]] = {
+FINDING_CODES: dict[str, tuple[FindingCode, dict[Problem, FindingCode]]] = {
     CONFIG_NAME: ("DSP202", {Problem.ENCODING: "DSP211", Problem.TOO_LARGE: "DSP213", Problem.TOO_COMPLEX: "DSP213"}),
     INDEX_NAME: ("DSP102", {Problem.ENCODING: "DSP110", Problem.TOO_LARGE: "DSP112", Problem.TOO_COMPLEX: "DSP112"}),
 }

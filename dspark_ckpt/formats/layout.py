@@ -11,6 +11,7 @@ from typing import Any
 from dspark_ckpt.formats.json_doc import JsonProblem, decode_document, document_finding
 from dspark_ckpt.formats.names import INDEX_NAME, PathStatus
 from dspark_ckpt.formats.safetensors_header import SafetensorsHeader
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, finding
 
 MAX_SHARDS = 4096  # real checkpoints have at most a few hundred shards; each one checked costs a stat or a request
@@ -134,7 +135,7 @@ def index_findings(index: ShardIndex, headers: dict[str, SafetensorsHeader], on_
     return capped(findings)
 
 
-def _more(code: str, total: int, what: str) -> list[Finding]:
+def _more(code: FindingCode, total: int, what: str) -> list[Finding]:
     if total <= MAX_FINDINGS_PER_CODE:
         return []
     return [finding(code, f"and {total - MAX_FINDINGS_PER_CODE:,} more {what} ({total:,} in all; the first "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.findings import Finding, finding
@@ -61,7 +62,8 @@ def find_vocab_tensors(tensors: dict[str, TensorInfo]) -> VocabTensors:
     )
 
 
-def _shape_finding(code: str, info: TensorInfo, expected: tuple[int | None, ...], what: str) -> Finding | None:
+def _shape_finding(code: FindingCode, info: TensorInfo, expected: tuple[int | None, ...],
+                   what: str) -> Finding | None:
     if len(info.shape) == len(expected) and all(e is None or s == e for s, e in zip(info.shape, expected)):
         return None
     want = "[" + ", ".join("?" if e is None else str(e) for e in expected) + "]"
@@ -73,7 +75,7 @@ def shape_findings(v: VocabTensors, cfg: DraftConfig, target_vocab_size: int | N
     d, vocab, h, r = cfg.draft_vocab_size, cfg.vocab_size, cfg.hidden_size, cfg.markov_rank
     family = traits(cfg.family)
     head_rows = vocab if family.lm_head_rows == "V" else d
-    checks: list[tuple[str, TensorInfo | None, tuple[int | None, ...], str]] = [
+    checks: list[tuple[FindingCode, TensorInfo | None, tuple[int | None, ...], str]] = [
         ("DSP320", v.lm_head, (head_rows, h), "draft output vocab x hidden_size"),
         ("DSP321", v.embed_tokens, (vocab, h), "vocab_size x hidden_size"),
         ("DSP322", v.markov_w1, (vocab, r), "vocab_size x markov_rank"),

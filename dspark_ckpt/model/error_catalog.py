@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dspark_ckpt.model.codes import ErrorCode
+
 
 @dataclass(frozen=True, slots=True)
 class ErrorDoc:
     """One operational error: why a run could not answer. Same sections as a finding's documentation."""
 
-    code: str
+    code: ErrorCode
     slug: str
     summary: str
     what: str
@@ -447,11 +449,3 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "simply another format. " + _NO_ANSWER, "`dspark-ckpt check draft/pytorch_model.bin`.",
       "Convert the weights to safetensors (what vLLM and SGLang load drafts from), then check the folder."),
 )
-
-
-def error_codes() -> tuple[str, ...]:
-    return tuple(sorted(ERRORS))
-
-
-def is_registered(code: str) -> bool:
-    return code in ERRORS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.hint_template import generic, has_markers
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 from dspark_ckpt.model.severity import Severity
@@ -15,7 +16,7 @@ __all__ = ["Finding", "Severity", "finding", "rule"]
 class Finding:
     """One problem found: a registered code, its severity, the message, where (file, tensor), a hint."""
 
-    code: str
+    code: FindingCode
     severity: Severity
     message: str
     file: str | None = None
@@ -26,7 +27,7 @@ class Finding:
     template: str | None = field(default=None, compare=False, repr=False)
 
 
-def rule(code: str) -> Rule:
+def rule(code: FindingCode) -> Rule:
     try:
         return RULES[code]
     except KeyError:
@@ -34,7 +35,7 @@ def rule(code: str) -> Rule:
 
 
 def finding(
-    code: str, message: str, *, file: str | None = None, tensor: str | None = None, hint: str | None = None,
+    code: FindingCode, message: str, *, file: str | None = None, tensor: str | None = None, hint: str | None = None,
     template: str | None = None,
 ) -> Finding:
     """Build a Finding whose severity and default hint come from the registry, so a code means one thing.

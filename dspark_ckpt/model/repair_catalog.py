@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from dspark_ckpt.model.codes import FindingCode
+
 
 class Applicability(StrEnum):
     SAFE = "safe"  # metadata-only: JSON edits, small new shards, dropped tensors; fine for a commit hook
@@ -20,13 +22,14 @@ class Applicability(StrEnum):
 class Repair:
     name: str
     summary: str
-    resolves: tuple[str, ...]  # the finding codes it can resolve; the first is the one it stands for when forced
+    # The finding codes it can resolve; the first is the one it stands for when forced.
+    resolves: tuple[FindingCode, ...]
     applicability: Applicability
     # What a re-export must hold instead, where this repair does not apply to a checkpoint (hints say it then).
     reexport: str = "re-export the draft for the target"
     # The codes whose finding hint names this repair (their Rule.repair): those it resolves whenever it applies.
     # The rest of `resolves` it resolves only for some drafts or runtimes, so their hints name no repair.
-    hint_for: tuple[str, ...] = ()
+    hint_for: tuple[FindingCode, ...] = ()
 
     def __post_init__(self) -> None:
         if not set(self.hint_for) <= set(self.resolves):
@@ -93,8 +96,8 @@ BY_NAME: dict[str, Repair] = {r.name: r for r in REPAIRS}
 NAMES: tuple[str, ...] = tuple(r.name for r in REPAIRS)
 
 
-def _hint_repairs() -> dict[str, str]:
-    named: dict[str, str] = {}
+def _hint_repairs() -> dict[FindingCode, str]:
+    named: dict[FindingCode, str] = {}
     for r in REPAIRS:
         for code in r.hint_for:
             if code in named:
@@ -103,7 +106,7 @@ def _hint_repairs() -> dict[str, str]:
     return named
 
 
-HINT_REPAIR: dict[str, str] = _hint_repairs()  # finding code -> the repair its hint names (Rule.repair)
+HINT_REPAIR: dict[FindingCode, str] = _hint_repairs()  # finding code -> the repair its hint names (Rule.repair)
 
 
 def repairs_for(code: str) -> tuple[str, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.tensors import TensorInfo
 
@@ -18,8 +19,8 @@ class FixState:
     repair/ predicts it, output/ renders it."""
 
     loads: bool
-    error_code: str | None
-    silent_codes: tuple[str, ...]
+    error_code: FindingCode | None
+    silent_codes: tuple[FindingCode, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +31,13 @@ class Compatibility:
     version: str
     loads: bool
     error: str | None
-    error_code: str | None
+    error_code: FindingCode | None
     silent: tuple[str, ...]
-    silent_codes: tuple[str, ...]
+    silent_codes: tuple[FindingCode, ...]
     verbatim: bool  # False where `error` is dspark-ckpt's description rather than the runtime's own text
     source: str
     first_step_error: str | None = None  # it loads, then fails at the first draft step (SGLang; CUDA-graph capture)
-    first_step_error_code: str | None = None
+    first_step_error_code: FindingCode | None = None
     first_step_verbatim: bool = True
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.hint_template import documented_fix, with_repair
 from dspark_ckpt.model.repair_catalog import HINT_REPAIR
 from dspark_ckpt.model.severity import Severity
@@ -33,12 +34,12 @@ class Category(StrEnum):
 
 
 # Layout problems that stop every loader before any model code runs (the whole header category does too).
-_STOPS_LOADING = frozenset({"DSP101", "DSP102", "DSP103", "DSP104", "DSP110", "DSP112"})
+_STOPS_LOADING: frozenset[FindingCode] = frozenset({"DSP101", "DSP102", "DSP103", "DSP104", "DSP110", "DSP112"})
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    code: str
+    code: FindingCode
     slug: str
     severity: Severity
     summary: str
@@ -1093,13 +1094,13 @@ RULES: dict[str, Rule] = _rules(
 )
 
 
-def unreadable_code(code: str) -> bool:
+def unreadable_code(code: FindingCode) -> bool:
     """A finding whose file no loader can read (its verdict is that error, whatever the contract says)."""
     rule = RULES.get(code)
     return rule is not None and rule.stops_loading
 
 
-def blocks_fix(code: str, severity: Severity) -> bool:
+def blocks_fix(code: FindingCode, severity: Severity) -> bool:
     """A structural error blocks fix, unless fix itself repairs it (a config-only repair such as DSP215's)."""
     rule = RULES.get(code)
     return rule is not None and severity is Severity.ERROR and rule.category.blocks_fix and rule.repair is None

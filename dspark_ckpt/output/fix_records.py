@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport, FixState
 from dspark_ckpt.output.records import human_bytes
@@ -25,7 +26,7 @@ class FixRuntime:
 class FixAction:
     """One planned action: its reason (a finding code), its sentence, and the record fix writes to __metadata__."""
 
-    reason: str
+    reason: FindingCode
     text: str
     record: Mapping[str, Any]
 
@@ -62,7 +63,7 @@ class FixChanges:
 class FixRefusal:
     """Why no plan could be made: a DSP5xx code, its message and hint."""
 
-    code: str
+    code: FindingCode
     message: str
     hint: str | None
 

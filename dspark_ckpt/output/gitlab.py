@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import Any, Final
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
@@ -21,7 +22,7 @@ from dspark_ckpt.output.locations import finding_path, fingerprint, relative_to
 # Gated: what fails the run is at least `major`; DSP702 (the checkpoint could not be checked at all) is `blocker`.
 GATED = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.INFO: "major"}
 NOT_GATED = {Severity.ERROR: "minor", Severity.WARNING: "minor", Severity.INFO: "info"}
-UNCHECKED = "DSP702"
+UNCHECKED: Final[FindingCode] = "DSP702"
 
 
 def severity(c: CheckpointReport, f: Finding, ctx: RenderContext) -> str:

@@ -11,8 +11,12 @@ import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dspark_ckpt.errors import DsparkCkptError
+
+if TYPE_CHECKING:  # a type only: --help and --version load nothing of model/
+    from dspark_ckpt.model.codes import ErrorCode
 
 MAX_INPUT_FILES = 10_000  # a checkpoint folder holds tens of files; this only bounds a hostile one
 
@@ -87,7 +91,7 @@ def _inside(real: str, roots: list[str]) -> str | None:
     return None
 
 
-def writable_target(path: Path, *, what: str, inputs: Iterable[str | Path] = (), code: str) -> Path:
+def writable_target(path: Path, *, what: str, inputs: Iterable[str | Path] = (), code: ErrorCode) -> Path:
     """The real file to replace for `path`, or OutputError: nothing has been touched when it is raised.
 
     Written: an absent path, a regular file, or a symlink that resolves to one; never inside an input (a
@@ -146,7 +150,7 @@ def check_report_files(files: Iterable[Path], inputs: Iterable[str | Path]) -> N
         writable_target(file, what="--report", inputs=inputs, code="DSP-E030")
 
 
-def open_for_append(path: Path, *, what: str, inputs: Iterable[str | Path] = (), code: str) -> int:
+def open_for_append(path: Path, *, what: str, inputs: Iterable[str | Path] = (), code: ErrorCode) -> int:
     """An fd appending to `path` (created if absent) after writable_target's checks, opened without blocking."""
     real = writable_target(path, what=what, inputs=inputs, code=code)
     try:

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.hint_template import Command, documented
 from dspark_ckpt.model.report import CheckpointReport, Report
@@ -35,7 +36,7 @@ def _rule(r: Rule) -> dict[str, Any]:
     }
 
 
-def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[str, int],
+def _result(c: CheckpointReport, f: Finding, ctx: RenderContext, index: dict[FindingCode, int],
             seen: Counter[tuple[str, str, str | None]]) -> dict[str, Any]:
     uri, relative = artifact_uri(finding_path(c, f), ctx.root)
     artifact: dict[str, Any] = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if relative else {})}

@@ -13,12 +13,15 @@ import io
 import os
 import sys
 from collections.abc import Iterator
-from typing import TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from dspark_ckpt.errors import DsparkCkptError
 from dspark_ckpt.output.paths import OutputError
 
-CODES = {"stdout": "DSP-E036", "stderr": "DSP-E037"}
+if TYPE_CHECKING:  # a type only: --help and --version load nothing of model/
+    from dspark_ckpt.model.codes import ErrorCode
+
+CODES: Final[dict[str, ErrorCode]] = {"stdout": "DSP-E036", "stderr": "DSP-E037"}
 
 
 class GuardedStream(io.TextIOBase):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.report import CheckpointReport
 
 
@@ -17,12 +18,12 @@ class RuntimeState:
     version: str
     loads: bool
     error: str | None
-    error_code: str | None
+    error_code: FindingCode | None
     d2t_param: bool  # __init__ created draft_id_to_target_id
     d2t_loaded: bool
     lm_head: str  # own | target | uninitialised | none (load failed)
     embed_tokens: str
-    first_step_code: str | None = None  # it loaded, then the first draft step's ops failed (SGLang)
+    first_step_code: FindingCode | None = None  # it loaded, then the first draft step's ops failed (SGLang)
 
 
 @dataclass(frozen=True, slots=True)

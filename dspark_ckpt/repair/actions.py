@@ -7,6 +7,7 @@ from typing import Any
 
 from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.model import repair_catalog as _table
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.target import TargetVocab
@@ -30,7 +31,7 @@ STRATEGIES = _table.NAMES
 METADATA_KEY = "dspark_ckpt.fix"
 # Findings a repair leaves by design: an explicit identity d2t on a padded draft maps ids >= T out of range
 # (check's DSP402) -- that is the pin for vLLM 0.27-0.29 it is, and why it is never chosen unless forced.
-ACCEPTED_RESIDUAL: dict[str, frozenset[str]] = {IDENTITY_D2T: frozenset({"DSP402"})}
+ACCEPTED_RESIDUAL: dict[str, frozenset[FindingCode]] = {IDENTITY_D2T: frozenset({"DSP402"})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +41,14 @@ class TrimRows:
     tensor: str
     file: str
     rows: int
-    reason: str
+    reason: FindingCode
 
 
 @dataclass(frozen=True, slots=True)
 class DropTensor:
     tensor: str
     file: str
-    reason: str
+    reason: FindingCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ class PutTensor:
     dtype: str
     shape: tuple[int, ...]
     data: bytes = field(repr=False)
-    reason: str
+    reason: FindingCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class SetConfig:
     key: str
     old: Any
     new: Any
-    reason: str
+    reason: FindingCode
 
 
 Action = TrimRows | DropTensor | PutTensor | SetConfig
@@ -101,7 +102,7 @@ def action_json(action: Action) -> dict[str, Any]:
 class Refusal:
     """Why no plan can be made: a DSP5xx code (exit 1), with the runtimes or findings that stand in the way."""
 
-    code: str
+    code: FindingCode
     message: str
     hint: str | None = None
 

@@ -20,6 +20,7 @@ from rich.console import Console
 
 from dspark_ckpt.errors import RepairError
 from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
+from dspark_ckpt.model.codes import ErrorCode
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.repair import actions as a
@@ -76,7 +77,7 @@ class FixResult:
         return sum(n for _, n in self.written) + sum(n for _, n in self.copied)
 
 
-def _refuse(message: str, code: str, hint: str | None = None) -> RepairError:
+def _refuse(message: str, code: ErrorCode, hint: str | None = None) -> RepairError:
     return RepairError(message, code=code, hint=hint)
 
 

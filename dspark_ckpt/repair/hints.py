@@ -84,6 +84,7 @@ _NO_REDUCED_VOCAB = ("SGLang's Qwen3 DSpark drafts with the target's lm_head and
 def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, before: a.Predicted,
                        tried: Sequence[tuple[str, a.Predicted]]) -> str:
     """Why no repair makes `runtime` load: the known cases in words, else the codes each attempt fails with."""
+    # The one known case: SGLang refuses the markov_w2 of D rows that no repair can widen to V (DSP323).
     if runtime.startswith("sglang") and family is Family.QWEN3_DSPARK and kind is VocabKind.PRUNED and \
             before.error_code == "DSP323":
         return _NO_REDUCED_VOCAB

@@ -8,6 +8,7 @@ from typing import Any
 
 from dspark_ckpt.check.hints import Named
 from dspark_ckpt.model.classify import VocabKind
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES, blocks_fix
 from dspark_ckpt.model.severity import Severity
@@ -27,7 +28,8 @@ from dspark_ckpt.repair.strategies import (
 from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 
-D2T_CONTENT_CODES = frozenset({"DSP402", "DSP403", "DSP405"})  # check's findings of a d2t's contents
+# check's findings of a d2t's contents
+D2T_CONTENT_CODES: frozenset[FindingCode] = frozenset({"DSP402", "DSP403", "DSP405"})
 Option = tuple[tuple[int, int, int], int, Steps, tuple[a.Predicted, ...]]  # (score, preference, steps, outcomes)
 
 
@@ -65,15 +67,15 @@ def lead(steps: Steps) -> str:
     return next((step for step in steps if step not in CONFIG_FIRST), steps[0])
 
 
-def _resolved(before: set[str], after: set[str]) -> list[str]:
+def _resolved(before: set[FindingCode], after: set[FindingCode]) -> list[FindingCode]:
     return sorted(before - after, key=lambda c: (-RULES[c].severity.rank, c))
 
 
-def strategy_actions(s: Situation, steps: Steps, resolved: Sequence[str]) -> tuple[a.Action, ...]:
+def strategy_actions(s: Situation, steps: Steps, resolved: Sequence[FindingCode]) -> tuple[a.Action, ...]:
     return tuple(x for step in steps for x in step_actions(s, step, resolved))
 
 
-def d2t_content(s: Situation) -> tuple[str, ...]:
+def d2t_content(s: Situation) -> tuple[FindingCode, ...]:
     """The errors check found in a shipped d2t's contents (DSP401 is counted by mapping_problems itself)."""
     return tuple(x.code for x in s.findings if x.code in D2T_CONTENT_CODES)
 
@@ -166,7 +168,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
     pruned = f.kind is VocabKind.PRUNED
     before = simulate(f, (), runtimes)
 
-    def extra(steps: Steps) -> tuple[str, ...]:
+    def extra(steps: Steps) -> tuple[FindingCode, ...]:
         return mapping_problems(steps, s.d2t_all_zero, pruned, d2t_content(s))
 
     def plan(**kw: Any) -> a.FixPlan:
@@ -214,19 +216,20 @@ class _Context:
 
 
 def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[RuntimeVersion],
-            extra: Callable[[Steps], tuple[str, ...]]) -> Option:
+            extra: Callable[[Steps], tuple[FindingCode, ...]]) -> Option:
     after = simulate(f, steps, runtimes)
     return score(after, extra(steps)).key(), preference, steps, after
 
 
-def _left(after: Sequence[a.Predicted], extra: Sequence[str], ctx: _Context) -> a.Refusal:
+def _left(after: Sequence[a.Predicted], extra: Sequence[FindingCode], ctx: _Context) -> a.Refusal:
     left = sorted({c for r in after for c in r.silent_codes if RULES[c].severity is Severity.ERROR} | set(extra))
     return a.Refusal("DSP501", f"cannot be fully repaired: {', '.join(left)} would remain (see {ctx.check()})",
                      f"re-export the draft; {hints.explain(left)} says why")
 
 
 def _planned(s: Situation, steps: Steps, before: Sequence[a.Predicted], after: Sequence[a.Predicted],
-             extra: Callable[[Steps], tuple[str, ...]], plan: Callable[..., a.FixPlan], ctx: _Context) -> a.FixPlan:
+             extra: Callable[[Steps], tuple[FindingCode, ...]], plan: Callable[..., a.FixPlan],
+             ctx: _Context) -> a.FixPlan:
     """The plan's strategy is the leading step: a trim that also trims the input side is still `trim`."""
     resolved = _resolved(problem_codes(before, extra(())), problem_codes(after, extra(steps)))
     actions = strategy_actions(s, steps, resolved)
@@ -253,14 +256,14 @@ def _conflict(before: Sequence[a.Predicted], options: Sequence[Option], ctx: _Co
                      hints.per_group_commands(ctx.named, ctx.runtimes, before, tried))
 
 
-def _errors_left(s: Situation, before: Sequence[a.Predicted], extra: Sequence[str]) -> list[str]:
+def _errors_left(s: Situation, before: Sequence[a.Predicted], extra: Sequence[FindingCode]) -> list[FindingCode]:
     """The errors of the draft as it is that a repair could be asked for: load failures, error-level silent
     problems, and check's findings of the d2t's contents."""
     codes = problem_codes(before, extra) | {x.code for x in s.findings if x.code in D2T_CONTENT_CODES}
     return sorted(c for c in codes if c in RULES and RULES[c].severity is Severity.ERROR)
 
 
-def _applicable_for(why: dict[str, str | None], errors: Sequence[str]) -> list[str]:
+def _applicable_for(why: dict[str, str | None], errors: Sequence[FindingCode]) -> list[str]:
     """The strategies that apply to this draft and resolve one of `errors`, in the table's preference order."""
     return [x.name for x in TABLE if why.get(x.name) is None and set(x.resolves) & set(errors)]
 
@@ -271,7 +274,7 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
     assert f is not None
     pruned = f.kind is VocabKind.PRUNED
 
-    def extra(steps: Steps) -> tuple[str, ...]:
+    def extra(steps: Steps) -> tuple[FindingCode, ...]:
         return mapping_problems(steps, s.d2t_all_zero, pruned, d2t_content(s))
 
     if why[strategy] is not None:

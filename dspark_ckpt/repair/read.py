@@ -9,11 +9,16 @@ from pathlib import Path
 from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.formats.mapping import absolute_to_offsets, t2d_ids
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.local import LocalFolder
+
+# check's findings that the shipped d2t itself maps wrongly (outside [0, T), out of order): with an all-zero d2t
+# (Situation.d2t_all_zero), what lets rebuild-d2t replace a pruned draft's shipped d2t (strategies.RebuildD2t).
+_BROKEN_D2T: frozenset[FindingCode] = frozenset({"DSP402", "DSP403"})
 
 
 def fingerprints(folder: Path, names: Sequence[str]) -> tuple[tuple[str, int, int, int], ...]:
@@ -66,8 +71,8 @@ def situation_from(analysis: Analysis, folder: Path | None) -> Situation:
         d2t_all_zero=analysis.mappings.d2t_all_zero, t2d_flags=t2d_flags(analysis),
         fingerprints=fingerprints(folder, names) if folder is not None else (),
         nested_settings=analysis.config.nested_settings if analysis.config is not None else (),
-        d2t_broken=any(f.code in ("DSP402", "DSP403") and f.tensor == (analysis.vocab.d2t.name if analysis.vocab.d2t
-                                                                       else None) for f in analysis.findings),
+        d2t_broken=any(f.code in _BROKEN_D2T and f.tensor == (analysis.vocab.d2t.name if analysis.vocab.d2t
+                                                              else None) for f in analysis.findings),
         d2t_offsets=offsets, d2t_offsets_why=offsets_why, target=analysis.target,
     )
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from dspark_ckpt.check.analysis import verdicts
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.severity import Severity
 from dspark_ckpt.repair.actions import Predicted
@@ -56,13 +57,15 @@ def _rebuilt(before: DraftFacts, after: DraftFacts) -> DraftFacts:
     return replace(after, raw_config=edited, builds=())
 
 
-def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool, content: Sequence[str] = ()) -> tuple[str, ...]:
+def mapping_problems(steps: Steps, d2t_all_zero: bool, pruned: bool,
+                     content: Sequence[FindingCode] = ()) -> tuple[FindingCode, ...]:
     """Content problems no verdict sees: an all-zero d2t on a pruned draft, and the `content` findings check made of
     a shipped d2t (out of range, out of order, against t2d), until a step writes or removes the d2t."""
     kept = not any(BY_NAME[step].settles_d2t for step in steps)
     if not kept:
         return ()
-    return tuple(dict.fromkeys((*(("DSP401",) if d2t_all_zero and pruned else ()), *content)))
+    all_zero: tuple[FindingCode, ...] = ("DSP401",) if d2t_all_zero and pruned else ()
+    return tuple(dict.fromkeys((*all_zero, *content)))
 
 
 def outcomes(vs: Sequence[Verdict]) -> tuple[Predicted, ...]:
@@ -77,13 +80,13 @@ def simulate(facts: DraftFacts, steps: Steps, runtimes: Sequence[RuntimeVersion]
     return outcomes(verdicts(after_facts(facts, steps), runtimes))
 
 
-def score(results: Sequence[Predicted], extra: Sequence[str] = ()) -> Score:
+def score(results: Sequence[Predicted], extra: Sequence[FindingCode] = ()) -> Score:
     silent = [code for r in results for code in r.silent_codes] + list(extra)
     errors = sum(1 for code in silent if RULES[code].severity is Severity.ERROR)
     warnings = sum(1 for code in silent if RULES[code].severity is Severity.WARNING)
     return Score(sum(1 for r in results if not r.loads), errors, warnings)
 
 
-def problem_codes(results: Sequence[Predicted], extra: Sequence[str] = ()) -> set[str]:
+def problem_codes(results: Sequence[Predicted], extra: Sequence[FindingCode] = ()) -> set[FindingCode]:
     codes = {r.error_code for r in results if r.error_code} | {c for r in results for c in r.silent_codes}
     return codes | set(extra)

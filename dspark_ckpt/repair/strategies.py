@@ -10,11 +10,12 @@ import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from dspark_ckpt.formats.mapping import rebuild_d2t
 from dspark_ckpt.model import repair_catalog as cat
 from dspark_ckpt.model.classify import VocabKind
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings
 from dspark_ckpt.model.repair_catalog import Applicability, Repair, repairs_for
 from dspark_ckpt.repair import actions as a
@@ -26,6 +27,7 @@ __all__ = ["BY_NAME", "CONFIG_FIRST", "OPTIONAL_FIRST", "STRATEGIES", "TABLE", "
            "repairs_for"]
 
 NEW_D2T_SHARD = "dspark-fix-d2t.safetensors"
+D2T_REFUSED: Final[FindingCode] = "DSP303"  # what a dropped d2t names where the repair resolves it (Reasons.drop)
 _FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
 
 
@@ -39,9 +41,9 @@ class Reasons:
     """The codes one step's actions may name: what the whole repair resolves (less what the config-only steps
     name, for the others), and the one they name by default."""
 
-    resolved: tuple[str, ...]
-    reason: str  # the first of `resolved`, else the code the strategy stands for
-    drop: str  # a dropped d2t names DSP303 where the repair resolves it
+    resolved: tuple[FindingCode, ...]
+    reason: FindingCode  # the first of `resolved`, else the code the strategy stands for
+    drop: FindingCode  # a dropped d2t names DSP303 where the repair resolves it
 
 
 class Strategy:
@@ -57,7 +59,7 @@ class Strategy:
         return self.repair.name
 
     @property
-    def resolves(self) -> tuple[str, ...]:
+    def resolves(self) -> tuple[FindingCode, ...]:
         return self.repair.resolves
 
     @property
@@ -73,7 +75,7 @@ class Strategy:
         return self.repair.reexport
 
     @property
-    def nominal(self) -> str:
+    def nominal(self) -> FindingCode:
         """The code it stands for when it resolves nothing the verdicts name (a forced strategy)."""
         return self.repair.resolves[0]
 
@@ -86,7 +88,7 @@ class Strategy:
     def after(self, facts: DraftFacts) -> DraftFacts:
         return facts
 
-    def own(self, r: Reasons) -> str:
+    def own(self, r: Reasons) -> FindingCode:
         """The first resolved code that is one of its own, else the one it stands for."""
         return next((c for c in r.resolved if c in self.resolves), self.nominal)
 
@@ -360,7 +362,7 @@ OPTIONAL_FIRST: tuple[str, ...] = (cat.NAME_QWEN3_DSPARK,)
 CONFIG_CODES = frozenset(code for name in CONFIG_FIRST for code in BY_NAME[name].resolves)
 
 
-def step_actions(s: Situation, step: str, resolved: Sequence[str]) -> list[a.Action]:
+def step_actions(s: Situation, step: str, resolved: Sequence[FindingCode]) -> list[a.Action]:
     """What one step of a repair writes, each action naming the code it repairs."""
     f = s.facts
     assert f is not None
@@ -368,4 +370,5 @@ def step_actions(s: Situation, step: str, resolved: Sequence[str]) -> list[a.Act
         resolved = [c for c in resolved if c not in CONFIG_CODES]
     strategy = BY_NAME[step]
     reason = resolved[0] if resolved else strategy.nominal
-    return strategy.actions(s, f, Reasons(tuple(resolved), reason, "DSP303" if "DSP303" in resolved else reason))
+    drop = D2T_REFUSED if D2T_REFUSED in resolved else reason
+    return strategy.actions(s, f, Reasons(tuple(resolved), reason, drop))

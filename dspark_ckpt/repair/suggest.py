@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from dspark_ckpt.check.analysis import Analysis
 from dspark_ckpt.check.hints import selectors
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.hint_template import Command
 from dspark_ckpt.repair import best_effort, required_runtimes
 from dspark_ckpt.repair.actions import FixPlan
@@ -18,7 +19,7 @@ from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE, repairs_for
 from dspark_ckpt.runtimes.selectors import parse_selectors
 
-Suggest = Callable[[str, Command, Sequence[str]], str | None]
+Suggest = Callable[[FindingCode, Command, Sequence[str]], str | None]
 # A command a refusal names for the folder planning saw: in a hint it becomes a marker, which check fills in with
 # the checkpoint and target as the user gave them (the planner here knows neither).
 _PLANNED_COMMAND = re.compile(r"`dspark-ckpt (check|fix) [^`]*`")
@@ -31,7 +32,7 @@ def _plan(s: Situation, strategy: str | None, chosen: tuple[str, ...]) -> FixPla
                        required=required_runtimes(named))
 
 
-def _changes(plan: FixPlan, code: str) -> tuple[bool, str]:
+def _changes(plan: FixPlan, code: FindingCode) -> tuple[bool, str]:
     """Whether the plan writes a repair that leaves no `code` behind (as planning simulates it), and else what fix
     would say."""
     why = plan.refusal.message if plan.refusal else plan.note or "nothing to do"
@@ -39,7 +40,7 @@ def _changes(plan: FixPlan, code: str) -> tuple[bool, str]:
     return plan.changes_anything and code not in problem_codes(plan.after), why
 
 
-def _order(code: str) -> list[str]:
+def _order(code: FindingCode) -> list[str]:
     """Every strategy of the table, those that resolve `code` first, each group in the table's preference order."""
     first = repairs_for(code)
     return [*first, *(x.name for x in TABLE if x.name not in first)]
@@ -58,7 +59,7 @@ def suggester(analysis: Analysis) -> Suggest | None:
             plans[key] = _plan(s, *key)
         return plans[key]
 
-    def suggest(code: str, command: Command, chosen: Sequence[str]) -> str | None:
+    def suggest(code: FindingCode, command: Command, chosen: Sequence[str]) -> str | None:
         works, why = _changes(planned(command.strategy, chosen), code)
         if works:
             return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
@@ -77,18 +78,20 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     w1_exact = k.markov_w1_exact and f.markov_rank is not None
     markov_built = traits(k.family).markov_head if k.family is not None else True
     extra_markov = _extra_markov(k, f)
-    for code, rows, expected, markov in (("DSP321", f.embed_rows, v, False),
-                                         ("DSP320", f.lm_head_rows, head_rows, False),
-                                         ("DSP322", f.markov_w1_rows, v, True),
-                                         ("DSP323", f.markov_w2_rows, markov_rows, True)):
+    checks: tuple[tuple[str, FindingCode, int | None, int, bool], ...] = (
+        ("embed_tokens", "DSP321", f.embed_rows, v, False),
+        ("lm_head", "DSP320", f.lm_head_rows, head_rows, False),
+        ("markov_w1", "DSP322", f.markov_w1_rows, v, True),
+        ("markov_w2", "DSP323", f.markov_w2_rows, markov_rows, True))
+    for tensor, code, rows, expected, markov in checks:
         if markov and not markov_built:
             continue  # no Markov head parameter: its tensors are refused by name below, or dropped
-        if code == "DSP322" and extra_markov is not None and extra_markov < "markov_w1":
+        if tensor == "markov_w1" and extra_markov is not None and extra_markov < "markov_w1":
             return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone))
-        if code == "DSP322" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
+        if tensor == "markov_w1" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
             return Issue(code, k.messages.weight_shape.format(got=f"{rows}, {f.markov_w1_cols}",
                                                                want=f"{v}, {f.markov_rank}"))
-        if code == "DSP320" and (fc := _fc_error(k, f)) is not None:  # model.fc sorts between embed and lm_head
+        if tensor == "lm_head" and (fc := _fc_error(k, f)) is not None:  # model.fc sorts between embed and lm_head
             return fc
         if rows is not None and rows != expected:
             return Issue(code, k.messages.rows)
@@ -143,12 +146,18 @@ def _shares(policy: Share, own: bool, fits: bool, flagged: bool = False) -> bool
     }[policy]
 
 
+# A padded draft (D > T) whose lm_head is not its own loaded one (DSP306: uninitialised, or the target's shared into
+# its width) or whose d2t is never applied (DSP311): that issue already says its rows [T, D) are wrong, so "nothing
+# masks them" (DSP305) would repeat it.
+_PADDED_ROWS_EXPLAINED: frozenset[FindingCode] = frozenset({"DSP306", "DSP311"})
+
+
 def _silent(k: Contract, f: DraftFacts) -> list[Issue]:
     d, v, t = f.draft_vocab_size, f.vocab_size, f.target_vocab_size
     issues: list[Issue] = []
     head_rows = d if k.lm_head_rows == "D" else v
     head_shared = _shares(k.lm_head_share, f.has_lm_head, d == t, f.has_own_lm_head_flag)
-    head_code = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
+    head_code: FindingCode = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
     if head_shared and f.has_lm_head:
         issues.append(Issue("DSP307", "the draft's own lm_head is replaced by the target's"))
     if head_shared and head_rows != t:
@@ -172,7 +181,7 @@ def _silent(k: Contract, f: DraftFacts) -> list[Issue]:
                                                                          if f.has_d2t and param else "")))
     elif d < t and not (param and f.has_d2t):
         issues.append(Issue("DSP302", "d2t stays all-zero: draft id i is proposed as target id i (wrong tokens)"))
-    if d > t and not any(i.code in ("DSP306", "DSP311") for i in issues):
+    if d > t and not any(i.code in _PADDED_ROWS_EXPLAINED for i in issues):
         issues.append(Issue("DSP305", f"nothing masks rows [{t}, {d}): the draft can propose ids >= {t}"))
     return issues + _mapping_issues(k, f, param)
 

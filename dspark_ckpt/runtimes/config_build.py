@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.rule_catalog import RULES
@@ -250,6 +251,10 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     return verdict
 
 
+# The finding a raising landing problem becomes, by its kind (a shape problem otherwise).
+_RAISED_AS: dict[str, FindingCode] = {"no-parameter": landing.NO_PARAMETER, "missing-key": "DSP333"}
+
+
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
     on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems."""
@@ -261,8 +266,7 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
                          target_vocab=f.target_vocab_size, config_class=config_class)
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
-        code = {"no-parameter": landing.NO_PARAMETER, "missing-key": "DSP333"}.get(raised.kind, landing.SHAPE)
-        return replace(verdict, error=Issue(code, raised.text))
+        return replace(verdict, error=Issue(_RAISED_AS.get(raised.kind, landing.SHAPE), raised.text))
     silent = list(verdict.silent)
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:

@@ -15,14 +15,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, Expr, TensorRule, normal
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
 # The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled.
-NO_PARAMETER, SHAPE, CUT, UNFILLED = "DSP360", "DSP361", "DSP362", "DSP363"
-CODES = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED})
+NO_PARAMETER: Final[FindingCode] = "DSP360"
+SHAPE: Final[FindingCode] = "DSP361"
+CUT: Final[FindingCode] = "DSP362"
+UNFILLED: Final[FindingCode] = "DSP363"
+CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED})
 JUDGED_ELSEWHERE = frozenset({"model.fc.weight", "fc.weight"})  # the aux-layer model's (runtimes/eagle3_aux.py)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.model.classify import VocabKind, vocab_kind
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.eagle3_aux import AuxRead
@@ -17,7 +18,7 @@ from dspark_ckpt.runtimes.sglang_config import SglangConfig
 
 @dataclass(frozen=True, slots=True)
 class Issue:
-    code: str
+    code: FindingCode
     text: str
     verbatim: bool = True  # False where the text is dspark-ckpt's description, not the runtime's own message
 
@@ -72,7 +73,7 @@ class DraftFacts:
     has_own_lm_head_flag: bool = False
     parallel_drafting: bool = False
     mask_token_id: int | None = None
-    unreadable: tuple[str, str] | None = None  # (code, message) of a file no loader can read, if any
+    unreadable: tuple[FindingCode, str] | None = None  # (code, message) of a file no loader can read, if any
     target_is_omni: bool = False
     target_hidden_size: int | None = None  # the target text config's hidden_size (a local --target only)
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Final
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
 from dspark_ckpt.runtimes.rows import CONTRACTS, covers, version_key
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
+
+ASSUMED: Final[FindingCode] = "DSP220"  # the warning for verdicts no contract row describes
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +86,7 @@ def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tup
     pairs = sorted(set(assumed), key=lambda p: version_key(p[0]))
     sglang_text = assumption_text(sorted(set(sglang)))
     if not pairs:
-        return [finding("DSP220", sglang_text + ".")] if sglang_text else []
+        return [finding(ASSUMED, sglang_text + ".")] if sglang_text else []
     parts = []
     for row in sorted({r for _, r in pairs}, key=version_key):
         versions = ", ".join(f"vllm=={v}" for v, r in pairs if r == row)
@@ -92,7 +96,7 @@ def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tup
         parts.append(f"{versions}: verdict assumed from vLLM {row} ({why})")
     parts += [sglang_text] if sglang_text else []
     named = ", ".join(f"vLLM {v}" for v, _ in pairs)
-    return [finding("DSP220", "; ".join(parts) + ".", template=(
+    return [finding(ASSUMED, "; ".join(parts) + ".", template=(
         f"Where {named} is installed, {{verify --engine installed}} shows what its own loader does; otherwise "
         f"upgrade dspark-ckpt (a newer one may have read {named}) or report {named} to dspark-ckpt's maintainers, "
         "who generate each release's table from its wheel."))]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NoReturn
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
@@ -45,7 +46,7 @@ class Stop(Exception):
         self.issue = issue
 
 
-def fail(code: str, text: str, verbatim: bool = True) -> NoReturn:
+def fail(code: FindingCode, text: str, verbatim: bool = True) -> NoReturn:
     raise Stop(Issue(code, text, verbatim))
 
 
@@ -53,7 +54,7 @@ def torch_size(rows: int | None, cols: int | None) -> str:
     return f"[{rows}]" if cols is None else f"[{rows}, {cols}]"
 
 
-def head_code(d: int, t: int) -> str:
+def head_code(d: int, t: int) -> FindingCode:
     return "DSP301" if d < t else "DSP306" if d > t else "DSP315"
 
 
@@ -102,7 +103,7 @@ def unreadable(f: DraftFacts) -> None:
         fail(code, f"the checkpoint's weights cannot be read: {message}", verbatim=False)
 
 
-def rows_check(k: Contract, code: str, rows: int | None, expected: int) -> None:
+def rows_check(k: Contract, code: FindingCode, rows: int | None, expected: int) -> None:
     """VocabParallelEmbedding.weight_loader: the row count asserted, with its f-string message."""
     if rows is not None and rows != expected:
         fail(code, k.messages.rows.format(expected=expected, got=rows))
@@ -272,7 +273,7 @@ def domino_load(r: Row, before: str | None = None) -> None:
         bare = name.removeprefix("model.")
         want = domino_expected(r, bare)
         if want is not None and tuple(shape) != want:
-            code = "DSP353" if bare == "embed_proj.2.weight" and shape[:1] != want[:1] else "DSP355"
+            code: FindingCode = "DSP353" if bare == "embed_proj.2.weight" and shape[:1] != want[:1] else "DSP355"
             fail(code, m.E_DOMINO_SHAPE.format(name=bare, want=_shape(want), got=_shape(shape), raw=repr(name)))
     if before is None and cfg.domino:
         missing = sorted(set(DOMINO_REQUIRED) - {n.removeprefix("model.") for n, _ in cfg.domino_tensors})
@@ -313,7 +314,7 @@ def _dspark_startup(r: Row) -> None:
         fail("DSP344", k.messages.head_type_build.format(kind=cfg.markov_head_type_top))
 
 
-def markov_shapes(r: Row) -> dict[str, tuple[str, int | None, int | None]]:
+def markov_shapes(r: Row) -> dict[str, tuple[FindingCode, int | None, int | None]]:
     f, cfg = r.f, r.cfg
     return {"markov_w1.weight": ("DSP322", f.markov_w1_rows, cfg.markov_cols[0]),
             "markov_w2.weight": ("DSP323", f.markov_w2_rows, cfg.markov_cols[1])}

@@ -7,11 +7,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 from urllib.parse import quote
 
 from dspark_ckpt.errors import SourceError
 from dspark_ckpt.formats.json_doc import Document, JsonProblem, Problem, RefusedFile, read_document
+from dspark_ckpt.model.codes import ErrorCode
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
 from dspark_ckpt.sources.base import CONFIG_NAME, MAX_JSON_BYTES, PathStatus, is_safe_relative
@@ -40,7 +41,10 @@ _NOT_THE_LISTED_FILE = "the file is not the one the Hub lists: check HF_ENDPOINT
 _REFUSED_HINT = {OVER_BUDGET: _NOT_THE_LISTED_FILE, DIGEST_MISMATCH: _NOT_THE_LISTED_FILE,
                  PAST_DEADLINE: "lower DSPARK_CKPT_HUB_MIN_RATE (bytes per second) or raise DSPARK_CKPT_HUB_DEADLINE",
                  REDIRECT_REFUSED: "point HF_ENDPOINT at a server that answers itself, or at the Hub"}
-CACHE_UNWRITABLE = "DSP-E096"
+CACHE_UNWRITABLE: Final[ErrorCode] = "DSP-E096"
+# A file's answer that speaks for the whole repo (not found or private, gated): raised as it is, not as one file's
+# read error.
+_REPO_UNREACHABLE: frozenset[ErrorCode] = frozenset({"DSP-E050", "DSP-E051"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +283,7 @@ class HubSource:
                 deadline=deadline)
         except HttpStatus as exc:
             error = answer_error(self.spec, exc)
-            if error.code in ("DSP-E050", "DSP-E051"):
+            if error.code in _REPO_UNREACHABLE:
                 raise error from None  # the whole repo is out of reach, not just this file
             raise OSError(str(exc)) from None
         except Retryable as exc:

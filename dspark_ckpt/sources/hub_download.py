@@ -9,7 +9,9 @@ import hashlib
 import os
 import time
 from pathlib import Path
+from typing import Final
 
+from dspark_ckpt.model.codes import ErrorCode
 from dspark_ckpt.sources.hub_http import (
     MALFORMED,
     OVER_BUDGET,
@@ -25,7 +27,7 @@ from dspark_ckpt.sources.hub_http import (
     with_retries,
 )
 
-DIGEST_MISMATCH = "DSP-E097"
+DIGEST_MISMATCH: Final[ErrorCode] = "DSP-E097"
 
 
 def file_sha256(path: Path) -> str:

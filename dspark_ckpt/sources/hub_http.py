@@ -9,19 +9,21 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import urljoin, urlsplit
+
+from dspark_ckpt.model.codes import ErrorCode
 
 PREFETCH = 100 * 1024  # one ranged read covers the 8-byte length and any header up to ~100 KiB
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 # The operational codes of a refused answer; a per-file refusal carries its code in the finding's message.
-REDIRECT_REFUSED = "DSP-E090"
-REDIRECT_LOOP = "DSP-E091"
-OVER_BUDGET = "DSP-E092"
-PAST_DEADLINE = "DSP-E093"
-MALFORMED = "DSP-E094"
+REDIRECT_REFUSED: Final[ErrorCode] = "DSP-E090"
+REDIRECT_LOOP: Final[ErrorCode] = "DSP-E091"
+OVER_BUDGET: Final[ErrorCode] = "DSP-E092"
+PAST_DEADLINE: Final[ErrorCode] = "DSP-E093"
+MALFORMED: Final[ErrorCode] = "DSP-E094"
 _HUB_HOSTS = ("huggingface.co", "hf.co")  # the official endpoint may redirect to its CDN under these domains
 T = TypeVar("T")
 
@@ -103,7 +105,7 @@ class Refused(OSError):
     """An answer refused for a reason retrying cannot fix (a redirect off the host, too many bytes, too slow, a
     malformed answer); `code` is its operational code, which the message starts with."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(f"[{code}] {message}")
         self.code = code
         self.detail = message

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from dspark_ckpt.formats.json_doc import JsonProblem, decode_document, json_type
+from dspark_ckpt.model.codes import ErrorCode
 from dspark_ckpt.sources.base import is_safe_relative
 from dspark_ckpt.sources.hub_http import MALFORMED
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
-BAD_COMMIT = "DSP-E095"
+BAD_COMMIT: Final[ErrorCode] = "DSP-E095"
 MAX_NAME = 1024  # a repo path longer than this is not a real file name
 _INVALID = object()
 
@@ -26,7 +27,7 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class ListingProblem:
-    code: str
+    code: ErrorCode
     message: str  # completes "<repo>: ..."
 
 

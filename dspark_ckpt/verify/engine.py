@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.runtimes.compatibility import evaluate
@@ -25,6 +26,10 @@ from dspark_ckpt.runtimes.table import contract_for
 WORKER_FILE = Path(__file__).with_name("engine_vllm.py")
 _RUN_WORKER = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"
 WORKER_TIMEOUT_S = 900.0
+# What the installed vLLM's failure is reported as where the table cannot name it: the registry's answer for an
+# architecture this release does not register, and the error of a failure no contract row predicts.
+UNREGISTERED: Final[FindingCode] = "DSP309"
+UNPREDICTED: Final[FindingCode] = "DSP607"
 
 
 class Engine(StrEnum):
@@ -125,7 +130,7 @@ def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts) -> str
     if said is None:
         return "vLLM loaded a family the table has no row for" if seen.registered else None
     if not seen.registered:
-        return None if said.error is not None and said.error.code == "DSP309" else \
+        return None if said.error is not None and said.error.code == UNREGISTERED else \
             f"{seen.architecture} is not registered in this vLLM, the table predicts it " + \
             ("loads" if said.loads else f"fails with {said.error.code}")  # type: ignore[union-attr]
     if seen.loads != said.loads:
@@ -143,15 +148,15 @@ def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts) -> str
     return None
 
 
-def observed_code(seen: Observed, said: Verdict | None) -> str | None:
+def observed_code(seen: Observed, said: Verdict | None) -> FindingCode | None:
     """The finding code of the runtime's failure: the table's where they agree, DSP607 where it has no rule."""
     if seen.loads:
         return None
     if not seen.registered:
-        return "DSP309"
+        return UNREGISTERED
     if said is not None and said.error is not None and (seen.error or "").startswith(said.error.text):
         return said.error.code
-    return "DSP607"
+    return UNPREDICTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +195,7 @@ def _fallback(subject: Subject, reason: str) -> tuple[CheckpointReport, dict[str
     return replace(subject.report, findings=subject.report.findings + (note,)), doc
 
 
-def _compat(seen: Observed, said: Verdict | None, version: str, code: str | None,
+def _compat(seen: Observed, said: Verdict | None, version: str, code: FindingCode | None,
             modelled: Compatibility | None) -> Compatibility:
     silent = modelled.silent if modelled is not None and modelled.loads and seen.loads else ()
     codes = modelled.silent_codes if silent and modelled is not None else ()
@@ -219,8 +224,8 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
     else:
         entries[at] = row
     extra = []
-    if code == "DSP607":
-        extra.append(finding("DSP607", f"the installed vLLM {version} raised {seen.verbatim}"))
+    if code == UNPREDICTED:
+        extra.append(finding(UNPREDICTED, f"the installed vLLM {version} raised {seen.verbatim}"))
     if why is not None:
         extra.append(finding("DSP605", f"the installed vLLM {version}'s own loader and the contract table "
                                        f"disagree: {why}."))

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import Issue
 
@@ -16,7 +17,7 @@ LM_HEAD, EMBED = "lm_head.weight", "model.embed_tokens.weight"
 class LoadFailure(Exception):
     """What the runtime raises, with the finding code it maps to; `text` is the runtime's own message."""
 
-    def __init__(self, code: str, text: str) -> None:
+    def __init__(self, code: FindingCode, text: str) -> None:
         super().__init__(text)
         self.code, self.text = code, text
 

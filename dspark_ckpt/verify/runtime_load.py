@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.runtimes.compatibility import startup_error as config_startup_error
@@ -76,8 +77,9 @@ def _name_checks(k: Contract, cfg: DraftConfig, dims: Dims, names: Names) -> Non
         raise LoadFailure("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
 
 
-_MODULES = (("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
-            ("model.markov_head", "DSP322"), ("model.confidence_head", "DSP328"))
+_MODULES: tuple[tuple[str, FindingCode], ...] = (
+    ("draft_id_to_target_id", "DSP303"), ("lm_head", "DSP320"), ("model.embed_tokens", "DSP321"),
+    ("model.markov_head", "DSP322"), ("model.confidence_head", "DSP328"))
 _DOMINO = tuple(f"model.{p.rstrip('.')}" for p in DOMINO_PREFIXES)  # SGLang's Domino projector, as vLLM names it
 
 

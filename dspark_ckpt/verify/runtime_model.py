@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.target import TargetVocab
@@ -56,14 +57,14 @@ class ParamSpec:
     dtype: torch.dtype
     loader: str  # vocab (VocabParallelEmbedding/ParallelLMHead) | default (default_weight_loader) | replicated
     org_rows: int | None  # the row count VocabParallelEmbedding asserts
-    code: str  # the finding code of a failed load into this parameter
+    code: FindingCode  # the finding code of a failed load into this parameter
 
 
 def pad_vocab(rows: int) -> int:
     return -(-rows // VOCAB_PADDING) * VOCAB_PADDING
 
 
-def _vocab(name: str, rows: int, width: int, dtype: torch.dtype, code: str) -> ParamSpec:
+def _vocab(name: str, rows: int, width: int, dtype: torch.dtype, code: FindingCode) -> ParamSpec:
     return ParamSpec(name, (pad_vocab(rows), width), dtype, "vocab", rows, code)
 
 

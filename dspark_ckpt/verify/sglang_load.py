@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import DraftFacts, Issue
 from dspark_ckpt.runtimes.sglang_columns import Loader, Width
@@ -41,7 +42,7 @@ SKIPPED = ("embed_tokens.", "lm_head.", "rotary_emb.")  # models/dspark.py _DSPA
 W1, W2 = "markov_head.markov_w1.weight", "markov_head.markov_w2.weight"
 
 
-def _vocab(name: str, rows: int, dims: Dims, code: str) -> ParamSpec:
+def _vocab(name: str, rows: int, dims: Dims, code: FindingCode) -> ParamSpec:
     return ParamSpec(name, (pad_vocab(rows), dims.hidden), dims.dtype, "sglang_vocab", rows, code)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.output.verify_records import MappingCheck, RuntimeState
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
@@ -9,7 +10,7 @@ from dspark_ckpt.verify.load_state import EMBED, LM_HEAD, LoadState
 
 
 def _head_issues(out: LoadState, d: int, t: int) -> list[Issue]:
-    code = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
+    code: FindingCode = "DSP301" if d < t else "DSP306" if d > t else "DSP315"
     issues = []
     if out.lm_head == "target" and LM_HEAD in out.params:
         issues.append(Issue("DSP307", "the draft's own lm_head was loaded, then replaced by the target's"))

@@ -14,7 +14,7 @@ EMITTED = re.compile(r"\"(DSP\d{3})\"")
 def emitted_codes() -> set[str]:
     codes: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
-        if path.name == "rule_catalog.py":
+        if path.name in ("rule_catalog.py", "codes.py"):  # codes.py: the Literal (tests/unit/test_codes.py)
             continue
         codes |= set(EMITTED.findall(path.read_text()))
     return codes
