@@ -44,7 +44,7 @@ FAMILY_CONFIG: dict[str, dict[str, Any]] = {"gemma4-dspark": {"target_layer_ids"
 IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizers", "cbor2", "aiohttp", "requests",
                "openai-harmony", "openai", "pillow", "pybase64", "cachetools", "msgspec", "cloudpickle", "uvloop",
                "py-cpuinfo", "prometheus_client", "fastapi", "partial-json-parser", "llguidance", "einops",
-               "apache-tvm-ffi")
+               "apache-tvm-ffi", "gguf")  # gguf: 0.20-0.23 import it at start-up
 NO_DEPS = ("xgrammar",)  # its requirements pull a CUDA torch: installed alone
 DEFAULT_CACHE = Path(os.environ.get("DSPARK_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 
