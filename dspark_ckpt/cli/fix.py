@@ -90,36 +90,31 @@ def fix(
     then re-check the result; --dry-run shows the plan and writes nothing.
     """
     checkpoints = o.with_revision(checkpoints, revision)
+    common = Common(target, target_vocab_size, for_, None, settings_file, isolated, quiet=quiet, verbose=verbose,
+                    color=o.color_choice(color, no_color), token=token)
+    chosen = strategy.value if strategy else None
     if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/repair/hub.py)
-        from dspark_ckpt.cli.push import push_command
-
-        if len(checkpoints) != 1 or safe_only or checkpoint_folders or exit_non_zero_on_fix:
-            raise UsageError("--push takes one Hub repo, without --safe-only, --checkpoint-folders or "
-                             "--exit-non-zero-on-fix", code="DSP-E072", hint="those are for local folders")
-        raise typer.Exit(push_command(checkpoints[0], target=target, target_vocab_size=target_vocab_size,
-                                      runtimes=for_, strategy=strategy.value if strategy else None, token=token,
-                                      output_format=output_format.value, out=out, in_place=in_place, dry_run=dry_run))
+        raise typer.Exit(_push(checkpoints, common, chosen, output_format.value, out=out, in_place=in_place,
+                               dry_run=dry_run, refused=safe_only or checkpoint_folders or exit_non_zero_on_fix))
     from dspark_ckpt.repair.apply import destination_conflict
 
     if out is not None and in_place:
         raise destination_conflict()
-    run = resolve_run(Common(target, target_vocab_size, for_, None, settings_file, isolated, quiet=quiet,
-                             verbose=verbose, color=o.color_choice(color, no_color), token=token))
+    run = resolve_run(common)
     specs = hook_folders(checkpoints) if checkpoint_folders else checkpoints
     if out is not None and len(specs) > 1:
         raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
                          hint="omit --out (each gets NAME-fixed beside it) or use --in-place")
-    job = FixJob(run, strategy.value if strategy else None, out, in_place, dry_run, safe_only, exit_non_zero_on_fix,
+    job = FixJob(run, chosen, out, in_place, dry_run, safe_only, exit_non_zero_on_fix,
                  output_format is o.DOC_JSON)
     if verbose:
         diagnose(run, 0)
-    from dspark_ckpt.cli.push import dry_run_command
     from dspark_ckpt.sources.hub_push import is_hub_checkpoint
 
     if dry_run and len(specs) == 1 and is_hub_checkpoint(specs[0]):  # the plan at the pinned commit, nothing pushed
-        raise typer.Exit(dry_run_command(specs[0], run.target, run.runtimes, job.strategy,
-                                         selectors=run.runtime_selectors, token=token,
-                                         output_format=output_format.value))
+        from dspark_ckpt.cli.push import dry_run_command
+
+        raise typer.Exit(dry_run_command(specs[0], run, job.strategy, output_format=output_format.value))
     try:
         code = run_all(specs, job)
     except KeyboardInterrupt as exc:  # Ctrl-C: say what it left (apply removed its staging), exit 130
@@ -128,6 +123,22 @@ def fix(
             + ("; checkpoints finished before it keep their fix" if len(specs) > 1 else ""), markup=False)
         raise typer.Exit(130) from None
     raise typer.Exit(code)
+
+
+def _push(checkpoints: list[str], common: Common, strategy: str | None, output_format: str, *, out: Path | None,
+          in_place: bool, dry_run: bool, refused: bool) -> int:
+    """`fix --push`: the usage errors first (DSP-E072, DSP-E059), then the run resolved as for any fix."""
+    from dspark_ckpt.cli.push import push_command, push_target
+
+    if len(checkpoints) != 1 or refused:
+        raise UsageError("--push takes one Hub repo, without --safe-only, --checkpoint-folders or "
+                         "--exit-non-zero-on-fix", code="DSP-E072", hint="those are for local folders")
+    spec = push_target(checkpoints[0], target=common.target, target_vocab_size=common.target_vocab_size,
+                       runtimes=common.runtime, strategy=strategy, out=out, in_place=in_place, dry_run=dry_run)
+    run = resolve_run(common)
+    if common.verbose:
+        diagnose(run, 0)
+    return push_command(checkpoints[0], spec, run, strategy, output_format=output_format)
 
 
 def run_all(specs: list[str], job: FixJob) -> int:

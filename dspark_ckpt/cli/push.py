@@ -1,73 +1,79 @@
-"""`fix --push` and `fix org/repo --dry-run`: render what repair/hub.py planned or pushed; the exit code."""
+"""`fix --push` and `fix org/repo --dry-run`: call repair/hub.py with the resolved run, render, the exit code."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from dspark_ckpt.check.hints import command_line, target_flags
 from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
-from dspark_ckpt.model.report import Report
-from dspark_ckpt.model.severity import Severity
+from dspark_ckpt.cli.run import Run
 from dspark_ckpt.output.documents import fix_document, fix_entry, push_document
-from dspark_ckpt.output.fix_text import render_plan_text
+from dspark_ckpt.output.push_text import (
+    PushRecord,
+    pull_request_text,
+    push_quiet_line,
+    render_hub_dry_run,
+    render_push_text,
+)
 from dspark_ckpt.output.records import checkpoint_json
-from dspark_ckpt.output.render import render_text
 from dspark_ckpt.output.write import stdout_console
-from dspark_ckpt.repair.hub import plan_hub, push_fix
+from dspark_ckpt.repair.actions import FixPlan
+from dspark_ckpt.repair.hub import PushResult, plan_hub, push_fix
 from dspark_ckpt.repair.render import fix_record
-from dspark_ckpt.sources.hub_push import local_options_refused
+from dspark_ckpt.sources.hub import RepoSpec
+from dspark_ckpt.sources.hub_push import FileDiff, hub_spec, local_options_refused
 
 
-def dry_run_command(checkpoint: str, target: Any, runtimes: Sequence[Any], strategy: str | None, *,
-                    selectors: Sequence[str] | None, token: str | None, output_format: str) -> int:
+def dry_run_command(checkpoint: str, run: Run, strategy: str | None, *, output_format: str) -> int:
     """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it."""
-    plan = plan_hub(checkpoint, target, runtimes, strategy, selectors=selectors, token=token)
-    console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
+    plan = plan_hub(hub_spec(checkpoint), run.target, run.runtimes, strategy, selectors=run.runtime_selectors,
+                    hints=run.hints, token=run.token)
+    record = fix_record(plan, None, in_place=False, dry_run=True)
+    console = stdout_console(run.common.color.value)  # pipe-friendly: no hard wraps, no trailing padding
     if output_format == "json":
-        doc = fix_entry(fix_record(plan, None, in_place=False, dry_run=True))
-        console.file.write(json.dumps(fix_document([doc]), indent=2) + "\n")
+        console.file.write(json.dumps(fix_document([fix_entry(record)]), indent=2) + "\n")
     else:
-        render_plan_text(fix_record(plan, None, in_place=False, dry_run=True), console, diff=True)
-        if plan.changes_anything:
-            console.print("dry run: nothing was written or pushed; --push opens a pull request with this plan",
-                          style="dim", markup=False)
+        render_hub_dry_run(record, console, quiet=run.common.quiet)
     return EXIT_NOT_FIXED if plan.refusal is not None or plan.changes_anything else EXIT_OK
 
 
-def push_command(checkpoint: str, *, target: str | None, target_vocab_size: int | None,
-                 runtimes: Sequence[str] | None, strategy: str | None, token: str | None, output_format: str,
-                 out: Path | None, in_place: bool, dry_run: bool) -> int:
-    """The `fix --push` command body: push, print the PR URL and the check of its revision; the exit code."""
+def push_target(checkpoint: str, *, target: str | None, target_vocab_size: int | None, runtimes: list[str] | None,
+                strategy: str | None, out: Path | None, in_place: bool, dry_run: bool) -> RepoSpec:
+    """What `fix --push` refuses before anything is resolved or read (DSP-E059): a local folder, a local output.
+    The flags as given: the hint repeats them as a `--dry-run`, which reads the same settings file."""
     if out is not None or in_place or dry_run:
         strategy_flags = ("--strategy", strategy) if strategy is not None else ()
         raise local_options_refused(command_line("fix", checkpoint, target_flags(target, target_vocab_size) or (),
                                                  runtimes or (), "--dry-run", options=strategy_flags))
-    result = push_fix(checkpoint, target=target, target_vocab_size=target_vocab_size, runtimes=runtimes,
-                      strategy=strategy, token=token)
-    console = stdout_console()  # pipe-friendly: no hard wraps, no trailing padding
-    failed = result.report is not None and any(f.severity is Severity.ERROR for f in result.report.findings)
+    return hub_spec(checkpoint)
+
+
+def _describe(plan: FixPlan, parent: str, diff: FileDiff) -> tuple[str, str]:
+    return pull_request_text(fix_record(plan, None, in_place=False, dry_run=False), parent, diff.upload, diff.delete)
+
+
+def push_record(checkpoint: str, result: PushResult) -> PushRecord:
+    diff = result.diff
+    return PushRecord(checkpoint, fix_record(result.plan, None, in_place=False, dry_run=False), result.parent,
+                      result.pr_url, result.pr_revision, result.commit, diff.upload if diff else (),
+                      diff.delete if diff else (), result.report)
+
+
+def push_command(checkpoint: str, spec: RepoSpec, run: Run, strategy: str | None, *, output_format: str) -> int:
+    """The `fix --push` command body: push, print the PR URL and the check of its revision; the exit code."""
+    result = push_fix(spec, run.target, run.runtimes, strategy, describe=_describe, selectors=run.runtime_selectors,
+                      hints=run.hints, token=run.token)
+    push = push_record(checkpoint, result)
+    console = stdout_console(run.common.color.value)  # pipe-friendly: no hard wraps, no trailing padding
     if output_format == "json":
-        doc = push_document("refused" if result.plan.refusal else "pushed" if result.pr_url else "nothing-to-do",
-                            parent=result.parent, pr_url=result.pr_url, pr_revision=result.pr_revision,
-                            commit=result.commit, files=result.diff.upload if result.diff else (),
-                            deleted=result.diff.delete if result.diff else (),
-                            plan=fix_entry(fix_record(result.plan, None, in_place=False, dry_run=False)),
-                            check=checkpoint_json(result.report) if result.report else None)
+        doc = push_document(push.status, parent=push.parent, pr_url=push.pr_url, pr_revision=push.pr_revision,
+                            commit=push.commit, files=push.files, deleted=push.deleted, plan=fix_entry(push.fix),
+                            check=checkpoint_json(push.report) if push.report else None)
         console.file.write(json.dumps(doc, indent=2) + "\n")
+    elif run.common.quiet:
+        if (line := push_quiet_line(push)) is not None:
+            console.print(line, markup=False, highlight=False)
     else:
-        record = fix_record(result.plan, None, in_place=False, dry_run=False)
-        render_plan_text(replace(record, source=f"{checkpoint} @ {result.parent}"), console, diff=False)
-        if result.pr_url is None:
-            console.print("nothing pushed" + ("" if result.plan.refusal else ": nothing to repair"))
-        elif result.diff is not None and result.report is not None:
-            files = ", ".join([*result.diff.upload, *(f"{n} (deleted)" for n in result.diff.delete)])
-            console.print(f"opened pull request: {result.pr_url}", markup=False)
-            console.print(f"commit {result.commit} on {result.pr_revision}, parent {result.parent}: {files}",
-                          markup=False)
-            console.print(f"check of {result.pr_revision}:")
-            render_text(Report((result.report,), runtimes=tuple(result.plan.runtimes)), console)
-    return EXIT_NOT_FIXED if result.plan.refusal is not None or failed else EXIT_OK
+        render_push_text(push, console)
+    return EXIT_NOT_FIXED if result.plan.refusal is not None or push.errors else EXIT_OK

@@ -90,7 +90,7 @@ def publish(hub: FakeHub, repo_id: str, folder: Path, **kwargs: Any) -> str:
 
 
 def cli(hub: FakeHub, tmp_path: Path, *args: str, token: str | None = None, offline: bool = False,
-        extra: dict[str, str] | None = None) -> Any:
+        extra: dict[str, str] | None = None, cwd: Path | None = None) -> Any:
     """The real CLI (in this process, under the net_guard fixture), pointed at the FakeHub: huggingface_hub's
     settings come from this call's environment, as in a new process (tests/cli_runner.py)."""
     env = hub.subprocess_env(tmp_path / "hf", token=token, offline=offline)
@@ -99,7 +99,7 @@ def cli(hub: FakeHub, tmp_path: Path, *args: str, token: str | None = None, offl
         env["PYTHONPATH"] = os.pathsep.join([str(HERE / "netguard"), str(HERE.parent.parent)])
         env["DSPARK_TEST_NET_LOG"] = str(tmp_path / "net-violations.log")
     env.update(extra or {})
-    return run_cli(*args, env=env)
+    return run_cli(*args, env=env, cwd=cwd)
 
 
 def as_json(stdout: str) -> dict[str, Any]:
