@@ -11,6 +11,7 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
+from dspark_ckpt.runtimes.release_model import modelled_release
 from dspark_ckpt.runtimes.rows import CONTRACTS, covers, version_key
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
 
@@ -92,7 +93,12 @@ def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tup
         versions = ", ".join(f"vllm=={v}" for v, r in pairs if r == row)
         newer = all(version_key(v) > version_key(row) for v, r in pairs if r == row)
         why = ("newer than every release dspark-ckpt has read; its loader may differ" if newer else
-               "older than every release whose loader dspark-ckpt has read, though the family is registered there")
+               "older than every release whose vocabulary contract dspark-ckpt has read, though the family is "
+               "registered there")
+        own = sorted({m for v, r in pairs if r == row and (m := modelled_release("vllm", v)) not in (None, row)},
+                     key=version_key)
+        if own:  # runtimes/release_data holds the release's own model: the tensors outside the vocab are not assumed
+            why += f"; the other tensors are judged on each release's own generated model (vLLM {', '.join(own)})"
         parts.append(f"{versions}: verdict assumed from vLLM {row} ({why})")
     parts += [sglang_text] if sglang_text else []
     named = ", ".join(f"vLLM {v}" for v, _ in pairs)
