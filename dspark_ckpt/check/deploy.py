@@ -11,6 +11,7 @@ from typing import Any
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.formats.json_doc import Document, Problem, RefusedFile, decode_document, read_bounded
 from dspark_ckpt.model import runtime_label
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.deploy import Deploy, DeployRuntime
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
@@ -18,6 +19,7 @@ from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import text_config
+from dspark_ckpt.runtimes import draft_context
 from dspark_ckpt.runtimes import speculative_config as sc
 
 MAX_SPEC_BYTES = 1 << 20  # a speculative config is a few hundred bytes
@@ -73,7 +75,7 @@ def _decode(raw: bytes, source: str) -> DeployRequest:
     doc = decode_document(raw)
     if isinstance(doc, Document):
         return DeployRequest(source, doc.data)
-    code = "DSP802" if doc.kind is Problem.NOT_OBJECT else "DSP801"
+    code: FindingCode = "DSP802" if doc.kind is Problem.NOT_OBJECT else "DSP801"
     where = "the --speculative-config given" if source == INLINE else source
     return DeployRequest(source, None, finding(code, f"{where} {doc.message}; vLLM parses it with json.loads and "
                                                      "builds SpeculativeConfig(**object) from it."))
@@ -109,9 +111,14 @@ def verifier_matches(verifier: str, target: str) -> bool:
 
 
 # --- the target as the speculative config sees it ---
-def target_view(target: TargetVocab | None, target_spec: str | None) -> sc.TargetView:
-    """T and the Omni flag from the resolved target; the text config and model_type only from a local target."""
-    view = sc.TargetView(vocab_size=target.size if target else None, omni=bool(target and target.omni))
+DEFAULT_LEN = "vLLM's default without --max-model-len: the target config's max_position_embeddings"
+
+
+def target_view(target: TargetVocab | None, target_spec: str | None, max_model_len: int | None = None) -> sc.TargetView:
+    """T and the Omni flag from the resolved target; the text config and model_type only from a local target; the
+    served max_model_len as given, else vLLM's default where the local target's config alone decides it."""
+    view = sc.TargetView(vocab_size=target.size if target else None, omni=bool(target and target.omni),
+                         max_model_len=max_model_len)
     cfg = _local_target_config(target_spec) if target_spec is not None else None
     if cfg is None:
         return view
@@ -119,8 +126,11 @@ def target_view(target: TargetVocab | None, target_spec: str | None) -> sc.Targe
     node, _ = text_config(cfg)
     thinker = cfg.get("thinker_config")
     text = thinker.get("text_config") if isinstance(thinker, dict) else None
-    return replace(view, model_type=model_type if isinstance(model_type, str) else None,
+    view = replace(view, model_type=model_type if isinstance(model_type, str) else None,
                    text_config=text if isinstance(text, dict) else node)
+    if max_model_len is None and not view.omni and isinstance(node, dict):  # Omni: its own length convertor
+        view = replace(view, max_model_len=draft_context.positions(node), max_model_len_from=DEFAULT_LEN)
+    return view
 
 
 def _local_target_config(spec: str) -> dict[str, Any] | None:
@@ -137,8 +147,9 @@ def _local_target_config(spec: str) -> dict[str, Any] | None:
 
 # --- evaluation and publication ---
 @dataclass(frozen=True, slots=True)
-class DraftFacts:
-    """What the deploy preflight takes from the analysis of the checkpoint it names."""
+class DeployDraft:
+    """The checkpoint a speculative config deploys, as the deploy preflight takes it from that checkpoint's analysis
+    (not runtimes/records.DraftFacts, the vocabulary facts a runtime contract is evaluated on)."""
 
     checkpoint: str  # the spec checked, as given
     config: Mapping[str, Any] | None  # config.json, None when it could not be read
@@ -146,7 +157,7 @@ class DraftFacts:
     findings: frozenset[str]  # the codes the checkpoint's own analysis already reports
 
 
-def assess(request: DeployRequest, draft: DraftFacts, *, versions: Sequence[str], target: sc.TargetView,
+def assess(request: DeployRequest, draft: DeployDraft, *, versions: Sequence[str], target: sc.TargetView,
            target_spec: str | None) -> tuple[Deploy, tuple[Finding, ...]]:
     """The deploy record and the findings of one checkpoint under one speculative config."""
     if request.spec is None:
@@ -182,7 +193,7 @@ def _verifier_exists(config: Mapping[str, Any] | None) -> bool:
     return name is not None and (Path(name).exists() or Path(name).is_symlink())
 
 
-def _verifier_findings(draft: DraftFacts, target_spec: str | None) -> list[Finding]:
+def _verifier_findings(draft: DeployDraft, target_spec: str | None) -> list[Finding]:
     name = _verifier(draft.config)
     if name is None or target_spec is None or verifier_matches(name, target_spec):
         return []
@@ -218,7 +229,7 @@ def outcome_findings(outcomes: Sequence[tuple[str, sc.Outcome]], already: frozen
                      family: Family | None = None) -> list[Finding]:
     """One finding per code, naming the releases it applies to, the exact message, and the lines it was read from;
     its hint the draft family's own where the rule has one (Rule.family_fix)."""
-    by_code: dict[str, dict[str, tuple[list[str], list[sc.Cite], bool]]] = {}
+    by_code: dict[FindingCode, dict[str, tuple[list[str], list[sc.Cite], bool]]] = {}
     for version, o in outcomes:
         problems = ([(o.error, True)] if o.error is not None else []) + [(n, False) for n in o.notes]
         for problem, raised in problems:
@@ -275,16 +286,17 @@ class DeployPlan:
 
     def apply(self, report: CheckpointReport, spec: str, config: Mapping[str, Any] | None,
               family: Family | None) -> CheckpointReport:
-        draft = DraftFacts(spec, config, family, frozenset(f.code for f in report.findings))
+        draft = DeployDraft(spec, config, family, frozenset(f.code for f in report.findings))
         deploy, found = assess(self.request, draft, versions=self.versions, target=self.target,
                                target_spec=self.target_spec)
         return attach(report, deploy, found)
 
 
 def plan_deploy(text: str | None, *, target: TargetVocab | None, target_spec: str | None,
-                runtimes: Iterable[tuple[str, str]]) -> DeployPlan | None:
-    """None without a speculative config; `runtimes` are (runtime, version) pairs, of which vLLM's are evaluated."""
+                runtimes: Iterable[tuple[str, str]], max_model_len: int | None = None) -> DeployPlan | None:
+    """None without a speculative config; `runtimes` are (runtime, version) pairs, of which vLLM's are evaluated;
+    `max_model_len` the served one (`vllm serve --max-model-len`), None for vLLM's default."""
     if text is None:
         return None
     versions = tuple(v for runtime, v in runtimes if runtime == "vllm" and sc.rules_for(v) is not None)
-    return DeployPlan(read_request(text), target_view(target, target_spec), target_spec, versions)
+    return DeployPlan(read_request(text), target_view(target, target_spec, max_model_len), target_spec, versions)

@@ -72,8 +72,9 @@ def check_one(spec: str, run: Run, note: Finding | None = None, deploy: "DeployP
     return with_runnable_hints(report, spec, run.hints, suggest)
 
 
-def deploy_plan(run: Run, flag: str | None) -> "DeployPlan | None":
-    """--speculative-config, else the settings file's `speculative-config`; the target as --target names it."""
+def deploy_plan(run: Run, flag: str | None, max_model_len: int | None = None) -> "DeployPlan | None":
+    """--speculative-config, else the settings file's `speculative-config`; the target as --target names it; the
+    served max_model_len as --max-model-len (else the settings file's `max-model-len`) gives it."""
     text = flag if flag is not None else run.settings.speculative_config
     if text is None:
         return None  # no deploy to check: its rules (~12 ms of imports) are not loaded
@@ -81,8 +82,9 @@ def deploy_plan(run: Run, flag: str | None) -> "DeployPlan | None":
 
     c = run.common
     target_spec = c.target if c.target is not None or c.target_vocab_size is not None else run.settings.target
+    served = max_model_len if max_model_len is not None else run.settings.max_model_len
     return plan_deploy(text, target=run.target, target_spec=target_spec,
-                       runtimes=[(r.runtime, r.version) for r in run.runtimes])
+                       runtimes=[(r.runtime, r.version) for r in run.runtimes], max_model_len=served)
 
 
 def refuse_non_checkpoints(report: Report) -> None:
@@ -153,6 +155,7 @@ def check(
     token: o.Token = None,
     revision: o.Revision = None,
     speculative_config: o.SpeculativeConfig = None,
+    max_model_len: o.MaxModelLen = None,
     allow_no_target: o.AllowNoTarget = None,
 ) -> None:
     """Check drafts from config.json and safetensors headers, per runtime.
@@ -168,7 +171,7 @@ def check(
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
     given = hook_folders(checkpoints or []) if checkpoint_folders else o.with_revision(checkpoints or [], revision)
-    deploy = deploy_plan(run, speculative_config)
+    deploy = deploy_plan(run, speculative_config, max_model_len)
     if deploy is None and not given and not checkpoint_folders:
         raise UsageError("no checkpoint given", code="DSP-E026",
                          hint="name a draft folder, a .safetensors file or org/repo, or give --speculative-config")

@@ -111,6 +111,10 @@ SpeculativeConfig = Annotated[str | None, typer.Option(
     "--speculative-config", metavar="JSON|FILE", help="The deploy's vLLM --speculative-config (inline JSON or a .json "
     "file; default: the settings file's `speculative-config`), checked with the checkpoint its `model` names, "
     "which may then be omitted.")]
+MaxModelLen = Annotated[int | None, typer.Option(
+    "--max-model-len", metavar="N", min=1, help="The deploy's `vllm serve --max-model-len`, the served context the "
+    "--speculative-config draft's max_position_embeddings is checked against (default: the settings file's "
+    "`max-model-len`, else vLLM's default: the local --target config's max_position_embeddings).")]
 Token = Annotated[str | None, typer.Option(
     "--token", metavar="TOKEN", help="Hugging Face token (default: HF_TOKEN or the login file); never printed.")]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ PYPROJECT_NAME = "pyproject.toml"
 TOOL_TABLE = "dspark-ckpt"
 MAX_SETTINGS_BYTES = 2**20  # a pyproject.toml is kilobytes; tomllib is pure Python, so this also bounds its time
 KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size",
-        "speculative-config", "allow-no-target")
+        "speculative-config", "max-model-len", "allow-no-target")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,7 @@ class Settings:
     target: str | None = None  # already resolved against the file's folder
     target_vocab_size: int | None = None
     speculative_config: str | None = None  # inline JSON, or a path already resolved against the file's folder
+    max_model_len: int | None = None  # the deploy's `vllm serve --max-model-len`
     allow_no_target: bool | None = None  # check may pass without T (structural checks only)
 
 
@@ -75,6 +76,7 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings
                     target=str(base / target) if target is not None else None,
                     target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"),
                     speculative_config=_speculative_config(table, base, where),
+                    max_model_len=_max_model_len(table, where),
                     allow_no_target=_typed(table, "allow-no-target", bool, where, "true or false"))
 
 
@@ -84,6 +86,13 @@ def _speculative_config(table: dict[str, Any], base: Path, where: str) -> str | 
     if value is None or value.lstrip().startswith(("{", "[")):
         return value
     return str(base / value)
+
+
+def _max_model_len(table: dict[str, Any], where: str) -> int | None:
+    value: int | None = _typed(table, "max-model-len", int, where, "a positive integer")
+    if value is not None and value < 1:
+        raise _bad(where, "max-model-len", "a positive integer", value)
+    return value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -132,8 +141,7 @@ def read_settings(path: Path) -> Settings:
                          hint=f"put the keys under [tool.{TOOL_TABLE}], or use a {SETTINGS_NAME}")
     where = f"{path} [tool.{TOOL_TABLE}]" if path.name == PYPROJECT_NAME else str(path)
     parsed = parse_settings(table, base=path.parent, where=where)
-    return Settings(path, parsed.policy, parsed.runtime, parsed.target, parsed.target_vocab_size,
-                    parsed.speculative_config, parsed.allow_no_target)
+    return replace(parsed, path=path)
 
 
 def discover(start: Path) -> Path | None:

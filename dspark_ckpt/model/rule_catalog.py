@@ -1090,6 +1090,52 @@ RULES: dict[str, Rule] = _rules(
          "vLLM raises at start-up with the message quoted; the server does not start.",
          "`{\"model\": \"./eagle3-draft\", \"method\": \"eagle3\", \"tensor_parallel_size\": 2}`.",
          "Drop the option, or use the one the message names."),
+    # max_position_embeddings against max_model_len: runtimes/draft_context.py (its LINES cite every release).
+    Rule("DSP825", "deploy-max-model-len-refused", ERROR, "The speculative config's max_model_len is refused",
+         "The speculative config's own `max_model_len` (the draft's, not the served `--max-model-len`) is larger "
+         "than the draft config's `max_position_embeddings` (the draft ModelConfig's `_get_and_verify_max_len`, "
+         "vllm/config/model.py), or larger than the served max_model_len "
+         "(`SpeculativeConfig._maybe_override_draft_max_model_len`, vllm/config/speculative.py). Every release "
+         "0.27-0.33 raises both (model.py @ v0.27.0 L2356-2382, v0.33.0 L2657-2683; speculative.py @ v0.27.0 "
+         "L1120-1162, v0.33.0 L1763-1804; each release's lines in docs/upstream-notes.md section 9.1).",
+         "vLLM raises at start-up with the message quoted (`User-specified max_model_len (S) is greater than the "
+         "derived max_model_len (...)`, or `speculative_max_model_len=S cannot be larger than "
+         "target_max_model_len=L`); the server does not start.",
+         "`{\"model\": \"./draft\", \"method\": \"dspark\", \"max_model_len\": 8192}` for a draft with "
+         "`max_position_embeddings: 4096`, or served with `--max-model-len 4096`.",
+         "Drop `max_model_len` from the speculative config (vLLM then takes the smaller of the draft's and the served "
+         "length), or give one no larger than both."),
+    Rule("DSP826", "deploy-draft-context-short", WARNING, "The draft's context is shorter than the served one",
+         "The draft config's `max_position_embeddings` P is below the served max_model_len L (`--max-model-len`, "
+         "else vLLM's default from a local target's config), and the release does not raise P for the method it "
+         "serves the draft with: `_maybe_override_draft_max_position_embeddings` covers only eagle and eagle3 in "
+         "0.27-0.32 (so DSpark and DFlash drafts keep P), and every method but draft_model in 0.33. On 0.33 with "
+         "method draft_model, the V2 model runner lowers the served max_model_len to the draft's instead "
+         "(`VllmConfig._limit_max_model_len_to_draft`, vllm/config/vllm.py @ v0.33.0 L3025-3051). The call site: "
+         "vllm/config/speculative.py @ v0.27.0 L924-931 ... v0.33.0 L1503-1511 (docs/upstream-notes.md section "
+         "9.1). Judged only where P alone is the draft's length (no other length key, RoPE default or llama3).",
+         "The server starts and its log says nothing of it (0.27-0.32). The proposer feeds the draft positions up to L "
+         "while its rotary cos/sin cache has P rows: from position P on the cache is indexed past its end (vLLM's "
+         "own docstring: it 'makes that cache gather go out of bounds'), a crash or junk proposals on every long "
+         "request; or, on 0.33's V2 runner, requests longer than the draft's length are refused.",
+         "A Qwen3 DSpark draft with `max_position_embeddings: 2048` served with `--max-model-len 32768` on vLLM "
+         "0.27-0.32.",
+         "Serve with `--max-model-len` no larger than the draft's max_position_embeddings, use a draft trained "
+         "(and configured) for the served context, or serve it on vLLM 0.33, which raises P for DSpark and DFlash "
+         "drafts too."),
+    Rule("DSP827", "deploy-draft-context-raised", WARNING, "vLLM stretches the draft's context to the served one",
+         "The draft config's `max_position_embeddings` P is below the served max_model_len L, and the release "
+         "raises it to L for the method it serves the draft with (`_maybe_override_draft_max_position_embeddings`: "
+         "eagle and eagle3 in 0.27-0.32, every method but draft_model in 0.33), logged at info level only "
+         "(vllm/config/speculative.py @ v0.27.0 L1165-1196, v0.33.0 L1807-1846; docs/upstream-notes.md section "
+         "9.1). Judged only where P alone is the draft's length (no other length key, RoPE default or llama3).",
+         "Nothing crashes, and the output stays the target's: but from position P on the draft runs at positions "
+         "it was never trained on (its RoPE frequencies are unchanged, only the cache grows), so its proposals on "
+         "long requests may be poorer and acceptance may fall where long contexts are the point.",
+         "An EAGLE-3 draft with `max_position_embeddings: 2048` (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B's value, "
+         "vLLM's own example) served with `--max-model-len 131072`.",
+         "Measure acceptance on long prompts; if it falls, train or fine-tune the draft at the served context, or "
+         "serve with a `--max-model-len` within the draft's."),
     ),
 )
 

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import speculators, vllm_rows
+from dspark_ckpt.runtimes import draft_context, speculators, vllm_rows
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC = "vllm/config/speculative.py"
@@ -175,6 +176,7 @@ LINES: dict[str, tuple[str, dict[str, str]]] = {
                                   "0.29.0": "L48, L113, L145, L192", "0.30.0": "L48, L113, L145, L192",
                                   "0.31.0": "L46, L109, L140, L186", "0.32.0": "L46, L109, L140, L186",
                                   "0.33.0": "L46, L109, L140, L186"}),
+    **draft_context.LINES,  # max_position_embeddings against max_model_len
 }
 # _validate_qwen3_omni_dspark: the same body in 0.29-0.33, shifted by these many lines from 0.29.
 OMNI_SHIFT = {"0.29.0": 0, "0.30.0": 1, "0.31.0": 3, "0.32.0": 2, "0.33.0": 22}
@@ -289,6 +291,10 @@ class SpecRules:
     speculators_local_verifier_refused: bool = False
     adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
     adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
+    # _maybe_override_draft_max_position_embeddings raises the draft's max_position_embeddings to the served
+    # max_model_len for these methods; None: for every method but draft_model (0.33, RoPE that only sizes the cache)
+    positions_raised_for: tuple[str, ...] | None = ("eagle", "eagle3")
+    limit_to_draft: bool = False  # VllmConfig._limit_max_model_len_to_draft (0.33, the V2 model runner)
 
     def is_registered(self, name: str) -> bool:
         reg = REGISTERED.get(name)
@@ -319,7 +325,7 @@ _R033 = replace(_R032, version="0.33.0", fields=_FIELDS_033,
                 dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "MuseSparkDSparkModel",
                                      "Gemma4DSparkModel"),
                 medusa_detect=False, dspark_keep=_R032.dspark_keep + ("MuseSparkDSparkModel",),
-                speculators_local_verifier_refused=True)
+                speculators_local_verifier_refused=True, positions_raised_for=None, limit_to_draft=True)
 RULES: dict[str, SpecRules] = {r.version: r for r in (_R027, _R028, _R029, _R030, _R031, _R032, _R033)}
 # 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
 
@@ -344,6 +350,8 @@ class TargetView:
     omni: bool = False  # _is_qwen3_omni_target
     model_type: str | None = None  # hf_config.model_type (deepseek_v41 sends the DSpark rewrite to V4.1)
     text_config: Mapping[str, Any] | None = None  # thinker_config.text_config, else the text config (Omni checks)
+    max_model_len: int | None = None  # the served max_model_len (`vllm serve --max-model-len`, or its default)
+    max_model_len_from: str = "--max-model-len"  # where that came from, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,7 +366,7 @@ class DeployInput:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    code: str
+    code: FindingCode
     text: str
     where: tuple[Cite, ...] = ()
     verbatim: bool = True  # False where the text is dspark-ckpt's description, not vLLM's own message
@@ -504,12 +512,13 @@ class _Run:
         self.rewritten: tuple[str, ...] | None = None  # the architectures before a DeepSeek-V4 rewrite
         self.shortcut = False  # `vllm serve <speculators checkpoint>`: the speculators config builds the spec
         self.explicit = False  # the method was given
+        self.positions: int | None = None  # the draft's max_position_embeddings, where it alone is its length
 
-    def stop(self, code: str, text: str, rule: str | Cite, verbatim: bool = True) -> _Stop:
+    def stop(self, code: FindingCode, text: str, rule: str | Cite, verbatim: bool = True) -> _Stop:
         where = rule if isinstance(rule, Cite) else cite(rule, self.v)
         return _Stop(Problem(code, text, (where,), verbatim))
 
-    def note(self, code: str, text: str, rule: str, verbatim: bool = False) -> None:
+    def note(self, code: FindingCode, text: str, rule: str, verbatim: bool = False) -> None:
         self.notes.append(Problem(code, text, (cite(rule, self.v),), verbatim))
 
     # 1. what reaches SpeculativeConfig(**spec): the user's object, or the speculators form's own
@@ -584,7 +593,8 @@ class _Run:
 
     def bad_values(self) -> Problem | None:
         problems = []
-        for key, floor, message in (("num_speculative_tokens", 1, P_GT0), ("dspark_draft_topk", 1, P_GE1)):
+        for key, floor, message in (("num_speculative_tokens", 1, P_GT0), ("dspark_draft_topk", 1, P_GE1),
+                                    ("max_model_len", 1, P_GE1)):
             if key not in self.r.fields or key not in self.spec:
                 continue
             value = lax_int(self.spec[key])
@@ -604,7 +614,8 @@ class _Run:
             problems.append(f"model: {P_STR}, got {model!r}")
         if not problems:
             return None
-        rule = "method_field" if problems[0].startswith("method") else "num_tokens_field"
+        first = problems[0].split(":", 1)[0]
+        rule = {"method": "method_field", "max_model_len": "max_len_field"}.get(first, "num_tokens_field")
         return Problem("DSP804", "; ".join(problems), (cite(rule, self.v),), verbatim=False)
 
     # 3. the method from the user's arguments, and whether a checkpoint is loaded at all
@@ -655,6 +666,9 @@ class _Run:
             raise _Stop(None)
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
         self.registered(self.archs, "inspect_arch")
+        self.positions = draft_context.positions(self.values)
+        if error := draft_context.draft_length_error(_int(self.spec.get("max_model_len")), self.positions):
+            raise _Stop(Problem("DSP825", error, (cite("draft_config_len", self.v), cite("derived_len", self.v))))
 
     def registered(self, archs: tuple[str, ...], rule: str) -> None:
         if any(self.r.is_registered(a) for a in archs) or not all(_known(a) for a in archs):
@@ -773,6 +787,12 @@ class _Run:
         if problem is not None:
             raise _Stop(problem)
 
+    # 9b. _maybe_override_draft_max_model_len: the config's max_model_len (the draft's) against the served one
+    def served_length(self) -> None:
+        if error := draft_context.served_length_error(_int(self.spec.get("max_model_len")),
+                                                      self.inp.target.max_model_len):
+            raise self.stop("DSP825", error, "spec_len")
+
     # 10. options that need a method: index_share_for_mtp_iteration, adaptive verification; then _verify_args
     def options_after(self) -> None:
         spec, method = self.spec, self.method
@@ -796,7 +816,19 @@ class _Run:
     def outcome(self, error: Problem | None) -> Outcome:
         model_class = next((REGISTERED[a].model_class for a in self.archs if self.r.is_registered(a)), None)
         return Outcome(self.v, self.method, self.method_from, self.archs[0] if self.archs else None, model_class,
-                       self.n, self.n_from, self.seen_draft_vocab(), error, tuple(self.notes) + self.wrong(error))
+                       self.n, self.n_from, self.seen_draft_vocab(), error,
+                       tuple(self.notes) + self.wrong(error) + self.context(error))
+
+    def context(self, error: Problem | None) -> tuple[Problem, ...]:
+        """A server that starts with a draft context below the served one (DSP826, DSP827)."""
+        target = self.inp.target
+        note = None if error is not None else draft_context.context_note(
+            self.positions, _int(self.spec.get("max_model_len")), target.max_model_len, target.max_model_len_from,
+            self.method, self.r.positions_raised_for, limits_served=self.r.limit_to_draft)
+        if note is None:
+            return ()
+        code, text, rules = note
+        return (Problem(code, text, tuple(cite(rule, self.v) for rule in rules), verbatim=False),)
 
     def wrong(self, error: Problem | None) -> tuple[Problem, ...]:
         """The method or class the draft ends up with when it is not its family's (DSP810 already says so)."""
@@ -833,6 +865,7 @@ def evaluate(r: SpecRules, inp: DeployInput) -> Outcome:
         run.tokens()
         run.topk()
         run.omni()
+        run.served_length()
         run.options_after()
         run.equal_vocab()
     except _Stop as stop:

@@ -707,6 +707,11 @@ TRIGGERS: dict[str, Trigger] = {
         "Qwen/Qwen3-8B", method="eagle3", num_speculative_tokens=5), ("qwen3-dspark",)),
     "spec-speculators-local-verifier": Trigger(("DSP822",), speculators_draft(TARGET, "--runtime", "vllm==0.33.0"),
                                                ("qwen3-dspark",)),
+    # --- deploy: the draft's max_position_embeddings against max_model_len ---
+    "spec-max-model-len": Trigger(("DSP825",), deploy(max_model_len=4096, config={"max_position_embeddings": 2048}),
+                                  ("qwen3-dspark", "dflash", "eagle3-llama")),
+    "spec-context-short": Trigger(("DSP826", "DSP827"), lambda cwd, fam: [
+        *deploy(config={"max_position_embeddings": 2048})(cwd, fam), "--max-model-len", "8192"], ("qwen3-dspark",)),
 }
 
 # The families each trigger fires for (the rule's contract covers those; the others' lack it).

@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 
 import pytest
-
-from dspark_ckpt.runtimes import speculative_config as sc
-
 from released_sources import release_tree
+
+from dspark_ckpt.runtimes import draft_context as dc
+from dspark_ckpt.runtimes import speculative_config as sc
 
 pytestmark = pytest.mark.slow  # the first run downloads seven vLLM wheels (cached after)
 
@@ -62,6 +62,27 @@ NEEDLES: dict[str, tuple[str, ...]] = {
                       "use_heterogeneous_vocab only works with method='draft_model'"),
     "speculators_verifier": ("Speculators verifier must name a remote model repository. ",),
     "speculators_archs": ('pre_trained_config["architectures"]',),
+    # runtimes/draft_context.py: max_position_embeddings against max_model_len
+    "max_len_field": ("max_model_len: int | None = Field(default=None, ge=1)",),
+    "draft_config_len": ("max_model_len=self.max_model_len,",
+                         "spec_target_max_model_len=self.target_model_config.max_model_len,"),
+    "length_keys": ("def derive_max_model_len_and_key(self)", '"max_position_embeddings",', '"seq_len",',
+                    'if tmp_max_len := getattr(self.hf_text_config, "model_max_length", None):'),
+    "derived_len": ("elif max_model_len > derived_max_model_len:", 'f"User-specified max_model_len ({max_model_len})',
+                    "raise ValueError("),
+    "rope_factor": ('"llama3"', 'scaling_factor = rp.get("factor", scaling_factor)'),
+    "raise_positions": ("SpeculativeConfig._maybe_override_draft_max_position_embeddings(",
+                        "self.target_model_config.max_model_len,"),
+    "positions_raised": ("def _maybe_override_draft_max_position_embeddings(", "makes that cache gather go",
+                         "draft_max_position_embeddings >= target_max_model_len",
+                         "draft_hf_config.max_position_embeddings = target_max_model_len"),
+    "rope_cache_only": ("_CACHE_ONLY_ROPE_TYPES = frozenset(", '{"default", "linear", "llama3", "ntk", "proportional"}',
+                        "def _rope_only_sizes_cache("),
+    "spec_len": ("def _maybe_override_draft_max_model_len(", "larger than {target_max_model_len=}",
+                 "result = min("),
+    "limit_to_draft": ("def _limit_max_model_len_to_draft(self)", "spec_config.draft_shares_target_positions()",
+                       "self.model_config.max_model_len = draft_max_model_len"),
+    "draft_rotary": ("max_position=config.max_position_embeddings,",),
 }
 OMNI_NEEDLES = {
     "generic": "requires a standalone draft checkpoint with", "block": "positive integer block_size",
@@ -103,7 +124,9 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
     """A rule the table gives only some releases must not be in the others (e.g. the 0.27-only block minimum)."""
     for rule, needles in (("min_block", NEEDLES["min_block"]), ("speculators_verifier", NEEDLES["speculators_verifier"]),
                           ("topk_field", NEEDLES["topk_field"]), ("block_default", ("if self.use_dspark():",)),
-                          ("gemma4_n_predict", NEEDLES["gemma4_n_predict"]), ("omni_call", NEEDLES["omni_call"])):
+                          ("gemma4_n_predict", NEEDLES["gemma4_n_predict"]), ("omni_call", NEEDLES["omni_call"]),
+                          ("rope_cache_only", NEEDLES["rope_cache_only"]),
+                          ("limit_to_draft", NEEDLES["limit_to_draft"])):
         for version in sc.VERSIONS:
             if version in sc.LINES[rule][1]:
                 continue
@@ -203,3 +226,46 @@ def test_the_two_topk_architecture_messages() -> None:
         if rules.topk_archs is not None:
             sample = rules.topk_arch_message
             assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
+
+
+def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> None:
+    """The SpecRules column against the call site each release cites: eagle and eagle3 only, or all but draft_model;
+    and the served length lowered to the draft's (0.33's V2 runner) exactly where the table says."""
+    for version, rules in sc.RULES.items():
+        call = cited_text(sc.cite("raise_positions", version))
+        if rules.positions_raised_for is None:
+            assert 'if self.method != "draft_model":' in call, version
+            assert "if not _rope_only_sizes_cache(draft_hf_config):" in cited_text(sc.cite("positions_raised", version))
+        else:
+            methods = ", ".join(f'"{m}"' for m in rules.positions_raised_for)
+            assert f"if self.method in ({methods}):" in call, version
+        has_limit = "def _limit_max_model_len_to_draft(self)" in (wheel(version) / dc.VLLM_CFG).read_text()
+        assert has_limit is rules.limit_to_draft, version
+
+
+def test_the_length_keys_and_plain_rope_types_are_each_wheels() -> None:
+    import ast
+
+    for version in sc.VERSIONS:
+        keys = cited_text(sc.cite("length_keys", version)).split("possible_keys = [", 1)[1].split("]", 1)[0]
+        assert tuple(re.findall(r'"(\w+)"', keys)) == dc.LENGTH_KEYS, version
+        exempt = cited_text(sc.cite("rope_factor", version)).split("not in (", 1)[1].split(")", 1)[0]
+        assert "llama3" in ast.literal_eval(f"({exempt})"), version  # no factor applied to its length
+    cache_only = cited_text(sc.cite("rope_cache_only", "0.33.0")).split("frozenset(", 1)[1].split(")", 1)[0]
+    assert dc.PLAIN_ROPE <= ast.literal_eval(cache_only.strip())
+
+
+def test_the_max_model_len_messages_are_the_wheels_own() -> None:
+    """M_DERIVED is model.py's `msg`, then `{msg} To allow overriding ... {warning}` with the `warning` constant;
+    M_SPEC_LEN the f-string of _maybe_override_draft_max_model_len (pydantic prefixes `Value error, `)."""
+    for version in sc.VERSIONS:
+        model = templates(wheel(version) / dc.MODEL_CFG)
+        sample = dc.M_DERIVED.format(s=4096, key="max_position_embeddings", derived=2048.0)
+        msg, rest = sample.split(" To allow overriding", 1)
+        warning = rest.split("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. ", 1)[1]
+        assert any(t.fullmatch(msg) for t in model), version
+        assert any(t.pattern == re.escape(warning) for t in model), version
+        assert any(t.fullmatch(f"X To allow overriding{rest}") and "ALLOW_LONG_MAX_MODEL_LEN=1" in t.pattern
+                   for t in model), version
+        spec = templates(wheel(version) / sc.SPEC)
+        assert any(t.fullmatch(dc.M_SPEC_LEN.format(s=8192, t=4096)) for t in spec), version

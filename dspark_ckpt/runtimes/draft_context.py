@@ -1,0 +1,166 @@
+"""Pure: the draft's context (max_position_embeddings) against the served max_model_len, per vLLM release.
+
+What each release's start-up does with three numbers: the draft config's `max_position_embeddings` P, the speculative
+config's own `max_model_len` S (the draft's), and the served target's max_model_len L (`vllm serve --max-model-len`,
+else derived from the target's config). Read from the wheels (docs/upstream-notes.md section 9.1) and observed by
+running 0.27.1, 0.28.0, 0.30.0 and 0.33.0's `SpeculativeConfig` on CPU:
+
+1. The draft ModelConfig is built with `max_model_len=S` (`draft_config_len`); `_get_and_verify_max_len` raises when
+   S exceeds the length derived from the draft config (`derived_len`; `{P}.0`: the RoPE factor multiplication makes
+   it a float). Without S its max_model_len is P.
+2. `_maybe_override_draft_max_position_embeddings` (`raise_positions`, `positions_raised`) raises P to L in place,
+   logged at info level only: for methods eagle and eagle3 in 0.27-0.32; for every method but draft_model in 0.33
+   (when every RoPE type only sizes the cos/sin cache, `rope_cache_only`). Other drafts keep P, and the proposer
+   still feeds them positions up to L.
+3. `_maybe_override_draft_max_model_len` (`spec_len`) raises when S exceeds L; otherwise the draft's max_model_len is
+   S, or min(P, L). In 0.27-0.32 nothing else reads it; in 0.33 `VllmConfig._limit_max_model_len_to_draft`
+   (`limit_to_draft`) lowers the served max_model_len to it on the V2 model runner when the draft does not share
+   the target's positions (method draft_model here).
+
+P decides the draft's length only when no other length key is set and every RoPE type applies no factor to it in
+any release (default, llama3); otherwise, and when the key is absent (the config class's transformers default then
+applies: Qwen3Config 32768, LlamaConfig 2048), nothing is judged: skipped rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dspark_ckpt.model.codes import FindingCode
+
+SPEC = "vllm/config/speculative.py"
+MODEL_CFG = "vllm/config/model.py"
+VLLM_CFG = "vllm/config/vllm.py"
+CONVERTOR = "vllm/transformers_utils/model_arch_config_convertor.py"
+DFLASH = "vllm/model_executor/models/qwen3_dflash.py"
+
+# Per rule, per release: the lines of the wheel (merged into speculative_config.LINES; tests/deploy/
+# test_deploy_citations.py re-reads each).
+LINES: dict[str, tuple[str, dict[str, str]]] = {
+    "max_len_field": (SPEC, {"0.27.0": "L127", "0.28.0": "L129", "0.29.0": "L418", "0.30.0": "L419",
+                             "0.31.0": "L432", "0.32.0": "L431", "0.33.0": "L452"}),
+    "draft_config_len": (SPEC, {"0.27.0": "L859-860", "0.28.0": "L914-915", "0.29.0": "L1255-1256",
+                                "0.30.0": "L1286-1287", "0.31.0": "L1300-1301", "0.32.0": "L1306-1307",
+                                "0.33.0": "L1423-1424"}),
+    "length_keys": (CONVERTOR, {"0.27.0": "L335-368", "0.28.0": "L388-421", "0.29.0": "L389-422",
+                                "0.30.0": "L392-425", "0.31.0": "L392-425", "0.32.0": "L394-427",
+                                "0.33.0": "L374-407"}),
+    "derived_len": (MODEL_CFG, {"0.27.0": "L2356-2382", "0.28.0": "L2438-2464", "0.29.0": "L2494-2520",
+                                "0.30.0": "L2517-2543", "0.31.0": "L2595-2621", "0.32.0": "L2639-2665",
+                                "0.33.0": "L2657-2683"}),
+    "rope_factor": (MODEL_CFG, {"0.27.0": "L2314-2317", "0.28.0": "L2396-2399", "0.29.0": "L2452-2455",
+                                "0.30.0": "L2471-2481", "0.31.0": "L2549-2559", "0.32.0": "L2595-2605",
+                                "0.33.0": "L2613-2623"}),
+    "raise_positions": (SPEC, {"0.27.0": "L924-931", "0.28.0": "L983-990", "0.29.0": "L1330-1337",
+                               "0.30.0": "L1373-1380", "0.31.0": "L1387-1394", "0.32.0": "L1393-1400",
+                               "0.33.0": "L1503-1511"}),
+    "positions_raised": (SPEC, {"0.27.0": "L1165-1196", "0.28.0": "L1228-1259", "0.29.0": "L1594-1625",
+                                "0.30.0": "L1659-1690", "0.31.0": "L1671-1703", "0.32.0": "L1677-1709",
+                                "0.33.0": "L1807-1846"}),
+    "rope_cache_only": (SPEC, {"0.33.0": "L100-113"}),
+    "spec_len": (SPEC, {"0.27.0": "L1120-1162", "0.28.0": "L1183-1225", "0.29.0": "L1549-1591",
+                        "0.30.0": "L1614-1656", "0.31.0": "L1627-1668", "0.32.0": "L1633-1674",
+                        "0.33.0": "L1763-1804"}),
+    "limit_to_draft": (VLLM_CFG, {"0.33.0": "L3025-3051"}),
+    # The DFlash layers (Qwen3 DSpark builds on them) size their rotary cache from the config: the rows P keeps.
+    "draft_rotary": (DFLASH, {"0.27.0": "L297", "0.28.0": "L329", "0.29.0": "L309", "0.30.0": "L310",
+                              "0.31.0": "L344", "0.32.0": "L362", "0.33.0": "L336"}),
+}
+
+# The runtimes' own words (`{}` fields filled per draft).
+M_DERIVED = ("User-specified max_model_len ({s}) is greater than the derived max_model_len ({key}={derived} or "
+             "model_max_length=None in model's config.json). To allow overriding this maximum, set the env var "
+             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If "
+             "the model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to "
+             "nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will "
+             "cause a CUDA array out-of-bounds error.")
+M_SPEC_LEN = "speculative_max_model_len={s} cannot be larger than target_max_model_len={t}"
+# _maybe_override_draft_max_position_embeddings's docstring, on what a smaller P does (every release).
+OUT_OF_BOUNDS = "makes that cache gather go out of bounds"
+
+# derive_max_model_len_and_key's keys (the same list in 0.27-0.33); the smallest present wins.
+LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+               "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+# RoPE types whose length is max_position_embeddings in every release (`rope_factor`: llama3 is exempt from the
+# factor, default defines none) and which 0.33 counts as only sizing the cache (`rope_cache_only`).
+PLAIN_ROPE = frozenset({"default", "llama3"})
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _plain_rope(config: Mapping[str, Any]) -> bool:
+    """`rope_parameters` (flat, or one dict per layer type), else the legacy `rope_scaling` (`type` the old key):
+    every entry llama3, or default without a factor."""
+    rope = config.get("rope_parameters")
+    if not isinstance(rope, Mapping) or not rope:
+        rope = config.get("rope_scaling")
+    if not isinstance(rope, Mapping) or not rope:
+        return True
+    entries = [rope] if not all(isinstance(v, Mapping) for v in rope.values()) else list(rope.values())
+    types = [(e.get("rope_type", e.get("type", "default")), "factor" in e) for e in entries]
+    return all(t in PLAIN_ROPE and (t == "llama3" or not factor) for t, factor in types)
+
+
+def positions(config: Mapping[str, Any]) -> int | None:
+    """P when it alone is the model's length in every release: the only length key set, RoPE without a factor."""
+    p = _int(config.get("max_position_embeddings"))
+    if p is None or any(config.get(k) is not None for k in LENGTH_KEYS[1:]):
+        return None
+    return p if _plain_rope(config) else None
+
+
+def draft_length_error(s: int | None, p: int | None) -> str | None:
+    """Step 1: the speculative config's max_model_len above the draft config's length."""
+    if s is None or p is None or s <= p:
+        return None
+    return M_DERIVED.format(s=s, key="max_position_embeddings", derived=float(p))
+
+
+def served_length_error(s: int | None, served: int | None) -> str | None:
+    """Step 3: the speculative config's max_model_len above the served one."""
+    return M_SPEC_LEN.format(s=s, t=served) if s is not None and served is not None and s > served else None
+
+
+def _methods(raised_for: tuple[str, ...]) -> str:
+    return ("method " if len(raised_for) == 1 else "methods ") + " and ".join(raised_for)
+
+
+def context_note(p: int | None, s: int | None, served: int | None, served_from: str, method: str | None,
+                 raised_for: tuple[str, ...] | None, *,
+                 limits_served: bool) -> tuple[FindingCode, str, tuple[str, ...]] | None:
+    """What a started server does with a draft context shorter than the served one: (code, text, rules), or None.
+    `raised_for`: the methods whose P the release raises (None: all but draft_model); `limits_served`: step 3's
+    V2 limit (0.33)."""
+    if p is None or served is None or method is None:
+        return None
+    where = f"the served max_model_len {served} ({served_from})"
+    if (method != "draft_model") if raised_for is None else (method in raised_for):
+        if p >= served:
+            return None
+        return ("DSP827", (f"the draft's max_position_embeddings is {p}, below {where}: vLLM raises it to {served} "
+                           f"for method {method!r} (logged at info level only), so the draft does not run off its "
+                           f"rotary cache, but from position {p} on it runs at positions it was not trained on: its "
+                           "proposals on longer requests may be poorer (lower acceptance); the output stays the "
+                           "target's"), ("raise_positions", "positions_raised"))
+    beyond = (f"from position {p} on the draft's rotary cache, sized by max_position_embeddings, is indexed past its "
+              f"end (vLLM: a smaller value '{OUT_OF_BOUNDS}'): a crash or junk proposals on any request longer than "
+              f"{p} tokens") if p < served else None
+    kept = ("this release raises the draft's max_position_embeddings for every method but draft_model"
+            if raised_for is None else
+            f"this release raises the draft's max_position_embeddings only for {_methods(raised_for)}, not {method!r}")
+    if limits_served:
+        draft_len = s if s is not None else min(p, served)
+        if draft_len >= served:
+            return None
+        return ("DSP826", f"the draft's max_model_len is {draft_len}, below {where}, and {kept}: with the V2 model "
+                          f"runner VllmConfig lowers the served max_model_len to {draft_len} (a warning in the log; "
+                          "longer requests are refused)" + (f"; on the V1 runner, {beyond}" if beyond else ""),
+                ("raise_positions", "limit_to_draft"))
+    if beyond is None:
+        return None
+    return ("DSP826", (f"the draft's max_position_embeddings is {p}, below {where}, and {kept}; the proposer "
+                       f"still feeds the draft positions up to {served}, so {beyond}"),
+            ("raise_positions", "positions_raised"))
