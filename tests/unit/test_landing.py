@@ -51,7 +51,10 @@ def test_a_release_without_its_own_data_reads_its_minors_or_the_newest() -> None
     assert modelled_release("vllm", "0.28.5") == "0.28.0"
     major, minor = (int(x) for x in newest.split(".")[:2])
     assert modelled_release("vllm", f"{major}.{minor + 5}.0") == newest
-    assert modelled_release("vllm", "0.19.1") is None and modelled_release("vllm", "not-a-version") is None
+    oldest = known[0]
+    major, minor = (int(x) for x in oldest.split(".")[:2])
+    assert modelled_release("vllm", f"{major}.{minor - 1}.9") is None
+    assert modelled_release("vllm", "not-a-version") is None
     assert modelled_release("vllm", "0.20.2") == "0.20.2" and modelled_release("vllm", "0.22.5") == "0.22.1"
 
 
