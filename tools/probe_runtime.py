@@ -44,8 +44,8 @@ FAMILY_CONFIG: dict[str, dict[str, Any]] = {"gemma4-dspark": {"target_layer_ids"
 IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizers", "cbor2", "aiohttp", "requests",
                "openai-harmony", "openai", "pillow", "pybase64", "cachetools", "msgspec", "cloudpickle", "uvloop",
                "py-cpuinfo", "prometheus_client", "fastapi", "partial-json-parser", "llguidance", "einops",
-               "apache-tvm-ffi", "gguf")  # gguf: 0.20-0.23 import it at start-up
-NO_DEPS = ("xgrammar",)  # its requirements pull a CUDA torch: installed alone
+               "apache-tvm-ffi", "gguf", "setproctitle", "blake3")  # 0.8-0.23 import these at start-up
+NO_DEPS = ("xgrammar", "compressed-tensors")  # their requirements pull a CUDA torch: installed alone (compressed-tensors: 0.10 imports it)
 DEFAULT_CACHE = Path(os.environ.get("DSPARK_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 
 
@@ -104,7 +104,7 @@ def ensure_deps(cache: Path) -> Path:
     if missing:
         log(f"probe: pip install --target {deps} {' '.join(missing)}")
         pip("install", "--quiet", "--target", str(deps), *missing)
-    alone = [p for p in NO_DEPS if not _importable(p)]
+    alone = [p for p in NO_DEPS if not _importable(p.replace("-", "_"))]
     if alone:
         pip("install", "--quiet", "--no-deps", "--target", str(deps), *alone)
     for stray in ("torch", "triton", "nvidia", "torchgen", "functorch"):  # never shadow the CPU torch
