@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dspark_ckpt.errors import SourceError, UsageError
-from dspark_ckpt.formats.json_doc import Document, Problem, RefusedFile, decode_document, read_bounded
+from dspark_ckpt.formats.json_doc import Document, ProblemKind, RefusedFile, decode_document, read_bounded
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.deploy import Deploy, DeployRuntime
@@ -63,7 +63,7 @@ def read_request(text: str) -> DeployRequest:
         except RefusedFile as exc:
             raise SourceError(f"speculative config {text} {exc}", code="DSP-E027",
                               hint=f"a speculative config is a small JSON file (at most {MAX_SPEC_BYTES:,} bytes)"
-                              if exc.kind is Problem.TOO_LARGE else None) from None
+                              if exc.kind is ProblemKind.TOO_LARGE else None) from None
         except OSError as exc:
             raise SourceError(f"speculative config {text} cannot be read: {exc.strerror or exc}",
                               code="DSP-E027") from None
@@ -75,7 +75,7 @@ def _decode(raw: bytes, source: str) -> DeployRequest:
     doc = decode_document(raw)
     if isinstance(doc, Document):
         return DeployRequest(source, doc.data)
-    code: FindingCode = "DSP802" if doc.kind is Problem.NOT_OBJECT else "DSP801"
+    code: FindingCode = "DSP802" if doc.kind is ProblemKind.NOT_OBJECT else "DSP801"
     where = "the --speculative-config given" if source == INLINE else source
     return DeployRequest(source, None, finding(code, f"{where} {doc.message}; vLLM parses it with json.loads and "
                                                      "builds SpeculativeConfig(**object) from it."))

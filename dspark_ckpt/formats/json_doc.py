@@ -30,7 +30,7 @@ _UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-class Problem(StrEnum):
+class ProblemKind(StrEnum):
     """What is wrong with a document; each caller maps these onto its own finding or error codes."""
 
     UNREADABLE = "unreadable"
@@ -45,7 +45,7 @@ class Problem(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class JsonProblem:
-    kind: Problem
+    kind: ProblemKind
     message: str  # completes "<file name> ...", e.g. "starts with a UTF-8 byte-order mark"
 
 
@@ -58,7 +58,7 @@ class Document:
 class RefusedFile(OSError):
     """A file that is not read at all (not a regular file, or too large), with the problem kind it reports as."""
 
-    def __init__(self, kind: Problem, message: str) -> None:
+    def __init__(self, kind: ProblemKind, message: str) -> None:
         super().__init__(message)
         self.kind = kind
 
@@ -74,13 +74,13 @@ def read_bounded(path: Path | str, limit: int = MAX_JSON_BYTES) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
     except IsADirectoryError:
-        raise RefusedFile(Problem.NOT_A_FILE, "is a directory, not a regular file") from None
+        raise RefusedFile(ProblemKind.NOT_A_FILE, "is a directory, not a regular file") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise RefusedFile(Problem.NOT_A_FILE, f"is {_file_kind(info.st_mode)}, not a regular file")
+            raise RefusedFile(ProblemKind.NOT_A_FILE, f"is {_file_kind(info.st_mode)}, not a regular file")
         if info.st_size > limit:
-            raise RefusedFile(Problem.TOO_LARGE, f"is {info.st_size:,} bytes, above the {limit:,}-byte limit")
+            raise RefusedFile(ProblemKind.TOO_LARGE, f"is {info.st_size:,} bytes, above the {limit:,}-byte limit")
         chunks: list[bytes] = []
         left = limit + 1
         while left > 0 and (chunk := os.read(fd, min(left, _CHUNK))):
@@ -89,7 +89,7 @@ def read_bounded(path: Path | str, limit: int = MAX_JSON_BYTES) -> bytes:
     finally:
         os.close(fd)
     if left <= 0:
-        raise RefusedFile(Problem.TOO_LARGE, f"holds more than {limit:,} bytes (it grew while read, or is not what "
+        raise RefusedFile(ProblemKind.TOO_LARGE, f"holds more than {limit:,} bytes (it grew while read, or is not what "
                                              "its size says)")
     return b"".join(chunks)
 
@@ -103,7 +103,7 @@ def _file_kind(mode: int) -> str:
 def problem_from_error(exc: OSError) -> JsonProblem:
     if isinstance(exc, RefusedFile):
         return JsonProblem(exc.kind, str(exc))
-    return JsonProblem(Problem.UNREADABLE, f"cannot be read: {exc.strerror or exc}")
+    return JsonProblem(ProblemKind.UNREADABLE, f"cannot be read: {exc.strerror or exc}")
 
 
 def read_document(read: Callable[[], bytes | None], max_values: int = MAX_DOCUMENT_VALUES
@@ -129,16 +129,16 @@ def load_document(path: Path | str, limit: int = MAX_JSON_BYTES) -> Document | J
 def decode_text(raw: bytes) -> str | JsonProblem:
     """Plain UTF-8, as transformers reads config.json (`open(..., encoding="utf-8")` then `json.loads`)."""
     if raw.startswith(_UTF8_BOM):
-        return JsonProblem(Problem.ENCODING, "starts with a UTF-8 byte-order mark (U+FEFF), which a UTF-8 "
+        return JsonProblem(ProblemKind.ENCODING, "starts with a UTF-8 byte-order mark (U+FEFF), which a UTF-8 "
                                              "reader takes as text: save it as UTF-8 without a BOM")
     if raw.startswith(_UTF16_32_BOMS) or b"\x00" in raw[:4]:
-        return JsonProblem(Problem.ENCODING, "is UTF-16 or UTF-32 text, not UTF-8; save it as UTF-8")
+        return JsonProblem(ProblemKind.ENCODING, "is UTF-16 or UTF-32 text, not UTF-8; save it as UTF-8")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return JsonProblem(Problem.SYNTAX, f"is not valid JSON: not UTF-8 (bad byte at offset {exc.start})")
+        return JsonProblem(ProblemKind.SYNTAX, f"is not valid JSON: not UTF-8 (bad byte at offset {exc.start})")
     if "\x00" in text:
-        return JsonProblem(Problem.ENCODING, "holds a NUL byte, which JSON text cannot")
+        return JsonProblem(ProblemKind.ENCODING, "holds a NUL byte, which JSON text cannot")
     return text
 
 
@@ -148,27 +148,27 @@ def decode_document(raw: bytes, max_values: int = MAX_DOCUMENT_VALUES) -> Docume
         return text
     values = value_cost(raw, max_values)
     if values > max_values:
-        return JsonProblem(Problem.TOO_COMPLEX, f"holds about {values:,} weighted JSON values, above the "
+        return JsonProblem(ProblemKind.TOO_COMPLEX, f"holds about {values:,} weighted JSON values, above the "
                                                 f"{max_values:,} dspark-ckpt decodes; it was not decoded")
     try:
         doc: Any = json.loads(text)
         if _SURROGATE_ESCAPE.search(raw):  # json.loads keeps lone surrogates; any later encode would fail on them
             json.dumps(doc, ensure_ascii=False).encode("utf-8")
     except RecursionError:
-        return JsonProblem(Problem.SYNTAX, "is not valid JSON: it nests too deeply")
+        return JsonProblem(ProblemKind.SYNTAX, "is not valid JSON: it nests too deeply")
     except UnicodeEncodeError:
-        return JsonProblem(Problem.ENCODING, "holds a lone surrogate escape (\\ud800-\\udfff without its pair), "
+        return JsonProblem(ProblemKind.ENCODING, "holds a lone surrogate escape (\\ud800-\\udfff without its pair), "
                                              "which is not a character; strict JSON readers reject it")
     except json.JSONDecodeError as exc:
-        return JsonProblem(Problem.SYNTAX, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+        return JsonProblem(ProblemKind.SYNTAX, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
     except ValueError as exc:  # CPython's int() digit limit, the only other ValueError json.loads raises
         if "digits" in str(exc):
-            return JsonProblem(Problem.NUMBER, "holds an integer with more than "
+            return JsonProblem(ProblemKind.NUMBER, "holds an integer with more than "
                                                f"{_int_digit_limit():,} digits, which Python (and so every "
                                                "runtime's config reader) refuses to parse")
-        return JsonProblem(Problem.SYNTAX, f"is not valid JSON ({exc})")
+        return JsonProblem(ProblemKind.SYNTAX, f"is not valid JSON ({exc})")
     if not isinstance(doc, dict):
-        return JsonProblem(Problem.NOT_OBJECT, f"is a JSON {json_type(doc)}, not an object")
+        return JsonProblem(ProblemKind.NOT_OBJECT, f"is a JSON {json_type(doc)}, not an object")
     return Document(doc, text)
 
 
@@ -184,9 +184,9 @@ def json_type(value: Any) -> str:
 
 
 # What each problem is reported as, per document (the rest of each document's problems share its generic code).
-FINDING_CODES: dict[str, tuple[FindingCode, dict[Problem, FindingCode]]] = {
-    CONFIG_NAME: ("DSP202", {Problem.ENCODING: "DSP211", Problem.TOO_LARGE: "DSP213", Problem.TOO_COMPLEX: "DSP213"}),
-    INDEX_NAME: ("DSP102", {Problem.ENCODING: "DSP110", Problem.TOO_LARGE: "DSP112", Problem.TOO_COMPLEX: "DSP112"}),
+FINDING_CODES: dict[str, tuple[FindingCode, dict[ProblemKind, FindingCode]]] = {
+    CONFIG_NAME: ("DSP202", {ProblemKind.ENCODING: "DSP211", ProblemKind.TOO_LARGE: "DSP213", ProblemKind.TOO_COMPLEX: "DSP213"}),
+    INDEX_NAME: ("DSP102", {ProblemKind.ENCODING: "DSP110", ProblemKind.TOO_LARGE: "DSP112", ProblemKind.TOO_COMPLEX: "DSP112"}),
 }
 
 

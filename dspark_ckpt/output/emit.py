@@ -14,14 +14,14 @@ from dspark_ckpt.output.paths import check_destinations
 from dspark_ckpt.output.write import (
     PlainSink,
     TextBuffer,
-    append_step_summary,
+    append_summary_text,
     env_columns,
     make_console,
     plain_width,
     stream_encoding,
     stream_facts,
-    write_atomic,
     write_stdout,
+    write_text_atomic,
 )
 
 
@@ -48,8 +48,8 @@ def emit(render: Callable[[Any], None], output: Path | None, color: str,
     if output is None:
         write_stdout(buffer.getvalue())
     else:
-        write_atomic(output, buffer.getvalue(), inputs=inputs)
+        write_text_atomic(output, buffer.getvalue(), inputs=inputs)
     if summary is not None and step_summary:
         text = io.StringIO()
         summary(PlainSink(text))
-        append_step_summary(step_summary, text.getvalue(), inputs=inputs)
+        append_summary_text(step_summary, text.getvalue(), inputs=inputs)

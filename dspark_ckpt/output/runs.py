@@ -55,7 +55,7 @@ def split_selector(name: str) -> tuple[str, str]:
     return runtime, version or runtime_label.ANY_VERSION
 
 
-Run = Folded[Compatibility]
+ReleaseRun = Folded[Compatibility]
 
 
 def _verdict(e: Compatibility) -> tuple[object, ...]:
@@ -63,5 +63,5 @@ def _verdict(e: Compatibility) -> tuple[object, ...]:
             e.silent_codes)
 
 
-def runs(entries: Sequence[Compatibility]) -> list[Run]:
+def runs(entries: Sequence[Compatibility]) -> list[ReleaseRun]:
     return fold(entries, lambda e: (e.runtime, e.version), _verdict)

@@ -22,9 +22,9 @@ from dspark_ckpt.output.streams import CODES, GuardedStream, put_bytes
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["OutputError", "PlainSink", "TextBuffer", "append_step_summary", "make_console", "plain_width",
+__all__ = ["OutputError", "PlainSink", "TextBuffer", "append_summary_text", "make_console", "plain_width",
            "stderr_console", "stderr_line", "stdout_console", "stream_encoding",
-           "stream_facts", "trim_lines", "write_atomic", "write_stdout"]
+           "stream_facts", "trim_lines", "write_stdout", "write_text_atomic"]
 
 UNBOUNDED_WIDTH = 4096  # a pipe's "width": wide enough that no table cell or line is ever wrapped
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)  # padding, then any closing colour codes
@@ -195,11 +195,11 @@ def write_bytes(stream: object, data: bytes) -> None:
     put_bytes(cast(TextIO, stream), data)
 
 
-def write_atomic(path: Path, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
+def write_text_atomic(path: Path, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
     """--output: refused unless a regular file (or nothing) outside the inputs; then temp file, fsync, rename."""
     paths.write_atomic(path, trim_lines(text).encode("utf-8", "backslashreplace"), inputs=inputs)
 
 
-def append_step_summary(path: str, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
+def append_summary_text(path: str, text: str, *, inputs: Iterable[str | Path] = ()) -> None:
     """GitHub collects the job summary from a file each step appends to."""
     paths.append_step_summary(path, (text + "\n").encode("utf-8", "backslashreplace"), inputs=inputs)

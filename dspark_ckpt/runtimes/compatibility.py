@@ -10,7 +10,7 @@ from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 
 
-def evaluate(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
+def evaluate_contract(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
     if contract.sglang is not None:  # SGLang's loaders differ in kind: names ignored, no d2t parameter, run-time fails
         return evaluate_sglang(contract, version, facts)
     error = _config_error(contract, facts) or _load_error(contract, facts)

@@ -19,7 +19,7 @@ from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_registry
 from dspark_ckpt.runtimes import vllm_rows as rows
-from dspark_ckpt.runtimes.compatibility import evaluate, startup_error
+from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
@@ -234,7 +234,7 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
                               target_vocab=f.target_vocab_size, mask_token_id=f.mask_token_id,
                               topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
         return Verdict(built.runtime, built.version, contract, early or built.error, ())
-    verdict = evaluate(contract, built.version, f)
+    verdict = evaluate_contract(contract, built.version, f)
     if verdict.loads and verdict.first_step is None and (step := eagle3_aux.first_step(f.aux, f.fc_shape)):
         verdict = replace(verdict, first_step=Issue("DSP329", step, verbatim=False))
     if verdict.loads and (null := eagle3_aux.null_width_text(f.aux)):

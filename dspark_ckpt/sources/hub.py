@@ -11,7 +11,7 @@ from typing import IO, Any, Final
 from urllib.parse import quote
 
 from dspark_ckpt.errors import SourceError
-from dspark_ckpt.formats.json_doc import Document, JsonProblem, Problem, RefusedFile, read_document
+from dspark_ckpt.formats.json_doc import Document, JsonProblem, ProblemKind, RefusedFile, read_document
 from dspark_ckpt.model.codes import ErrorCode
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.sources import hub_cache
@@ -260,7 +260,7 @@ class HubSource:
             return None
         size = self.resolved.sizes[name]
         if size is not None and size > MAX_JSON_BYTES:
-            raise RefusedFile(Problem.TOO_LARGE, f"is {size:,} bytes (as the Hub lists it), above the "
+            raise RefusedFile(ProblemKind.TOO_LARGE, f"is {size:,} bytes (as the Hub lists it), above the "
                                                  f"{MAX_JSON_BYTES:,}-byte limit")
         if self.client.offline:
             return hub_cache.read_snapshot_file(self.repo_id, self.resolved.sha, name)

@@ -17,7 +17,7 @@ from typing import Any, Final
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
-from dspark_ckpt.runtimes.compatibility import evaluate
+from dspark_ckpt.runtimes.compatibility import evaluate_contract
 from dspark_ckpt.runtimes.installed import installed_runtime
 from dspark_ckpt.runtimes.records import DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import release
@@ -111,7 +111,7 @@ def run_worker(cases: Sequence[Mapping[str, Any]], *, device: str, env: Mapping[
 def predicted(facts: DraftFacts, version: str) -> Verdict | None:
     """The contract table's verdict for this vLLM version (assumed or not-registered rows included)."""
     contract = contract_for("vllm", version, facts.family)
-    return evaluate(contract, version, facts) if contract is not None else None
+    return evaluate_contract(contract, version, facts) if contract is not None else None
 
 
 def at_load(facts: DraftFacts, version: str) -> Verdict | None:
@@ -122,7 +122,7 @@ def at_load(facts: DraftFacts, version: str) -> Verdict | None:
         return None
     if contract.supported:  # an unregistered architecture is the registry's answer, which the engine does see
         contract = replace(contract, omni_config_check=False, omni_target_validated=False, topk_check=False)
-    return evaluate(contract, version, facts)
+    return evaluate_contract(contract, version, facts)
 
 
 def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts) -> str | None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from dspark_ckpt.formats.json_doc import (
     Document,
     JsonProblem,
-    Problem,
+    ProblemKind,
     RefusedFile,
     decode_document,
     load_document,
@@ -66,18 +66,18 @@ def test_any_bytes_give_a_document_or_a_problem(raw: bytes) -> None:
         assert isinstance(doc.data, dict) and raw.decode("utf-8") == doc.text
         json.dumps(doc.data, ensure_ascii=False).encode("utf-8")  # no lone surrogate got through
     else:
-        assert doc.kind in Problem and doc.message
+        assert doc.kind in ProblemKind and doc.message
 
 
 @pytest.mark.parametrize("raw, kind", [
-    (b"\xef\xbb\xbf{}", Problem.ENCODING), ("{}".encode("utf-16"), Problem.ENCODING),
-    ("{}".encode("utf-16-be"), Problem.ENCODING), ("{}".encode("utf-32"), Problem.ENCODING),
-    (b'{"a": "\\ud800"}', Problem.ENCODING), (b'{"\\udfff": 1}', Problem.ENCODING),
-    (b'{"a": ' + b"9" * 5000 + b"}", Problem.NUMBER), (b"[" * 100_000, Problem.SYNTAX),
-    (b'{"a": "\xff"}', Problem.SYNTAX), (b"[]", Problem.NOT_OBJECT), (b'{"a": [' + b"[]," * 3_000_000 + b"[]]}",
-                                                                       Problem.TOO_COMPLEX),
+    (b"\xef\xbb\xbf{}", ProblemKind.ENCODING), ("{}".encode("utf-16"), ProblemKind.ENCODING),
+    ("{}".encode("utf-16-be"), ProblemKind.ENCODING), ("{}".encode("utf-32"), ProblemKind.ENCODING),
+    (b'{"a": "\\ud800"}', ProblemKind.ENCODING), (b'{"\\udfff": 1}', ProblemKind.ENCODING),
+    (b'{"a": ' + b"9" * 5000 + b"}", ProblemKind.NUMBER), (b"[" * 100_000, ProblemKind.SYNTAX),
+    (b'{"a": "\xff"}', ProblemKind.SYNTAX), (b"[]", ProblemKind.NOT_OBJECT), (b'{"a": [' + b"[]," * 3_000_000 + b"[]]}",
+                                                                       ProblemKind.TOO_COMPLEX),
 ])
-def test_problem_kinds(raw: bytes, kind: Problem) -> None:
+def test_problem_kinds(raw: bytes, kind: ProblemKind) -> None:
     doc = decode_document(raw)
     assert isinstance(doc, JsonProblem) and doc.kind is kind, doc
 
@@ -92,16 +92,16 @@ def test_special_files_are_refused_without_reading(tmp_path: Path) -> None:
     sparse = tmp_path / "sparse.json"
     with open(sparse, "wb") as f:
         f.truncate(3 * 2**30)
-    for path, kind in ((tmp_path / "fifo", Problem.NOT_A_FILE), (Path("/dev/zero"), Problem.NOT_A_FILE),
-                       (tmp_path, Problem.NOT_A_FILE), (sparse, Problem.TOO_LARGE)):
+    for path, kind in ((tmp_path / "fifo", ProblemKind.NOT_A_FILE), (Path("/dev/zero"), ProblemKind.NOT_A_FILE),
+                       (tmp_path, ProblemKind.NOT_A_FILE), (sparse, ProblemKind.TOO_LARGE)):
         with pytest.raises(RefusedFile) as exc:
             read_bounded(path)
         assert exc.value.kind is kind, path
         doc = load_document(path)
         assert isinstance(doc, JsonProblem) and doc.kind is kind
     proc = load_document("/proc/self/status")  # regular, size 0: read up to the bound, then judged as JSON
-    assert isinstance(proc, JsonProblem) and proc.kind is Problem.SYNTAX
+    assert isinstance(proc, JsonProblem) and proc.kind is ProblemKind.SYNTAX
     assert read_bounded("/proc/self/status", limit=10**6)
     with pytest.raises(RefusedFile) as exc:
         read_bounded("/proc/self/status", limit=16)  # reports size 0, holds more: the bound still holds
-    assert exc.value.kind is Problem.TOO_LARGE
+    assert exc.value.kind is ProblemKind.TOO_LARGE

@@ -14,7 +14,7 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import messages as m
-from dspark_ckpt.runtimes.compatibility import evaluate
+from dspark_ckpt.runtimes.compatibility import evaluate_contract
 from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_config import SglangConfig
@@ -59,12 +59,12 @@ def test_rows_name_the_backbone_that_refuses(version: str) -> None:
 def test_a_markov_head_fails_to_load_with_vllms_words(version: str, family: Family) -> None:
     row = contract_for("vllm", version, family)
     assert row is not None
-    verdict = evaluate(row, version, facts(family))
+    verdict = evaluate_contract(row, version, facts(family))
     assert not verdict.loads and verdict.error is not None
     assert (verdict.error.code, verdict.error.text, verdict.error.verbatim) == ("DSP350", stray(family), True)
     assert verdict.error.text == (f"There is no module or parameter named 'markov_head' in {BACKBONES[family]}. "
                                   f"The available parameters belonging to  ({BACKBONES[family]}) are:")
-    assert evaluate(row, version, facts(family, markov=False)).loads  # the realistic export loads
+    assert evaluate_contract(row, version, facts(family, markov=False)).loads  # the realistic export loads
 
 
 @pytest.mark.parametrize("family", list(BACKBONES))
@@ -72,13 +72,13 @@ def test_the_markov_head_is_refused_after_the_names_that_sort_before_it(family: 
     row = contract_for("vllm", "0.30.0", family)
     assert row is not None
     # d2t (sorted first) on D == T: no draft_id_to_target_id parameter, refused before markov_head
-    got = evaluate(row, "0.30.0", facts(family, has_d2t=True, d2t_length=T)).error
+    got = evaluate_contract(row, "0.30.0", facts(family, has_d2t=True, d2t_length=T)).error
     assert got is not None and got.code == "DSP303"
     # lm_head one row short (lm_head sorts before markov_head): the bare row assert first
-    got = evaluate(row, "0.30.0", facts(family, lm_head_rows=T - 1)).error
+    got = evaluate_contract(row, "0.30.0", facts(family, lm_head_rows=T - 1)).error
     assert got is not None and (got.code, got.text) == ("DSP320", m.E_ROWS)
     # a wrong Markov row count is not a row assert where there is no Markov parameter: the name is refused
-    got = evaluate(row, "0.30.0", facts(family, markov_w1_rows=T + 3, markov_w2_rows=T - 5)).error
+    got = evaluate_contract(row, "0.30.0", facts(family, markov_w1_rows=T + 3, markov_w2_rows=T - 5)).error
     assert got is not None and (got.code, got.text) == ("DSP350", stray(family))
 
 
@@ -86,7 +86,7 @@ def test_the_markov_head_is_refused_after_the_names_that_sort_before_it(family: 
 def test_a_confidence_head_is_refused_before_d2t(family: Family) -> None:
     row = contract_for("vllm", "0.33.0", family)
     assert row is not None
-    got = evaluate(row, "0.33.0", facts(family, markov=False, confidence=True, has_d2t=True, d2t_length=T)).error
+    got = evaluate_contract(row, "0.33.0", facts(family, markov=False, confidence=True, has_d2t=True, d2t_length=T)).error
     assert got is not None and (got.code, got.text) == ("DSP350", stray(family, "confidence_head"))
 
 
@@ -97,7 +97,7 @@ def test_dspark_builds_the_heads_it_is_shipped(version: str) -> None:
     for family in (Family.QWEN3_DSPARK, Family.GEMMA4_DSPARK):
         row = contract_for("vllm", version, family)
         assert row is not None
-        verdict = evaluate(row, version, facts(family, confidence=True))
+        verdict = evaluate_contract(row, version, facts(family, confidence=True))
         assert verdict.error is None or verdict.error.code != "DSP350", (family, version)
 
 
@@ -107,18 +107,18 @@ def test_sglang_skips_the_head_it_has_no_parameter_for(family: Family) -> None:
     for version in SGLANG_VERSIONS[SGLANG_VERSIONS.index(first):]:
         row = contract_for("sglang", version, family)
         assert row is not None
-        verdict = evaluate(row, version, facts(family))
+        verdict = evaluate_contract(row, version, facts(family))
         codes = [i.code for i in verdict.silent]
         if verdict.loads and verdict.first_step is None:
             assert "DSP351" in codes, (family, version)
-        assert evaluate(row, version, facts(family, markov=False)).silent == tuple(
+        assert evaluate_contract(row, version, facts(family, markov=False)).silent == tuple(
             i for i in verdict.silent if i.code != "DSP351"), (family, version)
 
 
 def test_sglang_dspark_reports_no_dropped_head() -> None:
     row = contract_for("sglang", "0.5.23", Family.QWEN3_DSPARK)
     assert row is not None
-    verdict = evaluate(row, "0.5.23", facts(Family.QWEN3_DSPARK))
+    verdict = evaluate_contract(row, "0.5.23", facts(Family.QWEN3_DSPARK))
     assert "DSP351" not in [i.code for i in verdict.silent] and (verdict.error is None or
                                                                  verdict.error.code != "DSP350")
 
@@ -157,7 +157,7 @@ def test_a_gated_or_rnn_markov_head_is_refused_by_vllms_vanilla_head(version: st
         assert row is not None
         if not row.supported:
             continue
-        got = evaluate(row, version, facts(family, d=64, has_d2t=True, d2t_length=64,
+        got = evaluate_contract(row, version, facts(family, d=64, has_d2t=True, d2t_length=64,
                                            sglang=SglangConfig(markov_names=names))).error
         assert got is not None and got.code == "DSP350", (family, version)
         assert got.text == (f"There is no module or parameter named 'markov_head.{named}' in Qwen3DSparkModel. "

@@ -6,7 +6,7 @@ import pytest
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import messages as c
-from dspark_ckpt.runtimes.compatibility import evaluate
+from dspark_ckpt.runtimes.compatibility import evaluate_contract
 from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.table import CONTRACTS, VLLM_VERSIONS, contract_for
 
@@ -25,7 +25,7 @@ def facts(family: Family = Family.QWEN3_DSPARK, *, d: int, v: int = T, lm: bool,
 def outcome(version: str, f: DraftFacts) -> tuple[str | None, set[str]]:
     contract = contract_for("vllm", version, f.family)
     assert contract is not None, f"no contract for {f.family} on {version}"
-    verdict = evaluate(contract, version, f)
+    verdict = evaluate_contract(contract, version, f)
     return (verdict.error.text if verdict.error else None), {i.code for i in verdict.silent}
 
 
@@ -141,10 +141,10 @@ def test_sglang_contracts() -> None:
     eagle = contract_for("sglang", "0.5.23", Family.EAGLE3_LLAMA)
     dspark = contract_for("sglang", "0.5.23", Family.QWEN3_DSPARK)
     assert eagle is not None and dspark is not None
-    assert evaluate(eagle, "0.5.23", facts(Family.EAGLE3_LLAMA, d=T, lm=True, d2t=True)).loads
-    uninit = evaluate(eagle, "0.5.23", facts(Family.EAGLE3_LLAMA, d=40, lm=False, d2t=True))
+    assert evaluate_contract(eagle, "0.5.23", facts(Family.EAGLE3_LLAMA, d=T, lm=True, d2t=True)).loads
+    uninit = evaluate_contract(eagle, "0.5.23", facts(Family.EAGLE3_LLAMA, d=40, lm=False, d2t=True))
     assert uninit.loads and "DSP301" in {i.code for i in uninit.silent}
-    shipped = evaluate(dspark, "0.5.23", facts(d=T, lm=True, d2t=True))
+    shipped = evaluate_contract(dspark, "0.5.23", facts(d=T, lm=True, d2t=True))
     assert shipped.error is not None and shipped.error.code == "DSP344"  # no markov_head_type, not the d2t
     before = contract_for("sglang", "0.5.15", Family.QWEN3_DSPARK)
     assert before is not None and not before.supported
@@ -173,11 +173,11 @@ def test_row_counts_and_hidden_size_are_load_errors() -> None:
     fields = {s: getattr(base, s) for s in DraftFacts.__slots__}
     for field, code in (("embed_rows", "DSP321"), ("markov_w1_rows", "DSP322"), ("markov_w2_rows", "DSP323"),
                         ("lm_head_rows", "DSP320")):
-        verdict = evaluate(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0",  # type: ignore[arg-type]
+        verdict = evaluate_contract(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0",  # type: ignore[arg-type]
                            DraftFacts(**{**fields, field: T + 1}))
         assert verdict.error is not None and (verdict.error.code, verdict.error.text) == (code, c.E_ROWS)
     wide = DraftFacts(**{**fields, "lm_head_cols": 32, "hidden_size": 16})
-    verdict = evaluate(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0", wide)  # type: ignore[arg-type]
+    verdict = evaluate_contract(contract_for("vllm", "0.33.0", Family.QWEN3_DSPARK), "0.33.0", wide)  # type: ignore[arg-type]
     assert verdict.error is not None and verdict.error.text == c.E_HIDDEN.format(h=16, got=32)
 
 
