@@ -29,44 +29,10 @@ from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 
-SPEC = "vllm/config/speculative.py"
-MODEL_CFG = "vllm/config/model.py"
-VLLM_CFG = "vllm/config/vllm.py"
-CONVERTOR = "vllm/transformers_utils/model_arch_config_convertor.py"
-DFLASH = "vllm/model_executor/models/qwen3_dflash.py"
-
-# Per rule, per release: the lines of the wheel (merged into speculative_config.LINES; tests/deploy/
-# test_deploy_citations.py re-reads each).
-LINES: dict[str, tuple[str, dict[str, str]]] = {
-    "max_len_field": (SPEC, {"0.27.0": "L127", "0.28.0": "L129", "0.29.0": "L418", "0.30.0": "L419",
-                             "0.31.0": "L432", "0.32.0": "L431", "0.33.0": "L452"}),
-    "draft_config_len": (SPEC, {"0.27.0": "L859-860", "0.28.0": "L914-915", "0.29.0": "L1255-1256",
-                                "0.30.0": "L1286-1287", "0.31.0": "L1300-1301", "0.32.0": "L1306-1307",
-                                "0.33.0": "L1423-1424"}),
-    "length_keys": (CONVERTOR, {"0.27.0": "L335-368", "0.28.0": "L388-421", "0.29.0": "L389-422",
-                                "0.30.0": "L392-425", "0.31.0": "L392-425", "0.32.0": "L394-427",
-                                "0.33.0": "L374-407"}),
-    "derived_len": (MODEL_CFG, {"0.27.0": "L2356-2382", "0.28.0": "L2438-2464", "0.29.0": "L2494-2520",
-                                "0.30.0": "L2517-2543", "0.31.0": "L2595-2621", "0.32.0": "L2639-2665",
-                                "0.33.0": "L2657-2683"}),
-    "rope_factor": (MODEL_CFG, {"0.27.0": "L2314-2317", "0.28.0": "L2396-2399", "0.29.0": "L2452-2455",
-                                "0.30.0": "L2471-2481", "0.31.0": "L2549-2559", "0.32.0": "L2595-2605",
-                                "0.33.0": "L2613-2623"}),
-    "raise_positions": (SPEC, {"0.27.0": "L924-931", "0.28.0": "L983-990", "0.29.0": "L1330-1337",
-                               "0.30.0": "L1373-1380", "0.31.0": "L1387-1394", "0.32.0": "L1393-1400",
-                               "0.33.0": "L1503-1511"}),
-    "positions_raised": (SPEC, {"0.27.0": "L1165-1196", "0.28.0": "L1228-1259", "0.29.0": "L1594-1625",
-                                "0.30.0": "L1659-1690", "0.31.0": "L1671-1703", "0.32.0": "L1677-1709",
-                                "0.33.0": "L1807-1846"}),
-    "rope_cache_only": (SPEC, {"0.33.0": "L100-113"}),
-    "spec_len": (SPEC, {"0.27.0": "L1120-1162", "0.28.0": "L1183-1225", "0.29.0": "L1549-1591",
-                        "0.30.0": "L1614-1656", "0.31.0": "L1627-1668", "0.32.0": "L1633-1674",
-                        "0.33.0": "L1763-1804"}),
-    "limit_to_draft": (VLLM_CFG, {"0.33.0": "L3025-3051"}),
-    # The DFlash layers (Qwen3 DSpark builds on them) size their rotary cache from the config: the rows P keeps.
-    "draft_rotary": (DFLASH, {"0.27.0": "L297", "0.28.0": "L329", "0.29.0": "L309", "0.30.0": "L310",
-                              "0.31.0": "L344", "0.32.0": "L362", "0.33.0": "L336"}),
-}
+# The rules' lines in each release's wheel (`max_len_field`, `draft_config_len`, `length_keys`, `derived_len`,
+# `rope_factor`, `raise_positions`, `positions_raised`, `rope_cache_only`, `spec_len`, `limit_to_draft`,
+# `draft_rotary`; the DFlash layers Qwen3 DSpark builds on size their rotary cache from the config) are generated
+# with speculative_config's: runtimes/anchors.py SPEC_ANCHORS, read through speculative_config.cite.
 
 # The runtimes' own words (`{}` fields filled per draft).
 M_DERIVED = ("User-specified max_model_len ({s}) is greater than the derived max_model_len ({key}={derived} or "

@@ -10,11 +10,14 @@ two disagree, fc.weight fails to load, or fc meets a wider or narrower input at 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import release_lines
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
 
 TOP = "eagle_aux_hidden_state_layer_ids"
 NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
@@ -62,22 +65,27 @@ class Lines:
     algos: tuple[int, int]  # update_eagle3: target_hidden_size copied, the top-level aux list copied
 
 
-LINES: dict[str, Lines] = {
-    "0.27.0": Lines((146, 176, 187), 182, (169, 200, 212), 207, 391, 5503, 35, 1506, (33, 49)),
-    "0.28.0": Lines((146, 176, 187), 182, (169, 200, 212), 207, 373, 5608, 35, 1601, (33, 49)),
-    "0.29.0": Lines((146, 176, 187), 182, (169, 200, 212), 207, 397, 5564, 35, 1682, (33, 49)),
-    "0.30.0": Lines((180, 210, 221), 216, (169, 200, 212), 207, 402, 5518, 100, 1733, (33, 49)),
-    "0.31.0": Lines((180, 210, 221), 216, (171, 202, 214), 209, 405, 5456, 100, 1724, (31, 47)),
-    "0.32.0": Lines((180, 210, 221), 216, (171, 202, 214), 209, 405, 5251, 100, 1733, (31, 47)),
-    "0.33.0": Lines((180, 210, 221), 216, (171, 202, 214), 209, 408, 5190, 113, 1772, (31, 47)),
-}
+RELEASES = VLLM_RELEASES  # the releases read (runtimes/versions.py): each one's Lines come from its lines.json
+
+
+@functools.cache
+def lines_of(release: str) -> Lines:
+    """One release's Lines, from the `aux.*` citations its wheel generated (runtimes/release_lines.py)."""
+    def first(key: str) -> int:
+        return release_lines.span(release, f"aux.{key}")[0]
+    llama_first, llama_end = release_lines.span(release, "aux.llama_count")
+    qwen3_first, qwen3_end = release_lines.span(release, "aux.qwen3_count")
+    return Lines((first("llama_use"), llama_first, first("llama_width")), llama_end,
+                 (first("qwen3_use"), qwen3_first, first("qwen3_width")), qwen3_end,
+                 first("assert"), first("runner"), first("runner2"), first("default"),
+                 (first("algos_width"), first("algos_layers")))
 
 
 @dataclass(frozen=True, slots=True)
 class AuxRead:
     """What one release makes of a draft's aux-hidden-state keys."""
 
-    release: str  # the release whose lines were read (the nearest one for a release outside LINES)
+    release: str  # the release whose lines were read (the nearest one for a release outside RELEASES)
     family: Family
     fc_built: bool  # eagle_config.use_aux_hidden_state (default true); false: no fc, `fc.` weights dropped
     count: int | None  # n, the aux hidden states fc is sized for; None: a value dspark-ckpt cannot follow
@@ -147,11 +155,13 @@ def _runner(hf: Mapping[str, Any], name: str) -> tuple[str, str | None, int]:
 
 
 def lines_for(release: str) -> tuple[str, Lines]:
-    if release in LINES:
-        return release, LINES[release]
-    newest = max(LINES, key=lambda v: tuple(int(p) for p in v.split(".")))
+    """The lines of `release`, or of the newest release read for a newer one, of the oldest for an older one."""
+    if release in RELEASES:
+        return release, lines_of(release)
+    newest = RELEASES[-1]
     key = tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
-    return (newest, LINES[newest]) if key >= (0, 33) else ("0.27.0", LINES["0.27.0"])
+    read = newest if key >= release_key(newest, precision=2) else RELEASES[0]
+    return read, lines_of(read)
 
 
 def cite(family: Family, release: str) -> str:

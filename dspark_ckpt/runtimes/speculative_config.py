@@ -16,17 +16,12 @@ from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import draft_context, speculators, vllm_rows
+from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_rows
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
-EAGLE_CFG = "vllm/transformers_utils/configs/eagle.py"
 TF_CONFIG = "vllm/transformers_utils/config.py"
-ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
-ARG_UTILS = "vllm/engine/arg_utils.py"
-CONFIG_UTILS = "vllm/config/utils.py"
-MODEL_CFG = "vllm/config/model.py"
 
 # --- the runtimes' own words (quoted exactly; `{}` fields are filled per draft) ---
 M_NO_MODEL = "num_speculative_tokens was provided but without speculative model."
@@ -100,100 +95,27 @@ class Cite:
         return f"{self.file} @ v{self.version} {self.lines}"
 
 
-# Per rule, per release: the lines of the wheel it was read from (tests/deploy/test_citations.py re-reads each one
-# in /work/wheels when present). Versions without an entry do not have the rule.
-LINES: dict[str, tuple[str, dict[str, str]]] = {
-    "fields": (SPEC, {"0.27.0": "L83", "0.28.0": "L85", "0.29.0": "L374", "0.30.0": "L375", "0.31.0": "L388",
-                      "0.32.0": "L387", "0.33.0": "L407"}),
-    "extra_forbid": (CONFIG_UTILS, {"0.27.0": "L69", "0.28.0": "L69", "0.29.0": "L69", "0.30.0": "L69",
-                                    "0.31.0": "L71", "0.32.0": "L71", "0.33.0": "L71"}),
-    "dash_keys": (ARG_UTILS, {"0.27.0": "L1816-1818", "0.28.0": "L1856-1858", "0.29.0": "L1939-1941",
-                              "0.30.0": "L1951-1953", "0.31.0": "L2049-2051", "0.32.0": "L2086-2088",
-                              "0.33.0": "L2126-2128"}),
-    "num_tokens_field": (SPEC, {"0.27.0": "L89", "0.28.0": "L91", "0.29.0": "L380", "0.30.0": "L381",
-                                "0.31.0": "L394", "0.32.0": "L393", "0.33.0": "L413"}),
-    "topk_field": (SPEC, {"0.28.0": "L298", "0.29.0": "L590", "0.30.0": "L596", "0.31.0": "L609", "0.32.0": "L608",
-                          "0.33.0": "L642"}),
-    "method_field": (SPEC, {"0.27.0": "L95", "0.28.0": "L97", "0.29.0": "L386", "0.30.0": "L387", "0.31.0": "L400",
-                            "0.32.0": "L399", "0.33.0": "L419"}),
-    "default_method": (SPEC, {"0.27.0": "L687-695", "0.28.0": "L742-750", "0.29.0": "L1080-1088",
-                              "0.30.0": "L1111-1119", "0.31.0": "L1125-1133", "0.32.0": "L1131-1139",
-                              "0.33.0": "L1236-1244"}),
-    "no_model": (SPEC, {"0.27.0": "L740-743", "0.28.0": "L795-798", "0.29.0": "L1136-1139", "0.30.0": "L1167-1170",
-                        "0.31.0": "L1181-1184", "0.32.0": "L1187-1190", "0.33.0": "L1292-1295"}),
-    "detect": (SPEC, {"0.27.0": "L879-922", "0.28.0": "L934-981", "0.29.0": "L1275-1328", "0.30.0": "L1306-1371",
-                      "0.31.0": "L1320-1385", "0.32.0": "L1326-1391", "0.33.0": "L1432-1501"}),
-    "eagle_wrap": (SPEC, {"0.27.0": "L946", "0.28.0": "L1005", "0.29.0": "L1352", "0.30.0": "L1395",
-                          "0.31.0": "L1409", "0.32.0": "L1415", "0.33.0": "L1526"}),
-    "eagle_rename": (EAGLE_CFG, {"0.27.0": "L46-79", "0.28.0": "L46-79", "0.29.0": "L46-79", "0.30.0": "L46-79",
-                                 "0.31.0": "L46-81", "0.32.0": "L46-81", "0.33.0": "L46-81"}),
-    "qwen3_rename": (SPEC, {"0.29.0": "L1360-1368", "0.30.0": "L1403-1411", "0.31.0": "L1417-1425",
-                            "0.32.0": "L1423-1431", "0.33.0": "L1534-1542"}),
-    "deepseek_rewrite": (SPEC, {"0.27.0": "L954-965", "0.28.0": "L1013-1027", "0.29.0": "L1369-1385",
-                                "0.30.0": "L1412-1438", "0.31.0": "L1426-1448", "0.32.0": "L1432-1454",
-                                "0.33.0": "L1543-1567"}),
-    "gemma4_n_predict": (SPEC, {"0.27.0": "L978-982", "0.28.0": "L1040-1044", "0.29.0": "L1398-1402",
-                                "0.30.0": "L1455-1459"}),
-    "n_predict": (SPEC, {"0.27.0": "L1004-1019", "0.28.0": "L1066-1081", "0.29.0": "L1414-1429",
-                         "0.30.0": "L1471-1486", "0.31.0": "L1472-1495", "0.32.0": "L1478-1501",
-                         "0.33.0": "L1584-1612"}),
-    "block_default": (SPEC, {"0.31.0": "L1475-1482", "0.32.0": "L1481-1488", "0.33.0": "L1592-1599"}),
-    "missing": (SPEC, {"0.27.0": "L1021-1025", "0.28.0": "L1083-1087", "0.29.0": "L1431-1435",
-                       "0.30.0": "L1488-1492", "0.31.0": "L1497-1501", "0.32.0": "L1503-1507",
-                       "0.33.0": "L1614-1618"}),
-    "min_block": (SPEC, {"0.27.0": "L1035-1058"}),
-    "topk_method": (SPEC, {"0.28.0": "L1089-1090", "0.29.0": "L1437-1438", "0.30.0": "L1494-1495",
-                           "0.31.0": "L1503-1504", "0.32.0": "L1509-1510", "0.33.0": "L1640-1641"}),
-    "topk_range": (SPEC, {"0.28.0": "L1105-1109", "0.29.0": "L1453-1457", "0.30.0": "L1510-1514",
-                          "0.31.0": "L1519-1523", "0.32.0": "L1525-1529", "0.33.0": "L1656-1660"}),
-    "topk_arch": (SPEC, {"0.28.0": "L1110-1117", "0.29.0": "L1458-1467", "0.30.0": "L1515-1524",
-                         "0.31.0": "L1524-1533", "0.32.0": "L1530-1539", "0.33.0": "L1661-1670"}),
-    "omni_call": (SPEC, {"0.29.0": "L1471", "0.30.0": "L1528", "0.31.0": "L1537", "0.32.0": "L1543",
-                         "0.33.0": "L1674"}),
-    "equal_vocab": (SPEC, {"0.27.0": "L1340-1356", "0.28.0": "L1403-1419", "0.29.0": "L1769-1785",
-                           "0.30.0": "L1835-1851", "0.31.0": "L1864-1880", "0.32.0": "L1870-1886",
-                           "0.33.0": "L2040-2056"}),
-    "inspect_arch": (MODEL_CFG, {"0.27.0": "L642", "0.28.0": "L669", "0.29.0": "L681", "0.30.0": "L689",
-                                 "0.31.0": "L696", "0.32.0": "L730", "0.33.0": "L741"}),
-    "unsupported_arch": (REGISTRY, {"0.27.0": "L1132", "0.28.0": "L1159", "0.29.0": "L1173", "0.30.0": "L1201",
-                                    "0.31.0": "L1196", "0.32.0": "L1206", "0.33.0": "L1250"}),
-    "xpress": (SPEC, {"0.33.0": "L1620-1621"}),
-    "index_share": (SPEC, {"0.29.0": "L1498-1502", "0.30.0": "L1555-1559", "0.31.0": "L1568-1572",
-                           "0.32.0": "L1574-1578", "0.33.0": "L1704-1708"}),
-    "adaptive": (SPEC, {"0.28.0": "L1141-1142", "0.29.0": "L1507-1508", "0.30.0": "L1564-1573",
-                        "0.31.0": "L1577-1586", "0.32.0": "L1583-1592", "0.33.0": "L1713-1722"}),
-    "tensor_parallel": (SPEC, {"0.27.0": "L1283-1287", "0.28.0": "L1346-1350", "0.29.0": "L1712-1716",
-                               "0.30.0": "L1778-1782", "0.31.0": "L1807-1811", "0.32.0": "L1813-1817",
-                               "0.33.0": "L1940-1944"}),
-    "heterogeneous": (SPEC, {"0.27.0": "L1324-1327", "0.28.0": "L1387-1390", "0.29.0": "L1753-1756",
-                             "0.30.0": "L1819-1822", "0.31.0": "L1848-1851", "0.32.0": "L1854-1857",
-                             "0.33.0": "L1995-1998"}),
-    "speculators_override": (TF_CONFIG, {"0.27.0": "L673-677", "0.28.0": "L678-682", "0.29.0": "L677-685",
-                                         "0.30.0": "L744-752", "0.31.0": "L836-844", "0.32.0": "L803-811",
-                                         "0.33.0": "L853-874"}),
-    "speculators_verifier": (TF_CONFIG, {"0.33.0": "L861-872"}),
-    "speculators_archs": (ALGOS, {"0.27.0": "L48, L113, L157", "0.28.0": "L48, L113, L157",
-                                  "0.29.0": "L48, L113, L145, L192", "0.30.0": "L48, L113, L145, L192",
-                                  "0.31.0": "L46, L109, L140, L186", "0.32.0": "L46, L109, L140, L186",
-                                  "0.33.0": "L46, L109, L140, L186"}),
-    **draft_context.LINES,  # max_position_embeddings against max_model_len
-}
-# _validate_qwen3_omni_dspark: the same body in 0.29-0.33, shifted by these many lines from 0.29.
-OMNI_SHIFT = {"0.29.0": 0, "0.30.0": 1, "0.31.0": 3, "0.32.0": 2, "0.33.0": 22}
-OMNI_LINES = {"generic": (157, 162), "block": (164, 175), "tokens": (176, 180), "text": (182, 186),
-              "hidden": (188, 203), "attention": (205, 238), "layers": (240, 272), "aux": (274, 278),
-              "rank": (280, 289), "head": (290, 295), "anchor": (297, 303), "v": (305, 319), "d": (320, 332),
-              "mask": (334, 355), "mrope": (357, 370)}
-
-
+# Per rule, per release: the lines of the wheel it was read from, generated from the wheel
+# (`tools/release_lines.py`: `spec.<rule>` and `omni.<check>` of release_data/vllm-X/lines.json, located by the
+# anchors of runtimes/anchors.py). A release without a rule's entry does not have the rule.
 def cite(rule: str, version: str) -> Cite:
-    file, per_version = LINES[rule]
-    return Cite(file, version, per_version[version])
+    found = release_lines.cited(version, f"spec.{rule}")
+    if found is None:
+        raise KeyError(f"vLLM {version} has no rule {rule!r} (release_data/vllm-{version}/lines.json)")
+    return Cite(found[0], version, found[1])
 
 
 def omni_cite(check: str, version: str) -> Cite:
-    first, last = (n + OMNI_SHIFT[version] for n in OMNI_LINES[check])
-    return Cite(SPEC, version, f"L{first}-{last}")
+    """A check of _validate_qwen3_omni_dspark (0.29+)."""
+    found = release_lines.cited(version, f"omni.{check}")
+    if found is None:
+        raise KeyError(f"vLLM {version} has no Qwen3-Omni check {check!r}")
+    return Cite(found[0], version, found[1])
+
+
+def releases_with(rule: str) -> tuple[str, ...]:
+    """The releases of the list that have `rule`."""
+    return tuple(v for v in VERSIONS if release_lines.cited(v, f"spec.{rule}") is not None)
 
 
 # --- the data each release differs in ---
@@ -301,7 +223,7 @@ class SpecRules:
         return reg is not None and _key(reg.first) <= _key(self.version)
 
     def has(self, rule: str) -> bool:
-        return self.version in LINES[rule][1]
+        return release_lines.cited(self.version, f"spec.{rule}") is not None
 
 
 _R027 = SpecRules("0.27.0", _FIELDS_027, _METHODS_BASE | {"medusa", "mlp_speculator"} | _MTP_027, _MTP_027,

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import release_lines
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, per_release
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 _Q = "vllm/model_executor/models/qwen3_dspark.py + vllm/spec_decode/dspark/utils.py"
 _G = "vllm/model_executor/models/gemma4_dspark.py"
@@ -93,41 +94,84 @@ BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
 REGISTRY_FILE = "vllm/model_executor/models/registry.py"
 
 
+# Architectures method dspark leaves alone (any other becomes the DeepSeek-V4 draft), each with the first release
+# whose speculative.py keeps it (the `"..." not in self.draft_model_config.architectures` of its rewrite).
+DSPARK_KEEP_SINCE = {"Qwen3DSparkModel": "0.27.0", "Gemma4DSparkModel": "0.27.0", "K3DSparkModel": "0.27.0",
+                     "Qwen3OmniDSparkModel": "0.29.0", "MuseSparkDSparkModel": "0.33.0"}
+SPECULATORS_KEEP_ARCH_SINCE = "0.29.0"  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
+
+
 @dataclass(frozen=True, slots=True)
 class BuildRules:
-    """What one vLLM release does to a draft's config.json before its model class is built."""
+    """What one vLLM release does to a draft's config.json before its model class is built. The line numbers, and
+    the speculators types, are read from the release's generated lines.json (runtimes/release_lines.py) on first
+    use; the rest derives from the release and the tables above."""
 
     release: str
-    speculators_types: tuple[str, ...]  # SUPPORTED_SPECULATORS_TYPES (algos.py `@register_speculator`)
-    speculators_detect: int  # transformers_utils/config.py: no model_type + speculators_config -> "speculators"
-    expected_line: int  # base.py: the "Expected one of" ValueError
-    algos: dict[str, int]  # speculators type -> line of its update_* function in algos.py
-    dspark_keep: tuple[str, ...]  # architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft
-    dspark_rewrite_line: int  # the `model_type = "deepseek_v4"` line
-    qwen3_rename_line: int | None  # DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None
-    speculators_dspark_keeps_arch: bool  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures` (0.29+)
-    eagle_config_line: int  # `EAGLEConfig(hf_config, method=..., model_type="eagle")`: the eagle3/dflash rename
-    markov_rank_line: int  # Qwen3DSparkModel.__init__: `config.markov_rank` (a plain attribute)
-    hc_mult_line: int  # DSparkDeepseekV4Model.__init__: `config.hc_mult` (models/deepseek_v4/nvidia/dspark.py)
+
+    def _line(self, key: str) -> int:
+        line = release_lines.first_line(self.release, key)
+        if line is None:
+            raise KeyError(f"{key} @ v{self.release}: not in release_data/vllm-{self.release}/lines.json")
+        return line
+
+    @property
+    def speculators_types(self) -> tuple[str, ...]:
+        """SUPPORTED_SPECULATORS_TYPES: algos.py's `@register_speculator` names, in file order."""
+        return release_lines.keys("algos", self.release)
+
+    @property
+    def speculators_detect(self) -> int:
+        """transformers_utils/config.py: no model_type + speculators_config -> "speculators"."""
+        return self._line("build.speculators_detect")
+
+    @property
+    def expected_line(self) -> int:
+        """base.py: the "Expected one of" ValueError."""
+        return self._line("build.expected")
+
+    @property
+    def algos(self) -> dict[str, int]:
+        """speculators type -> line of its update_* function in algos.py."""
+        return {kind: self._line(f"algos.{kind}") for kind in self.speculators_types}
+
+    @property
+    def dspark_keep(self) -> tuple[str, ...]:
+        """Architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft."""
+        return tuple(a for a, since in DSPARK_KEEP_SINCE.items() if minor(since) <= minor(self.release))
+
+    @property
+    def dspark_rewrite_line(self) -> int:
+        """The `model_type = "deepseek_v4"` line."""
+        return self._line("build.dspark_rewrite")
+
+    @property
+    def qwen3_rename_line(self) -> int | None:
+        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None."""
+        return release_lines.first_line(self.release, "spec.qwen3_rename")
+
+    @property
+    def speculators_dspark_keeps_arch(self) -> bool:
+        """update_dspark keeps Qwen3(Omni)DSparkModel from `architectures` (0.29+)."""
+        return minor(SPECULATORS_KEEP_ARCH_SINCE) <= minor(self.release)
+
+    @property
+    def eagle_config_line(self) -> int:
+        """`EAGLEConfig(hf_config, method=..., model_type="eagle")`: the eagle3/dflash rename."""
+        return self._line("spec.eagle_wrap")
+
+    @property
+    def markov_rank_line(self) -> int:
+        """Qwen3DSparkModel.__init__: `config.markov_rank` (a plain attribute)."""
+        return self._line("build.markov_rank")
+
+    @property
+    def hc_mult_line(self) -> int:
+        """DSparkDeepseekV4Model.__init__: `config.hc_mult` (models/deepseek_v4/nvidia/dspark.py)."""
+        return self._line("build.hc_mult")
 
 
-_A_27 = {"eagle3": 16, "peagle": 56, "dflash": 94, "dspark": 134}
-_A_29 = {"eagle3": 16, "peagle": 56, "dflash": 94, "dflash2": 134, "dspark": 158}
-_A_31 = {"eagle3": 16, "peagle": 54, "dflash": 91, "dflash2": 130, "dspark": 153}
-_KEEP = ("Qwen3DSparkModel", "Gemma4DSparkModel", "K3DSparkModel")
-_KEEP_29 = (*_KEEP, "Qwen3OmniDSparkModel")
-_T4 = ("eagle3", "peagle", "dflash", "dspark")
-_T5 = ("eagle3", "peagle", "dflash", "dflash2", "dspark")
-
-BUILD_RULES: tuple[BuildRules, ...] = (
-    BuildRules("0.27.0", _T4, 264, 56, _A_27, _KEEP, 961, None, False, 946, 98, 72),
-    BuildRules("0.28.0", _T4, 269, 56, _A_27, _KEEP, 1020, None, False, 1005, 155, 73),
-    BuildRules("0.29.0", _T5, 266, 56, _A_29, _KEEP_29, 1378, 1360, True, 1352, 160, 73),
-    BuildRules("0.30.0", _T5, 287, 56, _A_29, _KEEP_29, 1426, 1403, True, 1395, 212, 73),
-    BuildRules("0.31.0", _T5, 364, 54, _A_31, _KEEP_29, 1440, 1417, True, 1409, 212, 97),
-    BuildRules("0.32.0", _T5, 318, 54, _A_31, _KEEP_29, 1446, 1423, True, 1415, 212, 100),
-    BuildRules("0.33.0", _T5, 364, 54, _A_31, (*_KEEP_29, "MuseSparkDSparkModel"), 1559, 1534, True, 1526, 212, 96),
-)
+BUILD_RULES: tuple[BuildRules, ...] = tuple(BuildRules(release) for release in READ_RELEASES)
 
 # The draft architectures of _SPECULATIVE_DECODING_MODELS whose class dspark-ckpt models: name -> (first release that
 # registers it, the class it maps to). Lines per release are in the citation of each build (registry.py).
@@ -154,22 +198,6 @@ CLASS_FAMILY: dict[str, Family] = {
     "Qwen3DSparkForCausalLM": Family.QWEN3_DSPARK,
     "Gemma4DSparkForCausalLM": Family.GEMMA4_DSPARK,
 }
-# registry.py line of each modelled draft name, one column per release of VLLM_RELEASES (README's "Line numbers per
-# version" table).
-REGISTRY_LINES: dict[str, dict[str, int | None]] = {
-    "Qwen3DSparkModel": per_release((618, 638, 625, 651, 651, 650, 681)),
-    "Qwen3OmniDSparkModel": per_release((None, None, 626, 652, 652, 651, 682)),
-    "Gemma4DSparkModel": per_release((624, 644, 632, 658, 658, 657, 697)),
-    "DFlashDraftModel": per_release((616, 627, 614, 636, 635, 634, 664)),
-    "DFlash2DraftModel": per_release((None, 628, 615, 637, 637, 636, 666)),
-    "Eagle3LlamaForCausalLM": per_release((627, 647, 635, 661, 661, 660, 700)),
-    "LlamaForCausalLMEagle3": per_release((629, 649, 637, 663, 663, 662, 702)),
-    "Eagle3Qwen3ForCausalLM": per_release((632, 652, 640, 666, 666, 665, 705)),
-    "DSparkDraftModel": per_release((617, 637, 624, 646, 646, 645, 676)),
-    "PEagleDraftModel": per_release((625, 645, 633, 659, 659, 658, 698)),
-    "PeagleLlamaForCausalLM": per_release((626, 646, 634, 660, 660, 659, 699)),
-    "PeagleQwen3ForCausalLM": per_release((633, 653, 641, 667, 667, 666, 706)),
-}
 # Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")  # dflash_config["..."]
 DFLASH2_KEY_LINES = "qwen3_dflash2.py 0.28-0.30 L123-129, L250-260; 0.31-0.33 L248-254, L376-386"
@@ -192,5 +220,6 @@ def build_rules(release: str) -> tuple[BuildRules, bool]:
 
 
 def registry_line(architecture: str, rules: BuildRules) -> str:
-    line = REGISTRY_LINES.get(architecture, {}).get(rules.release)
+    """registry.py's `_SPECULATIVE_DECODING_MODELS` entry of a modelled draft name (generated: `registry.<name>`)."""
+    line = release_lines.first_line(rules.release, f"registry.{architecture}")
     return f"{REGISTRY_FILE} @ v{rules.release}" + (f" L{line}" if line else "")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from released_sources import release_tree
 
+from dspark_ckpt.runtimes import anchors
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import speculative_config as sc
 
@@ -105,18 +106,18 @@ def cited_text(c: sc.Cite) -> str:
     return "\n".join(text)
 
 
-@pytest.mark.parametrize("rule", sorted(sc.LINES))
+@pytest.mark.parametrize("rule", sorted(anchors.SPEC_ANCHORS))
 def test_each_rule_cites_the_lines_that_hold_it(rule: str) -> None:
     assert rule in NEEDLES, f"add the upstream text {rule} depends on to NEEDLES"
-    for version in sc.LINES[rule][1]:
+    for version in sc.releases_with(rule):
         text = cited_text(sc.cite(rule, version))
         for needle in NEEDLES[rule]:
             assert needle in text, f"{sc.cite(rule, version)} does not contain {needle!r}"
 
 
-@pytest.mark.parametrize("check", sorted(sc.OMNI_LINES))
+@pytest.mark.parametrize("check", sorted(anchors.OMNI_ANCHORS))
 def test_each_omni_check_is_cited_where_it_is(check: str) -> None:
-    for version in sc.OMNI_SHIFT:
+    for version in (v for v, rules in sc.RULES.items() if rules.omni_validation):
         assert OMNI_NEEDLES[check] in cited_text(sc.omni_cite(check, version)), (check, version)
 
 
@@ -128,9 +129,9 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
                           ("rope_cache_only", NEEDLES["rope_cache_only"]),
                           ("limit_to_draft", NEEDLES["limit_to_draft"])):
         for version in sc.VERSIONS:
-            if version in sc.LINES[rule][1]:
+            if version in sc.releases_with(rule):
                 continue
-            file = wheel(version) / sc.LINES[rule][0]
+            file = wheel(version) / anchors.SPEC_ANCHORS[rule].file
             assert needles[0] not in file.read_text(), (rule, version)
 
 
@@ -209,7 +210,7 @@ def templates(path: Path) -> list[re.Pattern[str]]:
 def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
     rule, file = MESSAGES[name]
     sample = re.sub(r"\{\w+\}", "X", getattr(sc, name))
-    for version in sc.LINES[rule][1]:
+    for version in sc.releases_with(rule):
         assert any(t.fullmatch(sample) for t in templates(wheel(version) / file)), (name, version)
 
 
@@ -218,7 +219,7 @@ def test_the_adaptive_verification_messages() -> None:
         if rules.adaptive_message is not None:
             sample = rules.adaptive_message
             assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
-            assert version in sc.LINES["adaptive"][1]
+            assert version in sc.releases_with("adaptive")
 
 
 def test_the_two_topk_architecture_messages() -> None:
@@ -239,7 +240,7 @@ def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> No
         else:
             methods = ", ".join(f'"{m}"' for m in rules.positions_raised_for)
             assert f"if self.method in ({methods}):" in call, version
-        has_limit = "def _limit_max_model_len_to_draft(self)" in (wheel(version) / dc.VLLM_CFG).read_text()
+        has_limit = "def _limit_max_model_len_to_draft(self)" in (wheel(version) / anchors.VLLM_CFG).read_text()
         assert has_limit is rules.limit_to_draft, version
 
 
@@ -259,7 +260,7 @@ def test_the_max_model_len_messages_are_the_wheels_own() -> None:
     """M_DERIVED is model.py's `msg`, then `{msg} To allow overriding ... {warning}` with the `warning` constant;
     M_SPEC_LEN the f-string of _maybe_override_draft_max_model_len (pydantic prefixes `Value error, `)."""
     for version in sc.VERSIONS:
-        model = templates(wheel(version) / dc.MODEL_CFG)
+        model = templates(wheel(version) / anchors.MODEL_CFG)
         sample = dc.M_DERIVED.format(s=4096, key="max_position_embeddings", derived=2048.0)
         msg, rest = sample.split(" To allow overriding", 1)
         warning = rest.split("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. ", 1)[1]

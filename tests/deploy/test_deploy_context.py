@@ -164,7 +164,7 @@ def test_the_finding_cites_each_release_its_lines(ws: Path) -> None:
     (short,) = [f["message"] for f in checkpoint["findings"] if f["code"] == "DSP826"]
     for version in OLD:
         for rule in ("raise_positions", "positions_raised"):
-            assert f"v{version} {dc.LINES[rule][1][version]}" in short, (rule, version)
+            assert f"v{version} {sc.cite(rule, version).lines}" in short, (rule, version)
     (raised,) = [f["message"] for f in checkpoint["findings"] if f["code"] == "DSP827"]
     assert raised.endswith("(vllm/config/speculative.py @ v0.33.0 L1503-1511, v0.33.0 L1807-1846)")
 

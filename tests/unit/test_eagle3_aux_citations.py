@@ -16,12 +16,12 @@ def line(version: str, path: str, number: int) -> str:
 
 
 def test_every_release_the_table_covers_is_read() -> None:
-    assert tuple(eagle3_aux.LINES) == VLLM_VERSIONS
+    assert eagle3_aux.RELEASES == VLLM_VERSIONS
 
 
 @pytest.mark.parametrize("version", VLLM_VERSIONS)
 def test_cited_lines_say_what_the_model_claims(version: str) -> None:
-    ln = eagle3_aux.LINES[version]
+    ln = eagle3_aux.lines_of(version)
     llama, qwen3 = "vllm/model_executor/models/llama_eagle3.py", "vllm/model_executor/models/qwen3_eagle3.py"
     use, first, width = ln.llama
     assert 'if "use_aux_hidden_state" in eagle_config:' in line(version, llama, use)

@@ -7,7 +7,7 @@ import pytest
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import vllm_registry, vllm_rows
+from dspark_ckpt.runtimes import anchors, release_lines, vllm_registry, vllm_rows
 from dspark_ckpt.runtimes.contracts import When
 from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED
@@ -47,12 +47,12 @@ def test_names_only_some_releases_register_are_never_common() -> None:
 
 def test_build_rules_cover_exactly_the_releases_read() -> None:
     assert tuple(r.release for r in vllm_rows.BUILD_RULES) == vllm_rows.READ_RELEASES == VLLM_VERSIONS
-    assert all(tuple(lines) == vllm_rows.READ_RELEASES for lines in vllm_rows.REGISTRY_LINES.values())
 
 
-@pytest.mark.parametrize("name", sorted(vllm_rows.REGISTRY_LINES))
+@pytest.mark.parametrize("name", sorted(anchors.REGISTRY_SINCE))
 def test_a_registry_line_is_cited_exactly_where_the_release_registers_the_name(name: str) -> None:
-    for release, line in vllm_rows.REGISTRY_LINES[name].items():
+    for release in vllm_rows.READ_RELEASES:
+        line = release_lines.first_line(release, f"registry.{name}")
         assert (line is not None) is vllm_registry.registered(name, release), (name, release)
 
 
@@ -76,7 +76,7 @@ def test_minor_and_build_rules() -> None:
 
 def test_registry_line_cites_the_release_and_its_line() -> None:
     rules = {r.release: r for r in vllm_rows.BUILD_RULES}
-    line = vllm_rows.REGISTRY_LINES["Qwen3DSparkModel"]["0.30.0"]
+    line = release_lines.first_line("0.30.0", "registry.Qwen3DSparkModel")
     assert vllm_rows.registry_line("Qwen3DSparkModel", rules["0.30.0"]) == \
         f"{vllm_rows.REGISTRY_FILE} @ v0.30.0 L{line}"
     # Omni is not registered in 0.27: the file and release are cited without a line

@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 from dspark_ckpt.runtimes import (
+    anchors,
     eagle3_aux,
+    release_lines,
     selectors,
     sglang_rows,
     speculative_config,
@@ -66,17 +68,20 @@ def test_every_release_a_table_names_is_in_the_list() -> None:
 
 def test_the_derived_lists_are_the_list() -> None:
     assert table.VLLM_VERSIONS is vllm_rows.READ_RELEASES is vllm_registry.RELEASES is speculative_config.VERSIONS \
-        is VLLM_RELEASES
+        is eagle3_aux.RELEASES is VLLM_RELEASES
     assert table.SGLANG_VERSIONS is sglang_rows.SGLANG_VERSIONS is SGLANG_RELEASES
     assert selectors._known("vllm") is VLLM_RELEASES and selectors._known("sglang") is SGLANG_RELEASES
 
 
 def test_every_per_release_table_is_keyed_by_the_list() -> None:
+    """The per-release line numbers are generated (release_data/vllm-X/lines.json, tools/release_lines.py; what
+    each one must hold is tests/unit/test_release_lines.py): one file per listed release and no other; the hand
+    tables left are one row per listed release."""
     assert tuple(r.release for r in vllm_rows.BUILD_RULES) == VLLM_RELEASES
     assert tuple(speculative_config.RULES) == VLLM_RELEASES
-    assert all(tuple(lines) == VLLM_RELEASES for lines in vllm_rows.REGISTRY_LINES.values())
-    assert tuple(eagle3_aux.LINES) == VLLM_RELEASES
-    for rule, (_, per_version) in speculative_config.LINES.items():  # a rule exists from some release on
-        assert set(per_version) <= set(VLLM_RELEASES), rule
-    assert set(speculative_config.OMNI_SHIFT) <= set(VLLM_RELEASES)
+    generated = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
+    assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
+    bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}
+    assert bounds <= set(VLLM_RELEASES)  # a rule exists from some release of the list on, or up to one
+    assert set(vllm_rows.DSPARK_KEEP_SINCE.values()) <= set(VLLM_RELEASES)
     assert all(set(releases) <= set(VLLM_RELEASES) for releases in vllm_registry.SOME.values())

@@ -1,0 +1,240 @@
+"""Where each per-release citation is read in a vLLM wheel: one release-independent anchor per rule (pure data).
+
+`tools/release_lines.py X.Y.Z` resolves every anchor against that release's extracted `.py` files and writes
+`release_data/vllm-X.Y.Z/lines.json` (runtimes/release_lines.py reads it): no line number is read off by hand.
+An anchor names the file and a regex whose first match (over the file's text with `re.MULTILINE`, so a pattern may
+span lines) is the first line cited; `inside` confines the search to one `def`, `class` or assigned name (dotted
+for a method); a tuple of patterns lists the wordings of different releases, tried in order. How far it reaches:
+that line (`LINE`); the statement starting there (`STATEMENT`: an `if` with its `elif`/`else`, a `def` with its
+body, from `ast`'s end_lineno); the `if` to the end of its first branch (`BRANCH`). With `through` (a regex
+searched from the start): to that match's line (`LINE`), or to the end of the innermost statement holding it
+(`STATEMENT`: the `raise` whose message it is). `since`/`until` bound the releases that have the rule: outside them
+the anchor must not match, inside them it must; the generator stops on either, naming the anchor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dspark_ckpt.runtimes.versions import release_key
+
+SPEC = "vllm/config/speculative.py"
+REGISTRY = "vllm/model_executor/models/registry.py"
+EAGLE_CFG = "vllm/transformers_utils/configs/eagle.py"
+TF_CONFIG = "vllm/transformers_utils/config.py"
+ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
+BASE = "vllm/transformers_utils/configs/speculators/base.py"
+ARG_UTILS = "vllm/engine/arg_utils.py"
+CONFIG_UTILS = "vllm/config/utils.py"
+MODEL_CFG = "vllm/config/model.py"
+VLLM_CFG = "vllm/config/vllm.py"
+CONVERTOR = "vllm/transformers_utils/model_arch_config_convertor.py"
+DFLASH = "vllm/model_executor/models/qwen3_dflash.py"
+QWEN3_DSPARK = "vllm/model_executor/models/qwen3_dspark.py"
+V4_DSPARK = "vllm/models/deepseek_v4/nvidia/dspark.py"
+LLAMA_EAGLE3 = "vllm/model_executor/models/llama_eagle3.py"
+QWEN3_EAGLE3 = "vllm/model_executor/models/qwen3_eagle3.py"
+LINEAR = "vllm/model_executor/layers/linear.py"
+RUNNER = "vllm/v1/worker/gpu_model_runner.py"
+RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
+INTERFACES = "vllm/model_executor/models/interfaces.py"
+
+LINE, STATEMENT, BRANCH = "line", "statement", "branch"
+POST_INIT = "SpeculativeConfig.__post_init__"
+SPECULATORS_FN = "maybe_override_with_speculators"
+OMNI = "_validate_qwen3_omni_dspark"
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """One citation: its file, the pattern(s) of its first line, how far it reaches, the releases that have it."""
+
+    file: str
+    at: str | tuple[str, ...]
+    reach: str = LINE
+    through: str | None = None
+    inside: str | None = None
+    since: str | None = None
+    until: str | None = None
+    every: bool = False  # every match, cited as "L1, L2, ..." (each one line)
+
+
+@dataclass(frozen=True, slots=True)
+class Decorated:
+    """A family of citations: each function of `file` decorated `@<decorator>("<name>")` is `<prefix>.<name>`, cited
+    at its `def` line (algos.py's `@register_speculator`: the speculators types a release converts)."""
+
+    file: str
+    decorator: str
+    prefix: str
+
+
+def _def(file: str, name: str) -> Anchor:
+    """The `def name(` line."""
+    return Anchor(file, rf"^\s*def {name}\(")
+
+
+def _def_body(file: str, name: str, inside: str | None = None, since: str | None = None) -> Anchor:
+    """A whole function, `def` line to its last line (a method: `inside` its class)."""
+    return Anchor(file, rf"^\s*def {name}\(", STATEMENT, inside=inside, since=since)
+
+
+def _omni(first: str, message: str) -> Anchor:
+    """One check of _validate_qwen3_omni_dspark: from the statement that starts it to the `if` that raises it."""
+    return Anchor(SPEC, first, STATEMENT, through=message, inside=OMNI, since="0.29.0")
+
+
+# vllm/config/speculative.py's SpeculativeConfig and the files it calls: the deploy preflight's rules
+# (runtimes/speculative_config.py, runtimes/draft_context.py).
+SPEC_ANCHORS: dict[str, Anchor] = {
+    "fields": Anchor(SPEC, r"^class SpeculativeConfig:"),
+    "extra_forbid": Anchor(CONFIG_UTILS, r'ConfigDict\(extra="forbid"\)'),
+    "dash_keys": Anchor(ARG_UTILS, r"self\.speculative_config = \{\n\s*k\.replace", STATEMENT),
+    "num_tokens_field": Anchor(SPEC, r"^\s*num_speculative_tokens: int = Field\(", inside="SpeculativeConfig"),
+    "topk_field": Anchor(SPEC, r"^\s*dspark_draft_topk: int \| None = Field\(", inside="SpeculativeConfig",
+                         since="0.28.0"),
+    "method_field": Anchor(SPEC, r"^\s*method: SpeculativeMethod \| None = None", inside="SpeculativeConfig"),
+    "default_method": Anchor(SPEC, r"if self\.method is None and SpeculativeConfig\._is_custom_proposer_path\(",
+                             STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT),
+    "no_model": Anchor(SPEC, r"^\s*else:\n\s*raise ValueError\(\n\s*\"num_speculative_tokens was provided but without",
+                       STATEMENT, through=r"without speculative model\.", inside=POST_INIT),
+    "detect": Anchor(SPEC, r"# Automatically detect the method", STATEMENT,
+                     through=r"Unsupported speculative method", inside=POST_INIT),
+    "eagle_wrap": Anchor(SPEC, r"eagle_config = EAGLEConfig\(", inside=POST_INIT),
+    "eagle_rename": Anchor(EAGLE_CFG, r'^\s*if method == "eagle":', STATEMENT),
+    "qwen3_rename": Anchor(SPEC, r'if \(\n\s*self\.method == "dspark"\n\s*and "DSparkDraftModel" in', BRANCH,
+                           inside=POST_INIT, since="0.29.0"),
+    "deepseek_rewrite": Anchor(SPEC, r'(el)?if self\.method == "dspark" and \(', BRANCH, inside=POST_INIT),
+    "gemma4_n_predict": Anchor(SPEC, r'if \(\n\s*getattr\(hf, "n_predict", None\) is None', STATEMENT,
+                               inside=POST_INIT, until="0.30.0"),
+    "n_predict": Anchor(SPEC, r"n_predict = getattr\(\n\s*self\.draft_model_config\.hf_config, \"n_predict\"",
+                        STATEMENT, through=r"must be divisible by \{n_predict=\}", inside=POST_INIT),
+    "block_default": Anchor(SPEC, r"^\s*if self\.use_dspark\(\):\n\s*if self\.num_speculative_tokens is None:",
+                            BRANCH, inside=POST_INIT, since="0.31.0"),
+    "missing": Anchor(SPEC, r"if self\.num_speculative_tokens is None:\n\s*raise ValueError\(\n\s*\"A speculative",
+                      STATEMENT, inside=POST_INIT),
+    "min_block": Anchor(SPEC, r'if self\.method == "dspark":\n\s*# DSpark is a semi-autoregressive', STATEMENT,
+                        inside=POST_INIT, until="0.27.0"),
+    "topk_method": Anchor(SPEC, r"if self\.dspark_draft_topk is not None and self\.method != \"dspark\":", STATEMENT,
+                          inside=POST_INIT, since="0.28.0"),
+    "topk_range": Anchor(SPEC, r"if not 1 <= dspark_draft_topk <= ", STATEMENT, inside=POST_INIT, since="0.28.0"),
+    "topk_arch": Anchor(SPEC, r"if \(\n\s*\"Qwen3DSparkModel\"\n\s*not in self\.draft_model_config\.architectures",
+                        STATEMENT, inside=POST_INIT, since="0.28.0"),
+    "omni_call": Anchor(SPEC, r"^\s*_validate_qwen3_omni_dspark\(", inside=POST_INIT, since="0.29.0"),
+    "equal_vocab": _def_body(SPEC, "verify_equal_vocab_size_if_draft_model", inside="SpeculativeConfig"),
+    "inspect_arch": Anchor(MODEL_CFG, r"registry\.inspect_model_cls\(architectures, self\)"),
+    "unsupported_arch": Anchor(REGISTRY, r"are not supported for now\. "),
+    "xpress": Anchor(SPEC, r"if self\.xpress_topc is not None", STATEMENT, inside=POST_INIT, since="0.33.0"),
+    "index_share": Anchor(SPEC, r"if self\.index_share_for_mtp_iteration is not None:",
+                          STATEMENT, through=r"only supported with method='mtp'", since="0.29.0"),
+    "adaptive": Anchor(SPEC, (r"if \(\n\s*self\.method != \"dspark\"\n\s*and self\.enable_adaptive_verification",
+                              r"if self\.method != \"dspark\" and self\.enable_adaptive_verification"),
+                       STATEMENT, since="0.28.0"),
+    "tensor_parallel": Anchor(SPEC, r"if self\.tensor_parallel_size is not None:", STATEMENT),
+    "heterogeneous": Anchor(SPEC, r"if self\.use_heterogeneous_vocab and not self\.uses_draft_model\(\):",
+                            STATEMENT),
+    "speculators_override": Anchor(TF_CONFIG, (r"speculative_config\.update\(vllm_speculative_config\)",
+                                               r'speculative_config\["model"\] = model'),
+                                   STATEMENT, through=r"model = tokenizer = verifier_model", inside=SPECULATORS_FN),
+    "speculators_verifier": Anchor(TF_CONFIG, r"verifier_error = \(", through=r"if verifier_path\.exists\(\)",
+                                   inside=SPECULATORS_FN, since="0.33.0"),
+    "speculators_archs": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = ', every=True),
+    # max_position_embeddings against max_model_len (runtimes/draft_context.py)
+    "max_len_field": Anchor(SPEC, r"^\s*max_model_len: int \| None = Field\(", inside="SpeculativeConfig"),
+    "draft_config_len": Anchor(SPEC, r"max_model_len=self\.max_model_len,",
+                               through=r"spec_target_max_model_len=self\.target_model_config\.max_model_len,",
+                               inside=POST_INIT),
+    "length_keys": _def_body(CONVERTOR, "derive_max_model_len_and_key"),
+    "derived_len": Anchor(MODEL_CFG, r"^\s*elif max_model_len > derived_max_model_len:", BRANCH,
+                          inside="_get_and_verify_max_len"),
+    "rope_factor": Anchor(MODEL_CFG, r'if rope_type not in \(\s*"su",', STATEMENT,
+                          through=r'scaling_factor = rp\.get\("factor"', inside="_get_and_verify_max_len"),
+    "raise_positions": Anchor(SPEC, (r'if self\.method in \("eagle", "eagle3"\):\n\s*# EAGLE drafts share',
+                                     r'if self\.method != "draft_model":\n\s*# Every draft but'),
+                              STATEMENT, inside=POST_INIT),
+    "positions_raised": _def_body(SPEC, "_maybe_override_draft_max_position_embeddings", inside="SpeculativeConfig"),
+    "rope_cache_only": Anchor(SPEC, r"^# RoPE types for which get_rope uses max_position_embeddings", STATEMENT,
+                              through=r"for params in iter_rope_parameters\(hf_config\)", since="0.33.0"),
+    "spec_len": _def_body(SPEC, "_maybe_override_draft_max_model_len", inside="SpeculativeConfig"),
+    "limit_to_draft": _def_body(VLLM_CFG, "_limit_max_model_len_to_draft", inside="VllmConfig", since="0.33.0"),
+    "draft_rotary": Anchor(DFLASH, r"max_position=config\.max_position_embeddings,"),
+}
+
+# _validate_qwen3_omni_dspark (0.29+), check by check in its order (runtimes/speculative_config.omni_problem).
+OMNI_ANCHORS: dict[str, Anchor] = {
+    "generic": _omni(r"if _QWEN3_OMNI_DSPARK_ARCHITECTURE not in draft_architectures:", "converted first"),
+    "block": _omni(r'block_size = _get_qwen3_dspark_value\(draft_hf_config, "block_size"\)',
+                   "positive integer block_size"),
+    "tokens": _omni(r"if num_speculative_tokens != block_size:", "to match the"),
+    "text": _omni(r"target_text_config = _get_qwen3_omni_text_config\(", "could not resolve the target thinker"),
+    "hidden": _omni(r"target_hidden_size = getattr\(", "draft hidden_size must match"),
+    "attention": _omni(r"target_attention = \{", "must match the target thinker \""),
+    "layers": _omni(r"target_layer_ids = _get_nested_config_value\(", "must be zero-based text-layer"),
+    "aux": _omni(r'if _get_qwen3_dspark_value\(draft_hf_config, "use_aux_hidden_state"\)', "use_aux_hidden_state=true"),
+    "rank": _omni(r'markov_rank = getattr\(draft_hf_config, "markov_rank"', "positive integer markov_rank"),
+    "head": _omni(r'markov_head_type = getattr\(draft_hf_config, "markov_head_type"', "markov_head_type='vanilla'"),
+    "anchor": _omni(r'sample_from_anchor = getattr\(draft_hf_config', "sample_from_anchor=true"),
+    "v": _omni(r"target_vocab_size = getattr\(", "input vocab_size must be a positive integer"),
+    "d": _omni(r'draft_output_vocab_size = getattr\(draft_hf_config, "draft_vocab_size"',
+               "draft_vocab_size must be a positive integer"),
+    "mask": _omni(r"noise_token_id = _get_nested_config_value\(", "valid mask/noise token id"),
+    "mrope": _omni(r"rope_configs = \(", "must not define mrope_section"),
+}
+
+# How each release builds a draft's config (runtimes/vllm_rows.BuildRules, runtimes/config_build.py).
+BUILD_ANCHORS: dict[str, Anchor] = {
+    "speculators_detect": Anchor(TF_CONFIG, r'^\s*"speculators"\n\s*if config_dict\.get\("speculators_config"\)'),
+    "expected": Anchor(BASE, r"Expected one of: \{SUPPORTED_SPECULATORS_TYPES\}"),
+    "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT),
+    "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$"),
+    "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult"),
+}
+SPECULATORS = Decorated(ALGOS, "register_speculator", "algos")
+
+# EAGLE-3's aux hidden states (runtimes/eagle3_aux.py).
+_USE = r'if "use_aux_hidden_state" in eagle_config:'
+_WIDTH = r"self\.fc_input_size = target_hidden_size \* "
+AUX_ANCHORS: dict[str, Anchor] = {
+    "llama_use": Anchor(LLAMA_EAGLE3, _USE),
+    "llama_count": Anchor(LLAMA_EAGLE3, r"self\.num_aux_hidden_states = getattr\(",
+                          STATEMENT, through=r"len\(layer_ids\) if layer_ids else 3"),
+    "llama_width": Anchor(LLAMA_EAGLE3, _WIDTH),
+    "qwen3_use": Anchor(QWEN3_EAGLE3, _USE),
+    "qwen3_count": Anchor(QWEN3_EAGLE3, r'num_aux_features = getattr\(self\.config, "num_aux_layers", None\)',
+                          STATEMENT, through=r"len\(aux_ids\) if aux_ids else 3"),
+    "qwen3_width": Anchor(QWEN3_EAGLE3, _WIDTH),
+    "assert": Anchor(LINEAR, r"assert param\.size\(\) == loaded_weight\.size\(\)",
+                     inside="ReplicatedLinear.weight_loader"),
+    "runner": _def(RUNNER, "_get_eagle3_aux_layers_from_config"),
+    "runner2": _def(RUNNER2, "get_eagle3_aux_layers_from_config"),
+    "default": Anchor(INTERFACES, r"return \(2, num_layers // 2, num_layers - 3\)"),
+    "algos_width": Anchor(ALGOS, r'if config_dict\.get\("target_hidden_size"\) is not None:', inside="update_eagle3"),
+    "algos_layers": Anchor(ALGOS, r'if config_dict\.get\("eagle_aux_hidden_state_layer_ids"\):',
+                           inside="update_eagle3"),
+}
+
+# registry.py's `_SPECULATIVE_DECODING_MODELS` entry of each draft architecture dspark-ckpt models.
+REGISTRY_SINCE = {"Qwen3DSparkModel": None, "Qwen3OmniDSparkModel": "0.29.0", "Gemma4DSparkModel": None,
+                  "DFlashDraftModel": None, "DFlash2DraftModel": "0.28.0", "Eagle3LlamaForCausalLM": None,
+                  "LlamaForCausalLMEagle3": None, "Eagle3Qwen3ForCausalLM": None, "DSparkDraftModel": None,
+                  "PEagleDraftModel": None, "PeagleLlamaForCausalLM": None, "PeagleQwen3ForCausalLM": None}
+
+
+def _registry(name: str, since: str | None) -> Anchor:
+    return Anchor(REGISTRY, rf'^\s*"{name}": \(', inside="_SPECULATIVE_DECODING_MODELS", since=since)
+
+
+ANCHORS: dict[str, Anchor] = {
+    **{f"spec.{k}": a for k, a in SPEC_ANCHORS.items()},
+    **{f"omni.{k}": a for k, a in OMNI_ANCHORS.items()},
+    **{f"build.{k}": a for k, a in BUILD_ANCHORS.items()},
+    **{f"aux.{k}": a for k, a in AUX_ANCHORS.items()},
+    **{f"registry.{name}": _registry(name, since) for name, since in REGISTRY_SINCE.items()},
+}
+
+
+def covers(anchor: Anchor, release: str) -> bool:
+    """Whether `release` lies in the anchor's since..until (by minor, as vLLM's rows are): it must have the rule."""
+    key = release_key(release, precision=2)
+    return ((anchor.since is None or release_key(anchor.since, precision=2) <= key)
+            and (anchor.until is None or key <= release_key(anchor.until, precision=2)))

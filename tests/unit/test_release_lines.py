@@ -1,0 +1,76 @@
+"""Every release of the list has its generated lines.json (tools/release_lines.py), holding each citation its
+consumers read: the rules each anchor of runtimes/anchors.py bounds to that release, and nothing else."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_rows
+from dspark_ckpt.runtimes.anchors import ANCHORS, OMNI_ANCHORS, SPEC_ANCHORS, SPECULATORS, covers
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
+LINES = re.compile(r"L\d+(-\d+)?(, L\d+(-\d+)?)*")
+
+
+def _doc(release: str) -> dict[str, dict[str, str]]:
+    path = release_lines.DATA / f"vllm-{release}" / release_lines.FILE_NAME
+    assert path.is_file(), f"no {path}: python tools/release_lines.py {release}"
+    text = path.read_text(encoding="utf-8")
+    doc: dict[str, dict[str, str]] = json.loads(text)
+    assert text == json.dumps(doc, indent=1, sort_keys=True) + "\n", "not as tools/release_lines.py writes it"
+    return doc
+
+
+def test_lines_exist_exactly_for_the_releases_of_the_list() -> None:
+    written = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
+    assert written == set(VLLM_RELEASES)
+
+
+def test_every_bound_is_a_release_of_the_list() -> None:
+    bounds = {b for a in ANCHORS.values() for b in (a.since, a.until) if b is not None}
+    assert bounds <= set(VLLM_RELEASES)
+
+
+@pytest.mark.parametrize("release", VLLM_RELEASES)
+def test_each_release_holds_every_rule_it_has_and_no_other(release: str) -> None:
+    doc = _doc(release)
+    required = {key for key, anchor in ANCHORS.items() if covers(anchor, release)}
+    assert required - set(doc) == set(), f"missing in {release}: regenerate with tools/release_lines.py"
+    family = {key for key in doc if key.startswith(f"{SPECULATORS.prefix}.")}
+    assert set(doc) - required - family == set(), f"rules {release} does not have, by runtimes/anchors.py"
+    for key in required:
+        assert doc[key]["file"] == ANCHORS[key].file, key
+    assert family and all(doc[key]["file"] == SPECULATORS.file for key in family)
+    assert all(set(entry) == {"file", "lines"} and LINES.fullmatch(entry["lines"]) for entry in doc.values())
+
+
+@pytest.mark.parametrize("release", VLLM_RELEASES)
+def test_the_consumers_read_every_release(release: str) -> None:
+    """Each consumer builds its citations of the release from the generated file, and the rules they say the
+    release has are the ones the file holds."""
+    rules = vllm_rows.build_rules(release)[0]
+    assert rules.release == release
+    assert set(rules.algos) == set(rules.speculators_types) and "eagle3" in rules.speculators_types
+    assert min(rules.speculators_detect, rules.expected_line, rules.dspark_rewrite_line, rules.eagle_config_line,
+               rules.markov_rank_line, rules.hc_mult_line) > 0
+    for family in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3):
+        assert f" @ v{release} L" in eagle3_aux.cite(family, release)
+    spec = speculative_config.RULES[release]
+    for rule, anchor in SPEC_ANCHORS.items():
+        assert spec.has(rule) is covers(anchor, release), rule
+        if spec.has(rule):
+            assert str(speculative_config.cite(rule, release)).startswith(f"{anchor.file} @ v{release} L")
+    for check in OMNI_ANCHORS:
+        assert covers(OMNI_ANCHORS[check], release) is spec.omni_validation, check
+    assert spec.has("topk_method") is (spec.topk_archs is not None)
+
+
+def test_a_release_without_the_rule_has_no_citation() -> None:
+    with pytest.raises(KeyError, match="min_block"):
+        speculative_config.cite("min_block", VLLM_RELEASES[-1])
+    assert speculative_config.releases_with("min_block") == ("0.27.0",)
+    assert vllm_rows.build_rules("0.27.0")[0].qwen3_rename_line is None
