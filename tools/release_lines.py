@@ -33,11 +33,13 @@ from probe_runtime import DEFAULT_CACHE, fetch_sources  # tools/ is on sys.path 
 from dspark_ckpt.runtimes.anchors import (
     ANCHORS,
     BRANCH,
+    DSPARK_KEEP,
     LINE,
     SPECULATORS,
     STATEMENT,
     Anchor,
     Decorated,
+    Excluded,
     covers,
 )
 from dspark_ckpt.runtimes.release_lines import DATA, FILE_NAME
@@ -176,6 +178,35 @@ def decorated(family: Decorated, tree: Path) -> dict[str, str]:
     return found
 
 
+def excluded(family: Excluded, tree: Path) -> dict[str, str]:
+    """`<prefix>.<name>` -> the line of each `<name> not in ....architectures` in the condition of the `if` that
+    the family's anchor locates (a module-level string constant as the name is resolved)."""
+    anchor = ANCHORS[family.anchor]
+    path = tree / anchor.file
+    found = _matches(Source(path), anchor) if path.is_file() else []
+    if not found:
+        return {}
+    src = Source(path)
+    start = src.line_of(found[0].start() + len(found[0].group(0)) - len(found[0].group(0).lstrip()))
+    branch = next((n for s, _, n in src.statements if s == start and isinstance(n, ast.If)), None)
+    if branch is None:
+        raise AnchorError(f"{family.anchor}: line {start} of {anchor.file} is no `if`")
+    constants = {t.id: n.value.value for n in src.tree.body if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                 for t in n.targets if isinstance(t, ast.Name)}
+    names = {}
+    for node in ast.walk(branch.test):
+        if (isinstance(node, ast.Compare) and [type(o) for o in node.ops] == [ast.NotIn]
+                and isinstance(node.comparators[0], ast.Attribute) and node.comparators[0].attr == "architectures"):
+            left = node.left
+            name = (left.value if isinstance(left, ast.Constant) and isinstance(left.value, str)
+                    else constants.get(left.id) if isinstance(left, ast.Name) else None)
+            if name is None:
+                raise AnchorError(f"{family.anchor}: an excluded architecture at line {left.lineno} is no string")
+            names[f"{family.prefix}.{name}"] = f"L{left.lineno}"
+    return names
+
+
 def release_lines(version: str, tree: Path) -> dict[str, dict[str, str]]:
     """Every anchor resolved in the release at `tree`: key -> {file, lines}. Raises AnchorError on the first anchor
     whose presence disagrees with its since/until."""
@@ -192,6 +223,8 @@ def release_lines(version: str, tree: Path) -> dict[str, dict[str, str]]:
         if lines is not None:
             doc[key] = {"file": anchor.file, "lines": lines}
     doc.update({k: {"file": SPECULATORS.file, "lines": v} for k, v in decorated(SPECULATORS, tree).items()})
+    doc.update({k: {"file": ANCHORS[DSPARK_KEEP.anchor].file, "lines": v}
+                for k, v in excluded(DSPARK_KEEP, tree).items()})
     return doc
 
 

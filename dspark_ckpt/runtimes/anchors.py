@@ -69,6 +69,16 @@ class Decorated:
     prefix: str
 
 
+@dataclass(frozen=True, slots=True)
+class Excluded:
+    """A family of citations: each architecture the condition of the `if` located by anchor `anchor` excludes, as
+    `"<name>" not in ....architectures` (a string, or a module constant holding one), is `<prefix>.<name>`, cited
+    at the line naming it (speculative.py's DeepSeek rewrite: the architectures method dspark leaves alone)."""
+
+    anchor: str
+    prefix: str
+
+
 def _def(file: str, name: str) -> Anchor:
     """The `def name(` line."""
     return Anchor(file, rf"^\s*def {name}\(")
@@ -190,6 +200,8 @@ BUILD_ANCHORS: dict[str, Anchor] = {
     "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult"),
 }
 SPECULATORS = Decorated(ALGOS, "register_speculator", "algos")
+DSPARK_KEEP = Excluded("spec.deepseek_rewrite", "keep")
+FAMILIES = (SPECULATORS.prefix, DSPARK_KEEP.prefix)  # the keys of a family: every release has some
 
 # EAGLE-3's aux hidden states (runtimes/eagle3_aux.py).
 _USE = r'if "use_aux_hidden_state" in eagle_config:'

@@ -198,7 +198,6 @@ class SpecRules:
     dspark_detect_archs: tuple[str, ...] = ("Qwen3DSparkModel", "Gemma4DSparkModel")
     dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
     medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
-    dspark_keep: tuple[str, ...] = ("Qwen3DSparkModel", "Gemma4DSparkModel", "K3DSparkModel")
     dspark_qwen3_rename: bool = False  # method dspark: a Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel
     dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
     gemma4_n_predict: bool = True  # Gemma4 DSpark: n_predict = block_size when unset
@@ -222,6 +221,11 @@ class SpecRules:
         reg = REGISTERED.get(name)
         return reg is not None and _key(reg.first) <= _key(self.version)
 
+    @property
+    def dspark_keep(self) -> tuple[str, ...]:
+        """The architectures method dspark leaves alone (generated: `keep.*` of the release's lines.json)."""
+        return release_lines.keys("keep", self.version)
+
     def has(self, rule: str) -> bool:
         return release_lines.cited(self.version, f"spec.{rule}") is not None
 
@@ -233,8 +237,8 @@ _R028 = replace(_R027, version="0.28.0", fields=_FIELDS_028, methods=_R027.metho
                 topk_archs=("Qwen3DSparkModel",), topk_arch_message=M_TOPK_ARCH_028, adaptive_message=M_ADAPTIVE_028)
 _R029 = replace(_R028, version="0.29.0", fields=_FIELDS_029, methods=_R028.methods | _MTP_029, mtp_types=_MTP_029,
                 dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel"),
-                dspark_detect_qwen3_draft=True, dspark_keep=_R028.dspark_keep + ("Qwen3OmniDSparkModel",),
-                dspark_qwen3_rename=True, topk_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel"),
+                dspark_detect_qwen3_draft=True, dspark_qwen3_rename=True,
+                topk_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel"),
                 topk_arch_message=M_TOPK_ARCH_029, omni_validation=True, speculators_merge=True,
                 speculators_dflash2=True)
 _R030 = replace(_R029, version="0.30.0", fields=_FIELDS_030, methods=_R029.methods | _MTP_030, mtp_types=_MTP_030,
@@ -246,8 +250,8 @@ _R033 = replace(_R032, version="0.33.0", fields=_FIELDS_033,
                 methods=(_R032.methods - {"medusa", "mlp_speculator"}) | _MTP_033, mtp_types=_MTP_033,
                 dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "MuseSparkDSparkModel",
                                      "Gemma4DSparkModel"),
-                medusa_detect=False, dspark_keep=_R032.dspark_keep + ("MuseSparkDSparkModel",),
-                speculators_local_verifier_refused=True, positions_raised_for=None, limit_to_draft=True)
+                medusa_detect=False, speculators_local_verifier_refused=True, positions_raised_for=None,
+                limit_to_draft=True)
 RULES: dict[str, SpecRules] = {r.version: r for r in (_R027, _R028, _R029, _R030, _R031, _R032, _R033)}
 # 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
 

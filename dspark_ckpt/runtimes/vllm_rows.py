@@ -94,18 +94,14 @@ BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
 REGISTRY_FILE = "vllm/model_executor/models/registry.py"
 
 
-# Architectures method dspark leaves alone (any other becomes the DeepSeek-V4 draft), each with the first release
-# whose speculative.py keeps it (the `"..." not in self.draft_model_config.architectures` of its rewrite).
-DSPARK_KEEP_SINCE = {"Qwen3DSparkModel": "0.27.0", "Gemma4DSparkModel": "0.27.0", "K3DSparkModel": "0.27.0",
-                     "Qwen3OmniDSparkModel": "0.29.0", "MuseSparkDSparkModel": "0.33.0"}
 SPECULATORS_KEEP_ARCH_SINCE = "0.29.0"  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
 
 
 @dataclass(frozen=True, slots=True)
 class BuildRules:
     """What one vLLM release does to a draft's config.json before its model class is built. The line numbers, and
-    the speculators types, are read from the release's generated lines.json (runtimes/release_lines.py) on first
-    use; the rest derives from the release and the tables above."""
+    the speculators types and the architectures dspark keeps, are read from the release's generated lines.json
+    (runtimes/release_lines.py) on first use."""
 
     release: str
 
@@ -137,8 +133,9 @@ class BuildRules:
 
     @property
     def dspark_keep(self) -> tuple[str, ...]:
-        """Architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft."""
-        return tuple(a for a, since in DSPARK_KEEP_SINCE.items() if minor(since) <= minor(self.release))
+        """Architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft (the names its
+        speculative.py's rewrite condition excludes, in line order)."""
+        return release_lines.keys("keep", self.release)
 
     @property
     def dspark_rewrite_line(self) -> int:

@@ -10,7 +10,15 @@ import pytest
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_rows
-from dspark_ckpt.runtimes.anchors import ANCHORS, OMNI_ANCHORS, SPEC_ANCHORS, SPECULATORS, covers
+from dspark_ckpt.runtimes.anchors import (
+    ANCHORS,
+    DSPARK_KEEP,
+    FAMILIES,
+    OMNI_ANCHORS,
+    SPEC_ANCHORS,
+    SPECULATORS,
+    covers,
+)
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 LINES = re.compile(r"L\d+(-\d+)?(, L\d+(-\d+)?)*")
@@ -40,11 +48,13 @@ def test_each_release_holds_every_rule_it_has_and_no_other(release: str) -> None
     doc = _doc(release)
     required = {key for key, anchor in ANCHORS.items() if covers(anchor, release)}
     assert required - set(doc) == set(), f"missing in {release}: regenerate with tools/release_lines.py"
-    family = {key for key in doc if key.startswith(f"{SPECULATORS.prefix}.")}
+    family = {key for key in doc if key.split(".", 1)[0] in FAMILIES}
     assert set(doc) - required - family == set(), f"rules {release} does not have, by runtimes/anchors.py"
     for key in required:
         assert doc[key]["file"] == ANCHORS[key].file, key
-    assert family and all(doc[key]["file"] == SPECULATORS.file for key in family)
+    files = {SPECULATORS.prefix: SPECULATORS.file, DSPARK_KEEP.prefix: ANCHORS[DSPARK_KEEP.anchor].file}
+    assert {key.split(".", 1)[0] for key in family} == set(FAMILIES)  # every family has names in every release
+    assert all(doc[key]["file"] == files[key.split(".", 1)[0]] for key in family)
     assert all(set(entry) == {"file", "lines"} and LINES.fullmatch(entry["lines"]) for entry in doc.values())
 
 
@@ -55,6 +65,7 @@ def test_the_consumers_read_every_release(release: str) -> None:
     rules = vllm_rows.build_rules(release)[0]
     assert rules.release == release
     assert set(rules.algos) == set(rules.speculators_types) and "eagle3" in rules.speculators_types
+    assert "Qwen3DSparkModel" in rules.dspark_keep and rules.dspark_keep == speculative_config.RULES[release].dspark_keep
     assert min(rules.speculators_detect, rules.expected_line, rules.dspark_rewrite_line, rules.eagle_config_line,
                rules.markov_rank_line, rules.hc_mult_line) > 0
     for family in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3):

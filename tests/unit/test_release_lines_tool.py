@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from dspark_ckpt.runtimes.anchors import BRANCH, STATEMENT, Anchor, Decorated
+from dspark_ckpt.runtimes.anchors import BRANCH, STATEMENT, Anchor, Decorated, Excluded
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = textwrap.dedent('''\
@@ -92,9 +92,29 @@ def test_the_decorated_family_is_every_registered_name(tool: ModuleType, tree: P
                                                                                   "algos.beta": "L31"}
 
 
+def test_the_excluded_family_is_every_name_the_condition_leaves_alone(tool: ModuleType, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "spec.py").write_text(textwrap.dedent('''\
+        _KEPT = "Kept2"
+
+
+        def rewrite(self):
+            if self.method == "x" and (
+                "Kept1" not in self.config.architectures
+                and _KEPT
+                not in self.config.architectures
+                and "Other" in self.config.names
+            ):
+                self.config.architectures = ["Rewritten"]
+        '''))
+    monkeypatch.setitem(tool.ANCHORS, "x.rewrite", Anchor("spec.py", r'if self\.method == "x" and \(', STATEMENT))
+    assert tool.excluded(Excluded("x.rewrite", "keep"), tmp_path) == {"keep.Kept1": "L6", "keep.Kept2": "L7"}
+
+
 def test_a_rule_found_outside_its_releases_or_missing_inside_them_stops(tool: ModuleType, tree: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tool, "SPECULATORS", Decorated("pkg/mod.py", "register", "algos"))
+    monkeypatch.setattr(tool, "excluded", lambda family, tree: {})
     monkeypatch.setattr(tool, "ANCHORS", {"x.size": Anchor("pkg/mod.py", r"size: int", since="0.29.0")})
     with pytest.raises(tool.AnchorError, match=r"x\.size: found in vLLM 0\.28\.0"):
         tool.release_lines("0.28.0", tree)

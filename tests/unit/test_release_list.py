@@ -83,5 +83,4 @@ def test_every_per_release_table_is_keyed_by_the_list() -> None:
     assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
     bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}
     assert bounds <= set(VLLM_RELEASES)  # a rule exists from some release of the list on, or up to one
-    assert set(vllm_rows.DSPARK_KEEP_SINCE.values()) <= set(VLLM_RELEASES)
     assert all(set(releases) <= set(VLLM_RELEASES) for releases in vllm_registry.SOME.values())
