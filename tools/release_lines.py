@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 import sys
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,15 +55,15 @@ class Source:
 
     path: Path
 
-    @cached_property
+    @functools.cached_property
     def text(self) -> str:
         return self.path.read_text(encoding="utf-8")
 
-    @cached_property
+    @functools.cached_property
     def tree(self) -> ast.Module:
         return ast.parse(self.text)
 
-    @cached_property
+    @functools.cached_property
     def starts(self) -> list[int]:
         """The offset of each line's first character (index 0: line 1), and one past the end."""
         offsets = [0]
@@ -71,7 +71,7 @@ class Source:
             offsets.append(offsets[-1] + len(line))
         return offsets
 
-    @cached_property
+    @functools.cached_property
     def statements(self) -> list[tuple[int, int, ast.stmt]]:
         return [(n.lineno, n.end_lineno or n.lineno, n) for n in ast.walk(self.tree) if isinstance(n, ast.stmt)]
 
@@ -96,6 +96,18 @@ class Source:
             body = getattr(node, "body", [])
         assert node is not None
         return node.lineno, node.end_lineno or node.lineno
+
+
+@functools.cache
+def _source(path: Path) -> Source:
+    """Each released file is read and parsed once per run."""
+    return Source(path)
+
+
+def _first_line(src: Source, match: re.Match[str]) -> int:
+    """The line a match starts on, past the whitespace (and blank lines) a leading `^\\s*` took."""
+    text = match.group(0)
+    return src.line_of(match.start() + len(text) - len(text.lstrip()))
 
 
 def _named(node: ast.stmt) -> str | None:
@@ -150,13 +162,13 @@ def resolve(anchor: Anchor, tree: Path) -> str | None:
     path = tree / anchor.file
     if not path.is_file():
         return None
-    src = Source(path)
+    src = _source(path)
     found = _matches(src, anchor)
     if not found:
         return None
     cited = []
     for match in found if anchor.every else found[:1]:
-        start = src.line_of(match.start() + len(match.group(0)) - len(match.group(0).lstrip()))
+        start = _first_line(src, match)
         end = _end(src, anchor, start, match)
         cited.append(f"L{start}" if end == start else f"L{start}-{end}")
     return ", ".join(cited)
@@ -168,7 +180,7 @@ def decorated(family: Decorated, tree: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     found = {}
-    for node in Source(path).tree.body:
+    for node in _source(path).tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
         for deco in node.decorator_list:
@@ -183,11 +195,13 @@ def excluded(family: Excluded, tree: Path) -> dict[str, str]:
     the family's anchor locates (a module-level string constant as the name is resolved)."""
     anchor = ANCHORS[family.anchor]
     path = tree / anchor.file
-    found = _matches(Source(path), anchor) if path.is_file() else []
+    if not path.is_file():
+        return {}
+    src = _source(path)
+    found = _matches(src, anchor)
     if not found:
         return {}
-    src = Source(path)
-    start = src.line_of(found[0].start() + len(found[0].group(0)) - len(found[0].group(0).lstrip()))
+    start = _first_line(src, found[0])
     branch = next((n for s, _, n in src.statements if s == start and isinstance(n, ast.If)), None)
     if branch is None:
         raise AnchorError(f"{family.anchor}: line {start} of {anchor.file} is no `if`")
