@@ -6,9 +6,7 @@ vLLM rows name minors (0.29.x all behave alike); SGLang rows name releases down 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cache
-from typing import TypeVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -29,16 +27,6 @@ SGLANG_POSTS_READ: tuple[str, ...] = (
     "0.5.4.post3", "0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2", "0.5.8.post1",
     "0.5.10.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1",
 )
-_T = TypeVar("_T")
-
-
-def per_release(values: Sequence[_T], releases: Sequence[str] = VLLM_RELEASES) -> dict[str, _T]:
-    """A table written as one column per release, in the release list's order, as a mapping keyed by release;
-    a column too many or too few fails at import rather than shifting every later release's value."""
-    if len(values) != len(releases):
-        raise ValueError(f"{len(values)} values for {len(releases)} releases ({', '.join(releases)})")
-    return dict(zip(releases, values))
-
 POST_ANY = 1 << 30  # an upper bound without `.postN` covers every post release of that release
 # How many release components a runtime's rows distinguish (the rest, and rc/dev/local parts, are ignored).
 PRECISION = {"vllm": 2, "sglang": 3}
