@@ -44,8 +44,12 @@ FAMILY_CONFIG: dict[str, dict[str, Any]] = {"gemma4-dspark": {"target_layer_ids"
 IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizers", "cbor2", "aiohttp", "requests",
                "openai-harmony", "openai", "pillow", "pybase64", "cachetools", "msgspec", "cloudpickle", "uvloop",
                "py-cpuinfo", "prometheus_client", "fastapi", "partial-json-parser", "llguidance", "einops",
-               "apache-tvm-ffi", "gguf", "setproctitle", "blake3")  # 0.8-0.23 import these at start-up
-NO_DEPS = ("xgrammar", "compressed-tensors")  # their requirements pull a CUDA torch: installed alone (compressed-tensors: 0.10 imports it)
+               "apache-tvm-ffi", "gguf", "setproctitle", "blake3",  # 0.8-0.23 import these at start-up
+               "loguru")  # compressed_tensors (below) imports it
+# Installed alone: xgrammar's and compressed-tensors' requirements pull a CUDA torch (0.10-0.33 import
+# compressed_tensors from the quantization and MoE layers every MTP head builds); numba (the Inkling/MiniMax-M3/GLM-5
+# MTP heads of 0.26+) would pull its own numpy into deps.
+NO_DEPS = ("xgrammar", "compressed-tensors", "numba", "llvmlite")
 DEFAULT_CACHE = Path(os.environ.get("DSPARK_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 
 

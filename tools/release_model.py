@@ -50,6 +50,18 @@ ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 # The config a sample starts from, by architecture (everything else is sampled by the worker). Only what a
 # producer's config.json carries for that family; the model_type picks the transformers config class, as vLLM's
 # own config loading does.
+TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT: a recipe key, not a config key
+VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
+# Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
+_MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
+              "shared_expert_intermediate_size")
+_SMALL_MOE: dict[str, Any] = {"n_routed_experts": 4, "num_experts": 4, "moe_num_experts": 4, "num_experts_per_tok": 2,
+                              "moe_k": 2, "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8,
+                              "n_shared_experts": 1, "n_group": 1, "topk_group": 1, VARY: _MOE_SIZES}
+# DeepSeek-style multi-head latent attention at tiny sizes (transformers' deepseek_v3 defaults: 512/1536/128/64/128).
+_MLA_SIZES = ("kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_MLA: dict[str, Any] = {"kv_lora_rank": 8, "q_lora_rank": 12, "qk_nope_head_dim": 4, "qk_rope_head_dim": 4,
+                        "v_head_dim": 4, "first_k_dense_replace": 0, VARY: _MLA_SIZES}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen3": {"model_type": "qwen3"},
     "DSpark": {"model_type": "qwen3"},
@@ -59,6 +71,27 @@ RECIPES: dict[str, dict[str, Any]] = {
     "DFlash2": {"model_type": "qwen3", "dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2,
                                                          "selector_rank": 4, "selector_top_k": 2,
                                                          "target_layer_ids": [0]}},
+    # An MTP head is built from the target's own config (vLLM's draft model config is the target's): the layers it
+    # predicts, and the model_type whose transformers class the target's config.json names.
+    "MTP": {TARGET_IS_DRAFT: True, "num_nextn_predict_layers": 1, **_SMALL_MOE},
+    # DeepSeek-style MLA (EAGLE-3 for DeepSeek/Kimi, DeepSeek's MTP, Mistral Large 3's EAGLE): the MLA ranks.
+    "Deepseek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
+    "DeepSeek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
+    "MistralLarge3": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
+    "Llama4": {"model_type": "llama4_text", **_SMALL_MOE},
+    "Cohere": {"model_type": "cohere2"},
+    "Gemma4MTP": {"model_type": "gemma4_text"},
+    "Qwen3Next": {"model_type": "qwen3_next"},
+    "Glm4Moe": {"model_type": "glm4_moe"},
+    "Glm4MoeLite": {"model_type": "glm4_moe_lite", **_MLA},
+    "Ernie": {"model_type": "ernie4_5_moe"},
+    "LongCat": {"model_type": "longcat_flash", **_MLA},
+    "HYV3": {"model_type": "hunyuan_v1_moe"},
+    "ExaoneMoe": {"model_type": "exaone_moe"},
+    "Step3p5": {"model_type": "step3p5"},
+    # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
+    # vocabulary is the config's vocab_size, the target's in the base sample.
+    "XPress": {"omit": ["draft_vocab_size"]},
 }
 
 
@@ -272,7 +305,8 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
     for name, result in arch.get("extras", {}).items():  # names that are no parameter (t2d, mask_hidden)
         err = result["error"]
         landed = result["landed"].get(name)
-        tensors[name] = ({"refused": {"raises": err["type"], "where": err["where"], "message": words(err["message"])}}
+        tensors[normal(name)] = ({"refused": {"raises": err["type"], "where": err["where"],
+                                              "message": words(err["message"])}}
                          if err is not None else {"parameter": normal(landed[0][0])} if landed else {"skipped": True})
     for probe, outcome in arch.get("off_by_one", {}).items():
         ckpt, axis = probe.rsplit("@", 1)  # axis: "0+" one row more than the parameter, "1-" one column fewer
@@ -389,6 +423,15 @@ def dump(record: dict[str, Any]) -> dict[str, str]:
     return files
 
 
+# Files of a release's data folder that another maintainer command writes (tools/release_lines.py: the citations'
+# line numbers): this command neither compares nor removes them.
+OTHER_COMMANDS = frozenset({"lines.json"})
+
+
+def _owned(folder: Path) -> list[Path]:
+    return [p for p in folder.glob("*.json") if p.name not in OTHER_COMMANDS]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("version")
@@ -412,13 +455,13 @@ def main(argv: list[str] | None = None) -> int:
     files = dump(release_record(args.version, worker))
     folder = args.out or DATA / f"vllm-{args.version}"
     if args.check:
-        held = {p.name: p.read_text() for p in folder.glob("*.json")} if folder.is_dir() else {}
+        held = {p.name: p.read_text() for p in _owned(folder)} if folder.is_dir() else {}
         same = held == files
         print(f"release_model: {folder} {'is' if same else 'is NOT'} what vLLM {args.version} does"
               + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
         return 0 if same else 1
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in {p.name for p in folder.glob("*.json")} - set(files):
+    for stale in {p.name for p in _owned(folder)} - set(files):
         (folder / stale).unlink()
     for name, text in files.items():
         (folder / name).write_text(text)

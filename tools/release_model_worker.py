@@ -57,6 +57,12 @@ OTHER_BASE: dict[str, int] = {"hidden_size": 24, "num_attention_heads": 4, "num_
 # Keys a producer may leave out: each is also omitted alone, at two bases, to learn what the release uses instead.
 OPTIONAL = ("target_hidden_size", "head_dim", "num_key_value_heads", "intermediate_size", "draft_vocab_size",
             "markov_rank")
+# A recipe key, never written to the config: the architecture is built with the draft's config as the target's,
+# as vLLM builds an MTP head (its speculative config's draft model config is the target model's).
+TARGET_IS_DRAFT = "__target_is_draft__"
+# A recipe key, never written to the config: the config keys the recipe sets that are sampled too, so that the
+# shapes they decide are fitted as expressions of them (MLA ranks, expert counts) rather than read as constants.
+VARY = "__vary__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
@@ -185,6 +191,8 @@ class Release:
     def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int]) -> tuple[Any, set[str], set[str]]:
         """cls's real __init__ for this config; returns the model, the hf keys it read, the target's it read."""
         torch = self.torch
+        raw = dict(raw)
+        own_target = bool(raw.pop(TARGET_IS_DRAFT, False))
         hf = _hf_config(raw)
         if values.get("bare"):  # every attribute transformers set, as a plain config, less the keys omitted
             omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
@@ -196,8 +204,10 @@ class Release:
         draft = SimpleNamespace(hf_config=hf, hf_text_config=hf, quantization=None, dtype=torch.float32,
                                 get_vocab_size=lambda: hf.vocab_size, get_hidden_size=lambda: hf.hidden_size,
                                 max_model_len=4096, model=self.folder, revision=None)
-        target_hf = SimpleNamespace(hidden_size=t_hidden, vocab_size=t_vocab, num_hidden_layers=4,
-                                    model_type="llama")
+        target_hf: Any = SimpleNamespace(hidden_size=t_hidden, vocab_size=t_vocab, num_hidden_layers=4,
+                                         model_type="llama")
+        if own_target:  # an MTP head: vLLM builds it from the target's own config (the draft config is the target's)
+            target_hf, t_hidden, t_vocab = hf, hf.hidden_size, hf.vocab_size
         target = SimpleNamespace(get_vocab_size=lambda: t_vocab, get_total_num_hidden_layers=lambda: 4,
                                  get_num_layers=lambda *a, **k: 4, get_hidden_size=lambda: t_hidden,
                                  dtype=torch.float32, hf_config=target_hf, hf_text_config=target_hf,
@@ -229,7 +239,7 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False) -> Any:
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k != "omit"}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY)}
     for key, value in values.items():
         if not key.startswith(("target.", "omit:", "bare")) and key not in recipe.get("omit", ()) \
                 and f"omit:{key}" not in values:
@@ -237,18 +247,22 @@ def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]
     return raw
 
 
-def samples(seed: int) -> list[tuple[str, dict[str, int]]]:
-    """The base, each alternate alone, then joint samples (num_attention_heads a multiple of kv heads)."""
-    out = [("base", dict(BASE))]
-    for key, alts in ALTERNATES.items():
-        out += [(f"{key}={alt}", {**BASE, key: alt}) for alt in alts]
+def samples(seed: int, extra: dict[str, int] | None = None) -> list[tuple[str, dict[str, int]]]:
+    """The base, each alternate alone, then joint samples (num_attention_heads a multiple of kv heads). `extra`:
+    keys a recipe sets that are sampled too (the recipe's value is their base; 2x and 3x it their alternates)."""
+    extra = extra or {}
+    first, other = {**BASE, **extra}, {**OTHER_BASE, **extra}
+    alternates = {**ALTERNATES, **{k: (2 * v, 3 * v) for k, v in extra.items()}}
+    out = [("base", dict(first))]
+    for key, alts in alternates.items():
+        out += [(f"{key}={alt}", {**first, key: alt}) for alt in alts]
     for key in OPTIONAL:
-        for base in (BASE, OTHER_BASE):
+        for base in (first, other):
             out.append((f"omit:{key}:{base['hidden_size']}", {**base, f"omit:{key}": 1}))
             out.append((f"bare-omit:{key}:{base['hidden_size']}", {**base, f"omit:{key}": 1, "bare": 1}))
     rng = random.Random(seed)
-    while len(out) < 1 + sum(len(a) for a in ALTERNATES.values()) + 4 * len(OPTIONAL) + JOINT_SAMPLES:
-        values = {k: rng.choice((BASE[k], *ALTERNATES[k])) for k in BASE if k in ALTERNATES}
+    while len(out) < 1 + sum(len(a) for a in alternates.values()) + 4 * len(OPTIONAL) + JOINT_SAMPLES + 2 * len(extra):
+        values = {k: rng.choice((first[k], *alternates[k])) for k in first if k in alternates}
         if values["num_attention_heads"] % values["num_key_value_heads"] == 0 \
                 and values["hidden_size"] % values["num_attention_heads"] == 0:
             out.append((f"joint{len(out)}", values))
@@ -263,6 +277,24 @@ def _owner(model: Any, name: str) -> Any:
     return model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
 
 
+# The stacked parameters every release's load_weights builds from separate checkpoint tensors (its
+# stacked_params_mapping; fused_qkv_a_proj: DeepSeek's MLA, deepseek_v2.py L1601-1602 @ 0.33.0).
+STACKED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj"),
+           "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")}
+
+
+def _stacked_parts(model: Any) -> dict[str, tuple[str, ...]]:
+    """STACKED, plus what the model's own WeightsMapper stacks (`orig_to_new_stacked`, where the release has it)."""
+    parts = dict(STACKED)
+    for module in model.modules():
+        stacked = getattr(getattr(type(module), "hf_to_vllm_mapper", None), "orig_to_new_stacked", None)
+        by_target: dict[str, list[str]] = {}
+        for orig, (new, _shard) in (stacked or {}).items():  # in shard order, as the mapper lists them
+            by_target.setdefault(new.strip("."), []).append(orig.strip("."))
+        parts.update({new: tuple(origs) for new, origs in by_target.items()})
+    return parts
+
+
 def shards(model: Any, name: str, param: Any) -> list[tuple[str, int, int]] | None:
     """A stacked parameter's shards as (checkpoint name part, row offset, rows), from its module's output_sizes."""
     owner = _owner(model, name)
@@ -270,8 +302,7 @@ def shards(model: Any, name: str, param: Any) -> list[tuple[str, int, int]] | No
     leaf = name.rsplit(".", 2)
     if not sizes or len(leaf) < 3 or param.dim() != 2:
         return None
-    part = leaf[-2]
-    parts = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}.get(part)
+    parts = _stacked_parts(model).get(leaf[-2])
     if parts is None or len(parts) != len(sizes):
         return None
     offsets = [sum(sizes[:i]) for i in range(len(sizes))]
@@ -373,7 +404,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     out["class"], out["where"] = f"{cls.__module__}.{cls.__name__}", _where(cls)
     built: list[dict[str, Any]] = []
     base_model = None
-    for label, values in samples(seed):
+    extra = {k: recipe[k] for k in recipe.get(VARY, ()) if isinstance(recipe.get(k), int)}
+    for label, values in samples(seed, extra):
         raw = config_for(recipe, values)
         try:
             model, hf_reads, target_reads = release.build(cls, raw, values)
@@ -390,7 +422,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     out["samples"] = built
     if base_model is None:
         return out
-    out["structural"] = structural_keys(release, cls, config_for(recipe, BASE), built[0])
+    out["structural"] = structural_keys(release, cls, config_for(recipe, BASE), built[0], frozenset(extra))
     feeder = Feeder(release.torch, base_model)
     fed: dict[str, Any] = {}
     for key, layout in layouts(base_model).items():
@@ -416,6 +448,9 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
               if name not in canonical and name not in params and f"model.{name}" not in params}
     if d2t is not None:  # t2d: what EAGLE-3 producers ship beside d2t, one entry per target id
         extras["t2d"] = (int(d2t.shape[0]) * 2,)
+    attention = next((c.split("self_attn.")[0] for c in canonical if ".self_attn." in c), None)
+    if attention is not None:  # a rotary cache older exporters (ColossalAI, GPTQ, EAGLE-1) ship in every layer
+        extras[f"{attention}self_attn.rotary_emb.inv_freq"] = (4,)
     out["extras"] = {name: feeder.feed({**canonical, name: (shape, dtype_of(name))})
                      for name, shape in extras.items()}
     off: dict[str, Any] = {}
@@ -437,7 +472,10 @@ def recipe_for(architecture: str, request: dict[str, Any]) -> dict[str, Any]:
     chosen = dict(request["default_recipe"])
     for marker, extra in request.get("recipe_rules", {}).items():
         if marker in architecture:
+            vary = dict.fromkeys([*chosen.get(VARY, ()), *extra.get(VARY, ())])  # the sampled keys add up
             chosen.update(extra)
+            if vary:
+                chosen[VARY] = list(vary)
     return {"architectures": [architecture], **chosen}
 
 
@@ -489,13 +527,15 @@ def _shapes_or_none(release: Release, cls: Any, raw: dict[str, Any]) -> dict[str
     return {n: list(p.shape) for n, p in _parameters(model).items()}
 
 
-def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """Each key the build read that the samples do not vary, changed alone (nested ones inside a dict the config
-    holds too): the parameters whose names or shapes then change. A key whose change moves nothing is left out."""
+def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any],
+                    sampled: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Each key the build read that the samples do not vary (`sampled`: the recipe's keys they vary too), changed
+    alone (nested ones inside a dict the config holds too): the parameters whose names or shapes then change. A key
+    whose change moves nothing is left out."""
     probes: list[tuple[str, dict[str, Any], Any, Any]] = []
     hf = _hf_config(raw)
     for key in base["reads"]:
-        if key in BASE or key in ("architectures", "model_type"):
+        if key in BASE or key in sampled or key in ("architectures", "model_type"):
             continue
         value = raw.get(key, getattr(hf, key, None))
         subs = nested_reads(release, cls, raw, key) if value is None or isinstance(value, dict) else []

@@ -27,7 +27,8 @@ from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.model.rule_catalog import unreadable_code
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
-from dspark_ckpt.runtimes.config_build import build_all, unknown_family_verdicts, verdicts_for
+from dspark_ckpt.runtimes.config_build import build_all, verdicts_for
+from dspark_ckpt.runtimes.generated_verdict import unmodelled_verdicts
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_config import draft_vocab_config, sglang_config
@@ -221,7 +222,9 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
                             raw=loaded.config_doc.raw if loaded.config_doc else None, tensors=loaded.tensors)
         facts = with_build(facts, builds, raw, vocab, loaded.tensors, mappings.d2t_targets, mappings.d2t_all_zero,
                            kind, honoured) if facts is not None else None
-    vs = verdicts(facts, runtimes) if facts is not None else unknown_family_verdicts(builds)
+    vs = verdicts(facts, runtimes) if facts is not None else unmodelled_verdicts(
+        builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
+        target_hidden=target.hidden if target is not None else None, target_vocab=t)
     findings += aux_findings(builds or (build_all(raw, runtimes) if cfg is not None else ()))  # T plays no part
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
     structural = tuple(findings)

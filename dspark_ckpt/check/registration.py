@@ -16,6 +16,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import target_architecture
 from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.runtimes.generated_verdict import is_generated
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -71,6 +72,23 @@ def _fresh_head(cfg: DraftConfig, raw: Mapping[str, Any], vocab: VocabTensors,
                              "the target's head (load_lm_head_from_target).")]
 
 
+def _generated_text(architecture: str, runtimes: Sequence[RuntimeVersion], verdicts: Sequence[Verdict]) -> str:
+    """Where the releases' generated models judged the draft anyway (runtimes/generated_verdict.py), and where
+    no verdict is given."""
+    judged = [str(RuntimeVersion(v.runtime, v.version)) for v in verdicts if is_generated(v.contract)]
+    seen = set(judged)
+    left = [str(rv) for rv in runtimes if registration(rv.runtime, rv.version, architecture) and str(rv) not in seen]
+    text = ""
+    if judged:
+        text += (f": on {', '.join(judged)} every tensor is judged on the release's generated model (its own "
+                 "__init__ and load_weights, run on CPU), the vocabulary tensors' shapes included")
+    if left:
+        text += f"{';' if judged else ','} no verdict is given on {', '.join(left)}"
+    elif not judged:
+        text += ", so no verdict is given where a release registers it"
+    return text + "."
+
+
 def registration_findings(raw: Mapping[str, Any] | None, cfg: DraftConfig | None, vocab: VocabTensors,
                           runtimes: Sequence[RuntimeVersion], findings: Sequence[Finding],
                           verdicts: tuple[Verdict, ...]) -> tuple[list[Finding], tuple[Verdict, ...]]:
@@ -90,7 +108,7 @@ def registration_findings(raw: Mapping[str, Any] | None, cfg: DraftConfig | None
     if not drafts:
         return list(findings), verdicts
     found = finding("DSP232", f"registered, not modelled: {cfg.architecture} is a draft class registered by "
-                              f"{_spans(drafts)}; dspark-ckpt models no vocab contract for it, so no verdict is "
-                              "given where a release registers it.", file="config.json")
+                              f"{_spans(drafts)}; dspark-ckpt models no vocab contract for it"
+                              f"{_generated_text(cfg.architecture, runtimes, verdicts)}", file="config.json")
     kept = [f for f in findings if f.code not in REPLACED_BY_REGISTERED]
     return [*kept, found, *_fresh_head(cfg, raw, vocab, runtimes)], verdicts

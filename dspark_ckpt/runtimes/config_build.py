@@ -264,10 +264,19 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
         return verdict
     found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                          target_vocab=f.target_vocab_size, config_class=config_class)
+    error, silent = landing_issues(found, model.cls)
+    if error is not None:
+        return replace(verdict, error=error)
+    return replace(verdict, silent=(*verdict.silent, *silent))
+
+
+def landing_issues(found: Sequence[landing.Landing], cls: str) -> tuple[Issue | None, tuple[Issue, ...]]:
+    """The landing problems as a verdict's parts: the first one the loader raises on is the error; tensors cut to
+    fit (DSP362) and parameters left unfilled (DSP363) are silent problems."""
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
-        return replace(verdict, error=Issue(_RAISED_AS.get(raised.kind, landing.SHAPE), raised.text))
-    silent = list(verdict.silent)
+        return Issue(_RAISED_AS.get(raised.kind, landing.SHAPE), raised.text), ()
+    silent: list[Issue] = []
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:
         silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
@@ -275,9 +284,9 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     if unfilled:
         shown = ", ".join(unfilled[:6]) + (f" and {len(unfilled) - 6} more" if len(unfilled) > 6 else "")
         silent.append(Issue(landing.UNFILLED, f"{len(unfilled)} parameter{'s' if len(unfilled) != 1 else ''} of its "
-                                      f"{model.cls.rsplit('.', 1)[-1]} no tensor fills keep their initial values: "
+                                      f"{cls.rsplit('.', 1)[-1]} no tensor fills keep their initial values: "
                                       f"{shown}", verbatim=False))
-    return replace(verdict, silent=tuple(silent))
+    return None, tuple(silent)
 
 
 def verdicts_for(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple[Verdict, ...]:
@@ -294,7 +303,3 @@ def verdicts_for(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple
             found.append(verdict)
     return tuple(found)
 
-
-def unknown_family_verdicts(builds: Sequence[BuiltConfig]) -> tuple[Verdict, ...]:
-    """A draft no family describes still has a verdict wherever the release has no class for it."""
-    return tuple(v for b in builds if b.error is not None and (v := built_verdict(b, None)) is not None)

@@ -155,12 +155,14 @@ def _layer_index(name: str) -> int | None:
     return None
 
 
-def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...]) -> Landing | None:
-    """The release's behaviour for a tensor of the wrong shape, as observed one row or column off."""
+def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
+              parameter: str) -> Landing | None:
+    """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
+    the rule's parameter at this tensor's layer index)."""
     if len(got) != len(want):
-        return Landing("shape", name, rule.parameter, True,
+        return Landing("shape", name, parameter, True,
                        f"{name}: {len(got)}-D in the checkpoint, the release builds a {len(want)}-D parameter "
-                       f"{rule.parameter}")
+                       f"{parameter}")
     for axis, (g, w) in enumerate(zip(got, want, strict=True)):
         if w is None or g == w:
             continue
@@ -171,17 +173,17 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         if seen.raises is not None:
             words = seen.message.replace("{got}", _size(got)).replace("{want}", _size(full)) \
                 .replace("{got_dim}", str(g)).replace("{want_dim}", str(w))
-            text = f"{seen.raises}: {words}" if words.strip() else \
-                f"{seen.raises} at {seen.where} ({name} {list(got)}, parameter {rule.parameter} {list(full)})"
-            return Landing("shape", name, rule.parameter, True, text, seen.where)
+            context = f"({name} {list(got)}, parameter {parameter} {list(full)})"  # the release's words name neither
+            text = f"{seen.raises}: {words} {context}" if words.strip() else f"{seen.raises} at {seen.where} {context}"
+            return Landing("shape", name, parameter, True, text, seen.where)
         if seen.cuts:
-            return Landing("cut", name, rule.parameter, False,
+            return Landing("cut", name, parameter, False,
                            f"{name} is {list(got)} but the release builds {list(full)} from the config: it loads "
                            f"the part that fits and drops the rest, without a word")
         if seen.leaves_unwritten:
-            return Landing("partly-unwritten", name, rule.parameter, False,
+            return Landing("partly-unwritten", name, parameter, False,
                            f"{name} is {list(got)} but the release builds {list(full)} from the config: the rest "
-                           f"of {rule.parameter} stays as initialised, without a word")
+                           f"of {parameter} stays as initialised, without a word")
     return None
 
 
@@ -197,19 +199,23 @@ def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: 
 
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
-         target_hidden: int | None, target_vocab: int | None, config_class: str = "") -> tuple[Landing, ...]:
-    """Every problem of these tensors in this release's model of this architecture, errors first."""
+         target_hidden: int | None, target_vocab: int | None, config_class: str = "",
+         vocab: bool = False) -> tuple[Landing, ...]:
+    """Every problem of these tensors in this release's model of this architecture, errors first. `vocab`: judge
+    the shapes of the vocabulary tensors too (a class no vocab contract describes, runtimes/generated_verdict.py);
+    a vocabulary parameter no tensor fills is never reported here, since the release may take the target's after
+    loading (which its load_weights does not show)."""
     if (missing := _missing(model, config, config_class)) is not None:
         return (missing,)
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                        config_class=config_class)
     return _landings(model, frozenset(values.items()), _unjudged(model, config),
-                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())))
+                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), vocab)
 
 
 @functools.lru_cache(maxsize=256)
 def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjudged: frozenset[str],
-              tensors: tuple[tuple[str, tuple[int, ...]], ...]) -> tuple[Landing, ...]:
+              tensors: tuple[tuple[str, tuple[int, ...]], ...], vocab: bool = False) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -229,12 +235,12 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
                                  rule.refused.where))
             continue
-        if rule.parameter is None or is_vocab(rule.shape) or rule.parameter in JUDGED_ELSEWHERE:
+        if rule.parameter is None or (is_vocab(rule.shape) and not vocab) or rule.parameter in JUDGED_ELSEWHERE:
             continue
         want = _shape(rule.shape, values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         if want is not None and normal(rule.parameter) not in unjudged:
-            problem = _mismatch(rule, name, got, want)
+            problem = _mismatch(rule, name, got, want, parameter)
             if problem is not None:
                 found.append(problem)
             if problem is not None and problem.raises:

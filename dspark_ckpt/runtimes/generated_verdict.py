@@ -1,0 +1,66 @@
+"""Pure: the verdict of a draft no family describes, on each release whose generated model builds its class.
+
+A registered draft class dspark-ckpt has no vocab contract for (EAGLE-3 for DeepSeek/Kimi, Llama 4's EAGLE, an MTP
+head, ...) is still judged where the release's own code could be run on CPU (runtimes/release_data): every tensor
+of the checkpoint, vocabulary tensors included, against the parameters that release builds from this config, and
+what its load_weights does with each name (runtimes/landing.py). The first tensor it raises on is the verdict's
+error (DSP360, DSP361, DSP333 in the release's words); a tensor cut to fit or a backbone parameter no tensor fills
+is silent (DSP362, DSP363). What the release does after loading (sharing the target's lm_head or embed_tokens) is
+not in the generated model, so a vocabulary parameter no tensor fills is not reported. A release whose generated
+model could not build the class (`not_built`), or that has no data, gives no verdict: DSP232 says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.config_build import built_verdict, landing_issues
+from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.records import BuiltConfig, Verdict
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release
+
+GENERATED = "the release's generated model"  # how a generated verdict's source says where it comes from
+
+
+def generated_model(built: BuiltConfig) -> tuple[str, ArchitectureModel] | None:
+    """The release whose data models this build's class, and that model; None where it is not built."""
+    if built.architecture is None or built.hf is None or built.error is not None:
+        return None
+    release = modelled_release(built.runtime, built.version)
+    model = architecture_model(built.runtime, release, built.architecture) if release is not None else None
+    if model is None or model.not_built is not None:
+        return None
+    return release, model  # type: ignore[return-value]
+
+
+def is_generated(contract: Contract) -> bool:
+    return contract.family is None and contract.supported and GENERATED in contract.source
+
+
+def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]], *, target_hidden: int | None,
+                      target_vocab: int | None) -> Verdict | None:
+    found = generated_model(built)
+    if found is None:
+        return None
+    release, model = found
+    assert built.hf is not None
+    contract = Contract(built.runtime, built.version, built.version, None, model.cls.rsplit(".", 1)[-1],
+                        f"{model.where} @ v{release} ({GENERATED}, runtimes/release_data)")
+    problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
+                            config_class=built.config_class, vocab=True)
+    error, silent = landing_issues(problems, model.cls)
+    return Verdict(built.runtime, built.version, contract, error, silent)
+
+
+def unmodelled_verdicts(builds: Sequence[BuiltConfig], tensors: Mapping[str, tuple[int, ...]], *,
+                        target_hidden: int | None, target_vocab: int | None) -> tuple[Verdict, ...]:
+    """Per release: the build's own error where it raised (no class, a refused conversion), else the generated
+    model's verdict where there is one."""
+    out = []
+    for built in builds:
+        verdict = built_verdict(built, None) if built.error is not None else generated_verdict(
+            built, tensors, target_hidden=target_hidden, target_vocab=target_vocab)
+        if verdict is not None:
+            out.append(verdict)
+    return tuple(out)

@@ -1,0 +1,178 @@
+"""A registered draft class no family describes is judged on every tensor where the release's generated model builds
+it (issue 21 items 1-2; runtimes/generated_verdict.py): its load_weights' name mapping, the shapes its __init__
+builds from this config (vocabulary tensors included), what it raises and what it leaves unfilled. Real tiny
+checkpoints in the producers' layouts, through the CLI; the truth is vLLM 0.33.0's own code as
+runtimes/release_data/vllm-0.33.0 recorded it (deepseek_eagle3.py, llama_eagle.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import run_cli, write_safetensors
+
+V, D, T, H = 96, 64, 96, 32
+HEADS, KV_RANK, Q_RANK, NOPE, ROPE, V_HEAD, INTER = 4, 16, 24, 8, 4, 8, 48
+RUNTIME = "vllm==0.33.0"
+
+
+def _folder(root: Path, config: dict[str, Any], tensors: dict[str, np.ndarray]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text(json.dumps(config))
+    write_safetensors(root / "model.safetensors", tensors)
+    return root
+
+
+def _rand(*shape: int) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
+
+
+def mla_eagle3(root: Path, *, replace: dict[str, tuple[int, ...]] | None = None, drop: tuple[str, ...] = (),
+               extra: dict[str, tuple[int, ...]] | None = None) -> Path:
+    """A DeepSeek/Kimi-MLA EAGLE-3 draft as SpecForge exports it: `midlayer.` names, q_a/kv_a split, pruned."""
+    layer = "midlayer.self_attn."
+    shapes: dict[str, tuple[int, ...]] = {
+        "embed_tokens.weight": (V, H), "fc.weight": (H, 3 * H), "norm.weight": (H,), "lm_head.weight": (D, H),
+        f"{layer}q_a_proj.weight": (Q_RANK, 2 * H), f"{layer}q_a_layernorm.weight": (Q_RANK,),
+        f"{layer}q_b_proj.weight": (HEADS * (NOPE + ROPE), Q_RANK),
+        f"{layer}kv_a_proj_with_mqa.weight": (KV_RANK + ROPE, 2 * H), f"{layer}kv_a_layernorm.weight": (KV_RANK,),
+        f"{layer}kv_b_proj.weight": (HEADS * (NOPE + V_HEAD), KV_RANK), f"{layer}o_proj.weight": (H, HEADS * V_HEAD),
+        "midlayer.mlp.gate_proj.weight": (INTER, H), "midlayer.mlp.up_proj.weight": (INTER, H),
+        "midlayer.mlp.down_proj.weight": (H, INTER), "midlayer.input_layernorm.weight": (H,),
+        "midlayer.hidden_norm.weight": (H,), "midlayer.post_attention_layernorm.weight": (H,),
+    }
+    shapes.update(replace or {})
+    shapes.update(extra or {})
+    tensors: dict[str, np.ndarray] = {n: _rand(*s) for n, s in shapes.items() if n not in drop}
+    tensors["d2t"] = np.arange(D, dtype=np.int64) // 2  # target ids i + i // 2: distinct, below T
+    config = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": V,
+              "draft_vocab_size": D, "hidden_size": H, "num_hidden_layers": 1, "num_attention_heads": HEADS,
+              "kv_lora_rank": KV_RANK, "q_lora_rank": Q_RANK, "qk_nope_head_dim": NOPE, "qk_rope_head_dim": ROPE,
+              "v_head_dim": V_HEAD, "intermediate_size": INTER, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,
+              "max_position_embeddings": 4096}
+    return _folder(root, config, tensors)
+
+
+def eagle1_llama(root: Path, *, replace: dict[str, tuple[int, ...]] | None = None,
+                 extra: dict[str, tuple[int, ...]] | None = None) -> Path:
+    """An EAGLE-1 Llama draft as the EAGLE repo ships it: fc over [embed, hidden], one layer without
+    input_layernorm, no lm_head (the target's), a rotary cache in the layer."""
+    shapes: dict[str, tuple[int, ...]] = {
+        "embed_tokens.weight": (V, H), "fc.weight": (H, 2 * H),
+        "layers.0.self_attn.q_proj.weight": (H, H), "layers.0.self_attn.k_proj.weight": (H, H),
+        "layers.0.self_attn.v_proj.weight": (H, H), "layers.0.self_attn.o_proj.weight": (H, H),
+        "layers.0.mlp.gate_proj.weight": (INTER, H), "layers.0.mlp.up_proj.weight": (INTER, H),
+        "layers.0.mlp.down_proj.weight": (H, INTER), "layers.0.post_attention_layernorm.weight": (H,),
+        "layers.0.self_attn.rotary_emb.inv_freq": (HEADS,),
+    }
+    shapes.update(replace or {})
+    shapes.update(extra or {})
+    config = {"architectures": ["EagleLlamaForCausalLM"], "model_type": "llama", "vocab_size": V, "hidden_size": H,
+              "num_hidden_layers": 1, "num_attention_heads": HEADS, "num_key_value_heads": HEADS,
+              "intermediate_size": INTER, "rms_norm_eps": 1e-6, "max_position_embeddings": 4096}
+    return _folder(root, config, {n: _rand(*s) for n, s in shapes.items()})
+
+
+def check(path: Path, *runtimes: str) -> tuple[int, dict[str, Any]]:
+    args = ["check", str(path), "--target-vocab-size", str(T), "--format", "json"]
+    for runtime in runtimes or (RUNTIME,):
+        args += ["--runtime", runtime]
+    result = run_cli(*args)
+    assert "Traceback" not in result.stderr, result.stderr
+    (doc,) = json.loads(result.stdout)["checkpoints"]
+    return result.returncode, doc
+
+
+def row(doc: dict[str, Any], runtime: str = RUNTIME) -> dict[str, Any]:
+    name, version = runtime.split("==")
+    return next(c for c in doc["compatibility"] if (c["runtime"], c["version"]) == (name, version))
+
+
+def codes(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["code"]: f for f in doc["findings"]}
+
+
+def test_a_correct_mla_eagle3_draft_loads_and_is_judged(tmp_path: Path) -> None:
+    code, doc = check(mla_eagle3(tmp_path / "ok"))
+    entry = row(doc)
+    assert entry["loads"] is True and not entry.get("silent"), entry
+    note = codes(doc)["DSP232"]
+    assert "on vllm==0.33.0 every tensor is judged on the release's generated model" in note["message"]
+    assert not {"DSP360", "DSP361", "DSP362", "DSP363"} & set(codes(doc))
+    assert code == 0, doc["findings"]
+
+
+def test_an_mla_projection_of_another_rank_fails_with_the_release_s_error(tmp_path: Path) -> None:
+    wrong = {"midlayer.self_attn.kv_b_proj.weight": (HEADS * (NOPE + V_HEAD), KV_RANK - 4)}
+    code, doc = check(mla_eagle3(tmp_path / "rank", replace=wrong))
+    entry = row(doc)
+    assert entry["loads"] is False and entry["error_code"] == "DSP361", entry
+    assert "midlayer.self_attn.kv_b_proj.weight [64, 12]" in entry["error"]
+    assert "model.layers.0.self_attn.kv_b_proj.weight [64, 16]" in entry["error"]  # the layer's own index
+    assert "vllm/model_executor/parameter.py" in entry["error"]
+    assert code == 1
+
+
+def test_the_split_mla_input_projections_stack_into_one_parameter(tmp_path: Path) -> None:
+    """q_a_proj and kv_a_proj_with_mqa land in fused_qkv_a_proj (the model's WeightsMapper): neither is refused
+    by name, and a wrong q_a_proj width is that fused parameter's error."""
+    wrong = {"midlayer.self_attn.q_a_proj.weight": (Q_RANK, H)}  # built from [embeds, hidden]: 2*H wide
+    _, doc = check(mla_eagle3(tmp_path / "qa", replace=wrong))
+    entry = row(doc)
+    assert entry["loads"] is False and entry["error_code"] == "DSP361", entry
+    assert "fused_qkv_a_proj" in entry["error"]
+
+
+def test_a_missing_norm_loads_and_keeps_its_initial_values(tmp_path: Path) -> None:
+    code, doc = check(mla_eagle3(tmp_path / "nonorm", drop=("midlayer.self_attn.kv_a_layernorm.weight",)))
+    entry = row(doc)
+    assert entry["loads"] is True, entry
+    unfilled = codes(doc)["DSP363"]
+    assert unfilled["severity"] == "warning"
+    assert "model.layers.0.self_attn.kv_a_layernorm.weight" in unfilled["message"]
+
+
+def test_a_stray_tensor_is_refused_in_the_release_s_words(tmp_path: Path) -> None:
+    _, doc = check(mla_eagle3(tmp_path / "stray", extra={"midlayer.self_attn.rope_scale.weight": (4,)}))
+    entry = row(doc)
+    assert entry["loads"] is False and entry["error_code"] == "DSP360", entry
+    assert "There is no module or parameter named" in entry["error"]
+
+
+def test_a_draft_vocabulary_head_of_another_size_fails(tmp_path: Path) -> None:
+    """The vocabulary tensors' shapes are judged too: no vocab contract covers this class."""
+    _, doc = check(mla_eagle3(tmp_path / "head", replace={"lm_head.weight": (D + 8, H)}))
+    entry = row(doc)
+    assert entry["loads"] is False and entry["error_code"] == "DSP361", entry
+    assert "lm_head.weight" in entry["error"]
+
+
+def test_eagle1_llama_with_its_rotary_cache_loads(tmp_path: Path) -> None:
+    """EAGLE-1 ships no lm_head (the target's is used) and a rotary inv_freq vLLM's AutoWeightsLoader drops."""
+    code, doc = check(eagle1_llama(tmp_path / "eagle1"))
+    entry = row(doc)
+    assert entry["loads"] is True and not entry.get("silent"), entry
+    assert code == 0, doc["findings"]
+
+
+def test_eagle1_llama_with_another_head_count_in_its_projections_fails(tmp_path: Path) -> None:
+    _, doc = check(eagle1_llama(tmp_path / "eagle1", replace={"layers.0.self_attn.o_proj.weight": (H, H // 2)}))
+    entry = row(doc)
+    assert entry["loads"] is False and entry["error_code"] == "DSP361", entry
+    assert entry["error"].startswith("RuntimeError: start (0) + length (32) exceeds dimension size (16).")  # vLLM's
+    assert "layers.0.self_attn.o_proj.weight [32, 16]" in entry["error"]
+
+
+@pytest.mark.parametrize("runtime", ["vllm==0.33.0"])
+def test_a_class_the_release_model_could_not_build_gets_no_verdict(tmp_path: Path, runtime: str) -> None:
+    """EagleLlama4ForCausalLM stops in __init__ on the probe's config (not_built): DSP232 says no verdict."""
+    folder = eagle1_llama(tmp_path / "llama4")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "architectures": ["EagleLlama4ForCausalLM"],
+                                                    "model_type": "llama4_text"}))
+    _, doc = check(folder, runtime)
+    assert not any((c["runtime"], c["version"]) == ("vllm", "0.33.0") for c in doc["compatibility"])
+    assert f"no verdict is given on {runtime}" in codes(doc)["DSP232"]["message"]
