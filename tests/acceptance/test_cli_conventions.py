@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -162,8 +163,11 @@ def test_output_format_is_format() -> None:
 
 
 def test_shell_completion() -> None:
-    script = run_cli("--show-completion", "bash")
-    assert script.returncode == 0 and "_DSPARK_CKPT_COMPLETE" in script.stdout
+    # Typer detects the shell from the process tree (shellingham): run it from bash, as a user does; a test process
+    # detached from any shell (a background job whose shell exited) would get "Shell  not supported."
+    script = subprocess.run(["bash", "-c", f"{shlex.quote(sys.executable)} -m dspark_ckpt --show-completion; exit $?"],
+                            capture_output=True, text=True, check=False, timeout=120)
+    assert script.returncode == 0 and "_DSPARK_CKPT_COMPLETE" in script.stdout, script.stderr
     env = {"_DSPARK_CKPT_COMPLETE": "complete_bash", "COMP_WORDS": "dspark-ckpt ch", "COMP_CWORD": "1"}
     assert run_cli(env=env).stdout.split() == ["check"]
     env = {**env, "COMP_WORDS": "dspark-ckpt check --output-f", "COMP_CWORD": "2"}
