@@ -1,9 +1,9 @@
 """The generated model of a runtime release: what its own code did with a draft's tensors, read from its data file.
 
 `runtimes/release_data/<runtime>-<release>/` (`release.json`, then one `<Architecture>.json` per registered draft
-architecture) is written by `python tools/release_model.py <release>`, which
-executes that release's wheel on CPU (never edited by hand; docs/adding-a-runtime-release.md). A record holds, per
-registered draft architecture, the parameters its `__init__` builds (each dimension an expression of config keys and
+architecture) is written by `python tools/release_model.py <release>` (vLLM) or `python tools/sglang_release_model.py
+<release>` (SGLang, the same schema), which executes that release's wheel on CPU (never edited by hand;
+docs/adding-a-runtime-release.md). A record holds, per registered draft architecture, the parameters its `__init__` builds (each dimension an expression of config keys and
 of the target's), where its `load_weights` puts each checkpoint name, what it does with a name it has no parameter
 for and with a tensor one row or column off, and what each optional key falls back to. A file is read lazily, once,
 and only for the (release, architecture) a run asks about.
@@ -22,7 +22,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion
 
-from dspark_ckpt.runtimes.versions import release_key
+from dspark_ckpt.runtimes.versions import PRECISION, release_key
 
 DATA = Path(__file__).resolve().parent / "release_data"
 SCHEMA = 1
@@ -183,9 +183,10 @@ def generated_releases(runtime: str) -> tuple[str, ...]:
 @functools.cache
 def modelled_release(runtime: str, release: str) -> str | None:
     """The generated model a verdict on `runtime==release` reads: its own; else the newest generated release of
-    the same minor at or below it (vLLM changes behaviour by minor: 0.27.1 reads 0.27.0's, as the contract rows
-    do); else, for a release newer than every generated one, the newest (the verdict says DSP220 already). A
-    release older than every generated one has none: its code may differ in kind."""
+    the same row granularity at or below it (versions.PRECISION: vLLM changes behaviour by minor, so 0.27.1 reads
+    0.27.0's, as the contract rows do; SGLang by release, so only a post release reads its base's); else, for a
+    release newer than every generated one, the newest (the verdict says DSP220 already). Any other release has
+    none: its code may differ in kind."""
     known = generated_releases(runtime)
     if release in known:
         return release
@@ -193,7 +194,8 @@ def modelled_release(runtime: str, release: str) -> str | None:
         key = release_key(release)
     except InvalidVersion:
         return None
-    same = [r for r in known if release_key(r)[:2] == key[:2] and release_key(r) <= key]
+    n = PRECISION.get(runtime, 3)
+    same = [r for r in known if release_key(r)[:n] == key[:n] and release_key(r) <= key]
     if same:
         return same[-1]
     return known[-1] if known and key > release_key(known[-1]) else None

@@ -4,7 +4,9 @@ SGLang takes config.json as written (AutoConfig by model_type; no speculators co
 resolves `architectures[0]` against the EntryClass names of that release's `sglang/srt/models/` (models/registry.py);
 a name none registers, with no `auto_map.AutoModel`, fails in model_loader/utils.py:get_model_architecture with
 "Cannot find model module ..." (sglang_rows.py cites the line per release). That is the build's own error, so a
-draft whose family dspark-ckpt does not model (a speculators config, say) still gets SGLang's verdict.
+draft whose family dspark-ckpt does not model (a speculators config, say) still gets SGLang's verdict. The config
+as written is also what the class is built from (`hf`): the release's generated model (runtimes/landing.py) judges
+every other tensor against it, as for vLLM.
 """
 
 from __future__ import annotations
@@ -58,4 +60,4 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     aux = eagle3_aux_sglang.read_aux(raw, family, version) if family is not None and error is None else None
     return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
                        None, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
-                       error=error, source=SOURCE, aux=aux)
+                       error=error, source=SOURCE, aux=aux, hf=dict(raw))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import draft_tensors
+from conftest import backbone_config, backbone_tensors, draft_tensors
 from sglang_support import DSPARK_READY, Drafts, T, check, edit_config, expect
 
 from dspark_ckpt.runtimes import messages as m
@@ -106,7 +106,8 @@ def test_0_5_23_reads_the_nested_dflash_config_before_the_top_level(drafts: Draf
 
 
 def test_missing_markov_weights_keep_their_random_init(drafts: Drafts) -> None:
-    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T)
+    tensors = {**backbone_tensors("qwen3-dspark", {"hidden_size": 16, **backbone_config(16)}),
+               **draft_tensors(vocab=T, draft_vocab=T, target_vocab=T)}  # every layer complete, as make_checkpoint's
     del tensors["markov_head.markov_w2.weight"]
     found = check(dspark(drafts, tensors=tensors))
     expect(found, {BEFORE: ("error", "DSP309"), ALL_DSPARK: ("loads", OWN_IGNORED | {"DSP345"})})

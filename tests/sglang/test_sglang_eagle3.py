@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import draft_tensors
+from conftest import backbone_config, backbone_tensors, draft_tensors
 from sglang_support import EAGLE3_READY, Drafts, T, check, edit_config, expect, outcome, releases
 
 from dspark_ckpt.runtimes import messages as m
@@ -17,10 +17,12 @@ EMBED_REPLACED = "DSP307"  # the worker's set_embed replaces the draft's embed_t
 
 
 def midlayer(**kwargs: Any) -> dict[str, np.ndarray]:
-    """EAGLE-3 tensors named as SGLang's own exports name them (`midlayer.*`, loaded by every release)."""
-    tensors = draft_tensors(markov=False, **kwargs)
-    tensors["midlayer.mlp.down_proj.weight"] = tensors.pop("layers.0.mlp.down_proj.weight")
-    return tensors
+    """EAGLE-3 tensors named as SGLang's own exports name them (`midlayer.*`, loaded by every release), the layer
+    complete (make_checkpoint's backbone, so the release's generated model finds every parameter filled)."""
+    backbone = backbone_tensors("eagle3-llama", {"hidden_size": 16, **backbone_config(16)})
+    tensors = {**backbone, **draft_tensors(markov=False, **kwargs)}
+    return {name.replace("layers.0.", "midlayer.", 1) if name.startswith("layers.0.") else name: t
+            for name, t in tensors.items()}
 
 
 def eagle(drafts: Drafts, *, config: dict[str, Any] | None = None, **kwargs: Any) -> Path:
@@ -55,11 +57,15 @@ def test_layers_0_names_are_dropped_before_0_5_12(drafts: Drafts) -> None:
 def test_more_than_one_layer_or_none_stated_is_refused_before_0_5_12(drafts: Drafts) -> None:
     two = eagle(drafts, config={"num_hidden_layers": 2})
     unstated = edit_config(eagle(drafts), num_hidden_layers=None)  # LlamaConfig's default: 32 layers
-    for path in (two, unstated):
+    # 0.5.23's generated model: LlamaModel builds config.num_hidden_layers layers (models/llama_eagle3.py:202) and
+    # the one-layer checkpoint fills only the first; the second keeps its initial values (DSP363). An unstated count
+    # is transformers' default, which the generated model does not sample: not judged.
+    for path, newest in ((two, frozenset({EMBED_REPLACED, "DSP363"})), (unstated, frozenset({EMBED_REPLACED}))):
         found = check(path)
         expect(found, {("0.5.1", "0.5.11"): ("error", "DSP341"),
-                       ("0.5.12", "0.5.23"): ("loads", frozenset({EMBED_REPLACED}))})
+                       ("0.5.12", "0.5.22"): ("loads", frozenset({EMBED_REPLACED})), ("0.5.23", "0.5.23"): ("loads", newest)})
         assert found["0.5.11"].error == m.E_EAGLE3_LAYERS == "EAGLE3 currently only supports 1 layer"
+    assert "model.layers.1.input_layernorm.weight" in check(two)["0.5.23"].silent[-1]
 
 
 def test_draft_vocab_size_absent(drafts: Drafts) -> None:

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Maintainer command: generate one SGLang release's data files by executing that release's own code.
+
+    python tools/sglang_release_model.py 0.5.23                  # fetch the wheel, run it, write the data folder
+    python tools/sglang_release_model.py 0.5.23 --check          # regenerate and compare with the committed folder
+    python tools/sglang_release_model.py 0.5.23 --only LlamaForCausalLMEagle3 --out /tmp/x
+
+The SGLang twin of tools/release_model.py, writing the same schema (runtimes/release_model.py reads both):
+`pip download --no-deps --no-cache-dir sglang==V`, extracted without its compiled libraries, with the transformers
+release the wheel pins (its config classes' defaults are what the release builds from); the draft
+architectures the release registers are the EntryClass names of its sglang/srt/models/*.py that
+tools/registry_data.py calls drafts (the same reading as runtimes/registered_architectures.json); one worker
+subprocess (tools/sglang_release_model_worker.py) imports the release on CPU and runs tools/release_model_worker.py's
+observation on each class; tools/release_model.py's fitting turns the samples into the record, written to
+`dspark_ckpt/runtimes/release_data/sglang-V/` (release.json, then one file per architecture). An architecture that
+cannot be built on CPU carries the error that stopped it, with its file:line; release.json says what was stubbed
+and how the process group was set up. Exit 0 on success (or, with --check, when the folder is unchanged), 1 when
+the committed folder differs, 2 when the release cannot be run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+import release_model as fitting
+from probe_runtime import DEFAULT_CACHE, ensure_deps, log, pip
+from registry_data import sglang_entries
+
+DATA = fitting.DATA
+WORKER = ROOT / "tools" / "sglang_release_model_worker.py"
+# What SGLang's model modules import at import time beside vLLM's set (tools/probe_runtime.py IMPORT_DEPS) and
+# torch (pip names, installed without their dependencies into their own folder). triton: SGLang imports it
+# unconditionally (sglang/srt/utils/common.py) and decorates kernels at module level; on CPU nothing compiles them.
+SGLANG_DEPS = ("orjson", "ipython", "traitlets", "dill", "sentencepiece", "uvicorn", "triton")
+# Imported at module level by SGLang's files but not loadable on CPU (or pulling a CUDA torch): served as inert
+# modules to SGLang's own imports (the worker records each one that was imported).
+STUB = ("sgl_kernel", "datasets", "vllm", "flashinfer", "deep_gemm", "deep_ep", "flash_mla",
+        "tilelang", "quack", "flash_attn", "torch_memory_saver", "torchaudio", "decord", "cutlass", "modelscope")
+# Served to every importer, transformers included, with the __version__ its availability checks read: torchvision
+# (PyPI's build needs a CUDA torch), which the transformers that SGLang <= 0.5.21 pins requires for
+# AutoImageProcessor, and which SGLang's multimodal configs register processors with at import time. The version
+# is the one paired with the interpreter's torch 2.13.
+STUB_EVERYONE = {"torchvision": "0.28.0"}
+# The config a sample starts from, by a marker in the architecture's name (tools/release_model_worker.py recipe_for:
+# every marker found applies, in this order); the model_type picks the transformers config class, as SGLang's
+# get_config does for a draft. The MLA ranks and expert counts are tools/release_model.py's (small, and sampled:
+# VARY), so that the shapes they decide are fitted as expressions of them.
+MLA = {"model_type": "deepseek_v3", **fitting._MLA, **fitting._SMALL_MOE,
+       fitting.VARY: fitting._MLA_SIZES + fitting._MOE_SIZES}
+RECIPES: dict[str, dict[str, Any]] = {
+    "Qwen2": {"model_type": "qwen2"},
+    "Qwen3": {"model_type": "qwen3"},
+    "Qwen3Moe": {"model_type": "qwen3_moe", **fitting._SMALL_MOE},
+    "Qwen3Next": {"model_type": "qwen3_next", **fitting._SMALL_MOE},
+    # speculative/dspark_components/dspark_config.py: a Markov head needs its type; the mask id every DSpark
+    # config carries (tools/probe_sglang.py DSPARK_CONFIGS "ready")
+    "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0},
+    "DFlash": {"model_type": "qwen3"},
+    # models/dflash.py: the selector draft's dflash_config entries (as tools/release_model.py's DFlash2 recipe)
+    "DFlash2": {"dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
+                                  "selector_top_k": 2, "target_layer_ids": [0]}},
+    "Mistral": {"model_type": "mistral"},
+    "Deepseek": MLA,  # EAGLE-3 for DeepSeek/Kimi (kimi_k25_eagle3.py), DeepSeek's NextN
+    "MistralLarge3": MLA,
+    "Glm4Moe": {"model_type": "glm4_moe", **fitting._SMALL_MOE},
+    "Glm4MoeLite": {"model_type": "glm4_moe_lite", **fitting._MLA},
+    "LongcatFlash": {"model_type": "longcat_flash", **fitting._MLA},
+    "Ernie": {"model_type": "ernie4_5_moe", **fitting._SMALL_MOE},
+    "HYV3": {"model_type": "hunyuan_v1_moe", **fitting._SMALL_MOE},
+    "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE},
+    "Step3p5": {"model_type": "step3p5"},
+    # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
+    "NextN": {"num_nextn_predict_layers": 1},
+    "MTP": {"num_nextn_predict_layers": 1},
+}
+
+
+def fetch_sources(version: str, cache: Path) -> Path:
+    """`pip download --no-deps --no-cache-dir sglang==V`, extracted without its compiled libraries (SGLang looks
+    its JIT kernel sources up at import time: sglang/kernels/jit must exist)."""
+    tree = cache / f"sglang-{version}"
+    if (tree / "sglang" / "__init__.py").exists():
+        return tree
+    with tempfile.TemporaryDirectory(prefix=f"sglang-{version}-", dir=cache) as scratch:
+        log(f"sglang_release_model: pip download --no-deps sglang=={version}")
+        pip("download", "--no-deps", "--no-cache-dir", "--only-binary", ":all:", "--dest", scratch,
+            f"sglang=={version}")
+        wheel = next(Path(scratch).glob(f"sglang-{version}-*.whl"))
+        staging = Path(scratch) / "tree"
+        with zipfile.ZipFile(wheel) as zf:
+            for name in zf.namelist():
+                if not name.endswith(".so") and ".." not in name:
+                    zf.extract(name, staging)
+        staging.rename(tree)
+    return tree
+
+
+def ensure_sglang_deps(cache: Path) -> Path:
+    deps = cache / "sglang-deps"
+    missing = [p for p in SGLANG_DEPS if not (deps / {"ipython": "IPython"}.get(p, p)).exists()]
+    if missing:
+        log(f"sglang_release_model: pip install --no-deps --target {deps} {' '.join(missing)}")
+        pip("install", "--quiet", "--no-deps", "--target", str(deps), *missing)
+    return deps
+
+
+def pinned_transformers(tree: Path, cache: Path) -> Path | None:
+    """The transformers release the wheel pins (`Requires-Dist: transformers==X`), in its own folder: its config
+    classes' defaults are what the release builds from (and an older SGLang registers config names a newer
+    transformers already holds). None when the wheel pins none."""
+    metadata = next(tree.glob("sglang-*.dist-info/METADATA"), None)
+    pins = [line.split("==", 1)[1].strip() for line in (metadata.read_text().splitlines() if metadata else ())
+            if line.replace(" ", "").startswith("Requires-Dist:transformers==")]
+    if not pins:
+        return None
+    folder = cache / f"transformers-{pins[0]}"
+    if not (folder / "transformers").is_dir():
+        log(f"sglang_release_model: pip install --target {folder} transformers=={pins[0]}")
+        pip("install", "--quiet", "--target", str(folder), f"transformers=={pins[0]}")
+        for stray in ("numpy", "numpy.libs", "torch"):  # never shadow the interpreter's own
+            shutil.rmtree(folder / stray, ignore_errors=True)
+    return folder
+
+
+def registry(tree: Path) -> dict[str, list[str]]:
+    """architecture -> [module under sglang/srt/models, class name], for every draft an EntryClass lists."""
+    out = {}
+    for arch, (kind, where) in sglang_entries(tree).items():
+        if kind == "draft":
+            out[arch] = [where.split(":", 1)[0].rsplit("/", 1)[1].removesuffix(".py"), arch]
+    return dict(sorted(out.items()))
+
+
+def run_worker(paths: list[Path], reg: dict[str, list[str]], architectures: list[str] | None,
+               timeout: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="dspark-sglang-release-model-") as tmp:
+        request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
+        request.write_text(json.dumps({"architectures": architectures or [], "registry": reg, "stub": list(STUB),
+                                       "stub_everyone": STUB_EVERYONE,
+                                       "recipes": {}, "recipe_rules": RECIPES,
+                                       "default_recipe": {"model_type": "llama", "rms_norm_eps": 1e-6}}))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths), "SGLANG_USE_CPU_ENGINE": "1"}
+        try:
+            subprocess.run([sys.executable, str(WORKER), str(request), str(out)], env=env, timeout=timeout,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        except subprocess.TimeoutExpired:
+            pass
+        if not out.exists():
+            return {"ok": False, "reason": "the worker wrote nothing"}
+        doc: dict[str, Any] = json.loads(out.read_text())
+        return doc
+
+
+def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
+    vllm_shaped = fitting.release_record(version, worker)
+    return {"schema": fitting.SCHEMA, "runtime": "sglang", "release": version,
+            "generated_by": f"python tools/sglang_release_model.py {version}",
+            "observed_version": worker.get("version"), "transformers": worker.get("transformers"),
+            "stubbed": worker.get("stubbed", []),
+            "set_up": worker.get("set_up"), "registry": vllm_shaped["registry"],
+            "architectures": vllm_shaped["architectures"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("version")
+    parser.add_argument("--only", action="append", help="only these architectures (default: all registered drafts)")
+    parser.add_argument("--out", type=Path, help="write this folder instead of the package's data folder")
+    parser.add_argument("--check", action="store_true", help="compare with the committed folder; write nothing")
+    parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
+    parser.add_argument("--timeout", type=float, default=3000.0)
+    args = parser.parse_args(argv)
+    DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
+    tree = fetch_sources(args.version, DEFAULT_CACHE)
+    pinned = pinned_transformers(tree, DEFAULT_CACHE)
+    paths = [tree, *([pinned] if pinned else []), ensure_sglang_deps(DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)]
+    reg = registry(tree)
+    worker = run_worker(paths, reg, args.only, args.timeout)
+    if not worker.get("ok"):
+        print(f"sglang_release_model: SGLang {args.version} could not be run: {worker.get('reason')}\n"
+              f"{worker.get('traceback', '')[-3000:]}", file=sys.stderr)
+        return 2
+    if args.raw:
+        args.raw.write_text(json.dumps(worker, indent=1))
+    files = fitting.dump(release_record(args.version, worker))
+    folder = args.out or DATA / f"sglang-{args.version}"
+    if args.check:
+        held = {p.name: p.read_text() for p in folder.glob("*.json")} if folder.is_dir() else {}
+        same = held == files
+        print(f"sglang_release_model: {folder} {'is' if same else 'is NOT'} what SGLang {args.version} does"
+              + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
+        return 0 if same else 1
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in {p.name for p in folder.glob("*.json")} - set(files):
+        (folder / stale).unlink()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    built = sum("not_built" not in a for a in release_record(args.version, worker)["architectures"].values())
+    print(f"sglang_release_model: wrote {folder} ({len(worker['architectures'])} architectures, {built} built)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""Worker of tools/sglang_release_model.py: runs inside one SGLang release (PYTHONPATH = its extracted wheel + deps)
+and observes, by executing that release's own code on CPU, what it does with a draft's tensors.
+
+    python tools/sglang_release_model_worker.py REQUEST.json OUT.json
+
+The observation itself is tools/release_model_worker.py's (the same samples, layouts, marker tensors, off-by-one
+feeds and structural probes, imported and called): this module only gives it an SGLang release to run them on.
+SGLang is imported with SGLANG_USE_CPU_ENGINE=1 (its own CPU code paths); the GPU-only packages it imports at module
+level (request["stub"]: its kernels package, flashinfer, a benchmark's datasets, ...) are answered by inert modules,
+served only to imports made from SGLang's own files (request["stub_everyone"], torchvision's CUDA-only build, to
+every importer, with the version transformers' checks read), and every one that was imported is recorded. The
+process group is SGLang's own single-process set-up (sglang/test/layer_ut_utils.py init_single_process_dist where
+the release ships it; else its steps: init_distributed_environment with gloo, world size 1, the topology published
+where the release publishes one, initialize_model_parallel). A class is built as model_loader/loader.py
+_initialize_model builds it: `cls(config=hf_config, quant_config=None)`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import sys
+import tempfile
+import traceback
+import types
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import release_model_worker as observe
+
+PACKAGE = "sglang"
+
+
+# --- file:line in SGLang's terms (the vLLM worker's helpers name vllm/ files) -----------------------------------
+
+def _where_file(path: str) -> str:
+    marker = f"/{PACKAGE}/"
+    return PACKAGE + "/" + path.rsplit(marker, 1)[1] if marker in path else path
+
+
+def _where(obj: Any) -> str:
+    import inspect
+
+    try:
+        file = inspect.getsourcefile(obj) or "?"
+        line = inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        return "?"
+    return f"{_where_file(file)}:{line}"
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = next((f"{_where_file(f.filename)}:{f.lineno}" for f in reversed(frames)
+                  if f"/{PACKAGE}/" in f.filename), "?")
+    return {"type": type(exc).__name__, "message": str(exc)[:2000], "where": where}
+
+
+observe._where = _where  # the observation's file:line helpers, pointed at sglang/ files
+observe._error = _error
+_stacked = observe.shards
+
+
+def _shards(model: Any, name: str, param: Any) -> list[tuple[str, int, int]] | None:
+    """The vLLM worker's stacked shards, plus SGLang's MLA `fused_qkv_a_proj_with_mqa` (a ReplicatedLinear, so no
+    output_sizes): load_weights concatenates q_a_proj (q_lora_rank rows) and kv_a_proj_with_mqa (the rest)
+    (models/deepseek_v2.py, models/kimi_k25_eagle3.py load_weights)."""
+    parts = name.rsplit(".", 2)
+    if len(parts) == 3 and parts[1] == "fused_qkv_a_proj_with_mqa" and param.dim() == 2:
+        attention = model.get_submodule(parts[0]) if parts[0] else model
+        q_rows = getattr(attention, "q_lora_rank", None)
+        if isinstance(q_rows, int) and 0 < q_rows < param.shape[0]:
+            return [("q_a_proj", 0, q_rows), ("kv_a_proj_with_mqa", q_rows, int(param.shape[0]) - q_rows)]
+    return _stacked(model, name, param)
+
+
+observe.shards = _shards
+
+
+# --- inert modules for what SGLang imports but cannot load on CPU -----------------------------------------------
+
+class Inert(types.ModuleType):
+    """A module whose every attribute is another inert module: callable (a decorator returns what it wraps), a base
+    class (object), falsy, empty when iterated. Nothing the observation runs calls into it for a result."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.__path__: list[str] = []
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("__") and key.endswith("__"):
+            raise AttributeError(key)
+        value = Inert(f"{self.__name__}.{key}")
+        setattr(self, key, value)
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]
+        return Inert(f"{self.__name__}()")
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        return (object,)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves an inert module for `names`, to an import made from a file of the release only: transformers' own
+    availability checks (importlib.util.find_spec) still find nothing, so it takes its no-torchvision paths."""
+
+    def __init__(self, names: list[str], everyone: dict[str, str]) -> None:
+        self.names = set(names)
+        self.everyone = everyone  # served to every importer, with this __version__ (transformers asks for one)
+        self.served: list[str] = []
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        root = name.split(".")[0]
+        if root not in self.everyone and (root not in self.names or not self._from_release()):
+            return None
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    @staticmethod
+    def _from_release() -> bool:
+        frame = sys._getframe(2)
+        while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
+                                     or "importlib" in frame.f_code.co_filename):
+            frame = frame.f_back  # type: ignore[assignment]
+        return frame is not None and f"/{PACKAGE}/" in frame.f_code.co_filename
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        if "." not in spec.name and spec.name not in self.served:
+            self.served.append(spec.name)
+        module = Inert(spec.name)
+        if spec.name in self.everyone:
+            module.__version__ = self.everyone[spec.name]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+# --- the release ------------------------------------------------------------------------------------------------
+
+def _set_up_process_group(folder: str) -> str:
+    """SGLang's own single-process set-up, as the release ships it; returns which one ran."""
+    try:
+        from sglang.test.layer_ut_utils import init_single_process_dist
+    except ImportError:
+        init_single_process_dist = None
+    if init_single_process_dist is not None:
+        os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
+        init_single_process_dist(backend="gloo")
+        return "sglang/test/layer_ut_utils.py init_single_process_dist(backend='gloo')"
+    from sglang.srt.distributed import parallel_state as ps
+
+    ps.init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
+                                    distributed_init_method=f"file://{folder}/pg")
+    said = "sglang/srt/distributed/parallel_state.py init_distributed_environment + initialize_model_parallel (gloo)"
+    try:  # the published-topology releases: layer_ut_utils' steps (publish_build_topology, then the groups)
+        from sglang.srt.runtime_context import SpawnRanks, get_parallel, publish, reset_context
+    except ImportError:
+        ps.initialize_model_parallel(tensor_model_parallel_size=1)
+    else:
+        from sglang.srt.server_args import ServerArgs
+
+        reset_context()
+        publish(ServerArgs(model_path="dummy", tp_size=1, ep_size=1, pp_size=1), role="test",
+                ranks=SpawnRanks(world_rank=0))
+        get_parallel().override_permanently(world_group=ps._WORLD)
+        ps.initialize_model_parallel(backend="gloo")
+        return said + "; runtime_context.publish(ServerArgs(model_path='dummy'), role='test') first"
+    try:
+        from sglang.srt.server_args import ServerArgs, set_global_server_args_for_scheduler
+    except ImportError:
+        return said
+    set_global_server_args_for_scheduler(ServerArgs(model_path="dummy"))
+    return said + "; server_args.set_global_server_args_for_scheduler(ServerArgs(model_path='dummy'))"
+
+
+class Release:
+    """The release imported once, on CPU, with its process group; builds registered classes on demand (the
+    interface tools/release_model_worker.py's probe_architecture calls)."""
+
+    def __init__(self, folder: str, registry: dict[str, list[str]], stub: list[str],
+                 stub_everyone: dict[str, str]) -> None:
+        os.environ["SGLANG_USE_CPU_ENGINE"] = "1"
+        self.finder = InertFinder(stub, stub_everyone)
+        sys.meta_path.insert(0, self.finder)
+        import sglang
+        import torch
+
+        self.torch = torch
+        self.version = getattr(sglang, "__version__", "?")
+        self.folder = folder
+        self.set_up = _set_up_process_group(folder)
+        self.registry = registry  # architecture -> [module under sglang/srt/models, class name]
+
+    @property
+    def stubbed(self) -> list[str]:
+        return [f"{name} (an inert module, imported by the release's files; never run)" if name not in
+                self.finder.everyone else f"{name} (an inert module, version {self.finder.everyone[name]} to "
+                "transformers' availability checks, imported by every importer; never run)"
+                for name in sorted(self.finder.served)]
+
+    def model_class(self, architecture: str) -> Any:
+        module_name, _ = self.registry[architecture]
+        module = importlib.import_module(f"sglang.srt.models.{module_name}")
+        entries = module.EntryClass if isinstance(module.EntryClass, (list, tuple)) else [module.EntryClass]
+        # models/registry.py import_model_classes: the table is keyed by each entry's __name__
+        return next(cls for cls in entries if cls.__name__ == architecture)
+
+    def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int]) -> tuple[Any, set[str], set[str]]:
+        """cls's real __init__ for this config; returns the model, the hf keys it read, and (SGLang's classes take
+        no target config) no target reads."""
+        hf = observe._hf_config(raw)
+        if values.get("bare"):
+            omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
+            hf = observe._hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
+        reads: set[str] = set()
+        observe._record_reads(hf, reads)
+        with self.torch.device("cpu"):
+            model = cls(config=hf, quant_config=None)
+        return model, reads, set()
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[0]).read_text())
+    doc: dict[str, Any] = {"ok": False}
+    try:
+        with tempfile.TemporaryDirectory() as pg:
+            release = Release(pg, request["registry"], request["stub"], request.get("stub_everyone", {}))
+            import transformers
+
+            doc = {"ok": True, "version": release.version, "transformers": transformers.__version__,
+                   "set_up": release.set_up, "stubbed": release.stubbed,
+                   "registry": release.registry, "architectures": {}}
+            for architecture in request.get("architectures") or sorted(release.registry):
+                recipe = observe.recipe_for(architecture, request)
+                try:
+                    doc["architectures"][architecture] = observe.probe_architecture(
+                        release, architecture, recipe, int(request.get("seed", 0)))
+                except Exception as exc:  # noqa: BLE001 - the worker's own failure, per architecture
+                    doc["architectures"][architecture] = {"architecture": architecture, "worker_error": _error(exc)}
+                doc["stubbed"] = release.stubbed
+                Path(argv[1]).write_text(json.dumps(doc))
+                print(f"worker: {architecture} done", file=sys.stderr, flush=True)
+    except Exception as exc:  # noqa: BLE001 - the release cannot be imported or set up here: say why
+        doc = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+    Path(argv[1]).write_text(json.dumps(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[-2:]))
