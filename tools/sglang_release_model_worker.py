@@ -156,6 +156,8 @@ class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def _set_up_process_group(folder: str) -> str:
     """SGLang's own single-process set-up, as the release ships it; returns which one ran."""
+    from sglang.srt.distributed import parallel_state as ps
+
     try:
         from sglang.test.layer_ut_utils import init_single_process_dist
     except ImportError:
@@ -163,31 +165,38 @@ def _set_up_process_group(folder: str) -> str:
     if init_single_process_dist is not None:
         os.environ.setdefault("MASTER_PORT", str(29500 + os.getpid() % 1000))
         init_single_process_dist(backend="gloo")
-        return "sglang/test/layer_ut_utils.py init_single_process_dist(backend='gloo')"
-    from sglang.srt.distributed import parallel_state as ps
-
-    ps.init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
-                                    distributed_init_method=f"file://{folder}/pg")
-    said = "sglang/srt/distributed/parallel_state.py init_distributed_environment + initialize_model_parallel (gloo)"
-    try:  # the published-topology releases: layer_ut_utils' steps (publish_build_topology, then the groups)
-        from sglang.srt.runtime_context import SpawnRanks, get_parallel, publish, reset_context
-    except ImportError:
-        ps.initialize_model_parallel(tensor_model_parallel_size=1)
+        said = "sglang/test/layer_ut_utils.py init_single_process_dist(backend='gloo')"
     else:
-        from sglang.srt.server_args import ServerArgs
+        ps.init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
+                                        distributed_init_method=f"file://{folder}/pg")
+        said = "sglang/srt/distributed/parallel_state.py init_distributed_environment (gloo, world size 1)"
+        try:  # the releases whose groups read a published topology: layer_ut_utils' own steps
+            from sglang.srt.runtime_context import SpawnRanks, get_parallel, publish, reset_context
+        except ImportError:
+            ps.initialize_model_parallel(tensor_model_parallel_size=1)
+            said += " + initialize_model_parallel(tensor_model_parallel_size=1)"
+        else:
+            from sglang.srt.server_args import ServerArgs
 
-        reset_context()
-        publish(ServerArgs(model_path="dummy", tp_size=1, ep_size=1, pp_size=1), role="test",
-                ranks=SpawnRanks(world_rank=0))
-        get_parallel().override_permanently(world_group=ps._WORLD)
-        ps.initialize_model_parallel(backend="gloo")
-        return said + "; runtime_context.publish(ServerArgs(model_path='dummy'), role='test') first"
-    try:
+            reset_context()
+            publish(ServerArgs(model_path="dummy", tp_size=1, ep_size=1, pp_size=1), role="test",
+                    ranks=SpawnRanks(world_rank=0))
+            get_parallel().override_permanently(world_group=ps._WORLD)
+            ps.initialize_model_parallel(backend="gloo")
+            return said + " + runtime_context.publish(ServerArgs(model_path='dummy'), role='test') + " \
+                "initialize_model_parallel(backend='gloo')"
+    try:  # the server args the layers read, where nothing above published them
         from sglang.srt.server_args import ServerArgs, set_global_server_args_for_scheduler
     except ImportError:
         return said
-    set_global_server_args_for_scheduler(ServerArgs(model_path="dummy"))
-    return said + "; server_args.set_global_server_args_for_scheduler(ServerArgs(model_path='dummy'))"
+    try:
+        from sglang.srt.runtime_context import publish_role
+    except ImportError:
+        publish_role = None
+    if publish_role is None or publish_role() is None:
+        set_global_server_args_for_scheduler(ServerArgs(model_path="dummy"))
+        said += "; server_args.set_global_server_args_for_scheduler(ServerArgs(model_path='dummy'))"
+    return said
 
 
 class Release:

@@ -42,13 +42,19 @@ def check(path: Path, runtimes: list[str] | None = None, target: int = T) -> dic
     return {e.version: e for e in report.compatibility if e.runtime == "sglang"}
 
 
+# An outcome `expect` checks only as loading: the caller checks the silent codes per release (those the release's
+# generated model adds where it has one, runtimes/release_data/sglang-X).
+ANY_LOADS = ("loads", None)
+
+
 def expect(found: dict[str, Compatibility], ranges: dict[tuple[str, str], tuple[str, Any]]) -> None:
     """Every known release has exactly the outcome its range says (the ranges must cover every release)."""
     covered = [v for first, last in ranges for v in releases(first, last)]
     assert sorted(covered) == sorted(SGLANG_VERSIONS), "the ranges must cover every known release once"
     for (first, last), want in ranges.items():
         for version in releases(first, last):
-            assert outcome(found[version]) == want, (version, found[version])
+            got = outcome(found[version])
+            assert (got[0] == "loads") if want is ANY_LOADS else got == want, (version, found[version])
 
 
 class Drafts:
