@@ -2,6 +2,7 @@
 """Maintainer command: resolve every citation anchor against a vLLM release's wheel and write its lines.json.
 
     python tools/release_lines.py 0.34.0            # writes dspark_ckpt/runtimes/release_data/vllm-0.34.0/lines.json
+                                                    # and spec.json beside it
     python tools/release_lines.py 0.34.0 --check    # regenerate and compare with the committed file
     python tools/release_lines.py 0.30.0 --source DIR --out /tmp/lines.json
 
@@ -11,7 +12,9 @@ located in the released file (a regex for the first line, `ast` for where the st
 starting there ends) and written as `{"file": ..., "lines": "L12-34"}` under its key; an anchor the release does
 not have is left out. Exit 0 on success (with --check: the committed file is what the wheel says), 1 when --check
 differs, 2 when an anchor cannot be resolved (found outside its `since`/`until`, or missing inside them: the
-anchor, or its bounds, need updating for this release).
+anchor, or its bounds, need updating for this release). Beside it, `spec.json`: SpeculativeConfig's mechanical
+columns (its fields, the `method` Literal, the MTP types, the architectures the method detection names), read with
+`ast` by tools/release_spec.py (runtimes/spec_facts.py reads them).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
 from probe_runtime import DEFAULT_CACHE, fetch_sources  # tools/ is on sys.path (not a package)
+from release_spec import SpecError, spec_facts
 
 from dspark_ckpt.runtimes.anchors import (
     ANCHORS,
@@ -43,6 +47,7 @@ from dspark_ckpt.runtimes.anchors import (
     covers,
 )
 from dspark_ckpt.runtimes.release_lines import DATA, FILE_NAME
+from dspark_ckpt.runtimes.spec_facts import FILE_NAME as SPEC_FILE_NAME
 
 
 class AnchorError(Exception):
@@ -251,25 +256,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("version", help="the vLLM release, e.g. 0.34.0")
     parser.add_argument("--source", type=Path, help="an already extracted tree (DIR/vllm/...)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where wheels are extracted")
-    parser.add_argument("--out", type=Path, help=f"write here instead of release_data/vllm-V/{FILE_NAME}")
+    parser.add_argument("--out", type=Path, help=f"write here (and {SPEC_FILE_NAME} beside it) instead of release_data/vllm-V/")
     parser.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
     args = parser.parse_args(argv)
     tree = args.source or fetch_sources(args.version, args.cache)
     try:
         text = dump(release_lines(args.version, tree))
-    except AnchorError as e:
+        spec = json.dumps(spec_facts(tree), indent=1) + "\n"
+    except (AnchorError, SpecError) as e:
         print(f"release_lines: vLLM {args.version}: {e}", file=sys.stderr)
         return 2
     path = args.out or DATA / f"vllm-{args.version}" / FILE_NAME
+    written = {path: text, path.with_name(SPEC_FILE_NAME): spec}
     if args.check:
-        same = path.is_file() and path.read_text(encoding="utf-8") == text
-        print(f"release_lines: {path} {'is' if same else 'is NOT'} what vLLM {args.version}'s files say")
-        return 0 if same else 1
+        differ = [p for p, t in written.items() if not (p.is_file() and p.read_text(encoding="utf-8") == t)]
+        for p in written:
+            print(f"release_lines: {p} {'is NOT' if p in differ else 'is'} what vLLM {args.version}'s files say")
+        return 1 if differ else 0
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    print(f"release_lines: wrote {path} ({len(json.loads(text))} citations)")
+    for p, t in written.items():
+        p.write_text(t, encoding="utf-8")
+    print(f"release_lines: wrote {path} ({len(json.loads(text))} citations) and {path.with_name(SPEC_FILE_NAME)}")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

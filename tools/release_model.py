@@ -425,7 +425,7 @@ def dump(record: dict[str, Any]) -> dict[str, str]:
 
 # Files of a release's data folder that another maintainer command writes (tools/release_lines.py: the citations'
 # line numbers): this command neither compares nor removes them.
-OTHER_COMMANDS = frozenset({"lines.json"})
+OTHER_COMMANDS = frozenset({"lines.json", "spec.json"})
 
 
 def _owned(folder: Path) -> list[Path]:

@@ -1,7 +1,9 @@
 """Pure: vLLM's `--speculative-config` start-up rules per release, as data, and the evaluator that applies them.
 
-Each release's `SpeculativeConfig` (vllm/config/speculative.py) is one `SpecRules` row; every rule cites the file,
-version and lines it was read from in the released wheel (docs/upstream-notes.md, section "Deploy preflight").
+Each release's `SpeculativeConfig` (vllm/config/speculative.py) is one `SpecRules` row, built on first use from the
+release's generated data (runtimes/spec_facts.py: spec.json's columns and the behaviour changes up to it); every rule
+cites the file, version and lines it was read from in the released wheel (docs/upstream-notes.md, section "Deploy
+preflight").
 `evaluate()` replays `SpeculativeConfig.__post_init__` and `_verify_args` in upstream order for one release: the
 method vLLM settles on, the model class, num_speculative_tokens, the draft vocabulary it sees, and the first error.
 """
@@ -9,14 +11,23 @@ method vLLM settles on, the model class, num_speculative_tokens, the draft vocab
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_rows
+from dspark_ckpt.runtimes import draft_context, registered, release_lines, spec_facts, speculators, vllm_rows
+
+# The runtimes' words that differ by release live with the behaviour changes; re-exported with the other messages.
+from dspark_ckpt.runtimes.spec_facts import (  # noqa: F401 - re-exported: the messages are all read from here
+    M_ADAPTIVE_028,
+    M_ADAPTIVE_030,
+    M_TOPK_ARCH_028,
+    M_TOPK_ARCH_029,
+)
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC = "vllm/config/speculative.py"
@@ -33,8 +44,6 @@ M_MIN_BLOCK = ("DSpark requires num_speculative_tokens >= dspark_block_size ({b}
                "incorrect output. Use num_speculative_tokens={b} or larger (e.g. 7).")
 M_TOPK_METHOD = "dspark_draft_topk is only supported by DSpark"
 M_TOPK_RANGE = "dspark_draft_topk must be between 1 and the draft vocabulary size ({d})"
-M_TOPK_ARCH_028 = "dspark_draft_topk is only supported by Qwen3DSparkModel"
-M_TOPK_ARCH_029 = "dspark_draft_topk is only supported by Qwen3DSparkModel and Qwen3OmniDSparkModel"
 M_EQUAL_VOCAB = ("Target and draft model should have the same vocabulary size. Target model vocab_size={t}. Draft "
                  "model vocab_size={v}. Using models with different tokenizers can cause out-of-bounds errors during "
                  "speculative decoding.")
@@ -42,9 +51,6 @@ M_TP = ("'tensor_parallel_size' is not a valid argument in the speculative_confi
         "'draft_tensor_parallel_size' instead.")
 M_HETERO = "use_heterogeneous_vocab only works with method='draft_model'"
 M_INDEX_SHARE = "index_share_for_mtp_iteration is only supported with method='mtp'"
-M_ADAPTIVE_028 = "Adaptive verification only supported with DSpark"
-M_ADAPTIVE_030 = ("Adaptive verification estimates per-position acceptance from the draft logits, which "
-                  "use_local_argmax_reduction never materializes. Disable one of them.")
 M_XPRESS = "xpress_topc is only supported by XPress"
 M_VERIFIER = ("Speculators verifier must name a remote model repository. Select local verifiers explicitly with "
               "--model and --speculative-config.")
@@ -118,36 +124,7 @@ def releases_with(rule: str) -> tuple[str, ...]:
     return tuple(v for v in VERSIONS if release_lines.cited(v, f"spec.{rule}") is not None)
 
 
-# --- the data each release differs in ---
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_FIELDS_027 = _words(
-    "enforce_eager num_speculative_tokens model method draft_tensor_parallel_size tensor_parallel_size quantization "
-    "moe_backend attention_backend kv_cache_dtype max_model_len revision code_revision disable_padded_drafter_batch "
-    "use_local_argmax_reduction use_heterogeneous_vocab prompt_lookup_max prompt_lookup_min parallel_drafting "
-    "target_model_config target_parallel_config num_speculative_tokens_per_batch_size draft_model_config "
-    "draft_parallel_config suffix_decoding_max_tree_depth suffix_decoding_max_cached_requests "
-    "suffix_decoding_max_spec_factor suffix_decoding_min_token_prob draft_load_config rejection_sample_method "
-    "synthetic_acceptance_rates synthetic_acceptance_length draft_sample_method")
-_FIELDS_028 = _FIELDS_027 | {"enable_adaptive_verification", "dspark_draft_topk"}
-_FIELDS_029 = _FIELDS_028 | {"index_share_for_mtp_iteration"}
-_FIELDS_030 = _FIELDS_029 | {"disable_eagle_block_drop"}
-_FIELDS_033 = _FIELDS_030 | {"disable_lookahead_block_hashes", "draft_lm_head_quantization", "xpress_topc",
-                             "fly_window_size", "fly_entropy_threshold", "fly_entropy_top_k"}
-
-_MTP_027 = _words(
-    "deepseek_mtp mimo_mtp mimo_v2_mtp glm4_moe_mtp glm4_moe_lite_mtp glm_ocr_mtp ernie_mtp nemotron_h_mtp "
-    "exaone_moe_mtp exaone4_5_mtp qwen3_next_mtp qwen3_5_mtp longcat_flash_mtp minimax_m3_mtp bailing_hybrid_mtp mtp "
-    "kimi_k3_mtp pangu_ultra_moe_mtp step3p5_mtp hy_v3_mtp gemma4_mtp inkling_mtp")
-_MTP_028 = _MTP_027 | {"dots3_note_mtp", "bailing_hybrid_v3_mtp"}
-_MTP_029 = _MTP_028 | {"qwen4_exp_mtp", "hy_v4_mtp"}
-_MTP_030 = _MTP_029 | {"glm5_next_mtp"}
-_MTP_033 = _MTP_030 | {"step5_mtp"}
-
-_METHODS_BASE = frozenset({"ngram", "draft_model", "suffix", "custom_class", "eagle", "eagle3",
-                           "extract_hidden_states", "dflash", "ngram_gpu", "dspark"})
+# --- the data each release differs in: generated (release_data/vllm-X/spec.json), and runtimes/spec_facts.CHANGES ---
 _NO_CHECKPOINT = frozenset({"ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states"})
 # The method each draft family is served with (by the family's value, so a family added later needs one line here).
 FAMILY_METHOD = {"qwen3-dspark": "dspark", "qwen3-omni-dspark": "dspark", "gemma4-dspark": "dspark",
@@ -157,29 +134,46 @@ FAMILY_METHOD = {"qwen3-dspark": "dspark", "qwen3-omni-dspark": "dspark", "gemma
 @dataclass(frozen=True, slots=True)
 class Registered:
     model_class: str
-    first: str  # first release 0.27.0-0.33.0 whose registry maps the name
+    first: str  # the first listed release whose registry maps the name
     line: str  # its line in that release's registry.py
 
 
 # The architecture names a draft of a known family can reach (as shipped, after the EAGLE/DFlash renames of
-# eagle.py, or after the DSpark rewrites), with their class, from `_SPECULATIVE_DECODING_MODELS`. Every name those
-# renames produce from these and that is not listed here is in no registry of 0.27-0.33 (grep of registry.py).
-REGISTERED: dict[str, Registered] = {
-    "Qwen3DSparkModel": Registered("Qwen3DSparkForCausalLM", "0.27.0", "L618"),
-    "Qwen3OmniDSparkModel": Registered("Qwen3DSparkForCausalLM", "0.29.0", "L626"),
-    "Gemma4DSparkModel": Registered("Gemma4DSparkForCausalLM", "0.27.0", "L624"),
-    "K3DSparkModel": Registered("K3DSparkForCausalLM", "0.27.0", "L619"),
-    "MuseSparkDSparkModel": Registered("MuseSparkDSparkForCausalLM", "0.33.0", "L692"),
-    "DSparkDraftModel": Registered("DSparkDeepseekV4ForCausalLM", "0.27.0", "L617"),
-    "DSparkV41DraftModel": Registered("DSparkDeepseekV4ForCausalLM", "0.30.0", "L647"),
-    "DFlashDraftModel": Registered("DFlashQwen3ForCausalLM", "0.27.0", "L616"),
-    "DFlash2DraftModel": Registered("DFlash2Qwen3ForCausalLM", "0.28.0", "L628"),
-    "Eagle3LlamaForCausalLM": Registered("Eagle3LlamaForCausalLM", "0.27.0", "L627"),
-    "LlamaForCausalLMEagle3": Registered("Eagle3LlamaForCausalLM", "0.27.0", "L629"),
-    "Eagle3Qwen3ForCausalLM": Registered("Eagle3Qwen3ForCausalLM", "0.27.0", "L632"),
-    "PeagleLlamaForCausalLM": Registered("Eagle3LlamaForCausalLM", "0.27.0", "L626"),
-    "PeagleQwen3ForCausalLM": Registered("Eagle3Qwen3ForCausalLM", "0.27.0", "L633"),
-}
+# eagle.py, or after the DSpark rewrites). Whether a release registers one, and its class, is that release's
+# generated `_SPECULATIVE_DECODING_MODELS` (spec.json); every name those renames produce from these and that is not
+# listed here is in no registry read (tests/deploy/test_deploy_citations.py).
+KNOWN_DRAFTS: frozenset[str] = frozenset({
+    "Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel", "MuseSparkDSparkModel",
+    "DSparkDraftModel", "DSparkV41DraftModel", "DFlashDraftModel", "DFlash2DraftModel", "Eagle3LlamaForCausalLM",
+    "LlamaForCausalLMEagle3", "Eagle3Qwen3ForCausalLM", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM",
+})
+
+
+class _Registrations(Mapping[str, Registered]):
+    """name -> its class, first listed release and registry line: derived from each release's generated registry
+    on first use (never at import)."""
+
+    @functools.cached_property
+    def _rows(self) -> dict[str, Registered]:
+        rows = {}
+        for name in sorted(KNOWN_DRAFTS):
+            first = next((v for v in VERSIONS if name in spec_facts.drafts(v)), None)
+            found = registered.registration("vllm", first, name) if first is not None else None
+            if first is not None and found is not None:
+                rows[name] = Registered(spec_facts.drafts(first)[name], first, f"L{found.where.rsplit(':', 1)[1]}")
+        return rows
+
+    def __getitem__(self, name: str) -> Registered:
+        return self._rows[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+REGISTERED: Mapping[str, Registered] = _Registrations()
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -188,21 +182,23 @@ def _key(version: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True, slots=True)
 class SpecRules:
-    """One release's SpeculativeConfig: what its __post_init__ and _verify_args decide, as columns."""
+    """One release's SpeculativeConfig: what its __post_init__ and _verify_args decide, as columns. The first five
+    are generated (spec_facts.columns); the defaults of the others are the first release read (0.27), and
+    spec_facts.CHANGES what changes them from a release on."""
 
     version: str
     fields: frozenset[str]
     methods: frozenset[str]  # the `method` Literal
     mtp_types: frozenset[str]
-    dflash_detect_archs: tuple[str, ...] = ()
-    dspark_detect_archs: tuple[str, ...] = ("Qwen3DSparkModel", "Gemma4DSparkModel")
+    dflash_detect_archs: tuple[str, ...]
+    dspark_detect_archs: tuple[str, ...]
     dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
     medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
     dspark_qwen3_rename: bool = False  # method dspark: a Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel
     dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
     gemma4_n_predict: bool = True  # Gemma4 DSpark: n_predict = block_size when unset
     dspark_block_default: bool = False  # method dspark: num_speculative_tokens defaults to block_size
-    dspark_min_block: bool = False  # num_speculative_tokens >= dspark_block_size
+    dspark_min_block: bool = True  # num_speculative_tokens >= dspark_block_size (0.27)
     topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
     topk_arch_message: str = M_TOPK_ARCH_029
     omni_validation: bool = False
@@ -218,8 +214,11 @@ class SpecRules:
     limit_to_draft: bool = False  # VllmConfig._limit_max_model_len_to_draft (0.33, the V2 model runner)
 
     def is_registered(self, name: str) -> bool:
-        reg = REGISTERED.get(name)
-        return reg is not None and _key(reg.first) <= _key(self.version)
+        return name in KNOWN_DRAFTS and name in spec_facts.drafts(self.version)
+
+    def model_class(self, name: str) -> str | None:
+        """The class the release's `_SPECULATIVE_DECODING_MODELS` maps a known draft name to."""
+        return spec_facts.drafts(self.version).get(name) if name in KNOWN_DRAFTS else None
 
     @property
     def dspark_keep(self) -> tuple[str, ...]:
@@ -230,29 +229,28 @@ class SpecRules:
         return release_lines.cited(self.version, f"spec.{rule}") is not None
 
 
-_R027 = SpecRules("0.27.0", _FIELDS_027, _METHODS_BASE | {"medusa", "mlp_speculator"} | _MTP_027, _MTP_027,
-                  dspark_min_block=True)
-_R028 = replace(_R027, version="0.28.0", fields=_FIELDS_028, methods=_R027.methods | _MTP_028, mtp_types=_MTP_028,
-                dflash_detect_archs=("MuseGlimmerAssistantModel",), dspark_min_block=False,
-                topk_archs=("Qwen3DSparkModel",), topk_arch_message=M_TOPK_ARCH_028, adaptive_message=M_ADAPTIVE_028)
-_R029 = replace(_R028, version="0.29.0", fields=_FIELDS_029, methods=_R028.methods | _MTP_029, mtp_types=_MTP_029,
-                dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel"),
-                dspark_detect_qwen3_draft=True, dspark_qwen3_rename=True,
-                topk_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel"),
-                topk_arch_message=M_TOPK_ARCH_029, omni_validation=True, speculators_merge=True,
-                speculators_dflash2=True)
-_R030 = replace(_R029, version="0.30.0", fields=_FIELDS_030, methods=_R029.methods | _MTP_030, mtp_types=_MTP_030,
-                dspark_v41=True, adaptive_message=M_ADAPTIVE_030, adaptive_needs_argmax=True)
-_R031 = replace(_R030, version="0.31.0", gemma4_n_predict=False, dspark_block_default=True,
-                dflash_keep_extra=("LiLiCorrDraftModel",))
-_R032 = replace(_R031, version="0.32.0")
-_R033 = replace(_R032, version="0.33.0", fields=_FIELDS_033,
-                methods=(_R032.methods - {"medusa", "mlp_speculator"}) | _MTP_033, mtp_types=_MTP_033,
-                dspark_detect_archs=("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "MuseSparkDSparkModel",
-                                     "Gemma4DSparkModel"),
-                medusa_detect=False, speculators_local_verifier_refused=True, positions_raised_for=None,
-                limit_to_draft=True)
-RULES: dict[str, SpecRules] = {r.version: r for r in (_R027, _R028, _R029, _R030, _R031, _R032, _R033)}
+def _row(version: str) -> SpecRules:
+    """One listed release's row: its generated columns, and the behaviour changes up to it."""
+    return SpecRules(version, **spec_facts.columns(version), **spec_facts.behaviour(version))
+
+
+class _Rules(Mapping[str, SpecRules]):
+    """One row per listed release, built on first use from its generated data (release_data/vllm-X/spec.json)."""
+
+    def __getitem__(self, version: str) -> SpecRules:
+        if version not in VERSIONS:
+            raise KeyError(version)
+        return _cached_row(version)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(VERSIONS)
+
+    def __len__(self) -> int:
+        return len(VERSIONS)
+
+
+_cached_row = functools.cache(_row)
+RULES: Mapping[str, SpecRules] = _Rules()
 # 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
 
 
@@ -388,7 +386,8 @@ def rename(arch: str, method: str, keep: tuple[str, ...] = ()) -> str:
 
 def _known(name: str) -> bool:
     """A name whose registration dspark-ckpt knows: listed in REGISTERED, or one of the renames of a listed name."""
-    return name in REGISTERED or any(name == f"{p}{base}" for p in ("Eagle", "Eagle3", "DFlash") for base in REGISTERED)
+    return name in KNOWN_DRAFTS or any(name == f"{p}{base}" for p in ("Eagle", "Eagle3", "DFlash")
+                                       for base in KNOWN_DRAFTS)
 
 
 def custom_proposer_path(model: Any) -> bool:
@@ -740,7 +739,7 @@ class _Run:
             raise self.stop("DSP814", M_EQUAL_VOCAB.format(t=t, v=v), "equal_vocab")
 
     def outcome(self, error: Problem | None) -> Outcome:
-        model_class = next((REGISTERED[a].model_class for a in self.archs if self.r.is_registered(a)), None)
+        model_class = next((self.r.model_class(a) for a in self.archs if self.r.is_registered(a)), None)
         return Outcome(self.v, self.method, self.method_from, self.archs[0] if self.archs else None, model_class,
                        self.n, self.n_from, self.seen_draft_vocab(), error,
                        tuple(self.notes) + self.wrong(error) + self.context(error))

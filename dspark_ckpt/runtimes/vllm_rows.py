@@ -16,6 +16,14 @@ _G = "vllm/model_executor/models/gemma4_dspark.py"
 _F = "vllm/model_executor/models/qwen3_dflash.py"
 _F2 = "vllm/model_executor/models/qwen3_dflash2.py (load_weights from qwen3_dflash.py)"
 _E = "vllm/model_executor/models/{}.py + vllm/spec_decode/eagle/utils.py"
+# The newest row of each family is open-ended: it covers every listed release from its `first` on, so a release
+# appended to VLLM_RELEASES that behaves as the newest row needs no edit here (a new row where it does not).
+NEWEST = VLLM_RELEASES[-1]
+
+
+def _on(first: str) -> str:
+    """The releases a row from `first` through the newest listed release cites: `v0.30.0-v0.33.0`."""
+    return f"v{first}" if first == NEWEST else f"v{first}-v{NEWEST}"
 
 
 def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
@@ -28,7 +36,7 @@ def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
     v029 = replace(v028, first="0.29.0", last="0.29.0", source=f"{_Q} @ v0.29.0", reduced_checks=When.D_NE_T,
                    omni_target_validated=True,
                    embed_check=True, lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN_AND_FITS)
-    v030 = replace(v029, first="0.30.0", last="0.33.0", source=f"{_Q} @ v0.30.0-v0.33.0 (PR #55133)",
+    v030 = replace(v029, first="0.30.0", last=NEWEST, source=f"{_Q} @ {_on('0.30.0')} (PR #55133)",
                    d2t_param=When.D_LT_T, reduced_checks=When.D_LT_T)
     if not omni:
         return v027, v028, v029, v030
@@ -43,7 +51,7 @@ def _eagle3(family: Family, module: str, cls: str, backbone: str) -> tuple[Contr
     return (
         Contract("vllm", "0.27.0", "0.29.0", family, cls, f"{_E.format(module)} @ v0.27.0-v0.29.0",
                  d2t_param=When.ALWAYS, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone),
-        Contract("vllm", "0.30.0", "0.33.0", family, cls, f"{_E.format(module)} @ v0.30.0-v0.33.0",
+        Contract("vllm", "0.30.0", NEWEST, family, cls, f"{_E.format(module)} @ {_on('0.30.0')}",
                  d2t_param=When.D_NE_T, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone),
     )
 
@@ -69,16 +77,16 @@ VLLM_ROWS: tuple[Contract, ...] = (
     *_qwen3_dspark(Family.QWEN3_OMNI_DSPARK, omni=True),
     Contract("vllm", "0.27.0", "0.28.0", Family.GEMMA4_DSPARK, "Gemma4DSparkForCausalLM", f"{_G} @ v0.27.0, v0.28.0",
              lm_head_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS, embed_share=Share.ALWAYS),
-    Contract("vllm", "0.29.0", "0.33.0", Family.GEMMA4_DSPARK, "Gemma4DSparkForCausalLM", f"{_G} @ v0.29.0-v0.33.0",
+    Contract("vllm", "0.29.0", NEWEST, Family.GEMMA4_DSPARK, "Gemma4DSparkForCausalLM", f"{_G} @ {_on('0.29.0')}",
              lm_head_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS_IF_FITS,
              embed_share=Share.ALWAYS_IF_FITS),
     Contract("vllm", "0.27.0", "0.30.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.27.0-v0.30.0",
              d2t_param=When.D_NE_T, mask_hidden_rejected=True, stray_heads_class=_DFLASH_BACKBONE),
-    Contract("vllm", "0.31.0", "0.33.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.31.0-v0.33.0",
+    Contract("vllm", "0.31.0", NEWEST, Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ {_on('0.31.0')}",
              d2t_param=When.D_NE_T, mask_hidden_rejected=True, lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED,
              stray_heads_class=_DFLASH_BACKBONE),
     _DFLASH2,
-    replace(_DFLASH2, first="0.31.0", last="0.33.0", source=f"{_F2} @ v0.31.0-v0.33.0",
+    replace(_DFLASH2, first="0.31.0", last=NEWEST, source=f"{_F2} @ {_on('0.31.0')}",
             lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
     *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM", "LlamaModel"),
     *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM", "Qwen3Eagle3Model"),

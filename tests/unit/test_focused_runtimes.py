@@ -7,7 +7,8 @@ import pytest
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import anchors, release_lines, vllm_registry, vllm_rows
+from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, vllm_registry, vllm_rows
+from dspark_ckpt.runtimes import registered as registered_data
 from dspark_ckpt.runtimes.contracts import When
 from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED
@@ -37,10 +38,15 @@ def test_registered_for_unknown_names_and_unread_releases() -> None:
     assert vllm_registry.RELEASES == VLLM_VERSIONS
 
 
-def test_names_only_some_releases_register_are_never_common() -> None:
-    overlap = set(vllm_registry.SOME) & vllm_registry.COMMON
-    assert overlap == set()
-    assert all(set(releases) < set(vllm_registry.RELEASES) for releases in vllm_registry.SOME.values())
+def test_the_generated_registry_agrees_with_registered_architectures() -> None:
+    """spec.json's registry (every `_*_MODELS` name) holds every name registered_architectures.json says the
+    release registers (those spread into `_VLLM_MODELS`), and its drafts are exactly the json's drafts."""
+    for release in vllm_registry.RELEASES:
+        names = spec_facts.registry_names(release)
+        found = {n: r for n in names | set(spec_facts.drafts(release))
+                 if (r := registered_data.registration("vllm", release, n)) is not None}
+        assert {n for n, r in found.items() if r.draft} == set(spec_facts.drafts(release)), release
+        assert set(found) <= names, release
 
 
 # --- vllm_rows.py ---

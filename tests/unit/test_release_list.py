@@ -13,6 +13,7 @@ from dspark_ckpt.runtimes import (
     release_lines,
     selectors,
     sglang_rows,
+    spec_facts,
     speculative_config,
     table,
     vllm_registry,
@@ -24,6 +25,9 @@ RUNTIMES = Path(vllm_rows.__file__).parent
 ONE_LIST = RUNTIMES / "versions.py"
 VERSION = re.compile(r"\d+\.\d+\.\d+(\.post\d+)?")
 KNOWN = set(VLLM_RELEASES) | set(SGLANG_RELEASES) | set(SGLANG_POSTS_READ)
+# Tables of release-independent bounds (a rule or behaviour from a release on): a bound past the newest listed
+# release covers none, so the list may drop that release without touching them.
+SINCE_TABLES = ("anchors.py", "spec_facts.py")
 
 
 def _modules() -> list[Path]:
@@ -53,8 +57,8 @@ def test_no_module_keeps_a_release_list_of_its_own() -> None:
 def test_every_release_a_table_names_is_in_the_list() -> None:
     """A release literal in runtimes/ at or after the first release read must be one of the list's; older ones are
     history (the first release that registers a family, bisected back to 0.8). An anchor's bound past the newest
-    listed release (runtimes/anchors.py: a rule that first appears there) covers no release, so the list may drop
-    that release without touching the anchors."""
+    listed release (runtimes/anchors.py: a rule that first appears there; runtimes/spec_facts.py: a behaviour
+    change) covers no release, so the list may drop that release without touching either."""
     first = {"vllm": release_key(VLLM_RELEASES[0]), "sglang": release_key(SGLANG_RELEASES[0])}
     newest = release_key(VLLM_RELEASES[-1])
     strays = []
@@ -64,7 +68,7 @@ def test_every_release_a_table_names_is_in_the_list() -> None:
             text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
             if text is None or not VERSION.fullmatch(text) or text.startswith("0.5.") != (runtime == "sglang"):
                 continue
-            if path.name == "anchors.py" and release_key(text) > newest:
+            if path.name in SINCE_TABLES and release_key(text) > newest:
                 continue
             if release_key(text) >= first[runtime] and text not in KNOWN:
                 strays.append(f"{path.name}:{node.lineno} {text}")
@@ -81,12 +85,15 @@ def test_the_derived_lists_are_the_list() -> None:
 def test_every_per_release_table_is_keyed_by_the_list() -> None:
     """The per-release line numbers are generated (release_data/vllm-X/lines.json, tools/release_lines.py; what
     each one must hold is tests/unit/test_release_lines.py): one file per listed release and no other; the hand
-    tables left are one row per listed release."""
+    tables left are one row per listed release; SpeculativeConfig's columns and the registry are generated too
+    (spec.json beside lines.json)."""
     assert tuple(r.release for r in vllm_rows.BUILD_RULES) == VLLM_RELEASES
     assert tuple(speculative_config.RULES) == VLLM_RELEASES
     generated = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
     assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
     bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}
     newest = release_key(VLLM_RELEASES[-1])  # a rule exists from some release of the list on, or up to one
+    bounds |= {c.since for c in spec_facts.CHANGES}
     assert {b for b in bounds if release_key(b) <= newest} <= set(VLLM_RELEASES)
-    assert all(set(releases) <= set(VLLM_RELEASES) for releases in vllm_registry.SOME.values())
+    spec = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{spec_facts.FILE_NAME}")}
+    assert spec == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z writes spec.json beside lines.json"

@@ -1,0 +1,144 @@
+"""runtimes/spec_facts.py: SpeculativeConfig's generated columns (spec.json), the behaviour changes and their
+citations, and a release appended to VLLM_RELEASES with its generated files needing no other edit (issue 20)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, speculative_config, vllm_rows
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "dspark_ckpt"
+APPENDED = "0.99.0"  # a made-up release: the newest listed release's files under another name
+
+
+def _before(release: str) -> str | None:
+    i = VLLM_RELEASES.index(release)
+    return VLLM_RELEASES[i - 1] if i else None
+
+
+@pytest.mark.parametrize("change", spec_facts.CHANGES, ids=lambda c: c.since)
+def test_each_change_holds_where_its_citations_appear_or_go(change: spec_facts.Change) -> None:
+    """A change's `since` is the release its anchors' bounds flip at: the generated lines cite it."""
+    if change.since not in VLLM_RELEASES:
+        assert release_key(change.since) > release_key(VLLM_RELEASES[-1])  # past the list: covers no release
+        return
+    before = _before(change.since)
+    assert before is not None, "the first release read is SpecRules' defaults, not a change"
+    for key in change.appear:
+        assert release_lines.cited(change.since, key) is not None and release_lines.cited(before, key) is None, key
+    for key in change.gone:
+        assert release_lines.cited(change.since, key) is None and release_lines.cited(before, key) is not None, key
+    assert all(anchors.ANCHORS[key] for key in change.appear + change.gone)
+
+
+def test_the_changes_are_in_order_and_set_only_spec_rules_columns() -> None:
+    sinces = [release_key(c.since) for c in spec_facts.CHANGES]
+    assert sinces == sorted(sinces) and len(set(sinces)) == len(sinces)
+    columns = set(speculative_config.SpecRules.__dataclass_fields__) - {"version"}
+    generated = set(spec_facts.columns(VLLM_RELEASES[0]))
+    for change in spec_facts.CHANGES:
+        assert set(change.values) <= columns - generated, change.since
+
+
+def test_a_release_newer_than_every_change_inherits_the_newest_behaviour() -> None:
+    newest = spec_facts.behaviour(VLLM_RELEASES[-1])
+    assert spec_facts.behaviour("9.0.0") == newest
+    assert spec_facts.behaviour(VLLM_RELEASES[0]) == {}
+
+
+def test_rows_are_built_on_first_use_and_kept() -> None:
+    rules = speculative_config.RULES
+    assert tuple(rules) == VLLM_RELEASES and len(rules) == len(VLLM_RELEASES)
+    assert rules[VLLM_RELEASES[-1]] is rules[VLLM_RELEASES[-1]]
+    with pytest.raises(KeyError):
+        rules["0.26.0"]
+
+
+def test_the_wheels_say_what_spec_json_holds() -> None:
+    """Where a release's extracted wheel is cached (tools/probe_runtime.py), spec.json is what tools/release_spec.py
+    reads from it."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from release_spec import spec_facts as read  # tools/ is not a package
+
+    cache = Path.home() / ".cache" / "dspark-ckpt" / "probe"
+    trees = [(v, cache / f"vllm-{v}") for v in VLLM_RELEASES if (cache / f"vllm-{v}" / "vllm").is_dir()]
+    if not trees:
+        pytest.skip("no vLLM wheel extracted in ~/.cache/dspark-ckpt/probe")
+    for version, tree in trees:
+        stored = json.loads((release_lines.DATA / f"vllm-{version}" / spec_facts.FILE_NAME).read_text())
+        assert read(tree) == stored, version
+
+
+def _copy_with_appended_release(tmp: Path) -> Path:
+    """The package as a maintainer leaves it after appending APPENDED: the one list edited, the generated data
+    written (here: the newest release's spec.json and lines.json under APPENDED's name, and registered_architectures
+    .json as tools/registry_data.py writes it for a release whose registry.py equals the newest one's)."""
+    newest = VLLM_RELEASES[-1]
+    copy = tmp / "dspark_ckpt"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("release_data", "__pycache__"))
+    data = copy / "runtimes" / "release_data"
+    data.mkdir()
+    for folder in (PACKAGE / "runtimes" / "release_data").iterdir():
+        (data / folder.name).symlink_to(folder)
+    (data / f"vllm-{APPENDED}").symlink_to(PACKAGE / "runtimes" / "release_data" / f"vllm-{newest}")
+    versions = copy / "runtimes" / "versions.py"
+    listed = f'"{newest}")'
+    text = versions.read_text()
+    assert text.count(listed) == 1
+    versions.write_text(text.replace(listed, f'"{newest}", "{APPENDED}")'))
+    registry = copy / "runtimes" / "registered_architectures.json"
+    doc = json.loads(registry.read_text())
+    doc["vllm"]["releases"].append(APPENDED)
+    for entry in doc["vllm"]["architectures"].values():
+        where = entry["where"]
+        for span in [s for s in where if s.rpartition("..")[2] == newest]:
+            where[f"{span.partition('..')[0]}..{APPENDED}"] = where.pop(span)
+    registry.write_text(json.dumps(doc))
+    return tmp
+
+
+CHECK_APPENDED = textwrap.dedent('''\
+    import dataclasses, sys
+    from dspark_ckpt.model.families import Family
+    from dspark_ckpt.runtimes import releases, speculative_config as sc, table, vllm_registry, vllm_rows
+    new, old = sys.argv[1], sys.argv[2]
+    assert sc.VERSIONS[-1] == new and sc.rules_for(new) is sc.RULES[new]
+    assert dataclasses.replace(sc.RULES[new], version=old) == sc.RULES[old]
+    assert vllm_rows.build_rules(new) == (vllm_rows.BuildRules(new), True)
+    assert vllm_registry.registered("Qwen3DSparkModel", new) is True
+    for family in Family:
+        row, before = table.contract_for("vllm", new, family), table.contract_for("vllm", old, family)
+        if before is None or not table.covers(before, old):
+            continue
+        assert table.covers(row, new) and releases.assumed_from(row, new) is None, family
+        assert row == dataclasses.replace(before, source=before.source.replace(f"-v{old}", f"-v{new}")), family
+    print("ok")
+''')
+
+
+def test_a_release_appended_with_its_generated_files_needs_no_other_edit(tmp_path: Path) -> None:
+    """VLLM_RELEASES plus one release whose wheel equals the newest one's, with only its generated files: its
+    SpeculativeConfig row, build rules, registry and every family's contract row follow, without an edit of any
+    other module; and the release-list tests pass on that tree."""
+    tree = _copy_with_appended_release(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    run = subprocess.run([sys.executable, "-c", CHECK_APPENDED, APPENDED, VLLM_RELEASES[-1]], env=env,
+                         capture_output=True, text=True, timeout=120, cwd=tree, check=False)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+                            str(ROOT / "tests/unit/test_release_list.py")], env=env, capture_output=True,
+                           text=True, timeout=300, cwd=tree, check=False)
+    assert tests.returncode == 0, tests.stdout[-3000:]
+    assert str(tree) in subprocess.run([sys.executable, "-c", "import dspark_ckpt; print(dspark_ckpt.__file__)"],
+                                       env=env, capture_output=True, text=True, cwd=tree, check=False).stdout
+    assert vllm_rows.NEWEST == VLLM_RELEASES[-1]

@@ -1,0 +1,142 @@
+"""The mechanical columns of a vLLM release's SpeculativeConfig, read with `ast` from its own speculative.py.
+
+Called by tools/release_lines.py, which writes them as `release_data/vllm-X.Y.Z/spec.json` beside lines.json
+(runtimes/spec_facts.py reads it): the dataclass fields (pydantic's extra="forbid" accepts no other key), the
+`method` Literal (SpeculativeMethod with the Literals it nests), the MTP model types (MTPModelTypes, which
+__post_init__ turns into method "mtp"), and the architectures the method detection names in its `dflash` and
+`dspark` branches (`"<name>" in self.draft_model_config.architectures`, a module constant resolved). And from
+its registry.py: every name a `_*_MODELS` dict display maps (runtimes/vllm_registry.py), and the class each
+`_SPECULATIVE_DECODING_MODELS` name maps to (speculative_config's registered drafts).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SPEC = "vllm/config/speculative.py"
+REGISTRY = "vllm/model_executor/models/registry.py"
+DRAFTS = "_SPECULATIVE_DECODING_MODELS"
+CONFIG_CLASS = "SpeculativeConfig"
+METHOD_LITERAL = "SpeculativeMethod"
+MTP_LITERAL = "MTPModelTypes"
+DETECT_MARKERS = ("dflash", "dspark")  # the `"<marker>" in ....model.lower()` that opens each detection branch
+
+
+class SpecError(Exception):
+    """speculative.py no longer has the shape read here (the extraction needs updating for this release)."""
+
+
+def _module_values(tree: ast.Module) -> dict[str, ast.expr]:
+    found: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            found.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found[node.target.id] = node.value
+    return found
+
+
+def _literal(name: str, values: dict[str, ast.expr]) -> list[str]:
+    """The strings of `Name = Literal[...]`, nested Literal names expanded in place, in source order."""
+    node = values.get(name)
+    if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Literal"):
+        raise SpecError(f"{SPEC}: {name} is no Literal[...]")
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    out: list[str] = []
+    for elt in elts:
+        if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+            out.append(elt.value)
+        elif isinstance(elt, ast.Name):
+            out += _literal(elt.id, values)
+        else:
+            raise SpecError(f"{SPEC}:{elt.lineno}: {name} holds neither a string nor a Literal name")
+    return list(dict.fromkeys(out))
+
+
+def _fields(tree: ast.Module) -> tuple[list[str], int]:
+    """The annotated names of the class body (the dataclass's fields), and the class's line."""
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == CONFIG_CLASS), None)
+    if cls is None:
+        raise SpecError(f"{SPEC}: no class {CONFIG_CLASS}")
+    names = [n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+             and not (isinstance(n.annotation, ast.Subscript) and isinstance(n.annotation.value, ast.Name)
+                      and n.annotation.value.id in ("ClassVar", "InitVar"))]
+    return names, cls.lineno
+
+
+def _opens(test: ast.expr, marker: str) -> bool:
+    """`"<marker>" in <...>.model.lower()` among the disjuncts of the condition."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    return any(isinstance(p, ast.Compare) and isinstance(p.left, ast.Constant) and p.left.value == marker
+               and isinstance(p.ops[0], ast.In) and isinstance(p.comparators[0], ast.Call)
+               and isinstance(p.comparators[0].func, ast.Attribute) and p.comparators[0].func.attr == "lower"
+               for p in parts)
+
+
+def _named_archs(test: ast.expr, constants: dict[str, ast.expr]) -> list[str]:
+    """The architectures the condition's own disjuncts test with `<name> in ....architectures` (not those inside a
+    conjunction, which need more than the name)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    out = []
+    for p in parts:
+        if not (isinstance(p, ast.Compare) and isinstance(p.ops[0], ast.In)
+                and isinstance(p.comparators[0], ast.Attribute) and p.comparators[0].attr == "architectures"):
+            continue
+        left = constants.get(p.left.id, p.left) if isinstance(p.left, ast.Name) else p.left
+        if not (isinstance(left, ast.Constant) and isinstance(left.value, str)):
+            raise SpecError(f"{SPEC}:{p.lineno}: an architecture the detection names is no string")
+        out.append(left.value)
+    return out
+
+
+def _detect(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for marker in DETECT_MARKERS:
+                if marker not in found and _opens(node.test, marker):
+                    found[marker] = _named_archs(node.test, values)
+    missing = [m for m in DETECT_MARKERS if m not in found]
+    if missing:
+        raise SpecError(f"{SPEC}: no method detection branch for {missing}")
+    return found
+
+
+def _registry(tree: Path) -> dict[str, object]:
+    """Every name of every `_*_MODELS` dict display (sorted), and the drafts' classes (in registry order)."""
+    path = tree / REGISTRY
+    if not path.is_file():
+        raise SpecError(f"no {REGISTRY} in {tree}")
+    names: set[str] = set()
+    drafts: dict[str, str] = {}
+    for name, node in _module_values(ast.parse(path.read_text(encoding="utf-8"))).items():
+        if not (name.startswith("_") and name.endswith("_MODELS") and isinstance(node, ast.Dict)):
+            continue
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            names.add(key.value)
+            if name == DRAFTS:
+                last = value.elts[-1] if isinstance(value, ast.Tuple) and value.elts else None
+                if not (isinstance(last, ast.Constant) and isinstance(last.value, str)):
+                    raise SpecError(f"{REGISTRY}:{key.lineno}: {key.value} maps to no (module, class) tuple")
+                drafts[key.value] = last.value
+    if not drafts:
+        raise SpecError(f"{REGISTRY}: no {DRAFTS} dict")
+    return {"file": REGISTRY, "names": sorted(names), "drafts": drafts}
+
+
+def spec_facts(tree: Path) -> dict[str, object]:
+    """The mechanical columns of the release extracted at `tree` (lists in source order) and its registry."""
+    path = tree / SPEC
+    if not path.is_file():
+        raise SpecError(f"no {SPEC} in {tree}")
+    module = ast.parse(path.read_text(encoding="utf-8"))
+    values = _module_values(module)
+    fields, line = _fields(module)
+    detect = _detect(module, values)
+    return {"speculative_config": {
+        "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
+        "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
+        "dspark_detect_archs": detect["dspark"]}, "registry": _registry(tree)}
