@@ -51,8 +51,8 @@ def test_the_changes_are_in_order_and_set_only_spec_rules_columns() -> None:
 
 
 def test_a_release_newer_than_every_change_inherits_the_newest_behaviour() -> None:
-    newest = spec_facts.behaviour(VLLM_RELEASES[-1])
-    assert spec_facts.behaviour("9.0.0") == newest
+    newest = max(VLLM_RELEASES[-1], spec_facts.CHANGES[-1].since, key=release_key)
+    assert spec_facts.behaviour("9.0.0") == spec_facts.behaviour(newest)
     assert spec_facts.behaviour(VLLM_RELEASES[0]) == {}
 
 
@@ -110,10 +110,12 @@ def _copy_with_appended_release(tmp: Path) -> Path:
 CHECK_APPENDED = textwrap.dedent('''\
     import dataclasses, sys
     from dspark_ckpt.model.families import Family
-    from dspark_ckpt.runtimes import releases, speculative_config as sc, table, vllm_registry, vllm_rows
+    from dspark_ckpt.runtimes import releases, spec_facts, speculative_config as sc, table, vllm_registry, vllm_rows
     new, old = sys.argv[1], sys.argv[2]
     assert sc.VERSIONS[-1] == new and sc.rules_for(new) is sc.RULES[new]
-    assert dataclasses.replace(sc.RULES[new], version=old) == sc.RULES[old]
+    # the same generated columns; the behaviour of every change up to `new` (the same as `old`'s unless a change
+    # lies between them: a release dropped from the list whose change stays in spec_facts.CHANGES)
+    assert sc.RULES[new] == dataclasses.replace(sc.RULES[old], version=new, **spec_facts.behaviour(new))
     assert vllm_rows.build_rules(new) == (vllm_rows.BuildRules(new), True)
     assert vllm_registry.registered("Qwen3DSparkModel", new) is True
     for family in Family:
