@@ -165,6 +165,10 @@ def run_worker(paths: list[Path], reg: dict[str, list[str]], architectures: list
 
 def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
     vllm_shaped = fitting.release_record(version, worker)
+    for name, arch in worker["architectures"].items():  # the class's own word on where its lm_head comes from
+        record = vllm_shaped["architectures"][name]
+        if "head_from_target" in arch and "not_built" not in record:
+            record["lm_head_from_target"] = arch["head_from_target"]
     return {"schema": fitting.SCHEMA, "runtime": "sglang", "release": version,
             "generated_by": f"python tools/sglang_release_model.py {version}",
             "observed_version": worker.get("version"), "transformers": worker.get("transformers"),

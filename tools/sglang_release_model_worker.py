@@ -245,6 +245,26 @@ class Release:
         return model, reads, set()
 
 
+def head_from_target(release: Release, architecture: str, recipe: dict[str, Any]) -> dict[str, Any] | None:
+    """What the built class says its lm_head comes from, per way config.json states draft_vocab_size (declared, as
+    the samples do, or null): its `load_lm_head_from_target`, which speculative/eagle_worker_v2.py reads to put the
+    target's head in place of the draft's. None when the class has no such attribute (or does not build)."""
+    cls = release.model_class(architecture)
+    base = observe.config_for(recipe, observe.BASE)
+    out: dict[str, Any] = {}
+    for label, raw in (("declared", base), ("null", {**base, "draft_vocab_size": None})):
+        try:
+            model, _, _ = release.build(cls, raw, observe.BASE)
+        except Exception as exc:  # noqa: BLE001 - the class refuses this statement of the key: recorded
+            out[label] = {"error": _error(exc)}
+            continue
+        value = getattr(model, "load_lm_head_from_target", None)
+        if not isinstance(value, bool):
+            return None
+        out[label] = value
+    return out
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text())
     doc: dict[str, Any] = {"ok": False}
@@ -259,8 +279,10 @@ def main(argv: list[str]) -> int:
             for architecture in request.get("architectures") or sorted(release.registry):
                 recipe = observe.recipe_for(architecture, request)
                 try:
-                    doc["architectures"][architecture] = observe.probe_architecture(
-                        release, architecture, recipe, int(request.get("seed", 0)))
+                    probed = observe.probe_architecture(release, architecture, recipe, int(request.get("seed", 0)))
+                    if "samples" in probed and (head := head_from_target(release, architecture, recipe)):
+                        probed["head_from_target"] = head
+                    doc["architectures"][architecture] = probed
                 except Exception as exc:  # noqa: BLE001 - the worker's own failure, per architecture
                     doc["architectures"][architecture] = {"architecture": architecture, "worker_error": _error(exc)}
                 doc["stubbed"] = release.stubbed

@@ -19,6 +19,7 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.generated_verdict import is_generated
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
+from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 # What a registration finding says instead: a target model's config (DSP231) is neither an unknown draft family
@@ -31,6 +32,8 @@ REPLACED_BY_REGISTERED: frozenset[FindingCode] = frozenset({"DSP203"})
 # speculative/eagle_worker_v2.py:357 @ 0.5.23): without an lm_head in the checkpoint the head stays random.
 # Eagle3DeepseekV2ForCausalLM: sglang/srt/models/kimi_k25_eagle3.py:299-312 @ 0.5.12, :335-348 @ 0.5.14,
 # :347-360 @ 0.5.18-0.5.22, :350-363 @ 0.5.23 (the same code in every release that registers it, 0.5.12-0.5.23).
+# Where a release's generated model built the class, its own `load_lm_head_from_target` decides instead
+# (tools/sglang_release_model_worker.py head_from_target); this table stands for the releases without one.
 SGLANG_FRESH_HEAD: dict[str, str] = {
     "Eagle3DeepseekV2ForCausalLM": "sglang/srt/models/kimi_k25_eagle3.py:350-363 @ 0.5.23",
 }
@@ -53,21 +56,42 @@ def _spans(regs: Sequence[Registration]) -> str:
     return ", ".join(parts)
 
 
+def _generated_head(version: str, architecture: str) -> tuple[bool, str] | None:
+    """Whether the release's generated model (runtimes/release_data/sglang-X) says the class keeps its own head
+    when draft_vocab_size is declared (its `load_lm_head_from_target` False after __init__), with where it says
+    so; None where no generated model built the class."""
+    release = modelled_release("sglang", version)
+    model = architecture_model("sglang", release, architecture) if release is not None else None
+    declared = model.head_from_target.get("declared") if model is not None and model.not_built is None else None
+    if model is None or not isinstance(declared, bool):
+        return None
+    said = f"{model.where} @ {release}: load_lm_head_from_target is {declared} with draft_vocab_size declared"
+    return not declared, f"{said}, generated"
+
+
 def _fresh_head(cfg: DraftConfig, raw: Mapping[str, Any], vocab: VocabTensors,
                 runtimes: Sequence[RuntimeVersion]) -> list[Finding]:
-    where = SGLANG_FRESH_HEAD.get(cfg.architecture or "")
+    arch = cfg.architecture or ""
     # the DeepSeek/Kimi/Llama config classes default tie_word_embeddings to False (inferred from transformers)
-    if where is None or vocab.lm_head is not None or raw.get("tie_word_embeddings") is True \
-            or raw.get("draft_vocab_size") is None:
+    if vocab.lm_head is not None or raw.get("tie_word_embeddings") is True or raw.get("draft_vocab_size") is None:
         return []
-    hit = [rv for rv in runtimes if rv.runtime == "sglang" and registration("sglang", rv.version, cfg.architecture or "")]
+    hit: list[RuntimeVersion] = []
+    cites: list[str] = []
+    for rv in runtimes:
+        if rv.runtime != "sglang" or not registration("sglang", rv.version, arch):
+            continue
+        observed = _generated_head(rv.version, arch)  # the release's own class, where it was built on CPU
+        own, where = observed if observed is not None else (arch in SGLANG_FRESH_HEAD, SGLANG_FRESH_HEAD.get(arch))
+        if own and where is not None:
+            hit.append(rv)
+            cites += [where] if where not in cites else []
     if not hit:
         return []
     names = ", ".join(str(rv) for rv in hit)
     return [finding("DSP315", f"loads on {names} but the checkpoint has no lm_head: {cfg.architecture} builds a "
                               f"fresh ParallelLMHead({raw.get('draft_vocab_size')}) because draft_vocab_size is "
                               "declared and the config is untied, and nothing loads it: the head stays random "
-                              f"(acceptance 0) ({where}).", file="config.json",
+                              f"(acceptance 0) ({'; '.join(cites)}).", file="config.json",
                     template="Ship the draft's trained lm_head, or set draft_vocab_size to null so SGLang loads "
                              "the target's head (load_lm_head_from_target).")]
 

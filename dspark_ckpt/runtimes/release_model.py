@@ -111,6 +111,9 @@ class ArchitectureModel:
     # the same as fallbacks/required for a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
     fallbacks_bare: Mapping[str, str] = field(default_factory=dict)
     required_bare: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # SGLang: the class's `load_lm_head_from_target` after __init__, per way draft_vocab_size is stated ("declared",
+    # "null"); True: the speculative worker puts the target's lm_head in place of the draft's (eagle_worker_v2.py)
+    head_from_target: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _outcome(seen: Mapping[str, Any]) -> LoadOutcome:
@@ -140,7 +143,8 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         nested=_outcome(doc["nested_weight"]) if doc.get("nested_weight") else None,
         unfilled=frozenset(doc.get("unfilled", ())), fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
-        structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())))
+        structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
+        head_from_target=doc.get("lm_head_from_target", {}))
 
 
 def _folder(runtime: str, release: str) -> Path:

@@ -132,9 +132,23 @@ def test_kimi_eagle3_draft_is_judged_tensor_by_tensor_on_the_newest_sglang(tmp_p
 
 
 def test_kimi_eagle3_without_lm_head_keeps_a_random_head_on_the_newest_sglang(tmp_path: Path) -> None:
+    """The generated model says so: 0.5.23's class, built on CPU, has its own lm_head.weight [draft_vocab_size,
+    hidden_size] and leaves load_lm_head_from_target False when draft_vocab_size is declared, so the speculative
+    worker never puts the target's head there (eagle_worker_v2.py): DSP315 cites that, not a hand-kept line."""
     code, doc = _check(_kimi_eagle3(tmp_path / "kimi", lm_head=False), NEWEST)
     head = _codes(doc)["DSP315"]
-    assert NEWEST in head["message"] and "stays random" in head["message"]
     model = architecture_model("sglang", "0.5.23", "Eagle3DeepseekV2ForCausalLM")
-    assert model is not None and "lm_head.weight" in model.parameters and "lm_head.weight" not in model.unfilled
+    assert model is not None and model.head_from_target == {"declared": False, "null": True}
+    assert [e.text if e else None for e in model.parameters["lm_head.weight"]] == ["draft_vocab_size", "hidden_size"]
+    assert NEWEST in head["message"] and "stays random" in head["message"]
+    assert f"{model.where} @ 0.5.23: load_lm_head_from_target is False with draft_vocab_size declared" \
+        in head["message"]
     assert code == 1
+
+
+def test_kimi_eagle3_without_lm_head_and_a_null_draft_vocab_takes_the_targets_head(tmp_path: Path) -> None:
+    path = _kimi_eagle3(tmp_path / "kimi", lm_head=False)
+    config = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps({**config, "draft_vocab_size": None}))
+    _, doc = _check(path, NEWEST)
+    assert "DSP315" not in _codes(doc)
