@@ -141,6 +141,23 @@ def _inert_ops(torch: Any) -> list[str]:
     return [f"torch.ops._C.{op} (an inert schema, never run)" for op in missing]
 
 
+def _answer_avx512(torch: Any, stubbed: list[str]) -> None:
+    """0.17.x asks torch._C._cpu._is_avx512_supported() when it loads its CPU kernels (platforms/cpu.py
+    import_kernels, L490 @ 0.17.1), which torch 2.13 no longer has: answered False (the AVX2 branch, whose import
+    failure the release only logs), and recorded as stubbed the first time a release asks."""
+    cpu = torch._C._cpu
+    if hasattr(cpu, "_is_avx512_supported"):
+        return
+    note = "torch._C._cpu._is_avx512_supported (absent from this torch: answered False)"
+
+    def _is_avx512_supported() -> bool:
+        if note not in stubbed:
+            stubbed.append(note)
+        return False
+
+    cpu._is_avx512_supported = _is_avx512_supported
+
+
 def _engine() -> Any:
     """verify's vLLM worker script (dspark_ckpt/verify/engine_vllm.py), loaded by path: its CPU set-up is this
     probe's too (the script needs nothing of the package)."""
@@ -159,6 +176,10 @@ class Release:
 
     def __init__(self, folder: str) -> None:
         os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+        import torch
+
+        self.stubbed: list[str] = []
+        _answer_avx512(torch, self.stubbed)
         from vllm import platforms
         from vllm.platforms.cpu import CpuPlatform
 
@@ -169,7 +190,7 @@ class Release:
         from vllm.distributed import parallel_state as ps
 
         self.torch = torch
-        self.stubbed = _inert_ops(torch) + _engine().pass_triton_gate(CpuPlatform)
+        self.stubbed += _inert_ops(torch) + _engine().pass_triton_gate(CpuPlatform)
         self.folder = folder  # the draft's model path: an empty folder (no mask_embedding.pt, no extra files)
         self.version = getattr(vllm, "__version__", "?")
         self.VllmConfig = VllmConfig
