@@ -86,7 +86,7 @@ P_GE1 = "Input should be greater than or equal to 1"
 P_STR = "Input should be a valid string"
 P_LITERAL = "Input should be one of the methods of this release"
 
-VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); RULES has one row per entry
+VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); SPEC_RULES has one row per entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +250,7 @@ class _Rules(Mapping[str, SpecRules]):
 
 
 _cached_row = functools.cache(_row)
-RULES: Mapping[str, SpecRules] = _Rules()
+SPEC_RULES: Mapping[str, SpecRules] = _Rules()
 # 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
 
 
@@ -258,10 +258,10 @@ def rules_for(version: str) -> SpecRules | None:
     """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
     as the newest row (as the contract table assumes, with its DSP220 warning); None before 0.27."""
     key = _key(version)[:2]
-    for r in RULES.values():
+    for r in SPEC_RULES.values():
         if _key(r.version)[:2] == key:
             return r
-    newest = RULES[VERSIONS[-1]]
+    newest = SPEC_RULES[VERSIONS[-1]]
     return newest if key > _key(newest.version)[:2] else None
 
 
@@ -324,7 +324,7 @@ def closest_key(key: str, known: frozenset[str]) -> str | None:
 
 def later_field(key: str, version: str) -> str | None:
     """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
-    return next((r.version for r in RULES.values() if _key(r.version) > _key(version) and key in r.fields), None)
+    return next((r.version for r in SPEC_RULES.values() if _key(r.version) > _key(version) and key in r.fields), None)
 
 # --- the draft's hf_config as vLLM builds it ---
 @dataclass(frozen=True, slots=True)

@@ -117,7 +117,7 @@ def test_each_rule_cites_the_lines_that_hold_it(rule: str) -> None:
 
 @pytest.mark.parametrize("check", sorted(anchors.OMNI_ANCHORS))
 def test_each_omni_check_is_cited_where_it_is(check: str) -> None:
-    for version in (v for v, rules in sc.RULES.items() if rules.omni_validation):
+    for version in (v for v, rules in sc.SPEC_RULES.items() if rules.omni_validation):
         assert OMNI_NEEDLES[check] in cited_text(sc.omni_cite(check, version)), (check, version)
 
 
@@ -138,7 +138,7 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
 def test_field_lists_match_each_wheel() -> None:
     import ast
 
-    for version, rules in sc.RULES.items():
+    for version, rules in sc.SPEC_RULES.items():
         tree = ast.parse((wheel(version) / sc.SPEC).read_text())
         cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig")
         names = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
@@ -148,7 +148,7 @@ def test_field_lists_match_each_wheel() -> None:
 def test_method_literal_and_mtp_types_match_each_wheel() -> None:
     import re
 
-    for version, rules in sc.RULES.items():
+    for version, rules in sc.SPEC_RULES.items():
         src = (wheel(version) / sc.SPEC).read_text()
         mtp = set(re.findall(r'"(\w+)"', src.split("MTPModelTypes = Literal[", 1)[1].split("]", 1)[0]))
         assert mtp == rules.mtp_types, version
@@ -157,7 +157,7 @@ def test_method_literal_and_mtp_types_match_each_wheel() -> None:
 
 
 def test_registered_names_match_each_registry() -> None:
-    for version, rules in sc.RULES.items():
+    for version, rules in sc.SPEC_RULES.items():
         src = (wheel(version) / sc.REGISTRY).read_text()
         for name, reg in sc.REGISTERED.items():
             assert (f'"{name}":' in src) == rules.is_registered(name), (name, version)
@@ -215,7 +215,7 @@ def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
 
 
 def test_the_adaptive_verification_messages() -> None:
-    for version, rules in sc.RULES.items():
+    for version, rules in sc.SPEC_RULES.items():
         if rules.adaptive_message is not None:
             sample = rules.adaptive_message
             assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
@@ -223,7 +223,7 @@ def test_the_adaptive_verification_messages() -> None:
 
 
 def test_the_two_topk_architecture_messages() -> None:
-    for version, rules in sc.RULES.items():
+    for version, rules in sc.SPEC_RULES.items():
         if rules.topk_archs is not None:
             sample = rules.topk_arch_message
             assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
@@ -232,7 +232,7 @@ def test_the_two_topk_architecture_messages() -> None:
 def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> None:
     """The SpecRules column against the call site each release cites: eagle and eagle3 only, or all but draft_model;
     and the served length lowered to the draft's (0.33's V2 runner) exactly where the table says."""
-    for version, rules in sc.RULES.items():
+    for version, rules in sc.SPEC_RULES.items():
         call = cited_text(sc.cite("raise_positions", version))
         if rules.positions_raised_for is None:
             assert 'if self.method != "draft_model":' in call, version

@@ -72,7 +72,7 @@ def test_an_empty_flag_is_refused() -> None:
 
 
 def test_unknown_keys_name_the_closest_field_and_dashes_are_vllms_underscores() -> None:
-    r = sc.RULES["0.29.0"]
+    r = sc.SPEC_RULES["0.29.0"]
     assert sc.closest_key("num_speculative_token", r.fields) == "num_speculative_tokens"
     assert sc.closest_key("methd", r.fields) == "method"
     assert sc.closest_key("zzzz", r.fields) is None
@@ -137,8 +137,8 @@ def test_which_checkpoints_a_config_goes_with(tmp_path: Path, monkeypatch: pytes
 
 
 def test_newer_releases_take_the_newest_row_and_older_ones_none() -> None:
-    assert sc.rules_for("0.27.1") is sc.RULES["0.27.0"]
-    assert sc.rules_for("0.34.0") is sc.RULES["0.33.0"]
+    assert sc.rules_for("0.27.1") is sc.SPEC_RULES["0.27.0"]
+    assert sc.rules_for("0.34.0") is sc.SPEC_RULES["0.33.0"]
     assert sc.rules_for("0.26.0") is None
 
 

@@ -93,7 +93,7 @@ def test_check_and_deploy_build_the_same_class(name: str, model_type: str | None
     spec = {"model": "ckpt", "method": METHOD[cfg["speculators_model_type"]], "num_speculative_tokens": 3}
     for release in VLLM_RELEASES:
         built = build_config(cfg, "vllm", release)
-        outcome = sc.evaluate(sc.RULES[release], sc.DeployInput(spec, "ckpt", cfg))
+        outcome = sc.evaluate(sc.SPEC_RULES[release], sc.DeployInput(spec, "ckpt", cfg))
         if built.error is not None and built.before_validation:
             assert outcome.error is not None, (name, release, built.error)
             continue

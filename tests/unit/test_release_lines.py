@@ -67,12 +67,12 @@ def test_the_consumers_read_every_release(release: str) -> None:
     rules = vllm_rows.build_rules(release)[0]
     assert rules.release == release
     assert set(rules.algos) == set(rules.speculators_types) and "eagle3" in rules.speculators_types
-    assert "Qwen3DSparkModel" in rules.dspark_keep and rules.dspark_keep == speculative_config.RULES[release].dspark_keep
+    assert "Qwen3DSparkModel" in rules.dspark_keep and rules.dspark_keep == speculative_config.SPEC_RULES[release].dspark_keep
     assert min(rules.speculators_detect, rules.expected_line, rules.dspark_rewrite_line, rules.eagle_config_line,
                rules.markov_rank_line, rules.hc_mult_line) > 0
     for family in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3):
         assert f" @ v{release} L" in eagle3_aux.cite(family, release)
-    spec = speculative_config.RULES[release]
+    spec = speculative_config.SPEC_RULES[release]
     for rule, anchor in SPEC_ANCHORS.items():
         assert spec.has(rule) is covers(anchor, release), rule
         if spec.has(rule):

@@ -88,7 +88,7 @@ def test_every_per_release_table_is_keyed_by_the_list() -> None:
     tables left are one row per listed release; SpeculativeConfig's columns and the registry are generated too
     (spec.json beside lines.json)."""
     assert tuple(r.release for r in vllm_rows.BUILD_RULES) == VLLM_RELEASES
-    assert tuple(speculative_config.RULES) == VLLM_RELEASES
+    assert tuple(speculative_config.SPEC_RULES) == VLLM_RELEASES
     generated = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
     assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
     bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}

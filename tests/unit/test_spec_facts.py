@@ -57,7 +57,7 @@ def test_a_release_newer_than_every_change_inherits_the_newest_behaviour() -> No
 
 
 def test_rows_are_built_on_first_use_and_kept() -> None:
-    rules = speculative_config.RULES
+    rules = speculative_config.SPEC_RULES
     assert tuple(rules) == VLLM_RELEASES and len(rules) == len(VLLM_RELEASES)
     assert rules[VLLM_RELEASES[-1]] is rules[VLLM_RELEASES[-1]]
     with pytest.raises(KeyError):
@@ -112,10 +112,10 @@ CHECK_APPENDED = textwrap.dedent('''\
     from dspark_ckpt.model.families import Family
     from dspark_ckpt.runtimes import releases, spec_facts, speculative_config as sc, table, vllm_registry, vllm_rows
     new, old = sys.argv[1], sys.argv[2]
-    assert sc.VERSIONS[-1] == new and sc.rules_for(new) is sc.RULES[new]
+    assert sc.VERSIONS[-1] == new and sc.rules_for(new) is sc.SPEC_RULES[new]
     # the same generated columns; the behaviour of every change up to `new` (the same as `old`'s unless a change
     # lies between them: a release dropped from the list whose change stays in spec_facts.CHANGES)
-    assert sc.RULES[new] == dataclasses.replace(sc.RULES[old], version=new, **spec_facts.behaviour(new))
+    assert sc.SPEC_RULES[new] == dataclasses.replace(sc.SPEC_RULES[old], version=new, **spec_facts.behaviour(new))
     assert vllm_rows.build_rules(new) == (vllm_rows.BuildRules(new), True)
     assert vllm_registry.registered("Qwen3DSparkModel", new) is True
     for family in Family:
