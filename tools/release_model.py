@@ -432,6 +432,25 @@ def _owned(folder: Path) -> list[Path]:
     return [p for p in folder.glob("*.json") if p.name not in OTHER_COMMANDS]
 
 
+def check_folder(folder: Path, files: dict[str, str], verdict: str) -> int:
+    """--check: the folder's files this command owns against the regenerated ones; `verdict` has a `{}` for
+    "is" / "is NOT". Exit 0 when they are the same, 1 otherwise (with the first names that differ)."""
+    held = {p.name: p.read_text() for p in _owned(folder)} if folder.is_dir() else {}
+    same = held == files
+    print(verdict.format("is" if same else "is NOT")
+          + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
+    return 0 if same else 1
+
+
+def write_folder(folder: Path, files: dict[str, str]) -> None:
+    """The files, in place of those this command wrote before (another command's files stay)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in {p.name for p in _owned(folder)} - set(files):
+        (folder / stale).unlink()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("version")
@@ -455,16 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     files = dump(release_record(args.version, worker))
     folder = args.out or DATA / f"vllm-{args.version}"
     if args.check:
-        held = {p.name: p.read_text() for p in _owned(folder)} if folder.is_dir() else {}
-        same = held == files
-        print(f"release_model: {folder} {'is' if same else 'is NOT'} what vLLM {args.version} does"
-              + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
-        return 0 if same else 1
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in {p.name for p in _owned(folder)} - set(files):
-        (folder / stale).unlink()
-    for name, text in files.items():
-        (folder / name).write_text(text)
+        return check_folder(folder, files, f"release_model: {folder} {{}} what vLLM {args.version} does")
+    write_folder(folder, files)
     print(f"release_model: wrote {folder} ({len(worker['architectures'])} architectures)")
     return 0
 

@@ -201,16 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     files = fitting.dump(release_record(args.version, worker))
     folder = args.out or DATA / f"sglang-{args.version}"
     if args.check:
-        held = {p.name: p.read_text() for p in folder.glob("*.json")} if folder.is_dir() else {}
-        same = held == files
-        print(f"sglang_release_model: {folder} {'is' if same else 'is NOT'} what SGLang {args.version} does"
-              + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
-        return 0 if same else 1
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in {p.name for p in folder.glob("*.json")} - set(files):
-        (folder / stale).unlink()
-    for name, text in files.items():
-        (folder / name).write_text(text)
+        return fitting.check_folder(folder, files, f"sglang_release_model: {folder} {{}} what SGLang {args.version} does")
+    fitting.write_folder(folder, files)
     built = sum("not_built" not in a for a in release_record(args.version, worker)["architectures"].values())
     print(f"sglang_release_model: wrote {folder} ({len(worker['architectures'])} architectures, {built} built)")
     return 0
