@@ -5,8 +5,8 @@ Called by tools/release_lines.py, which writes them as `release_data/vllm-X.Y.Z/
 `method` Literal (SpeculativeMethod with the Literals it nests), the MTP model types (MTPModelTypes, which
 __post_init__ turns into method "mtp"), and the architectures the method detection names in its `dflash` and
 `dspark` branches (`"<name>" in self.draft_model_config.architectures`, a module constant resolved). And from
-its registry.py: every name a `_*_MODELS` dict display maps (runtimes/vllm_registry.py), and the class each
-`_SPECULATIVE_DECODING_MODELS` name maps to (speculative_config's registered drafts).
+its registry.py: every name a `_*_MODELS` dict display maps (ReleaseRules.registers), and the class each
+`_SPECULATIVE_DECODING_MODELS` name maps to (runtimes/vllm_release.py REGISTERED).
 """
 
 from __future__ import annotations

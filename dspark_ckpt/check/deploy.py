@@ -19,7 +19,7 @@ from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import text_config
-from dspark_ckpt.runtimes import draft_context
+from dspark_ckpt.runtimes import draft_context, vllm_release
 from dspark_ckpt.runtimes import speculative_config as sc
 
 MAX_SPEC_BYTES = 1 << 20  # a speculative config is a few hundred bytes
@@ -171,7 +171,7 @@ def assess(request: DeployRequest, draft: DeployDraft, *, versions: Sequence[str
     found += _verifier_findings(draft, target_spec)
     inp = sc.DeployInput(request.spec, draft.checkpoint, draft.config, draft.family, target,
                          verifier_exists=_verifier_exists(draft.config))
-    outcomes = [(v, sc.evaluate(rules, inp)) for v in versions if (rules := sc.rules_for(v)) is not None]
+    outcomes = [(v, sc.evaluate(rules, inp)) for v in versions if (rules := vllm_release.rules_for(v)) is not None]
     runtimes = tuple(_published(v, o) for v, o in outcomes)
     found += outcome_findings(outcomes, draft.findings, draft.family)
     return Deploy(request.source, dict(request.spec), model, runtimes), tuple(found)
@@ -298,5 +298,5 @@ def plan_deploy(text: str | None, *, target: TargetVocab | None, target_spec: st
     `max_model_len` the served one (`vllm serve --max-model-len`), None for vLLM's default."""
     if text is None:
         return None
-    versions = tuple(v for runtime, v in runtimes if runtime == "vllm" and sc.rules_for(v) is not None)
+    versions = tuple(v for runtime, v in runtimes if runtime == "vllm" and vllm_release.rules_for(v) is not None)
     return DeployPlan(read_request(text), target_view(target, target_spec, max_model_len), target_spec, versions)

@@ -191,7 +191,7 @@ OMNI_ANCHORS: dict[str, Anchor] = {
     "mrope": _omni(r"rope_configs = \(", "must not define mrope_section"),
 }
 
-# How each release builds a draft's config (runtimes/vllm_rows.BuildRules, runtimes/config_build.py).
+# How each release builds a draft's config (runtimes/vllm_release.ReleaseRules, runtimes/config_build.py).
 BUILD_ANCHORS: dict[str, Anchor] = {
     "speculators_detect": Anchor(TF_CONFIG, r'^\s*"speculators"\n\s*if config_dict\.get\("speculators_config"\)'),
     "expected": Anchor(BASE, r"Expected one of: \{SUPPORTED_SPECULATORS_TYPES\}"),

@@ -1,10 +1,10 @@
 """Pure: a draft's config.json -> the config one runtime release really builds from it, before any weight is read.
 
-vLLM first converts a speculators-format config (runtimes/speculators.py, shared with the deploy preflight), resolves
-the architecture in its registry, rewrites it per speculative method (config/speculative.py, configs/eagle.py), then
-runs the model class's __init__, which reads some keys as plain attributes. Each step can fail with its own error; the contract rows
-(vllm_rows.py) describe only what happens after it. The rules per release are data in vllm_rows.py; a runtime with
-no builder here (SGLang, issue 17) gets its config as written.
+vLLM first converts a speculators-format config (runtimes/speculators.py), resolves the architecture in its registry
+and rewrites it per speculative method (runtimes/vllm_hf_config.py: the steps the deploy preflight replays too, from
+the same release record, runtimes/vllm_release.py), then runs the model class's __init__, which reads some keys as
+plain attributes. Each step can fail with its own error; the contract rows (vllm_rows.py) describe only what happens
+after it. SGLang's builder is runtimes/sglang_build.py; a runtime with no builder gets its config as written.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_registry
+from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_hf_config
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
@@ -26,6 +26,7 @@ from dspark_ckpt.runtimes.release_model import architecture_model, modelled_rele
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
+from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_rules
 
 # transformers' config class per model_type: the class an AttributeError names (AutoConfig picks it by model_type).
 CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "gemma4": "Gemma4Config",
@@ -66,29 +67,17 @@ def _method(arch: str | None) -> str:
     return "draft_model"
 
 
-def _renamed(arch: str, method: str, release: str) -> str:
-    """configs/eagle.py EAGLEConfig: eagle3 / dflash prefix the architecture unless it already carries the name."""
-    if method == "eagle3":
-        return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
-    lilicorr = arch == "LiLiCorrDraftModel" and rows.minor(release) >= (0, 31)
-    return arch if arch.startswith("DFlash") or arch.endswith("DFlash") or lilicorr else f"DFlash{arch}"
-
-
-def _registered(arch: str, release: str) -> bool:
-    return bool(vllm_registry.registered(arch, release))
-
-
 def _unsupported(archs: Sequence[str]) -> Issue:
     # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
     return Issue("DSP309", f"Model architectures {list(archs)!r} are not supported for now.")
 
 
 def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
-    r, exact = rows.build_rules(version)
+    r, exact = nearest_rules(version)
     cites: list[str] = []
     if is_speculators(raw):
         step = speculators.convert(raw, r)
-        cites.append(step.source(r.release))
+        cites.append(step.source(r.version))
         if step.error is not None:
             return _built(version, step.hf, None, step.method or None, None, "SpeculatorsConfig", cites, exact,
                           error=step.error)
@@ -101,20 +90,20 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     if arch is None:
         return _built(version, hf, None, method, parallel, cls, cites, exact)
     # The draft ModelConfig resolves its architectures in the registry before any method rewrite.
-    if exact and not _registered(arch, r.release):
-        cites.append(f"{rows.REGISTRY_FILE} @ v{r.release} (not registered)")
+    if exact and vllm_hf_config.unsupported(r, [arch]):
+        cites.append(f"{r.registry_line(arch)} (not registered)")
         return _built(version, hf, arch, method, parallel, cls, cites, exact, error=_unsupported(_archs(hf) or [arch]))
     if method == "dspark":
         arch, hf = _dspark_rewrite(arch, hf, r, cites)
-    elif method in ("eagle3", "dflash") and cls != "SpeculatorsConfig":
-        renamed = _renamed(arch, method, r.release)
-        cites.append(f"vllm/transformers_utils/configs/eagle.py L46-79 via {rows.SPEC_FILE} @ v{r.release} "
+    elif vllm_hf_config.wraps(method, "speculators" if cls == "SpeculatorsConfig" else hf.get("model_type")):
+        (renamed,) = vllm_hf_config.renamed(r, [arch], method)
+        cites.append(f"vllm/transformers_utils/configs/eagle.py L46-79 via {SPEC_FILE} @ v{r.version} "
                      f"L{r.eagle_config_line}")
         cls = "EAGLEConfig"
-        if renamed != arch and exact and not _registered(renamed, r.release):
+        if renamed != arch and exact and vllm_hf_config.unsupported(r, [renamed]):
             return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported([renamed]))
         arch = renamed
-    cites.append(rows.registry_line(arch, r))
+    cites.append(r.registry_line(arch))
     error = _init_error(arch, hf, raw, cls, r, cites)
     built = _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
     family = built.family
@@ -122,27 +111,27 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     return replace(built, aux=aux) if aux is not None else built
 
 
-def _dspark_rewrite(arch: str, hf: dict[str, Any], r: rows.BuildRules,
+def _dspark_rewrite(arch: str, hf: dict[str, Any], r: ReleaseRules,
                     cites: list[str]) -> tuple[str, dict[str, Any]]:
-    if arch in r.dspark_keep:
-        return arch, hf
-    if arch == "DSparkDraftModel" and hf.get("model_type") == "qwen3" and r.qwen3_rename_line is not None:
-        cites.append(f"{rows.SPEC_FILE} @ v{r.release} L{r.qwen3_rename_line} (DSparkDraftModel + qwen3 -> "
+    model_type = hf.get("model_type")
+    built = vllm_hf_config.dspark(r, (arch,), model_type if isinstance(model_type, str) else None, hf)
+    if built.rule == "qwen3_rename":
+        cites.append(f"{SPEC_FILE} @ v{r.version} L{r.qwen3_rename_line} (DSparkDraftModel + qwen3 -> "
                      "Qwen3DSparkModel)")
-        return "Qwen3DSparkModel", hf
-    cites.append(f"{rows.SPEC_FILE} @ v{r.release} L{r.dspark_rewrite_line} (model_type = \"deepseek_v4\")")
-    return "DSparkDraftModel", {**hf, "model_type": "deepseek_v4", "architectures": ["DSparkDraftModel"]}
+    elif built.rule == "deepseek_rewrite":
+        cites.append(f"{SPEC_FILE} @ v{r.version} L{r.dspark_rewrite_line} (model_type = \"deepseek_v4\")")
+    return built.architectures[0], dict(built.values)
 
 
-def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: str, r: rows.BuildRules,
+def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: str, r: ReleaseRules,
                 cites: list[str]) -> Issue | None:
     """The first plain-attribute read of the model's __init__ that the built config cannot answer."""
     family = _family_of(arch)
     if arch == "DSparkDraftModel" and "hc_mult" not in hf:  # the DeepSeek-V4 draft's own keys, which a Qwen3 draft lacks
-        cites.append(f"vllm/models/deepseek_v4/nvidia/dspark.py @ v{r.release} L{r.hc_mult_line} (config.hc_mult)")
+        cites.append(f"vllm/models/deepseek_v4/nvidia/dspark.py @ v{r.version} L{r.hc_mult_line} (config.hc_mult)")
         return Issue("DSP309", f"AttributeError: '{cls}' object has no attribute 'hc_mult'")
     if family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK) and "markov_rank" not in hf:
-        cites.append(f"vllm/model_executor/models/qwen3_dspark.py @ v{r.release} L{r.markov_rank_line} "
+        cites.append(f"vllm/model_executor/models/qwen3_dspark.py @ v{r.version} L{r.markov_rank_line} "
                      "(config.markov_rank)")
         hoistable = any(key == "markov_rank" for key, _, _ in nested_settings(dict(raw)))
         return Issue("DSP215" if hoistable else "DSP333",

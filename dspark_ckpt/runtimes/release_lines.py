@@ -48,7 +48,7 @@ def span(release: str, key: str) -> tuple[int, int]:
     return int(first), int(last or first)
 
 
-@functools.cache  # BuildRules asks for the speculators types and kept architectures at every build
+@functools.cache  # ReleaseRules asks for the speculators types and kept architectures at every build
 def keys(prefix: str, release: str) -> tuple[str, ...]:
     """The names under `prefix.` that `release` cites, in the order of their first line (`algos`: the speculators
     types its algos.py registers, in file order)."""

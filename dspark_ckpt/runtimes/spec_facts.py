@@ -33,7 +33,7 @@ def _doc(release: str) -> Mapping[str, Any]:
 
 
 def columns(release: str) -> dict[str, Any]:
-    """SpecRules' generated columns for `release`: sets as frozensets, the detection lists as tuples."""
+    """ReleaseRules' generated columns for `release`: sets as frozensets, the detection lists as tuples."""
     spec = _doc(release)["speculative_config"]
     return {"fields": frozenset(spec["fields"]), "methods": frozenset(spec["methods"]),
             "mtp_types": frozenset(spec["mtp_types"]), "dflash_detect_archs": tuple(spec["dflash_detect_archs"]),
@@ -72,17 +72,18 @@ M_ADAPTIVE_028 = "Adaptive verification only supported with DSpark"
 M_ADAPTIVE_030 = ("Adaptive verification estimates per-position acceptance from the draft logits, which "
                   "use_local_argmax_reduction never materializes. Disable one of them.")
 
-# The first release read (0.27) is SpecRules' defaults; each later change, oldest first.
+# The first release read (0.27) is ReleaseRules' defaults; each later change, oldest first.
 CHANGES: tuple[Change, ...] = (
     Change("0.28.0", {"dspark_min_block": False, "topk_archs": ("Qwen3DSparkModel",),
                       "topk_arch_message": M_TOPK_ARCH_028, "adaptive_message": M_ADAPTIVE_028},
            f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
            appear=("spec.topk_field", "spec.topk_method", "spec.topk_arch", "spec.adaptive"), gone=("spec.min_block",)),
-    Change("0.29.0", {"dspark_detect_qwen3_draft": True, "dspark_qwen3_rename": True,
+    Change("0.29.0", {"dspark_detect_qwen3_draft": True, "speculators_dspark_keeps_arch": True,
                       "topk_archs": ("Qwen3DSparkModel", "Qwen3OmniDSparkModel"), "topk_arch_message": M_TOPK_ARCH_029,
                       "omni_validation": True, "speculators_merge": True, "speculators_dflash2": True},
            f"{_SPEC} __post_init__ (Qwen3 DSparkDraftModel, _validate_qwen3_omni_dspark); {_TF} "
-           "maybe_override_with_speculators (the user's config merged over the speculators one)",
+           "maybe_override_with_speculators (the user's config merged over the speculators one); "
+           "transformers_utils/configs/speculators/algos.py update_dspark (Qwen3(Omni)DSparkModel kept)",
            appear=("spec.qwen3_rename", "spec.omni_call")),
     Change("0.30.0", {"dspark_v41": True, "adaptive_message": M_ADAPTIVE_030, "adaptive_needs_argmax": True},
            f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
@@ -101,7 +102,7 @@ CHANGES: tuple[Change, ...] = (
 
 
 def behaviour(release: str) -> dict[str, Any]:
-    """The behaviour columns that differ from SpecRules' defaults in `release`: every change up to it, in order."""
+    """The behaviour columns that differ from ReleaseRules' defaults in `release`: every change up to it, in order."""
     key = release_key(release, precision=2)
     found: dict[str, Any] = {}
     for change in CHANGES:

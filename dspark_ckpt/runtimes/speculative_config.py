@@ -1,7 +1,8 @@
 """Pure: vLLM's `--speculative-config` start-up rules per release, as data, and the evaluator that applies them.
 
-Each release's `SpeculativeConfig` (vllm/config/speculative.py) is one `SpecRules` row, built on first use from the
-release's generated data (runtimes/spec_facts.py: spec.json's columns and the behaviour changes up to it); every rule
+Each release's `SpeculativeConfig` (vllm/config/speculative.py) is read from that release's one record
+(runtimes/vllm_release.py: spec.json's columns and the behaviour changes up to it), and the draft hf_config steps
+shared with check from runtimes/vllm_hf_config.py; every rule
 cites the file, version and lines it was read from in the released wheel (docs/upstream-notes.md, section "Deploy
 preflight").
 `evaluate()` replays `SpeculativeConfig.__post_init__` and `_verify_args` in upstream order for one release: the
@@ -11,15 +12,14 @@ method vLLM settles on, the model class, num_speculative_tokens, the draft vocab
 from __future__ import annotations
 
 import difflib
-import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import draft_context, registered, release_lines, spec_facts, speculators, vllm_rows
+from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_hf_config
 
 # The runtimes' words that differ by release live with the behaviour changes; re-exported with the other messages.
 from dspark_ckpt.runtimes.spec_facts import (  # noqa: F401 - re-exported: the messages are all read from here
@@ -29,6 +29,7 @@ from dspark_ckpt.runtimes.spec_facts import (  # noqa: F401 - re-exported: the m
     M_TOPK_ARCH_029,
 )
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+from dspark_ckpt.runtimes.vllm_release import KNOWN_DRAFTS, ReleaseRules, later_field, nearest_rules
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -86,9 +87,6 @@ P_GE1 = "Input should be greater than or equal to 1"
 P_STR = "Input should be a valid string"
 P_LITERAL = "Input should be one of the methods of this release"
 
-VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); SPEC_RULES has one row per entry
-
-
 @dataclass(frozen=True, slots=True)
 class Cite:
     """Where a rule was read: a file of the released wheel, its version, the lines."""
@@ -121,7 +119,7 @@ def omni_cite(check: str, version: str) -> Cite:
 
 def releases_with(rule: str) -> tuple[str, ...]:
     """The releases of the list that have `rule`."""
-    return tuple(v for v in VERSIONS if release_lines.cited(v, f"spec.{rule}") is not None)
+    return tuple(v for v in VLLM_RELEASES if release_lines.cited(v, f"spec.{rule}") is not None)
 
 
 # --- the data each release differs in: generated (release_data/vllm-X/spec.json), and runtimes/spec_facts.CHANGES ---
@@ -129,140 +127,6 @@ _NO_CHECKPOINT = frozenset({"ngram", "ngram_gpu", "suffix", "custom_class", "ext
 # The method each draft family is served with (by the family's value, so a family added later needs one line here).
 FAMILY_METHOD = {"qwen3-dspark": "dspark", "qwen3-omni-dspark": "dspark", "gemma4-dspark": "dspark",
                  "dflash": "dflash", "dflash2": "dflash", "eagle3-llama": "eagle3", "eagle3-qwen3": "eagle3"}
-
-
-@dataclass(frozen=True, slots=True)
-class Registered:
-    model_class: str
-    first: str  # the first listed release whose registry maps the name
-    line: str  # its line in that release's registry.py
-
-
-# The architecture names a draft of a known family can reach (as shipped, after the EAGLE/DFlash renames of
-# eagle.py, or after the DSpark rewrites). Whether a release registers one, and its class, is that release's
-# generated `_SPECULATIVE_DECODING_MODELS` (spec.json); every name those renames produce from these and that is not
-# listed here is in no registry read (tests/deploy/test_deploy_citations.py).
-KNOWN_DRAFTS: frozenset[str] = frozenset({
-    "Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel", "MuseSparkDSparkModel",
-    "DSparkDraftModel", "DSparkV41DraftModel", "DFlashDraftModel", "DFlash2DraftModel", "Eagle3LlamaForCausalLM",
-    "LlamaForCausalLMEagle3", "Eagle3Qwen3ForCausalLM", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM",
-})
-
-
-class _Registrations(Mapping[str, Registered]):
-    """name -> its class, first listed release and registry line: derived from each release's generated registry
-    on first use (never at import)."""
-
-    @functools.cached_property
-    def _rows(self) -> dict[str, Registered]:
-        rows = {}
-        for name in sorted(KNOWN_DRAFTS):
-            first = next((v for v in VERSIONS if name in spec_facts.drafts(v)), None)
-            found = registered.registration("vllm", first, name) if first is not None else None
-            if first is not None and found is not None:
-                rows[name] = Registered(spec_facts.drafts(first)[name], first, f"L{found.where.rsplit(':', 1)[1]}")
-        return rows
-
-    def __getitem__(self, name: str) -> Registered:
-        return self._rows[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-
-REGISTERED: Mapping[str, Registered] = _Registrations()
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
-@dataclass(frozen=True, slots=True)
-class SpecRules:
-    """One release's SpeculativeConfig: what its __post_init__ and _verify_args decide, as columns. The first five
-    are generated (spec_facts.columns); the defaults of the others are the first release read (0.27), and
-    spec_facts.CHANGES what changes them from a release on."""
-
-    version: str
-    fields: frozenset[str]
-    methods: frozenset[str]  # the `method` Literal
-    mtp_types: frozenset[str]
-    dflash_detect_archs: tuple[str, ...]
-    dspark_detect_archs: tuple[str, ...]
-    dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
-    medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
-    dspark_qwen3_rename: bool = False  # method dspark: a Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel
-    dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
-    gemma4_n_predict: bool = True  # Gemma4 DSpark: n_predict = block_size when unset
-    dspark_block_default: bool = False  # method dspark: num_speculative_tokens defaults to block_size
-    dspark_min_block: bool = True  # num_speculative_tokens >= dspark_block_size (0.27)
-    topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
-    topk_arch_message: str = M_TOPK_ARCH_029
-    omni_validation: bool = False
-    dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
-    speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
-    speculators_dflash2: bool = False
-    speculators_local_verifier_refused: bool = False
-    adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
-    adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
-    # _maybe_override_draft_max_position_embeddings raises the draft's max_position_embeddings to the served
-    # max_model_len for these methods; None: for every method but draft_model (0.33, RoPE that only sizes the cache)
-    positions_raised_for: tuple[str, ...] | None = ("eagle", "eagle3")
-    limit_to_draft: bool = False  # VllmConfig._limit_max_model_len_to_draft (0.33, the V2 model runner)
-
-    def is_registered(self, name: str) -> bool:
-        return name in KNOWN_DRAFTS and name in spec_facts.drafts(self.version)
-
-    def model_class(self, name: str) -> str | None:
-        """The class the release's `_SPECULATIVE_DECODING_MODELS` maps a known draft name to."""
-        return spec_facts.drafts(self.version).get(name) if name in KNOWN_DRAFTS else None
-
-    @property
-    def dspark_keep(self) -> tuple[str, ...]:
-        """The architectures method dspark leaves alone (generated: `keep.*` of the release's lines.json)."""
-        return release_lines.keys("keep", self.version)
-
-    def has(self, rule: str) -> bool:
-        return release_lines.cited(self.version, f"spec.{rule}") is not None
-
-
-def _row(version: str) -> SpecRules:
-    """One listed release's row: its generated columns, and the behaviour changes up to it."""
-    return SpecRules(version, **spec_facts.columns(version), **spec_facts.behaviour(version))
-
-
-class _Rules(Mapping[str, SpecRules]):
-    """One row per listed release, built on first use from its generated data (release_data/vllm-X/spec.json)."""
-
-    def __getitem__(self, version: str) -> SpecRules:
-        if version not in VERSIONS:
-            raise KeyError(version)
-        return _cached_row(version)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(VERSIONS)
-
-    def __len__(self) -> int:
-        return len(VERSIONS)
-
-
-_cached_row = functools.cache(_row)
-SPEC_RULES: Mapping[str, SpecRules] = _Rules()
-# 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
-
-
-def rules_for(version: str) -> SpecRules | None:
-    """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
-    as the newest row (as the contract table assumes, with its DSP220 warning); None before 0.27."""
-    key = _key(version)[:2]
-    for r in SPEC_RULES.values():
-        if _key(r.version)[:2] == key:
-            return r
-    newest = SPEC_RULES[VERSIONS[-1]]
-    return newest if key > _key(newest.version)[:2] else None
 
 
 # --- inputs ---
@@ -322,10 +186,6 @@ def closest_key(key: str, known: frozenset[str]) -> str | None:
     return match[0] if match else None
 
 
-def later_field(key: str, version: str) -> str | None:
-    """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
-    return next((r.version for r in SPEC_RULES.values() if _key(r.version) > _key(version) and key in r.fields), None)
-
 # --- the draft's hf_config as vLLM builds it ---
 @dataclass(frozen=True, slots=True)
 class HfView:
@@ -352,14 +212,14 @@ def _archs(raw: Mapping[str, Any]) -> tuple[str, ...]:
 
 def speculators_view(version: str, raw: Mapping[str, Any]) -> HfView | Problem:
     """The hf_config of a speculators-format draft: runtimes/speculators.py's conversion, the one check uses too."""
-    conversion = speculators.convert(raw, vllm_rows.build_rules(version)[0])
+    conversion = speculators.convert(raw, nearest_rules(version)[0])
     if conversion.error is not None:
         where = tuple(Cite(file, version, lines) for file, lines in conversion.cites)
         return Problem(conversion.error.code, conversion.error.text, where, conversion.error.verbatim)
     return HfView(conversion.architectures, "speculators", conversion.hf)
 
 
-def hf_view(r: SpecRules, raw: Mapping[str, Any]) -> HfView | Problem:
+def hf_view(r: ReleaseRules, raw: Mapping[str, Any]) -> HfView | Problem:
     if speculators.is_speculators_format(raw):
         return speculators_view(r.version, raw)
     model_type = raw.get("model_type")
@@ -373,15 +233,6 @@ def _nested(values: Mapping[str, Any], name: str) -> Any:
         if isinstance(nested, Mapping) and nested.get(name) is not None:
             return nested.get(name)
     return values.get(name)
-
-
-def rename(arch: str, method: str, keep: tuple[str, ...] = ()) -> str:
-    """transformers_utils/configs/eagle.py: the architecture EAGLEConfig gives a draft under each method."""
-    if method == "eagle":
-        return arch if arch.startswith("Eagle") else f"Eagle{arch}"
-    if method == "eagle3":
-        return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
-    return arch if arch.startswith("DFlash") or arch.endswith("DFlash") or arch in keep else f"DFlash{arch}"
 
 
 def _known(name: str) -> bool:
@@ -421,7 +272,7 @@ class _Stop(Exception):
 class _Run:
     """One release replaying SpeculativeConfig.__post_init__ on one draft; mutable only inside evaluate()."""
 
-    def __init__(self, r: SpecRules, inp: DeployInput) -> None:
+    def __init__(self, r: ReleaseRules, inp: DeployInput) -> None:
         self.r, self.inp, self.v = r, inp, r.version
         self.spec: dict[str, Any] = {}
         self.notes: list[Problem] = []
@@ -636,24 +487,15 @@ class _Run:
 
     # 6. EAGLEConfig wraps eagle/eagle3/dflash drafts and renames their architecture; DSpark rewrites its own
     def rewrite(self) -> None:
-        if self.method in ("eagle", "eagle3", "dflash") and self.model_type not in ("speculators", "eagle"):
-            renamed = tuple(rename(a, str(self.method), self.r.dflash_keep_extra) for a in self.archs)
+        if vllm_hf_config.wraps(self.method, self.model_type):
+            renamed = vllm_hf_config.renamed(self.r, self.archs, str(self.method))
             self.archs = renamed
             self.registered(renamed, "eagle_wrap")
         if self.method != "dspark":
             return
-        if self.r.dspark_qwen3_rename and "DSparkDraftModel" in self.archs and self.model_type == "qwen3":
-            self.archs = ("Qwen3DSparkModel",)
-        elif not any(a in self.r.dspark_keep for a in self.archs):
-            v41 = self.r.dspark_v41 and self.inp.target.model_type == "deepseek_v41"
-            self.rewritten = self.archs
-            self.model_type = "deepseek_v41" if v41 else "deepseek_v4"
-            self.archs = ("DSparkV41DraftModel",) if v41 else ("DSparkDraftModel",)
-            if v41:
-                self.values["n_predict"] = self.values.get("dspark_block_size") or self.values.get("n_predict")
-        elif ("Gemma4DSparkModel" in self.archs and self.r.gemma4_n_predict and self.values.get("n_predict") is None
-              and self.values.get("block_size") is not None):
-            self.values["n_predict"] = self.values["block_size"]
+        built = vllm_hf_config.dspark(self.r, self.archs, self.model_type, self.values, self.inp.target.model_type)
+        self.archs, self.model_type, self.values = built.architectures, built.model_type, dict(built.values)
+        self.rewritten = built.rewritten
 
     def tokens_from(self) -> str:
         user = "num_speculative_tokens" in normalize_keys(self.inp.spec) and (self.r.speculators_merge or
@@ -777,7 +619,7 @@ class _Run:
         return tuple(found)
 
 
-def evaluate(r: SpecRules, inp: DeployInput) -> Outcome:
+def evaluate(r: ReleaseRules, inp: DeployInput) -> Outcome:
     """One release's start-up of the speculative config, in upstream order; the first error wins."""
     run = _Run(r, inp)
     try:

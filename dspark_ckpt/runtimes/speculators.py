@@ -15,7 +15,8 @@ from typing import Any
 
 from dspark_ckpt.model.draft_config import is_speculators_format
 from dspark_ckpt.runtimes.records import Issue
-from dspark_ckpt.runtimes.vllm_rows import ALGOS_FILE, BASE_FILE, DFLASH2_KEYS, BuildRules
+from dspark_ckpt.runtimes.vllm_release import ALGOS_FILE, BASE_FILE, ReleaseRules
+from dspark_ckpt.runtimes.vllm_rows import DFLASH2_KEYS
 
 TF_CONFIG = "vllm/transformers_utils/config.py"
 __all__ = ["Conversion", "convert", "is_speculators_format"]
@@ -61,9 +62,9 @@ def _required(cfg: Mapping[str, Any], key: str) -> Any:
     return cfg[key]
 
 
-def convert(cfg: Mapping[str, Any], r: BuildRules) -> Conversion:
+def convert(cfg: Mapping[str, Any], r: ReleaseRules) -> Conversion:
     """SpeculatorsConfig.extract_transformers_pre_trained_config plus the algorithm's update_* function, as release
-    `r.release` runs them (the caller has established is_speculators_format)."""
+    `r.version` runs them (the caller has established is_speculators_format)."""
     kind = cfg.get("speculators_model_type")
     detect = (TF_CONFIG, f"L{r.speculators_detect}")
     if not isinstance(kind, str) or kind not in r.speculators_types:
@@ -83,7 +84,7 @@ def convert(cfg: Mapping[str, Any], r: BuildRules) -> Conversion:
     return Conversion(hf, method, parallel, None, cites)
 
 
-def _update(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: BuildRules) -> tuple[str, bool | None]:
+def _update(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> tuple[str, bool | None]:
     if kind in ("eagle3", "peagle"):
         return _eagle3(kind, cfg, hf)
     if kind in ("dflash", "dflash2"):
@@ -134,7 +135,7 @@ def _dflash(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any]) -> None:
     hf["dflash_config"] = nested
 
 
-def _dspark(cfg: Mapping[str, Any], hf: dict[str, Any], r: BuildRules) -> None:
+def _dspark(cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> None:
     """update_dspark: 0.27/0.28 always build Qwen3DSparkModel; 0.29+ keep a Qwen3(Omni)DSparkModel named in
     architectures, set dspark_bonus_anchor and copy use_aux_hidden_state."""
     archs = cfg.get("architectures") or []

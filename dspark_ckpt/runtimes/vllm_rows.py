@@ -1,13 +1,13 @@
 """vLLM's contract rows, one per (version range, family), each citing the released file it was read from; and the
-per-release rules by which vLLM builds a draft's config before any of those rows applies (runtimes/config_build.py).
+draft classes they describe. How each release builds a draft's config before any row applies is its record in
+runtimes/vllm_release.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import release_lines
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -93,91 +93,6 @@ VLLM_ROWS: tuple[Contract, ...] = (
 )
 
 
-# --- How each release builds the draft config (read from the wheels; docs/upstream-notes.md section 10) ---
-
-READ_RELEASES = VLLM_RELEASES  # the one list (runtimes/versions.py); BUILD_RULES has one row per entry
-SPEC_FILE = "vllm/config/speculative.py"
-ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
-BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
-REGISTRY_FILE = "vllm/model_executor/models/registry.py"
-
-
-SPECULATORS_KEEP_ARCH_SINCE = "0.29.0"  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
-
-
-@dataclass(frozen=True, slots=True)
-class BuildRules:
-    """What one vLLM release does to a draft's config.json before its model class is built. The line numbers, and
-    the speculators types and the architectures dspark keeps, are read from the release's generated lines.json
-    (runtimes/release_lines.py) on first use."""
-
-    release: str
-
-    def _line(self, key: str) -> int:
-        line = release_lines.first_line(self.release, key)
-        if line is None:
-            raise KeyError(f"{key} @ v{self.release}: not in release_data/vllm-{self.release}/lines.json")
-        return line
-
-    @property
-    def speculators_types(self) -> tuple[str, ...]:
-        """SUPPORTED_SPECULATORS_TYPES: algos.py's `@register_speculator` names, in file order."""
-        return release_lines.keys("algos", self.release)
-
-    @property
-    def speculators_detect(self) -> int:
-        """transformers_utils/config.py: no model_type + speculators_config -> "speculators"."""
-        return self._line("build.speculators_detect")
-
-    @property
-    def expected_line(self) -> int:
-        """base.py: the "Expected one of" ValueError."""
-        return self._line("build.expected")
-
-    @property
-    def algos(self) -> dict[str, int]:
-        """speculators type -> line of its update_* function in algos.py."""
-        return {kind: self._line(f"algos.{kind}") for kind in self.speculators_types}
-
-    @property
-    def dspark_keep(self) -> tuple[str, ...]:
-        """Architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft (the names its
-        speculative.py's rewrite condition excludes, in line order)."""
-        return release_lines.keys("keep", self.release)
-
-    @property
-    def dspark_rewrite_line(self) -> int:
-        """The `model_type = "deepseek_v4"` line."""
-        return self._line("build.dspark_rewrite")
-
-    @property
-    def qwen3_rename_line(self) -> int | None:
-        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None."""
-        return release_lines.first_line(self.release, "spec.qwen3_rename")
-
-    @property
-    def speculators_dspark_keeps_arch(self) -> bool:
-        """update_dspark keeps Qwen3(Omni)DSparkModel from `architectures` (0.29+)."""
-        return minor(SPECULATORS_KEEP_ARCH_SINCE) <= minor(self.release)
-
-    @property
-    def eagle_config_line(self) -> int:
-        """`EAGLEConfig(hf_config, method=..., model_type="eagle")`: the eagle3/dflash rename."""
-        return self._line("spec.eagle_wrap")
-
-    @property
-    def markov_rank_line(self) -> int:
-        """Qwen3DSparkModel.__init__: `config.markov_rank` (a plain attribute)."""
-        return self._line("build.markov_rank")
-
-    @property
-    def hc_mult_line(self) -> int:
-        """DSparkDeepseekV4Model.__init__: `config.hc_mult` (models/deepseek_v4/nvidia/dspark.py)."""
-        return self._line("build.hc_mult")
-
-
-BUILD_RULES: tuple[BuildRules, ...] = tuple(BuildRules(release) for release in READ_RELEASES)
-
 # The draft architectures of _SPECULATIVE_DECODING_MODELS whose class dspark-ckpt models: name -> (first release that
 # registers it, the class it maps to). Lines per release are in the citation of each build (registry.py).
 DRAFT_CLASSES: dict[str, tuple[str, str]] = {
@@ -206,25 +121,3 @@ CLASS_FAMILY: dict[str, Family] = {
 # Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")  # dflash_config["..."]
 DFLASH2_KEY_LINES = "qwen3_dflash2.py 0.28-0.30 L123-129, L250-260; 0.31-0.33 L248-254, L376-386"
-
-
-def minor(release: str) -> tuple[int, ...]:
-    """(major, minor) of a release; vLLM's behaviour changes by minor (0.29.x all alike)."""
-    try:
-        return tuple(int(p) for p in release.split(".")[:2])
-    except ValueError:
-        return (0, 0)
-
-
-def build_rules(release: str) -> tuple[BuildRules, bool]:
-    """The rules of the release read nearest `release` (by minor), and whether that is `release` itself."""
-    for rules in BUILD_RULES:
-        if minor(rules.release) == minor(release):
-            return rules, True
-    return (BUILD_RULES[-1] if minor(release) > minor(BUILD_RULES[-1].release) else BUILD_RULES[0]), False
-
-
-def registry_line(architecture: str, rules: BuildRules) -> str:
-    """registry.py's `_SPECULATIVE_DECODING_MODELS` entry of a modelled draft name (generated: `registry.<name>`)."""
-    line = release_lines.first_line(rules.release, f"registry.{architecture}")
-    return f"{REGISTRY_FILE} @ v{rules.release}" + (f" L{line}" if line else "")

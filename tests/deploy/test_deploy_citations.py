@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from released_sources import release_tree
 
-from dspark_ckpt.runtimes import anchors
+from dspark_ckpt.runtimes import anchors, vllm_release
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import speculative_config as sc
 
@@ -117,7 +117,7 @@ def test_each_rule_cites_the_lines_that_hold_it(rule: str) -> None:
 
 @pytest.mark.parametrize("check", sorted(anchors.OMNI_ANCHORS))
 def test_each_omni_check_is_cited_where_it_is(check: str) -> None:
-    for version in (v for v, rules in sc.SPEC_RULES.items() if rules.omni_validation):
+    for version in (v for v, rules in vllm_release.RELEASE_RULES.items() if rules.omni_validation):
         assert OMNI_NEEDLES[check] in cited_text(sc.omni_cite(check, version)), (check, version)
 
 
@@ -128,7 +128,7 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
                           ("gemma4_n_predict", NEEDLES["gemma4_n_predict"]), ("omni_call", NEEDLES["omni_call"]),
                           ("rope_cache_only", NEEDLES["rope_cache_only"]),
                           ("limit_to_draft", NEEDLES["limit_to_draft"])):
-        for version in sc.VERSIONS:
+        for version in vllm_release.VERSIONS:
             if version in sc.releases_with(rule):
                 continue
             file = wheel(version) / anchors.SPEC_ANCHORS[rule].file
@@ -138,7 +138,7 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
 def test_field_lists_match_each_wheel() -> None:
     import ast
 
-    for version, rules in sc.SPEC_RULES.items():
+    for version, rules in vllm_release.RELEASE_RULES.items():
         tree = ast.parse((wheel(version) / sc.SPEC).read_text())
         cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig")
         names = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
@@ -148,7 +148,7 @@ def test_field_lists_match_each_wheel() -> None:
 def test_method_literal_and_mtp_types_match_each_wheel() -> None:
     import re
 
-    for version, rules in sc.SPEC_RULES.items():
+    for version, rules in vllm_release.RELEASE_RULES.items():
         src = (wheel(version) / sc.SPEC).read_text()
         mtp = set(re.findall(r'"(\w+)"', src.split("MTPModelTypes = Literal[", 1)[1].split("]", 1)[0]))
         assert mtp == rules.mtp_types, version
@@ -157,9 +157,9 @@ def test_method_literal_and_mtp_types_match_each_wheel() -> None:
 
 
 def test_registered_names_match_each_registry() -> None:
-    for version, rules in sc.SPEC_RULES.items():
+    for version, rules in vllm_release.RELEASE_RULES.items():
         src = (wheel(version) / sc.REGISTRY).read_text()
-        for name, reg in sc.REGISTERED.items():
+        for name, reg in vllm_release.REGISTERED.items():
             assert (f'"{name}":' in src) == rules.is_registered(name), (name, version)
             if rules.is_registered(name):
                 entry = "\n".join(src.split(f'"{name}":', 1)[1].splitlines()[:3])
@@ -167,10 +167,10 @@ def test_registered_names_match_each_registry() -> None:
             if reg.first == version:
                 line = src.splitlines()[int(reg.line.removeprefix("L")) - 1]
                 assert f'"{name}"' in line, (name, version, reg.line)
-        for base in sc.REGISTERED:  # the renames eagle.py can produce are registered nowhere
+        for base in vllm_release.REGISTERED:  # the renames eagle.py can produce are registered nowhere
             for prefix in ("Eagle", "Eagle3", "DFlash"):
                 renamed = f"{prefix}{base}"
-                if renamed not in sc.REGISTERED:
+                if renamed not in vllm_release.REGISTERED:
                     assert f'"{renamed}"' not in src, (renamed, version)
 
 
@@ -215,7 +215,7 @@ def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
 
 
 def test_the_adaptive_verification_messages() -> None:
-    for version, rules in sc.SPEC_RULES.items():
+    for version, rules in vllm_release.RELEASE_RULES.items():
         if rules.adaptive_message is not None:
             sample = rules.adaptive_message
             assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
@@ -223,7 +223,7 @@ def test_the_adaptive_verification_messages() -> None:
 
 
 def test_the_two_topk_architecture_messages() -> None:
-    for version, rules in sc.SPEC_RULES.items():
+    for version, rules in vllm_release.RELEASE_RULES.items():
         if rules.topk_archs is not None:
             sample = rules.topk_arch_message
             assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
@@ -232,7 +232,7 @@ def test_the_two_topk_architecture_messages() -> None:
 def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> None:
     """The SpecRules column against the call site each release cites: eagle and eagle3 only, or all but draft_model;
     and the served length lowered to the draft's (0.33's V2 runner) exactly where the table says."""
-    for version, rules in sc.SPEC_RULES.items():
+    for version, rules in vllm_release.RELEASE_RULES.items():
         call = cited_text(sc.cite("raise_positions", version))
         if rules.positions_raised_for is None:
             assert 'if self.method != "draft_model":' in call, version
@@ -247,7 +247,7 @@ def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> No
 def test_the_length_keys_and_plain_rope_types_are_each_wheels() -> None:
     import ast
 
-    for version in sc.VERSIONS:
+    for version in vllm_release.VERSIONS:
         keys = cited_text(sc.cite("length_keys", version)).split("possible_keys = [", 1)[1].split("]", 1)[0]
         assert tuple(re.findall(r'"(\w+)"', keys)) == dc.LENGTH_KEYS, version
         exempt = cited_text(sc.cite("rope_factor", version)).split("not in (", 1)[1].split(")", 1)[0]
@@ -259,7 +259,7 @@ def test_the_length_keys_and_plain_rope_types_are_each_wheels() -> None:
 def test_the_max_model_len_messages_are_the_wheels_own() -> None:
     """M_DERIVED is model.py's `msg`, then `{msg} To allow overriding ... {warning}` with the `warning` constant;
     M_SPEC_LEN the f-string of _maybe_override_draft_max_model_len (pydantic prefixes `Value error, `)."""
-    for version in sc.VERSIONS:
+    for version in vllm_release.VERSIONS:
         model = templates(wheel(version) / anchors.MODEL_CFG)
         sample = dc.M_DERIVED.format(s=4096, key="max_position_embeddings", derived=2048.0)
         msg, rest = sample.split(" To allow overriding", 1)

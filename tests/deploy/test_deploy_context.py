@@ -20,8 +20,9 @@ from conftest import make_checkpoint, run_cli
 
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import speculative_config as sc
+from dspark_ckpt.runtimes import vllm_release
 
-V = sc.VERSIONS
+V = vllm_release.VERSIONS
 OLD = V[:-1]  # 0.27-0.32: only eagle and eagle3 get max_position_embeddings raised
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 8192}

@@ -18,6 +18,7 @@ from dspark_ckpt.check.deploy import (
 )
 from dspark_ckpt.errors import DsparkCkptError
 from dspark_ckpt.runtimes import speculative_config as sc
+from dspark_ckpt.runtimes import vllm_release
 
 
 def test_inline_json_and_a_json_file_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,13 +73,13 @@ def test_an_empty_flag_is_refused() -> None:
 
 
 def test_unknown_keys_name_the_closest_field_and_dashes_are_vllms_underscores() -> None:
-    r = sc.SPEC_RULES["0.29.0"]
+    r = vllm_release.RELEASE_RULES["0.29.0"]
     assert sc.closest_key("num_speculative_token", r.fields) == "num_speculative_tokens"
     assert sc.closest_key("methd", r.fields) == "method"
     assert sc.closest_key("zzzz", r.fields) is None
     assert sc.normalize_keys({"num-speculative-tokens": 8}) == {"num_speculative_tokens": 8}
-    assert sc.later_field("dspark_draft_topk", "0.27.0") == "0.28.0"
-    assert sc.later_field("xpress_topc", "0.32.0") == "0.33.0" and sc.later_field("foo", "0.27.0") is None
+    assert vllm_release.later_field("dspark_draft_topk", "0.27.0") == "0.28.0"
+    assert vllm_release.later_field("xpress_topc", "0.32.0") == "0.33.0" and vllm_release.later_field("foo", "0.27.0") is None
 
 
 @pytest.mark.parametrize(("value", "expected"), [
@@ -137,9 +138,9 @@ def test_which_checkpoints_a_config_goes_with(tmp_path: Path, monkeypatch: pytes
 
 
 def test_newer_releases_take_the_newest_row_and_older_ones_none() -> None:
-    assert sc.rules_for("0.27.1") is sc.SPEC_RULES["0.27.0"]
-    assert sc.rules_for("0.34.0") is sc.SPEC_RULES["0.33.0"]
-    assert sc.rules_for("0.26.0") is None
+    assert vllm_release.rules_for("0.27.1") is vllm_release.RELEASE_RULES["0.27.0"]
+    assert vllm_release.rules_for("0.34.0") is vllm_release.RELEASE_RULES["0.33.0"]
+    assert vllm_release.rules_for("0.26.0") is None
 
 
 def test_the_settings_key_resolves_a_path_against_the_settings_folder_and_keeps_inline_json(tmp_path: Path) -> None:

@@ -16,11 +16,12 @@ from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.check.deploy import plan_deploy
 from dspark_ckpt.output.records import checkpoint_json
 from dspark_ckpt.runtimes import speculative_config as sc
+from dspark_ckpt.runtimes import vllm_release
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.resolve import open_source
 from dspark_ckpt.sources.target import resolve_target
 
-V = sc.VERSIONS
+V = vllm_release.VERSIONS
 OLD, NEW = ("0.27.0", "0.28.0", "0.29.0", "0.30.0"), ("0.31.0", "0.32.0", "0.33.0")
 
 OMNI_TEXT = {"vocab_size": 96, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,

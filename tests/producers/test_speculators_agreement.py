@@ -21,7 +21,7 @@ from released_sources import release_tree
 
 from dspark_ckpt.model.draft_config import is_speculators_format
 from dspark_ckpt.runtimes import speculative_config as sc
-from dspark_ckpt.runtimes import speculators, vllm_rows
+from dspark_ckpt.runtimes import speculators, vllm_release
 from dspark_ckpt.runtimes.config_build import build_config
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -58,7 +58,7 @@ def test_the_detection_is_the_releases(release: str) -> None:
 
 def _algos(release: str) -> dict[str, Any]:
     scope: dict[str, Any] = {}
-    path = release_tree("vllm", release) / vllm_rows.ALGOS_FILE
+    path = release_tree("vllm", release) / vllm_release.ALGOS_FILE
     exec(compile(path.read_text(), str(path), "exec"), scope)  # noqa: S102 - algos.py imports nothing
     types: dict[str, Any] = scope["SUPPORTED_SPECULATORS_TYPES"]
     return types
@@ -67,7 +67,7 @@ def _algos(release: str) -> dict[str, Any]:
 @pytest.mark.parametrize("release", VLLM_RELEASES)
 def test_the_conversion_is_the_releases_algos(release: str) -> None:
     """Every recorded speculators layout: our hf_config == transformer_layer_config after the release's update_*."""
-    rules, exact = vllm_rows.build_rules(release)
+    rules, exact = vllm_release.nearest_rules(release)
     assert exact
     updaters = _algos(release)
     assert tuple(updaters) == rules.speculators_types
@@ -93,11 +93,11 @@ def test_check_and_deploy_build_the_same_class(name: str, model_type: str | None
     spec = {"model": "ckpt", "method": METHOD[cfg["speculators_model_type"]], "num_speculative_tokens": 3}
     for release in VLLM_RELEASES:
         built = build_config(cfg, "vllm", release)
-        outcome = sc.evaluate(sc.SPEC_RULES[release], sc.DeployInput(spec, "ckpt", cfg))
+        outcome = sc.evaluate(vllm_release.RELEASE_RULES[release], sc.DeployInput(spec, "ckpt", cfg))
         if built.error is not None and built.before_validation:
             assert outcome.error is not None, (name, release, built.error)
             continue
-        registered = sc.REGISTERED.get(built.architecture or "")
+        registered = vllm_release.REGISTERED.get(built.architecture or "")
         assert registered is not None and outcome.model_class == registered.model_class, (name, release)
 
 

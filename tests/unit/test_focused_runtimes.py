@@ -1,4 +1,4 @@
-"""Focused tests of runtimes/ data and helpers: vllm_rows, vllm_registry, contracts, installed, sglang_build,
+"""Focused tests of runtimes/ data and helpers: vllm_release, vllm_rows, contracts, installed, sglang_build,
 sglang_columns, and model/runtime_label; the tables checked against each other and against the release list."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, vllm_registry, vllm_rows
+from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes import registered as registered_data
 from dspark_ckpt.runtimes.contracts import When
 from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
@@ -21,27 +21,29 @@ def at_least(release: str, first: str) -> bool:
     return version_key(release) >= version_key(first)
 
 
-# --- vllm_registry.py ---
+# --- vllm_release.py: the one record per release (registry, build lines, behaviour) ---
+RULES = vllm_release.RELEASE_RULES
+
 
 @pytest.mark.parametrize("family", list(FIRST_REGISTERED))
 def test_the_registry_data_agrees_with_the_first_registered_release(family: Family) -> None:
     reg = FIRST_REGISTERED[family]
-    for release in vllm_registry.RELEASES:
-        assert vllm_registry.registered(reg.architecture, release) is at_least(release, reg.first), release
+    for release, rules in RULES.items():
+        assert rules.registers(reg.architecture) is at_least(release, reg.first), release
 
 
 def test_registered_for_unknown_names_and_unread_releases() -> None:
-    assert vllm_registry.registered("Qwen3DSparkModel", "0.26.0") is None  # not a release read here
-    assert vllm_registry.registered("NoSuchModelForCausalLM", "0.30.0") is False
-    assert vllm_registry.registered("MedusaModel", "0.32.0") is True
-    assert vllm_registry.registered("MedusaModel", "0.33.0") is False  # removed in 0.33
-    assert vllm_registry.RELEASES == VLLM_VERSIONS
+    assert "0.26.0" not in RULES and vllm_release.rules_for("0.26.0") is None  # not a release read here
+    assert not RULES["0.30.0"].registers("NoSuchModelForCausalLM")
+    assert RULES["0.32.0"].registers("MedusaModel")
+    assert not RULES["0.33.0"].registers("MedusaModel")  # removed in 0.33
+    assert tuple(RULES) == VLLM_VERSIONS
 
 
 def test_the_generated_registry_agrees_with_registered_architectures() -> None:
     """spec.json's registry (every `_*_MODELS` name) holds every name registered_architectures.json says the
     release registers (those spread into `_VLLM_MODELS`), and its drafts are exactly the json's drafts."""
-    for release in vllm_registry.RELEASES:
+    for release in RULES:
         names = spec_facts.registry_names(release)
         found = {n: r for n in names | set(spec_facts.drafts(release))
                  if (r := registered_data.registration("vllm", release, n)) is not None}
@@ -49,52 +51,44 @@ def test_the_generated_registry_agrees_with_registered_architectures() -> None:
         assert set(found) <= names, release
 
 
-# --- vllm_rows.py ---
-
-def test_build_rules_cover_exactly_the_releases_read() -> None:
-    assert tuple(r.release for r in vllm_rows.BUILD_RULES) == vllm_rows.READ_RELEASES == VLLM_VERSIONS
-
-
 @pytest.mark.parametrize("name", sorted(anchors.REGISTRY_SINCE))
 def test_a_registry_line_is_cited_exactly_where_the_release_registers_the_name(name: str) -> None:
-    for release in vllm_rows.READ_RELEASES:
+    for release, rules in RULES.items():
         line = release_lines.first_line(release, f"registry.{name}")
-        assert (line is not None) is vllm_registry.registered(name, release), (name, release)
+        assert (line is not None) is rules.registers(name), (name, release)
 
 
 @pytest.mark.parametrize("name", sorted(vllm_rows.DRAFT_CLASSES))
 def test_draft_classes_first_release_agrees_with_the_registry(name: str) -> None:
     first, cls = vllm_rows.DRAFT_CLASSES[name]
-    for release in vllm_registry.RELEASES:
-        assert vllm_registry.registered(name, release) is at_least(release, first), (name, release)
+    for release, rules in RULES.items():
+        assert rules.registers(name) is at_least(release, first), (name, release)
     assert cls in vllm_rows.CLASS_FAMILY or cls == "DSparkDeepseekV4ForCausalLM"  # the one class not modelled
 
 
-def test_minor_and_build_rules() -> None:
-    assert vllm_rows.minor("0.29.3") == (0, 29) and vllm_rows.minor("garbage") == (0, 0)
-    rules, exact = vllm_rows.build_rules("0.29.5")
-    assert rules.release == "0.29.0" and exact
-    newer, exact_newer = vllm_rows.build_rules("0.40.0")
-    assert newer.release == vllm_rows.BUILD_RULES[-1].release and not exact_newer
-    older, exact_older = vllm_rows.build_rules("0.20.0")
-    assert older.release == vllm_rows.BUILD_RULES[0].release and not exact_older
+def test_minor_and_nearest_rules() -> None:
+    assert vllm_release.minor("0.29.3") == (0, 29) and vllm_release.minor("garbage") == (0, 0)
+    rules, exact = vllm_release.nearest_rules("0.29.5")
+    assert rules.version == "0.29.0" and exact
+    newer, exact_newer = vllm_release.nearest_rules("0.40.0")
+    assert newer.version == VLLM_VERSIONS[-1] and not exact_newer
+    older, exact_older = vllm_release.nearest_rules("0.20.0")
+    assert older.version == VLLM_VERSIONS[0] and not exact_older
 
 
 def test_registry_line_cites_the_release_and_its_line() -> None:
-    rules = {r.release: r for r in vllm_rows.BUILD_RULES}
     line = release_lines.first_line("0.30.0", "registry.Qwen3DSparkModel")
-    assert vllm_rows.registry_line("Qwen3DSparkModel", rules["0.30.0"]) == \
-        f"{vllm_rows.REGISTRY_FILE} @ v0.30.0 L{line}"
+    assert RULES["0.30.0"].registry_line("Qwen3DSparkModel") == f"{vllm_release.REGISTRY_FILE} @ v0.30.0 L{line}"
     # Omni is not registered in 0.27: the file and release are cited without a line
-    assert vllm_rows.registry_line("Qwen3OmniDSparkModel", rules["0.27.0"]) == f"{vllm_rows.REGISTRY_FILE} @ v0.27.0"
-    assert vllm_rows.registry_line("Unlisted", rules["0.27.0"]) == f"{vllm_rows.REGISTRY_FILE} @ v0.27.0"
+    assert RULES["0.27.0"].registry_line("Qwen3OmniDSparkModel") == f"{vllm_release.REGISTRY_FILE} @ v0.27.0"
+    assert RULES["0.27.0"].registry_line("Unlisted") == f"{vllm_release.REGISTRY_FILE} @ v0.27.0"
 
 
 def test_the_omni_name_is_kept_by_dspark_from_029_only() -> None:
-    for r in vllm_rows.BUILD_RULES:
-        assert ("Qwen3OmniDSparkModel" in r.dspark_keep) is at_least(r.release, "0.29.0")
-        assert r.speculators_dspark_keeps_arch is at_least(r.release, "0.29.0")
-        assert (r.qwen3_rename_line is not None) is at_least(r.release, "0.29.0")
+    for release, r in RULES.items():
+        assert ("Qwen3OmniDSparkModel" in r.dspark_keep) is at_least(release, "0.29.0")
+        assert r.speculators_dspark_keeps_arch is at_least(release, "0.29.0")
+        assert (r.qwen3_rename_line is not None) is at_least(release, "0.29.0")
 
 
 @pytest.mark.parametrize("family", sorted({c.family for c in vllm_rows.VLLM_ROWS}, key=str))

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_rows
+from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_release
 from dspark_ckpt.runtimes.anchors import (
     ANCHORS,
     DSPARK_KEEP,
@@ -64,15 +64,15 @@ def test_each_release_holds_every_rule_it_has_and_no_other(release: str) -> None
 def test_the_consumers_read_every_release(release: str) -> None:
     """Each consumer builds its citations of the release from the generated file, and the rules they say the
     release has are the ones the file holds."""
-    rules = vllm_rows.build_rules(release)[0]
-    assert rules.release == release
+    rules, exact = vllm_release.nearest_rules(release)
+    assert rules.version == release and exact and rules is vllm_release.RELEASE_RULES[release]
     assert set(rules.algos) == set(rules.speculators_types) and "eagle3" in rules.speculators_types
-    assert "Qwen3DSparkModel" in rules.dspark_keep and rules.dspark_keep == speculative_config.SPEC_RULES[release].dspark_keep
+    assert "Qwen3DSparkModel" in rules.dspark_keep
     assert min(rules.speculators_detect, rules.expected_line, rules.dspark_rewrite_line, rules.eagle_config_line,
                rules.markov_rank_line, rules.hc_mult_line) > 0
     for family in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3):
         assert f" @ v{release} L" in eagle3_aux.cite(family, release)
-    spec = speculative_config.SPEC_RULES[release]
+    spec = vllm_release.RELEASE_RULES[release]
     for rule, anchor in SPEC_ANCHORS.items():
         assert spec.has(rule) is covers(anchor, release), rule
         if spec.has(rule):
@@ -86,4 +86,4 @@ def test_a_release_without_the_rule_has_no_citation() -> None:
     with pytest.raises(KeyError, match="min_block"):
         speculative_config.cite("min_block", VLLM_RELEASES[-1])
     assert speculative_config.releases_with("min_block") == ("0.27.0",)
-    assert vllm_rows.build_rules("0.27.0")[0].qwen3_rename_line is None
+    assert vllm_release.RELEASE_RULES["0.27.0"].qwen3_rename_line is None

@@ -14,9 +14,8 @@ from dspark_ckpt.runtimes import (
     selectors,
     sglang_rows,
     spec_facts,
-    speculative_config,
     table,
-    vllm_registry,
+    vllm_release,
     vllm_rows,
 )
 from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, VLLM_RELEASES, release_key
@@ -76,8 +75,7 @@ def test_every_release_a_table_names_is_in_the_list() -> None:
 
 
 def test_the_derived_lists_are_the_list() -> None:
-    assert table.VLLM_VERSIONS is vllm_rows.READ_RELEASES is vllm_registry.RELEASES is speculative_config.VERSIONS \
-        is eagle3_aux.RELEASES is VLLM_RELEASES
+    assert table.VLLM_VERSIONS is vllm_release.VERSIONS is eagle3_aux.RELEASES is VLLM_RELEASES
     assert table.SGLANG_VERSIONS is sglang_rows.SGLANG_VERSIONS is SGLANG_RELEASES
     assert selectors._known("vllm") is VLLM_RELEASES and selectors._known("sglang") is SGLANG_RELEASES
 
@@ -87,8 +85,7 @@ def test_every_per_release_table_is_keyed_by_the_list() -> None:
     each one must hold is tests/unit/test_release_lines.py): one file per listed release and no other; the hand
     tables left are one row per listed release; SpeculativeConfig's columns and the registry are generated too
     (spec.json beside lines.json)."""
-    assert tuple(r.release for r in vllm_rows.BUILD_RULES) == VLLM_RELEASES
-    assert tuple(speculative_config.SPEC_RULES) == VLLM_RELEASES
+    assert tuple(vllm_release.RELEASE_RULES) == VLLM_RELEASES
     generated = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
     assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
     bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, speculative_config, vllm_rows
+from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def test_each_change_holds_where_its_citations_appear_or_go(change: spec_facts.C
 def test_the_changes_are_in_order_and_set_only_spec_rules_columns() -> None:
     sinces = [release_key(c.since) for c in spec_facts.CHANGES]
     assert sinces == sorted(sinces) and len(set(sinces)) == len(sinces)
-    columns = set(speculative_config.SpecRules.__dataclass_fields__) - {"version"}
+    columns = set(vllm_release.ReleaseRules.__dataclass_fields__) - {"version"}
     generated = set(spec_facts.columns(VLLM_RELEASES[0]))
     for change in spec_facts.CHANGES:
         assert set(change.values) <= columns - generated, change.since
@@ -57,7 +57,7 @@ def test_a_release_newer_than_every_change_inherits_the_newest_behaviour() -> No
 
 
 def test_rows_are_built_on_first_use_and_kept() -> None:
-    rules = speculative_config.SPEC_RULES
+    rules = vllm_release.RELEASE_RULES
     assert tuple(rules) == VLLM_RELEASES and len(rules) == len(VLLM_RELEASES)
     assert rules[VLLM_RELEASES[-1]] is rules[VLLM_RELEASES[-1]]
     with pytest.raises(KeyError):
@@ -110,14 +110,14 @@ def _copy_with_appended_release(tmp: Path) -> Path:
 CHECK_APPENDED = textwrap.dedent('''\
     import dataclasses, sys
     from dspark_ckpt.model.families import Family
-    from dspark_ckpt.runtimes import releases, spec_facts, speculative_config as sc, table, vllm_registry, vllm_rows
+    from dspark_ckpt.runtimes import releases, spec_facts, table, vllm_release
     new, old = sys.argv[1], sys.argv[2]
-    assert sc.VERSIONS[-1] == new and sc.rules_for(new) is sc.SPEC_RULES[new]
+    assert vllm_release.VERSIONS[-1] == new and vllm_release.rules_for(new) is vllm_release.RELEASE_RULES[new]
     # the same generated columns; the behaviour of every change up to `new` (the same as `old`'s unless a change
     # lies between them: a release dropped from the list whose change stays in spec_facts.CHANGES)
-    assert sc.SPEC_RULES[new] == dataclasses.replace(sc.SPEC_RULES[old], version=new, **spec_facts.behaviour(new))
-    assert vllm_rows.build_rules(new) == (vllm_rows.BuildRules(new), True)
-    assert vllm_registry.registered("Qwen3DSparkModel", new) is True
+    assert vllm_release.RELEASE_RULES[new] == dataclasses.replace(vllm_release.RELEASE_RULES[old], version=new, **spec_facts.behaviour(new))
+    assert vllm_release.nearest_rules(new) == (vllm_release.RELEASE_RULES[new], True)
+    assert vllm_release.RELEASE_RULES[new].registers("Qwen3DSparkModel")
     for family in Family:
         row, before = table.contract_for("vllm", new, family), table.contract_for("vllm", old, family)
         if before is None or not table.covers(before, old):

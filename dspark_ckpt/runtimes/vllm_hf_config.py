@@ -1,0 +1,73 @@
+"""Pure: how one vLLM release turns the draft's hf_config into the architecture it builds, the steps check
+(runtimes/config_build.py) and the deploy preflight (runtimes/speculative_config.py) both replay, once: the registry
+lookup (registry.py), EAGLEConfig's rename (transformers_utils/configs/eagle.py) and method dspark's rewrite
+(config/speculative.py `__post_init__`). Every rule reads the release's row (runtimes/vllm_release.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dspark_ckpt.runtimes.vllm_release import ReleaseRules
+
+EAGLE_METHODS = ("eagle", "eagle3", "dflash")
+
+
+def unsupported(r: ReleaseRules, architectures: Sequence[str]) -> bool:
+    """ModelRegistry._raise_for_unsupported: no name of the list is mapped by any `_*_MODELS` dict."""
+    return not any(r.registers(a) for a in architectures)
+
+
+def wraps(method: str | None, config_type: str | None) -> bool:
+    """speculative.py: eagle, eagle3 and dflash drafts get an EAGLEConfig, unless the hf_config already is one
+    (model_type "eagle") or a SpeculatorsConfig ("speculators")."""
+    return method in EAGLE_METHODS and config_type not in ("speculators", "eagle")
+
+
+def rename(arch: str, method: str, keep: tuple[str, ...] = ()) -> str:
+    """transformers_utils/configs/eagle.py: the architecture EAGLEConfig gives a draft under each method (`keep`:
+    the names a release leaves alone under dflash, ReleaseRules.dflash_keep_extra)."""
+    if method == "eagle":
+        return arch if arch.startswith("Eagle") else f"Eagle{arch}"
+    if method == "eagle3":
+        return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
+    return arch if arch.startswith("DFlash") or arch.endswith("DFlash") or arch in keep else f"DFlash{arch}"
+
+
+def renamed(r: ReleaseRules, architectures: Sequence[str], method: str) -> tuple[str, ...]:
+    return tuple(rename(a, method, r.dflash_keep_extra) for a in architectures)
+
+
+@dataclass(frozen=True, slots=True)
+class DSparkBuild:
+    """The draft's hf_config after method dspark's branch of `__post_init__`."""
+
+    architectures: tuple[str, ...]
+    model_type: str | None
+    values: Mapping[str, Any]  # the hf_config's attributes, model_type and architectures included
+    rule: str | None = None  # the lines.json `spec.` rule that changed it: qwen3_rename, deepseek_rewrite, ...
+    rewritten: tuple[str, ...] | None = None  # the architectures before a DeepSeek-V4 rewrite
+
+
+def dspark(r: ReleaseRules, architectures: tuple[str, ...], model_type: str | None, values: Mapping[str, Any],
+           target_model_type: str | None = None) -> DSparkBuild:
+    """A Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel (0.29+); any architecture the release does not keep
+    becomes the DeepSeek-V4(.1) draft that ships inside its target; a Gemma4 draft takes n_predict from block_size
+    (0.27-0.30)."""
+    if r.has("qwen3_rename") and "DSparkDraftModel" in architectures and model_type == "qwen3":
+        archs = ("Qwen3DSparkModel",)
+        return DSparkBuild(archs, model_type, {**values, "architectures": list(archs)}, "qwen3_rename")
+    if not any(a in r.dspark_keep for a in architectures):
+        v41 = r.dspark_v41 and target_model_type == "deepseek_v41"
+        kind, archs = ("deepseek_v41", ("DSparkV41DraftModel",)) if v41 else ("deepseek_v4", ("DSparkDraftModel",))
+        rewritten = {**values, "model_type": kind, "architectures": list(archs)}
+        if v41:
+            rewritten["n_predict"] = values.get("dspark_block_size") or values.get("n_predict")
+        return DSparkBuild(archs, kind, rewritten, "deepseek_rewrite", architectures)
+    if ("Gemma4DSparkModel" in architectures and r.gemma4_n_predict and values.get("n_predict") is None
+            and values.get("block_size") is not None):
+        return DSparkBuild(architectures, model_type, {**values, "n_predict": values["block_size"]},
+                           "gemma4_n_predict")
+    return DSparkBuild(architectures, model_type, values)

@@ -1,0 +1,246 @@
+"""One record per listed vLLM release: what it does to a draft's config before any weight is read, read lazily from
+its generated data, and consumed by check (runtimes/config_build.py), the deploy preflight
+(runtimes/speculative_config.py) and the speculators conversion (runtimes/speculators.py) alike.
+
+A row is the release's generated columns (`release_data/vllm-X/spec.json`: the SpeculativeConfig fields, the
+`method` Literal, the MTP types, the architectures its method detection names, its registry), its generated line
+citations (`lines.json`, located by runtimes/anchors.py) and the behaviour changes up to it (runtimes/spec_facts.py
+`CHANGES`, the one hand-kept part). Nothing is read at import.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from dspark_ckpt.runtimes import registered, release_lines, spec_facts
+from dspark_ckpt.runtimes.spec_facts import M_TOPK_ARCH_029
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
+SPEC_FILE = "vllm/config/speculative.py"
+ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
+BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
+REGISTRY_FILE = "vllm/model_executor/models/registry.py"
+
+VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); RELEASE_RULES has one row per entry
+
+# The architecture names a draft of a known family can reach (as shipped, after the EAGLE/DFlash renames of
+# eagle.py, or after the DSpark rewrites). Whether a release registers one, and its class, is that release's
+# generated `_SPECULATIVE_DECODING_MODELS` (spec.json); every name those renames produce from these and that is not
+# listed here is in no registry read (tests/deploy/test_deploy_citations.py).
+KNOWN_DRAFTS: frozenset[str] = frozenset({
+    "Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel", "MuseSparkDSparkModel",
+    "DSparkDraftModel", "DSparkV41DraftModel", "DFlashDraftModel", "DFlash2DraftModel", "Eagle3LlamaForCausalLM",
+    "LlamaForCausalLMEagle3", "Eagle3Qwen3ForCausalLM", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM",
+})
+
+
+def minor(release: str) -> tuple[int, ...]:
+    """(major, minor) of a release; vLLM's behaviour changes by minor (0.29.x all alike)."""
+    try:
+        return tuple(int(p) for p in release.split(".")[:2])
+    except ValueError:
+        return (0, 0)
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    model_class: str
+    first: str  # the first listed release whose registry maps the name
+    line: str  # its line in that release's registry.py
+
+
+class _Registrations(Mapping[str, Registered]):
+    """name -> its class, first listed release and registry line: derived from each release's generated registry
+    on first use (never at import)."""
+
+    @functools.cached_property
+    def _rows(self) -> dict[str, Registered]:
+        rows = {}
+        for name in sorted(KNOWN_DRAFTS):
+            first = next((v for v in VERSIONS if name in spec_facts.drafts(v)), None)
+            found = registered.registration("vllm", first, name) if first is not None else None
+            if first is not None and found is not None:
+                rows[name] = Registered(spec_facts.drafts(first)[name], first, f"L{found.where.rsplit(':', 1)[1]}")
+        return rows
+
+    def __getitem__(self, name: str) -> Registered:
+        return self._rows[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+REGISTERED: Mapping[str, Registered] = _Registrations()
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRules:
+    """One release: what its config pipeline (transformers_utils/config.py, the speculators conversion, EAGLEConfig,
+    SpeculativeConfig.__post_init__ and _verify_args) decides, as columns. The first five are generated
+    (spec_facts.columns); the defaults of the others are the first release read (0.27), and spec_facts.CHANGES what
+    changes them from a release on; the line properties are generated (lines.json)."""
+
+    version: str
+    fields: frozenset[str]
+    methods: frozenset[str]  # the `method` Literal
+    mtp_types: frozenset[str]
+    dflash_detect_archs: tuple[str, ...]
+    dspark_detect_archs: tuple[str, ...]
+    dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
+    medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
+    dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
+    gemma4_n_predict: bool = True  # Gemma4 DSpark: n_predict = block_size when unset
+    dspark_block_default: bool = False  # method dspark: num_speculative_tokens defaults to block_size
+    dspark_min_block: bool = True  # num_speculative_tokens >= dspark_block_size (0.27)
+    topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
+    topk_arch_message: str = M_TOPK_ARCH_029
+    omni_validation: bool = False
+    dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
+    speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
+    speculators_dflash2: bool = False
+    speculators_dspark_keeps_arch: bool = False  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
+    speculators_local_verifier_refused: bool = False
+    adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
+    adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
+    # _maybe_override_draft_max_position_embeddings raises the draft's max_position_embeddings to the served
+    # max_model_len for these methods; None: for every method but draft_model (0.33, RoPE that only sizes the cache)
+    positions_raised_for: tuple[str, ...] | None = ("eagle", "eagle3")
+    limit_to_draft: bool = False  # VllmConfig._limit_max_model_len_to_draft (0.33, the V2 model runner)
+
+    # --- the registry (spec.json) ---
+    def registers(self, name: str) -> bool:
+        """Whether any `_*_MODELS` dict of the release's registry.py maps the name (ModelRegistry resolves it)."""
+        return name in spec_facts.registry_names(self.version)
+
+    def is_registered(self, name: str) -> bool:
+        return name in KNOWN_DRAFTS and name in spec_facts.drafts(self.version)
+
+    def model_class(self, name: str) -> str | None:
+        """The class the release's `_SPECULATIVE_DECODING_MODELS` maps a known draft name to."""
+        return spec_facts.drafts(self.version).get(name) if name in KNOWN_DRAFTS else None
+
+    def registry_line(self, architecture: str) -> str:
+        """registry.py's `_SPECULATIVE_DECODING_MODELS` entry of a modelled draft name (`registry.<name>`)."""
+        line = release_lines.first_line(self.version, f"registry.{architecture}")
+        return f"{REGISTRY_FILE} @ v{self.version}" + (f" L{line}" if line else "")
+
+    # --- lines.json ---
+    def has(self, rule: str) -> bool:
+        return release_lines.cited(self.version, f"spec.{rule}") is not None
+
+    def _line(self, key: str) -> int:
+        line = release_lines.first_line(self.version, key)
+        if line is None:
+            raise KeyError(f"{key} @ v{self.version}: not in release_data/vllm-{self.version}/lines.json")
+        return line
+
+    @property
+    def dspark_keep(self) -> tuple[str, ...]:
+        """The architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft (the names its
+        speculative.py's rewrite condition excludes, in line order: `keep.*` of lines.json)."""
+        return release_lines.keys("keep", self.version)
+
+    @property
+    def speculators_types(self) -> tuple[str, ...]:
+        """SUPPORTED_SPECULATORS_TYPES: algos.py's `@register_speculator` names, in file order."""
+        return release_lines.keys("algos", self.version)
+
+    @property
+    def algos(self) -> dict[str, int]:
+        """speculators type -> line of its update_* function in algos.py."""
+        return {kind: self._line(f"algos.{kind}") for kind in self.speculators_types}
+
+    @property
+    def speculators_detect(self) -> int:
+        """transformers_utils/config.py: no model_type + speculators_config -> "speculators"."""
+        return self._line("build.speculators_detect")
+
+    @property
+    def expected_line(self) -> int:
+        """base.py: the "Expected one of" ValueError."""
+        return self._line("build.expected")
+
+    @property
+    def dspark_rewrite_line(self) -> int:
+        """The `model_type = "deepseek_v4"` line."""
+        return self._line("build.dspark_rewrite")
+
+    @property
+    def qwen3_rename_line(self) -> int | None:
+        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None."""
+        return release_lines.first_line(self.version, "spec.qwen3_rename")
+
+    @property
+    def eagle_config_line(self) -> int:
+        """`EAGLEConfig(hf_config, method=..., model_type="eagle")`: the eagle3/dflash rename."""
+        return self._line("spec.eagle_wrap")
+
+    @property
+    def markov_rank_line(self) -> int:
+        """Qwen3DSparkModel.__init__: `config.markov_rank` (a plain attribute)."""
+        return self._line("build.markov_rank")
+
+    @property
+    def hc_mult_line(self) -> int:
+        """DSparkDeepseekV4Model.__init__: `config.hc_mult` (models/deepseek_v4/nvidia/dspark.py)."""
+        return self._line("build.hc_mult")
+
+
+def _row(version: str) -> ReleaseRules:
+    """One listed release's row: its generated columns, and the behaviour changes up to it."""
+    return ReleaseRules(version, **spec_facts.columns(version), **spec_facts.behaviour(version))
+
+
+class _Rules(Mapping[str, ReleaseRules]):
+    """One row per listed release, built on first use from its generated data (release_data/vllm-X/)."""
+
+    def __getitem__(self, version: str) -> ReleaseRules:
+        if version not in VERSIONS:
+            raise KeyError(version)
+        return _cached_row(version)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(VERSIONS)
+
+    def __len__(self) -> int:
+        return len(VERSIONS)
+
+
+_cached_row = functools.cache(_row)
+RELEASE_RULES: Mapping[str, ReleaseRules] = _Rules()
+# 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
+
+
+def rules_for(version: str) -> ReleaseRules | None:
+    """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
+    as the newest row (as the contract table assumes, with its DSP220 warning); None before the first row."""
+    key = minor(version)
+    for r in RELEASE_RULES.values():
+        if minor(r.version) == key:
+            return r
+    newest = RELEASE_RULES[VERSIONS[-1]]
+    return newest if key > minor(newest.version) else None
+
+
+def nearest_rules(version: str) -> tuple[ReleaseRules, bool]:
+    """The row read nearest `version` (an older release than every row takes the first), and whether it is the
+    release line of `version` itself."""
+    own = rules_for(version)
+    if own is not None:
+        return own, minor(own.version) == minor(version)
+    return RELEASE_RULES[VERSIONS[0]], False
+
+
+def later_field(key: str, version: str) -> str | None:
+    """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
+    return next((r.version for r in RELEASE_RULES.values() if _key(r.version) > _key(version) and key in r.fields),
+                None)
