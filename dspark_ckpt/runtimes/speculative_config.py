@@ -29,7 +29,7 @@ from dspark_ckpt.runtimes.spec_facts import (  # noqa: F401 - re-exported: the m
     M_TOPK_ARCH_029,
 )
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
-from dspark_ckpt.runtimes.vllm_release import KNOWN_DRAFTS, ReleaseRules, later_field, nearest_rules
+from dspark_ckpt.runtimes.vllm_release import ReleaseRules, later_field, nearest_rules
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -233,12 +233,6 @@ def _nested(values: Mapping[str, Any], name: str) -> Any:
         if isinstance(nested, Mapping) and nested.get(name) is not None:
             return nested.get(name)
     return values.get(name)
-
-
-def _known(name: str) -> bool:
-    """A name whose registration dspark-ckpt knows: listed in REGISTERED, or one of the renames of a listed name."""
-    return name in KNOWN_DRAFTS or any(name == f"{p}{base}" for p in ("Eagle", "Eagle3", "DFlash")
-                                       for base in KNOWN_DRAFTS)
 
 
 def custom_proposer_path(model: Any) -> bool:
@@ -447,7 +441,7 @@ class _Run:
             raise _Stop(Problem("DSP825", error, (cite("draft_config_len", self.v), cite("derived_len", self.v))))
 
     def registered(self, archs: tuple[str, ...], rule: str) -> None:
-        if any(self.r.is_registered(a) for a in archs) or not all(_known(a) for a in archs):
+        if not vllm_hf_config.unsupported(self.r, archs):
             return
         raise _Stop(Problem("DSP809", M_UNREGISTERED.format(archs=list(archs)),
                             (cite(rule, self.v), cite("unsupported_arch", self.v))))
@@ -581,7 +575,7 @@ class _Run:
             raise self.stop("DSP814", M_EQUAL_VOCAB.format(t=t, v=v), "equal_vocab")
 
     def outcome(self, error: Problem | None) -> Outcome:
-        model_class = next((self.r.model_class(a) for a in self.archs if self.r.is_registered(a)), None)
+        model_class = next((c for a in self.archs if (c := self.r.model_class(a)) is not None), None)
         return Outcome(self.v, self.method, self.method_from, self.archs[0] if self.archs else None, model_class,
                        self.n, self.n_from, self.seen_draft_vocab(), error,
                        tuple(self.notes) + self.wrong(error) + self.context(error))

@@ -121,12 +121,9 @@ class ReleaseRules:
         """Whether any `_*_MODELS` dict of the release's registry.py maps the name (ModelRegistry resolves it)."""
         return name in spec_facts.registry_names(self.version)
 
-    def is_registered(self, name: str) -> bool:
-        return name in KNOWN_DRAFTS and name in spec_facts.drafts(self.version)
-
     def model_class(self, name: str) -> str | None:
-        """The class the release's `_SPECULATIVE_DECODING_MODELS` maps a known draft name to."""
-        return spec_facts.drafts(self.version).get(name) if name in KNOWN_DRAFTS else None
+        """The class the release's `_SPECULATIVE_DECODING_MODELS` maps a draft name to (None: not a draft it maps)."""
+        return spec_facts.drafts(self.version).get(name)
 
     def registry_line(self, architecture: str) -> str:
         """registry.py's `_SPECULATIVE_DECODING_MODELS` entry of a modelled draft name (`registry.<name>`)."""
