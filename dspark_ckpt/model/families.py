@@ -57,22 +57,23 @@ class Traits:
     norm_offset: float = 0.0  # Gemma's RMSNorm scales by (1 + weight)
     model_prefix_flagged: bool = False  # a `model.`-prefixed checkpoint name doubles the prefix (Qwen3 DSpark)
     mask_hidden_rejected: bool = False  # DFlash embeds masked slots itself: a mask_hidden weight is refused
+    method: str = "draft_model"  # the speculative method the family's draft is served with (vLLM's `method`)
 
     def builds(self, head: str) -> bool:
         """Whether the family's model has a module for an optional head ("markov_head" or "confidence_head")."""
         return self.markov_head if head == "markov_head" else self.confidence_head
 
 
-_DSPARK = Traits(markov_head=True, confidence_head=True)
+_DSPARK = Traits(markov_head=True, confidence_head=True, method="dspark")
 TRAITS: dict[Family, Traits] = {
-    Family.QWEN3_DSPARK: Traits(markov_head=True, confidence_head=True, model_prefix_flagged=True),
+    Family.QWEN3_DSPARK: Traits(markov_head=True, confidence_head=True, model_prefix_flagged=True, method="dspark"),
     Family.QWEN3_OMNI_DSPARK: _DSPARK,
     Family.GEMMA4_DSPARK: Traits(markov_head=True, confidence_head=True, lm_head_rows="V", d2t_applied=False,
-                                 norm_offset=1.0),
-    Family.DFLASH: Traits(mask_hidden_rejected=True),
-    Family.DFLASH2: Traits(),
-    Family.EAGLE3_LLAMA: Traits(),
-    Family.EAGLE3_QWEN3: Traits(),
+                                 norm_offset=1.0, method="dspark"),
+    Family.DFLASH: Traits(mask_hidden_rejected=True, method="dflash"),
+    Family.DFLASH2: Traits(method="dflash"),
+    Family.EAGLE3_LLAMA: Traits(method="eagle3"),
+    Family.EAGLE3_QWEN3: Traits(method="eagle3"),
 }
 
 

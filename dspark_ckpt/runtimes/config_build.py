@@ -31,8 +31,6 @@ from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_r
 # transformers' config class per model_type: the class an AttributeError names (AutoConfig picks it by model_type).
 CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "gemma4": "Gemma4Config",
                 "qwen3_moe": "Qwen3MoeConfig", "speculators": "SpeculatorsConfig"}
-_DSPARK_ARCHS = frozenset({"Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel",
-                           "DSparkDraftModel", "MuseSparkDSparkModel"})
 # The plain-attribute reads of each class's __init__ that a draft config can lack (the rest have defaults).
 INIT_READS: dict[Family, tuple[str, ...]] = {
     Family.QWEN3_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
@@ -54,19 +52,6 @@ def _archs(cfg: Mapping[str, Any]) -> list[str]:
 is_speculators = speculators.is_speculators_format  # one detection, shared with the deploy preflight
 
 
-def _method(arch: str | None) -> str:
-    """The method the architecture implies (the user's speculative config names it, or vLLM detects it)."""
-    if arch is None:
-        return "draft_model"
-    if arch in _DSPARK_ARCHS:
-        return "dspark"
-    if arch.startswith("DFlash") or arch.endswith("DFlash"):
-        return "dflash"
-    if "Eagle3" in arch or arch.startswith(("Peagle", "PEagle")):
-        return "eagle3"
-    return "draft_model"
-
-
 def _unsupported(archs: Sequence[str]) -> Issue:
     # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
     return Issue("DSP309", f"Model architectures {list(archs)!r} are not supported for now.")
@@ -84,7 +69,7 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
         hf, method, parallel, cls = step.hf, step.method, step.parallel, "SpeculatorsConfig"
     else:
         hf, parallel = dict(raw), None
-        method = _method(_arch(hf))
+        method = vllm_hf_config.implied_method(_arch(hf))
         cls = CONFIG_CLASS.get(str(hf.get("model_type")), "PretrainedConfig")
     arch = _arch(hf)
     if arch is None:

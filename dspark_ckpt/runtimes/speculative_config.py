@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
-from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_hf_config
 
 # The runtimes' words that differ by release live with the behaviour changes; re-exported with the other messages.
@@ -122,11 +122,7 @@ def releases_with(rule: str) -> tuple[str, ...]:
     return tuple(v for v in VLLM_RELEASES if release_lines.cited(v, f"spec.{rule}") is not None)
 
 
-# --- the data each release differs in: generated (release_data/vllm-X/spec.json), and runtimes/spec_facts.CHANGES ---
 _NO_CHECKPOINT = frozenset({"ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states"})
-# The method each draft family is served with (by the family's value, so a family added later needs one line here).
-FAMILY_METHOD = {"qwen3-dspark": "dspark", "qwen3-omni-dspark": "dspark", "gemma4-dspark": "dspark",
-                 "dflash": "dflash", "dflash2": "dflash", "eagle3-llama": "eagle3", "eagle3-qwen3": "eagle3"}
 
 
 # --- inputs ---
@@ -596,9 +592,7 @@ class _Run:
         family, found = self.inp.family, []
         if family is None or self.hf is None or self.method is None:
             return ()
-        expected = FAMILY_METHOD.get(family.value)
-        if expected is None:
-            return ()
+        expected = traits(family).method
         if self.method != expected and (error is None or error.code != "DSP810"):
             how = " as an independent draft model" if self.method == "draft_model" else ""
             found.append(Problem("DSP807", f"vLLM runs this {family.value} draft{how} with method "

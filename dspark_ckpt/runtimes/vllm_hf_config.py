@@ -10,9 +10,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, traits
 from dspark_ckpt.runtimes.vllm_release import ReleaseRules
 
 EAGLE_METHODS = ("eagle", "eagle3", "dflash")
+
+
+def implied_method(arch: str | None) -> str:
+    """The method a draft is served with when the deploy command names the right one: its family's (Traits.method),
+    else what its name says (a DSpark, DFlash or EAGLE-3 class no family models), else an independent draft."""
+    family = ARCHITECTURE_FAMILY.get(arch or "")
+    if family is not None:
+        return traits(family).method
+    if arch is None:
+        return "draft_model"
+    if "DSpark" in arch:
+        return "dspark"
+    if arch.startswith("DFlash") or arch.endswith("DFlash"):
+        return "dflash"
+    if "Eagle3" in arch or arch.startswith(("Peagle", "PEagle")):
+        return "eagle3"
+    return "draft_model"
 
 
 def unsupported(r: ReleaseRules, architectures: Sequence[str]) -> bool:
