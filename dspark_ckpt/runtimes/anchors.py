@@ -30,6 +30,7 @@ MODEL_CFG = "vllm/config/model.py"
 VLLM_CFG = "vllm/config/vllm.py"
 CONVERTOR = "vllm/transformers_utils/model_arch_config_convertor.py"
 DFLASH = "vllm/model_executor/models/qwen3_dflash.py"
+DFLASH2 = "vllm/model_executor/models/qwen3_dflash2.py"
 QWEN3_DSPARK = "vllm/model_executor/models/qwen3_dspark.py"
 V4_DSPARK = "vllm/models/deepseek_v4/nvidia/dspark.py"
 LLAMA_EAGLE3 = "vllm/model_executor/models/llama_eagle3.py"
@@ -198,6 +199,12 @@ BUILD_ANCHORS: dict[str, Anchor] = {
     "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT),
     "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$"),
     "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult"),
+    # DFlash2's __init__ reads its dflash_config keys by subscript (a KeyError for a missing one): the conv head's,
+    # then the candidate selector's (runtimes/vllm_rows.DFLASH2_KEYS).
+    "dflash2_conv": Anchor(DFLASH2, r"^\s*draft_config = config\.dflash_config$",
+                           through=r'draft_config\["conv_group_size"\]', since="0.28.0"),
+    "dflash2_selector": Anchor(DFLASH2, r"^\s*draft_config = self\.config\.dflash_config$",
+                               through=r'draft_config\["selector_top_k"\]', since="0.28.0"),
 }
 SPECULATORS = Decorated(ALGOS, "register_speculator", "algos")
 DSPARK_KEEP = Excluded("spec.deepseek_rewrite", "keep")

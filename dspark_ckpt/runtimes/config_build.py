@@ -122,7 +122,7 @@ def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: s
         return Issue("DSP215" if hoistable else "DSP333",
                      f"AttributeError: '{cls}' object has no attribute 'markov_rank'")
     if family is Family.DFLASH2:
-        cites.append(f"vllm/model_executor/models/{rows.DFLASH2_KEY_LINES}")
+        cites.extend(c for key in ("build.dflash2_conv", "build.dflash2_selector") if (c := r.citation(key)))
         section = hf.get("dflash_config")
         if not isinstance(section, Mapping):
             return Issue("DSP333", f"AttributeError: '{cls}' object has no attribute 'dflash_config'")

@@ -134,6 +134,11 @@ class ReleaseRules:
     def has(self, rule: str) -> bool:
         return release_lines.cited(self.version, f"spec.{rule}") is not None
 
+    def citation(self, key: str) -> str | None:
+        """`file @ vX Llines` of a lines.json citation (`build.dflash2_conv`, ...), None where the release has none."""
+        found = release_lines.cited(self.version, key)
+        return f"{found[0]} @ v{self.version} {found[1]}" if found is not None else None
+
     def _line(self, key: str) -> int:
         line = release_lines.first_line(self.version, key)
         if line is None:

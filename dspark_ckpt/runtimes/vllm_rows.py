@@ -119,5 +119,5 @@ CLASS_FAMILY: dict[str, Family] = {
     "Gemma4DSparkForCausalLM": Family.GEMMA4_DSPARK,
 }
 # Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
-DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")  # dflash_config["..."]
-DFLASH2_KEY_LINES = "qwen3_dflash2.py 0.28-0.30 L123-129, L250-260; 0.31-0.33 L248-254, L376-386"
+# dflash_config["..."], read where lines.json cites build.dflash2_conv and build.dflash2_selector (runtimes/anchors.py)
+DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
