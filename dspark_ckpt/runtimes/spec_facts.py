@@ -3,9 +3,11 @@
 The mechanical columns (the dataclass fields, the `method` Literal, the MTP types, the architectures the method
 detection names, and what registry.py maps) are generated: `python tools/release_lines.py X.Y.Z` writes them to
 `release_data/vllm-X.Y.Z/spec.json` with `ast` (tools/release_spec.py); a release's file is read once, on first use.
-What is behaviour, not a list, is `CHANGES`: each change holds from its `since` release on, so a release newer than
-every change inherits the newest behaviour. Each names the lines.json citations (runtimes/anchors.py) that appear
-or go away with it in that release; tests/deploy/test_spec_facts.py holds the two in step.
+A behaviour a generated citation shows is derived from it (runtimes/vllm_release.py: the release has the rule's
+lines, or not). What has no such citation yet, or is a value, is `CHANGES`: each change holds from its `since`
+release on, so a release newer than every change inherits the newest behaviour. Each names the lines.json
+citations (runtimes/anchors.py) that appear or go away with it in that release; tests/unit/test_spec_facts.py holds
+the two in step.
 """
 
 from __future__ import annotations
@@ -74,13 +76,13 @@ M_ADAPTIVE_030 = ("Adaptive verification estimates per-position acceptance from 
 
 # The first release read (0.27) is ReleaseRules' defaults; each later change, oldest first.
 CHANGES: tuple[Change, ...] = (
-    Change("0.28.0", {"dspark_min_block": False, "topk_archs": ("Qwen3DSparkModel",),
+    Change("0.28.0", {"topk_archs": ("Qwen3DSparkModel",),
                       "topk_arch_message": M_TOPK_ARCH_028, "adaptive_message": M_ADAPTIVE_028},
            f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
            appear=("spec.topk_field", "spec.topk_method", "spec.topk_arch", "spec.adaptive"), gone=("spec.min_block",)),
     Change("0.29.0", {"dspark_detect_qwen3_draft": True, "speculators_dspark_keeps_arch": True,
                       "topk_archs": ("Qwen3DSparkModel", "Qwen3OmniDSparkModel"), "topk_arch_message": M_TOPK_ARCH_029,
-                      "omni_validation": True, "speculators_merge": True, "speculators_dflash2": True},
+                      "speculators_merge": True, "speculators_dflash2": True},
            f"{_SPEC} __post_init__ (Qwen3 DSparkDraftModel, _validate_qwen3_omni_dspark); {_TF} "
            "maybe_override_with_speculators (the user's config merged over the speculators one); "
            "transformers_utils/configs/speculators/algos.py update_dspark (Qwen3(Omni)DSparkModel kept)",
@@ -88,13 +90,11 @@ CHANGES: tuple[Change, ...] = (
     Change("0.30.0", {"dspark_v41": True, "adaptive_message": M_ADAPTIVE_030, "adaptive_needs_argmax": True},
            f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
            "use_local_argmax_reduction"),
-    Change("0.31.0", {"gemma4_n_predict": False, "dspark_block_default": True,
-                      "dflash_keep_extra": ("LiLiCorrDraftModel",)},
+    Change("0.31.0", {"dflash_keep_extra": ("LiLiCorrDraftModel",)},
            f"{_SPEC} __post_init__: num_speculative_tokens defaults to block_size; vllm/transformers_utils/configs/"
            "eagle.py keeps LiLiCorrDraftModel under dflash", appear=("spec.block_default",),
            gone=("spec.gemma4_n_predict",)),
-    Change("0.33.0", {"medusa_detect": False, "speculators_local_verifier_refused": True,
-                      "positions_raised_for": None, "limit_to_draft": True},
+    Change("0.33.0", {"medusa_detect": False},
            f"{_SPEC} (no medusa / mlp_speculator; every draft method's max_position_embeddings raised); {_TF} "
            "(a local verifier refused); vllm/config/vllm.py _limit_max_model_len_to_draft",
            appear=("spec.xpress", "spec.speculators_verifier", "spec.rope_cache_only", "spec.limit_to_draft")),

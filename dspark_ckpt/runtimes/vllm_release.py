@@ -85,9 +85,10 @@ REGISTERED: Mapping[str, Registered] = _Registrations()
 @dataclass(frozen=True, slots=True)
 class ReleaseRules:
     """One release: what its config pipeline (transformers_utils/config.py, the speculators conversion, EAGLEConfig,
-    SpeculativeConfig.__post_init__ and _verify_args) decides, as columns. The first five are generated
+    SpeculativeConfig.__post_init__ and _verify_args) decides. The first five columns are generated
     (spec_facts.columns); the defaults of the others are the first release read (0.27), and spec_facts.CHANGES what
-    changes them from a release on; the line properties are generated (lines.json)."""
+    changes them from a release on; the properties are generated (lines.json: a behaviour is there exactly where its
+    lines are, and every line cited)."""
 
     version: str
     fields: frozenset[str]
@@ -98,23 +99,51 @@ class ReleaseRules:
     dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
     medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
     dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
-    gemma4_n_predict: bool = True  # Gemma4 DSpark: n_predict = block_size when unset
-    dspark_block_default: bool = False  # method dspark: num_speculative_tokens defaults to block_size
-    dspark_min_block: bool = True  # num_speculative_tokens >= dspark_block_size (0.27)
     topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
     topk_arch_message: str = M_TOPK_ARCH_029
-    omni_validation: bool = False
     dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
     speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
     speculators_dflash2: bool = False
     speculators_dspark_keeps_arch: bool = False  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
-    speculators_local_verifier_refused: bool = False
     adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
     adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
-    # _maybe_override_draft_max_position_embeddings raises the draft's max_position_embeddings to the served
-    # max_model_len for these methods; None: for every method but draft_model (0.33, RoPE that only sizes the cache)
-    positions_raised_for: tuple[str, ...] | None = ("eagle", "eagle3")
-    limit_to_draft: bool = False  # VllmConfig._limit_max_model_len_to_draft (0.33, the V2 model runner)
+
+    # --- behaviour a generated citation shows (lines.json: the release has the rule's lines, or not) ---
+    @property
+    def dspark_min_block(self) -> bool:
+        """num_speculative_tokens >= dspark_block_size (0.27)."""
+        return self.has("min_block")
+
+    @property
+    def dspark_block_default(self) -> bool:
+        """Method dspark: num_speculative_tokens defaults to block_size (0.31+)."""
+        return self.has("block_default")
+
+    @property
+    def gemma4_n_predict(self) -> bool:
+        """Gemma4 DSpark: n_predict = block_size when unset (0.27-0.30)."""
+        return self.has("gemma4_n_predict")
+
+    @property
+    def omni_validation(self) -> bool:
+        """_validate_qwen3_omni_dspark is called (0.29+)."""
+        return self.has("omni_call")
+
+    @property
+    def speculators_local_verifier_refused(self) -> bool:
+        """maybe_override_with_speculators refuses a local verifier (0.33)."""
+        return self.has("speculators_verifier")
+
+    @property
+    def limit_to_draft(self) -> bool:
+        """VllmConfig._limit_max_model_len_to_draft (0.33, the V2 model runner)."""
+        return self.has("limit_to_draft")
+
+    @property
+    def positions_raised_for(self) -> tuple[str, ...] | None:
+        """The methods whose draft max_position_embeddings _maybe_override_draft_max_position_embeddings raises to
+        the served max_model_len; None: every method but draft_model (0.33: RoPE that only sizes the cache)."""
+        return None if self.has("rope_cache_only") else ("eagle", "eagle3")
 
     # --- the registry (spec.json) ---
     def registers(self, name: str) -> bool:
