@@ -116,6 +116,13 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "qwen3_rename": Anchor(SPEC, r'if \(\n\s*self\.method == "dspark"\n\s*and "DSparkDraftModel" in', BRANCH,
                            inside=POST_INIT, since="0.29.0"),
     "deepseek_rewrite": Anchor(SPEC, r'(el)?if self\.method == "dspark" and \(', BRANCH, inside=POST_INIT),
+    "v41_rewrite": Anchor(SPEC, r'self\.target_model_config\.hf_config\.model_type == "deepseek_v41"',
+                          inside=POST_INIT, since="0.30.0"),
+    "qwen3_draft_detect": Anchor(SPEC, r'or \(\n\s*"DSparkDraftModel" in self\.draft_model_config\.architectures\n'
+                                 r'\s*and self\.draft_model_config\.hf_config\.model_type == "qwen3"',
+                                 through=r'model_type == "qwen3"', inside=POST_INIT, since="0.29.0"),
+    "medusa_detect": Anchor(SPEC, r'elif self\.draft_model_config\.hf_config\.model_type == "medusa":', BRANCH,
+                            inside=POST_INIT, until="0.32.0"),
     "gemma4_n_predict": Anchor(SPEC, r'if \(\n\s*getattr\(hf, "n_predict", None\) is None', STATEMENT,
                                inside=POST_INIT, until="0.30.0"),
     "n_predict": Anchor(SPEC, r"n_predict = getattr\(\n\s*self\.draft_model_config\.hf_config, \"n_predict\"",

@@ -80,24 +80,25 @@ CHANGES: tuple[Change, ...] = (
                       "topk_arch_message": M_TOPK_ARCH_028, "adaptive_message": M_ADAPTIVE_028},
            f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
            appear=("spec.topk_field", "spec.topk_method", "spec.topk_arch", "spec.adaptive"), gone=("spec.min_block",)),
-    Change("0.29.0", {"dspark_detect_qwen3_draft": True, "speculators_dspark_keeps_arch": True,
+    Change("0.29.0", {"speculators_dspark_keeps_arch": True,
                       "topk_archs": ("Qwen3DSparkModel", "Qwen3OmniDSparkModel"), "topk_arch_message": M_TOPK_ARCH_029,
                       "speculators_merge": True, "speculators_dflash2": True},
            f"{_SPEC} __post_init__ (Qwen3 DSparkDraftModel, _validate_qwen3_omni_dspark); {_TF} "
            "maybe_override_with_speculators (the user's config merged over the speculators one); "
            "transformers_utils/configs/speculators/algos.py update_dspark (Qwen3(Omni)DSparkModel kept)",
-           appear=("spec.qwen3_rename", "spec.omni_call")),
-    Change("0.30.0", {"dspark_v41": True, "adaptive_message": M_ADAPTIVE_030, "adaptive_needs_argmax": True},
+           appear=("spec.qwen3_rename", "spec.qwen3_draft_detect", "spec.omni_call")),
+    Change("0.30.0", {"adaptive_message": M_ADAPTIVE_030, "adaptive_needs_argmax": True},
            f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
-           "use_local_argmax_reduction"),
+           "use_local_argmax_reduction", appear=("spec.v41_rewrite",)),
     Change("0.31.0", {"dflash_keep_extra": ("LiLiCorrDraftModel",)},
            f"{_SPEC} __post_init__: num_speculative_tokens defaults to block_size; vllm/transformers_utils/configs/"
            "eagle.py keeps LiLiCorrDraftModel under dflash", appear=("spec.block_default",),
            gone=("spec.gemma4_n_predict",)),
-    Change("0.33.0", {"medusa_detect": False},
+    Change("0.33.0", {},
            f"{_SPEC} (no medusa / mlp_speculator; every draft method's max_position_embeddings raised); {_TF} "
            "(a local verifier refused); vllm/config/vllm.py _limit_max_model_len_to_draft",
-           appear=("spec.xpress", "spec.speculators_verifier", "spec.rope_cache_only", "spec.limit_to_draft")),
+           appear=("spec.xpress", "spec.speculators_verifier", "spec.rope_cache_only", "spec.limit_to_draft"),
+           gone=("spec.medusa_detect",)),
 )
 
 

@@ -96,9 +96,6 @@ class ReleaseRules:
     mtp_types: frozenset[str]
     dflash_detect_archs: tuple[str, ...]
     dspark_detect_archs: tuple[str, ...]
-    dspark_detect_qwen3_draft: bool = False  # DSparkDraftModel with model_type qwen3 detects as dspark
-    medusa_detect: bool = True  # model_type medusa / mlp_speculator (removed in 0.33)
-    dspark_v41: bool = False  # a deepseek_v41 target sends the rewrite to DSparkV41DraftModel
     topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
     topk_arch_message: str = M_TOPK_ARCH_029
     dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
@@ -109,6 +106,21 @@ class ReleaseRules:
     adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
 
     # --- behaviour a generated citation shows (lines.json: the release has the rule's lines, or not) ---
+    @property
+    def dspark_detect_qwen3_draft(self) -> bool:
+        """DSparkDraftModel with model_type qwen3 is detected as method dspark (0.29+)."""
+        return self.has("qwen3_draft_detect")
+
+    @property
+    def medusa_detect(self) -> bool:
+        """model_type medusa / mlp_speculator detect their methods (until 0.32)."""
+        return self.has("medusa_detect")
+
+    @property
+    def dspark_v41(self) -> bool:
+        """A deepseek_v41 target sends the DSpark rewrite to DSparkV41DraftModel (0.30+)."""
+        return self.has("v41_rewrite")
+
     @property
     def dspark_min_block(self) -> bool:
         """num_speculative_tokens >= dspark_block_size (0.27)."""
