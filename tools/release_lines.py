@@ -13,8 +13,9 @@ starting there ends) and written as `{"file": ..., "lines": "L12-34"}` under its
 not have is left out. Exit 0 on success (with --check: the committed file is what the wheel says), 1 when --check
 differs, 2 when an anchor cannot be resolved (found outside its `since`/`until`, or missing inside them: the
 anchor, or its bounds, need updating for this release). Beside it, `spec.json`: SpeculativeConfig's mechanical
-columns (its fields, the `method` Literal, the MTP types, the architectures the method detection names), read with
-`ast` by tools/release_spec.py (runtimes/spec_facts.py reads them).
+columns (its fields, the `method` Literal, the MTP types, the architectures the method detection names, the
+dspark_draft_topk and adaptive-verification checks with their words), read with `ast` by tools/release_spec.py
+(runtimes/spec_facts.py reads them).
 """
 
 from __future__ import annotations

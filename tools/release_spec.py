@@ -4,8 +4,9 @@ Called by tools/release_lines.py, which writes them as `release_data/vllm-X.Y.Z/
 (runtimes/spec_facts.py reads it): the dataclass fields (pydantic's extra="forbid" accepts no other key), the
 `method` Literal (SpeculativeMethod with the Literals it nests), the MTP model types (MTPModelTypes, which
 __post_init__ turns into method "mtp"), and the architectures the method detection names in its `dflash` and
-`dspark` branches (`"<name>" in self.draft_model_config.architectures`, a module constant resolved). And from
-its registry.py: every name a `_*_MODELS` dict display maps (ReleaseRules.registers), and the class each
+`dspark` branches (`"<name>" in self.draft_model_config.architectures`, a module constant resolved), and two
+checks whose scope and words change by release: the architectures dspark_draft_topk allows, and adaptive
+verification's refusal. And from its registry.py: every name a `_*_MODELS` dict display maps (ReleaseRules.registers), and the class each
 `_SPECULATIVE_DECODING_MODELS` name maps to (runtimes/vllm_release.py REGISTERED).
 """
 
@@ -103,6 +104,54 @@ def _detect(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, list[str
     return found
 
 
+def _raised(node: ast.stmt) -> str | None:
+    """The message of `raise ValueError("...")` (adjacent string literals joined), None for any other statement."""
+    if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args):
+        return None
+    text = node.exc.args[0]
+    return text.value if isinstance(text, ast.Constant) and isinstance(text.value, str) else None
+
+
+def _guard(tree: ast.Module, prefix: str) -> tuple[ast.If, str] | None:
+    """The first `if <test>: raise ValueError("<prefix>...")` (source order), and its message."""
+    found = [(node, text) for node in ast.walk(tree) if isinstance(node, ast.If) for stmt in node.body
+             if (text := _raised(stmt)) is not None and text.startswith(prefix)]
+    return min(found, key=lambda f: f[0].lineno) if found else None
+
+
+def _excluded_archs(test: ast.expr, constants: dict[str, ast.expr]) -> list[str]:
+    """The architectures a condition tests with `<name> not in ....architectures`, in source order."""
+    out = []
+    for p in ast.walk(test):
+        if (isinstance(p, ast.Compare) and isinstance(p.ops[0], ast.NotIn)
+                and isinstance(p.comparators[0], ast.Attribute) and p.comparators[0].attr == "architectures"):
+            left = constants.get(p.left.id, p.left) if isinstance(p.left, ast.Name) else p.left
+            if not (isinstance(left, ast.Constant) and isinstance(left.value, str)):
+                raise SpecError(f"{SPEC}:{p.lineno}: an architecture the check names is no string")
+            out.append(left.value)
+    return out
+
+
+def _names(test: ast.expr) -> set[str]:
+    return {n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute)}
+
+
+def _guards(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, object]:
+    """The checks whose words and scope change by release: dspark_draft_topk's architecture check (the
+    architectures it allows, its message) and adaptive verification's refusal (its message, and whether it refuses
+    only together with use_local_argmax_reduction). A release without one has no entry; where each is, lines.json
+    cites (spec.topk_arch, spec.adaptive)."""
+    found: dict[str, object] = {}
+    topk = _guard(tree, "dspark_draft_topk is only supported by Q")
+    if topk is not None:
+        found["topk_arch"] = {"archs": _excluded_archs(topk[0].test, values), "message": topk[1]}
+    adaptive = _guard(tree, "Adaptive verification")
+    if adaptive is not None:
+        found["adaptive"] = {"message": adaptive[1],
+                             "needs_argmax": "use_local_argmax_reduction" in _names(adaptive[0].test)}
+    return found
+
+
 def _registry(tree: Path) -> dict[str, object]:
     """Every name of every `_*_MODELS` dict display (sorted), and the drafts' classes (in registry order)."""
     path = tree / REGISTRY
@@ -139,4 +188,4 @@ def spec_facts(tree: Path) -> dict[str, object]:
     return {"speculative_config": {
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
-        "dspark_detect_archs": detect["dspark"]}, "registry": _registry(tree)}
+        "dspark_detect_archs": detect["dspark"], **_guards(module, values)}, "registry": _registry(tree)}

@@ -46,8 +46,12 @@ WORKER = ROOT / "tools" / "sglang_release_model_worker.py"
 SGLANG_DEPS = ("orjson", "ipython", "traitlets", "dill", "sentencepiece", "uvicorn", "triton")
 # Imported at module level by SGLang's files but not loadable on CPU (or pulling a CUDA torch): served as inert
 # modules to SGLang's own imports (the worker records each one that was imported).
+# cuda: cuda-python's driver bindings, which the CuTe DSL kernels import beside cutlass (0.5.15
+# jit_kernel/cutedsl_fp8_paged_mqa_logits.py:59, reached from jit_kernel/dsa/__init__.py:12 on every non-ROCm
+# platform; 0.5.8 jit_kernel/cutedsl_gdn.py:6).
 STUB = ("sgl_kernel", "datasets", "vllm", "flashinfer", "deep_gemm", "deep_ep", "flash_mla",
-        "tilelang", "quack", "flash_attn", "torch_memory_saver", "torchaudio", "decord", "cutlass", "modelscope")
+        "tilelang", "quack", "flash_attn", "torch_memory_saver", "torchaudio", "decord", "cutlass", "modelscope",
+        "cuda")
 # Served to every importer, transformers included, with the __version__ its availability checks read: torchvision
 # (PyPI's build needs a CUDA torch), which the transformers that SGLang <= 0.5.21 pins requires for
 # AutoImageProcessor, and which SGLang's multimodal configs register processors with at import time. The version
@@ -121,7 +125,10 @@ def pinned_transformers(tree: Path, cache: Path) -> Path | None:
     classes' defaults are what the release builds from (and an older SGLang registers config names a newer
     transformers already holds). None when the wheel pins none."""
     metadata = next(tree.glob("sglang-*.dist-info/METADATA"), None)
-    pins = [line.split("==", 1)[1].strip() for line in (metadata.read_text().splitlines() if metadata else ())
+    # the pin's marker is dropped: 0.5.1 and 0.5.2 pin it under `extra == "runtime-common"` (METADATA L254), the
+    # extra their server's `srt` installs
+    pins = [line.split("==", 1)[1].split(";", 1)[0].strip()
+            for line in (metadata.read_text().splitlines() if metadata else ())
             if line.replace(" ", "").startswith("Requires-Dist:transformers==")]
     if not pins:
         return None

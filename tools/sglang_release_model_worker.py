@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import json
 import os
 import sys
@@ -117,6 +118,14 @@ class Inert(types.ModuleType):
         return False
 
 
+def _from_release(frame: Any) -> bool:
+    """Whether the first frame at or above `frame` outside the import machinery is a file of the release."""
+    while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
+                                 or "importlib" in frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame is not None and f"/{PACKAGE}/" in frame.f_code.co_filename
+
+
 class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves an inert module for `names`, to an import made from a file of the release only: transformers' own
     availability checks (importlib.util.find_spec) still find nothing, so it takes its no-torchvision paths."""
@@ -125,20 +134,32 @@ class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.names = set(names)
         self.everyone = everyone  # served to every importer, with this __version__ (transformers asks for one)
         self.served: list[str] = []
+        self._find_spec = importlib.util.find_spec
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         root = name.split(".")[0]
-        if root not in self.everyone and (root not in self.names or not self._from_release()):
+        if root not in self.everyone and (root not in self.names or not _from_release(sys._getframe(2))):
             return None
         return importlib.machinery.ModuleSpec(name, self, is_package=True)
 
-    @staticmethod
-    def _from_release() -> bool:
-        frame = sys._getframe(2)
-        while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
-                                     or "importlib" in frame.f_code.co_filename):
-            frame = frame.f_back  # type: ignore[assignment]
-        return frame is not None and f"/{PACKAGE}/" in frame.f_code.co_filename
+    def hide_served(self) -> None:
+        """importlib.util.find_spec answers from sys.modules first: once a release file has imported an inert
+        module, transformers' `_is_package_available` would find it there and read the package as installed
+        (transformers 5.6.0-5.8.1 then index packages_distributions() by its name, a KeyError, in
+        utils/import_utils.py is_flash_attn_2_available, L951 @ 5.6.0, L965 @ 5.8.1: SGLang 0.5.11-0.5.14's
+        srt/utils/hf_transformers_patches.py _patch_flash_attn_availability tries `import flash_attn` first).
+        Asked from outside the release, a module served to the release's files only is looked up as if it had
+        never been imported: on sys.path, where it is absent."""
+        own = self._find_spec
+
+        def find_spec(name: str, package: str | None = None) -> importlib.machinery.ModuleSpec | None:
+            root = importlib.util.resolve_name(name, package).split(".")[0] if name else name
+            if (root in self.names and root not in self.everyone and isinstance(sys.modules.get(root), Inert)
+                    and not _from_release(sys._getframe(1))):
+                return None if "." in name else importlib.machinery.PathFinder.find_spec(name)
+            return own(name, package)
+
+        importlib.util.find_spec = find_spec
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if "." not in spec.name and spec.name not in self.served:
@@ -153,6 +174,24 @@ class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 # --- the release ------------------------------------------------------------------------------------------------
+
+def _answer_amx(torch: Any, answered: list[str]) -> None:
+    """SGLang 0.5.1 asks torch._C._cpu._is_amx_tile_supported() unguarded (srt/utils.py cpu_has_amx_support, L220),
+    which this torch no longer has (it is torch.cpu's now): answered False, as 0.5.2-0.5.12 answer themselves when
+    the call fails (their `except: is_amx_tile_supported = False`), and recorded the first time a release asks. The
+    AMX path also needs sgl_kernel's CPU ops, which the inert sgl_kernel lacks, so the answer decides nothing."""
+    cpu = torch._C._cpu
+    if hasattr(cpu, "_is_amx_tile_supported"):
+        return
+    note = "torch._C._cpu._is_amx_tile_supported (absent from this torch: answered False)"
+
+    def _is_amx_tile_supported() -> bool:
+        if note not in answered:
+            answered.append(note)
+        return False
+
+    cpu._is_amx_tile_supported = _is_amx_tile_supported
+
 
 def _set_up_process_group(folder: str) -> str:
     """SGLang's own single-process set-up, as the release ships it; returns which one ran."""
@@ -208,8 +247,12 @@ class Release:
         os.environ["SGLANG_USE_CPU_ENGINE"] = "1"
         self.finder = InertFinder(stub, stub_everyone)
         sys.meta_path.insert(0, self.finder)
-        import sglang
+        self.finder.hide_served()
         import torch
+
+        self.answered: list[str] = []
+        _answer_amx(torch, self.answered)
+        import sglang
 
         self.torch = torch
         self.version = getattr(sglang, "__version__", "?")
@@ -222,7 +265,7 @@ class Release:
         return [f"{name} (an inert module, imported by the release's files; never run)" if name not in
                 self.finder.everyone else f"{name} (an inert module, version {self.finder.everyone[name]} to "
                 "transformers' availability checks, imported by every importer; never run)"
-                for name in sorted(self.finder.served)]
+                for name in sorted(self.finder.served)] + self.answered
 
     def model_class(self, architecture: str) -> Any:
         module_name, _ = self.registry[architecture]

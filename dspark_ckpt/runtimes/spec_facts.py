@@ -37,9 +37,13 @@ def _doc(release: str) -> Mapping[str, Any]:
 def columns(release: str) -> dict[str, Any]:
     """ReleaseRules' generated columns for `release`: sets as frozensets, the detection lists as tuples."""
     spec = _doc(release)["speculative_config"]
+    topk, adaptive = spec.get("topk_arch"), spec.get("adaptive")
     return {"fields": frozenset(spec["fields"]), "methods": frozenset(spec["methods"]),
             "mtp_types": frozenset(spec["mtp_types"]), "dflash_detect_archs": tuple(spec["dflash_detect_archs"]),
-            "dspark_detect_archs": tuple(spec["dspark_detect_archs"])}
+            "dspark_detect_archs": tuple(spec["dspark_detect_archs"]),
+            "topk_archs": tuple(topk["archs"]) if topk else None, "topk_arch_message": topk["message"] if topk else "",
+            "adaptive_message": adaptive["message"] if adaptive else None,
+            "adaptive_needs_argmax": bool(adaptive and adaptive["needs_argmax"])}
 
 
 @functools.cache
@@ -68,26 +72,18 @@ class Change:
 
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
-M_TOPK_ARCH_028 = "dspark_draft_topk is only supported by Qwen3DSparkModel"
-M_TOPK_ARCH_029 = "dspark_draft_topk is only supported by Qwen3DSparkModel and Qwen3OmniDSparkModel"
-M_ADAPTIVE_028 = "Adaptive verification only supported with DSpark"
-M_ADAPTIVE_030 = ("Adaptive verification estimates per-position acceptance from the draft logits, which "
-                  "use_local_argmax_reduction never materializes. Disable one of them.")
 
 # The first release read (0.27) is ReleaseRules' defaults; each later change, oldest first.
 CHANGES: tuple[Change, ...] = (
-    Change("0.28.0", {"topk_archs": ("Qwen3DSparkModel",),
-                      "topk_arch_message": M_TOPK_ARCH_028, "adaptive_message": M_ADAPTIVE_028},
+    Change("0.28.0", {},
            f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
            appear=("spec.topk_field", "spec.topk_method", "spec.topk_arch", "spec.adaptive"), gone=("spec.min_block",)),
-    Change("0.29.0", {"speculators_dspark_keeps_arch": True,
-                      "topk_archs": ("Qwen3DSparkModel", "Qwen3OmniDSparkModel"), "topk_arch_message": M_TOPK_ARCH_029,
-                      "speculators_merge": True, "speculators_dflash2": True},
+    Change("0.29.0", {"speculators_dspark_keeps_arch": True, "speculators_merge": True, "speculators_dflash2": True},
            f"{_SPEC} __post_init__ (Qwen3 DSparkDraftModel, _validate_qwen3_omni_dspark); {_TF} "
            "maybe_override_with_speculators (the user's config merged over the speculators one); "
            "transformers_utils/configs/speculators/algos.py update_dspark (Qwen3(Omni)DSparkModel kept)",
            appear=("spec.qwen3_rename", "spec.qwen3_draft_detect", "spec.omni_call")),
-    Change("0.30.0", {"adaptive_message": M_ADAPTIVE_030, "adaptive_needs_argmax": True},
+    Change("0.30.0", {},
            f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
            "use_local_argmax_reduction", appear=("spec.v41_rewrite",)),
     Change("0.31.0", {"dflash_keep_extra": ("LiLiCorrDraftModel",)},

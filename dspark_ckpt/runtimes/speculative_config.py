@@ -20,14 +20,6 @@ from typing import Any
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_hf_config
-
-# The runtimes' words that differ by release live with the behaviour changes; re-exported with the other messages.
-from dspark_ckpt.runtimes.spec_facts import (  # noqa: F401 - re-exported: the messages are all read from here
-    M_ADAPTIVE_028,
-    M_ADAPTIVE_030,
-    M_TOPK_ARCH_028,
-    M_TOPK_ARCH_029,
-)
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 from dspark_ckpt.runtimes.vllm_release import ReleaseRules, later_field, nearest_rules
 

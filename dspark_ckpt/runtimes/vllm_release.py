@@ -15,7 +15,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from dspark_ckpt.runtimes import registered, release_lines, spec_facts
-from dspark_ckpt.runtimes.spec_facts import M_TOPK_ARCH_029
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC_FILE = "vllm/config/speculative.py"
@@ -85,7 +84,7 @@ REGISTERED: Mapping[str, Registered] = _Registrations()
 @dataclass(frozen=True, slots=True)
 class ReleaseRules:
     """One release: what its config pipeline (transformers_utils/config.py, the speculators conversion, EAGLEConfig,
-    SpeculativeConfig.__post_init__ and _verify_args) decides. The first five columns are generated
+    SpeculativeConfig.__post_init__ and _verify_args) decides. The first nine columns are generated
     (spec_facts.columns); the defaults of the others are the first release read (0.27), and spec_facts.CHANGES what
     changes them from a release on; the properties are generated (lines.json: a behaviour is there exactly where its
     lines are, and every line cited)."""
@@ -96,14 +95,14 @@ class ReleaseRules:
     mtp_types: frozenset[str]
     dflash_detect_archs: tuple[str, ...]
     dspark_detect_archs: tuple[str, ...]
-    topk_archs: tuple[str, ...] | None = None  # None: no dspark_draft_topk field at all
-    topk_arch_message: str = M_TOPK_ARCH_029
+    topk_archs: tuple[str, ...] | None  # the architectures dspark_draft_topk allows; None: no such check
+    topk_arch_message: str
+    adaptive_message: str | None  # enable_adaptive_verification with a method other than dspark; None: no check
+    adaptive_needs_argmax: bool  # ... refused only together with use_local_argmax_reduction (0.30+)
     dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
     speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
     speculators_dflash2: bool = False
     speculators_dspark_keeps_arch: bool = False  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
-    adaptive_message: str | None = None  # enable_adaptive_verification with a method other than dspark
-    adaptive_needs_argmax: bool = False  # ... refused only together with use_local_argmax_reduction (0.30+)
 
     # --- behaviour a generated citation shows (lines.json: the release has the rule's lines, or not) ---
     @property
