@@ -17,6 +17,7 @@ from pathlib import Path
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
+EAGLE_CFG = "vllm/transformers_utils/configs/eagle.py"
 DRAFTS = "_SPECULATIVE_DECODING_MODELS"
 CONFIG_CLASS = "SpeculativeConfig"
 METHOD_LITERAL = "SpeculativeMethod"
@@ -152,6 +153,21 @@ def _guards(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, object]:
     return found
 
 
+def _dflash_keep(tree: Path) -> list[str]:
+    """EAGLEConfig's rename under method dflash (`arch if arch.startswith("DFlash") or ... else f"DFlash{arch}"`):
+    the names its condition keeps by equality (`arch == "<name>"`), in source order."""
+    path = tree / EAGLE_CFG
+    if not path.is_file():
+        raise SpecError(f"no {EAGLE_CFG} in {tree}")
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.IfExp) and isinstance(node.orelse, ast.JoinedStr)
+                and any(isinstance(v, ast.Constant) and v.value == "DFlash" for v in node.orelse.values)):
+            return [c.comparators[0].value for c in ast.walk(node.test)
+                    if isinstance(c, ast.Compare) and isinstance(c.ops[0], ast.Eq)
+                    and isinstance(c.comparators[0], ast.Constant) and isinstance(c.comparators[0].value, str)]
+    raise SpecError(f"{EAGLE_CFG}: no dflash rename")
+
+
 def _registry(tree: Path) -> dict[str, object]:
     """Every name of every `_*_MODELS` dict display (sorted), and the drafts' classes (in registry order)."""
     path = tree / REGISTRY
@@ -188,4 +204,5 @@ def spec_facts(tree: Path) -> dict[str, object]:
     return {"speculative_config": {
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
-        "dspark_detect_archs": detect["dspark"], **_guards(module, values)}, "registry": _registry(tree)}
+        "dspark_detect_archs": detect["dspark"], **_guards(module, values),
+        "dflash_keep": _dflash_keep(tree)}, "registry": _registry(tree)}

@@ -43,7 +43,8 @@ def columns(release: str) -> dict[str, Any]:
             "dspark_detect_archs": tuple(spec["dspark_detect_archs"]),
             "topk_archs": tuple(topk["archs"]) if topk else None, "topk_arch_message": topk["message"] if topk else "",
             "adaptive_message": adaptive["message"] if adaptive else None,
-            "adaptive_needs_argmax": bool(adaptive and adaptive["needs_argmax"])}
+            "adaptive_needs_argmax": bool(adaptive and adaptive["needs_argmax"]),
+            "dflash_keep_extra": tuple(spec["dflash_keep"])}
 
 
 @functools.cache
@@ -86,7 +87,7 @@ CHANGES: tuple[Change, ...] = (
     Change("0.30.0", {},
            f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
            "use_local_argmax_reduction", appear=("spec.v41_rewrite",)),
-    Change("0.31.0", {"dflash_keep_extra": ("LiLiCorrDraftModel",)},
+    Change("0.31.0", {},
            f"{_SPEC} __post_init__: num_speculative_tokens defaults to block_size; vllm/transformers_utils/configs/"
            "eagle.py keeps LiLiCorrDraftModel under dflash", appear=("spec.block_default",),
            gone=("spec.gemma4_n_predict",)),

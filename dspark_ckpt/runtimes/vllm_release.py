@@ -84,7 +84,7 @@ REGISTERED: Mapping[str, Registered] = _Registrations()
 @dataclass(frozen=True, slots=True)
 class ReleaseRules:
     """One release: what its config pipeline (transformers_utils/config.py, the speculators conversion, EAGLEConfig,
-    SpeculativeConfig.__post_init__ and _verify_args) decides. The first nine columns are generated
+    SpeculativeConfig.__post_init__ and _verify_args) decides. The first ten columns are generated
     (spec_facts.columns); the defaults of the others are the first release read (0.27), and spec_facts.CHANGES what
     changes them from a release on; the properties are generated (lines.json: a behaviour is there exactly where its
     lines are, and every line cited)."""
@@ -99,7 +99,7 @@ class ReleaseRules:
     topk_arch_message: str
     adaptive_message: str | None  # enable_adaptive_verification with a method other than dspark; None: no check
     adaptive_needs_argmax: bool  # ... refused only together with use_local_argmax_reduction (0.30+)
-    dflash_keep_extra: tuple[str, ...] = ()  # eagle.py keeps these names under method dflash
+    dflash_keep_extra: tuple[str, ...]  # eagle.py keeps these names under method dflash, beside DFlash* / *DFlash
     speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
     speculators_dflash2: bool = False
     speculators_dspark_keeps_arch: bool = False  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
