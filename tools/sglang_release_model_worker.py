@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import json
 import os
 import sys
@@ -134,7 +133,7 @@ class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.names = set(names)
         self.everyone = everyone  # served to every importer, with this __version__ (transformers asks for one)
         self.served: list[str] = []
-        self._find_spec = importlib.util.find_spec
+        self.live: list[str] = []  # every module created since the last release import statement ended
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         root = name.split(".")[0]
@@ -142,28 +141,38 @@ class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.machinery.ModuleSpec(name, self, is_package=True)
 
-    def hide_served(self) -> None:
-        """importlib.util.find_spec answers from sys.modules first: once a release file has imported an inert
-        module, transformers' `_is_package_available` would find it there and read the package as installed
-        (transformers 5.6.0-5.8.1 then index packages_distributions() by its name, a KeyError, in
-        utils/import_utils.py is_flash_attn_2_available, L951 @ 5.6.0, L965 @ 5.8.1: SGLang 0.5.11-0.5.14's
-        srt/utils/hf_transformers_patches.py _patch_flash_attn_availability tries `import flash_attn` first).
-        Asked from outside the release, a module served to the release's files only is looked up as if it had
-        never been imported: on sys.path, where it is absent."""
-        own = self._find_spec
+    def keep_to_release(self) -> None:
+        """Python caches every module in sys.modules, where any later importer finds it before any finder is asked:
+        an inert module served to a release file would then be every importer's, and read as installed
+        (importlib.util.find_spec answers from sys.modules first: transformers 5.6.0-5.8.1's
+        utils/import_utils.py is_flash_attn_2_available then indexes packages_distributions() by its name, a
+        KeyError, L951 @ 5.6.0, L965 @ 5.8.1, once SGLang 0.5.11-0.5.14's srt/utils/hf_transformers_patches.py
+        _patch_flash_attn_availability has tried `import flash_attn`; tvm_ffi's cython/function.pxi L38 takes an
+        inert cuda-python for its driver bindings). So each import statement of a release file drops, once it is
+        done, the modules served to the release's files only from sys.modules: the file keeps what it bound, the
+        next release import is served again, and anyone else is asked for on sys.path, where they are absent."""
+        import builtins
 
-        def find_spec(name: str, package: str | None = None) -> importlib.machinery.ModuleSpec | None:
-            root = importlib.util.resolve_name(name, package).split(".")[0] if name else name
-            if (root in self.names and root not in self.everyone and isinstance(sys.modules.get(root), Inert)
-                    and not _from_release(sys._getframe(1))):
-                return None if "." in name else importlib.machinery.PathFinder.find_spec(name)
-            return own(name, package)
+        own = builtins.__import__
+        release_only = self.names - set(self.everyone)
 
-        importlib.util.find_spec = find_spec
+        def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+                    level: int = 0) -> Any:
+            try:
+                return own(name, globals, locals, fromlist, level)
+            finally:
+                if self.live and str((globals or {}).get("__name__", "")).startswith(PACKAGE + "."):
+                    for served in self.live:
+                        if served.split(".")[0] in release_only:
+                            sys.modules.pop(served, None)
+                    self.live.clear()
+
+        builtins.__import__ = _import
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if "." not in spec.name and spec.name not in self.served:
             self.served.append(spec.name)
+        self.live.append(spec.name)
         module = Inert(spec.name)
         if spec.name in self.everyone:
             module.__version__ = self.everyone[spec.name]
@@ -247,7 +256,7 @@ class Release:
         os.environ["SGLANG_USE_CPU_ENGINE"] = "1"
         self.finder = InertFinder(stub, stub_everyone)
         sys.meta_path.insert(0, self.finder)
-        self.finder.hide_served()
+        self.finder.keep_to_release()
         import torch
 
         self.answered: list[str] = []

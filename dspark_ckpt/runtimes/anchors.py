@@ -157,6 +157,12 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "speculators_verifier": Anchor(TF_CONFIG, r"verifier_error = \(", through=r"if verifier_path\.exists\(\)",
                                    inside=SPECULATORS_FN, since="0.33.0"),
     "speculators_archs": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = ', every=True),
+    # the speculators conversion's behaviour changes (runtimes/speculators.py, ReleaseRules)
+    "speculators_merge": Anchor(TF_CONFIG, r"speculative_config\.update\(vllm_speculative_config\)",
+                                inside=SPECULATORS_FN, since="0.29.0"),
+    "speculators_dflash2": Anchor(BASE, r'elif result\["method"\] == "dflash2":', BRANCH, since="0.29.0"),
+    "speculators_keep_arch": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = selected_architectures or',
+                                    inside="update_dspark", since="0.29.0"),
     # max_position_embeddings against max_model_len (runtimes/draft_context.py)
     "max_len_field": Anchor(SPEC, r"^\s*max_model_len: int \| None = Field\(", inside="SpeculativeConfig"),
     "draft_config_len": Anchor(SPEC, r"max_model_len=self\.max_model_len,",

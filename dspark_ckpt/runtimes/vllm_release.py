@@ -2,10 +2,11 @@
 its generated data, and consumed by check (runtimes/config_build.py), the deploy preflight
 (runtimes/speculative_config.py) and the speculators conversion (runtimes/speculators.py) alike.
 
-A row is the release's generated columns (`release_data/vllm-X/spec.json`: the SpeculativeConfig fields, the
-`method` Literal, the MTP types, the architectures its method detection names, its registry), its generated line
-citations (`lines.json`, located by runtimes/anchors.py) and the behaviour changes up to it (runtimes/spec_facts.py
-`CHANGES`, the one hand-kept part). Nothing is read at import.
+A row is generated data only: the release's columns (`release_data/vllm-X/spec.json`: the SpeculativeConfig fields,
+the `method` Literal, the MTP types, the architectures its method detection names, the topk and adaptive checks, the
+names EAGLEConfig keeps, its registry) and its line citations (`lines.json`, located by runtimes/anchors.py), from
+which every behaviour flag follows: a release has a behaviour exactly where it has that rule's lines. What a change
+means, in words, is runtimes/spec_facts.py `CHANGES`. Nothing is read at import.
 """
 
 from __future__ import annotations
@@ -84,10 +85,8 @@ REGISTERED: Mapping[str, Registered] = _Registrations()
 @dataclass(frozen=True, slots=True)
 class ReleaseRules:
     """One release: what its config pipeline (transformers_utils/config.py, the speculators conversion, EAGLEConfig,
-    SpeculativeConfig.__post_init__ and _verify_args) decides. The first ten columns are generated
-    (spec_facts.columns); the defaults of the others are the first release read (0.27), and spec_facts.CHANGES what
-    changes them from a release on; the properties are generated (lines.json: a behaviour is there exactly where its
-    lines are, and every line cited)."""
+    SpeculativeConfig.__post_init__ and _verify_args) decides. The columns are spec.json's (spec_facts.columns); the
+    properties read lines.json (a behaviour is there exactly where its lines are, and every line is cited)."""
 
     version: str
     fields: frozenset[str]
@@ -100,9 +99,6 @@ class ReleaseRules:
     adaptive_message: str | None  # enable_adaptive_verification with a method other than dspark; None: no check
     adaptive_needs_argmax: bool  # ... refused only together with use_local_argmax_reduction (0.30+)
     dflash_keep_extra: tuple[str, ...]  # eagle.py keeps these names under method dflash, beside DFlash* / *DFlash
-    speculators_merge: bool = False  # the user's --speculative-config is merged over the speculators config
-    speculators_dflash2: bool = False
-    speculators_dspark_keeps_arch: bool = False  # update_dspark keeps Qwen3(Omni)DSparkModel from `architectures`
 
     # --- behaviour a generated citation shows (lines.json: the release has the rule's lines, or not) ---
     @property
@@ -119,6 +115,21 @@ class ReleaseRules:
     def dspark_v41(self) -> bool:
         """A deepseek_v41 target sends the DSpark rewrite to DSparkV41DraftModel (0.30+)."""
         return self.has("v41_rewrite")
+
+    @property
+    def speculators_merge(self) -> bool:
+        """The user's --speculative-config is merged over the speculators config (0.29+)."""
+        return self.has("speculators_merge")
+
+    @property
+    def speculators_dflash2(self) -> bool:
+        """The speculators type dflash2 is served as method dflash (0.29+)."""
+        return self.has("speculators_dflash2")
+
+    @property
+    def speculators_dspark_keeps_arch(self) -> bool:
+        """update_dspark keeps Qwen3(Omni)DSparkModel from `architectures` (0.29+)."""
+        return self.has("speculators_keep_arch")
 
     @property
     def dspark_min_block(self) -> bool:
@@ -239,7 +250,7 @@ class ReleaseRules:
 
 def _row(version: str) -> ReleaseRules:
     """One listed release's row: its generated columns, and the behaviour changes up to it."""
-    return ReleaseRules(version, **spec_facts.columns(version), **spec_facts.behaviour(version))
+    return ReleaseRules(version, **spec_facts.columns(version))
 
 
 class _Rules(Mapping[str, ReleaseRules]):

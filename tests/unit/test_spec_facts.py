@@ -33,7 +33,7 @@ def test_each_change_holds_where_its_citations_appear_or_go(change: spec_facts.C
         assert release_key(change.since) > release_key(VLLM_RELEASES[-1])  # past the list: covers no release
         return
     before = _before(change.since)
-    assert before is not None, "the first release read is SpecRules' defaults, not a change"
+    assert before is not None, "the first release read has no change: it is where the data starts"
     for key in change.appear:
         assert release_lines.cited(change.since, key) is not None and release_lines.cited(before, key) is None, key
     for key in change.gone:
@@ -41,19 +41,25 @@ def test_each_change_holds_where_its_citations_appear_or_go(change: spec_facts.C
     assert all(anchors.ANCHORS[key] for key in change.appear + change.gone)
 
 
-def test_the_changes_are_in_order_and_set_only_spec_rules_columns() -> None:
+def test_the_changes_are_in_order_and_each_shows_in_the_citations() -> None:
     sinces = [release_key(c.since) for c in spec_facts.CHANGES]
     assert sinces == sorted(sinces) and len(set(sinces)) == len(sinces)
-    columns = set(vllm_release.ReleaseRules.__dataclass_fields__) - {"version"}
-    generated = set(spec_facts.columns(VLLM_RELEASES[0]))
-    for change in spec_facts.CHANGES:
-        assert set(change.values) <= columns - generated, change.since
+    assert all(c.appear or c.gone for c in spec_facts.CHANGES)
 
 
-def test_a_release_newer_than_every_change_inherits_the_newest_behaviour() -> None:
-    newest = max(VLLM_RELEASES[-1], spec_facts.CHANGES[-1].since, key=release_key)
-    assert spec_facts.behaviour("9.0.0") == spec_facts.behaviour(newest)
-    assert spec_facts.behaviour(VLLM_RELEASES[0]) == {}
+def test_every_anchor_bound_inside_the_list_is_a_change() -> None:
+    """A rule that appears or goes at a listed release is a behaviour change: the changelog names it there."""
+    named = {(c.since, key) for c in spec_facts.CHANGES for key in c.appear + c.gone}
+    for key, anchor in anchors.ANCHORS.items():
+        if not key.startswith("spec."):
+            continue
+        for bound, shift in ((anchor.since, 0), (anchor.until, 1)):
+            if bound is None:
+                continue
+            at = bound if shift == 0 else next((v for v in VLLM_RELEASES if release_key(v) > release_key(bound)),
+                                               None)
+            if at in VLLM_RELEASES[1:]:
+                assert (at, key) in named, f"{key} changes at {at}: add it to that release's Change"
 
 
 def test_rows_are_built_on_first_use_and_kept() -> None:
@@ -110,12 +116,11 @@ def _copy_with_appended_release(tmp: Path) -> Path:
 CHECK_APPENDED = textwrap.dedent('''\
     import dataclasses, sys
     from dspark_ckpt.model.families import Family
-    from dspark_ckpt.runtimes import releases, spec_facts, table, vllm_release
+    from dspark_ckpt.runtimes import releases, table, vllm_release
     new, old = sys.argv[1], sys.argv[2]
     assert vllm_release.VERSIONS[-1] == new and vllm_release.rules_for(new) is vllm_release.RELEASE_RULES[new]
-    # the same generated columns; the behaviour of every change up to `new` (the same as `old`'s unless a change
-    # lies between them: a release dropped from the list whose change stays in spec_facts.CHANGES)
-    assert vllm_release.RELEASE_RULES[new] == dataclasses.replace(vllm_release.RELEASE_RULES[old], version=new, **spec_facts.behaviour(new))
+    # the same generated data, so the same row (every behaviour flag follows from the files)
+    assert vllm_release.RELEASE_RULES[new] == dataclasses.replace(vllm_release.RELEASE_RULES[old], version=new)
     assert vllm_release.nearest_rules(new) == (vllm_release.RELEASE_RULES[new], True)
     assert vllm_release.RELEASE_RULES[new].registers("Qwen3DSparkModel")
     for family in Family:
