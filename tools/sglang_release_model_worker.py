@@ -161,7 +161,8 @@ class InertFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             try:
                 return own(name, globals, locals, fromlist, level)
             finally:
-                if self.live and str((globals or {}).get("__name__", "")).startswith(PACKAGE + "."):
+                importer = str((globals or {}).get("__name__", ""))
+                if self.live and (importer == PACKAGE or importer.startswith(PACKAGE + ".")):
                     for served in self.live:
                         if served.split(".")[0] in release_only:
                             sys.modules.pop(served, None)

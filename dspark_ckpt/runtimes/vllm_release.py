@@ -15,7 +15,7 @@ import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from dspark_ckpt.runtimes import registered, release_lines, spec_facts
+from dspark_ckpt.runtimes import release_lines, spec_facts
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC_FILE = "vllm/config/speculative.py"
@@ -24,17 +24,6 @@ BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
 REGISTRY_FILE = "vllm/model_executor/models/registry.py"
 
 VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); RELEASE_RULES has one row per entry
-
-# The architecture names a draft of a known family can reach (as shipped, after the EAGLE/DFlash renames of
-# eagle.py, or after the DSpark rewrites). Whether a release registers one, and its class, is that release's
-# generated `_SPECULATIVE_DECODING_MODELS` (spec.json); every name those renames produce from these and that is not
-# listed here is in no registry read (tests/deploy/test_deploy_citations.py).
-KNOWN_DRAFTS: frozenset[str] = frozenset({
-    "Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel", "MuseSparkDSparkModel",
-    "DSparkDraftModel", "DSparkV41DraftModel", "DFlashDraftModel", "DFlash2DraftModel", "Eagle3LlamaForCausalLM",
-    "LlamaForCausalLMEagle3", "Eagle3Qwen3ForCausalLM", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM",
-})
-
 
 def minor(release: str) -> tuple[int, ...]:
     """(major, minor) of a release; vLLM's behaviour changes by minor (0.29.x all alike)."""
@@ -46,40 +35,6 @@ def minor(release: str) -> tuple[int, ...]:
 
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split("."))
-
-
-@dataclass(frozen=True, slots=True)
-class Registered:
-    model_class: str
-    first: str  # the first listed release whose registry maps the name
-    line: str  # its line in that release's registry.py
-
-
-class _Registrations(Mapping[str, Registered]):
-    """name -> its class, first listed release and registry line: derived from each release's generated registry
-    on first use (never at import)."""
-
-    @functools.cached_property
-    def _rows(self) -> dict[str, Registered]:
-        rows = {}
-        for name in sorted(KNOWN_DRAFTS):
-            first = next((v for v in VERSIONS if name in spec_facts.drafts(v)), None)
-            found = registered.registration("vllm", first, name) if first is not None else None
-            if first is not None and found is not None:
-                rows[name] = Registered(spec_facts.drafts(first)[name], first, f"L{found.where.rsplit(':', 1)[1]}")
-        return rows
-
-    def __getitem__(self, name: str) -> Registered:
-        return self._rows[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-
-REGISTERED: Mapping[str, Registered] = _Registrations()
 
 
 @dataclass(frozen=True, slots=True)

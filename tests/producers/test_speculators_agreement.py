@@ -97,8 +97,8 @@ def test_check_and_deploy_build_the_same_class(name: str, model_type: str | None
         if built.error is not None and built.before_validation:
             assert outcome.error is not None, (name, release, built.error)
             continue
-        registered = vllm_release.REGISTERED.get(built.architecture or "")
-        assert registered is not None and outcome.model_class == registered.model_class, (name, release)
+        model_class = vllm_release.RELEASE_RULES[release].model_class(built.architecture or "")
+        assert model_class is not None and outcome.model_class == model_class, (name, release)
 
 
 def test_the_issues_report_agrees_with_itself(tmp_path: Path) -> None:
