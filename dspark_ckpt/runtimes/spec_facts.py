@@ -1,13 +1,11 @@
-"""What each vLLM release's SpeculativeConfig decides, as generated data read lazily, and the changelog beside it.
+"""What each vLLM release's SpeculativeConfig decides, as generated data read lazily.
 
 The columns (the dataclass fields, the `method` Literal, the MTP types, the architectures the method detection
 names, the dspark_draft_topk and adaptive-verification checks with their words, the names EAGLEConfig keeps under
 dflash, and what registry.py maps) are generated: `python tools/release_lines.py X.Y.Z` writes them to
 `release_data/vllm-X.Y.Z/spec.json` with `ast` (tools/release_spec.py); a release's file is read once, on first use.
-Every behaviour flag is derived from the release's generated citations (runtimes/vllm_release.py: the release has
-the rule's lines, or not). What execution and reading cannot say is what a change means: `CHANGES`, one entry per
-release where behaviour changed, in words, naming the lines.json citations (runtimes/anchors.py) that appear or go
-away with it; tests/unit/test_spec_facts.py holds the two in step.
+Every behaviour flag is derived from the release's generated citations (runtimes/vllm_release.py); what a change
+means, in words, is runtimes/release_changes.py.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.runtimes.release_lines import DATA
@@ -56,47 +53,3 @@ def drafts(release: str) -> Mapping[str, str]:
     """`_SPECULATIVE_DECODING_MODELS` of the release: draft architecture -> the class it builds."""
     found: Mapping[str, str] = _doc(release)["registry"]["drafts"]
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What changed in vLLM `since`, in words, where it was read, and the lines.json citations that first appear
-    (`appear`) or are gone (`gone`) in that release: the flags of ReleaseRules that follow from them."""
-
-    since: str
-    where: str
-    appear: tuple[str, ...] = ()
-    gone: tuple[str, ...] = ()
-
-
-_SPEC = "vllm/config/speculative.py"
-_TF = "vllm/transformers_utils/config.py"
-
-# Each release after the first one read (0.27) whose behaviour changed, oldest first.
-CHANGES: tuple[Change, ...] = (
-    Change("0.28.0",
-           f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
-           appear=("spec.topk_field", "spec.topk_method", "spec.topk_range", "spec.topk_arch", "spec.adaptive"),
-           gone=("spec.min_block",)),
-    Change("0.29.0",
-           f"{_SPEC} __post_init__ (Qwen3 DSparkDraftModel, _validate_qwen3_omni_dspark, index_share_for_mtp_iteration "
-           f"only with mtp); {_TF} "
-           "maybe_override_with_speculators (the user's config merged over the speculators one); "
-           "transformers_utils/configs/speculators/algos.py update_dspark (Qwen3(Omni)DSparkModel kept)",
-           appear=("spec.qwen3_rename", "spec.qwen3_draft_detect", "spec.omni_call", "spec.index_share",
-                   "spec.speculators_merge",
-                   "spec.speculators_dflash2", "spec.speculators_keep_arch")),
-    Change("0.30.0",
-           f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
-           "use_local_argmax_reduction", appear=("spec.v41_rewrite",)),
-    Change("0.31.0",
-           f"{_SPEC} __post_init__: num_speculative_tokens defaults to block_size; vllm/transformers_utils/configs/"
-           "eagle.py keeps LiLiCorrDraftModel under dflash", appear=("spec.block_default",),
-           gone=("spec.gemma4_n_predict",)),
-    Change("0.33.0",
-           f"{_SPEC} (no medusa / mlp_speculator; every draft method's max_position_embeddings raised); {_TF} "
-           "(a local verifier refused); vllm/config/vllm.py _limit_max_model_len_to_draft",
-           appear=("spec.xpress", "spec.speculators_verifier", "spec.rope_cache_only", "spec.limit_to_draft"),
-           gone=("spec.medusa_detect",)),
-)
-

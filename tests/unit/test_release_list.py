@@ -10,6 +10,7 @@ from pathlib import Path
 from dspark_ckpt.runtimes import (
     anchors,
     eagle3_aux,
+    release_changes,
     release_lines,
     selectors,
     sglang_rows,
@@ -90,7 +91,7 @@ def test_every_per_release_table_is_keyed_by_the_list() -> None:
     assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
     bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}
     newest = release_key(VLLM_RELEASES[-1])  # a rule exists from some release of the list on, or up to one
-    bounds |= {c.since for c in spec_facts.CHANGES}
+    bounds |= {c.since for c in release_changes.CHANGES}
     assert {b for b in bounds if release_key(b) <= newest} <= set(VLLM_RELEASES)
     spec = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{spec_facts.FILE_NAME}")}
     assert spec == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z writes spec.json beside lines.json"

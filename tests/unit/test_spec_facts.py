@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, vllm_release, vllm_rows
+from dspark_ckpt.runtimes import anchors, release_changes, release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +26,8 @@ def _before(release: str) -> str | None:
     return VLLM_RELEASES[i - 1] if i else None
 
 
-@pytest.mark.parametrize("change", spec_facts.CHANGES, ids=lambda c: c.since)
-def test_each_change_holds_where_its_citations_appear_or_go(change: spec_facts.Change) -> None:
+@pytest.mark.parametrize("change", release_changes.CHANGES, ids=lambda c: c.since)
+def test_each_change_holds_where_its_citations_appear_or_go(change: release_changes.Change) -> None:
     """A change's `since` is the release its anchors' bounds flip at: the generated lines cite it."""
     if change.since not in VLLM_RELEASES:
         assert release_key(change.since) > release_key(VLLM_RELEASES[-1])  # past the list: covers no release
@@ -42,14 +42,14 @@ def test_each_change_holds_where_its_citations_appear_or_go(change: spec_facts.C
 
 
 def test_the_changes_are_in_order_and_each_shows_in_the_citations() -> None:
-    sinces = [release_key(c.since) for c in spec_facts.CHANGES]
+    sinces = [release_key(c.since) for c in release_changes.CHANGES]
     assert sinces == sorted(sinces) and len(set(sinces)) == len(sinces)
-    assert all(c.appear or c.gone for c in spec_facts.CHANGES)
+    assert all(c.appear or c.gone for c in release_changes.CHANGES)
 
 
 def test_every_anchor_bound_inside_the_list_is_a_change() -> None:
     """A rule that appears or goes at a listed release is a behaviour change: the changelog names it there."""
-    named = {(c.since, key) for c in spec_facts.CHANGES for key in c.appear + c.gone}
+    named = {(c.since, key) for c in release_changes.CHANGES for key in c.appear + c.gone}
     for key, anchor in anchors.ANCHORS.items():
         if not key.startswith("spec."):
             continue

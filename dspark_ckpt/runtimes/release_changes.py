@@ -1,0 +1,56 @@
+"""The changelog beside the generated release data: what changed in each vLLM release, in words (pure data).
+
+What execution and reading cannot say is what a change means. One `Change` per listed release whose behaviour
+changed, naming the lines.json citations (runtimes/anchors.py) that appear or go away with it; every behaviour flag
+itself is derived from those citations (runtimes/vllm_release.py), so nothing here is read by a run: the
+changelog is documentation that tests/unit/test_spec_facts.py holds to the generated files (each change shows in
+them, and every rule that appears or goes inside the list is named by its release's change).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What changed in vLLM `since`, in words, where it was read, and the lines.json citations that first appear
+    (`appear`) or are gone (`gone`) in that release: the flags of ReleaseRules that follow from them."""
+
+    since: str
+    where: str
+    appear: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
+
+
+_SPEC = "vllm/config/speculative.py"
+_TF = "vllm/transformers_utils/config.py"
+
+# Each release after the first one read (0.27) whose behaviour changed, oldest first.
+CHANGES: tuple[Change, ...] = (
+    Change("0.28.0",
+           f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
+           appear=("spec.topk_field", "spec.topk_method", "spec.topk_range", "spec.topk_arch", "spec.adaptive"),
+           gone=("spec.min_block",)),
+    Change("0.29.0",
+           f"{_SPEC} __post_init__ (Qwen3 DSparkDraftModel, _validate_qwen3_omni_dspark, index_share_for_mtp_iteration "
+           f"only with mtp); {_TF} "
+           "maybe_override_with_speculators (the user's config merged over the speculators one); "
+           "transformers_utils/configs/speculators/algos.py update_dspark (Qwen3(Omni)DSparkModel kept)",
+           appear=("spec.qwen3_rename", "spec.qwen3_draft_detect", "spec.omni_call", "spec.index_share",
+                   "spec.speculators_merge",
+                   "spec.speculators_dflash2", "spec.speculators_keep_arch")),
+    Change("0.30.0",
+           f"{_SPEC} __post_init__: the deepseek_v41 DSpark rewrite; adaptive verification against "
+           "use_local_argmax_reduction", appear=("spec.v41_rewrite",)),
+    Change("0.31.0",
+           f"{_SPEC} __post_init__: num_speculative_tokens defaults to block_size; vllm/transformers_utils/configs/"
+           "eagle.py keeps LiLiCorrDraftModel under dflash", appear=("spec.block_default",),
+           gone=("spec.gemma4_n_predict",)),
+    Change("0.33.0",
+           f"{_SPEC} (no medusa / mlp_speculator; every draft method's max_position_embeddings raised); {_TF} "
+           "(a local verifier refused); vllm/config/vllm.py _limit_max_model_len_to_draft",
+           appear=("spec.xpress", "spec.speculators_verifier", "spec.rope_cache_only", "spec.limit_to_draft"),
+           gone=("spec.medusa_detect",)),
+)
+
