@@ -62,6 +62,8 @@ _SMALL_MOE: dict[str, Any] = {"n_routed_experts": 4, "num_experts": 4, "moe_num_
 _MLA_SIZES = ("kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 _MLA: dict[str, Any] = {"kv_lora_rank": 8, "q_lora_rank": 12, "qk_nope_head_dim": 4, "qk_rope_head_dim": 4,
                         "v_head_dim": 4, "first_k_dense_replace": 0, VARY: _MLA_SIZES}
+# The config every sample starts from before the recipes that match the architecture's name.
+DEFAULT_RECIPE: dict[str, Any] = {"model_type": "llama", "rms_norm_eps": 1e-6}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen3": {"model_type": "qwen3"},
     "DSpark": {"model_type": "qwen3"},
@@ -102,7 +104,7 @@ def run_worker(tree: Path, deps: Path, architectures: list[str] | None, timeout:
         out = Path(tmp) / "out.json"
         recipes: dict[str, Any] = {}
         request.write_text(json.dumps({"architectures": names, "recipes": recipes, "recipe_rules": RECIPES,
-                                       "default_recipe": {"model_type": "llama", "rms_norm_eps": 1e-6}}))
+                                       "default_recipe": DEFAULT_RECIPE}))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(deps)]), "VLLM_TARGET_DEVICE": "cpu"}
         try:
             subprocess.run([sys.executable, str(WORKER), str(request), str(out)], env=env, timeout=timeout,

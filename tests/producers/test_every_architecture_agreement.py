@@ -1,0 +1,166 @@
+"""Every draft architecture a release registers, held against its own code: check's verdict on a whole checkpoint of
+each class the generated release model could build, against that release's real `__init__` + `load_weights`
+executed on CPU (tools/release_model_worker.py, load mode), for vLLM 0.33.0 and 0.28.0.
+
+The checkpoint of an architecture is written from its generated record: the config its samples start from (the
+recipe of tools/release_model.py for that name, at the worker's base sizes) and every tensor of the layout that
+fills the most parameters, at the shapes the record's expressions give for that config. Then the mutations users
+hit: one backbone tensor missing, a stray tensor, one backbone tensor a column wider. Compared: loads or not, the
+parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). Needs the wheel and vLLM's import-time
+dependencies (tools/probe_runtime.py fetches them: slow, CI runs it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import write_safetensors
+from test_landing_agreement import _judged, _observe
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, generated_releases, normal
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.sources.local import local_source
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import release_model as fitting  # noqa: E402 - tools/ is not a package
+import release_model_worker as worker  # noqa: E402
+
+RELEASES = ("0.33.0", "0.28.0")
+MUTATIONS = ("as-built", "one-missing", "stray-tensor", "one-wider")
+
+
+def _values(config: dict[str, Any]) -> dict[str, int]:
+    ints = {k: v for k, v in config.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return {**ints, "target.hidden_size": worker.BASE["target.hidden_size"],
+            "target.vocab_size": worker.BASE["target.vocab_size"]}
+
+
+def _tensors(model: ArchitectureModel, values: dict[str, int]) -> dict[str, tuple[int, ...]] | None:
+    """The layout's checkpoint names, layers expanded, at their shapes for these values; None where one is unknown."""
+    layers = model.layers.value(values) if model.layers is not None else 1
+    out: dict[str, tuple[int, ...]] = {}
+    for name in model.layout:
+        rule = model.tensors.get(name)
+        if rule is not None and rule.parameter is None and rule.refused is None:
+            continue  # a name the release skips (DFlash's mask_embedding, read from its own file): not shipped
+        if rule is None or rule.shape is None or layers is None:
+            return None
+        shape = tuple(e.value(values) if e is not None else None for e in rule.shape)
+        if name in ("d2t", "t2d") and shape == (None,):  # the mapping tables' length is the format's: D and T
+            shape = (values["draft_vocab_size"] if name == "d2t" else values["target.vocab_size"],)
+        if any(d is None or d <= 0 for d in shape):
+            return None
+        for i in range(layers if "{i}" in name else 1):
+            out[name.replace("{i}", str(i))] = shape  # type: ignore[assignment]
+    return out
+
+
+def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]]) -> str | None:
+    """A 2-D tensor of a layer that is no vocabulary table: what the missing and wider mutations edit."""
+    for name, shape in tensors.items():
+        rule = model.tensors.get(normal(name))
+        if "layers." in name and len(shape) == 2 and rule is not None and rule.shape is not None \
+                and not landing.is_vocab(rule.shape) and rule.parameter not in landing.JUDGED_ELSEWHERE:
+            return name
+    return None
+
+
+def _mutated(mutation: str, model: ArchitectureModel, tensors: dict[str, tuple[int, ...]]) -> dict | None:
+    out = dict(tensors)
+    edited = _backbone(model, tensors)
+    if mutation == "one-missing" or mutation == "one-wider":
+        if edited is None:
+            return None
+        if mutation == "one-missing":
+            del out[edited]
+        else:
+            out[edited] = (out[edited][0], out[edited][1] + 1)
+    elif mutation == "stray-tensor":
+        out["layers.0.stray_norm.weight"] = (4,)
+    return out
+
+
+def _write(folder: Path, config: dict[str, Any], tensors: dict[str, tuple[int, ...]]) -> None:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    arrays = {n: np.zeros(s, dtype=np.int64 if n.endswith(("d2t", "t2d")) else np.float32) for n, s in tensors.items()}
+    write_safetensors(folder / "model.safetensors", arrays)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, release: str) -> None:
+    assert release in generated_releases("vllm")
+    request = {"default_recipe": fitting.DEFAULT_RECIPE, "recipe_rules": fitting.RECIPES}
+    registered = json.loads((ROOT / "dspark_ckpt" / "runtimes" / "release_data" / f"vllm-{release}" /
+                             "release.json").read_text())["registry"]
+    cases, predicted, built_archs = [], {}, set()
+    for arch in sorted(registered):
+        model = architecture_model("vllm", release, arch)
+        if model is None or model.not_built is not None:
+            continue
+        recipe = worker.recipe_for(arch, request)
+        if recipe.get(worker.TARGET_IS_DRAFT):
+            continue  # an MTP head is built from the target's own config: no draft checkpoint to check
+        config = worker.config_for(recipe, dict(worker.BASE))
+        tensors = _tensors(model, _values(config))
+        if tensors is None:
+            continue
+        for mutation in MUTATIONS:
+            shipped = _mutated(mutation, model, tensors)
+            if shipped is None:
+                continue
+            folder = tmp_path / f"{arch}--{mutation}"
+            _write(folder, config, shipped)
+            t = worker.BASE["target.vocab_size"]
+            analysis = analyze(local_source(folder), target=TargetVocab(t, "test"),
+                               runtimes=[RuntimeVersion("vllm", release)])
+            built = analysis.builds[0] if analysis.builds else None
+            if built is None or built.hf is None or built.error is not None or not analysis.verdicts or \
+                    built.architecture != arch:
+                continue  # the build refused it or renamed it: not this class's load to compare
+            found = landing.land(model, built.hf, dict(shipped), target_hidden=None, target_vocab=t,
+                                 config_class=built.config_class)
+            cases.append({"id": folder.name, "architecture": arch, "config": dict(built.hf),
+                          "tensors": {n: list(s) for n, s in shipped.items()},
+                          "target_hidden": worker.BASE["target.hidden_size"], "target_vocab": t,
+                          "bare": built.config_class in landing.BARE_CONFIGS})
+            predicted[folder.name] = (analysis.verdicts[0], found, model)
+            built_archs.add(arch)
+    assert len(built_archs) >= 8, f"only {sorted(built_archs)} could be compared"
+    observed = _observe(release, cases)
+    disagree = []
+    for case_id, (verdict, found, model) in predicted.items():
+        seen = observed[case_id]
+        loads = seen["error"] is None
+        if loads != verdict.loads:
+            said = verdict.error.text if verdict.error else "loads"
+            disagree.append(f"{case_id}: vLLM {'loads' if loads else seen['error']['message'][:160]}; "
+                            f"check {said[:160]}")
+            continue
+        if not loads:
+            continue
+        unwritten = {p for p in seen["unwritten"] + seen["partly"] if _judged(model, p)}
+        unfilled = {p.parameter for p in found if p.kind == "unfilled"}
+        if unwritten != unfilled:
+            disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
+        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing.is_vocab(
+            model.tensors[normal(n)].shape) and model.tensors[normal(n)].parameter not in landing.JUDGED_ELSEWHERE}
+        said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
+        if cut != said_cut:
+            disagree.append(f"{case_id}: cut {sorted(cut)}; check {sorted(said_cut)}")
+    outcomes = {"raises": sum(observed[c]["error"] is not None for c in predicted),
+                "unwritten": sum(bool(observed[c].get("unwritten")) for c in predicted if observed[c]["error"] is None)}
+    assert outcomes["raises"] and outcomes["unwritten"], outcomes  # the mutations reach both kinds of failure
+    print(f"vLLM {release}: {outcomes}; {len(predicted) - len(disagree)}/{len(predicted)} cases agree over "
+          f"{len(built_archs)} architectures: {sorted(built_archs)}")
+    assert not disagree, f"{len(disagree)} of {len(predicted)} cases disagree:\n" + "\n".join(disagree)
