@@ -118,9 +118,11 @@ class Inert(types.ModuleType):
 
 
 def _from_release(frame: Any) -> bool:
-    """Whether the first frame at or above `frame` outside the import machinery is a file of the release."""
+    """Whether the first frame at or above `frame` outside the import machinery (this file's __import__ included)
+    is a file of the release."""
     while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
-                                 or "importlib" in frame.f_code.co_filename):
+                                 or "importlib" in frame.f_code.co_filename
+                                 or frame.f_code.co_filename == __file__):
         frame = frame.f_back
     return frame is not None and f"/{PACKAGE}/" in frame.f_code.co_filename
 
