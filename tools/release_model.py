@@ -68,7 +68,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Qwen3": {"model_type": "qwen3"},
     "DSpark": {"model_type": "qwen3"},
     "DFlash": {"model_type": "qwen3"},
-    "Gemma4DSpark": {"model_type": "gemma4_text", "target_layer_ids": [0]},
+    "Gemma4DSpark": {"model_type": "gemma4_text", "target_layer_ids": [0], "attention_k_eq_v": True},
     # vllm_rows.DFLASH2_KEYS: the dflash_config entries DFlash2's __init__ indexes (no default)
     "DFlash2": {"model_type": "qwen3", "dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2,
                                                          "selector_rank": 4, "selector_top_k": 2,
