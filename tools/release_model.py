@@ -462,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
     parser.add_argument("--timeout", type=float, default=3000.0)
     args = parser.parse_args(argv)
+    if args.only and args.out is None:  # a partial record in the package folder would delete every other file
+        print("release_model: --only writes a partial record; give --out DIR (the package folder takes whole "
+              "releases)", file=sys.stderr)
+        return 2
     from probe_runtime import DEFAULT_CACHE, ensure_deps, fetch_sources
 
     DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
