@@ -56,8 +56,8 @@ def _where(obj: Any) -> str:
 
 def _error(exc: BaseException) -> dict[str, Any]:
     frames = traceback.extract_tb(exc.__traceback__)
-    where = next((f"{_where_file(f.filename)}:{f.lineno}" for f in reversed(frames)
-                  if f"/{PACKAGE}/" in f.filename), "?")
+    where = getattr(exc, "release_where", None) or next(
+        (f"{_where_file(f.filename)}:{f.lineno}" for f in reversed(frames) if f"/{PACKAGE}/" in f.filename), "?")
     return {"type": type(exc).__name__, "message": str(exc)[:2000], "where": where}
 
 
@@ -102,7 +102,10 @@ class Inert(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and callable(args[0]) and not kwargs:
             return args[0]
-        return Inert(f"{self.__name__}()")
+        made = Inert(f"{self.__name__}()")
+        caller = sys._getframe(1)
+        made.__dict__["made_at"] = f"{_where_file(caller.f_code.co_filename)}:{caller.f_lineno}"
+        return made
 
     def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
         return (object,)
@@ -297,7 +300,29 @@ class Release:
         observe._record_reads(hf, reads)
         with self.torch.device("cpu"):
             model = cls(config=hf, quant_config=None)
+        _refuse_inert_layers(model)
         return model, reads, set()
+
+
+class InertLayer(RuntimeError):
+    """A layer of the built model is an instance of a stubbed package's class: what it holds is not observed."""
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message)
+        self.release_where = where
+
+
+def _refuse_inert_layers(model: Any) -> None:
+    """A model whose layer is an inert module's instance lacks that layer's parameters: SGLang 0.5.1-0.5.7 take
+    RMSNorm from vLLM on a CPU without AMX (srt/layers/layernorm.py L290 @ 0.5.1, L486 @ 0.5.7: `from
+    vllm.model_executor.layers.layernorm import GemmaRMSNorm, RMSNorm`), which the GPU build never does. Such a
+    class is not modelled rather than modelled without its norms."""
+    for prefix, module in model.named_modules():
+        for attr, value in vars(module).items():
+            if isinstance(value, Inert) and value.__name__.endswith("()"):
+                name = f"{prefix}.{attr}" if prefix else attr
+                raise InertLayer(f"{name} is an instance of {value.__name__[:-2]}, a stubbed package's class on CPU "
+                                 "(its parameters are not the release's)", value.__dict__.get("made_at", "?"))
 
 
 def head_from_target(release: Release, architecture: str, recipe: dict[str, Any]) -> dict[str, Any] | None:
