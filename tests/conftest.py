@@ -38,6 +38,9 @@ ARCH = {
     "eagle3-llama": "LlamaForCausalLMEagle3",
     "eagle3-qwen3": "Eagle3Qwen3ForCausalLM",
 }
+# Keys a family's real config.json carries that its runtime needs beside the sizes: vLLM's Gemma4 DSpark load asserts
+# every layer shares K and V (DSP364), so its drafts are exported with attention_k_eq_v (config_extra overrides).
+FAMILY_KEYS: dict[str, dict[str, Any]] = {"gemma4-dspark": {"attention_k_eq_v": True}}
 
 
 def write_safetensors(path: Path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None,
@@ -127,6 +130,7 @@ def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96
                               "hidden_size": hidden, "markov_rank": rank, **backbone_config(hidden)}
     if draft_vocab is not None:
         config["draft_vocab_size"] = draft_vocab
+    config.update(FAMILY_KEYS.get(family, {}))
     config.update(config_extra or {})
     (root / "config.json").write_text(json.dumps(config, indent=2))
     if tensors is None:

@@ -689,6 +689,19 @@ RULES: dict[str, Rule] = _rules(
          "The draft loads and proposes from random layers: acceptance is near zero, with no error.",
          "A checkpoint saved with only the trained adapter, or with tensors under names the release skips.",
          "Export every tensor of the draft's layers under the names the release loads."),
+    Rule("DSP364", "gemma4-fused-kv-layers", ERROR, "vLLM's Gemma4 DSpark load needs every layer to share K and V",
+         "vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts that every layer uses "
+         "attention_k_eq_v (gemma4_dspark.py, 0.27-0.33; the lines are in each release's lines.json, "
+         "build.gemma4_*). A layer does only when it is a full-attention layer (`layer_types`; transformers' Gemma4 "
+         "config makes five of every six sliding when the key is absent) and config.json sets "
+         "`\"attention_k_eq_v\": true`.",
+         "Every weight loads, then load_weights raises `AssertionError: Gemma4 DSpark fused precompute assumes "
+         "uniform attention_k_eq_v layers` and the engine does not start. Executed: vLLM 0.33.0's own code raises "
+         "it for a draft without the key, with the key false, and with two layers and the default layer_types.",
+         "A Gemma4 DSpark config.json exported without attention_k_eq_v.",
+         "If the draft was trained with K = V in every layer (it ships no v_proj), add `\"attention_k_eq_v\": true` "
+         "and `layer_types` of full_attention only; otherwise vLLM cannot serve it as a DSpark draft: re-export one "
+         "trained that way."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -32,6 +32,7 @@ CONVERTOR = "vllm/transformers_utils/model_arch_config_convertor.py"
 DFLASH = "vllm/model_executor/models/qwen3_dflash.py"
 DFLASH2 = "vllm/model_executor/models/qwen3_dflash2.py"
 QWEN3_DSPARK = "vllm/model_executor/models/qwen3_dspark.py"
+GEMMA4_DSPARK = "vllm/model_executor/models/gemma4_dspark.py"
 V4_DSPARK = "vllm/models/deepseek_v4/nvidia/dspark.py"
 LLAMA_EAGLE3 = "vllm/model_executor/models/llama_eagle3.py"
 QWEN3_EAGLE3 = "vllm/model_executor/models/qwen3_eagle3.py"
@@ -212,6 +213,14 @@ BUILD_ANCHORS: dict[str, Anchor] = {
     "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT),
     "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$"),
     "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult"),
+    # Gemma4 DSpark's load_weights ends in _build_fused_kv_buffers, which asserts every layer's use_k_eq_v: a full
+    # attention layer of a config with attention_k_eq_v (runtimes/config_build.fused_kv_error)
+    "gemma4_k_eq_v": Anchor(GEMMA4_DSPARK, (r'self\.use_k_eq_v = layer_type == "full_attention" and getattr\(',
+                                            r'use_k_eq_v = is_full and getattr\(config, "attention_k_eq_v", False\)'),
+                            STATEMENT),
+    "gemma4_fused_kv": Anchor(GEMMA4_DSPARK, r"assert all\(a\.use_k_eq_v for a in layers_attn\)",
+                              through=r"assumes uniform attention_k_eq_v layers"),
+    "gemma4_fused_call": Anchor(GEMMA4_DSPARK, r"self\.model\._build_fused_kv_buffers\(\)", inside="Gemma4DSparkForCausalLM.load_weights"),
     # DFlash2's __init__ reads its dflash_config keys by subscript (a KeyError for a missing one): the conv head's,
     # then the candidate selector's (runtimes/vllm_rows.DFLASH2_KEYS).
     "dflash2_conv": Anchor(DFLASH2, r"^\s*draft_config = config\.dflash_config$",

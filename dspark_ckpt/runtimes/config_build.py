@@ -21,6 +21,7 @@ from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_hf_confi
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.messages import E_GEMMA4_FUSED_KV
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -225,23 +226,52 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     return verdict
 
 
+def layer_types(hf: Mapping[str, Any]) -> list[str]:
+    """The attention type of each layer as the config class resolves it: `layer_types` when the config lists one per
+    layer, else transformers' default (Gemma4: five sliding layers of every six); Gemma4's config makes the last
+    layer full whatever the list says (configuration_gemma4.py). A Qwen3 config without use_sliding_window: all
+    full."""
+    n = positive_int(hf.get("num_hidden_layers")) or 1
+    given = hf.get("layer_types")
+    listed = [str(t) for t in given] if isinstance(given, list) and len(given) == n else None
+    if not str(hf.get("model_type", "")).startswith("gemma4"):
+        return listed or ["sliding_attention" if hf.get("use_sliding_window") else "full_attention"] * n
+    types = listed or ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
+    return [*types[:-1], "full_attention"]
+
+
+def fused_kv_error(runtime: str, version: str, family: Family | None, hf: Mapping[str, Any]) -> Issue | None:
+    """vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts that every layer uses
+    attention_k_eq_v: a full-attention layer of a config that sets it (lines.json build.gemma4_k_eq_v,
+    build.gemma4_fused_kv, build.gemma4_fused_call)."""
+    if runtime != "vllm" or family is not Family.GEMMA4_DSPARK:
+        return None
+    if nearest_rules(version)[0].citation("build.gemma4_fused_call") is None:
+        return None
+    if hf.get("attention_k_eq_v") is True and all(t == "full_attention" for t in layer_types(hf)):
+        return None
+    return Issue("DSP364", f"AssertionError: {E_GEMMA4_FUSED_KV}")
+
+
 # The finding a raising landing problem becomes, by its kind (a shape problem otherwise).
 _RAISED_AS: dict[str, FindingCode] = {"no-parameter": landing.NO_PARAMETER, "missing-key": "DSP333"}
 
 
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
-    on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems."""
+    on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems. Then what
+    load_weights does after the last tensor (fused_kv_error)."""
     release = modelled_release(verdict.runtime, verdict.version)
     model = architecture_model(verdict.runtime, release, architecture) if release is not None else None
-    if model is None or model.not_built is not None:
-        return verdict
-    found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
-                         target_vocab=f.target_vocab_size, config_class=config_class)
-    error, silent = landing_issues(found, model.cls)
-    if error is not None:
-        return replace(verdict, error=error)
-    return replace(verdict, silent=(*verdict.silent, *silent))
+    if model is not None and model.not_built is None:
+        found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
+                             target_vocab=f.target_vocab_size, config_class=config_class)
+        error, silent = landing_issues(found, model.cls)
+        if error is not None:
+            return replace(verdict, error=error)
+        verdict = replace(verdict, silent=(*verdict.silent, *silent))
+    fused = fused_kv_error(verdict.runtime, verdict.version, verdict.contract.family, hf)
+    return replace(verdict, error=fused, silent=()) if fused is not None else verdict
 
 
 def landing_issues(found: Sequence[landing.Landing], cls: str) -> tuple[Issue | None, tuple[Issue, ...]]:

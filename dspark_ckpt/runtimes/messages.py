@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Exact error strings (vllm-contracts.md 2.1, 4, 5). `{cls}`, `{n}`, `{d}`, `{t}`, `{v}` are filled per draft.
+E_GEMMA4_FUSED_KV = "Gemma4 DSpark fused precompute assumes uniform attention_k_eq_v layers"
 E_EMBED = ("Qwen3 DSpark checkpoints whose input vocab_size is larger than the target vocabulary must include "
            "embed_tokens weights.")
 E_LM_HEAD = ("Reduced-vocabulary Qwen3 DSpark checkpoints must include lm_head weights; the full target lm_head "

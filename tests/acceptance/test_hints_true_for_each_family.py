@@ -579,6 +579,7 @@ TRIGGERS: dict[str, Trigger] = {
         (16, 12), np.float32))),
     "tensor-cut": Trigger(("DSP362",), then(check(), lambda f, _: edit_config(f, head_dim=4))),
     "parameter-unfilled": Trigger(("DSP363",), retensor(check(), layers__0__self_attn__q_proj__weight=None)),
+    "gemma4-fused-kv": Trigger(("DSP364",), then(check(), lambda f, _: edit_config(f, attention_k_eq_v=False))),
     "aux-unsaid": Trigger(("DSP357",), check()),
     # --- SGLang's own contracts ---
     "sglang-padded": Trigger(("DSP340",), check("--runtime", "sglang", vocab=128, draft_vocab=128, config=SGLANG)),
@@ -741,11 +742,13 @@ FIRES_FOR: dict[str, tuple[str, ...]] = {
     "unregistered-eagle3-llama": ("eagle3-llama",),
     "dflash2-config": ("dflash2",), "dspark-markov-config": ("qwen3-dspark", "dflash2"),
     "one-layer": ("eagle3-llama",), "aux-unsaid": EAGLE3, "tensor-cut": ("eagle3-llama",),
-    # DFlash2's fixture lacks its dflash_config (DSP333 comes first); Gemma4's class refused every layout the
-    # release-model probe fed (runtimes/release_data: not_built), so its tensors are not judged
+    # DFlash2's fixture lacks its dflash_config (DSP333 comes first). Gemma4 DSpark's load_weights skips a name it
+    # has no parameter for (gemma4_dspark.py: `if name in params`), so a stray tensor raises nothing there, and its
+    # q/k projections follow per-layer head sizes the release model could not fit, so a missing q_proj is not judged
     "tensor-no-parameter": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
-    "tensor-shape": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
+    "tensor-shape": tuple(f for f in FAMILIES if f != "dflash2"),
     "parameter-unfilled": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
+    "gemma4-fused-kv": ("gemma4-dspark",),
     "verify-d2t-not-increasing": DSPARK[:2],
 }
 

@@ -65,15 +65,18 @@ def test_a_non_vocab_tensor_of_the_wrong_shape_gets_the_releases_own_error(tmp_p
     (sglang/srt/layers/linear.py); one column more it narrows to fit without a word (DSP362)."""
     path = _retensor(make_checkpoint(tmp_path / "d", config_extra=DSPARK),
                      layers__0__self_attn__o_proj__weight=np.zeros((17, 16), np.float32))
-    unmodelled = next(r for r in reversed(SGLANG_RELEASES) if r not in generated_releases("sglang"))
-    code, doc = _check(path, NEWEST, f"sglang=={unmodelled}")
+    # every listed release is generated today (tools/sglang_release_model.py); one listed without data is the
+    # comparison: there the backbone is not judged
+    unmodelled = next((r for r in reversed(SGLANG_RELEASES) if r not in generated_releases("sglang")), None)
+    code, doc = _check(path, NEWEST, *([f"sglang=={unmodelled}"] if unmodelled else []))
     newest = _verdict(doc, "0.5.23")
     assert not newest["loads"] and newest["error_code"] == "DSP361"
     assert newest["error"].startswith("AssertionError: param_data.shape=torch.Size([16, 16]) "
                                       "loaded_weight.shape=torch.Size([17, 16])")  # the release's words
     assert "layers.0.self_attn.o_proj.weight [17, 16]" in newest["error"]
     assert "DSP361" in _codes(doc) and "sglang==0.5.23" in _codes(doc)["DSP361"]["message"]
-    assert _verdict(doc, unmodelled)["error_code"] != "DSP361"  # no generated model there: the backbone is not judged
+    if unmodelled:
+        assert _verdict(doc, unmodelled)["error_code"] != "DSP361"
     assert code == 1
 
 

@@ -50,7 +50,11 @@ def test_layers_0_names_are_dropped_before_0_5_12(drafts: Drafts) -> None:
     """The vLLM / speculators spelling `layers.0.*` matches no parameter while the module is `midlayer`."""
     path = drafts(family="eagle3-llama", vocab=T, draft_vocab=64, d2t=True, markov=False, config_extra=EAGLE3_READY)
     found = check(path)
-    expect(found, {("0.5.1", "0.5.11"): ("loads", frozenset({EMBED_REPLACED, "DSP346"})),
+    # 0.5.8-0.5.11's generated model (the class built on CPU) names the midlayer parameters load_weights leaves
+    # unfilled (models/llama_eagle3.py:254,264 @ 0.5.8: `model.layers.0.*` is no parameter, skipped without a word):
+    # DSP363. 0.5.1-0.5.7's class is not built on CPU (vLLM's RMSNorm, layers/layernorm.py), so not judged so.
+    expect(found, {("0.5.1", "0.5.7"): ("loads", frozenset({EMBED_REPLACED, "DSP346"})),
+                   ("0.5.8", "0.5.11"): ("loads", frozenset({EMBED_REPLACED, "DSP346", "DSP363"})),
                    ("0.5.12", "0.5.23"): ("loads", frozenset({EMBED_REPLACED}))})
     assert "named layers.0.*, are dropped" in found["0.5.11"].silent[found["0.5.11"].silent_codes.index("DSP346")]
 

@@ -43,8 +43,13 @@ def test_an_sglang_release_reads_its_own_data_and_a_post_release_its_base() -> N
     assert modelled_release("sglang", f"{newest}.post1") == newest
     major, minor, micro = (int(x) for x in newest.split(".")[:3])
     assert modelled_release("sglang", f"{major}.{minor}.{micro + 1}") == newest  # newer than all: the newest
+    # never a neighbour's code: a listed release without data (none today), a release below the listed
     older = [r for r in SGLANG_RELEASES if r not in known and release_key(r) < release_key(newest)]
-    assert older and all(modelled_release("sglang", r) is None for r in older)  # never a neighbour's code
+    assert all(modelled_release("sglang", r) is None for r in [*older, "0.5.0", "0.4.10"])
+
+
+def test_every_listed_sglang_release_has_generated_data() -> None:
+    assert set(SGLANG_RELEASES) <= set(generated_releases("sglang"))
 
 
 def test_the_data_files_are_the_schema_vllm_s_are() -> None:
