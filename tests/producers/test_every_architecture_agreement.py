@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import write_safetensors
-from test_landing_agreement import _judged, _observe
+from test_landing_agreement import _observe, disagreements
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -138,26 +138,7 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
             built_archs.add(arch)
     assert len(built_archs) >= 8, f"only {sorted(built_archs)} could be compared"
     observed = _observe(release, cases)
-    disagree = []
-    for case_id, (verdict, found, model) in predicted.items():
-        seen = observed[case_id]
-        loads = seen["error"] is None
-        if loads != verdict.loads:
-            said = verdict.error.text if verdict.error else "loads"
-            disagree.append(f"{case_id}: vLLM {'loads' if loads else seen['error']['message'][:160]}; "
-                            f"check {said[:160]}")
-            continue
-        if not loads:
-            continue
-        unwritten = {p for p in seen["unwritten"] + seen["partly"] if _judged(model, p)}
-        unfilled = {p.parameter for p in found if p.kind == "unfilled"}
-        if unwritten != unfilled:
-            disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
-        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing.is_vocab(
-            model.tensors[normal(n)].shape) and model.tensors[normal(n)].parameter not in landing.JUDGED_ELSEWHERE}
-        said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
-        if cut != said_cut:
-            disagree.append(f"{case_id}: cut {sorted(cut)}; check {sorted(said_cut)}")
+    disagree = disagreements(predicted, observed)
     outcomes = {"raises": sum(observed[c]["error"] is not None for c in predicted),
                 "unwritten": sum(bool(observed[c].get("unwritten")) for c in predicted if observed[c]["error"] is None)}
     assert outcomes["raises"] and outcomes["unwritten"], outcomes  # the mutations reach both kinds of failure

@@ -135,6 +135,35 @@ def _judged(model: Any, parameter: str) -> bool:
         normal(parameter) not in landing.JUDGED_ELSEWHERE and all(e is not None for e in exprs)
 
 
+def disagreements(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str, dict[str, Any]]) -> list[str]:
+    """Per case, where check's verdict and the release's own load differ: loads or not, the error's words where the
+    landing decides it, the parameters left unwritten (DSP363), the tensors cut to fit (DSP362)."""
+    disagree = []
+    for case_id, (verdict, found, model) in predicted.items():
+        seen = observed[case_id]
+        loads = seen["error"] is None
+        if loads != verdict.loads:
+            said = verdict.error.text if verdict.error else "loads"
+            disagree.append(f"{case_id}: vLLM {'loads' if loads else seen['error']['message'][:120]}; check {said[:120]}")
+            continue
+        if not loads:
+            if verdict.error is not None and verdict.error.code in landing.CODES:
+                words = seen["error"]["message"].split(" The available", 1)[0]
+                if not verdict.error.text.endswith(words) and words not in verdict.error.text:
+                    disagree.append(f"{case_id}: vLLM says {words!r}; check {verdict.error.text!r}")
+            continue
+        unwritten = {p for p in seen["unwritten"] + seen["partly"] if _judged(model, p)}
+        unfilled = {p.parameter for p in found if p.kind == "unfilled"}
+        if unwritten != unfilled:
+            disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
+        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing.is_vocab(
+            model.tensors[normal(n)].shape) and model.tensors[normal(n)].parameter not in landing.JUDGED_ELSEWHERE}
+        said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
+        if cut != said_cut:
+            disagree.append(f"{case_id}: cut {sorted(cut)}; check {sorted(said_cut)}")
+    return disagree
+
+
 @pytest.mark.parametrize("release", RELEASES)
 def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -> None:
     assert release in generated_releases("vllm")
@@ -163,27 +192,5 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -
             predicted[folder.name] = (verdict, found, model)
     assert len(cases) >= 60, f"only {len(cases)} cases could be compared"
     observed = _observe(release, cases)
-    disagree = []
-    for case_id, (verdict, found, model) in predicted.items():
-        seen = observed[case_id]
-        loads = seen["error"] is None
-        if loads != verdict.loads:
-            said = verdict.error.text if verdict.error else "loads"
-            disagree.append(f"{case_id}: vLLM {'loads' if loads else seen['error']['message'][:120]}; check {said[:120]}")
-            continue
-        if not loads:
-            if verdict.error is not None and verdict.error.code in landing.CODES:
-                words = seen["error"]["message"].split(" The available", 1)[0]
-                if not verdict.error.text.endswith(words) and words not in verdict.error.text:
-                    disagree.append(f"{case_id}: vLLM says {words!r}; check {verdict.error.text!r}")
-            continue
-        unwritten = {p for p in seen["unwritten"] + seen["partly"] if _judged(model, p)}
-        unfilled = {p.parameter for p in found if p.kind == "unfilled"}
-        if unwritten != unfilled:
-            disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
-        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing.is_vocab(
-            model.tensors[normal(n)].shape) and model.tensors[normal(n)].parameter not in landing.JUDGED_ELSEWHERE}
-        said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
-        if cut != said_cut:
-            disagree.append(f"{case_id}: cut {sorted(cut)}; check {sorted(said_cut)}")
+    disagree = disagreements(predicted, observed)
     assert not disagree, f"{len(disagree)} of {len(predicted)} cases disagree:\n" + "\n".join(disagree)
