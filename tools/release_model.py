@@ -444,6 +444,16 @@ def check_folder(folder: Path, files: dict[str, str], verdict: str) -> int:
     return 0 if same else 1
 
 
+def partial_refused(tool: str, only: list[str] | None, out: Path | None) -> bool:
+    """`--only` without `--out`: a partial record written into the package folder would delete every other
+    architecture's file (and --check would compare a part with the whole). Says so; True when refused."""
+    if only and out is None:
+        print(f"{tool}: --only writes a partial record; give --out DIR (the package folder takes whole releases)",
+              file=sys.stderr)
+        return True
+    return False
+
+
 def write_folder(folder: Path, files: dict[str, str]) -> None:
     """The files, in place of those this command wrote before (another command's files stay)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -462,9 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
     parser.add_argument("--timeout", type=float, default=3000.0)
     args = parser.parse_args(argv)
-    if args.only and args.out is None:  # a partial record in the package folder would delete every other file
-        print("release_model: --only writes a partial record; give --out DIR (the package folder takes whole "
-              "releases)", file=sys.stderr)
+    if partial_refused("release_model", args.only, args.out):
         return 2
     from probe_runtime import DEFAULT_CACHE, ensure_deps, fetch_sources
 

@@ -193,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
     parser.add_argument("--timeout", type=float, default=3000.0)
     args = parser.parse_args(argv)
+    if fitting.partial_refused("sglang_release_model", args.only, args.out):
+        return 2
     DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
     tree = fetch_sources(args.version, DEFAULT_CACHE)
     pinned = pinned_transformers(tree, DEFAULT_CACHE)
