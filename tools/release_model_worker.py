@@ -141,21 +141,27 @@ def _inert_ops(torch: Any) -> list[str]:
     return [f"torch.ops._C.{op} (an inert schema, never run)" for op in missing]
 
 
-def _answer_avx512(torch: Any, stubbed: list[str]) -> None:
-    """0.17.x asks torch._C._cpu._is_avx512_supported() when it loads its CPU kernels (platforms/cpu.py
-    import_kernels, L490 @ 0.17.1), which torch 2.13 no longer has: answered False (the AVX2 branch, whose import
-    failure the release only logs), and recorded as stubbed the first time a release asks."""
+def answer_false(torch: Any, probe: str, stubbed: list[str]) -> None:
+    """A CPU-feature probe `torch._C._cpu.<probe>()` a release calls and this torch no longer has: answered False,
+    and recorded as stubbed the first time the release asks (where it never asks, nothing is recorded)."""
     cpu = torch._C._cpu
-    if hasattr(cpu, "_is_avx512_supported"):
+    if hasattr(cpu, probe):
         return
-    note = "torch._C._cpu._is_avx512_supported (absent from this torch: answered False)"
+    note = f"torch._C._cpu.{probe} (absent from this torch: answered False)"
 
-    def _is_avx512_supported() -> bool:
+    def answer() -> bool:
         if note not in stubbed:
             stubbed.append(note)
         return False
 
-    cpu._is_avx512_supported = _is_avx512_supported
+    setattr(cpu, probe, answer)
+
+
+def _answer_avx512(torch: Any, stubbed: list[str]) -> None:
+    """0.17.x asks torch._C._cpu._is_avx512_supported() when it loads its CPU kernels (platforms/cpu.py
+    import_kernels, L490 @ 0.17.1), which torch 2.13 no longer has: answered False (the AVX2 branch, whose import
+    failure the release only logs)."""
+    answer_false(torch, "_is_avx512_supported", stubbed)
 
 
 def _engine() -> Any:

@@ -195,17 +195,7 @@ def _answer_amx(torch: Any, answered: list[str]) -> None:
     which this torch no longer has (it is torch.cpu's now): answered False, as 0.5.2-0.5.12 answer themselves when
     the call fails (their `except: is_amx_tile_supported = False`), and recorded the first time a release asks. The
     AMX path also needs sgl_kernel's CPU ops, which the inert sgl_kernel lacks, so the answer decides nothing."""
-    cpu = torch._C._cpu
-    if hasattr(cpu, "_is_amx_tile_supported"):
-        return
-    note = "torch._C._cpu._is_amx_tile_supported (absent from this torch: answered False)"
-
-    def _is_amx_tile_supported() -> bool:
-        if note not in answered:
-            answered.append(note)
-        return False
-
-    cpu._is_amx_tile_supported = _is_amx_tile_supported
+    observe.answer_false(torch, "_is_amx_tile_supported", answered)
 
 
 def _set_up_process_group(folder: str) -> str:

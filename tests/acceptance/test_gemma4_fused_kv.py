@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_checkpoint, run_cli
+from conftest import edit_config, make_checkpoint, run_cli
 
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -31,14 +31,7 @@ CASES: dict[str, tuple[dict[str, Any], bool]] = {
 def _draft(root: Path, edit: dict[str, Any]) -> Path:
     folder = make_checkpoint(root, family="gemma4-dspark", vocab=96, draft_vocab=96, target_vocab=96,
                              config_extra={"target_layer_ids": [0], "model_type": "gemma4_text"})
-    config = json.loads((folder / "config.json").read_text())
-    for key, value in edit.items():
-        if value is None:
-            config.pop(key, None)
-        else:
-            config[key] = value
-    (folder / "config.json").write_text(json.dumps(config))
-    return folder
+    return edit_config(folder, **edit)
 
 
 def _rows(folder: Path) -> dict[tuple[str, str], dict[str, Any]]:
