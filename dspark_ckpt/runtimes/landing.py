@@ -122,15 +122,14 @@ def _unknown(model: ArchitectureModel, name: str) -> Landing | None:
         return None
     known = {".".join(parts[:k]) for key in model.tensors for parts in [key.split(".")] for k in range(1, len(parts))}
 
-    def reach(shipped: str) -> tuple[int, list[str], list[str]]:
-        parts = normal(shipped).split(".")
-        return next((k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) not in known), len(parts)), parts, \
-            shipped.split(".")
+    def depth(form: str) -> int:
+        parts = normal(form).split(".")
+        return next((k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) not in known), len(parts))
 
     # a loader that adds the `model.` prefix itself walks the prefixed name (its layout's names carry it)
-    forms = [name] if name.startswith("model.") else [name, f"model.{name}"]
-    depth, parts, shipped = max((reach(form) for form in forms), key=lambda r: r[0])
-    missing = _module_path(model, ".".join(parts[:depth - 1]), shipped[:depth])
+    form = max([name] if name.startswith("model.") else [name, f"model.{name}"], key=depth)
+    reached = depth(form)
+    missing = _module_path(model, ".".join(normal(form).split(".")[:reached - 1]), form.split(".")[:reached])
     return Landing("no-parameter", name, None, True,
                    f"{outcome.raises}: {outcome.message.replace('{name}', missing)}", outcome.where)
 

@@ -1,9 +1,8 @@
 """Pure: vLLM's `--speculative-config` start-up rules per release, as data, and the evaluator that applies them.
 
 Each release's `SpeculativeConfig` (vllm/config/speculative.py) is read from that release's one record
-(runtimes/vllm_release.py: spec.json's columns and the behaviour changes up to it), and the draft hf_config steps
-shared with check from runtimes/vllm_hf_config.py; every rule
-cites the file, version and lines it was read from in the released wheel (docs/upstream-notes.md, section "Deploy
+(runtimes/vllm_release.py: its generated spec.json and lines.json), and the draft hf_config steps shared with check
+from runtimes/vllm_hf_config.py; every rule cites the file, version and lines it was read from in the released wheel (docs/upstream-notes.md, section "Deploy
 preflight").
 `evaluate()` replays `SpeculativeConfig.__post_init__` and `_verify_args` in upstream order for one release: the
 method vLLM settles on, the model class, num_speculative_tokens, the draft vocabulary it sees, and the first error.

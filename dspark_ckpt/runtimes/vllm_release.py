@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from dspark_ckpt.runtimes import release_lines, spec_facts
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
 
 SPEC_FILE = "vllm/config/speculative.py"
 ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
@@ -25,16 +25,13 @@ REGISTRY_FILE = "vllm/model_executor/models/registry.py"
 
 VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); RELEASE_RULES has one row per entry
 
+
 def minor(release: str) -> tuple[int, ...]:
     """(major, minor) of a release; vLLM's behaviour changes by minor (0.29.x all alike)."""
     try:
         return tuple(int(p) for p in release.split(".")[:2])
     except ValueError:
         return (0, 0)
-
-
-def _key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,5 +247,5 @@ def nearest_rules(version: str) -> tuple[ReleaseRules, bool]:
 
 def later_field(key: str, version: str) -> str | None:
     """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
-    return next((r.version for r in RELEASE_RULES.values() if _key(r.version) > _key(version) and key in r.fields),
-                None)
+    return next((r.version for r in RELEASE_RULES.values()
+                 if release_key(r.version) > release_key(version) and key in r.fields), None)
