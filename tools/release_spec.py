@@ -6,8 +6,8 @@ Called by tools/release_lines.py, which writes them as `release_data/vllm-X.Y.Z/
 __post_init__ turns into method "mtp"), and the architectures the method detection names in its `dflash` and
 `dspark` branches (`"<name>" in self.draft_model_config.architectures`, a module constant resolved), and two
 checks whose scope and words change by release: the architectures dspark_draft_topk allows, and adaptive
-verification's refusal. And from its registry.py: every name a `_*_MODELS` dict display maps (ReleaseRules.registers), and the class each
-`_SPECULATIVE_DECODING_MODELS` name maps to (runtimes/vllm_release.py REGISTERED).
+verification's refusal. And from its registry.py: every name a `_*_MODELS` dict display maps
+(ReleaseRules.registers), and the class each `_SPECULATIVE_DECODING_MODELS` name maps to (ReleaseRules.model_class).
 """
 
 from __future__ import annotations

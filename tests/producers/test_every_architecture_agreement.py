@@ -39,12 +39,6 @@ RELEASES = ("0.33.0", "0.28.0")
 MUTATIONS = ("as-built", "one-missing", "stray-tensor", "one-wider")
 
 
-def _values(config: dict[str, Any]) -> dict[str, int]:
-    ints = {k: v for k, v in config.items() if isinstance(v, int) and not isinstance(v, bool)}
-    return {**ints, "target.hidden_size": worker.BASE["target.hidden_size"],
-            "target.vocab_size": worker.BASE["target.vocab_size"]}
-
-
 def _tensors(model: ArchitectureModel, values: dict[str, int]) -> dict[str, tuple[int, ...]] | None:
     """The layout's checkpoint names, layers expanded, at their shapes for these values; None where one is unknown."""
     layers = model.layers.value(values) if model.layers is not None else 1
@@ -112,7 +106,8 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
         if recipe.get(worker.TARGET_IS_DRAFT):
             continue  # an MTP head is built from the target's own config: no draft checkpoint to check
         config = worker.config_for(recipe, dict(worker.BASE))
-        tensors = _tensors(model, _values(config))
+        tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
+                                                    target_vocab=worker.BASE["target.vocab_size"]))
         if tensors is None:
             continue
         for mutation in MUTATIONS:
