@@ -625,14 +625,15 @@ RULES: dict[str, Rule] = _rules(
          "and no `num_aux_hidden_states`: vLLM builds fc for 3.",
          "Set `num_aux_hidden_states` to the number of layers the draft names, and keep the list at the top level "
          "(where vLLM's runners read it) and in eagle_config (where SGLang's does) ({fix}, config only)."),
-    Rule("DSP357", "aux-layers-unset", INFO, "The draft does not say which target layers it reads",
+    Rule("DSP357", "aux-layers-unset", WARNING, "The draft does not say which target layers it reads",
          "No `eagle_aux_hidden_state_layer_ids` at the top level or in eagle_config: vLLM's model runners (V1 "
          "gpu_model_runner.py, V2 eagle3_utils.py) then take the target model's default "
          "get_eagle3_default_aux_hidden_state_layers(), (2, L // 2, L - 3) for Llama and Qwen targets (interfaces.py, "
          "0.27-0.33).",
-         "That default is the EAGLE-3 reference's training convention (hence info, not a warning), but a draft "
-         "trained on other layers gets the wrong hidden "
-         "states: it loads and runs, and its acceptance collapses with no error. With `num_aux_hidden_states` other "
+         "The runtime guesses: that default is the EAGLE-3 reference's convention, but trainers differ (SpecForge "
+         "and speculators record the layers they trained on, and their defaults are not vLLM's), and a draft "
+         "trained on other layers gets the wrong hidden states: it loads and runs, and its acceptance collapses "
+         "with no error, hence a warning. With `num_aux_hidden_states` other "
          "than 3 the three default layers do not fit fc and the first draft step fails (DSP329).",
          "An EAGLE-3 head exported without its layer list, trained on layers [1, 16, 29] of a 32-layer target "
          "(vLLM uses 2, 16, 29).",
