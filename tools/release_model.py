@@ -87,13 +87,25 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Glm4Moe": {"model_type": "glm4_moe"},
     "Glm4MoeLite": {"model_type": "glm4_moe_lite", **_MLA},
     "Ernie": {"model_type": "ernie4_5_moe"},
-    "LongCat": {"model_type": "longcat_flash", **_MLA},
+    # LongCat-Flash's config.json scales both MLA LoRA norms (mla_scale_q_lora, mla_scale_kv_lora: true).
+    "LongCat": {"model_type": "longcat_flash", **_MLA, "mla_scale_q_lora": True, "mla_scale_kv_lora": True},
     "HYV3": {"model_type": "hunyuan_v1_moe"},
     "ExaoneMoe": {"model_type": "exaone_moe"},
     "Step3p5": {"model_type": "step3p5"},
     # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
     # vocabulary is the config's vocab_size, the target's in the base sample.
     "XPress": {"omit": ["draft_vocab_size"]},
+    # Qwen3.5's MTP layer is built from the text config transformers names qwen3_5_text / qwen3_5_moe_text (the
+    # "Qwen3" rule's qwen3 is refused: qwen3_5.py raises "Invalid model_type").
+    "Qwen3_5": {"model_type": "qwen3_5_text"},
+    "Qwen3_5Moe": {"model_type": "qwen3_5_moe_text"},
+    # MiMo-V2-Flash's own config.json names (vLLM reads them; transformers' mimo_v2_flash class has none of them):
+    # layernorm_epsilon 1e-5 and the sliding-window attention's heads, here at the probe's tiny sizes.
+    "MiMoV2": {"layernorm_epsilon": 1e-5, "swa_head_dim": 8, "swa_num_attention_heads": 2,
+               "swa_num_key_value_heads": 1, "attention_bias": False},
+    # MiniCPM's muP scaling (MiniCPM-2B's config.json: dim_model_base 256, scale_emb 12, scale_depth 1.4), dense.
+    "MiniCPM": {"dim_model_base": 256, "scale_emb": 12, "scale_depth": 1.4, "num_experts": 0,
+                "num_experts_per_tok": 0},
 }
 
 

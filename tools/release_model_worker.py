@@ -116,7 +116,8 @@ def _where(obj: Any) -> str:
 def _error(exc: BaseException) -> dict[str, Any]:
     frames = traceback.extract_tb(exc.__traceback__)
     where = next((f"{_where_file(f.filename)}:{f.lineno}" for f in reversed(frames) if "/vllm/" in f.filename), "?")
-    return {"type": type(exc).__name__, "message": str(exc)[:2000], "where": where}
+    message = re.sub(r" at 0x[0-9a-f]+>", ">", str(exc))  # an object's address differs from run to run
+    return {"type": type(exc).__name__, "message": message[:2000], "where": where}
 
 
 def _where_file(path: str) -> str:
@@ -164,6 +165,82 @@ def _answer_avx512(torch: Any, stubbed: list[str]) -> None:
     answer_false(torch, "_is_avx512_supported", stubbed)
 
 
+def _accept_cpu_moe_alignment(stubbed: list[str]) -> None:
+    """0.28+: the CPU MoE experts refuse hidden or intermediate sizes that are not multiples of 32
+    (CPUUnquantizedExperts._supports_grouped_gemm, experts/cpu_moe.py), and the oracle then raises "No Unquantized MoE
+    backend supports the deployment configuration." at the probe's tiny sizes. That is the kernel's tiling at run
+    time (the padding it implies is done in process_weights_after_loading, which the probe never calls), not the
+    parameters the layer creates nor how load_weights maps them: answered True, recorded the first time it is asked."""
+    try:
+        from vllm.model_executor.layers.fused_moe.experts import cpu_moe  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    experts = getattr(cpu_moe, "CPUUnquantizedExperts", None)
+    if experts is None or "_supports_grouped_gemm" not in vars(experts):
+        return
+    note = ("vllm.model_executor.layers.fused_moe.experts.cpu_moe.CPUUnquantizedExperts._supports_grouped_gemm "
+            "(its 32-alignment of the kernel's tiles answered True at the probe's tiny sizes; no kernel runs)")
+
+    def supports(cls: Any, moe_config: Any) -> tuple[bool, None]:
+        if note not in stubbed:
+            stubbed.append(note)
+        return True, None
+
+    experts._supports_grouped_gemm = classmethod(supports)
+
+
+class _Placeholder(type(sys)):  # type: ignore[misc]
+    """A module of the absent torchvision: every name it is asked for is an inert class (never used: the probe
+    runs no image processor)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = type(name, (), {"__module__": self.__name__})
+        setattr(self, name, value)
+        return value
+
+
+class _AbsentTorchvision:
+    """A meta-path finder answering `import torchvision[...]` with placeholder modules, recorded in `stubbed` the
+    first time: some releases' MTP modules import a VL sibling whose image/video processors import torchvision at
+    module level (PyPI's torchvision does not import beside this torch); only their preprocessing uses it."""
+
+    NOTE = ("torchvision (absent: placeholder modules, imported only by the image/video processors of a VL sibling "
+            "module; never called)")
+
+    def __init__(self, stubbed: list[str]) -> None:
+        self.stubbed = stubbed
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "torchvision" and not name.startswith("torchvision."):
+            return None
+        import importlib.machinery
+
+        if self.NOTE not in self.stubbed:
+            self.stubbed.append(self.NOTE)
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    def create_module(self, spec: Any) -> Any:
+        module = _Placeholder(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        return None
+
+
+def _absent_torchvision(stubbed: list[str]) -> None:
+    import importlib.util
+
+    try:
+        present = importlib.util.find_spec("torchvision") is not None
+    except (ImportError, ValueError):
+        present = False
+    if not present:
+        sys.meta_path.append(_AbsentTorchvision(stubbed))
+
+
 def _engine() -> Any:
     """verify's vLLM worker script (dspark_ckpt/verify/engine_vllm.py), loaded by path: its CPU set-up is this
     probe's too (the script needs nothing of the package)."""
@@ -197,6 +274,8 @@ class Release:
 
         self.torch = torch
         self.stubbed += _inert_ops(torch) + _engine().pass_triton_gate(CpuPlatform)
+        _accept_cpu_moe_alignment(self.stubbed)
+        _absent_torchvision(self.stubbed)
         self.folder = folder  # the draft's model path: an empty folder (no mask_embedding.pt, no extra files)
         self.version = getattr(vllm, "__version__", "?")
         self.VllmConfig = VllmConfig
@@ -341,7 +420,7 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
     params = _parameters(model)
     out: dict[str, dict[str, tuple[str, tuple[int, ...], int]]] = {}
     for prefix in ("model.", ""):
-        for layer_style in ("layers", "midlayer"):
+        for layer_style in ("layers", "midlayer", "mtp"):
             for stacking in ("split", "fused"):
                 layout: dict[str, tuple[str, tuple[int, ...], int]] = {}
                 for name, param in params.items():
@@ -349,6 +428,8 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
                     ckpt = CHECKPOINT_NAMES.get(ckpt, ckpt)
                     if layer_style == "midlayer":
                         ckpt = re.sub(r"\blayers\.0\.", "midlayer.", ckpt)
+                    elif layer_style == "mtp":  # an MTP layer as the target checkpoint ships it: the release's
+                        ckpt = ckpt.replace(".mtp_block.", ".")  # _rewrite_spec_layer_name adds mtp_block back
                     parts = shards(model, name, param) if stacking == "split" else None
                     if parts is None:
                         layout[ckpt] = (name, tuple(param.shape), 0)
