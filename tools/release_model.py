@@ -146,19 +146,61 @@ def _solve(points: list[tuple[dict[str, int], int]], monomials: list[tuple[str, 
     return terms
 
 
+def _monomials(dep: list[str], degree: int) -> list[tuple[str, ...]]:
+    monomials: list[tuple[str, ...]] = [()]
+    for d in range(1, degree + 1):
+        monomials += list(itertools.combinations(dep, d))
+    return monomials
+
+
+def _determined(points: list[tuple[dict[str, int], int]], monomials: list[tuple[str, ...]]) -> bool:
+    """Whether the points tell every polynomial over these monomials apart (the design matrix has full column rank)."""
+    if len(monomials) > len(points):
+        return False
+    rows = np.array([[float(np.prod([v[k] for k in m])) if m else 1.0 for m in monomials] for v, _ in points])
+    return int(np.linalg.matrix_rank(rows)) == len(monomials)
+
+
+MAX_DEGREE = 3
+SPARSE_TERMS = 3  # the most terms a fit the points do not determine may have
+
+
+def _sparsest(points: list[tuple[dict[str, int], int]], dep: list[str], fewer_than: int) -> list[Term] | None:
+    """The exact fit with the fewest terms (fewer than `fewer_than`, at most SPARSE_TERMS) over the monomials up to
+    MAX_DEGREE, of the lowest degree among those; None when there is none, or when two such fits disagree somewhere
+    (the points cannot tell which one the release computes)."""
+    monomials = _monomials(dep, MAX_DEGREE)
+    probe = {k: 7919 + 104729 * i for i, k in enumerate(dep)}  # a point far from every sample
+    for size in range(1, min(fewer_than, SPARSE_TERMS + 1)):
+        found: dict[int, dict[int, list[Term]]] = {}  # highest degree -> value at the probe -> fit
+        for subset in itertools.combinations(monomials, size):
+            if (terms := _solve(points, list(subset))) is not None and len(terms) == size:
+                at_probe = int(sum(c * int(np.prod([probe[k] for k in m])) for c, m in terms))
+                found.setdefault(max(len(m) for m in subset), {}).setdefault(at_probe, terms)
+        if found:  # the lowest degree first: a product of three keys is rarer in a shape than one of two
+            fits = found[min(found)]
+            return next(iter(fits.values())) if len(fits) == 1 else None
+    return None
+
+
 def fit(points: list[tuple[dict[str, int], int]], variables: Iterable[str],
         depends: set[str]) -> list[Term] | None:
-    """The smallest polynomial (constant, then linear, then products of two and three of `depends`) that gives
-    every observed value exactly; None when none does."""
+    """The smallest polynomial in `depends` that gives every observed value exactly; None when none does.
+
+    Smallest: the full polynomial of the lowest degree (constant, then linear, then products of two and three of
+    `depends`) where the points determine the next degree too. Where they do not (a product such as
+    head_dim*num_attention_heads seen only with one factor changed at a time is, on those points, the linear
+    -16 + 2*head_dim + 8*num_attention_heads), or where no full polynomial is determined at all, the fit with the
+    fewest terms, when the points single one out."""
     dep = sorted(depends & set(variables))
-    for degree in range(4):
-        monomials: list[tuple[str, ...]] = [()]
-        for d in range(1, degree + 1):
-            monomials += list(itertools.combinations(dep, d))
+    for degree in range(MAX_DEGREE + 1):
+        monomials = _monomials(dep, degree)
         if len(monomials) > len(points):
-            return None
+            return _sparsest(points, dep, SPARSE_TERMS + 1)
         if (terms := _solve(points, monomials)) is not None:
-            return terms
+            if degree == MAX_DEGREE or _determined(points, _monomials(dep, degree + 1)):
+                return terms
+            return _sparsest(points, dep, len(terms)) or terms
     return None
 
 
