@@ -1,6 +1,6 @@
 """Every draft architecture a release registers, held against its own code: check's verdict on a whole checkpoint of
 each class the generated release model could build, against that release's real `__init__` + `load_weights`
-executed on CPU (tools/release_model_worker.py, load mode), for vLLM 0.33.0 and 0.28.0.
+executed on CPU (tools/release_model_worker.py, load mode), for vLLM 0.34.0, 0.33.0 and 0.28.0.
 
 The checkpoint of an architecture is written from its generated record: the config its samples start from (the
 recipe of tools/release_model.py for that name, at the worker's base sizes) and every tensor of the layout that
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import release_model as fitting  # noqa: E402 - tools/ is not a package
 import release_model_worker as worker  # noqa: E402
 
-RELEASES = ("0.33.0", "0.28.0")
+RELEASES = ("0.34.0", "0.33.0", "0.28.0")
 MUTATIONS = ("as-built", "one-missing", "stray-tensor", "one-wider")
 
 
