@@ -47,6 +47,9 @@ HOIST_DSPARK_SETTINGS = "hoist-dspark-settings"
 SET_DRAFT_VOCAB = "set-draft-vocab"
 NAME_QWEN3_DSPARK = "name-qwen3-dspark"
 SET_AUX_COUNT = "set-aux-count"
+SET_TARGET_HIDDEN = "set-target-hidden"
+DROP_CONFIDENCE_HEAD = "drop-confidence-head"
+SET_MARKOV_RANK = "set-markov-rank"
 
 D2T_REEXPORT = ("re-export the draft with its d2t as offsets (target id = i + d2t[i]) and a t2d marking the same "
                 "D target ids")
@@ -91,6 +94,19 @@ REPAIRS: tuple[Repair, ...] = (
            "re-export the draft with fc.weight of [hidden_size, n x target_hidden_size] for the n aux layers it "
            "was trained on, num_aux_hidden_states = n and those n layer ids in eagle_aux_hidden_state_layer_ids at "
            "the top level of config.json", hint_for=("DSP329", "DSP356")),
+    Repair(SET_TARGET_HIDDEN, "replace an EAGLE-3 draft's `target_hidden_size: null` by the hidden size fc.weight "
+           "was trained for (its width / the aux hidden states fc is sized for; with --target, only where that is "
+           "the target's hidden size)", ("DSP358",), Applicability.SAFE,
+           "re-export the draft with target_hidden_size set to the target's hidden size, or without the key",
+           hint_for=("DSP358",)),
+    Repair(DROP_CONFIDENCE_HEAD, "drop the confidence_head.* tensors of a DFlash or EAGLE-3 draft, whose vLLM "
+           "backbone has no module for that training-time head and refuses it by name (SGLang skips it already)",
+           ("DSP350",), Applicability.SAFE,
+           "re-export the draft without the heads its architecture does not build, or under the architecture it "
+           "was trained as (a Markov head is DSpark's)", hint_for=("DSP350",)),
+    Repair(SET_MARKOV_RANK, "write the markov_rank a Qwen3 DSpark draft's __init__ reads as a plain attribute, "
+           "from its Markov head's width (markov_w1 and markov_w2 are [rows, markov_rank])", ("DSP333",),
+           Applicability.SAFE, "re-export the draft with markov_rank in config.json", hint_for=("DSP333",)),
 )
 BY_NAME: dict[str, Repair] = {r.name: r for r in REPAIRS}
 NAMES: tuple[str, ...] = tuple(r.name for r in REPAIRS)

@@ -563,7 +563,8 @@ RULES: dict[str, Rule] = _rules(
          "whose config names the wrong architecture.",
          "A DFlashDraftModel checkpoint with markov_head.markov_w1.weight and markov_head.markov_w2.weight.",
          "If the draft was trained as DSpark, set its architecture (e.g. Qwen3DSparkModel) and markov_rank in "
-         "config.json; otherwise re-export it without the head tensors (the runtime never uses them)."),
+         "config.json; a DFlash/EAGLE-3 draft's training-time confidence head the runtime never uses can be "
+         "dropped ({fix}; every other tensor is copied unchanged); otherwise re-export it without the head tensors."),
     Rule("DSP351", "head-dropped", INFO, "The runtime drops a head the draft ships",
          "SGLang's DFlash (models/dflash.py, 0.5.11+) and EAGLE-3 (models/llama_eagle3.py) loaders skip every tensor "
          "name with no parameter (`if name in params_dict`), so a shipped `markov_head.*` / `confidence_head.*` is "
@@ -646,7 +647,8 @@ RULES: dict[str, Rule] = _rules(
          "The draft does not load: the model's __init__ raises `TypeError: unsupported operand type(s) for *: "
          "'NoneType' and 'int'` before any weight is read.",
          "An EAGLE-3 config.json exported with `\"target_hidden_size\": null`.",
-         "Set `target_hidden_size` to the target's hidden size, or remove the key (vLLM then uses hidden_size)."),
+         "Set `target_hidden_size` to the hidden size fc was trained for, the target's ({fix}, config only: "
+         "fc.weight's width says it), or remove the key (vLLM then uses hidden_size)."),
     Rule("DSP359", "eagle3-target-hidden-mismatch", ERROR, "EAGLE-3 fc is not sized for the target's hidden size",
          "With `--target`, the draft's `target_hidden_size` (its `hidden_size` when absent, as vLLM falls back) is "
          "compared with the target's hidden size (its text config's, as vLLM's get_hidden_size() reads it). vLLM "
@@ -735,7 +737,8 @@ RULES: dict[str, Rule] = _rules(
          "config.json does not hold it anywhere.",
          "The server fails before loading any weight (AttributeError or KeyError).",
          "A Qwen3DSparkModel config without markov_rank.",
-         "Add the key with the value the draft was trained with."),
+         "Add the key with the value the draft was trained with: a Qwen3 DSpark draft's markov_rank is its Markov "
+         "head's width ({fix}, config only); DFlash2's dflash_config values are the training run's."),
     ),
     # --- DSP32x: shapes and dtypes of the vocab-relevant tensors ---
     *_section(Category.SHAPE,

@@ -3,12 +3,13 @@ check/hints.py, as every hint's command is), and why a runtime cannot be satisfi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dspark_ckpt.check.hints import Named, selectors
 from dspark_ckpt.check.ranges import spans
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.repair_catalog import repairs_for
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.repair import actions as a
 
@@ -82,8 +83,9 @@ _NO_REDUCED_VOCAB = ("SGLang's Qwen3 DSpark drafts with the target's lm_head and
 
 
 def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, before: a.Predicted,
-                       tried: Sequence[tuple[str, a.Predicted]]) -> str:
-    """Why no repair makes `runtime` load: the known cases in words, else the codes each attempt fails with."""
+                       tried: Sequence[tuple[str, a.Predicted]], why_not: Mapping[str, str | None]) -> str:
+    """Why no repair makes `runtime` load: the known cases in words, else the codes each attempt fails with, and
+    why each repair that resolves the failing code does not apply to this draft (`why_not`: plan.applicable's)."""
     # The one known case: SGLang refuses the markov_w2 of D rows that no repair can widen to V (DSP323).
     if runtime.startswith("sglang") and family is Family.QWEN3_DSPARK and kind is VocabKind.PRUNED and \
             before.error_code == "DSP323":
@@ -91,4 +93,5 @@ def unreachable_reason(runtime: str, family: Family, kind: VocabKind | None, bef
     code = before.error_code or "?"
     why = f"as it is it fails with {code} ({RULES[code].summary.rstrip('.')})" if code in RULES else "it fails"
     attempts = [f"{label} fails with {o.error_code}" for label, o in tried if o.error_code]
-    return why + ("; " + "; ".join(attempts) if attempts else "; no repair applies to this draft")
+    refused = [f"{name} does not apply: {reason}" for name in repairs_for(code) if (reason := why_not.get(name))]
+    return why + ("; " + "; ".join(attempts + refused) if attempts or refused else "; no repair applies to this draft")

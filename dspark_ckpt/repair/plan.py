@@ -146,9 +146,10 @@ def _unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, 
                                       and f.honoured_draft_vocab is None):
         return {}
     before = simulate(f, (), runtimes)
-    tried = [(label(steps), simulate(f, steps, runtimes)) for steps in candidates(applicable(s))]
+    why = applicable(s)
+    tried = [(label(steps), simulate(f, steps, runtimes)) for steps in candidates(why)]
     kind = f.kind
-    return {str(r): hints.unreachable_reason(str(r), f.family, kind, before[i], [(n, o[i]) for n, o in tried])
+    return {str(r): hints.unreachable_reason(str(r), f.family, kind, before[i], [(n, o[i]) for n, o in tried], why)
             for i, r in enumerate(runtimes) if not before[i].loads and not any(o[i].loads for _, o in tried)}
 
 

@@ -17,10 +17,12 @@ from dspark_ckpt.model import repair_catalog as cat
 from dspark_ckpt.model.classify import VocabKind
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings
+from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.repair_catalog import Applicability, Repair, repairs_for
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair.aux_count import aux_edits
 from dspark_ckpt.repair.situation import Situation
+from dspark_ckpt.repair.target_hidden import target_hidden_edit
 from dspark_ckpt.runtimes.records import DraftFacts
 
 __all__ = ["BY_NAME", "CONFIG_FIRST", "OPTIONAL_FIRST", "STRATEGIES", "TABLE", "Applicability", "Strategy",
@@ -344,8 +346,95 @@ class SetAuxCount(Strategy):
         return update(facts, raw_config={**facts.raw_config, **edits}, builds=()) if edits else facts
 
 
+class SetTargetHidden(Strategy):
+    repair = cat.BY_NAME[cat.SET_TARGET_HIDDEN]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        return target_hidden_edit(f)[1]
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        edit = target_hidden_edit(f)[0]
+        return [a.SetConfig(*edit, self.own(r))] if edit else []
+
+    def after(self, facts: DraftFacts) -> DraftFacts:  # each release rebuilds the config it writes
+        edit = target_hidden_edit(facts)[0]
+        if facts.raw_config is None or edit is None:
+            return facts
+        key, _, new = edit
+        return update(facts, raw_config={**facts.raw_config, key: new}, builds=())
+
+
+class DropConfidenceHead(Strategy):
+    """DFlash / EAGLE-3 backbones build no confidence head (families.Traits) and vLLM's nested loader refuses
+    `confidence_head.*` by name (DSP350); serving the draft without it is what SGLang does (DSP351). A Markov head
+    there is refused too, but it usually means a DSpark draft under the wrong name: dropping it would change what
+    the draft proposes, so that is left to a re-export."""
+
+    repair = cat.BY_NAME[cat.DROP_CONFIDENCE_HEAD]
+    HEAD = "confidence_head"
+
+    def _names(self, s: Situation) -> list[str]:
+        return sorted(n for n in s.tensors if n.removeprefix("model.").startswith(f"{self.HEAD}."))
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        heads = f.unbuilt_heads(f.family)
+        if "markov_head" in heads:
+            return (f"it also ships a Markov head, which {f.family.value} builds no module for: a DSpark draft under "
+                    "another architecture's name, which dropping its head would not mend")
+        if self.HEAD not in heads or not self._names(s):
+            return f"it ships no {self.HEAD} its architecture ({f.family.value}) refuses"
+        return None
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        return [a.DropTensor(n, s.tensors[n].file, self.own(r)) for n in self._names(s)]
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        kept = tuple((n, shape) for n, shape in facts.tensor_shapes
+                     if not n.removeprefix("model.").startswith(f"{self.HEAD}."))
+        view = facts.sglang
+        return update(facts, tensor_shapes=kept,
+                      sglang=replace(view, confidence_names=()) if view is not None else None)
+
+
+class SetMarkovRank(Strategy):
+    """Qwen3 DSpark's __init__ reads `config.markov_rank` (DSP333 without it, config_build._init_error); its Markov
+    head is nn.Embedding(V, r) + a [D, r] projection, so both tensors' width is r. Settings only nested in
+    dflash_config/dspark_config are hoist-dspark-settings' (DSP215)."""
+
+    repair = cat.BY_NAME[cat.SET_MARKOV_RANK]
+    KEY = "markov_rank"
+
+    def _rank(self, s: Situation, f: DraftFacts) -> tuple[int | None, str | None]:
+        if f.family not in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK):
+            return None, f"{f.family.value} reads no {self.KEY}"
+        if f.raw_config is None or self.KEY in f.raw_config:
+            return None, f"config.json already sets {self.KEY}"
+        if any(key == self.KEY for key, _, _ in s.nested_settings):
+            return None, f"{self.KEY} is nested in config.json: hoist-dspark-settings writes it where it is read"
+        widths = {t.shape[1] for t in (s.vocab.markov_w1, s.vocab.markov_w2) if t is not None and len(t.shape) == 2}
+        if s.vocab.markov_w1 is None or s.vocab.markov_w2 is None or len(widths) != 1:
+            return None, ("its Markov head tensors do not give one width (markov_w1 and markov_w2 must both be "
+                          f"[rows, {self.KEY}])")
+        (rank,) = widths
+        return rank, None
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        return self._rank(s, f)[1]
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        rank = self._rank(s, f)[0]
+        return [a.SetConfig(self.KEY, None, rank, self.own(r))] if rank is not None else []
+
+    def after(self, facts: DraftFacts) -> DraftFacts:  # each release rebuilds the config it writes
+        rank = facts.markov_w1_cols
+        if facts.raw_config is None or rank is None or self.KEY in facts.raw_config:
+            return facts
+        return update(facts, raw_config={**facts.raw_config, self.KEY: rank}, markov_rank=rank, builds=())
+
+
 _ALL: tuple[Strategy, ...] = (Trim(), ShareTargetHead(), RebuildD2t(), OffsetD2t(), DropD2t(), IdentityD2t(),
-                              TrimInput(), HoistDsparkSettings(), SetDraftVocab(), NameQwen3Dspark(), SetAuxCount())
+                              TrimInput(), HoistDsparkSettings(), SetDraftVocab(), NameQwen3Dspark(), SetAuxCount(),
+                              SetTargetHidden(), DropConfidenceHead(), SetMarkovRank())
 _BY_REPAIR = {x.name: x for x in _ALL}
 # The one table, in model/repair_catalog.py's preference order; a repair declared there without a strategy here
 # (or the other way round) fails at import.
@@ -355,8 +444,8 @@ BY_NAME: dict[str, Strategy] = {s.name: s for s in TABLE}
 STRATEGIES: tuple[str, ...] = cat.NAMES
 # Applied first, whenever they apply, in this order: every other repair is judged on the config they write. The
 # optional ones are tried both ways, and kept only where they help the chosen runtimes.
-CONFIG_FIRST: tuple[str, ...] = (cat.SET_AUX_COUNT, cat.HOIST_DSPARK_SETTINGS, cat.SET_DRAFT_VOCAB,
-                                 cat.NAME_QWEN3_DSPARK)
+CONFIG_FIRST: tuple[str, ...] = (cat.SET_TARGET_HIDDEN, cat.SET_AUX_COUNT, cat.HOIST_DSPARK_SETTINGS,
+                                 cat.SET_MARKOV_RANK, cat.SET_DRAFT_VOCAB, cat.NAME_QWEN3_DSPARK)
 OPTIONAL_FIRST: tuple[str, ...] = (cat.NAME_QWEN3_DSPARK,)
 # What the config-only steps resolve is theirs to name: the other steps' actions name the rest.
 CONFIG_CODES = frozenset(code for name in CONFIG_FIRST for code in BY_NAME[name].resolves)

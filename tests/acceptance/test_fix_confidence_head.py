@@ -1,0 +1,102 @@
+"""fix's drop-confidence-head (issue 21 item 5): a DFlash or EAGLE-3 draft that ships the training-time
+`confidence_head.*` fails to load on every vLLM release (DSP350: the backbone has no such module and its nested
+loader refuses the name); SGLang skips it (DSP351). The hint's command drops those tensors and nothing else; a draft
+that also ships a Markov head (a DSpark draft under another name) is refused, and a DSpark draft, whose model builds
+the confidence head, is left alone. Real checkpoints on disk, the real CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import make_checkpoint, run_cli, write_safetensors
+from safetensors.numpy import load_file
+
+T = 96
+COMMAND = re.compile(r"`(dspark-ckpt fix [^`]+)`")
+CONFIDENCE = {"confidence_head.proj.weight": np.ones((1, 32), dtype=np.float32),
+              "confidence_head.proj.bias": np.ones((1,), dtype=np.float32)}
+EAGLE = {"eagle_aux_hidden_state_layer_ids": [1, 5, 9]}
+
+
+def draft(root: Path, family: str, extra: dict[str, np.ndarray], config: dict[str, Any] | None = None) -> Path:
+    make_checkpoint(root, family=family, config_extra=config, markov=family.endswith("dspark"))
+    tensors = load_file(str(root / "model.safetensors"))
+    write_safetensors(root / "model.safetensors", {**tensors, **extra})
+    return root
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def check(cwd: Path, name: str, *runtimes: str) -> dict[str, Any]:
+    flags = [w for r in runtimes for w in ("--runtime", r)]
+    result = run_cli("check", name, "--target-vocab-size", str(T), *flags, "--format", "json", "--isolated", cwd=cwd)
+    assert result.returncode in (0, 1), result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)["checkpoints"][0]
+    return doc
+
+
+@pytest.mark.parametrize(("family", "config"), [("dflash", None), ("eagle3-llama", EAGLE), ("eagle3-qwen3", EAGLE)])
+def test_the_hint_command_drops_the_head_and_nothing_else(tmp_path: Path, family: str,
+                                                          config: dict[str, Any] | None) -> None:
+    source = draft(tmp_path / "my draft", family, CONFIDENCE, config)
+    before = files(source)
+    shipped = load_file(str(source / "model.safetensors"))
+    doc = check(tmp_path, "my draft", "vllm")
+    assert {c["error_code"] for c in doc["compatibility"]} == {"DSP350"}
+    (said,) = [f["hint"] for f in doc["findings"] if f["code"] == "DSP350"]
+    (line,) = COMMAND.findall(said)
+    argv = shlex.split(line)
+    assert argv[:3] == ["dspark-ckpt", "fix", "my draft"]
+    assert argv[argv.index("--strategy") + 1] == "drop-confidence-head"
+    fixed = run_cli(*argv[1:], "--isolated", cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    out = tmp_path / "my draft-fixed"
+    assert files(source) == before  # the checkpoint itself is untouched
+    assert files(out)["config.json"] == before["config.json"]
+    kept = load_file(str(out / "model.safetensors"))
+    assert set(kept) == set(shipped) - set(CONFIDENCE)
+    assert all(np.array_equal(kept[n], shipped[n]) for n in kept)  # every other tensor byte for byte
+    doc = check(tmp_path, "my draft-fixed", "vllm", "sglang")
+    assert not {"DSP350", "DSP351"} & {f["code"] for f in doc["findings"]}
+    assert all(c["error_code"] != "DSP350" for c in doc["compatibility"])
+    assert all(c["loads"] for c in doc["compatibility"] if c["runtime"] == "vllm")
+
+
+def test_dry_run_shows_the_plan_and_writes_nothing(tmp_path: Path) -> None:
+    source = draft(tmp_path / "d", "dflash", CONFIDENCE)
+    before = files(source)
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--dry-run", "--isolated",
+                   cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "strategy drop-confidence-head" in done.stdout
+    assert "[DSP350] drop confidence_head.proj.bias (model.safetensors)" in done.stdout
+    assert "vllm 0.33.0          fails (DSP350) -> loads" in done.stdout
+    assert files(source) == before and not (tmp_path / "d-fixed").exists()
+
+
+def test_a_markov_head_under_a_dflash_name_is_refused(tmp_path: Path) -> None:
+    markov = {"markov_head.markov_w1.weight": np.zeros((T, 4), dtype=np.float32),
+              "markov_head.markov_w2.weight": np.zeros((T, 4), dtype=np.float32)}
+    draft(tmp_path / "d", "dflash", {**CONFIDENCE, **markov})
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy",
+                   "drop-confidence-head", "--isolated", cwd=tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and not (tmp_path / "d-fixed").exists()
+    assert "drop-confidence-head does not apply: it also ships a Markov head" in out, out
+
+
+def test_a_dspark_draft_keeps_its_confidence_head(tmp_path: Path) -> None:
+    draft(tmp_path / "d", "qwen3-dspark", CONFIDENCE, {"enable_confidence_head": True})
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy",
+                   "drop-confidence-head", "--dry-run", "--isolated", cwd=tmp_path)
+    assert "drop-confidence-head does not apply (it ships no confidence_head its architecture" in done.stdout, \
+        done.stdout + done.stderr
