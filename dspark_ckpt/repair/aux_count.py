@@ -21,7 +21,7 @@ LAYER = "transformer_layer_config"  # a speculators config: update_eagle3 keeps 
 Edit = tuple[str, Any, Any]  # (top-level config.json key, old value, new value)
 
 
-def _layer_list(raw: Mapping[str, Any]) -> list[Any] | None:
+def layer_list(raw: Mapping[str, Any]) -> list[Any] | None:
     """The aux layer ids the draft names: the top-level list, else eagle_config's."""
     top = raw.get(TOP)
     if isinstance(top, list) and top:
@@ -54,7 +54,7 @@ def aux_edits(facts: DraftFacts) -> tuple[tuple[Edit, ...], str | None]:
         return (), "eagle_config.use_aux_hidden_state is false: the release builds no fc"
     if facts.fc_shape is None:
         return (), "it ships no fc.weight whose width says how many aux layers it was trained on"
-    ids = _layer_list(raw)
+    ids = layer_list(raw)
     if ids is None:
         return (), (f"config.json names no aux layer list ({TOP}) whose length the count could be set to: re-export "
                     f"the draft with {TOP} (the training run's layer ids) at the top level")

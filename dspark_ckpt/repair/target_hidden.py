@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dspark_ckpt.repair.aux_count import layer_list
 from dspark_ckpt.runtimes.config_build import is_speculators
 from dspark_ckpt.runtimes.records import DraftFacts
 
@@ -45,6 +46,11 @@ def target_hidden_edit(facts: DraftFacts) -> tuple[Edit | None, str | None]:
     if facts.fc_shape is None:
         return None, "it ships no fc.weight whose width says which hidden size fc was trained for"
     counts = {r.count for r in reads if r.width_null and r.count is not None}
+    ids = layer_list(raw)
+    if ids is not None and counts and counts != {len(ids)}:
+        n = ", ".join(map(str, sorted(counts)))
+        return None, (f"the aux layer list names {len(ids)} layers while fc is sized for {n}: fc.weight's width "
+                      "does not tell the per-layer width until the count is right (set-aux-count, or a re-export)")
     width, why = _trained_width(tuple(facts.fc_shape), counts)
     if width is None:
         return None, why

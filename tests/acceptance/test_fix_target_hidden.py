@@ -122,3 +122,14 @@ def test_a_draft_without_the_null_is_left_alone(tmp_path: Path) -> None:
                    "--dry-run", "--isolated", cwd=tmp_path)
     assert "set-target-hidden does not apply (no release judged here reads `target_hidden_size: null`" in \
         done.stdout, done.stdout + done.stderr
+
+
+def test_a_list_that_disagrees_with_the_count_is_refused(tmp_path: Path) -> None:
+    """Four aux ids, fc sized for the default 3 and 4 x 16 = 64 columns wide: 64 / 3 gives no width, and a fc of
+    [16, 96] would give 32 per state for 3, or 24 for 4: which is right cannot be told while the count is wrong."""
+    draft(tmp_path / "d", "eagle3-llama", 96, eagle_aux_hidden_state_layer_ids=[1, 5, 9, 13])
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy", "set-target-hidden",
+                   "--isolated", cwd=tmp_path)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0 and not (tmp_path / "d-fixed").exists()
+    assert "the aux layer list names 4 layers while fc is sized for 3" in out, out
