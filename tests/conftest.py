@@ -165,6 +165,13 @@ def edit_config(path: Path, **changes: Any) -> Path:
     return path
 
 
+def fix_refused(cwd: Path, name: str, *args: str) -> str:
+    """`dspark-ckpt fix NAME ARGS... --isolated` run in `cwd`, which must refuse and write nothing: its output."""
+    done = run_cli("fix", name, *args, "--isolated", cwd=cwd)
+    assert done.returncode != 0 and not (cwd / f"{name}-fixed").exists(), done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
 @pytest.fixture
 def checkpoint_factory(tmp_path: Path) -> Callable[..., Path]:
     counter = iter(range(10_000))

@@ -7,7 +7,6 @@ the confidence head, is left alone. Real checkpoints on disk, the real CLI.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from pathlib import Path
@@ -15,8 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import make_checkpoint, run_cli, write_safetensors
+from conftest import fix_refused, make_checkpoint, run_cli, write_safetensors
 from safetensors.numpy import load_file
+from test_fix_aux_count import check, files  # the same T = 96
 
 T = 96
 COMMAND = re.compile(r"`(dspark-ckpt fix [^`]+)`")
@@ -30,18 +30,6 @@ def draft(root: Path, family: str, extra: dict[str, np.ndarray], config: dict[st
     tensors = load_file(str(root / "model.safetensors"))
     write_safetensors(root / "model.safetensors", {**tensors, **extra})
     return root
-
-
-def files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-
-
-def check(cwd: Path, name: str, *runtimes: str) -> dict[str, Any]:
-    flags = [w for r in runtimes for w in ("--runtime", r)]
-    result = run_cli("check", name, "--target-vocab-size", str(T), *flags, "--format", "json", "--isolated", cwd=cwd)
-    assert result.returncode in (0, 1), result.stderr
-    doc: dict[str, Any] = json.loads(result.stdout)["checkpoints"][0]
-    return doc
 
 
 @pytest.mark.parametrize(("family", "config"), [("dflash", None), ("eagle3-llama", EAGLE), ("eagle3-qwen3", EAGLE)])
@@ -87,10 +75,8 @@ def test_a_markov_head_under_a_dflash_name_is_refused(tmp_path: Path) -> None:
     markov = {"markov_head.markov_w1.weight": np.zeros((T, 4), dtype=np.float32),
               "markov_head.markov_w2.weight": np.zeros((T, 4), dtype=np.float32)}
     draft(tmp_path / "d", "dflash", {**CONFIDENCE, **markov})
-    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy",
-                   "drop-confidence-head", "--isolated", cwd=tmp_path)
-    out = done.stdout + done.stderr
-    assert done.returncode != 0 and not (tmp_path / "d-fixed").exists()
+    out = fix_refused(tmp_path, "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy",
+                      "drop-confidence-head")
     assert "drop-confidence-head does not apply: it also ships a Markov head" in out, out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import draft_tensors, make_checkpoint, run_cli
+from conftest import draft_tensors, fix_refused, make_checkpoint, run_cli
 
 H, T = 16, 96
 IDS = [1, 5, 9]
@@ -97,19 +97,15 @@ def test_a_width_that_is_not_the_targets_is_refused(tmp_path: Path) -> None:
     to the first draft step (DSP359)."""
     draft(tmp_path / "d", "eagle3-llama", 3 * 24)
     target(tmp_path / "tgt", H)
-    done = run_cli("fix", "d", "--target", "tgt", "--runtime", "vllm", "--isolated", cwd=tmp_path)
-    out = done.stdout + done.stderr
-    assert done.returncode != 0 and not (tmp_path / "d-fixed").exists()
+    out = fix_refused(tmp_path, "d", "--target", "tgt", "--runtime", "vllm")
     assert "DSP502" in out and "set-target-hidden does not apply: fc.weight was trained for hidden states of width " \
         "24, but the target's hidden_size is 16" in out, out
 
 
 def test_an_fc_whose_width_gives_no_per_state_width_is_refused(tmp_path: Path) -> None:
     draft(tmp_path / "d", "eagle3-llama", 3 * H + 1)
-    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy", "set-target-hidden",
-                   "--isolated", cwd=tmp_path)
-    out = done.stdout + done.stderr
-    assert done.returncode != 0 and not (tmp_path / "d-fixed").exists()
+    out = fix_refused(tmp_path, "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy",
+                      "set-target-hidden")
     assert "set-target-hidden does not apply" in out and "is not a multiple of the 3 aux hidden states" in out, out
 
 
@@ -128,8 +124,6 @@ def test_a_list_that_disagrees_with_the_count_is_refused(tmp_path: Path) -> None
     """Four aux ids, fc sized for the default 3 and 4 x 16 = 64 columns wide: 64 / 3 gives no width, and a fc of
     [16, 96] would give 32 per state for 3, or 24 for 4: which is right cannot be told while the count is wrong."""
     draft(tmp_path / "d", "eagle3-llama", 96, eagle_aux_hidden_state_layer_ids=[1, 5, 9, 13])
-    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy", "set-target-hidden",
-                   "--isolated", cwd=tmp_path)
-    out = done.stdout + done.stderr
-    assert done.returncode != 0 and not (tmp_path / "d-fixed").exists()
+    out = fix_refused(tmp_path, "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--strategy",
+                      "set-target-hidden")
     assert "the aux layer list names 4 layers while fc is sized for 3" in out, out
