@@ -150,14 +150,28 @@ def registry(tree: Path) -> dict[str, list[str]]:
     return dict(sorted(out.items()))
 
 
+DEFAULT_RECIPE = {"model_type": "llama", "rms_norm_eps": 1e-6}
+
+
+def release_paths(version: str) -> tuple[list[Path], dict[str, list[str]]]:
+    """What the worker imports SGLang `version` from (its tree, the transformers it pins, the deps), and its drafts."""
+    DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
+    tree = fetch_sources(version, DEFAULT_CACHE)
+    pinned = pinned_transformers(tree, DEFAULT_CACHE)
+    return [tree, *([pinned] if pinned else []), ensure_sglang_deps(DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)], \
+        registry(tree)
+
+
 def run_worker(paths: list[Path], reg: dict[str, list[str]], architectures: list[str] | None,
-               timeout: float) -> dict[str, Any]:
+               timeout: float, cases: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The worker's observations of each architecture; with `cases`, its load mode instead: each whole checkpoint
+    (config and tensor shapes) through the release's own __init__ and load_weights."""
     with tempfile.TemporaryDirectory(prefix="dspark-sglang-release-model-") as tmp:
         request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
         request.write_text(json.dumps({"architectures": architectures or [], "registry": reg, "stub": list(STUB),
                                        "stub_everyone": STUB_EVERYONE,
-                                       "recipes": {}, "recipe_rules": RECIPES,
-                                       "default_recipe": {"model_type": "llama", "rms_norm_eps": 1e-6}}))
+                                       "recipes": {}, "recipe_rules": RECIPES, "default_recipe": DEFAULT_RECIPE,
+                                       **({"mode": "load", "cases": cases} if cases is not None else {})}))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths), "SGLANG_USE_CPU_ENGINE": "1"}
         try:
             subprocess.run([sys.executable, str(WORKER), str(request), str(out)], env=env, timeout=timeout,
@@ -195,11 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if fitting.partial_refused("sglang_release_model", args.only, args.out):
         return 2
-    DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
-    tree = fetch_sources(args.version, DEFAULT_CACHE)
-    pinned = pinned_transformers(tree, DEFAULT_CACHE)
-    paths = [tree, *([pinned] if pinned else []), ensure_sglang_deps(DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)]
-    reg = registry(tree)
+    paths, reg = release_paths(args.version)
     worker = run_worker(paths, reg, args.only, args.timeout)
     if not worker.get("ok"):
         print(f"sglang_release_model: SGLang {args.version} could not be run: {worker.get('reason')}\n"
