@@ -1,7 +1,8 @@
 """Every draft architecture a release registers, held against its own code: check's verdict on a whole checkpoint of
 each class the generated release model could build, against that release's real `__init__` + `load_weights`
 executed on CPU (tools/release_model_worker.py's load mode, and tools/sglang_release_model_worker.py's, which runs
-the same observation inside SGLang), for vLLM 0.34.0, 0.33.0 and 0.28.0 and SGLang 0.5.23 and 0.5.13.
+the same observation inside SGLang), for every listed vLLM release and 0.34.0, and every SGLang release from 0.5.12
+(0.5.1-0.5.11 build fewer than 8 classes on CPU).
 
 The checkpoint of an architecture is written from its generated record: the config its samples start from (the
 recipe of tools/release_model.py, or tools/sglang_release_model.py, for that name, at the worker's base sizes) and
@@ -28,6 +29,7 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, generated_releases, normal
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES, release_key
 from dspark_ckpt.sources.local import local_source
 
 pytestmark = pytest.mark.slow
@@ -37,7 +39,8 @@ import release_model as fitting  # noqa: E402 - tools/ is not a package
 import release_model_worker as worker  # noqa: E402
 import sglang_release_model as sglang_fitting  # noqa: E402
 
-RELEASES = (("vllm", "0.34.0"), ("vllm", "0.33.0"), ("vllm", "0.28.0"), ("sglang", "0.5.23"), ("sglang", "0.5.13"))
+RELEASES = tuple(("vllm", r) for r in ("0.34.0", *reversed(VLLM_RELEASES))) + \
+    tuple(("sglang", r) for r in reversed(SGLANG_RELEASES) if release_key(r) >= release_key("0.5.12"))
 RECIPES = {"vllm": {"default_recipe": fitting.DEFAULT_RECIPE, "recipe_rules": fitting.RECIPES},
            "sglang": {"default_recipe": sglang_fitting.DEFAULT_RECIPE, "recipe_rules": sglang_fitting.RECIPES}}
 
