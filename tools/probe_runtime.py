@@ -7,8 +7,8 @@ table disagrees.
     python tools/probe_runtime.py 0.30.0 --prepare-only   # just fetch and extract (prints the tree's path)
 
 Steps: `pip download --no-deps vllm==V` into the cache; only the wheel's `.py` files (and its METADATA) are
-extracted; vLLM's import-time dependencies that this interpreter lacks go into a deps folder with `pip install
---target` (torch is never installed: the interpreter's CPU build is used); the fixture matrix (every family x
+extracted; vLLM's import-time dependencies go into a deps folder with `pip install --target`, at the exact
+versions tools/probe-deps.txt pins (torch is never installed: the interpreter's CPU build is used); the fixture matrix (every family x
 pruned/equal/padded/expanded x each subset of lm_head, d2t, t2d, embed_tokens; tests/conftest.py) is written to a
 temp folder; one subprocess with VLLM_TARGET_DEVICE=cpu imports that vLLM and runs, per checkpoint, the registered
 model class's real __init__ and load_weights (dspark_ckpt/verify/engine_vllm.py); each cell is compared with
@@ -18,6 +18,7 @@ model class's real __init__ and load_weights (dspark_ckpt/verify/engine_vllm.py)
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import os
@@ -50,6 +51,7 @@ IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizer
 # compressed_tensors from the quantization and MoE layers every MTP head builds); numba (the Inkling/MiniMax-M3/GLM-5
 # MTP heads of 0.26+) would pull its own numpy into deps.
 NO_DEPS = ("xgrammar", "compressed-tensors", "numba", "llvmlite")
+PINS = ROOT / "tools" / "probe-deps.txt"  # the exact versions every deps folder holds
 DEFAULT_CACHE = Path(os.environ.get("DSPARK_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 
 
@@ -91,28 +93,38 @@ def fetch_sources(version: str, cache: Path) -> Path:
     return tree
 
 
-def _importable(module: str) -> bool:
-    from importlib.util import find_spec
+def pinned_folder(cache: Path, stem: str) -> Path:
+    """The deps folder for the pins in force: `<stem>-<digest of tools/probe-deps.txt>`."""
+    return cache / f"{stem}-{hashlib.sha256(PINS.read_bytes()).hexdigest()[:12]}"
 
-    return find_spec(module) is not None
 
-
-_MODULE_OF = {"pyzmq": "zmq", "pillow": "PIL", "py-cpuinfo": "cpuinfo", "openai-harmony": "openai_harmony",
-              "partial-json-parser": "partial_json_parser", "apache-tvm-ffi": "tvm_ffi"}
+def install_pinned(folder: Path, *steps: tuple[str, ...]) -> Path:
+    """Each step (`pip install` arguments) into a staging folder under the pins, then renamed into place, so a folder
+    that exists is complete (another process, an xdist worker, may finish first: its folder is kept)."""
+    if folder.exists():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{folder.name}.", dir=folder.parent))
+    try:
+        for args in steps:
+            log(f"probe: pip install --target {folder} {' '.join(args)}")
+            pip("install", "--quiet", "--target", str(staging), "-c", str(PINS), *args)
+        for stray in ("torch", "triton", "nvidia", "torchgen", "functorch"):  # never shadow the CPU torch
+            if stray not in {a for args in steps for a in args}:
+                shutil.rmtree(staging / stray, ignore_errors=True)
+        staging.rename(folder)
+    except OSError:
+        if not folder.exists():
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
 
 
 def ensure_deps(cache: Path) -> Path:
-    deps = cache / "deps"
+    """vLLM's import-time dependencies (IMPORT_DEPS, then NO_DEPS alone), at the versions tools/probe-deps.txt pins."""
+    deps = install_pinned(pinned_folder(cache, "deps"), IMPORT_DEPS, ("--no-deps", *NO_DEPS))
     sys.path.insert(0, str(deps))
-    missing = [p for p in IMPORT_DEPS if not _importable(_MODULE_OF.get(p, p).replace("-", "_"))]
-    if missing:
-        log(f"probe: pip install --target {deps} {' '.join(missing)}")
-        pip("install", "--quiet", "--target", str(deps), *missing)
-    alone = [p for p in NO_DEPS if not _importable(p.replace("-", "_"))]
-    if alone:
-        pip("install", "--quiet", "--no-deps", "--target", str(deps), *alone)
-    for stray in ("torch", "triton", "nvidia", "torchgen", "functorch"):  # never shadow the CPU torch
-        shutil.rmtree(deps / stray, ignore_errors=True)
     return deps
 
 

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
 import release_model as fitting
-from probe_runtime import DEFAULT_CACHE, ensure_deps, log, pip
+from probe_runtime import DEFAULT_CACHE, ensure_deps, install_pinned, log, pinned_folder, pip
 from registry_data import sglang_entries
 
 DATA = fitting.DATA
@@ -112,12 +112,9 @@ def fetch_sources(version: str, cache: Path) -> Path:
 
 
 def ensure_sglang_deps(cache: Path) -> Path:
-    deps = cache / "sglang-deps"
-    missing = [p for p in SGLANG_DEPS if not (deps / {"ipython": "IPython"}.get(p, p)).exists()]
-    if missing:
-        log(f"sglang_release_model: pip install --no-deps --target {deps} {' '.join(missing)}")
-        pip("install", "--quiet", "--no-deps", "--target", str(deps), *missing)
-    return deps
+    """SGLang's few more import-time dependencies (SGLANG_DEPS, each alone), at the versions tools/probe-deps.txt
+    pins."""
+    return install_pinned(pinned_folder(cache, "sglang-deps"), ("--no-deps", *SGLANG_DEPS))
 
 
 def pinned_transformers(tree: Path, cache: Path) -> Path | None:
