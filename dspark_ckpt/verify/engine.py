@@ -1,5 +1,6 @@
-"""`verify --engine installed`: run the installed vLLM's own loader (engine_vllm, in a subprocess) and compare what
-it did with the contract table's verdict for that version; fall back to the modelled loader, saying so."""
+"""`verify --engine installed`: run the installed vLLM's own draft class, layers and all, on every tensor of the
+checkpoint (engine_vllm, in a subprocess) and compare what it did with check's verdict for that version (the vocab
+contract and the generated release model's landing, DSP360-363); fall back to the modelled loader, saying so."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
@@ -17,9 +18,12 @@ from typing import Any, Final
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
+from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.compatibility import evaluate_contract
+from dspark_ckpt.runtimes.config_build import landed
 from dspark_ckpt.runtimes.installed import installed_runtime
-from dspark_ckpt.runtimes.records import DraftFacts, Verdict
+from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release, normal
 from dspark_ckpt.runtimes.selectors import release
 from dspark_ckpt.runtimes.table import contract_for
 
@@ -48,6 +52,10 @@ class Observed:
     error_type: str | None
     error: str | None  # the exception message verbatim; a bare `assert` is its type name, as check quotes it
     state: Mapping[str, Any]  # d2t_param, d2t_loaded, d2t summary, has_own_lm_head, has_own_embed_tokens, ...
+    unwritten: tuple[str, ...] = ()  # parameters no tensor wrote (every one of the class, vocabulary ones included)
+    partly: tuple[str, ...] = ()  # parameters the tensors wrote only in part
+    cut: tuple[str, ...] = ()  # checkpoint tensors loaded only in part (cut to fit), without an error
+    where: str | None = None  # the class's file:line in the release
 
     @property
     def loads(self) -> bool:
@@ -78,7 +86,8 @@ def _observed(result: Mapping[str, Any]) -> Observed:
     return Observed(bool(result.get("registered")), result.get("architecture"),
                     f"{result['module']}.{result['class']}" if result.get("module") else None,
                     err.get("phase"), err.get("type"), (text or err.get("type")) if err else None,
-                    dict(result.get("state") or {}))
+                    dict(result.get("state") or {}), tuple(result.get("unwritten") or ()),
+                    tuple(result.get("partly") or ()), tuple(result.get("cut") or ()), result.get("where"))
 
 
 def run_worker(cases: Sequence[Mapping[str, Any]], *, device: str, env: Mapping[str, str] | None = None,
@@ -125,38 +134,133 @@ def at_load(facts: DraftFacts, version: str) -> Verdict | None:
     return evaluate_contract(contract, version, facts)
 
 
-def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts) -> str | None:
-    """Why the runtime's own load and the table differ (None when they agree on loads, the error and d2t)."""
+def words_agree(seen: Observed, text: str) -> bool:
+    """vLLM's exception says what check's error says: check quotes it up to where it varies ("are:", the available
+    parameters), or quotes the part of it that names the tensor (the landing's errors add the shapes around it)."""
+    message = seen.error or ""
+    words = message.split(" The available", 1)[0]
+    return message.startswith(text) or (bool(words) and words in text)
+
+
+def judged_parameter(model: ArchitectureModel, parameter: str) -> bool:
+    """A backbone parameter the landing speaks about (not vocabulary-sized, not fc, not one no name can fill):
+    vocabulary parameters are the vocab contract's, and the target's may replace them after load_weights."""
+    exprs = model.parameters.get(normal(parameter))
+    return exprs is not None and not landing.is_vocab(exprs) and normal(parameter) not in model.unfilled and \
+        normal(parameter) not in landing.JUDGED_ELSEWHERE and all(e is not None for e in exprs)
+
+
+def judged_tensor(model: ArchitectureModel, name: str) -> bool:
+    rule = model.tensors.get(normal(name))
+    return rule is not None and not landing.is_vocab(rule.shape) and rule.parameter not in landing.JUDGED_ELSEWHERE
+
+
+@dataclass(frozen=True, slots=True)
+class Landed:
+    """What check's generated release model says of every tensor (runtimes/landing.py), for the engine to compare."""
+
+    model: ArchitectureModel
+    found: tuple[landing.Landing, ...]
+
+    @property
+    def unfilled(self) -> set[str]:
+        return {p.parameter for p in self.found if p.kind == "unfilled" and p.parameter is not None}
+
+    @property
+    def cut(self) -> set[str]:
+        return {p.tensor for p in self.found if p.kind in ("cut", "partly-unwritten") and p.tensor is not None}
+
+
+def observed_unwritten(seen: Observed, said: Landed) -> set[str]:
+    return {p for p in seen.unwritten + seen.partly if judged_parameter(said.model, p)}
+
+
+def observed_cut(seen: Observed, said: Landed) -> set[str]:
+    return {n for n in seen.cut if judged_tensor(said.model, n)}
+
+
+def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts | None,
+                 landed_as: Landed | None = None) -> str | None:
+    """Why the runtime's own load and check's verdict differ (None when they agree): the outcome, the error's words,
+    the d2t decision (a vocab family), the backbone parameters no tensor wrote and the tensors cut to fit (where
+    check has the release's generated model of the class: `landed_as`)."""
     if said is None:
-        return "vLLM loaded a family the table has no row for" if seen.registered else None
+        return "vLLM loaded a family the table has no row for" if seen.registered and facts is not None else None
     if not seen.registered:
         return None if said.error is not None and said.error.code == UNREGISTERED else \
-            f"{seen.architecture} is not registered in this vLLM, the table predicts it " + \
+            f"{seen.architecture} is not registered in this vLLM, check predicts it " + \
             ("loads" if said.loads else f"fails with {said.error.code}")  # type: ignore[union-attr]
     if seen.loads != said.loads:
         if seen.loads:
-            return f"vLLM loads it, the table predicts {said.error.code}: {said.error.text}"  # type: ignore[union-attr]
-        return f"vLLM raised {seen.verbatim}; the table predicts it loads"
+            return f"vLLM loads it, check predicts {said.error.code}: {said.error.text}"  # type: ignore[union-attr]
+        return f"vLLM raised {seen.verbatim}; check predicts it loads"
     if said.error is not None:
-        if not (seen.error or "").startswith(said.error.text):
-            return f"vLLM raised {seen.verbatim}; the table predicts {said.error.code}: {said.error.text}"
+        if not words_agree(seen, said.error.text):
+            return f"vLLM raised {seen.verbatim}; check predicts {said.error.code}: {said.error.text}"
         return None
-    param = said.contract.d2t_param.holds(facts.draft_vocab_size, facts.target_vocab_size)
-    if bool(seen.state.get("d2t_param")) != param:
-        return (f"vLLM's __init__ {'created' if seen.state.get('d2t_param') else 'did not create'} "
-                f"draft_id_to_target_id, the table says {'it does' if param else 'it does not'}")
+    if facts is not None and said.contract.family is not None:
+        param = said.contract.d2t_param.holds(facts.draft_vocab_size, facts.target_vocab_size)
+        if bool(seen.state.get("d2t_param")) != param:
+            return (f"vLLM's __init__ {'created' if seen.state.get('d2t_param') else 'did not create'} "
+                    f"draft_id_to_target_id, check says {'it does' if param else 'it does not'}")
+    if landed_as is not None:
+        unwritten, unfilled = observed_unwritten(seen, landed_as), landed_as.unfilled
+        if unwritten != unfilled:
+            return (f"vLLM's load_weights left {_listed(unwritten)} unwritten, check predicts {_listed(unfilled)} "
+                    "(DSP363)")
+        cut, said_cut = observed_cut(seen, landed_as), landed_as.cut
+        if cut != said_cut:
+            return f"vLLM cut {_listed(cut)} to fit, check predicts {_listed(said_cut)} (DSP362)"
     return None
 
 
+def _listed(names: set[str]) -> str:
+    shown = sorted(names)
+    return "none" if not shown else ", ".join(shown[:6]) + (f" and {len(shown) - 6} more" if len(shown) > 6 else "")
+
+
 def observed_code(seen: Observed, said: Verdict | None) -> FindingCode | None:
-    """The finding code of the runtime's failure: the table's where they agree, DSP607 where it has no rule."""
+    """The finding code of the runtime's failure: check's where they agree, DSP607 where it has no rule."""
     if seen.loads:
         return None
     if not seen.registered:
         return UNREGISTERED
-    if said is not None and said.error is not None and (seen.error or "").startswith(said.error.text):
+    if said is not None and said.error is not None and words_agree(seen, said.error.text):
         return said.error.code
     return UNPREDICTED
+
+
+def landing_of(built: BuiltConfig | None, version: str, tensors: Mapping[str, tuple[int, ...]], *,
+               target_hidden: int | None, target_vocab: int | None) -> Landed | None:
+    """check's landing of these tensors in the class this vLLM release builds (None where no generated model of
+    the class exists: then only the outcome and the words are compared)."""
+    if built is None or built.hf is None or built.architecture is None or built.error is not None:
+        return None
+    release = modelled_release("vllm", version)
+    model = architecture_model("vllm", release, built.architecture) if release is not None else None
+    if model is None or model.not_built is not None:
+        return None
+    return Landed(model, landing.land(model, built.hf, tensors, target_hidden=target_hidden,
+                                      target_vocab=target_vocab, config_class=built.config_class))
+
+
+def expected(subject: Subject, version: str) -> tuple[Verdict | None, Issue | None]:
+    """check's verdict for what the engine runs, and the config-time error it leaves out: check's own verdict for
+    this release (vocab contract and landing), except where the contract refuses the draft in
+    vllm/config/speculative.py (Qwen3-Omni, dspark_draft_topk), before any model code: then the contract without
+    those checks, with the landing."""
+    facts, full = subject.facts, subject.verdict
+    said = at_load(facts, version) if facts is not None else None
+    table = predicted(facts, version) if facts is not None else None
+    config_time = table.error if table is not None and table.error is not None and (
+        said is None or said.error != table.error) else None
+    if config_time is None:
+        return (full if full is not None else said), None
+    built = subject.built
+    if said is not None and said.loads and facts is not None and built is not None and built.hf is not None \
+            and built.architecture is not None and built.error is None:
+        said = landed(said, built.architecture, built.hf, built.config_class, facts)
+    return said, config_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,12 +285,37 @@ def availability(requested: Engine) -> Availability:
 
 @dataclass(frozen=True, slots=True)
 class Subject:
-    """One checkpoint verify ran on: its report so far, its folder, and the facts check reasons from."""
+    """One checkpoint verify ran on: its report so far, its folder, the facts check reasons from, and what check
+    made of it for the installed release (the config that release builds, check's verdict, every tensor's shape)."""
 
     report: CheckpointReport
     folder: Path | None
     facts: DraftFacts | None
     parallel_drafting: bool = False
+    built: BuiltConfig | None = None
+    verdict: Verdict | None = None
+    tensors: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    target_vocab: int | None = None
+    target_hidden: int | None = None
+
+    @property
+    def vocab(self) -> int | None:
+        return self.facts.target_vocab_size if self.facts is not None else self.target_vocab
+
+    def case(self, case_id: str) -> dict[str, Any]:
+        """The worker's request for this checkpoint: the config the release builds from config.json (check's
+        build of it, as vLLM's hf_config is), every tensor's shape, the target's vocab and hidden size."""
+        out: dict[str, Any] = {"id": case_id, "folder": str(self.folder), "target_vocab": self.vocab,
+                               "parallel_drafting": self.parallel_drafting,
+                               "tensors": {n: list(s) for n, s in self.tensors.items()} or None,
+                               "target_hidden": self.target_hidden}
+        built = self.built
+        if built is not None and built.hf is not None and built.architecture is not None:
+            out.update(architecture=built.architecture, config=dict(built.hf),
+                       bare=built.config_class in landing.BARE_CONFIGS)
+            if built.parallel_drafting is not None:
+                out["parallel_drafting"] = built.parallel_drafting
+        return out
 
 
 def _fallback(subject: Subject, reason: str) -> tuple[CheckpointReport, dict[str, Any]]:
@@ -195,28 +324,48 @@ def _fallback(subject: Subject, reason: str) -> tuple[CheckpointReport, dict[str
     return replace(subject.report, findings=subject.report.findings + (note,)), doc
 
 
-def _compat(seen: Observed, said: Verdict | None, version: str, code: FindingCode | None,
-            modelled: Compatibility | None) -> Compatibility:
-    silent = modelled.silent if modelled is not None and modelled.loads and seen.loads else ()
-    codes = modelled.silent_codes if silent and modelled is not None else ()
+def observed_silent(seen: Observed, landed_as: Landed | None) -> list[Issue]:
+    """The landing problems vLLM's own load showed without a word: tensors cut to fit, parameters left unwritten."""
+    if landed_as is None or not seen.loads:
+        return []
+    out = []
+    if cut := observed_cut(seen, landed_as):
+        out.append(Issue(landing.CUT, f"vLLM's load_weights loaded only part of {_listed(cut)}, without a word",
+                         verbatim=False))
+    if unwritten := observed_unwritten(seen, landed_as):
+        cls = (seen.model_class or "?").rsplit(".", 1)[-1]
+        out.append(Issue(landing.UNFILLED, f"{len(unwritten)} parameter{'s' if len(unwritten) != 1 else ''} of its "
+                                           f"{cls} no tensor wrote keep their initial values: {_listed(unwritten)}",
+                         verbatim=False))
+    return out
+
+
+def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Compatibility | None,
+            landed_as: Landed | None) -> Compatibility:
+    """vLLM's row as its own load answered: its outcome and words; where it loads, the modelled row's silent
+    issues about the vocabulary (target sharing, the mapping: after load_weights), then the landing problems it
+    showed (in place of the modelled ones)."""
+    keep = [(t, c) for t, c in zip(modelled.silent, modelled.silent_codes, strict=True) if c not in landing.CODES] \
+        if modelled is not None and modelled.loads and seen.loads else []
+    keep += [(i.text, i.code) for i in observed_silent(seen, landed_as)]
     return Compatibility(runtime="vllm", version=version, loads=seen.loads, error=seen.error if seen.registered
-                         else seen.verbatim, error_code=code, silent=silent, silent_codes=codes,
-                         verbatim=seen.registered, source=f"installed vLLM {version}: {seen.model_class or '-'} "
-                         "__init__ + load_weights (target sharing as the table models it)")
+                         else seen.verbatim, error_code=code, silent=tuple(t for t, _ in keep),
+                         silent_codes=tuple(c for _, c in keep), verbatim=seen.registered,
+                         source=f"installed vLLM {version}: {seen.model_class or '-'} __init__ + load_weights on "
+                         "every tensor (target sharing as the table models it)")
 
 
 def _answered(subject: Subject, seen: Observed, version: str, location: str | None) -> tuple[CheckpointReport,
                                                                                               dict[str, Any]]:
-    assert subject.facts is not None
-    full, said = predicted(subject.facts, version), at_load(subject.facts, version)
-    why = disagreement(seen, said, subject.facts)
+    said, config_time = expected(subject, version)
+    landed_as = landing_of(subject.built, version, subject.tensors, target_hidden=subject.target_hidden,
+                           target_vocab=subject.vocab) if said is None or said.error is None else None
+    why = disagreement(seen, said, subject.facts, landed_as)
     code = observed_code(seen, said)
     report = subject.report
     entries = list(report.compatibility)
     at = next((i for i, c in enumerate(entries) if (c.runtime, c.version) == ("vllm", version)), None)
-    config_time = full.error if full is not None and full.error is not None and (
-        said is None or said.error != full.error) else None
-    row = _compat(seen, said, version, code, entries[at] if at is not None else None)
+    row = _compat(seen, version, code, entries[at] if at is not None else None, landed_as)
     if config_time is not None:
         pass  # vLLM refuses the speculative config before any model code runs: the table's row stands
     elif at is None:
@@ -227,11 +376,14 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
     if code == UNPREDICTED:
         extra.append(finding(UNPREDICTED, f"the installed vLLM {version} raised {seen.verbatim}"))
     if why is not None:
-        extra.append(finding("DSP605", f"the installed vLLM {version}'s own loader and the contract table "
-                                       f"disagree: {why}."))
+        extra.append(finding("DSP605", f"the installed vLLM {version}'s own loader and check disagree: {why}."))
     doc = {"engine": Engine.INSTALLED.value, "runtime": "vllm", "version": version, "location": location,
-           "model_class": seen.model_class, "registered": seen.registered, "loads": seen.loads,
-           "phase": seen.phase, "exception": seen.verbatim, "state": dict(seen.state),
+           "model_class": seen.model_class, "where": seen.where, "registered": seen.registered,
+           "loads": seen.loads, "phase": seen.phase, "exception": seen.verbatim, "state": dict(seen.state),
+           "unwritten": sorted(seen.unwritten), "partly": sorted(seen.partly), "cut": sorted(seen.cut),
+           "landing": None if landed_as is None else {
+               "unwritten": sorted(observed_unwritten(seen, landed_as)), "cut": sorted(observed_cut(seen, landed_as)),
+               "check_unfilled": sorted(landed_as.unfilled), "check_cut": sorted(landed_as.cut)},
            "table": None if said is None else {"loads": said.loads, "error_code": said.error.code if said.error
                                                 else None, "error": said.error.text if said.error else None},
            "config_time_error": None if config_time is None else {"code": config_time.code,
@@ -248,14 +400,14 @@ def apply_engine(subjects: Sequence[Subject], requested: Engine, *, device: str,
     avail = availability(requested)
     if avail.reason is not None:
         return [_fallback(s, avail.reason) for s in subjects]
-    ready = [(i, s) for i, s in enumerate(subjects) if s.folder is not None and s.facts is not None]
-    cases = [{"id": str(i), "folder": str(s.folder), "target_vocab": s.facts.target_vocab_size,  # type: ignore
-              "parallel_drafting": s.parallel_drafting} for i, s in ready]
+    ready = {i for i, s in enumerate(subjects) if s.folder is not None and s.vocab is not None and (
+        s.facts is not None or s.verdict is not None)}
+    cases = [subjects[i].case(str(i)) for i in sorted(ready)]
     run = run_worker(cases, device=device, env=env) if cases else None
     out: list[tuple[CheckpointReport, dict[str, Any]]] = []
     for i, subject in enumerate(subjects):
-        if run is None or subject.facts is None or subject.folder is None:
-            out.append(_fallback(subject, "the draft's family or target vocab is unknown, nothing to load"))
+        if run is None or i not in ready:
+            out.append(_fallback(subject, "the draft's class or target vocab is unknown, nothing to load"))
         elif not run.ok:
             out.append(_fallback(subject, f"vLLM {avail.version} cannot be imported here ({run.reason})"))
         elif str(i) in run.adapter_errors:
