@@ -375,11 +375,17 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
     extra = []
     if code == UNPREDICTED:
         extra.append(finding(UNPREDICTED, f"the installed vLLM {version} raised {seen.verbatim}"))
+    elif config_time is None:  # what vLLM's own load showed and the report does not say yet (a draft no family
+        present = {f.code for f in report.findings}  # describes: verify's torch run skipped it)
+        shown = [(code, f"installed vLLM {version}: {row.error}")] if code is not None and seen.registered else []
+        shown += list(zip(row.silent_codes, (f"installed vLLM {version}: {t}" for t in row.silent), strict=True))
+        extra += [finding(c, text) for c, text in shown if c is not None and c not in present]
     if why is not None:
         extra.append(finding("DSP605", f"the installed vLLM {version}'s own loader and check disagree: {why}."))
     doc = {"engine": Engine.INSTALLED.value, "runtime": "vllm", "version": version, "location": location,
-           "model_class": seen.model_class, "where": seen.where, "registered": seen.registered,
-           "loads": seen.loads, "phase": seen.phase, "exception": seen.verbatim, "state": dict(seen.state),
+           "architecture": seen.architecture, "model_class": seen.model_class, "where": seen.where,
+           "registered": seen.registered, "loads": seen.loads, "phase": seen.phase, "exception": seen.verbatim,
+           "error_type": seen.error_type, "error": seen.error, "state": dict(seen.state),
            "unwritten": sorted(seen.unwritten), "partly": sorted(seen.partly), "cut": sorted(seen.cut),
            "landing": None if landed_as is None else {
                "unwritten": sorted(observed_unwritten(seen, landed_as)), "cut": sorted(observed_cut(seen, landed_as)),

@@ -125,9 +125,10 @@ def test_installed_engine_loads_a_clean_draft(tmp_path: Path, vllm_tree: dict[st
     assert state["d2t"]["length"] == 64 and state["d2t"]["out_of_range"] == 0 and not state["d2t"]["all_zero"]
 
 
-def test_installed_engine_reports_a_table_disagreement(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
-    """A DFlash draft that ships a tensor no family has (the table models the Markov and confidence heads only,
-    DSP350): the table predicts it loads, vLLM 0.30's DFlashQwen3Model refuses the name."""
+def test_installed_engine_and_check_agree_on_a_stray_tensor(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """A DFlash draft that ships a tensor no family has: the vocab contract alone predicted it loads (DSP605 before
+    the engine compared check's whole verdict); the generated release model's landing predicts vLLM 0.30's
+    DFlashQwen3Model refuses the name (DSP360), and it does, in those words."""
     tensors = draft_tensors(vocab=96, draft_vocab=96, target_vocab=96, markov=False)
     tensors["extra_proj.weight"] = np.zeros((16, 16), dtype=np.float32)
     draft = make_checkpoint(tmp_path / "dflash", family="dflash", vocab=96, draft_vocab=96, target_vocab=96,
@@ -137,9 +138,9 @@ def test_installed_engine_reports_a_table_disagreement(tmp_path: Path, vllm_tree
     assert done.returncode == 1
     engine = entry["verify"]["engine"]
     assert "There is no module or parameter named 'extra_proj' in DFlashQwen3Model" in engine["exception"]
-    assert "the table predicts it loads" in engine["disagreement"]
-    assert {"DSP605", "DSP607"} <= set(_codes(entry))
-    assert entry["compatibility"][0]["error_code"] == "DSP607" and not entry["compatibility"][0]["loads"]
+    assert engine["disagreement"] is None and engine["table"]["error_code"] == "DSP360"
+    assert "DSP360" in _codes(entry) and not {"DSP605", "DSP607"} & set(_codes(entry))
+    assert entry["compatibility"][0]["error_code"] == "DSP360" and not entry["compatibility"][0]["loads"]
 
 
 def test_worker_runs_vllms_own_loader_on_each_family(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
