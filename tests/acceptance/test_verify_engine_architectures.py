@@ -28,16 +28,16 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "producers"))
-from test_every_architecture_agreement import RECIPES, _mutated, _tensors, _write, worker  # noqa: E402
+from test_every_architecture_agreement import RECIPES, _mutated, _tensors, _write, worker
 
-from dspark_ckpt.check.analysis import analyze  # noqa: E402
-from dspark_ckpt.model.target import TargetVocab  # noqa: E402
-from dspark_ckpt.runtimes import generated_verdict as generated  # noqa: E402
-from dspark_ckpt.runtimes import landing  # noqa: E402
-from dspark_ckpt.runtimes.release_model import architecture_model  # noqa: E402
-from dspark_ckpt.runtimes.selectors import RuntimeVersion  # noqa: E402
-from dspark_ckpt.sources.local import local_source  # noqa: E402
-from dspark_ckpt.verify import engine  # noqa: E402
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes import generated_verdict as generated
+from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.release_model import architecture_model
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.verify import engine
 
 VERSION = "0.33.0"
 T = worker.BASE["target.vocab_size"]
