@@ -41,9 +41,9 @@ def _loadable(analysis: Analysis) -> bool:
 
 
 def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: RunInputs,
-             version: str | None) -> Subject:
-    """What the engine needs of one checkpoint: check's analysis of it for the installed release (`version`), so
-    that a draft no family describes, which verify's torch run skips, is still loaded by the release's own class."""
+             installed: Sequence[tuple[str, str]]) -> Subject:
+    """What the engine needs of one checkpoint: check's analysis of it for each installed release, so that a draft
+    no family describes, which verify's torch run skips, is still loaded by the release's own class."""
     from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.runtimes.selectors import RuntimeVersion
     from dspark_ckpt.sources.resolve import open_source
@@ -51,17 +51,17 @@ def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: Run
     try:
         source = open_source(spec, config=run.config, token=run.token)
         analysis = analyze(source, target=run.target,
-                           runtimes=[RuntimeVersion("vllm", version)] if version is not None else ())
+                           runtimes=[RuntimeVersion(r, v) for r, v in installed])
     except DsparkCkptError:
         return Subject(report, None, None)
     if (result.skipped is not None and analysis.facts is not None) or not _loadable(analysis):
         return Subject(report, None, None)
     folder = getattr(source, "folder", None)
     cfg = analysis.config
-    built = next((b for b in analysis.builds if b.runtime == "vllm"), None)
-    verdict = next((v for v in analysis.verdicts if v.runtime == "vllm"), None)
+    builds = {b.runtime: b for b in analysis.builds}
+    verdicts = {v.runtime: v for v in analysis.verdicts}
     target = analysis.target
-    return Subject(report, folder, analysis.facts, bool(cfg and cfg.parallel_drafting), built, verdict,
+    return Subject(report, folder, analysis.facts, bool(cfg and cfg.parallel_drafting), builds, verdicts,
                    {n: tuple(t.shape) for n, t in analysis.tensors.items()},
                    target.size if target is not None else None, target.hidden if target is not None else None)
 
@@ -71,7 +71,7 @@ def with_engine(verified: Sequence[VerifiedCheckpoint], specs: Sequence[str], ru
     """Each checkpoint with the installed runtime's own answer where it could give one, and its engine doc."""
     if engine is Engine.MODELLED:
         return [replace(v, engine={"engine": Engine.MODELLED.value}) for v in verified]
-    version = availability(engine).version
-    subjects = [_subject(spec, v.report, v.result, run, version) for spec, v in zip(specs, verified)]
+    installed = availability(engine).runtimes
+    subjects = [_subject(spec, v.report, v.result, run, installed) for spec, v in zip(specs, verified)]
     answered = apply_engine(subjects, engine, device="cpu" if device == "cpu" else device)
     return [replace(v, report=report, engine=doc) for v, (report, doc) in zip(verified, answered)]

@@ -39,17 +39,6 @@ def release_worker() -> ModuleType:
     return sys.modules[name]
 
 
-def header_shapes(folder: Path) -> dict[str, list[int]]:
-    """Every tensor's shape, from the safetensors headers (no data read)."""
-    out: dict[str, list[int]] = {}
-    for file in sorted(folder.glob("*.safetensors")):
-        with file.open("rb") as handle:
-            size = int.from_bytes(handle.read(8), "little")
-            header = json.loads(handle.read(size))
-        out.update({n: list(e["shape"]) for n, e in header.items() if n != "__metadata__"})
-    return out
-
-
 def _real_weights(folder: Path, shipped: set[str]) -> Iterator[tuple[str, Any]]:
     """The checkpoint in vLLM's order (files naturally sorted, names sorted): the vocabulary tensors' own data,
     zeros of their shape for the rest (the marker pass has already observed where those land)."""
@@ -92,40 +81,20 @@ def _state(model: Any, shipped: set[str], config: dict[str, Any], target_vocab: 
     }
 
 
-def _hidden(config: dict[str, Any]) -> int:
-    layer = config.get("transformer_layer_config")
-    found = config.get("hidden_size") or (layer.get("hidden_size") if isinstance(layer, dict) else None)
-    return int(found) if isinstance(found, int) and found > 0 else 16
-
-
 def run_case(worker: ModuleType, release: Any, case: dict[str, Any]) -> dict[str, Any]:
     """Build the registered class for the draft's architecture; run its load_weights on every tensor."""
-    folder = Path(case["folder"])
-    raw = json.loads((folder / "config.json").read_text())
-    arch = case.get("architecture") or (raw.get("architectures") or [None])[0]
-    if not isinstance(arch, str) or arch not in release.registry:
-        return {"registered": False, "architecture": arch}
-    cls = release.model_class(arch)
-    config = dict(case.get("config") or raw)
-    full = {"id": case["id"], "architecture": arch, "config": config,
-            "tensors": case.get("tensors") or header_shapes(folder),
-            "target_hidden": case.get("target_hidden") or _hidden(config), "target_vocab": int(case["target_vocab"]),
-            "bare": bool(case.get("bare")), "parallel_drafting": bool(case.get("parallel_drafting"))}
-    seen, model = worker.observe_load(release, full)
-    out: dict[str, Any] = {"registered": True, "architecture": arch, "module": cls.__module__,
-                           "class": cls.__name__, "where": worker._where(cls), "error": None,
-                           "unwritten": seen.get("unwritten", []), "partly": seen.get("partly", []),
-                           "cut": seen.get("cut", [])}
-    if seen["error"] is not None:
-        error = {"phase": seen["phase"], **seen["error"]}
-        if seen["phase"] == "init" and error["type"] == "AttributeError" and "SimpleNamespace" in error["message"]:
-            return {**out, "adapter_error": error}  # our stand-in config lacks what it reads
-        out["error"] = error
+    found: tuple[dict[str, Any], Any] = worker.engine_case(release, case)
+    out, model = found
+    config = out.pop("config", {})
+    error = out.get("error")
+    if error is not None and error["phase"] == "init" and error["type"] == "AttributeError" \
+            and "SimpleNamespace" in error["message"]:
+        return {**out, "error": None, "adapter_error": error}  # our stand-in config lacks what it reads
     if model is None:
         return out
     shipped: set[str] = set()
     try:
-        model.load_weights(_real_weights(folder, shipped))
+        model.load_weights(_real_weights(Path(case["folder"]), shipped))
     except Exception as exc:  # noqa: BLE001 - raised already in the marker pass: the state is what it left
         out["data_error"] = worker._error(exc)
     out["state"] = _state(model, shipped, config, int(case["target_vocab"]))

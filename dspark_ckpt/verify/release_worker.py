@@ -728,6 +728,48 @@ def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any]
             "unwritten": result["unwritten"], "partly": result["partly"]}, model
 
 
+def header_shapes(folder: Path) -> dict[str, list[int]]:
+    """Every tensor's shape, from the safetensors headers (no data read)."""
+    out: dict[str, list[int]] = {}
+    for file in sorted(folder.glob("*.safetensors")):
+        with file.open("rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(size))
+        out.update({n: list(e["shape"]) for n, e in header.items() if n != "__metadata__"})
+    return out
+
+
+def _hidden(config: dict[str, Any]) -> int:
+    layer = config.get("transformer_layer_config")
+    found = config.get("hidden_size") or (layer.get("hidden_size") if isinstance(layer, dict) else None)
+    return int(found) if isinstance(found, int) and found > 0 else 16
+
+
+def engine_case(release: Any, case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """verify's engine: one checkpoint folder through the registered class of its architecture (the config and
+    tensor shapes the request gives, else config.json and the headers): observe_load's observation, with the class,
+    and the model it was made on (None where the architecture is not registered or __init__ raised)."""
+    folder = Path(case["folder"])
+    raw = json.loads((folder / "config.json").read_text())
+    arch = case.get("architecture") or (raw.get("architectures") or [None])[0]
+    if not isinstance(arch, str) or arch not in release.registry:
+        return {"registered": False, "architecture": arch}, None
+    cls = release.model_class(arch)
+    config = dict(case.get("config") or raw)
+    full = {"id": case["id"], "architecture": arch, "config": config,
+            "tensors": case.get("tensors") or header_shapes(folder),
+            "target_hidden": case.get("target_hidden") or _hidden(config), "target_vocab": int(case["target_vocab"]),
+            "bare": bool(case.get("bare")), "parallel_drafting": bool(case.get("parallel_drafting"))}
+    seen, model = observe_load(release, full)
+    out: dict[str, Any] = {"registered": True, "architecture": arch, "module": cls.__module__,
+                           "class": cls.__name__, "where": _where(cls), "error": None,
+                           "unwritten": seen.get("unwritten", []), "partly": seen.get("partly", []),
+                           "cut": seen.get("cut", []), "config": config}
+    if seen["error"] is not None:
+        out["error"] = {"phase": seen["phase"], **seen["error"]}
+    return out, model
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text())
     doc: dict[str, Any] = {"ok": False}

@@ -55,9 +55,10 @@ def test_fallback_when_vllm_is_not_installed(tmp_path: Path) -> None:
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
     done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed")
     assert done.returncode == 0, done.stderr  # DSP606 is info: the modelled verdicts decide the exit code
-    assert "engine: modelled (--engine installed fell back: vLLM is not installed" in " ".join(done.stdout.split())
+    assert "engine: modelled (--engine installed fell back: neither vLLM nor SGLang is installed" in " ".join(
+        done.stdout.split())
     entry = _doc(_verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json"))
-    assert entry["verify"]["engine"]["fallback"] == "vLLM is not installed in this environment"
+    assert entry["verify"]["engine"]["fallback"] == "neither vLLM nor SGLang is installed in this environment"
     assert [f["severity"] for f in entry["findings"] if f["code"] == "DSP606"] == ["info"]
     assert entry["compatibility"][0]["loads"] and "installed vLLM" not in entry["compatibility"][0]["source"]
 

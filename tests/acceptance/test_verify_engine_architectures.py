@@ -165,7 +165,7 @@ def _against(folder: Path, record: Any, seen: engine.Observed, monkeypatch: pyte
     built = analysis.builds[0]
     shapes = {n: tuple(t.shape) for n, t in analysis.tensors.items()}
     verdict = generated.generated_verdict(built, shapes, target_hidden=None, target_vocab=T)
-    subject = engine.Subject(analysis.report, folder, None, False, built, verdict, shapes, T)
+    subject = engine.Subject(analysis.report, folder, None, False, {"vllm": built}, {"vllm": verdict}, shapes, T)
     return engine._answered(subject, seen, VERSION, None)
 
 
@@ -201,3 +201,65 @@ def test_dsp605_when_check_and_the_release_disagree(answered: dict[str, dict[str
     assert doc["disagreement"] == ("vLLM's load_weights left none unwritten, check predicts "
                                    "model.layers.0.mlp.down_proj.weight (DSP363)")
     assert "DSP605" in {f.code for f in report.findings}
+
+
+# --- SGLang: the installed SGLang's own classes (0.5.23, as the every-architecture agreement test fetches it) ------
+
+SGLANG = "0.5.23"
+SGLANG_CLASSES = {"LlamaForCausalLMEagle": "sglang.srt.models.llama_eagle.LlamaForCausalLMEagle",
+                  "Eagle3DeepseekV2ForCausalLM": "sglang.srt.models.kimi_k25_eagle3.Eagle3DeepseekV2ForCausalLM",
+                  "DFlashDraftModel": "sglang.srt.models.dflash.DFlashDraftModel"}
+
+
+@pytest.fixture(scope="module")
+def sglang_answered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every SGLang case through one `verify --engine installed` run, SGLang 0.5.23 on the path (its wheel, the
+    transformers it pins, its import-time deps: tools/sglang_release_model.py's own preparation)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import sglang_release_model
+
+    try:
+        paths, _ = sglang_release_model.release_paths(SGLANG)
+    except Exception as exc:  # noqa: BLE001 - no package index here: say why
+        pytest.skip(f"could not prepare sglang=={SGLANG}: {exc}")
+    root = tmp_path_factory.mktemp("engine-sglang")
+    folders = []
+    for arch in SGLANG_CLASSES:
+        model = architecture_model("sglang", SGLANG, arch)
+        assert model is not None and model.not_built is None
+        config = worker.config_for(worker.recipe_for(arch, RECIPES["sglang"]), dict(worker.BASE))
+        tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
+                                                    target_vocab=T))
+        assert tensors is not None
+        for mutation in MUTATIONS:
+            shipped = _mutated(mutation, model, tensors)
+            if shipped is not None:
+                folders.append(root / f"{arch}--{mutation}")
+                _write(folders[-1], config, shipped)
+    path = os.pathsep.join([*map(str, paths), *filter(None, [os.environ.get("PYTHONPATH")])])
+    done = run_cli("verify", *map(str, folders), "--target-vocab-size", str(T), "--device", "cpu", "--probe", "0",
+                   "--runtime", f"sglang=={SGLANG}", "--engine", "installed", "--format", "json",
+                   env={"PYTHONPATH": path}, timeout=900)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return {Path(e["source"]).name: e for e in json.loads(done.stdout)["checkpoints"]}
+
+
+def test_sglang_runs_its_own_classes_on_every_tensor(sglang_answered: dict[str, dict[str, Any]]) -> None:
+    seen = {}
+    for name, entry in sglang_answered.items():
+        doc = entry["verify"]["engine"]
+        arch = name.split("--")[0]
+        assert (doc["engine"], doc["runtime"], doc["version"]) == ("installed", "sglang", SGLANG), doc
+        assert doc["model_class"] == SGLANG_CLASSES[arch]
+        assert doc["disagreement"] is None and "DSP605" not in _codes(entry), (name, doc["disagreement"])
+        row = next(r for r in entry["compatibility"] if r["runtime"] == "sglang")
+        assert row["source"].startswith(f"installed SGLang {SGLANG}: {SGLANG_CLASSES[arch]}")
+        seen[name] = (doc["loads"], doc["landing"]["unwritten"], doc["landing"]["cut"], row["silent_codes"])
+    # SGLang's loaders skip a name they have no parameter for (`if name in params_dict`): the stray tensor loads
+    for arch in SGLANG_CLASSES:
+        assert seen[f"{arch}--as-built"] == (True, [], [], [])
+        assert seen[f"{arch}--stray-tensor"] == (True, [], [], [])
+    for arch in ("LlamaForCausalLMEagle", "DFlashDraftModel"):  # MLA's layers have no 2-D down_proj to edit
+        prefix = "model." if arch == "LlamaForCausalLMEagle" else ""
+        assert seen[f"{arch}--one-missing"] == (True, [f"{prefix}{EDITED}"], [], ["DSP363"])
+        assert seen[f"{arch}--one-wider"] == (True, [], [EDITED], ["DSP362"])
