@@ -4,32 +4,36 @@ observes, by executing that release's own code on CPU, what it does with a draft
     python tools/release_model_worker.py REQUEST.json OUT.json
 
 The observation is dspark_ckpt/verify/release_worker.py, which `verify --engine installed` runs too (the installed
-package holds it; tools/ is not installed). This file loads it by path, since the worker runs with only the release
-on its path, and is that module: `import release_model_worker` (tools/sglang_release_model_worker.py, the agreement
-tests) gets it, so what they set on it is what its functions read.
+package holds it; tools/ is not installed). This file runs it by path, since the worker runs with only the release
+on its path: as `__main__`, as it always ran (the generated data quote the reprs of its objects, `<__main__.Recording
+object>`), and, imported, under this file's name, as the module itself: `import release_model_worker` (the
+agreement tests) gets it, so what they set on it is what its functions read.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import runpy
 import sys
 from pathlib import Path
 from types import ModuleType
 
 PATH = Path(__file__).resolve().parent.parent / "dspark_ckpt" / "verify" / "release_worker.py"
-NAME = "dspark_release_worker"
+NAME = "release_model_worker"  # the name the SGLang worker and verify's engine give it too
 
 
 def load() -> ModuleType:
-    if NAME not in sys.modules:
+    found = sys.modules.get(NAME)
+    if found is None or getattr(found, "__file__", None) != str(PATH):
         spec = importlib.util.spec_from_file_location(NAME, PATH)
         assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[NAME] = module
-        spec.loader.exec_module(module)
-    return sys.modules[NAME]
+        found = importlib.util.module_from_spec(spec)
+        sys.modules[NAME] = found
+        spec.loader.exec_module(found)
+    return found
 
 
 if __name__ == "__main__":
-    sys.exit(load().main(sys.argv[-2:]))
-sys.modules[__name__] = load()
+    runpy.run_path(str(PATH), run_name="__main__")
+else:
+    sys.modules[__name__] = load()

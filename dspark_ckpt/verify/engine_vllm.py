@@ -29,8 +29,9 @@ VOCAB_PARTS = ("lm_head", "embed_tokens", "d2t", "t2d", "markov_head.", "confide
 
 def release_worker() -> ModuleType:
     """verify/release_worker.py, beside this file (loaded by path: this script imports nothing of dspark_ckpt)."""
-    name = "dspark_release_worker"
-    if name not in sys.modules:
+    name = "release_model_worker"  # the name tools/release_model_worker.py gives it
+    found = sys.modules.get(name)
+    if found is None or getattr(found, "__file__", None) != str(Path(__file__).with_name("release_worker.py")):
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("release_worker.py"))
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

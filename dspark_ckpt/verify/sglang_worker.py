@@ -79,8 +79,9 @@ def observation() -> Any:
     gives it), its file:line helpers pointed at sglang/ files and its stacked shards with SGLang's MLA. Done in the
     worker only: importing this module changes nothing."""
     global observe
-    name = "dspark_release_worker"
-    if name not in sys.modules:
+    name = "release_model_worker"  # as it always imported it: the data quote the reprs of its objects
+    loaded = sys.modules.get(name)
+    if loaded is None or getattr(loaded, "__file__", None) != str(Path(__file__).with_name("release_worker.py")):
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("release_worker.py"))
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
