@@ -479,6 +479,9 @@ def _one_runtime(subjects: Sequence[Subject], runtime: str, version: str, *, dev
                  env: Mapping[str, str] | None) -> list[tuple[Observed | None, str | None, str | None, str]]:
     """Per subject: the runtime's observation (or why there is none), its location, the release it reported."""
     label = LABEL[runtime]
+    if runtime == "sglang" and modelled_release("sglang", version) is None:  # its draft classes: from that data
+        why = f"no generated model of SGLang {version} (runtimes/release_data) lists its draft classes"
+        return [(None, why, None, version) for _ in subjects]
     ready = {i for i, s in enumerate(subjects) if s.ready(runtime)}
     cases = [subjects[i].case(str(i), runtime) for i in sorted(ready)]
     run = run_worker(cases, device=device, env=env, runtime=runtime, version=version) if cases else None

@@ -81,6 +81,20 @@ def test_fallback_when_installed_vllm_cannot_be_imported(tmp_path: Path) -> None
     assert "Traceback" not in done.stderr
 
 
+def test_an_installed_sglang_without_a_generated_model_falls_back(tmp_path: Path) -> None:
+    """SGLang is found by its metadata too; a release no generated model lists the draft classes of is not asked
+    (its worker would call every class unregistered)."""
+    site = tmp_path / "site"
+    (site / "sglang-0.5.0.dist-info").mkdir(parents=True)
+    (site / "sglang-0.5.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.0\n")
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
+    entry = _doc(_verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json",
+                         env=with_path(site)))
+    assert entry["verify"]["engine"]["fallback"] == ("no generated model of SGLang 0.5.0 (runtimes/release_data) "
+                                                     "lists its draft classes")
+    assert "DSP606" in _codes(entry) and "DSP605" not in _codes(entry)
+
+
 @pytest.fixture(scope="module")
 def vllm_tree(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The probe's own download step; the cache (DSPARK_PROBE_CACHE or ~/.cache) makes later runs offline."""
