@@ -38,25 +38,16 @@ import release_model as fitting
 from probe_runtime import DEFAULT_CACHE, ensure_deps, install_pinned, log, pinned_folder, pip
 from registry_data import sglang_entries
 
+from dspark_ckpt.verify.sglang_worker import STUB, STUB_EVERYONE
+
 DATA = fitting.DATA
 WORKER = ROOT / "tools" / "sglang_release_model_worker.py"
 # What SGLang's model modules import at import time beside vLLM's set (tools/probe_runtime.py IMPORT_DEPS) and
 # torch (pip names, installed without their dependencies into their own folder). triton: SGLang imports it
 # unconditionally (sglang/srt/utils/common.py) and decorates kernels at module level; on CPU nothing compiles them.
 SGLANG_DEPS = ("orjson", "ipython", "traitlets", "dill", "sentencepiece", "uvicorn", "triton")
-# Imported at module level by SGLang's files but not loadable on CPU (or pulling a CUDA torch): served as inert
-# modules to SGLang's own imports (the worker records each one that was imported).
-# cuda: cuda-python's driver bindings, which the CuTe DSL kernels import beside cutlass (0.5.15
-# jit_kernel/cutedsl_fp8_paged_mqa_logits.py:59, reached from jit_kernel/dsa/__init__.py:12 on every non-ROCm
-# platform; 0.5.8 jit_kernel/cutedsl_gdn.py:6).
-STUB = ("sgl_kernel", "datasets", "vllm", "flashinfer", "deep_gemm", "deep_ep", "flash_mla",
-        "tilelang", "quack", "flash_attn", "torch_memory_saver", "torchaudio", "decord", "cutlass", "modelscope",
-        "cuda")
-# Served to every importer, transformers included, with the __version__ its availability checks read: torchvision
-# (PyPI's build needs a CUDA torch), which the transformers that SGLang <= 0.5.21 pins requires for
-# AutoImageProcessor, and which SGLang's multimodal configs register processors with at import time. The version
-# is the one paired with the interpreter's torch 2.13.
-STUB_EVERYONE = {"torchvision": "0.28.0"}
+# The GPU-only packages answered by inert modules, and torchvision served to every importer: the worker's own
+# (dspark_ckpt/verify/sglang_worker.py STUB, STUB_EVERYONE), which `verify --engine installed` sends too.
 # The config a sample starts from, by a marker in the architecture's name (tools/release_model_worker.py recipe_for:
 # every marker found applies, in this order); the model_type picks the transformers config class, as SGLang's
 # get_config does for a draft. The MLA ranks and expert counts are tools/release_model.py's (small, and sampled:

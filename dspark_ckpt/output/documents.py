@@ -87,6 +87,9 @@ def verify_json(r: VerifyResult) -> dict[str, Any]:
         "mapping": [_mapping_json(m) for m in r.mappings],
         "probe": probe_json(r.probe),
         "check_disagreements": list(r.check_disagreements),
+        "landing": [{"runtime": x.runtime, "version": x.version, "architecture": x.architecture, "tensors": x.tensors,
+                     "parameters": x.parameters, "rows": x.rows, "refused": list(x.refused), "cut": list(x.cut),
+                     "unfilled": list(x.unfilled)} for x in r.landing],
     }
 
 

@@ -98,6 +98,22 @@ class TensorRead:
 
 
 @dataclass(frozen=True, slots=True)
+class LandingRun:
+    """What verify's torch loader did with every tensor on one release's generated model of the class
+    (verify/landing_load.py)."""
+
+    runtime: str
+    version: str
+    architecture: str
+    tensors: int  # how many tensors were fed
+    refused: tuple[str, ...]  # tensors the release raises on, in load order
+    cut: tuple[str, ...]  # tensors loaded only in part (cut to fit, or leaving part of their parameter unwritten)
+    unfilled: tuple[str, ...]  # backbone parameters (layer index concrete) with a row no tensor wrote
+    parameters: int  # backbone parameters made
+    rows: int  # their rows in all
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyResult:
     device: str
     torch_version: str
@@ -108,6 +124,7 @@ class VerifyResult:
     mappings: tuple[MappingCheck, ...] = ()
     probe: ProbeReport = ProbeReport(ran=False, reason="not run")
     check_disagreements: tuple[str, ...] = ()
+    landing: tuple[LandingRun, ...] = ()  # every tensor against each release's generated model, with torch
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,23 +84,39 @@ def _duration(ms: float) -> str:
 
 
 def render_engine(doc: dict[str, Any], console: Console) -> None:
-    """Which loader answered (verify/engine_report.py's doc); for the installed one, its exception verbatim and the
-    state it left."""
+    """Which loader answered (verify/engine_report.py's doc); for an installed runtime, its exception verbatim, what
+    its load left unwritten or cut, and the state it left."""
     if doc.get("engine") != "installed":  # verify.engine.Engine.INSTALLED
         if doc.get("fallback"):
             console.print(Text(f"engine: modelled (--engine installed fell back: {doc['fallback']})",
                                style="yellow"))
         return
-    head = f"engine: installed vLLM {doc['version']} ({doc.get('model_class') or 'not registered'})"
+    for one in doc.get("runtimes") or [doc]:
+        _render_installed(one, console)
+    if doc.get("runtimes") and doc.get("fallback"):
+        console.print(Text(f"  not asked: {doc['fallback']}", style="yellow"), overflow="fold")
+
+
+_LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
+
+
+def _render_installed(doc: dict[str, Any], console: Console) -> None:
+    runtime = str(doc.get("runtime") or "vllm")
+    head = f"engine: installed {_LABEL.get(runtime, runtime)} {doc['version']} ({doc.get('model_class') or 'not registered'})"
     console.print(Text(head, style="bold"))
-    console.print(Text(f"  answers for vllm=={doc['version']} only; every other row: the modelled loader", style="dim"))
+    console.print(Text(f"  answers for {runtime}=={doc['version']} only; every other row: the modelled loader",
+                       style="dim"))
     if doc.get("exception"):
         console.print(Text(f"  raised in {doc.get('phase') or 'registry'}: {doc['exception']}", style="red"),
                       overflow="fold")
     else:
-        console.print(Text("  __init__ and load_weights completed", style="green"))
+        console.print(Text("  __init__ and load_weights completed on every tensor", style="green"))
+    seen = doc.get("landing") or {}
+    if seen.get("unwritten") or seen.get("cut"):
+        console.print(Text(f"  left unwritten: {', '.join(seen.get('unwritten') or []) or 'none'}; cut to fit: "
+                           f"{', '.join(seen.get('cut') or []) or 'none'}", style="yellow"), overflow="fold")
     state = doc.get("state") or {}
-    if state:
+    if state and "d2t_param" in state:
         d2t = state.get("d2t") or {}
         table = ("none" if not state.get("d2t_param") else
                  f"loaded ({d2t.get('out_of_range', 0)} ids >= T)" if state.get("d2t_loaded") else "all zeros")
@@ -110,5 +126,5 @@ def render_engine(doc: dict[str, Any], console: Console) -> None:
         console.print(f"  lm_head: {own('has_own_lm_head')}; embed_tokens: {own('has_own_embed_tokens')}; "
                       f"draft_id_to_target_id: {table}", markup=False)
     if doc.get("disagreement"):
-        console.print(Text(f"  the contract table disagrees: {doc['disagreement']}", style="yellow"),
+        console.print(Text(f"  check disagrees: {doc['disagreement']}", style="yellow"),
                       overflow="fold")

@@ -13,12 +13,15 @@ from dspark_ckpt.check.verdict_findings import verdict_findings
 from dspark_ckpt.model.findings import Finding, Severity, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
-from dspark_ckpt.output.verify_records import MappingCheck, TensorRead, VerifyResult
+from dspark_ckpt.output.verify_records import LandingRun, MappingCheck, TensorRead, VerifyResult
+from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.config_build import landed
+from dspark_ckpt.runtimes.generated_verdict import generated_model
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings
+from dspark_ckpt.verify.landing_load import against_check, load_landing
 from dspark_ckpt.verify.load_state import LoadState
 from dspark_ckpt.verify.mapping_check import check_mapping
 from dspark_ckpt.verify.memory import check_budget
@@ -119,18 +122,46 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
         mappings = _mappings(outcomes, dims, _t2d(tensors))
     with watch.phase("probe"):
         probe = run_probe(outcomes, mappings, tensors, analysis.raw_config or {}, cfg.family, dims, options)
-    watch.ms["total"] = sum(watch.ms.values())
     observed = [verdict_for(out, mappings.get(i), (dims.draft_vocab, dims.vocab, dims.target_vocab),
                             analysis.facts) for i, out in enumerate(outcomes)]
     disagree = disagreements(observed, analysis.verdicts)  # what torch loaded: the vocab tensors
+    with watch.phase("predicate"):  # the rest of the tensors, loaded as each release's generated model says
+        landings, landing_disagree = every_tensor(analysis, order)
+    disagree += landing_disagree
     verdicts = [_every_tensor(v, analysis) for v in observed]
+    watch.ms["total"] = sum(watch.ms.values())
     result = VerifyResult(
         device=label, torch_version=torch_version, timings_ms=dict(watch.ms),
         tensors_read=tuple(TensorRead(n, loaded.tensors[n].dtype, loaded.tensors[n].shape, loaded.tensors[n].nbytes)
                            for n in wanted),
         runtimes=tuple(state_for(o) for o in outcomes), mappings=tuple(dict.fromkeys(mappings.values())),
-        probe=probe, check_disagreements=disagree)
+        probe=probe, check_disagreements=disagree, landing=landings)
     return _report(analysis, verdicts, result, dims), result
+
+
+def every_tensor(analysis: Analysis, order: list[str]) -> tuple[tuple[LandingRun, ...], tuple[str, ...]]:
+    """Every tensor loaded with torch into each release's generated model of the class it builds
+    (verify/landing_load.py), and where that loader and check's landing of the same record differ."""
+    facts = analysis.facts
+    shapes = {n: tuple(t.shape) for n, t in analysis.loaded.tensors.items()}
+    hidden = facts.target_hidden_size if facts is not None else None
+    vocab = facts.target_vocab_size if facts is not None else None
+    runs: list[LandingRun] = []
+    why: list[str] = []
+    for built in analysis.builds:
+        found = generated_model(built)
+        if found is None or built.hf is None:
+            continue
+        model = found[1]
+        run = load_landing(model, built.runtime, built.version, built.hf, shapes, order, target_hidden=hidden,
+                           target_vocab=vocab, config_class=built.config_class)
+        said = landing.land(model, built.hf, shapes, target_hidden=hidden, target_vocab=vocab,
+                            config_class=built.config_class)
+        runs.append(run)
+        if (differs := against_check(run, said)) is not None:
+            why.append(f"{RuntimeVersion(built.runtime, built.version)}: every tensor against {model.name}'s "
+                       f"generated model: {differs}")
+    return tuple(runs), tuple(why)
 
 
 def _every_tensor(verdict: Verdict, analysis: Analysis) -> Verdict:

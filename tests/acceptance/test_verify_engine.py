@@ -55,9 +55,10 @@ def test_fallback_when_vllm_is_not_installed(tmp_path: Path) -> None:
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
     done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed")
     assert done.returncode == 0, done.stderr  # DSP606 is info: the modelled verdicts decide the exit code
-    assert "engine: modelled (--engine installed fell back: vLLM is not installed" in " ".join(done.stdout.split())
+    assert "engine: modelled (--engine installed fell back: neither vLLM nor SGLang is installed" in " ".join(
+        done.stdout.split())
     entry = _doc(_verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json"))
-    assert entry["verify"]["engine"]["fallback"] == "vLLM is not installed in this environment"
+    assert entry["verify"]["engine"]["fallback"] == "neither vLLM nor SGLang is installed in this environment"
     assert [f["severity"] for f in entry["findings"] if f["code"] == "DSP606"] == ["info"]
     assert entry["compatibility"][0]["loads"] and "installed vLLM" not in entry["compatibility"][0]["source"]
 
@@ -78,6 +79,20 @@ def test_fallback_when_installed_vllm_cannot_be_imported(tmp_path: Path) -> None
     assert "vLLM 0.31.0 cannot be imported here" in fallback and "libcudart.so.12" in fallback
     assert {"DSP302", "DSP606"} <= set(_codes(entry))
     assert "Traceback" not in done.stderr
+
+
+def test_an_installed_sglang_without_a_generated_model_falls_back(tmp_path: Path) -> None:
+    """SGLang is found by its metadata too; a release no generated model lists the draft classes of is not asked
+    (its worker would call every class unregistered)."""
+    site = tmp_path / "site"
+    (site / "sglang-0.5.0.dist-info").mkdir(parents=True)
+    (site / "sglang-0.5.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.0\n")
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
+    entry = _doc(_verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json",
+                         env=with_path(site)))
+    assert entry["verify"]["engine"]["fallback"] == ("no generated model of SGLang 0.5.0 (runtimes/release_data) "
+                                                     "lists its draft classes")
+    assert "DSP606" in _codes(entry) and "DSP605" not in _codes(entry)
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +140,10 @@ def test_installed_engine_loads_a_clean_draft(tmp_path: Path, vllm_tree: dict[st
     assert state["d2t"]["length"] == 64 and state["d2t"]["out_of_range"] == 0 and not state["d2t"]["all_zero"]
 
 
-def test_installed_engine_reports_a_table_disagreement(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
-    """A DFlash draft that ships a tensor no family has (the table models the Markov and confidence heads only,
-    DSP350): the table predicts it loads, vLLM 0.30's DFlashQwen3Model refuses the name."""
+def test_installed_engine_and_check_agree_on_a_stray_tensor(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """A DFlash draft that ships a tensor no family has: the vocab contract alone predicted it loads (DSP605 before
+    the engine compared check's whole verdict); the generated release model's landing predicts vLLM 0.30's
+    DFlashQwen3Model refuses the name (DSP360), and it does, in those words."""
     tensors = draft_tensors(vocab=96, draft_vocab=96, target_vocab=96, markov=False)
     tensors["extra_proj.weight"] = np.zeros((16, 16), dtype=np.float32)
     draft = make_checkpoint(tmp_path / "dflash", family="dflash", vocab=96, draft_vocab=96, target_vocab=96,
@@ -137,9 +153,9 @@ def test_installed_engine_reports_a_table_disagreement(tmp_path: Path, vllm_tree
     assert done.returncode == 1
     engine = entry["verify"]["engine"]
     assert "There is no module or parameter named 'extra_proj' in DFlashQwen3Model" in engine["exception"]
-    assert "the table predicts it loads" in engine["disagreement"]
-    assert {"DSP605", "DSP607"} <= set(_codes(entry))
-    assert entry["compatibility"][0]["error_code"] == "DSP607" and not entry["compatibility"][0]["loads"]
+    assert engine["disagreement"] is None and engine["table"]["error_code"] == "DSP360"
+    assert "DSP360" in _codes(entry) and not {"DSP605", "DSP607"} & set(_codes(entry))
+    assert entry["compatibility"][0]["error_code"] == "DSP360" and not entry["compatibility"][0]["loads"]
 
 
 def test_worker_runs_vllms_own_loader_on_each_family(tmp_path: Path, vllm_tree: dict[str, str]) -> None:

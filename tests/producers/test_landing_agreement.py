@@ -29,9 +29,10 @@ from producers import layout, materialise, names
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, normal
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.verify.engine import judged_parameter, judged_tensor
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,13 +129,6 @@ def _observe(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, A
     return {r["id"]: r for r in doc["results"]}
 
 
-def _judged(model: Any, parameter: str) -> bool:
-    """A backbone parameter landing speaks about (not vocabulary-sized, not fc, not one no name can fill)."""
-    exprs = model.parameters.get(normal(parameter))
-    return exprs is not None and not landing.is_vocab(exprs) and normal(parameter) not in model.unfilled and \
-        normal(parameter) not in landing.JUDGED_ELSEWHERE and all(e is not None for e in exprs)
-
-
 def disagreements(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str, dict[str, Any]]) -> list[str]:
     """Per case, where check's verdict and the release's own load differ: loads or not, the error's words where the
     landing decides it, the parameters left unwritten (DSP363), the tensors cut to fit (DSP362)."""
@@ -152,12 +146,11 @@ def disagreements(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str
                 if not verdict.error.text.endswith(words) and words not in verdict.error.text:
                     disagree.append(f"{case_id}: vLLM says {words!r}; check {verdict.error.text!r}")
             continue
-        unwritten = {p for p in seen["unwritten"] + seen["partly"] if _judged(model, p)}
+        unwritten = {p for p in seen["unwritten"] + seen["partly"] if judged_parameter(model, p)}
         unfilled = {p.parameter for p in found if p.kind == "unfilled"}
         if unwritten != unfilled:
             disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
-        cut = {n for n in seen["cut"] if model.tensors.get(normal(n)) is not None and not landing.is_vocab(
-            model.tensors[normal(n)].shape) and model.tensors[normal(n)].parameter not in landing.JUDGED_ELSEWHERE}
+        cut = {n for n in seen["cut"] if judged_tensor(model, n)}
         said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
         if cut != said_cut:
             disagree.append(f"{case_id}: cut {sorted(cut)}; check {sorted(said_cut)}")

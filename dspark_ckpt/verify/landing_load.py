@@ -1,0 +1,128 @@
+"""Every tensor of the checkpoint loaded, with torch, into the parameter set a release's generated model says its
+class builds from this config (runtimes/release_data), as that release's load_weights was observed to load them.
+
+Check's landing (runtimes/landing.py) reasons about the same record from the headers: which names have no parameter,
+which shapes are refused or cut, which parameters no name fills. This is a second, independent reading of the record:
+a loader. Each backbone parameter is a torch tensor of its rows (whether each row was written, `torch.bool`), made at
+the size the record's expressions give for the config; the tensors are fed in the order the runtime reads them
+(files naturally sorted, names sorted); each is looked up as the release looks it up (its name with the layer index
+generalised, the probe's outcome for a name it has no parameter for, or for a name it refuses), compared with its
+parameter's `torch.Size`, and, where the release takes it, written onto the parameter's next rows (a tensor cut to
+fit writes the rows that fit). What is left unwritten is read back from the tensors. verify compares the result with
+check's landing: a different set of refused tensors, cut tensors or unfilled parameters is DSP605. Vocabulary
+parameters and fc are the vocab contract's and the aux-layer model's, as in check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from dspark_ckpt.output.verify_records import LandingRun
+from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, normal
+
+
+def _layer_index(name: str) -> int | None:
+    parts = name.split(".")
+    found = [int(parts[i + 1]) for i, p in enumerate(parts[:-1]) if p == "layers" and parts[i + 1].isdigit()]
+    return found[0] if found else None
+
+
+def _unknown_raises(model: ArchitectureModel, name: str) -> bool:
+    """The release's answer to a name it has no parameter for (its probe form: plain, `layers.`, `model.layers.`);
+    a bare parameter shipped as `<name>.weight` has its own answer."""
+    stem = name.removesuffix(".weight") if name.endswith(".weight") else None
+    bare = model.tensors.get(normal(stem)) if stem is not None else None
+    if model.nested is not None and bare is not None and bare.parameter is not None:
+        return model.nested.raises is not None
+    probe = ("model.layers.0.unexpected_tensor.weight" if name.startswith("model.") else
+             "layers.0.unexpected_tensor.weight" if "layers." in name else "unexpected_tensor.weight")
+    outcome = model.unknown.get(probe)
+    return outcome is not None and outcome.raises is not None
+
+
+def _size(rule: TensorRule, values: Mapping[str, int]) -> list[int | None] | None:
+    if rule.shape is None:
+        return None
+    return [e.value(values) if e is not None else None for e in rule.shape]
+
+
+def _outcome(rule: TensorRule, got: torch.Size, want: Sequence[int | None]) -> LoadOutcome | str | None:
+    """How the release takes a tensor of this size: None as it is, "rank" for a different number of axes, else the
+    outcome observed one row or column off along the first axis that differs (None where it was never observed)."""
+    if len(got) != len(want):
+        return "rank"
+    for axis, (g, w) in enumerate(zip(got, want, strict=True)):
+        if w is not None and g != w:
+            return rule.off_by_one.get(f"{axis}{'+' if g > w else '-'}")
+    return None
+
+
+def load_landing(model: ArchitectureModel, runtime: str, version: str, config: Mapping[str, object],
+                 shapes: Mapping[str, tuple[int, ...]], order: Sequence[str], *, target_hidden: int | None,
+                 target_vocab: int | None, config_class: str = "") -> LandingRun:
+    values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
+                               config_class=config_class)
+    unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds
+    layers = model.layers.value(values) if model.layers is not None else None
+    written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
+    cursor: dict[str, int] = {}
+    for parameter, exprs in sorted(model.parameters.items()):
+        if landing.is_vocab(exprs) or parameter in model.unfilled or parameter in landing.JUDGED_ELSEWHERE \
+                or parameter in unjudged or any(e is None for e in exprs):
+            continue
+        first = exprs[0].value(values) if exprs and exprs[0] is not None else None
+        size = first if first is not None and first > 0 else 1  # rows unknown: any tensor that lands fills it
+        for i in range(layers if "{i}" in parameter and layers is not None else 1):
+            written[parameter.replace("{i}", str(i))] = torch.zeros(size, dtype=torch.bool)
+    refused: list[str] = []
+    cut: list[str] = []
+    for name in order:
+        got = torch.Size(shapes[name])
+        key = normal(name)
+        if any(p == key or p.endswith("." + key) for p in unjudged):
+            continue
+        rule = model.tensors.get(key)
+        index = _layer_index(name)
+        if rule is None or (index is not None and layers is not None and index >= layers):
+            if _unknown_raises(model, name):
+                refused.append(name)
+            continue
+        if rule.refused is not None and rule.refused.raises is not None:
+            refused.append(name)
+            continue
+        if rule.parameter is None or landing.is_vocab(rule.shape) or rule.parameter in landing.JUDGED_ELSEWHERE:
+            continue
+        parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
+        want = _size(rule, values) if normal(rule.parameter) not in unjudged else None
+        outcome = _outcome(rule, got, want) if want is not None else None
+        if outcome == "rank" or (isinstance(outcome, LoadOutcome) and outcome.raises is not None):
+            refused.append(name)
+            continue
+        if isinstance(outcome, LoadOutcome) and (outcome.cuts or outcome.leaves_unwritten):
+            cut.append(name)
+        mask = written.get(parameter)
+        if mask is not None:
+            start = cursor.get(parameter, 0)
+            mask[start:start + (int(got[0]) if len(got) else 1)] = True
+            cursor[parameter] = start + (int(got[0]) if len(got) else 1)
+    unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()))
+    return LandingRun(runtime, version, model.name, len(order), tuple(refused), tuple(cut), unfilled,
+                      len(written), int(sum(r.numel() for r in written.values())))
+
+
+def against_check(run: LandingRun, found: Sequence[landing.Landing]) -> str | None:
+    """Where the torch loader and check's landing of the same record differ (None when they agree)."""
+    if any(p.kind == "missing-key" for p in found):
+        return None  # __init__ raises on the config: no tensor is loaded by either
+    said_refused = {p.tensor for p in found if p.raises and p.tensor is not None}
+    said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten") and p.tensor is not None}
+    said_unfilled = {p.parameter for p in found if p.kind == "unfilled" and p.parameter is not None}
+    parts = []
+    for what, mine, theirs in (("refused", set(run.refused), said_refused), ("cut", set(run.cut), said_cut),
+                               ("left unfilled", set(run.unfilled), said_unfilled)):
+        if mine != theirs:
+            parts.append(f"torch {what} {sorted(mine) or 'none'}, check {sorted(theirs) or 'none'}")
+    return "; ".join(parts) or None

@@ -1,0 +1,804 @@
+"""Executes one vLLM release's own draft code on CPU and observes what it does with a draft's tensors: the worker of
+tools/release_model.py (which generates runtimes/release_data from it) and of `verify --engine installed`
+(verify/engine_vllm.py, which runs whole checkpoints through it). It runs inside the release (PYTHONPATH = its
+extracted wheel + deps, or the installed vLLM), loaded by path: it imports nothing of dspark_ckpt.
+
+    python tools/release_model_worker.py REQUEST.json OUT.json   # (that file loads this one)
+
+For every architecture in the release's `_SPECULATIVE_DECODING_MODELS`: the class and its file:line; its real
+`__init__` run at tiny sizes (a 1-rank gloo group, a real `VllmConfig` whose draft/target configs are recording
+namespaces: what the class reads from them is recorded), once per sample of the config values (one value changed
+at a time, then several at once), so that each parameter's shape, and each checkpoint tensor's expected shape, can be
+fitted as an expression of the config keys and the target's; the config keys each build read; then the release's
+real `load_weights`, fed whole checkpoint layouts (prefix, layer naming, stacked or split projections) as tensors
+that each carry a marker value into parameters prefilled with NaN: which checkpoint name lands where (and on how
+many rows), which names it skips, what it does with a name it has no parameter for, and what it does with a tensor
+one row or one column off (raises, in which words, or cuts/pads it silently). Only the standard library, torch and
+the release (and what it imports) are used. Nothing here decides what a fact means: tools/release_model.py fits the
+samples and writes the release's data file. Load mode (load_case) runs whole checkpoints through the class's real
+`__init__` + `load_weights` the same way: what verify's engine and the agreement tests compare with check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import inspect
+import itertools
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+# Config values of the base sample and the alternates each takes (one at a time, then jointly). Vocabulary sizes
+# are multiples of 64, vLLM's vocab padding, so that a parameter's rows equal the config's value.
+BASE: dict[str, int] = {"hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                        "intermediate_size": 24, "vocab_size": 128, "draft_vocab_size": 64, "markov_rank": 4,
+                        "num_hidden_layers": 1, "target_hidden_size": 16, "target.hidden_size": 16,
+                        "target.vocab_size": 128}
+ALTERNATES: dict[str, tuple[int, ...]] = {"hidden_size": (24, 40), "num_attention_heads": (4, 8),
+                                          "num_key_value_heads": (2,), "head_dim": (4, 12),
+                                          "intermediate_size": (40, 56), "vocab_size": (192, 256),
+                                          "draft_vocab_size": (128, 192), "markov_rank": (6, 10),
+                                          "num_hidden_layers": (2, 3), "target_hidden_size": (24, 40),
+                                          "target.hidden_size": (24, 40),
+                                          "target.vocab_size": (192, 256)}
+JOINT_SAMPLES = 6
+# The second base of the omission samples: every value differs from BASE, so a fallback is told apart from a key.
+OTHER_BASE: dict[str, int] = {"hidden_size": 24, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+                              "intermediate_size": 40, "vocab_size": 192, "draft_vocab_size": 128, "markov_rank": 6,
+                              "num_hidden_layers": 1, "target_hidden_size": 24, "target.hidden_size": 40,
+                              "target.vocab_size": 256}
+# Keys a producer may leave out: each is also omitted alone, at two bases, to learn what the release uses instead.
+OPTIONAL = ("target_hidden_size", "head_dim", "num_key_value_heads", "intermediate_size", "draft_vocab_size",
+            "markov_rank")
+# A recipe key, never written to the config: the architecture is built with the draft's config as the target's,
+# as vLLM builds an MTP head (its speculative config's draft model config is the target model's).
+TARGET_IS_DRAFT = "__target_is_draft__"
+# A recipe key, never written to the config: the config keys the recipe sets that are sampled too, so that the
+# shapes they decide are fitted as expressions of them (MLA ranks, expert counts) rather than read as constants.
+VARY = "__vary__"
+# Names producers ship that are no parameter of the model (fed to learn what the release does with them).
+EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
+               "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
+# How producers name a tensor whose parameter the release names otherwise (the probe feeds the producers' name).
+CHECKPOINT_NAMES = {"draft_id_to_target_id": "d2t", "model.draft_id_to_target_id": "model.d2t"}
+
+
+class Recording:
+    """A namespace that records which attributes a class reads, and answers None for what it does not hold."""
+
+    def __init__(self, inner: Any, log: set[str]) -> None:
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_log", log)
+
+    def __deepcopy__(self, memo: Any) -> Recording:
+        return self
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("__") or key in ("_inner", "_log"):
+            raise AttributeError(key)
+        self._log.add(key)
+        return getattr(self._inner, key, None)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        setattr(self._inner, key, value)
+
+
+def _record_reads(hf: Any, log: set[str]) -> Any:
+    """The hf config with every attribute read recorded (its class swapped for a recording subclass)."""
+    base = type(hf)
+
+    def getattribute(self: Any, key: str) -> Any:
+        if not key.startswith("_"):
+            log.add(key)
+        return base.__getattribute__(self, key)  # type: ignore[call-arg]
+
+    hf.__class__ = type(f"Recorded{base.__name__}", (base,), {"__getattribute__": getattribute})
+    return hf
+
+
+def _where(obj: Any) -> str:
+    try:
+        file = inspect.getsourcefile(obj) or "?"
+        line = inspect.getsourcelines(obj)[1]
+    except (OSError, TypeError):
+        return "?"
+    marker = f"{os.sep}vllm{os.sep}"
+    return f"vllm/{file.split(marker, 1)[1]}:{line}" if marker in file else f"{file}:{line}"
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = next((f"{_where_file(f.filename)}:{f.lineno}" for f in reversed(frames) if "/vllm/" in f.filename), "?")
+    message = re.sub(r" at 0x[0-9a-f]+>", ">", str(exc))  # an object's address differs from run to run
+    return {"type": type(exc).__name__, "message": message[:2000], "where": where}
+
+
+def _where_file(path: str) -> str:
+    return "vllm/" + path.split("/vllm/", 1)[1] if "/vllm/" in path else path
+
+
+# Compiled activation ops some releases look up when a layer is built (0.28-0.30: `torch.ops._C.silu_and_mul` in
+# SiluAndMul.__init__). Without vLLM's CUDA/CPU extension they do not exist; the probe registers an inert schema (never
+# run: nothing here calls forward) and records that it did.
+INERT_OPS = ("silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "mul_and_silu", "gelu_fast", "gelu_new",
+             "gelu_quick")
+_LIBRARIES: list[Any] = []
+
+
+def _inert_ops(torch: Any) -> list[str]:
+    missing = [op for op in INERT_OPS if not hasattr(torch.ops._C, op)]
+    if missing:
+        library = torch.library.Library("_C", "FRAGMENT")
+        for op in missing:
+            library.define(f"{op}(Tensor(a!) out, Tensor input) -> ()")
+        _LIBRARIES.append(library)  # kept alive: the schemas go when the library object does
+    return [f"torch.ops._C.{op} (an inert schema, never run)" for op in missing]
+
+
+def answer_false(torch: Any, probe: str, stubbed: list[str]) -> None:
+    """A CPU-feature probe `torch._C._cpu.<probe>()` a release calls and this torch no longer has: answered False,
+    and recorded as stubbed the first time the release asks (where it never asks, nothing is recorded)."""
+    cpu = torch._C._cpu
+    if hasattr(cpu, probe):
+        return
+    note = f"torch._C._cpu.{probe} (absent from this torch: answered False)"
+
+    def answer() -> bool:
+        if note not in stubbed:
+            stubbed.append(note)
+        return False
+
+    setattr(cpu, probe, answer)
+
+
+def _answer_avx512(torch: Any, stubbed: list[str]) -> None:
+    """0.17.x asks torch._C._cpu._is_avx512_supported() when it loads its CPU kernels (platforms/cpu.py
+    import_kernels, L490 @ 0.17.1), which torch 2.13 no longer has: answered False (the AVX2 branch, whose import
+    failure the release only logs)."""
+    answer_false(torch, "_is_avx512_supported", stubbed)
+
+
+def _accept_cpu_moe_alignment(stubbed: list[str]) -> None:
+    """0.28+: the CPU MoE experts refuse hidden or intermediate sizes that are not multiples of 32
+    (CPUUnquantizedExperts._supports_grouped_gemm, experts/cpu_moe.py), and the oracle then raises "No Unquantized MoE
+    backend supports the deployment configuration." at the probe's tiny sizes. That is the kernel's tiling at run
+    time (the padding it implies is done in process_weights_after_loading, which the probe never calls), not the
+    parameters the layer creates nor how load_weights maps them: answered True, recorded the first time it is asked."""
+    try:
+        from vllm.model_executor.layers.fused_moe.experts import cpu_moe  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    experts = getattr(cpu_moe, "CPUUnquantizedExperts", None)
+    if experts is None or "_supports_grouped_gemm" not in vars(experts):
+        return
+    note = ("vllm.model_executor.layers.fused_moe.experts.cpu_moe.CPUUnquantizedExperts._supports_grouped_gemm "
+            "(its 32-alignment of the kernel's tiles answered True at the probe's tiny sizes; no kernel runs)")
+
+    def supports(cls: Any, moe_config: Any) -> tuple[bool, None]:
+        if note not in stubbed:
+            stubbed.append(note)
+        return True, None
+
+    experts._supports_grouped_gemm = classmethod(supports)
+
+
+class _Placeholder(type(sys)):  # type: ignore[misc]
+    """A module of the absent torchvision: every name it is asked for is an inert class (never used: the probe
+    runs no image processor)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = type(name, (), {"__module__": self.__name__})
+        setattr(self, name, value)
+        return value
+
+
+class _AbsentTorchvision:
+    """A meta-path finder answering `import torchvision[...]` with placeholder modules, recorded in `stubbed` the
+    first time: some releases' MTP modules import a VL sibling whose image/video processors import torchvision at
+    module level (PyPI's torchvision does not import beside this torch); only their preprocessing uses it."""
+
+    NOTE = ("torchvision (absent: placeholder modules, imported only by the image/video processors of a VL sibling "
+            "module; never called)")
+
+    def __init__(self, stubbed: list[str]) -> None:
+        self.stubbed = stubbed
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "torchvision" and not name.startswith("torchvision."):
+            return None
+        import importlib.machinery
+
+        if self.NOTE not in self.stubbed:
+            self.stubbed.append(self.NOTE)
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)  # type: ignore[arg-type]
+
+    def create_module(self, spec: Any) -> Any:
+        module = _Placeholder(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        return None
+
+
+def _absent_torchvision(stubbed: list[str]) -> None:
+    import importlib.util
+
+    try:
+        present = importlib.util.find_spec("torchvision") is not None
+    except (ImportError, ValueError):
+        present = False
+    if not present:
+        sys.meta_path.append(_AbsentTorchvision(stubbed))
+
+
+def pass_triton_gate(platform: Any) -> list[str]:
+    """0.34.0+: CpuPlatform.check_and_update_config raises "vLLM on x86 CPUs requires Triton (triton-cpu)." on any
+    VllmConfig built on an x86 machine without Triton (platforms/cpu.py). That gate is about the model runner, which
+    neither verify nor the release-model probe starts; the config is built with HAS_TRITON read as True inside that
+    one call only. Returns what was stubbed (nothing where Triton is installed or the release has no such gate)."""
+    try:
+        from vllm import triton_utils  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:  # a vLLM without the module has no such gate either
+        return []
+    original = inspect.getattr_static(platform, "check_and_update_config")
+    function = getattr(original, "__func__", None)
+    if triton_utils.HAS_TRITON or function is None or "requires Triton" not in inspect.getsource(function):
+        return []
+
+    def check_and_update_config(cls: Any, vllm_config: Any) -> Any:
+        triton_utils.HAS_TRITON = True
+        try:
+            return function(cls, vllm_config)
+        finally:
+            triton_utils.HAS_TRITON = False
+
+    platform.check_and_update_config = classmethod(check_and_update_config)
+    return [("vllm.platforms.cpu.CpuPlatform.check_and_update_config: its x86 'requires Triton' gate passed "
+             "(HAS_TRITON read as True inside that call only; no Triton code runs)")]
+
+
+class Release:
+    """The release imported once, on CPU, with its process group; builds registered classes on demand."""
+
+    def __init__(self, folder: str) -> None:
+        os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+        import torch
+
+        self.stubbed: list[str] = []
+        _answer_avx512(torch, self.stubbed)
+        from vllm import platforms  # type: ignore[import-not-found, unused-ignore]
+        from vllm.platforms.cpu import CpuPlatform  # type: ignore[import-not-found, unused-ignore]
+
+        platforms._current_platform = CpuPlatform()
+        import torch
+        import vllm  # type: ignore[import-not-found, unused-ignore]
+        from vllm.config import VllmConfig, set_current_vllm_config  # type: ignore[import-not-found, unused-ignore]
+        from vllm.distributed import parallel_state as ps  # type: ignore[import-not-found, unused-ignore]
+
+        self.torch = torch
+        self.stubbed += _inert_ops(torch) + pass_triton_gate(CpuPlatform)
+        _accept_cpu_moe_alignment(self.stubbed)
+        _absent_torchvision(self.stubbed)
+        self.folder = folder  # the draft's model path: an empty folder (no mask_embedding.pt, no extra files)
+        self.version = getattr(vllm, "__version__", "?")
+        self.VllmConfig = VllmConfig
+        self.set_current = set_current_vllm_config
+        with set_current_vllm_config(VllmConfig()):
+            ps.init_distributed_environment(world_size=1, rank=0, distributed_init_method=f"file://{folder}/pg",
+                                            local_rank=0, backend="gloo")
+            ps.initialize_model_parallel(1, 1)
+        from vllm.model_executor.models import registry  # type: ignore[import-not-found, unused-ignore]
+
+        self.registry = dict(registry._SPECULATIVE_DECODING_MODELS)
+
+    def model_class(self, architecture: str) -> Any:
+        module_name, class_name = self.registry[architecture]
+        module = importlib.import_module(module_name if "." in module_name
+                                         else f"vllm.model_executor.models.{module_name}")
+        return getattr(module, class_name)
+
+    def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int]) -> tuple[Any, set[str], set[str]]:
+        """cls's real __init__ for this config; returns the model, the hf keys it read, the target's it read."""
+        torch = self.torch
+        raw = dict(raw)
+        own_target = bool(raw.pop(TARGET_IS_DRAFT, False))
+        hf = _hf_config(raw)
+        if values.get("bare"):  # every attribute transformers set, as a plain config, less the keys omitted
+            omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
+            hf = _hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
+        hf_reads: set[str] = set()
+        target_reads: set[str] = set()
+        _record_reads(hf, hf_reads)
+        t_hidden, t_vocab = values.get("target.hidden_size", 16), values.get("target.vocab_size", 128)
+        draft = SimpleNamespace(hf_config=hf, hf_text_config=hf, quantization=None, dtype=torch.float32,
+                                get_vocab_size=lambda: hf.vocab_size, get_hidden_size=lambda: hf.hidden_size,
+                                max_model_len=4096, model=self.folder, revision=None)
+        target_hf: Any = SimpleNamespace(hidden_size=t_hidden, vocab_size=t_vocab, num_hidden_layers=4,
+                                         model_type="llama")
+        if own_target:  # an MTP head: vLLM builds it from the target's own config (the draft config is the target's)
+            target_hf, t_hidden, t_vocab = hf, hf.hidden_size, hf.vocab_size
+        target = SimpleNamespace(get_vocab_size=lambda: t_vocab, get_total_num_hidden_layers=lambda: 4,
+                                 get_num_layers=lambda *a, **k: 4, get_hidden_size=lambda: t_hidden,
+                                 dtype=torch.float32, hf_config=target_hf, hf_text_config=target_hf,
+                                 quantization=None, head_dtype=None, max_model_len=4096)
+        spec = SimpleNamespace(draft_model_config=Recording(draft, target_reads),
+                               parallel_drafting=bool(values.get("parallel_drafting")),
+                               method=None, num_speculative_tokens=1, draft_tensor_parallel_size=1)
+        config = self.VllmConfig()
+        object.__setattr__(config, "speculative_config", Recording(spec, target_reads))
+        object.__setattr__(config, "model_config", Recording(target, target_reads))
+        with self.set_current(config), torch.device("cpu"):
+            model = cls.__new__(cls)
+            cls.__init__(model, vllm_config=config, prefix="")
+        return model, hf_reads, {f"target.{k}" for k in target_reads}
+
+
+def _hf_config(raw: dict[str, Any], *, bare: bool = False) -> Any:
+    """The config object as transformers builds it for the model_type; `bare`: a plain PretrainedConfig, as a
+    speculators-format draft gets (SpeculatorsConfig adds no defaults)."""
+    from transformers import AutoConfig, PretrainedConfig  # type: ignore[import-not-found, unused-ignore]
+
+    fields = {k: v for k, v in raw.items() if k != "model_type"}
+    if bare:
+        return PretrainedConfig(**copy.deepcopy(fields))
+    try:
+        return AutoConfig.for_model(raw.get("model_type") or "llama", **copy.deepcopy(fields))
+    except (ValueError, KeyError):
+        return PretrainedConfig(**copy.deepcopy(fields))
+
+
+def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
+    """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY)}
+    for key, value in values.items():
+        if not key.startswith(("target.", "omit:", "bare")) and key not in recipe.get("omit", ()) \
+                and f"omit:{key}" not in values:
+            raw[key] = value
+    return raw
+
+
+def samples(seed: int, extra: dict[str, int] | None = None) -> list[tuple[str, dict[str, int]]]:
+    """The base, each alternate alone, then joint samples (num_attention_heads a multiple of kv heads). `extra`:
+    keys a recipe sets that are sampled too (the recipe's value is their base; 2x and 3x it their alternates)."""
+    extra = extra or {}
+    first, other = {**BASE, **extra}, {**OTHER_BASE, **extra}
+    alternates = {**ALTERNATES, **{k: (2 * v, 3 * v) for k, v in extra.items()}}
+    out = [("base", dict(first))]
+    for key, alts in alternates.items():
+        out += [(f"{key}={alt}", {**first, key: alt}) for alt in alts]
+    for key in OPTIONAL:
+        for base in (first, other):
+            out.append((f"omit:{key}:{base['hidden_size']}", {**base, f"omit:{key}": 1}))
+            out.append((f"bare-omit:{key}:{base['hidden_size']}", {**base, f"omit:{key}": 1, "bare": 1}))
+    rng = random.Random(seed)
+    while len(out) < 1 + sum(len(a) for a in alternates.values()) + 4 * len(OPTIONAL) + JOINT_SAMPLES + 2 * len(extra):
+        values = {k: rng.choice((first[k], *alternates[k])) for k in first if k in alternates}
+        if values["num_attention_heads"] % values["num_key_value_heads"] == 0 \
+                and values["hidden_size"] % values["num_attention_heads"] == 0:
+            out.append((f"joint{len(out)}", values))
+    return out
+
+
+def _parameters(model: Any) -> dict[str, Any]:
+    return dict(model.named_parameters())
+
+
+def _owner(model: Any, name: str) -> Any:
+    return model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+
+
+# The stacked parameters every release's load_weights builds from separate checkpoint tensors (its
+# stacked_params_mapping; fused_qkv_a_proj: DeepSeek's MLA, deepseek_v2.py L1601-1602 @ 0.33.0).
+STACKED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj"),
+           "fused_qkv_a_proj": ("q_a_proj", "kv_a_proj_with_mqa")}
+
+
+def _stacked_parts(model: Any) -> dict[str, tuple[str, ...]]:
+    """STACKED, plus what the model's own WeightsMapper stacks (`orig_to_new_stacked`, where the release has it)."""
+    parts = dict(STACKED)
+    for module in model.modules():
+        stacked = getattr(getattr(type(module), "hf_to_vllm_mapper", None), "orig_to_new_stacked", None)
+        by_target: dict[str, list[str]] = {}
+        for orig, (new, _shard) in (stacked or {}).items():  # in shard order, as the mapper lists them
+            by_target.setdefault(new.strip("."), []).append(orig.strip("."))
+        parts.update({new: tuple(origs) for new, origs in by_target.items()})
+    return parts
+
+
+def shards(model: Any, name: str, param: Any) -> list[tuple[str, int, int]] | None:
+    """A stacked parameter's shards as (checkpoint name part, row offset, rows), from its module's output_sizes."""
+    owner = _owner(model, name)
+    sizes = getattr(owner, "output_sizes", None)
+    leaf = name.rsplit(".", 2)
+    if not sizes or len(leaf) < 3 or param.dim() != 2:
+        return None
+    parts = _stacked_parts(model).get(leaf[-2])
+    if parts is None or len(parts) != len(sizes):
+        return None
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [(p, off, size) for p, off, size in zip(parts, offsets, sizes, strict=True)]
+
+
+def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]]:
+    """Checkpoint layouts to feed: name -> (parameter, tensor shape, row offset in the parameter)."""
+    params = _parameters(model)
+    out: dict[str, dict[str, tuple[str, tuple[int, ...], int]]] = {}
+    for prefix in ("model.", ""):
+        for layer_style in ("layers", "midlayer", "mtp"):
+            for stacking in ("split", "fused"):
+                layout: dict[str, tuple[str, tuple[int, ...], int]] = {}
+                for name, param in params.items():
+                    ckpt = name[len("model."):] if prefix == "" and name.startswith("model.") else name
+                    ckpt = CHECKPOINT_NAMES.get(ckpt, ckpt)
+                    if layer_style == "midlayer":
+                        ckpt = re.sub(r"\blayers\.0\.", "midlayer.", ckpt)
+                    elif layer_style == "mtp":  # an MTP layer as the target checkpoint ships it: the release's
+                        ckpt = ckpt.replace(".mtp_block.", ".")  # _rewrite_spec_layer_name adds mtp_block back
+                    parts = shards(model, name, param) if stacking == "split" else None
+                    if parts is None:
+                        layout[ckpt] = (name, tuple(param.shape), 0)
+                        continue
+                    stem = ckpt.rsplit(".", 2)
+                    for part, offset, rows in parts:
+                        layout[f"{stem[0]}.{part}.{stem[2]}"] = (name, (rows, int(param.shape[1])), offset)
+                key = f"{prefix or '-'}{layer_style}-{stacking}"
+                if layout not in out.values():
+                    out[key] = layout
+    return out
+
+
+class Feeder:
+    """Runs the model's real load_weights on marker tensors and reads back where each marker landed."""
+
+    def __init__(self, torch: Any, model: Any) -> None:
+        self.torch, self.model = torch, model
+        self.params = _parameters(model)
+
+    def reset(self) -> None:
+        with self.torch.no_grad():
+            for p in self.params.values():
+                if p.dtype.is_floating_point:
+                    p.fill_(float("nan"))
+                else:
+                    p.fill_(-(2 ** 31))
+
+    def feed(self, tensors: dict[str, tuple[tuple[int, ...], str]]) -> dict[str, Any]:
+        """tensors: checkpoint name -> (shape, dtype name). Returns what landed, and the error if it raised."""
+        torch = self.torch
+        self.reset()
+        markers = {name: i + 1 for i, name in enumerate(tensors)}
+
+        def weights() -> Iterator[tuple[str, Any]]:
+            for name, (shape, dtype) in tensors.items():
+                kind = torch.int64 if dtype == "int64" else torch.float32
+                yield name, torch.full(shape, markers[name], dtype=kind)
+
+        error = None
+        try:
+            self.model.load_weights(weights())
+        except Exception as exc:  # noqa: BLE001 - the release's own failure is the observation
+            error = _error(exc)
+        by_marker = {v: k for k, v in markers.items()}
+        landed: dict[str, list[Any]] = {}
+        unwritten, partly = [], []
+        with torch.no_grad():
+            for pname, p in self.params.items():
+                data = p.detach().reshape(-1).to(torch.float64) if p.numel() else None
+                if data is None:
+                    continue
+                written = ~torch.isnan(data) if p.dtype.is_floating_point else data != -(2 ** 31)
+                if not bool(written.any()):
+                    unwritten.append(pname)
+                    continue
+                if not bool(written.all()):
+                    partly.append(pname)
+                values = data[written]
+                for value in torch.unique(values).tolist():
+                    name = by_marker.get(int(value)) if float(value).is_integer() else None
+                    if name is None:
+                        continue  # a loader that transforms values (d2t offsets, scales): not a marker
+                    count = int((values == value).sum())
+                    landed.setdefault(name, []).append([pname, count])
+        return {"landed": landed, "unwritten": unwritten, "partly": partly, "error": error}
+
+
+def dtype_of(name: str) -> str:
+    return "int64" if name.rsplit(".", 1)[-1] in ("d2t", "t2d") else "float32"
+
+
+def probe_architecture(release: Release, architecture: str, recipe: dict[str, Any], seed: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"architecture": architecture, "class": "?", "where": "?"}
+    try:
+        cls = release.model_class(architecture)
+    except Exception as exc:  # noqa: BLE001 - a module that cannot import on CPU: recorded, not modelled
+        out["import_error"] = _error(exc)
+        return out
+    out["class"], out["where"] = f"{cls.__module__}.{cls.__name__}", _where(cls)
+    built: list[dict[str, Any]] = []
+    base_model = None
+    extra = {k: recipe[k] for k in recipe.get(VARY, ()) if isinstance(recipe.get(k), int)}
+    for label, values in samples(seed, extra):
+        raw = config_for(recipe, values)
+        try:
+            model, hf_reads, target_reads = release.build(cls, raw, values)
+        except Exception as exc:  # noqa: BLE001 - the class refuses this config: recorded per sample
+            built.append({"sample": label, "values": values, "error": _error(exc)})
+            continue
+        params = {n: list(p.shape) for n, p in _parameters(model).items()}
+        expected = {ckpt: list(shape) for layout in layouts(model).values()
+                    for ckpt, (_, shape, _) in layout.items()}
+        built.append({"sample": label, "values": values, "parameters": params, "expected": expected,
+                      "reads": sorted(hf_reads), "target_reads": sorted(target_reads)})
+        if label == "base":
+            base_model = model
+    out["samples"] = built
+    if base_model is None:
+        return out
+    out["structural"] = structural_keys(release, cls, config_for(recipe, BASE), built[0], frozenset(extra))
+    feeder = Feeder(release.torch, base_model)
+    fed: dict[str, Any] = {}
+    for key, layout in layouts(base_model).items():
+        tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
+        fed[key] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(tensors)}
+    out["layouts"] = fed
+    best = min(fed, key=lambda k: (fed[k]["error"] is not None, len(fed[k]["unwritten"])))
+    canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layouts(base_model)[best].items()}
+    out["canonical"] = best
+    out["unknown"] = {probe: feeder.feed({**canonical, probe: ((3,), "float32")})
+                      for probe in ("unexpected_tensor.weight", "layers.0.unexpected_tensor.weight",
+                                    "model.layers.0.unexpected_tensor.weight")}
+    bare = next((c for c, (p, _, _) in layouts(base_model)[best].items()
+                 if c in fed[best]["landed"] and not c.endswith((".weight", ".bias")) and "." in c), None)
+    if bare is not None:  # a bare parameter shipped as `<name>.weight`, as some exporters write it
+        nested = {k: v for k, v in canonical.items() if k != bare}
+        out["nested"] = {"name": bare, "parameter": layouts(base_model)[best][bare][0],
+                         **feeder.feed({**nested, f"{bare}.weight": canonical[bare]})}
+    built_params: dict[str, Any] = _parameters(base_model)
+    d2t = built_params.get("draft_id_to_target_id")
+    hidden = next((int(p.shape[-1]) for n, p in built_params.items() if n.endswith("norm.weight")), 16)
+    extras: dict[str, tuple[int, ...]] = {
+        name: (1, hidden) for name in EXTRA_NAMES
+        if name not in canonical and name not in built_params and f"model.{name}" not in built_params}
+    if d2t is not None:  # t2d: what EAGLE-3 producers ship beside d2t, one entry per target id
+        extras["t2d"] = (int(d2t.shape[0]) * 2,)
+    attention = next((c.split("self_attn.")[0] for c in canonical if ".self_attn." in c), None)
+    if attention is not None:  # a rotary cache older exporters (ColossalAI, GPTQ, EAGLE-1) ship in every layer
+        extras[f"{attention}self_attn.rotary_emb.inv_freq"] = (4,)
+    out["extras"] = {name: feeder.feed({**canonical, name: (shape, dtype_of(name))})
+                     for name, shape in extras.items()}
+    off: dict[str, Any] = {}
+    for ckpt, (shape, dtype) in canonical.items():
+        for axis, delta in itertools.product(range(len(shape)), (1, -1)):
+            if shape[axis] + delta < 1:
+                continue
+            wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
+            result = feeder.feed({**canonical, ckpt: (wrong, dtype)})
+            off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
+                "fed": list(wrong), "shape": list(shape), "error": result["error"],
+                "landed": result["landed"].get(ckpt)}
+    out["off_by_one"] = off
+    return out
+
+
+def recipe_for(architecture: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The base config of an architecture: the default, plus each rule whose marker is in the name."""
+    chosen = dict(request["default_recipe"])
+    for marker, extra in request.get("recipe_rules", {}).items():
+        if marker in architecture:
+            vary = dict.fromkeys([*chosen.get(VARY, ()), *extra.get(VARY, ())])  # the sampled keys add up
+            chosen.update(extra)
+            if vary:
+                chosen[VARY] = list(vary)
+    return {"architectures": [architecture], **chosen}
+
+
+def _alternate(value: Any) -> Any:
+    """Another value of the same kind (None: a kind the probe does not vary)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value * 2 + 1 if value else 2
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return [*value, max(value) + 1] if value else [0, 1]
+    return None
+
+
+SUBKEYS: set[str] = set()
+
+
+class KeyLog(dict):  # type: ignore[type-arg]
+    """A nested config section that records which entries the model reads (SUBKEYS, module-wide: the config
+    machinery copies the section, and the copy records too)."""
+
+    def __getitem__(self, key: Any) -> Any:
+        SUBKEYS.add(str(key))
+        return super().__getitem__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        SUBKEYS.add(str(key))
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        SUBKEYS.add(str(key))
+        return super().__contains__(key)
+
+
+def nested_reads(release: Release, cls: Any, raw: dict[str, Any], key: str) -> list[str]:
+    """The entries of section `key` the model reads when the config carries one (what it holds kept)."""
+    SUBKEYS.clear()
+    held: Any = raw.get(key) if isinstance(raw.get(key), dict) else {"_": None}  # not empty: `section or {}` keeps it
+    with contextlib.suppress(Exception):
+        release.build(cls, {**raw, key: KeyLog(held)}, BASE)
+    return sorted(SUBKEYS - {"_"})
+
+
+def _shapes_or_none(release: Release, cls: Any, raw: dict[str, Any]) -> dict[str, list[int]] | None:
+    try:
+        model, _, _ = release.build(cls, raw, BASE)
+    except Exception:  # noqa: BLE001 - the release refuses this config
+        return None
+    return {n: list(p.shape) for n, p in _parameters(model).items()}
+
+
+def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any],
+                    sampled: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Each key the build read that the samples do not vary (`sampled`: the recipe's keys they vary too), changed
+    alone (nested ones inside a dict the config holds too): the parameters whose names or shapes then change. A key
+    whose change moves nothing is left out."""
+    probes: list[tuple[str, dict[str, Any], Any, Any]] = []
+    hf = _hf_config(raw)
+    for key in base["reads"]:
+        if key in BASE or key in sampled or key in ("architectures", "model_type"):
+            continue
+        value = raw.get(key, getattr(hf, key, None))
+        subs = nested_reads(release, cls, raw, key) if value is None or isinstance(value, dict) else []
+        section = value if isinstance(value, dict) else {}
+        for sub in subs:
+            inner = section.get(sub)
+            if inner is None:
+                probes += [(f"{key}.{sub}", {**raw, key: {**section, sub: alt}}, None, alt)
+                           for alt in (True, 2, [0, 1])]
+            elif (alt := _alternate(inner)) is not None:
+                probes.append((f"{key}.{sub}", {**raw, key: {**section, sub: alt}}, inner, alt))
+        if isinstance(value, dict):
+            continue
+        elif value is None:  # absent: a flag, a count, or a list of layer ids (one id against two)
+            probes += [(key, {**raw, key: True}, None, True), (key, {**raw, key: 2}, None, 2),
+                       (key, {**raw, key: [0, 1]}, [0], [0, 1])]
+        elif (alt := _alternate(value)) is not None:
+            probes.append((key, {**raw, key: alt}, value, alt))
+    out: dict[str, Any] = {}
+    for name, changed, value, alt in probes:
+        if name in out and "changes" in out[name]:
+            continue  # an earlier kind of value already moved parameters
+        try:
+            model, _, _ = release.build(cls, changed, BASE)
+        except Exception as exc:  # noqa: BLE001 - the release refuses the other value: that is the observation
+            if not (value is None or (value == [0] and name not in raw)):  # a guessed kind proves nothing
+                out[name] = {"base": value, "alternate": alt, "error": _error(exc)}
+            continue
+        params = {n: list(p.shape) for n, p in _parameters(model).items()}
+        against = base["parameters"]
+        if value == [0] and name not in raw:  # absent at base: compare a one-id list with the two-id one
+            one = _shapes_or_none(release, cls, {**raw, name: [0]})
+            if one is None:
+                continue  # a list is not what the key holds: nothing to learn
+            against = one
+        moved = sorted(n for n in set(params) | set(against) if params.get(n) != against.get(n))
+        if moved:
+            out[name] = {"base": value, "alternate": alt, "changes": moved}
+    return out
+
+
+def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
+    """One checkpoint (its config as the release builds it, its tensors' names and shapes) through the class's
+    real __init__ and load_weights: the error it raises, the tensors it cuts, the parameters left unwritten."""
+    return observe_load(release, case)[0]
+
+
+def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """load_case's observation, and the model it was made on (None where __init__ raised)."""
+    cls = release.model_class(case["architecture"])
+    values = {"target.hidden_size": case["target_hidden"], "target.vocab_size": case["target_vocab"],
+              "bare": int(case.get("bare", False))}
+    if case.get("parallel_drafting"):  # verify's engine: the speculative config's flag, as the draft's config says
+        values["parallel_drafting"] = 1
+    try:
+        model, _, _ = release.build(cls, case["config"], values)
+    except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
+        return {"id": case["id"], "phase": "init", "error": _error(exc)}, None
+    fed = {name: (tuple(shape), dtype_of(name)) for name, shape in case["tensors"].items()}
+    result = Feeder(release.torch, model).feed(fed)
+    numel = {name: int(release.torch.Size(shape).numel()) for name, (shape, _) in fed.items()}
+    cut = sorted(n for n, where in result["landed"].items() if sum(c for _, c in where) < numel[n])
+    return {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,
+            "unwritten": result["unwritten"], "partly": result["partly"]}, model
+
+
+def header_shapes(folder: Path) -> dict[str, list[int]]:
+    """Every tensor's shape, from the safetensors headers (no data read)."""
+    out: dict[str, list[int]] = {}
+    for file in sorted(folder.glob("*.safetensors")):
+        with file.open("rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(size))
+        out.update({n: list(e["shape"]) for n, e in header.items() if n != "__metadata__"})
+    return out
+
+
+def _hidden(config: dict[str, Any]) -> int:
+    layer = config.get("transformer_layer_config")
+    found = config.get("hidden_size") or (layer.get("hidden_size") if isinstance(layer, dict) else None)
+    return int(found) if isinstance(found, int) and found > 0 else 16
+
+
+def engine_case(release: Any, case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """verify's engine: one checkpoint folder through the registered class of its architecture (the config and
+    tensor shapes the request gives, else config.json and the headers): observe_load's observation, with the class,
+    and the model it was made on (None where the architecture is not registered or __init__ raised)."""
+    folder = Path(case["folder"])
+    raw = json.loads((folder / "config.json").read_text())
+    arch = case.get("architecture") or (raw.get("architectures") or [None])[0]
+    if not isinstance(arch, str) or arch not in release.registry:
+        return {"registered": False, "architecture": arch}, None
+    cls = release.model_class(arch)
+    config = dict(case.get("config") or raw)
+    full = {"id": case["id"], "architecture": arch, "config": config,
+            "tensors": case.get("tensors") or header_shapes(folder),
+            "target_hidden": case.get("target_hidden") or _hidden(config), "target_vocab": int(case["target_vocab"]),
+            "bare": bool(case.get("bare")), "parallel_drafting": bool(case.get("parallel_drafting"))}
+    seen, model = observe_load(release, full)
+    out: dict[str, Any] = {"registered": True, "architecture": arch, "module": cls.__module__,
+                           "class": cls.__name__, "where": _where(cls), "error": None,
+                           "unwritten": seen.get("unwritten", []), "partly": seen.get("partly", []),
+                           "cut": seen.get("cut", []), "config": config}
+    if seen["error"] is not None:
+        out["error"] = {"phase": seen["phase"], **seen["error"]}
+    return out, model
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[0]).read_text())
+    doc: dict[str, Any] = {"ok": False}
+    try:
+        with tempfile.TemporaryDirectory() as pg:
+            release = Release(pg)
+            if request.get("mode") == "load":
+                doc = {"ok": True, "version": release.version,
+                       "results": [load_case(release, case) for case in request["cases"]]}
+                Path(argv[1]).write_text(json.dumps(doc))
+                return 0
+            doc = {"ok": True, "version": release.version, "stubbed": release.stubbed, "registry": {
+                name: list(entry) for name, entry in release.registry.items()}, "architectures": {}}
+            only = request.get("architectures") or sorted(release.registry)
+            for architecture in only:
+                recipe = request["recipes"].get(architecture) or recipe_for(architecture, request)
+                try:
+                    doc["architectures"][architecture] = probe_architecture(release, architecture, recipe,
+                                                                            int(request.get("seed", 0)))
+                except Exception as exc:  # noqa: BLE001 - the worker's own failure, per architecture
+                    doc["architectures"][architecture] = {"architecture": architecture,
+                                                          "worker_error": _error(exc)}
+                Path(argv[1]).write_text(json.dumps(doc))
+                print(f"worker: {architecture} done", file=sys.stderr, flush=True)
+    except Exception as exc:  # noqa: BLE001 - the release cannot be imported or set up here: say why
+        doc = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+    Path(argv[1]).write_text(json.dumps(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[-2:]))
