@@ -95,6 +95,11 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
     (`--for all`, `--for sglang`): runtimes no repair can make load are left out, named in a DSP505 warning, and the
     repair is planned for the others. `required`: releases named with `==`, never left out, and runtimes named bare
     (`sglang`), of which at least one release must stay."""
+    if not best_effort:  # the unreachable runtimes matter only to a refused plan of fix's own choosing
+        plan = _plan(s, runtimes, strategy)
+        if strategy is None and plan.refusal is not None and (dropped := _unreachable(s, runtimes)):
+            return replace(plan, refusal=_unreachable_refusal(s, runtimes, dropped))
+        return plan
     dropped = _unreachable(s, runtimes)
     kept_of = {r.runtime for r in runtimes if str(r) not in dropped}
     if any(name in dropped or (name in {r.runtime for r in runtimes} and name not in kept_of) for name in required):
