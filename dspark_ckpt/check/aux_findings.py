@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.runtimes import eagle3_aux
 from dspark_ckpt.runtimes.records import BuiltConfig
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS
 
-_TEXTS: tuple[tuple[FindingCode, Callable[[eagle3_aux.AuxRead], str | None]], ...] = (
-    ("DSP356", eagle3_aux.ignored_text),
-    ("DSP356", eagle3_aux.runner_text),
-    ("DSP357", eagle3_aux.absent_text),
-)
+if TYPE_CHECKING:
+    from dspark_ckpt.runtimes.eagle3_aux import AuxRead
+
+
+def _texts() -> tuple[tuple[FindingCode, Callable[[AuxRead], str | None]], ...]:
+    """What each code says of a release's aux facts (eagle3_aux.py, imported only for a draft that has them)."""
+    from dspark_ckpt.runtimes import eagle3_aux
+
+    return (("DSP356", eagle3_aux.ignored_text), ("DSP356", eagle3_aux.runner_text),
+            ("DSP357", eagle3_aux.absent_text))
 
 
 def _releases(versions: Sequence[str]) -> str:
@@ -43,11 +48,11 @@ def _sglang(versions: Sequence[str]) -> str:
 def aux_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
     """One finding per code: each distinct statement with the releases it holds for, and the lines it cites."""
     by_code: dict[FindingCode, dict[tuple[str, str], list[BuiltConfig]]] = {}
-    for built in builds:
-        if built.aux is None:
-            continue
-        for code, text in _TEXTS:
-            said = text(built.aux)
+    with_aux = [(built, built.aux) for built in builds if built.aux is not None]
+    texts = _texts() if with_aux else ()
+    for built, aux in with_aux:
+        for code, text in texts:
+            said = text(aux)
             if said is not None:
                 by_code.setdefault(code, {}).setdefault((built.runtime, said), []).append(built)
     found = []

@@ -169,7 +169,13 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     from dspark_ckpt.repair.apply import out_exists, out_taken
     from dspark_ckpt.repair.render import fix_record
     from dspark_ckpt.repair.safety import unsafe_reasons
+    from dspark_ckpt.sources.resolve import hub_repo, missing_path
 
+    if not os.path.lexists(spec):
+        if hub_repo(spec) is None:  # a mistyped path: DSP-E010 saying what is there
+            raise missing_path(spec)
+        raise UsageError(f"{spec} is no local path but a Hub repo id, and fix writes a local folder", code="DSP-E062",
+                         hint="add --dry-run to see the plan, or --push to open a pull request with it")
     plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
                     hints=job.run.hints)
     skipped = unsafe_reasons(plan) if job.safe_only else []

@@ -73,11 +73,20 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings
                   ignore=_codes(table, "ignore", where), fail_on=Severity(fail_on) if fail_on else None,
                   exit_zero=_typed(table, "exit-zero", bool, where, "true or false"))
     return Settings(path=None, policy=layer, runtime=tuple(runtime) if runtime is not None else None,
-                    target=str(base / target) if target is not None else None,
+                    target=_target(target, base) if target is not None else None,
                     target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"),
                     speculative_config=_speculative_config(table, base, where),
                     max_model_len=_max_model_len(table, where),
                     allow_no_target=_typed(table, "allow-no-target", bool, where, "true or false"))
+
+
+def _target(value: str, base: Path) -> str:
+    """A path relative to the settings file's folder; a Hub repo id as on the command line (`hf://org/name`, or
+    `org/name` whose `org/` is no folder there: sources/resolve.py `hub_repo`) stays as written."""
+    # here: a settings file without a target needs none of it
+    from dspark_ckpt.sources.resolve import hub_repo
+
+    return value if hub_repo(value, base) is not None else str(base / value)
 
 
 def _speculative_config(table: dict[str, Any], base: Path, where: str) -> str | None:

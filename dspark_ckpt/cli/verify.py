@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -40,14 +39,11 @@ if TYPE_CHECKING:
 
 
 def local_spec(spec: str) -> None:
-    """A Hub repo id is refused at once, before any request: verify reads tensor data, so it needs local files."""
-    path = Path(spec)
-    if path.exists() or path.is_symlink() or (not spec.startswith("hf://") and path.parent.is_dir()
-                                               and path.parent != Path(".")):
-        return  # a path (or a mistyped one, which open_source reports as DSP-E010)
-    from dspark_ckpt.sources.hub import parse_repo_spec
+    """A Hub repo id is refused at once, before any request: verify reads tensor data, so it needs local files. A
+    path, or a name shaped like one (sources/resolve.py `hub_repo`), passes: open_source reports a missing one."""
+    from dspark_ckpt.sources.resolve import hub_repo
 
-    repo = parse_repo_spec(spec)
+    repo = hub_repo(spec)
     if repo is not None:
         raise UsageError(f"{spec}: verify reads tensor data and needs a local checkpoint, not a Hub repo",
                          code="DSP-E042", hint=f"download it first (hf download {repo.repo_id} --local-dir DIR), "

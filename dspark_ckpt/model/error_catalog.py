@@ -79,8 +79,9 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "'vllm>=0.30' (quote it in the shell)."),
     # --- DSP-E01x: the checkpoint argument ---
     E("DSP-E010", "no-such-checkpoint", "The checkpoint is neither an existing path nor a Hub repo id",
-      "The argument names no local file or folder, and cannot be an `org/repo[@rev]` Hub id (or it looks like a "
-      "mistyped local path whose folder exists).", _NO_ANSWER, "`dspark-ckpt check ./drafts/typo`.",
+      "The argument names no local file or folder, and cannot be an `org/repo[@rev]` Hub id, or it is shaped like "
+      "a local path (`./x`, `~/x`, `a/b/c`, `x/`, `x.json`, or `drafts/typo` whose `drafts/` exists): such a "
+      "name never goes to the Hub. The hint says which, and names what is there instead.", _NO_ANSWER, "`dspark-ckpt check ./drafts/typo`.",
       "Give the draft's folder, a .safetensors file (with --config), or org/repo[@rev]; write hf://org/repo to "
       "force the Hub when a local folder of that name exists."),
     E("DSP-E011", "checkpoint-permission-denied", "The checkpoint exists but cannot be read",
@@ -279,7 +280,9 @@ ERRORS: dict[str, ErrorDoc] = _errors(
     E("DSP-E062", "fix-needs-folder", "fix was given something other than a local checkpoint folder",
       "fix rewrites a checkpoint folder; a single .safetensors file or a Hub repo (without --push) is not one.",
       _NOTHING_WRITTEN, "`dspark-ckpt fix model.safetensors`.",
-      "Give the folder holding config.json and the safetensors files; for a Hub repo use --push."),
+      "Give the folder holding config.json and the safetensors files; for a Hub repo use --dry-run to see the "
+      "plan, --push to open a pull request.",
+      shared=("cli/fix.py", "repair/read.py")),  # fix.py: a Hub repo id, before anything is read
     E("DSP-E063", "fix-into-hf-cache", "The destination is inside a Hugging Face cache",
       "The folder fix would write is a snapshot in the Hugging Face cache (`.../hub/models--*/snapshots/`), "
       "whose files are links into blobs that other snapshots share.", "Writing there would corrupt other "

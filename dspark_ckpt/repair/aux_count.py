@@ -9,11 +9,16 @@ read the top-level list; the speculators conversion copies the top-level list bu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.runtimes.config_build import is_speculators
-from dspark_ckpt.runtimes.eagle3_aux import TOP, AuxRead
 from dspark_ckpt.runtimes.records import DraftFacts
+
+if TYPE_CHECKING:
+    from dspark_ckpt.runtimes.eagle3_aux import AuxRead
+
+# eagle3_aux.TOP (a test holds them equal): planning imports eagle3_aux.py only for a draft with aux facts
+TOP = "eagle_aux_hidden_state_layer_ids"
 
 COUNT = "num_aux_hidden_states"
 FIRST_COUNT = "num_aux_layers"  # qwen3_eagle3.py reads it before num_aux_hidden_states

@@ -95,6 +95,11 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
     (`--for all`, `--for sglang`): runtimes no repair can make load are left out, named in a DSP505 warning, and the
     repair is planned for the others. `required`: releases named with `==`, never left out, and runtimes named bare
     (`sglang`), of which at least one release must stay."""
+    if not best_effort:  # the unreachable runtimes matter only to a refused plan of fix's own choosing
+        plan = _plan(s, runtimes, strategy)
+        if strategy is None and plan.refusal is not None and (dropped := _unreachable(s, runtimes)):
+            return replace(plan, refusal=_unreachable_refusal(s, runtimes, dropped))
+        return plan
     dropped = _unreachable(s, runtimes)
     kept_of = {r.runtime for r in runtimes if str(r) not in dropped}
     if any(name in dropped or (name in {r.runtime for r in runtimes} and name not in kept_of) for name in required):
@@ -185,7 +190,7 @@ def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None
     ctx = _Context(s.named, names)
     if strategy is not None:
         return _forced(s, strategy, why, runtimes, before, current.failing == 0 and not extra(()), plan, ctx)
-    options = [_option(f, steps, i, runtimes, extra) for i, steps in enumerate(candidates(why))]
+    options = _options(f, candidates(why), runtimes, extra)  # all of them unless one is clean (then it wins)
     loading = sorted(o for o in options if o[0][0] == 0)
     if current.clean or (loading and loading[0][0] >= current.key()) or (not loading and current.failing == 0
                                                                           and not current.silent_errors):
@@ -220,6 +225,23 @@ def _option(f: DraftFacts, steps: Steps, preference: int, runtimes: Sequence[Run
             extra: Callable[[Steps], tuple[FindingCode, ...]]) -> Option:
     after = simulate(f, steps, runtimes)
     return score(after, extra(steps)).key(), preference, steps, after
+
+
+def _options(f: DraftFacts, steps: Sequence[Steps], runtimes: Sequence[RuntimeVersion],
+             extra: Callable[[Steps], tuple[FindingCode, ...]]) -> list[Option]:
+    """Each candidate's option, in preference order, up to the first clean one: a clean score (0, 0, 0) is the
+    lowest there is, so no later candidate can win over it (ties go to the preferred) and none is simulated."""
+    options: list[Option] = []
+    for i, st in enumerate(steps):
+        options.append(_option(f, st, i, runtimes, extra))
+        if options[-1][0] == (0, 0, 0):
+            break
+    return options
+
+
+def _best(f: DraftFacts, steps: Sequence[Steps], runtimes: Sequence[RuntimeVersion],
+          extra: Callable[[Steps], tuple[FindingCode, ...]]) -> Option:
+    return min(_options(f, steps, runtimes, extra))
 
 
 def _left(after: Sequence[a.Predicted], extra: Sequence[FindingCode], ctx: _Context) -> a.Refusal:
@@ -294,7 +316,7 @@ def _forced(s: Situation, strategy: str, why: dict[str, str | None], runtimes: S
             "DSP503", f"{strategy} does not apply: {why[strategy]}{left}; {instead} applies",
             f"{ctx.fix(None, '--strategy', instead)} repairs it"))
     # A forced trim still takes trim-input along when (and only when) that scores better for the chosen runtimes.
-    _, _, steps, after = min(_option(f, st, i, runtimes, extra) for i, st in enumerate(candidates(why, (strategy,))))
+    _, _, steps, after = _best(f, candidates(why, (strategy,)), runtimes, extra)
     if any(not r.loads for r in after):
         loads = [r.runtime for r in after if r.loads]
         narrower = f"{ctx.fix(loads, '--strategy', strategy)} repairs for the runtimes it loads on, or " if loads \

@@ -17,12 +17,12 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.runtimes import eagle3_aux, landing, speculators, vllm_hf_config
+from dspark_ckpt.runtimes import landing, speculators, vllm_hf_config
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import E_GEMMA4_FUSED_KV
-from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
+from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
@@ -93,7 +93,11 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     error = _init_error(arch, hf, raw, cls, r, cites)
     built = _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
     family = built.family
-    aux = eagle3_aux.read_aux(hf, raw, family, version) if family is not None and error is None else None
+    if family not in AUX_FAMILIES or error is not None:
+        return built
+    from dspark_ckpt.runtimes import eagle3_aux  # here: only an EAGLE-3 draft has aux facts (~3 ms to import)
+
+    aux = eagle3_aux.read_aux(hf, raw, family, version)
     return replace(built, aux=aux) if aux is not None else built
 
 
@@ -210,6 +214,22 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
                               topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
         return Verdict(built.runtime, built.version, contract, early or built.error, ())
     verdict = evaluate_contract(contract, built.version, f)
+    if f.aux is not None:
+        verdict = _aux_verdict(verdict, f)
+    if verdict.loads and built.hf is not None and built.architecture is not None:
+        verdict = landed(verdict, built.architecture, built.hf, built.config_class, f)
+    error = verdict.error
+    if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
+        # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
+        verdict = replace(verdict, error=replace(error, code="DSP216"))
+    return verdict
+
+
+def _aux_verdict(verdict: Verdict, f: DraftFacts) -> Verdict:
+    """What an EAGLE-3 draft's aux hidden states do to a verdict that loads: fc built from a null width (DSP358),
+    a runner handing fc another count (DSP329) or another width (DSP359) at the first draft step."""
+    from dspark_ckpt.runtimes import eagle3_aux
+
     if verdict.loads and verdict.first_step is None and (step := eagle3_aux.first_step(f.aux, f.fc_shape)):
         verdict = replace(verdict, first_step=Issue("DSP329", step, verbatim=False))
     if verdict.loads and (null := eagle3_aux.null_width_text(f.aux)):
@@ -217,12 +237,6 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     if verdict.loads and verdict.first_step is None and (
             step := eagle3_aux.target_width_text(f.aux, f.target_hidden_size)):
         verdict = replace(verdict, first_step=Issue("DSP359", step, verbatim=False))
-    if verdict.loads and built.hf is not None and built.architecture is not None:
-        verdict = landed(verdict, built.architecture, built.hf, built.config_class, f)
-    error = verdict.error
-    if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
-        # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
-        verdict = replace(verdict, error=replace(error, code="DSP216"))
     return verdict
 
 

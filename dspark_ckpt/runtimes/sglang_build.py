@@ -16,10 +16,9 @@ from typing import Any
 
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
-from dspark_ckpt.runtimes import eagle3_aux_sglang
 from dspark_ckpt.runtimes import registered as entry_classes
 from dspark_ckpt.runtimes.messages import E_SGLANG_UNREGISTERED
-from dspark_ckpt.runtimes.records import BuiltConfig, Issue
+from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row
 from dspark_ckpt.runtimes.versions import in_range
@@ -57,7 +56,11 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     family = family_for(arch, model_type)
     if arch is not None and arch not in registered(version) and not _entry_class(arch, family, version):
         error = Issue("DSP309", E_SGLANG_UNREGISTERED.format(arch=arch))
-    aux = eagle3_aux_sglang.read_aux(raw, family, version) if family is not None and error is None else None
+    aux = None
+    if family in AUX_FAMILIES and error is None:
+        from dspark_ckpt.runtimes import eagle3_aux_sglang  # here: only an EAGLE-3 draft has aux facts
+
+        aux = eagle3_aux_sglang.read_aux(raw, family, version)
     return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
                        None, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
                        error=error, source=SOURCE, aux=aux, hf=dict(raw))

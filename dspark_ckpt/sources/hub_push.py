@@ -6,7 +6,6 @@ The command (plan, apply into a temporary folder, push, re-check; and `fix org/r
 from __future__ import annotations
 
 import filecmp
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +14,8 @@ from typing import Any
 
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
-from dspark_ckpt.sources.hub import HubSource, RepoSpec, parse_repo_spec, with_hub_errors
+from dspark_ckpt.sources.hub import HubSource, RepoSpec, with_hub_errors
+from dspark_ckpt.sources.resolve import hub_repo
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class FileDiff:
 
 
 def hub_spec(checkpoint: str) -> RepoSpec:
-    spec = None if Path(checkpoint).exists() else parse_repo_spec(checkpoint)
+    spec = hub_repo(checkpoint)  # a path, or a name shaped like one (`drafts/typo`, `x.json`), is no repo to push to
     if spec is None:
         raise UsageError(f"--push needs a Hub repo (org/repo[@rev]), not {checkpoint!r}", code="DSP-E059",
                          hint="for a local folder use --out DIR or --in-place")
@@ -39,14 +39,9 @@ def local_options_refused(dry_run_command: str) -> UsageError:
 
 
 def is_hub_checkpoint(spec: str) -> bool:
-    """A repo id fix should read from the Hub: `hf://...`, or `org/repo[@rev]` that is no local path (and whose
-    folder part does not exist locally either: that is a mistyped path, as for check)."""
-    if spec.startswith("hf://"):
-        return True
-    path = Path(spec)
-    if os.path.lexists(spec) or parse_repo_spec(spec) is None or spec.startswith((".", "/", "~")):
-        return False
-    return path.parent == Path(".") or not path.parent.is_dir()
+    """A repo id fix should read from the Hub: `hf://...`, or `org/repo[@rev]` that is no local path (the rule check
+    follows: sources/resolve.py `hub_repo`; a mistyped path such as `drafts/typo` or `org/x.json` is local)."""
+    return hub_repo(spec) is not None
 
 
 def materialize(source: HubSource) -> Path:
