@@ -22,6 +22,9 @@ DRAFTS = "_SPECULATIVE_DECODING_MODELS"
 CONFIG_CLASS = "SpeculativeConfig"
 METHOD_LITERAL = "SpeculativeMethod"
 MTP_LITERAL = "MTPModelTypes"
+MODELS = "vllm.model_executor.models"
+SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
+METHOD_CONFIGS = "vllm/v1/worker/gpu/spec_decode"  # 0.34+: each method's <method>/config.py
 DETECT_MARKERS = ("dflash", "dspark")  # the `"<marker>" in ....model.lower()` that opens each detection branch
 
 
@@ -92,17 +95,97 @@ def _named_archs(test: ast.expr, constants: dict[str, ast.expr]) -> list[str]:
     return out
 
 
-def _detect(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, list[str]]:
+def _detect(tree: ast.Module, values: dict[str, ast.expr], root: Path) -> dict[str, list[str]]:
+    """The architectures each detection names: in __post_init__'s `dflash`/`dspark` branches (to 0.33), else (0.34:
+    speculator_config.py's _resolve_checkpoint_config_class) those whose model class declares a SpeculatorConfig
+    of that base_method (`speculator_config_class`, inherited), in registry order."""
     found: dict[str, list[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             for marker in DETECT_MARKERS:
                 if marker not in found and _opens(node.test, marker):
                     found[marker] = _named_archs(node.test, values)
+    if not found and (root / SPEC_CFG).is_file():
+        declared = _declared(root)
+        return {m: [a for a, method in declared.items() if method == m] for m in DETECT_MARKERS}
     missing = [m for m in DETECT_MARKERS if m not in found]
     if missing:
         raise SpecError(f"{SPEC}: no method detection branch for {missing}")
     return found
+
+
+def _module_file(root: Path, module: str) -> Path:
+    """The file of a dotted module name (a package's __init__.py)."""
+    base = root / module.replace(".", "/")
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def _parsed(path: Path) -> ast.Module | None:
+    return ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _class_attr(root: Path, module: str, name: str, attr: str, seen: frozenset[str] = frozenset()
+                ) -> tuple[str, ast.expr] | None:
+    """The module and value of `attr = ...` in class `module.name`'s body or, failing that, its bases' (each base
+    found in the module or where it imports it from): a ClassVar as Python inherits it."""
+    path = _module_file(root, module)
+    tree = _parsed(path)
+    if tree is None or f"{module}.{name}" in seen:
+        return None
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if cls is None:  # a package that re-exports the class
+        source = _where(tree, module, name, path.name == "__init__.py")
+        return None if source == module else _class_attr(root, source, name, attr, seen | {f"{module}.{name}"})
+    for node in cls.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) and node.value is not None else None)
+        if isinstance(target, ast.Name) and target.id == attr and node.value is not None:  # type: ignore[union-attr]
+            return module, node.value  # type: ignore[union-attr]
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            hit = _class_attr(root, _where(tree, module, base.id, path.name == "__init__.py"), base.id, attr, seen | {f"{module}.{name}"})
+            if hit is not None:
+                return hit
+    return None
+
+
+def _where(tree: ast.Module, module: str, name: str, package: bool = False) -> str:
+    """The module a name used in `module` is defined in: the `from X import name` that brings it (a relative X
+    against the module's package; a platform's package imports per platform: the first import found), else
+    `module`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            if not node.level:
+                return node.module or module
+            base = module.rsplit(".", node.level - package)[0] if node.level - package else module
+            return f"{base}.{node.module}" if node.module else base
+    return module
+
+
+def _declared(root: Path) -> dict[str, str]:
+    """Draft architecture -> the base_method of the SpeculatorConfig its registered class declares (0.34+)."""
+    registry = _parsed(root / REGISTRY)
+    node = _module_values(registry).get(DRAFTS) if registry is not None else None
+    if not isinstance(node, ast.Dict):
+        raise SpecError(f"{REGISTRY}: no {DRAFTS} dict")
+    out: dict[str, str] = {}
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(value, ast.Tuple) and len(value.elts) == 2):
+            continue
+        module, cls = (e.value if isinstance(e, ast.Constant) else None for e in value.elts)
+        if not (isinstance(module, str) and isinstance(cls, str)):
+            continue
+        module = module if "." in module else f"{MODELS}.{module}"
+        hit = _class_attr(root, module, cls, "speculator_config_class")
+        if hit is None or not isinstance(hit[1], ast.Name):
+            continue
+        at = _parsed(_module_file(root, hit[0]))
+        assert at is not None
+        config = hit[1].id
+        method = _class_attr(root, _where(at, hit[0], config), config, "base_method")
+        if method is not None and isinstance(method[1], ast.Constant) and isinstance(method[1].value, str):
+            out[str(key.value)] = method[1].value
+    return out
 
 
 def _raised(node: ast.stmt) -> str | None:
@@ -200,7 +283,7 @@ def spec_facts(tree: Path) -> dict[str, object]:
     module = ast.parse(path.read_text(encoding="utf-8"))
     values = _module_values(module)
     fields, line = _fields(module)
-    detect = _detect(module, values)
+    detect = _detect(module, values, tree)
     return {"speculative_config": {
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
