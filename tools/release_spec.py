@@ -25,6 +25,7 @@ MTP_LITERAL = "MTPModelTypes"
 MODELS = "vllm.model_executor.models"
 SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
 METHOD_CONFIGS = "vllm/v1/worker/gpu/spec_decode"  # 0.34+: each method's <method>/config.py
+DSPARK_CFG = f"{METHOD_CONFIGS}/dspark/config.py"
 DETECT_MARKERS = ("dflash", "dspark")  # the `"<marker>" in ....model.lower()` that opens each detection branch
 
 
@@ -188,6 +189,48 @@ def _declared(root: Path) -> dict[str, str]:
     return out
 
 
+def _options(root: Path, module: str, cls: str) -> list[str]:
+    """A SpeculatorConfig class's `supported_options` (0.34+), inherited as Python does and evaluated from its
+    `frozenset({...})`, `Base.supported_options | {...}` or `- {...}` (sorted)."""
+    hit = _class_attr(root, module, cls, "supported_options")
+    if hit is None:
+        return []
+    at = _parsed(_module_file(root, hit[0]))
+    assert at is not None
+
+    def value(node: ast.expr) -> set[str]:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "frozenset":
+            return value(node.args[0]) if node.args else set()
+        if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+            return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.Sub)):
+            left, right = value(node.left), value(node.right)
+            return left | right if isinstance(node.op, ast.BitOr) else left - right
+        if (isinstance(node, ast.Attribute) and node.attr == "supported_options"
+                and isinstance(node.value, ast.Name)):
+            return set(_options(root, _where(at, hit[0], node.value.id), node.value.id))
+        raise SpecError(f"{hit[0]}:{node.lineno}: supported_options is no set expression read here")
+    return sorted(value(hit[1]))
+
+
+def _method_options(root: Path) -> dict[str, list[str]]:
+    """0.34+: the method-specific options each built-in method's SpeculatorConfig accepts (speculator_config.py's
+    `_CONFIG_BY_METHOD`); {} for a release without per-method config classes."""
+    tree = _parsed(root / SPEC_CFG)
+    node = _module_values(tree).get("_CONFIG_BY_METHOD") if tree is not None else None
+    if not isinstance(node, ast.Dict):
+        return {}
+    out: dict[str, list[str]] = {}
+    for key, call in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(call, ast.Call) and len(call.args) == 2):
+            raise SpecError(f"{SPEC_CFG}: _CONFIG_BY_METHOD holds an entry read here as no _builtin(module, name)")
+        module, cls = (a.value if isinstance(a, ast.Constant) else None for a in call.args)
+        if not (isinstance(module, str) and isinstance(cls, str)):
+            raise SpecError(f"{SPEC_CFG}:{call.lineno}: _builtin(...) with no string arguments")
+        out[str(key.value)] = _options(root, f"vllm.v1.worker.gpu.spec_decode.{module}", cls)
+    return out
+
+
 def _raised(node: ast.stmt) -> str | None:
     """The message of `raise ValueError("...")` (adjacent string literals joined), None for any other statement."""
     if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args):
@@ -220,13 +263,15 @@ def _names(test: ast.expr) -> set[str]:
     return {n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute)}
 
 
-def _guards(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, object]:
+def _guards(tree: ast.Module, values: dict[str, ast.expr], dspark: ast.Module | None = None) -> dict[str, object]:
     """The checks whose words and scope change by release: dspark_draft_topk's architecture check (the
     architectures it allows, its message) and adaptive verification's refusal (its message, and whether it refuses
     only together with use_local_argmax_reduction). A release without one has no entry; where each is, lines.json
-    cites (spec.topk_arch, spec.adaptive)."""
+    cites (spec.topk_arch, spec.adaptive). From 0.34 the topk check is DSparkSpeculatorConfig.apply_options' (`dspark`:
+    dspark/config.py, its architecture constants speculative.py's)."""
     found: dict[str, object] = {}
-    topk = _guard(tree, "dspark_draft_topk is only supported by Q")
+    topk = _guard(tree, "dspark_draft_topk is only supported by Q") or (
+        _guard(dspark, "dspark_draft_topk is only supported by Q") if dspark is not None else None)
     if topk is not None:
         found["topk_arch"] = {"archs": _excluded_archs(topk[0].test, values), "message": topk[1]}
     adaptive = _guard(tree, "Adaptive verification")
@@ -287,5 +332,18 @@ def spec_facts(tree: Path) -> dict[str, object]:
     return {"speculative_config": {
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
-        "dspark_detect_archs": detect["dspark"], **_guards(module, values),
-        "dflash_keep": _dflash_keep(tree)}, "registry": _registry(tree)}
+        "dspark_detect_archs": detect["dspark"], **_guards(module, values, _parsed(tree / DSPARK_CFG)),
+        "dflash_keep": _dflash_keep(tree), **_per_method(tree)}, "registry": _registry(tree)}
+
+
+def _per_method(tree: Path) -> dict[str, object]:
+    """0.34+: the method-specific options __post_init__ checks (`_METHOD_SPECIFIC_OPTIONS`, in order) and those each
+    built-in method's config class accepts; {} before."""
+    options = _method_options(tree)
+    if not options:
+        return {}
+    names = _module_values(ast.parse((tree / SPEC).read_text(encoding="utf-8"))).get("_METHOD_SPECIFIC_OPTIONS")
+    if not isinstance(names, ast.Tuple):
+        raise SpecError(f"{SPEC}: no _METHOD_SPECIFIC_OPTIONS tuple")
+    return {"method_specific_options": [e.value for e in names.elts if isinstance(e, ast.Constant)],
+            "method_options": options}

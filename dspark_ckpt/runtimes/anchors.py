@@ -203,6 +203,12 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                               r"\s*and self\.enable_adaptive_verification"),
                        STATEMENT, since="0.28.0"),
     "tensor_parallel": Anchor(SPEC, r"if self\.tensor_parallel_size is not None:", STATEMENT),
+    # 0.34: parallel_drafting is deprecated and ignored, but refused with a method other than dflash or dspark
+    "parallel_drafting": Anchor(SPEC, r'if self\.parallel_drafting and self\.method not in \("dflash", "dspark"\):',
+                                STATEMENT, inside="SpeculativeConfig._verify_args", since="0.34.0"),
+    # 0.34: draft_lm_head_quantization under method dspark only for the DeepSeek-V4/V4.1 drafters
+    "lm_head_quant_arch": Anchor(DSPARK_CFG, r'if not \{"DSparkDraftModel", "DSparkV41DraftModel"\} & set\(',
+                                 STATEMENT, inside="DSparkSpeculatorConfig.apply_options", since="0.34.0"),
     "heterogeneous": Anchor(SPEC, r"if self\.use_heterogeneous_vocab and not self\.uses_draft_model\(\):",
                             STATEMENT, until="0.33.0"),
     "speculators_override": Anchor(TF_CONFIG, (r"speculative_config\.update\(vllm_speculative_config\)",
@@ -215,6 +221,9 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "speculators_merge": Anchor(TF_CONFIG, r"speculative_config\.update\(vllm_speculative_config\)",
                                 inside=SPECULATORS_FN, since="0.29.0"),
     "speculators_dflash2": Anchor(BASE, r'(el)?if result\["method"\] == "dflash2":', BRANCH, since="0.29.0"),
+    # 0.34: build_vllm_speculative_config refuses a peagle checkpoint (0.33: method eagle3, parallel_drafting)
+    "speculators_peagle_refused": Anchor(BASE, r'raise ValueError\("P-EAGLE \(parallel drafting EAGLE-3\) is not supported\."\)',
+                                         since="0.34.0"),
     "speculators_keep_arch": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = selected_architectures or',
                                     inside="update_dspark", since="0.29.0"),
     # max_position_embeddings against max_model_len (runtimes/draft_context.py)
