@@ -101,11 +101,11 @@ def _dspark_rewrite(arch: str, hf: dict[str, Any], r: ReleaseRules,
                     cites: list[str]) -> tuple[str, dict[str, Any]]:
     model_type = hf.get("model_type")
     built = vllm_hf_config.dspark(r, (arch,), model_type if isinstance(model_type, str) else None, hf)
-    if built.rule == "qwen3_rename":
+    if built.rule in ("qwen3_rename", "qwen3_override"):
         cites.append(f"{SPEC_FILE} @ v{r.version} L{r.qwen3_rename_line} (DSparkDraftModel + qwen3 -> "
                      "Qwen3DSparkModel)")
-    elif built.rule == "deepseek_rewrite":
-        cites.append(f"{SPEC_FILE} @ v{r.version} L{r.dspark_rewrite_line} (model_type = \"deepseek_v4\")")
+    elif built.rule in ("deepseek_rewrite", "undeclared_rewrite"):
+        cites.append(f"{r.citation('build.dspark_rewrite')} (model_type = \"deepseek_v4\")")
     return built.architectures[0], dict(built.values)
 
 

@@ -209,8 +209,9 @@ class ReleaseRules:
 
     @property
     def qwen3_rename_line(self) -> int | None:
-        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None."""
-        return release_lines.first_line(self.version, "spec.qwen3_rename")
+        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+; 0.34: an hf_config override), else None."""
+        return (release_lines.first_line(self.version, "spec.qwen3_rename")
+                or release_lines.first_line(self.version, "spec.qwen3_override"))
 
     @property
     def eagle_config_line(self) -> int:
@@ -277,3 +278,12 @@ def later_field(key: str, version: str) -> str | None:
     """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
     return next((r.version for r in RELEASE_RULES.values()
                  if release_key(r.version) > release_key(version) and key in r.fields), None)
+
+
+def earlier_field(key: str, version: str) -> str | None:
+    """The last release before `version` whose SpeculativeConfig has `key` when `version` does not (a field gone,
+    e.g. use_heterogeneous_vocab after 0.33), if any."""
+    if version in VERSIONS and key in RELEASE_RULES[version].fields:
+        return None
+    return next((r.version for r in reversed(list(RELEASE_RULES.values()))
+                 if release_key(r.version) < release_key(version) and key in r.fields), None)
