@@ -199,8 +199,8 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "adaptive": Anchor(SPEC, (r"if \(\n\s*self\.method != \"dspark\"\n\s*and self\.enable_adaptive_verification",
                               r"if self\.method != \"dspark\" and self\.enable_adaptive_verification",
                               # 0.34: every config class but DSpark's (its own confidence head) reads draft logits
-                              r"if \(\n\s*config_cls\.adaptive_verification_uses_draft_logits\n"
-                              r"\s*and self\.enable_adaptive_verification"),
+                              (r"if \(\n\s*config_cls\.adaptive_verification_uses_draft_logits\n"
+                               r"\s*and self\.enable_adaptive_verification")),
                        STATEMENT, since="0.28.0"),
     "tensor_parallel": Anchor(SPEC, r"if self\.tensor_parallel_size is not None:", STATEMENT),
     # 0.34: parallel_drafting is deprecated and ignored, but refused with a method other than dflash or dspark

@@ -153,7 +153,7 @@ _PADDED_ROWS_EXPLAINED: frozenset[FindingCode] = frozenset({"DSP306", "DSP311"})
 
 
 # The families whose drafts build their own embed_tokens that only a shipped tensor or the target's fills (vLLM
-# Qwen3 DSpark: its WeightsMapper drops the parameter's name when the checkpoint has none, 0.34 qwen3_dspark.py L352-353).
+# Qwen3 DSpark: its WeightsMapper drops the parameter's name when the checkpoint has none, 0.34 qwen3_dspark.py L349-350).
 _EMBED_LEFT = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK})
 
 

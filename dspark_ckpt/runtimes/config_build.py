@@ -241,8 +241,9 @@ def layer_types(hf: Mapping[str, Any]) -> list[str]:
 
 
 def fused_kv_error(runtime: str, version: str, family: Family | None, hf: Mapping[str, Any]) -> Issue | None:
-    """vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts that every layer uses
-    attention_k_eq_v: a full-attention layer of a config that sets it (lines.json build.gemma4_k_eq_v,
+    """vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers (0.34: the post-load hook
+    process_weights_after_loading it inherits from DFlashQwen3ForCausalLM calls it), which asserts that every layer
+    uses attention_k_eq_v: a full-attention layer of a config that sets it (lines.json build.gemma4_k_eq_v,
     build.gemma4_fused_kv, build.gemma4_fused_call)."""
     if runtime != "vllm" or family is not Family.GEMMA4_DSPARK:
         return None

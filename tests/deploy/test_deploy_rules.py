@@ -223,7 +223,7 @@ CASES: dict[str, Case] = {
                                    {"0.27.0": "DSP803", "0.28.0": "DSP803", **_all("DSP824", V[2:])},
                                    exact={V034: "index_share_for_mtp_iteration is not supported with speculative "
                                                 "method 'dspark'."}),
-    # 0.34 _verify_args: parallel_drafting is ignored, but refused outside dflash/dspark (L1701-1705)
+    # 0.34 _verify_args: parallel_drafting is ignored, but refused outside dflash/dspark (L1689-1693)
     "DSP824-parallel-drafting-034": Case(_draft("eagle3-llama", model_type="llama"),
                                          _spec(method="eagle3", num_speculative_tokens=3, parallel_drafting=True),
                                          {**_all(None, TO_033), V034: "DSP824"},
