@@ -1024,7 +1024,12 @@ RULES: dict[str, Rule] = _rules(
          "and refused where the draft's class declares another (`speculative_config requested method=...`); a "
          "speculators `peagle` checkpoint is refused (`P-EAGLE (parallel drafting EAGLE-3) is not supported.`).",
          "The server does not start.", "`\"method\": \"mtp\"` with an EAGLE-3 draft.",
-         "Use the draft family's method (eagle3, dflash, dspark), or `draft_model` for an independent draft."),
+         "Use the draft family's method (eagle3, dflash, dspark), or `draft_model` for an independent draft.",
+         family_fix=(*((f, "Give `\"method\": \"dspark\"`, the method of the draft's family.")
+                       for f in ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")),
+                     *((f, "Give `\"method\": \"dflash\"`, the method of the draft's family.") for f in ("dflash", "dflash2")),
+                     *((f, "Give `\"method\": \"eagle3\"`, the method of the draft's family.")
+                       for f in ("eagle3-llama", "eagle3-qwen3")))),
     Rule("DSP811", "deploy-tokens-missing", ERROR, "num_speculative_tokens is missing and nothing defaults it",
          "The speculative config has no `num_speculative_tokens`, the draft config has no `n_predict`, and (vLLM "
          "0.31+, method dspark only) no `block_size`/`dspark_block_size` either. DFlash and EAGLE-3 never default "
