@@ -713,7 +713,8 @@ RULES: dict[str, Rule] = _rules(
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "
          "(dflash2 before 0.29; any other than eagle3, peagle, dflash, dflash2, dspark), the transformer layer's "
          "model_type is neither llama nor qwen3 (EAGLE-3, P-EAGLE), or a key the converter indexes is missing "
-         "(aux_hidden_state_layer_ids, mask_token_id).",
+         "(aux_hidden_state_layer_ids, mask_token_id); from 0.34 `update_peagle` refuses every P-EAGLE draft "
+         "(`P-EAGLE (parallel drafting EAGLE-3) is not supported.`).",
          "The server does not start: `Expected one of: {...}. Please ensure you're loading a speculators-format "
          "model.`, `Unsupported model_type ... for Eagle3 speculator` or a KeyError.",
          "A `speculators` 0.9.0 DFlash2 draft on vLLM 0.28.0.",

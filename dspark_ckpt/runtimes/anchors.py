@@ -222,6 +222,9 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                                 inside=SPECULATORS_FN, since="0.29.0"),
     "speculators_dflash2": Anchor(BASE, r'(el)?if result\["method"\] == "dflash2":', BRANCH, since="0.29.0"),
     # 0.34: build_vllm_speculative_config refuses a peagle checkpoint (0.33: method eagle3, parallel_drafting)
+    # 0.34: update_peagle itself raises it (a peagle draft loaded as a speculative model, check's conversion)
+    "speculators_peagle_update": Anchor(ALGOS, r'raise ValueError\("P-EAGLE \(parallel drafting EAGLE-3\) is not supported\."\)',
+                                        inside="update_peagle", since="0.34.0"),
     "speculators_peagle_refused": Anchor(BASE, r'raise ValueError\("P-EAGLE \(parallel drafting EAGLE-3\) is not supported\."\)',
                                          since="0.34.0"),
     "speculators_keep_arch": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = selected_architectures or',

@@ -52,7 +52,7 @@ M_DECLARED = ("speculative_config requested method={requested!r}, but the draft 
               "draft checkpoint. Use method={declared!r} if that is what you intended.")
 M_LM_HEAD_QUANT = "draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark drafters"
 M_PARALLEL = "parallel_drafting is only supported by the dflash and dspark methods, not {method!r}."
-M_PEAGLE = "P-EAGLE (parallel drafting EAGLE-3) is not supported."
+M_PEAGLE = speculators.P_EAGLE_REFUSED
 M_UNKNOWN_METHOD = "Unknown speculative method {method!r}. Built-in methods: {builtin}; registered custom methods: []."
 M_VERIFIER = ("Speculators verifier must name a remote model repository. Select local verifiers explicitly with "
               "--model and --speculative-config.")

@@ -124,6 +124,11 @@ class ReleaseRules:
         return None if self.has("rope_cache_only") else ("eagle", "eagle3")
 
     @property
+    def speculators_peagle_refused(self) -> bool:
+        """update_peagle raises instead of converting a P-EAGLE draft (0.34+; algos.py)."""
+        return self.has("speculators_peagle_update")
+
+    @property
     def per_method_configs(self) -> bool:
         """SpeculativeConfig hands the method's setup to one SpeculatorConfig class per method (0.34+): the class
         the draft's model declares decides an unset method, a configured one is checked against it."""

@@ -110,6 +110,7 @@ NEEDLES.update({  # 0.34's rules (its per-method SpeculatorConfig classes)
     "parallel_drafting": ('if self.parallel_drafting and self.method not in ("dflash", "dspark"):',),
     "lm_head_quant_arch": ('{"DSparkDraftModel", "DSparkV41DraftModel"}', "draft_lm_head_quantization is only"),
     "speculators_peagle_refused": ("P-EAGLE (parallel drafting EAGLE-3) is not supported.",),
+    "speculators_peagle_update": ("P-EAGLE (parallel drafting EAGLE-3) is not supported.",),
 })
 # The same rule in the file a later release moved it to (anchors' `moved`: 0.34's SpeculatorConfig classes)
 MOVED_NEEDLES: dict[str, tuple[str, ...]] = {

@@ -54,9 +54,8 @@ def error(code: str, text: str) -> tuple[str | None, str, frozenset[str]]:
 def silent(*codes: str) -> tuple[str | None, str, frozenset[str]]:
     return None, "", frozenset(codes)
 
-# 0.34's registry drops the PEagle entries (0.33.0 registry.py L698, L699, L706) while update_peagle still names
-# PeagleQwen3ForCausalLM (speculators/algos.py L53)
-PEAGLE_034 = error("DSP309", "Model architectures ['PeagleQwen3ForCausalLM'] are not supported for now.")
+# 0.34's update_peagle raises instead of converting (speculators/algos.py L53-55; its registry has no PEagle entry)
+PEAGLE_034 = error("DSP330", "P-EAGLE (parallel drafting EAGLE-3) is not supported.")
 
 
 CASES: list[tuple[str, str, dict[str, Any], int, dict[str, tuple[str | None, str, frozenset[str]]]]] = [
