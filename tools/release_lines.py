@@ -163,6 +163,15 @@ def _end(src: Source, anchor: Anchor, start: int, match: re.Match[str]) -> int:
     return branch.body[-1].end_lineno or branch.body[-1].lineno
 
 
+def located(anchor: Anchor, tree: Path) -> tuple[str, str] | None:
+    """The file and lines of the anchor in the release at `tree`: where the anchor itself matches, else where its
+    `moved` form does (the same rule kept elsewhere by a later release); None where neither does."""
+    lines = resolve(anchor, tree)
+    if lines is not None:
+        return anchor.file, lines
+    return located(anchor.moved, tree) if anchor.moved is not None else None
+
+
 def resolve(anchor: Anchor, tree: Path) -> str | None:
     """The anchor's lines in the release extracted at `tree` ("L12", "L12-34", "L1, L7"), None where it has none."""
     path = tree / anchor.file
@@ -233,15 +242,15 @@ def release_lines(version: str, tree: Path) -> dict[str, dict[str, str]]:
     doc: dict[str, dict[str, str]] = {}
     for key, anchor in ANCHORS.items():
         try:
-            lines = resolve(anchor, tree)
+            found = located(anchor, tree)
         except AnchorError as e:
             raise AnchorError(f"{key}: {e}") from e
-        if (lines is not None) != covers(anchor, version):
-            where = "found" if lines is not None else "not found"
+        if (found is not None) != covers(anchor, version):
+            where = "found" if found is not None else "not found"
             raise AnchorError(f"{key}: {where} in vLLM {version} ({anchor.file}), against since={anchor.since} "
                               f"until={anchor.until}: update the anchor or its bounds in runtimes/anchors.py")
-        if lines is not None:
-            doc[key] = {"file": anchor.file, "lines": lines}
+        if found is not None:
+            doc[key] = {"file": found[0], "lines": found[1]}
     doc.update({k: {"file": SPECULATORS.file, "lines": v} for k, v in decorated(SPECULATORS, tree).items()})
     doc.update({k: {"file": ANCHORS[DSPARK_KEEP.anchor].file, "lines": v}
                 for k, v in excluded(DSPARK_KEEP, tree).items()})

@@ -22,6 +22,10 @@ DRAFTS = "_SPECULATIVE_DECODING_MODELS"
 CONFIG_CLASS = "SpeculativeConfig"
 METHOD_LITERAL = "SpeculativeMethod"
 MTP_LITERAL = "MTPModelTypes"
+MODELS = "vllm.model_executor.models"
+SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
+METHOD_CONFIGS = "vllm/v1/worker/gpu/spec_decode"  # 0.34+: each method's <method>/config.py
+DSPARK_CFG = f"{METHOD_CONFIGS}/dspark/config.py"
 DETECT_MARKERS = ("dflash", "dspark")  # the `"<marker>" in ....model.lower()` that opens each detection branch
 
 
@@ -92,17 +96,139 @@ def _named_archs(test: ast.expr, constants: dict[str, ast.expr]) -> list[str]:
     return out
 
 
-def _detect(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, list[str]]:
+def _detect(tree: ast.Module, values: dict[str, ast.expr], root: Path) -> dict[str, list[str]]:
+    """The architectures each detection names: in __post_init__'s `dflash`/`dspark` branches (to 0.33), else (0.34:
+    speculator_config.py's _resolve_checkpoint_config_class) those whose model class declares a SpeculatorConfig
+    of that base_method (`speculator_config_class`, inherited), in registry order."""
     found: dict[str, list[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             for marker in DETECT_MARKERS:
                 if marker not in found and _opens(node.test, marker):
                     found[marker] = _named_archs(node.test, values)
+    if not found and (root / SPEC_CFG).is_file():
+        declared = _declared(root)
+        return {m: [a for a, method in declared.items() if method == m] for m in DETECT_MARKERS}
     missing = [m for m in DETECT_MARKERS if m not in found]
     if missing:
         raise SpecError(f"{SPEC}: no method detection branch for {missing}")
     return found
+
+
+def _module_file(root: Path, module: str) -> Path:
+    """The file of a dotted module name (a package's __init__.py)."""
+    base = root / module.replace(".", "/")
+    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+
+def _parsed(path: Path) -> ast.Module | None:
+    return ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _class_attr(root: Path, module: str, name: str, attr: str, seen: frozenset[str] = frozenset()
+                ) -> tuple[str, ast.expr] | None:
+    """The module and value of `attr = ...` in class `module.name`'s body or, failing that, its bases' (each base
+    found in the module or where it imports it from): a ClassVar as Python inherits it."""
+    path = _module_file(root, module)
+    tree = _parsed(path)
+    if tree is None or f"{module}.{name}" in seen:
+        return None
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if cls is None:  # a package that re-exports the class
+        source = _where(tree, module, name, path.name == "__init__.py")
+        return None if source == module else _class_attr(root, source, name, attr, seen | {f"{module}.{name}"})
+    for node in cls.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+            node.target if isinstance(node, ast.AnnAssign) and node.value is not None else None)
+        if isinstance(target, ast.Name) and target.id == attr and node.value is not None:  # type: ignore[union-attr]
+            return module, node.value  # type: ignore[union-attr]
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            hit = _class_attr(root, _where(tree, module, base.id, path.name == "__init__.py"), base.id, attr, seen | {f"{module}.{name}"})
+            if hit is not None:
+                return hit
+    return None
+
+
+def _where(tree: ast.Module, module: str, name: str, package: bool = False) -> str:
+    """The module a name used in `module` is defined in: the `from X import name` that brings it (a relative X
+    against the module's package; a platform's package imports per platform: the first import found), else
+    `module`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            if not node.level:
+                return node.module or module
+            base = module.rsplit(".", node.level - package)[0] if node.level - package else module
+            return f"{base}.{node.module}" if node.module else base
+    return module
+
+
+def _declared(root: Path) -> dict[str, str]:
+    """Draft architecture -> the base_method of the SpeculatorConfig its registered class declares (0.34+)."""
+    registry = _parsed(root / REGISTRY)
+    node = _module_values(registry).get(DRAFTS) if registry is not None else None
+    if not isinstance(node, ast.Dict):
+        raise SpecError(f"{REGISTRY}: no {DRAFTS} dict")
+    out: dict[str, str] = {}
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(value, ast.Tuple) and len(value.elts) == 2):
+            continue
+        module, cls = (e.value if isinstance(e, ast.Constant) else None for e in value.elts)
+        if not (isinstance(module, str) and isinstance(cls, str)):
+            continue
+        module = module if "." in module else f"{MODELS}.{module}"
+        hit = _class_attr(root, module, cls, "speculator_config_class")
+        if hit is None or not isinstance(hit[1], ast.Name):
+            continue
+        at = _parsed(_module_file(root, hit[0]))
+        assert at is not None
+        config = hit[1].id
+        method = _class_attr(root, _where(at, hit[0], config), config, "base_method")
+        if method is not None and isinstance(method[1], ast.Constant) and isinstance(method[1].value, str):
+            out[str(key.value)] = method[1].value
+    return out
+
+
+def _options(root: Path, module: str, cls: str) -> list[str]:
+    """A SpeculatorConfig class's `supported_options` (0.34+), inherited as Python does and evaluated from its
+    `frozenset({...})`, `Base.supported_options | {...}` or `- {...}` (sorted)."""
+    hit = _class_attr(root, module, cls, "supported_options")
+    if hit is None:
+        return []
+    at = _parsed(_module_file(root, hit[0]))
+    assert at is not None
+
+    def value(node: ast.expr) -> set[str]:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "frozenset":
+            return value(node.args[0]) if node.args else set()
+        if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+            return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.Sub)):
+            left, right = value(node.left), value(node.right)
+            return left | right if isinstance(node.op, ast.BitOr) else left - right
+        if (isinstance(node, ast.Attribute) and node.attr == "supported_options"
+                and isinstance(node.value, ast.Name)):
+            return set(_options(root, _where(at, hit[0], node.value.id), node.value.id))
+        raise SpecError(f"{hit[0]}:{node.lineno}: supported_options is no set expression read here")
+    return sorted(value(hit[1]))
+
+
+def _method_options(root: Path) -> dict[str, list[str]]:
+    """0.34+: the method-specific options each built-in method's SpeculatorConfig accepts (speculator_config.py's
+    `_CONFIG_BY_METHOD`); {} for a release without per-method config classes."""
+    tree = _parsed(root / SPEC_CFG)
+    node = _module_values(tree).get("_CONFIG_BY_METHOD") if tree is not None else None
+    if not isinstance(node, ast.Dict):
+        return {}
+    out: dict[str, list[str]] = {}
+    for key, call in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(call, ast.Call) and len(call.args) == 2):
+            raise SpecError(f"{SPEC_CFG}: _CONFIG_BY_METHOD holds an entry read here as no _builtin(module, name)")
+        module, cls = (a.value if isinstance(a, ast.Constant) else None for a in call.args)
+        if not (isinstance(module, str) and isinstance(cls, str)):
+            raise SpecError(f"{SPEC_CFG}:{call.lineno}: _builtin(...) with no string arguments")
+        out[str(key.value)] = _options(root, f"vllm.v1.worker.gpu.spec_decode.{module}", cls)
+    return out
 
 
 def _raised(node: ast.stmt) -> str | None:
@@ -137,13 +263,15 @@ def _names(test: ast.expr) -> set[str]:
     return {n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute)}
 
 
-def _guards(tree: ast.Module, values: dict[str, ast.expr]) -> dict[str, object]:
+def _guards(tree: ast.Module, values: dict[str, ast.expr], dspark: ast.Module | None = None) -> dict[str, object]:
     """The checks whose words and scope change by release: dspark_draft_topk's architecture check (the
     architectures it allows, its message) and adaptive verification's refusal (its message, and whether it refuses
     only together with use_local_argmax_reduction). A release without one has no entry; where each is, lines.json
-    cites (spec.topk_arch, spec.adaptive)."""
+    cites (spec.topk_arch, spec.adaptive). From 0.34 the topk check is DSparkSpeculatorConfig.apply_options' (`dspark`:
+    dspark/config.py, its architecture constants speculative.py's)."""
     found: dict[str, object] = {}
-    topk = _guard(tree, "dspark_draft_topk is only supported by Q")
+    topk = _guard(tree, "dspark_draft_topk is only supported by Q") or (
+        _guard(dspark, "dspark_draft_topk is only supported by Q") if dspark is not None else None)
     if topk is not None:
         found["topk_arch"] = {"archs": _excluded_archs(topk[0].test, values), "message": topk[1]}
     adaptive = _guard(tree, "Adaptive verification")
@@ -200,9 +328,22 @@ def spec_facts(tree: Path) -> dict[str, object]:
     module = ast.parse(path.read_text(encoding="utf-8"))
     values = _module_values(module)
     fields, line = _fields(module)
-    detect = _detect(module, values)
+    detect = _detect(module, values, tree)
     return {"speculative_config": {
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
-        "dspark_detect_archs": detect["dspark"], **_guards(module, values),
-        "dflash_keep": _dflash_keep(tree)}, "registry": _registry(tree)}
+        "dspark_detect_archs": detect["dspark"], **_guards(module, values, _parsed(tree / DSPARK_CFG)),
+        "dflash_keep": _dflash_keep(tree), **_per_method(tree)}, "registry": _registry(tree)}
+
+
+def _per_method(tree: Path) -> dict[str, object]:
+    """0.34+: the method-specific options __post_init__ checks (`_METHOD_SPECIFIC_OPTIONS`, in order) and those each
+    built-in method's config class accepts; {} before."""
+    options = _method_options(tree)
+    if not options:
+        return {}
+    names = _module_values(ast.parse((tree / SPEC).read_text(encoding="utf-8"))).get("_METHOD_SPECIFIC_OPTIONS")
+    if not isinstance(names, ast.Tuple):
+        raise SpecError(f"{SPEC}: no _METHOD_SPECIFIC_OPTIONS tuple")
+    return {"method_specific_options": [e.value for e in names.elts if isinstance(e, ast.Constant)],
+            "method_options": options}

@@ -367,15 +367,16 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP301", "pruned-without-lm-head", ERROR, "Pruned draft (D < T) ships no lm_head of its own",
          "The draft output vocabulary is smaller than the target's, yet the checkpoint has no `lm_head` weight. "
          "The full target head (T rows) cannot stand in for a D-row head.",
-         "vLLM 0.29+ refuses to load it (Qwen3 DSpark); older versions and DFlash/EAGLE-3 share the width-T target "
-         "head and fail at run time with a shape mismatch, or leave a random head.",
+         "vLLM 0.29-0.33 refuses to load it (Qwen3 DSpark); 0.34 loads it with lm_head as initialised; older "
+         "versions and DFlash/EAGLE-3 share the width-T target head and fail at run time with a shape mismatch, or "
+         "leave a random head.",
          "T = 248320, D = 32000, tensors: embed_tokens, layers.*, d2t (no lm_head.weight).",
          "Cannot be repaired: the trained head weights do not exist. Re-export the draft with its lm_head.",
          d_sized=True),
     Rule("DSP302", "reduced-without-d2t", ERROR, "Reduced-vocab draft ships no d2t mapping",
          "The runtime creates a `draft_id_to_target_id` parameter for this draft but the checkpoint has no `d2t`.",
-         "vLLM 0.29+ Qwen3 DSpark refuses to load it; elsewhere d2t stays all-zero, so draft id i is used as target "
-         "id i: wrong tokens and collapsed acceptance, with no error.",
+         "vLLM 0.29-0.33 Qwen3 DSpark refuses to load it; elsewhere (0.34 included) d2t stays all-zero, so draft id "
+         "i is used as target id i: wrong tokens and collapsed acceptance, with no error.",
          "D = 32000 < T = 128256 with lm_head but no d2t.",
          "Rebuild d2t from t2d if the checkpoint has one ({fix}); otherwise re-export it.",
          d_sized=True),
@@ -387,7 +388,8 @@ RULES: dict[str, Rule] = _rules(
          "Drop the d2t ({fix}), or trim a padded draft to T rows."),
     Rule("DSP304", "expanded-without-embed", ERROR, "Input vocab V > T but no embed_tokens of its own",
          "The draft's input vocabulary is larger than the target's and it ships no `embed_tokens`.",
-         "vLLM 0.29+ refuses to load it; earlier versions share the T-row target embedding and index out of range.",
+         "vLLM 0.29-0.33 refuses to load it; 0.34 loads it with embed_tokens as initialised (garbage inputs, no "
+         "error); earlier versions share the T-row target embedding and index out of range.",
          "V = 201024, T = 200058, no embed_tokens.weight.", "Re-export the draft with its embedding."),
     Rule("DSP305", "padded-rows-samplable", WARNING, "Padded draft can propose ids >= T that are not tokens",
          "D > T and the identity mapping keeps rows [T, D) of lm_head; nothing masks them at sampling time.",
@@ -617,7 +619,8 @@ RULES: dict[str, Rule] = _rules(
          "read where it matters: llama_eagle3.py sizes fc from `num_aux_hidden_states` or "
          "`eagle_config.eagle_aux_hidden_state_layer_ids` (default 3), not the top-level list; the speculators "
          "conversion copies only the top-level list and target_hidden_size; model runner V2 (the default on CUDA for "
-         "eagle3 from 0.29) takes the target's layers from the top-level list and never from eagle_config's. The "
+         "eagle3 from 0.29, the only runner from 0.34) takes the target's layers from the top-level list and never "
+         "from eagle_config's. The "
          "finding names the key ignored and what the release uses instead.",
          "fc is sized, or the target's hidden states are chosen, from something other than what the draft was "
          "trained with: fc.weight fails to load (DSP329), the first draft step fails, or the draft reads the wrong "
@@ -628,9 +631,9 @@ RULES: dict[str, Rule] = _rules(
          "(where vLLM's runners read it) and in eagle_config (where SGLang's does) ({fix}, config only)."),
     Rule("DSP357", "aux-layers-unset", WARNING, "The draft does not say which target layers it reads",
          "No `eagle_aux_hidden_state_layer_ids` at the top level or in eagle_config: vLLM's model runners (V1 "
-         "gpu_model_runner.py, V2 eagle3_utils.py) then take the target model's default "
+         "gpu_model_runner.py until 0.33, V2 eagle3_utils.py) then take the target model's default "
          "get_eagle3_default_aux_hidden_state_layers(), (2, L // 2, L - 3) for Llama and Qwen targets (interfaces.py, "
-         "0.27-0.33).",
+         "0.27-0.34).",
          "The runtime guesses: that default is the EAGLE-3 reference's convention, but trainers differ (SpecForge "
          "and speculators record the layers they trained on, and their defaults are not vLLM's), and a draft "
          "trained on other layers gets the wrong hidden states: it loads and runs, and its acceptance collapses "
@@ -710,7 +713,8 @@ RULES: dict[str, Rule] = _rules(
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "
          "(dflash2 before 0.29; any other than eagle3, peagle, dflash, dflash2, dspark), the transformer layer's "
          "model_type is neither llama nor qwen3 (EAGLE-3, P-EAGLE), or a key the converter indexes is missing "
-         "(aux_hidden_state_layer_ids, mask_token_id).",
+         "(aux_hidden_state_layer_ids, mask_token_id); from 0.34 `update_peagle` refuses every P-EAGLE draft "
+         "(`P-EAGLE (parallel drafting EAGLE-3) is not supported.`).",
          "The server does not start: `Expected one of: {...}. Please ensure you're loading a speculators-format "
          "model.`, `Unsupported model_type ... for Eagle3 speculator` or a KeyError.",
          "A `speculators` 0.9.0 DFlash2 draft on vLLM 0.28.0.",
@@ -984,8 +988,9 @@ RULES: dict[str, Rule] = _rules(
          "Check the checkpoint the config names (omit the checkpoint argument), or fix `model`."),
     Rule("DSP807", "deploy-wrong-method", ERROR, "vLLM serves the draft with a method its family does not use",
          "The method that release settles on (given, or detected from the model path before the architecture: "
-         "`eagle-`, `eagle3`, `dflash` win over `dspark`; or `draft_model` when nothing matches) is not the "
-         "draft family's (dspark for DSpark, dflash for DFlash, eagle3 for EAGLE-3).",
+         "`eagle-`, `eagle3`, `dflash` win over `dspark`; or `draft_model` when nothing matches; from 0.34 the "
+         "class a DSpark or DFlash architecture maps to decides first) is not the draft family's (dspark for "
+         "DSpark, dflash for DFlash, eagle3 for EAGLE-3).",
          "The draft is wrapped and renamed for the wrong method (often an unregistered architecture), or runs "
          "as an independent draft model without the hidden states it was trained on: it fails or proposes junk.",
          "A Qwen3 DSpark draft at `/models/eagle3-ablation/` with no `method`: vLLM picks eagle3.",
@@ -1000,7 +1005,8 @@ RULES: dict[str, Rule] = _rules(
          "With method dspark, an architecture outside the release's DSpark list (Qwen3DSparkModel, "
          "Gemma4DSparkModel, K3DSparkModel; Qwen3OmniDSparkModel from 0.29; MuseSparkDSparkModel in 0.33; a "
          "Qwen3-typed DSparkDraftModel is renamed from 0.29) is rewritten to `DSparkDraftModel` with model_type "
-         "deepseek_v4 (deepseek_v41 for a DeepSeek-V4.1 target from 0.30).",
+         "deepseek_v4 (deepseek_v41 for a DeepSeek-V4.1 target from 0.30); from 0.34 every architecture whose "
+         "class declares no DSpark speculator config.",
          "vLLM builds DSparkDeepseekV4ForCausalLM, the DeepSeek-V4 draft whose weights ship inside the target, "
          "for a checkpoint that is something else; nothing says so at start-up.",
          "A Qwen3-typed `DSparkDraftModel` draft on vLLM 0.28, or a DFlash draft with `\"method\": \"dspark\"`.",
@@ -1015,9 +1021,16 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP810", "deploy-unsupported-method", ERROR, "The method given is not one vLLM can confirm for this draft",
          "A method outside eagle, eagle3, dflash and dspark (mtp, medusa, mlp_speculator) goes through the "
          "detection chain; when nothing there matches the draft, vLLM raises "
-         "`NotImplementedError: Unsupported speculative method: '<method>'`.",
+         "`NotImplementedError: Unsupported speculative method: '<method>'`. From 0.34 a configured method is kept "
+         "and refused where the draft's class declares another (`speculative_config requested method=...`); a "
+         "speculators `peagle` checkpoint is refused (`P-EAGLE (parallel drafting EAGLE-3) is not supported.`).",
          "The server does not start.", "`\"method\": \"mtp\"` with an EAGLE-3 draft.",
-         "Use the draft family's method (eagle3, dflash, dspark), or `draft_model` for an independent draft."),
+         "Use the draft family's method (eagle3, dflash, dspark), or `draft_model` for an independent draft.",
+         family_fix=(*((f, "Give `\"method\": \"dspark\"`, the method of the draft's family.")
+                       for f in ("qwen3-dspark", "qwen3-omni-dspark", "gemma4-dspark")),
+                     *((f, "Give `\"method\": \"dflash\"`, the method of the draft's family.") for f in ("dflash", "dflash2")),
+                     *((f, "Give `\"method\": \"eagle3\"`, the method of the draft's family.")
+                       for f in ("eagle3-llama", "eagle3-qwen3")))),
     Rule("DSP811", "deploy-tokens-missing", ERROR, "num_speculative_tokens is missing and nothing defaults it",
          "The speculative config has no `num_speculative_tokens`, the draft config has no `n_predict`, and (vLLM "
          "0.31+, method dspark only) no `block_size`/`dspark_block_size` either. DFlash and EAGLE-3 never default "
@@ -1046,7 +1059,8 @@ RULES: dict[str, Rule] = _rules(
          "Give the draft family's method; draft_model is for standalone small models of the same tokenizer."),
     Rule("DSP815", "deploy-topk-needs-dspark", ERROR, "dspark_draft_topk is given for a method other than dspark",
          "The speculative config sets `dspark_draft_topk` and the method vLLM settles on is not dspark (0.28+).",
-         "vLLM raises `dspark_draft_topk is only supported by DSpark`.",
+         "vLLM raises `dspark_draft_topk is only supported by DSpark` (0.34: `dspark_draft_topk is not supported "
+         "with speculative method '<method>'.`).",
          "`{\"model\": \"./eagle3-dspark\", \"dspark_draft_topk\": 64}`: the path makes the method eagle3.",
          "Remove dspark_draft_topk, or give `\"method\": \"dspark\"`."),
     Rule("DSP816", "deploy-topk-out-of-range", ERROR, "The speculative config's dspark_draft_topk exceeds the draft vocab",
@@ -1103,7 +1117,10 @@ RULES: dict[str, Rule] = _rules(
          "An option only some methods take: `tensor_parallel_size` (never: use `draft_tensor_parallel_size`), "
          "`use_heterogeneous_vocab` (draft_model only), `index_share_for_mtp_iteration` (mtp only, 0.29+), "
          "`enable_adaptive_verification` (dspark only: 0.28-0.29 always, 0.30+ with use_local_argmax_reduction), "
-         "`xpress_topc` (XPress drafts only, 0.33).",
+         "`xpress_topc` (XPress drafts only, 0.33); from 0.34 each method-specific option the method's config "
+         "class does not support (`<option> is not supported with speculative method '<method>'.`), "
+         "`parallel_drafting` outside dflash/dspark, `draft_lm_head_quantization` under dspark outside the "
+         "DeepSeek-V4/V4.1 drafters.",
          "vLLM raises at start-up with the message quoted; the server does not start.",
          "`{\"model\": \"./eagle3-draft\", \"method\": \"eagle3\", \"tensor_parallel_size\": 2}`.",
          "Drop the option, or use the one the message names."),

@@ -9,7 +9,9 @@ that line (`LINE`); the statement starting there (`STATEMENT`: an `if` with its 
 body, from `ast`'s end_lineno); the `if` to the end of its first branch (`BRANCH`). With `through` (a regex
 searched from the start): to that match's line (`LINE`), or to the end of the innermost statement holding it
 (`STATEMENT`: the `raise` whose message it is). `since`/`until` bound the releases that have the rule: outside them
-the anchor must not match, inside them it must; the generator stops on either, naming the anchor.
+the anchor must not match, inside them it must; the generator stops on either, naming the anchor. `moved` is the
+same rule where a later release keeps it (another file or function: vLLM 0.34's per-method SpeculatorConfig
+classes), tried where the anchor itself finds nothing; the citation then names that file.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ LINEAR = "vllm/model_executor/layers/linear.py"
 RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
 INTERFACES = "vllm/model_executor/models/interfaces.py"
+# vLLM 0.34 moved the per-method parts of SpeculativeConfig.__post_init__ into one SpeculatorConfig class per method
+SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
+DSPARK_CFG = "vllm/v1/worker/gpu/spec_decode/dspark/config.py"
+EAGLE_SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/eagle/config.py"
+DRAFT_CFG = "DraftModelSpeculatorConfig"
 
 LINE, STATEMENT, BRANCH = "line", "statement", "branch"
 POST_INIT = "SpeculativeConfig.__post_init__"
@@ -59,6 +66,7 @@ class Anchor:
     since: str | None = None
     until: str | None = None
     every: bool = False  # every match, cited as "L1, L2, ..." (each one line)
+    moved: Anchor | None = None  # the same rule in a later release's other file or function
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,53 +113,104 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "num_tokens_field": Anchor(SPEC, r"^\s*num_speculative_tokens: int = Field\(", inside="SpeculativeConfig"),
     "topk_field": Anchor(SPEC, r"^\s*dspark_draft_topk: int \| None = Field\(", inside="SpeculativeConfig",
                          since="0.28.0"),
-    "method_field": Anchor(SPEC, r"^\s*method: SpeculativeMethod \| None = None", inside="SpeculativeConfig"),
+    "method_field": Anchor(SPEC, r"^\s*method: SpeculativeMethod \| None = None", inside="SpeculativeConfig",
+                           until="0.33.0"),
+    # 0.34: `method: SpeculativeMethod | str | None`, a name outside the Literal refused by this validator unless a
+    # plugin registered it (register_speculative_method)
+    "method_validator": _def_body(SPEC, "_validate_method", inside="SpeculativeConfig", since="0.34.0"),
     "default_method": Anchor(SPEC, r"if self\.method is None and SpeculativeConfig\._is_custom_proposer_path\(",
-                             STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT),
+                             STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT, until="0.33.0"),
+    # 0.34: no custom_class; with a `model` and no method the method stays None until the checkpoint decides it
+    "default_method_unset": Anchor(SPEC, r"if \(custom_cls := get_custom_speculator_config_class\(self\.method\)\)",
+                                   STATEMENT, inside=POST_INIT, since="0.34.0"),
     "no_model": Anchor(SPEC, r"^\s*else:\n\s*raise ValueError\(\n\s*\"num_speculative_tokens was provided but without",
-                       STATEMENT, through=r"without speculative model\.", inside=POST_INIT),
+                       STATEMENT, through=r"without speculative model\.", inside=POST_INIT,
+                       moved=Anchor(SPEC_CFG, r"^\s*def default_model\(", STATEMENT,
+                                    through=r"without speculative model\.", inside=f"{DRAFT_CFG}.default_model")),
     "detect": Anchor(SPEC, r"# Automatically detect the method", STATEMENT,
-                     through=r"Unsupported speculative method", inside=POST_INIT),
-    "eagle_wrap": Anchor(SPEC, r"eagle_config = EAGLEConfig\(", inside=POST_INIT),
+                     through=r"Unsupported speculative method", inside=POST_INIT, until="0.33.0"),
+    # 0.34: the class the draft's model declares (speculator_config_class) first, else the path markers; a
+    # configured method is kept and checked against the declared one
+    "checkpoint_detect": _def_body(SPEC_CFG, "_resolve_checkpoint_config_class", since="0.34.0"),
+    "eagle_wrap": Anchor(SPEC, r"eagle_config = EAGLEConfig\(", inside=POST_INIT,
+                         moved=Anchor(EAGLE_SPEC_CFG, r"draft\.hf_config = EAGLEConfig\(",
+                                      inside="wrap_eagle_hf_config")),
     "eagle_rename": Anchor(EAGLE_CFG, r'^\s*if method == "eagle":', STATEMENT),
     "qwen3_rename": Anchor(SPEC, r'if \(\n\s*self\.method == "dspark"\n\s*and "DSparkDraftModel" in', BRANCH,
-                           inside=POST_INIT, since="0.29.0"),
-    "deepseek_rewrite": Anchor(SPEC, r'(el)?if self\.method == "dspark" and \(', BRANCH, inside=POST_INIT),
+                           inside=POST_INIT, since="0.29.0", until="0.33.0"),
+    # 0.34: the rename is a draft-config override, whatever the method
+    "qwen3_override": Anchor(SPEC, (r'if \(\n\s*initial_architecture == "DSparkDraftModel"\n'
+                              r'\s*and hf_config\.model_type == "qwen3"'),
+                             BRANCH, inside="SpeculativeConfig.hf_config_override", since="0.34.0"),
+    "deepseek_rewrite": Anchor(SPEC, r'(el)?if self\.method == "dspark" and \(', BRANCH, inside=POST_INIT,
+                               until="0.33.0"),
+    # 0.34: every draft whose class declares no speculator config becomes the DeepSeek-V4 draft (no keep list)
+    "undeclared_rewrite": Anchor(DSPARK_CFG, r"if draft\.speculator_config_class is None:", BRANCH,
+                                 inside="DSparkSpeculatorConfig.adapt_draft_model_config", since="0.34.0"),
     "v41_rewrite": Anchor(SPEC, r'self\.target_model_config\.hf_config\.model_type == "deepseek_v41"',
-                          inside=POST_INIT, since="0.30.0"),
+                          inside=POST_INIT, since="0.30.0",
+                          moved=Anchor(DSPARK_CFG, r'is_v41 = target\.hf_config\.model_type == "deepseek_v41"',
+                                       inside="DSparkSpeculatorConfig.adapt_draft_model_config")),
     "qwen3_draft_detect": Anchor(SPEC, r'or \(\n\s*"DSparkDraftModel" in self\.draft_model_config\.architectures\n'
                                  r'\s*and self\.draft_model_config\.hf_config\.model_type == "qwen3"',
-                                 through=r'model_type == "qwen3"', inside=POST_INIT, since="0.29.0"),
+                                 through=r'model_type == "qwen3"', inside=POST_INIT, since="0.29.0", until="0.33.0"),
     "medusa_detect": Anchor(SPEC, r'elif self\.draft_model_config\.hf_config\.model_type == "medusa":', BRANCH,
                             inside=POST_INIT, until="0.32.0"),
     "gemma4_n_predict": Anchor(SPEC, r'if \(\n\s*getattr\(hf, "n_predict", None\) is None', STATEMENT,
                                inside=POST_INIT, until="0.30.0"),
     "n_predict": Anchor(SPEC, r"n_predict = getattr\(\n\s*self\.draft_model_config\.hf_config, \"n_predict\"",
-                        STATEMENT, through=r"must be divisible by \{n_predict=\}", inside=POST_INIT),
+                        STATEMENT, through=r"must be divisible by \{n_predict=\}", inside=POST_INIT,
+                        moved=Anchor(SPEC_CFG, r'n_predict = getattr\(spec\.draft_model_config\.hf_config, "n_predict"',
+                                     STATEMENT, through=r"must be divisible by \{n_predict=\}",
+                                     inside=f"{DRAFT_CFG}.resolve_num_speculative_tokens")),
     "block_default": Anchor(SPEC, r"^\s*if self\.use_dspark\(\):\n\s*if self\.num_speculative_tokens is None:",
-                            BRANCH, inside=POST_INIT, since="0.31.0"),
+                            BRANCH, inside=POST_INIT, since="0.31.0",
+                            moved=Anchor(DSPARK_CFG, r"^\s*if spec\.num_speculative_tokens is None:", BRANCH,
+                                         inside="DSparkSpeculatorConfig.resolve_num_speculative_tokens")),
     "missing": Anchor(SPEC, r"if self\.num_speculative_tokens is None:\n\s*raise ValueError\(\n\s*\"A speculative",
-                      STATEMENT, inside=POST_INIT),
+                      STATEMENT, inside=POST_INIT,
+                      moved=Anchor(SPEC_CFG, r"if spec\.num_speculative_tokens is None:\n\s*raise ValueError\(",
+                                   STATEMENT, inside=f"{DRAFT_CFG}.configure")),
     "min_block": Anchor(SPEC, r'if self\.method == "dspark":\n\s*# DSpark is a semi-autoregressive', STATEMENT,
                         inside=POST_INIT, until="0.27.0"),
     "topk_method": Anchor(SPEC, r"if self\.dspark_draft_topk is not None and self\.method != \"dspark\":", STATEMENT,
-                          inside=POST_INIT, since="0.28.0"),
-    "topk_range": Anchor(SPEC, r"if not 1 <= dspark_draft_topk <= ", STATEMENT, inside=POST_INIT, since="0.28.0"),
+                          inside=POST_INIT, since="0.28.0", until="0.33.0"),
+    # 0.34: each method-specific option (dspark_draft_topk, draft_lm_head_quantization, index_share_for_mtp_iteration,
+    # xpress_topc, speculator_options) refused in one wording unless the method's config class supports it
+    "method_options": Anchor(SPEC, r"^\s*for option in _METHOD_SPECIFIC_OPTIONS:", STATEMENT, inside=POST_INIT,
+                             since="0.34.0"),
+    "topk_range": Anchor(SPEC, r"if not 1 <= dspark_draft_topk <= ", STATEMENT, inside=POST_INIT, since="0.28.0",
+                         moved=Anchor(DSPARK_CFG, r"if not 1 <= dspark_draft_topk <= ", STATEMENT,
+                                      inside="DSparkSpeculatorConfig.apply_options")),
     "topk_arch": Anchor(SPEC, r"if \(\n\s*\"Qwen3DSparkModel\"\n\s*not in self\.draft_model_config\.architectures",
-                        STATEMENT, inside=POST_INIT, since="0.28.0"),
-    "omni_call": Anchor(SPEC, r"^\s*_validate_qwen3_omni_dspark\(", inside=POST_INIT, since="0.29.0"),
+                        STATEMENT, inside=POST_INIT, since="0.28.0",
+                        moved=Anchor(DSPARK_CFG, r"if \(\n\s*\"Qwen3DSparkModel\" not in draft\.architectures",
+                                     STATEMENT, inside="DSparkSpeculatorConfig.apply_options")),
+    "omni_call": Anchor(SPEC, r"^\s*_validate_qwen3_omni_dspark\(", inside=POST_INIT, since="0.29.0",
+                        moved=Anchor(DSPARK_CFG, r"^\s*_validate_qwen3_omni_dspark\(",
+                                     inside="DSparkSpeculatorConfig.apply_options")),
     "equal_vocab": _def_body(SPEC, "verify_equal_vocab_size_if_draft_model", inside="SpeculativeConfig"),
     "inspect_arch": Anchor(MODEL_CFG, r"registry\.inspect_model_cls\(architectures, self\)"),
     "unsupported_arch": Anchor(REGISTRY, r"are not supported for now\. "),
-    "xpress": Anchor(SPEC, r"if self\.xpress_topc is not None", STATEMENT, inside=POST_INIT, since="0.33.0"),
+    "xpress": Anchor(SPEC, r"if self\.xpress_topc is not None", STATEMENT, inside=POST_INIT, since="0.33.0",
+                     until="0.33.0"),
     "index_share": Anchor(SPEC, r"if self\.index_share_for_mtp_iteration is not None:",
-                          STATEMENT, through=r"only supported with method='mtp'", since="0.29.0"),
+                          STATEMENT, through=r"only supported with method='mtp'", since="0.29.0", until="0.33.0"),
     "adaptive": Anchor(SPEC, (r"if \(\n\s*self\.method != \"dspark\"\n\s*and self\.enable_adaptive_verification",
-                              r"if self\.method != \"dspark\" and self\.enable_adaptive_verification"),
+                              r"if self\.method != \"dspark\" and self\.enable_adaptive_verification",
+                              # 0.34: every config class but DSpark's (its own confidence head) reads draft logits
+                              (r"if \(\n\s*config_cls\.adaptive_verification_uses_draft_logits\n"
+                               r"\s*and self\.enable_adaptive_verification")),
                        STATEMENT, since="0.28.0"),
     "tensor_parallel": Anchor(SPEC, r"if self\.tensor_parallel_size is not None:", STATEMENT),
+    # 0.34: parallel_drafting is deprecated and ignored, but refused with a method other than dflash or dspark
+    "parallel_drafting": Anchor(SPEC, r'if self\.parallel_drafting and self\.method not in \("dflash", "dspark"\):',
+                                STATEMENT, inside="SpeculativeConfig._verify_args", since="0.34.0"),
+    # 0.34: draft_lm_head_quantization under method dspark only for the DeepSeek-V4/V4.1 drafters
+    "lm_head_quant_arch": Anchor(DSPARK_CFG, r'if not \{"DSparkDraftModel", "DSparkV41DraftModel"\} & set\(',
+                                 STATEMENT, inside="DSparkSpeculatorConfig.apply_options", since="0.34.0"),
     "heterogeneous": Anchor(SPEC, r"if self\.use_heterogeneous_vocab and not self\.uses_draft_model\(\):",
-                            STATEMENT),
+                            STATEMENT, until="0.33.0"),
     "speculators_override": Anchor(TF_CONFIG, (r"speculative_config\.update\(vllm_speculative_config\)",
                                                r'speculative_config\["model"\] = model'),
                                    STATEMENT, through=r"model = tokenizer = verifier_model", inside=SPECULATORS_FN),
@@ -161,14 +220,23 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     # the speculators conversion's behaviour changes (runtimes/speculators.py, ReleaseRules)
     "speculators_merge": Anchor(TF_CONFIG, r"speculative_config\.update\(vllm_speculative_config\)",
                                 inside=SPECULATORS_FN, since="0.29.0"),
-    "speculators_dflash2": Anchor(BASE, r'elif result\["method"\] == "dflash2":', BRANCH, since="0.29.0"),
+    "speculators_dflash2": Anchor(BASE, r'(el)?if result\["method"\] == "dflash2":', BRANCH, since="0.29.0"),
+    # 0.34: build_vllm_speculative_config refuses a peagle checkpoint (0.33: method eagle3, parallel_drafting)
+    # 0.34: update_peagle itself raises it (a peagle draft loaded as a speculative model, check's conversion)
+    "speculators_peagle_update": Anchor(ALGOS, r'raise ValueError\("P-EAGLE \(parallel drafting EAGLE-3\) is not supported\."\)',
+                                        inside="update_peagle", since="0.34.0"),
+    "speculators_peagle_refused": Anchor(BASE, r'raise ValueError\("P-EAGLE \(parallel drafting EAGLE-3\) is not supported\."\)',
+                                         since="0.34.0"),
     "speculators_keep_arch": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = selected_architectures or',
                                     inside="update_dspark", since="0.29.0"),
     # max_position_embeddings against max_model_len (runtimes/draft_context.py)
     "max_len_field": Anchor(SPEC, r"^\s*max_model_len: int \| None = Field\(", inside="SpeculativeConfig"),
     "draft_config_len": Anchor(SPEC, r"max_model_len=self\.max_model_len,",
                                through=r"spec_target_max_model_len=self\.target_model_config\.max_model_len,",
-                               inside=POST_INIT),
+                               inside=POST_INIT,
+                               moved=Anchor(SPEC_CFG, r"max_model_len=spec\.max_model_len,",
+                                            through=r"spec_target_max_model_len=target\.max_model_len,",
+                                            inside=f"{DRAFT_CFG}.configure")),
     "length_keys": _def_body(CONVERTOR, "derive_max_model_len_and_key"),
     "derived_len": Anchor(MODEL_CFG, r"^\s*elif max_model_len > derived_max_model_len:", BRANCH,
                           inside="_get_and_verify_max_len"),
@@ -176,7 +244,10 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                           through=r'scaling_factor = rp\.get\("factor"', inside="_get_and_verify_max_len"),
     "raise_positions": Anchor(SPEC, (r'if self\.method in \("eagle", "eagle3"\):\n\s*# EAGLE drafts share',
                                      r'if self\.method != "draft_model":\n\s*# Every draft but'),
-                              STATEMENT, inside=POST_INIT),
+                              STATEMENT, inside=POST_INIT,
+                              # 0.34: every draft-model config class but draft_model's (shares_target_positions)
+                              moved=Anchor(SPEC_CFG, r"^\s*if config_cls\.shares_target_positions:", STATEMENT,
+                                           inside=f"{DRAFT_CFG}.configure")),
     "positions_raised": _def_body(SPEC, "_maybe_override_draft_max_position_embeddings", inside="SpeculativeConfig"),
     "rope_cache_only": Anchor(SPEC, r"^# RoPE types for which get_rope uses max_position_embeddings", STATEMENT,
                               through=r"for params in iter_rope_parameters\(hf_config\)", since="0.33.0"),
@@ -210,7 +281,9 @@ OMNI_ANCHORS: dict[str, Anchor] = {
 BUILD_ANCHORS: dict[str, Anchor] = {
     "speculators_detect": Anchor(TF_CONFIG, r'^\s*"speculators"\n\s*if config_dict\.get\("speculators_config"\)'),
     "expected": Anchor(BASE, r"Expected one of: \{SUPPORTED_SPECULATORS_TYPES\}"),
-    "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT),
+    "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT,
+                             moved=Anchor(DSPARK_CFG, r'= "deepseek_v41" if is_v41 else "deepseek_v4"$',
+                                          inside="DSparkSpeculatorConfig.adapt_draft_model_config")),
     "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$"),
     "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult"),
     # Gemma4 DSpark's load_weights ends in _build_fused_kv_buffers, which asserts every layer's use_k_eq_v: a full
@@ -220,7 +293,11 @@ BUILD_ANCHORS: dict[str, Anchor] = {
                             STATEMENT),
     "gemma4_fused_kv": Anchor(GEMMA4_DSPARK, r"assert all\(a\.use_k_eq_v for a in layers_attn\)",
                               through=r"assumes uniform attention_k_eq_v layers"),
-    "gemma4_fused_call": Anchor(GEMMA4_DSPARK, r"self\.model\._build_fused_kv_buffers\(\)", inside="Gemma4DSparkForCausalLM.load_weights"),
+    # 0.34: called from the post-load hook Gemma4DSparkForCausalLM inherits (through Qwen3DSparkForCausalLM)
+    "gemma4_fused_call": Anchor(GEMMA4_DSPARK, r"self\.model\._build_fused_kv_buffers\(\)",
+                                inside="Gemma4DSparkForCausalLM.load_weights",
+                                moved=Anchor(DFLASH, r"self\.model\._build_fused_kv_buffers\(\)",
+                                             inside="DFlashQwen3ForCausalLM.process_weights_after_loading")),
     # DFlash2's __init__ reads its dflash_config keys by subscript (a KeyError for a missing one): the conv head's,
     # then the candidate selector's (runtimes/vllm_rows.DFLASH2_KEYS).
     "dflash2_conv": Anchor(DFLASH2, r"^\s*draft_config = config\.dflash_config$",
@@ -246,7 +323,7 @@ AUX_ANCHORS: dict[str, Anchor] = {
     "qwen3_width": Anchor(QWEN3_EAGLE3, _WIDTH),
     "assert": Anchor(LINEAR, r"assert param\.size\(\) == loaded_weight\.size\(\)",
                      inside="ReplicatedLinear.weight_loader"),
-    "runner": _def(RUNNER, "_get_eagle3_aux_layers_from_config"),
+    "runner": Anchor(RUNNER, r"^\s*def _get_eagle3_aux_layers_from_config\(", until="0.33.0"),  # V1 runner gone
     "runner2": _def(RUNNER2, "get_eagle3_aux_layers_from_config"),
     "default": Anchor(INTERFACES, r"return \(2, num_layers // 2, num_layers - 3\)"),
     "algos_width": Anchor(ALGOS, r'if config_dict\.get\("target_hidden_size"\) is not None:', inside="update_eagle3"),
@@ -259,10 +336,12 @@ REGISTRY_SINCE = {"Qwen3DSparkModel": None, "Qwen3OmniDSparkModel": "0.29.0", "G
                   "DFlashDraftModel": None, "DFlash2DraftModel": "0.28.0", "Eagle3LlamaForCausalLM": None,
                   "LlamaForCausalLMEagle3": None, "Eagle3Qwen3ForCausalLM": None, "DSparkDraftModel": None,
                   "PEagleDraftModel": None, "PeagleLlamaForCausalLM": None, "PeagleQwen3ForCausalLM": None}
+REGISTRY_UNTIL = {"PEagleDraftModel": "0.33.0", "PeagleLlamaForCausalLM": "0.33.0", "PeagleQwen3ForCausalLM": "0.33.0"}
 
 
 def _registry(name: str, since: str | None) -> Anchor:
-    return Anchor(REGISTRY, rf'^\s*"{name}": \(', inside="_SPECULATIVE_DECODING_MODELS", since=since)
+    return Anchor(REGISTRY, rf'^\s*"{name}": \(', inside="_SPECULATIVE_DECODING_MODELS", since=since,
+                  until=REGISTRY_UNTIL.get(name))
 
 
 ANCHORS: dict[str, Anchor] = {

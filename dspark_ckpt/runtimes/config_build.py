@@ -105,11 +105,11 @@ def _dspark_rewrite(arch: str, hf: dict[str, Any], r: ReleaseRules,
                     cites: list[str]) -> tuple[str, dict[str, Any]]:
     model_type = hf.get("model_type")
     built = vllm_hf_config.dspark(r, (arch,), model_type if isinstance(model_type, str) else None, hf)
-    if built.rule == "qwen3_rename":
+    if built.rule in ("qwen3_rename", "qwen3_override"):
         cites.append(f"{SPEC_FILE} @ v{r.version} L{r.qwen3_rename_line} (DSparkDraftModel + qwen3 -> "
                      "Qwen3DSparkModel)")
-    elif built.rule == "deepseek_rewrite":
-        cites.append(f"{SPEC_FILE} @ v{r.version} L{r.dspark_rewrite_line} (model_type = \"deepseek_v4\")")
+    elif built.rule in ("deepseek_rewrite", "undeclared_rewrite"):
+        cites.append(f"{r.citation('build.dspark_rewrite')} (model_type = \"deepseek_v4\")")
     return built.architectures[0], dict(built.values)
 
 
@@ -255,8 +255,9 @@ def layer_types(hf: Mapping[str, Any]) -> list[str]:
 
 
 def fused_kv_error(runtime: str, version: str, family: Family | None, hf: Mapping[str, Any]) -> Issue | None:
-    """vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts that every layer uses
-    attention_k_eq_v: a full-attention layer of a config that sets it (lines.json build.gemma4_k_eq_v,
+    """vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers (0.34: the post-load hook
+    process_weights_after_loading it inherits from DFlashQwen3ForCausalLM calls it), which asserts that every layer
+    uses attention_k_eq_v: a full-attention layer of a config that sets it (lines.json build.gemma4_k_eq_v,
     build.gemma4_fused_kv, build.gemma4_fused_call)."""
     if runtime != "vllm" or family is not Family.GEMMA4_DSPARK:
         return None

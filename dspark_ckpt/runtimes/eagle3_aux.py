@@ -59,7 +59,7 @@ class Lines:
     qwen3: tuple[int, int, int]
     qwen3_count_end: int
     assert_line: int  # ReplicatedLinear.weight_loader's `assert param.size() == loaded_weight.size()`
-    runner: int  # V1 _get_eagle3_aux_layers_from_config
+    runner: int | None  # V1 _get_eagle3_aux_layers_from_config; None: no V1 runner (0.34: gpu_model_runner.py gone)
     runner2: int  # V2 get_eagle3_aux_layers_from_config
     default: int  # `return (2, num_layers // 2, num_layers - 3)`
     algos: tuple[int, int]  # update_eagle3: target_hidden_size copied, the top-level aux list copied
@@ -73,11 +73,12 @@ def lines_of(release: str) -> Lines:
     """One release's Lines, from the `aux.*` citations its wheel generated (runtimes/release_lines.py)."""
     def first(key: str) -> int:
         return release_lines.span(release, f"aux.{key}")[0]
+    runner = first("runner") if release_lines.cited(release, "aux.runner") is not None else None
     llama_first, llama_end = release_lines.span(release, "aux.llama_count")
     qwen3_first, qwen3_end = release_lines.span(release, "aux.qwen3_count")
     return Lines((first("llama_use"), llama_first, first("llama_width")), llama_end,
                  (first("qwen3_use"), qwen3_first, first("qwen3_width")), qwen3_end,
-                 first("assert"), first("runner"), first("runner2"), first("default"),
+                 first("assert"), runner, first("runner2"), first("default"),
                  (first("algos_width"), first("algos_layers")))
 
 
@@ -174,8 +175,8 @@ def cite(family: Family, release: str) -> str:
 
 def runner_cite(release: str) -> str:
     read, ln = lines_for(release)
-    return (f"{_RUNNER} @ v{read} L{ln.runner}, {_RUNNER2} @ v{read} L{ln.runner2}, "
-            f"{_DEFAULT} @ v{read} L{ln.default}")
+    v1 = f"{_RUNNER} @ v{read} L{ln.runner}, " if ln.runner is not None else ""
+    return f"{v1}{_RUNNER2} @ v{read} L{ln.runner2}, {_DEFAULT} @ v{read} L{ln.default}"
 
 
 def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, release: str) -> AuxRead | None:
@@ -199,7 +200,7 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
         if stated is not None:
             written.append((name, stated))
     read, ln = lines_for(release)
-    runners = (_runner(hf, "V1"), _runner(hf, "V2"))
+    runners = (_runner(hf, "V1"), _runner(hf, "V2")) if ln.runner is not None else (_runner(hf, "V2"),)
     source = f"{cite(family, release)}; {runner_cite(release)}"
     if "speculators_config" in raw:
         source += f"; {_ALGOS} @ v{read} update_eagle3 L{ln.algos[0]}, L{ln.algos[1]}"
@@ -245,8 +246,8 @@ def ignored_text(aux: AuxRead) -> str | None:
 
 
 def runner_text(aux: AuxRead) -> str | None:
-    """DSP356 on the target side: the draft's list is read by model runner V1 only (eagle_config's list); SGLang's
-    runner reads eagle_config's list only, never the top-level one."""
+    """DSP356 on the target side: the draft's list is read by model runner V1 only (eagle_config's list), or, from
+    vLLM 0.34 (V2 alone), by no runner; SGLang's runner reads eagle_config's list only, never the top-level one."""
     if aux.runtime == "sglang":
         top = dict(aux.written).get(TOP)
         if aux.runners[0][1] is not None or top is None:
@@ -254,6 +255,12 @@ def runner_text(aux: AuxRead) -> str | None:
         return (f"(model_executor) reads the target layers only from {NESTED}, not from the top-level {TOP} "
                 f"({top} layers), and takes the target's default layers [2, L // 2, L - 3] instead. Put the list in "
                 f"eagle_config as well")
+    if len(aux.runners) == 1:  # V2 alone (0.34: no V1 runner): a list in eagle_config only is read by no runner
+        nested = dict(aux.written).get(NESTED)
+        if aux.runners[0][1] is not None or nested is None:
+            return None
+        return (f"(model runner V2, its only model runner) does not read {NESTED} ({nested} layers) and takes "
+                f"{_layers(None, DEFAULT_COUNT)} instead. Put the list at the top level ({TOP})")
     v1, v2 = aux.runners
     if v1[1] == v2[1] or v1[1] is None:
         return None
@@ -263,8 +270,10 @@ def runner_text(aux: AuxRead) -> str | None:
 
 
 def absent_text(aux: AuxRead) -> str | None:
-    """DSP357: no model runner finds the draft's layer list: the target's default layers are used."""
-    if any(key is not None for _, key, _ in aux.runners) or (aux.runtime == "sglang" and TOP in dict(aux.written)):
+    """DSP357: no model runner finds the draft's layer list: the target's default layers are used (a list in
+    eagle_config alone, which vLLM 0.34's one runner does not read, is DSP356's)."""
+    if any(key is not None for _, key, _ in aux.runners) or (aux.runtime == "sglang" and TOP in dict(aux.written)) \
+            or (aux.runtime == "vllm" and len(aux.runners) == 1 and NESTED in dict(aux.written)):
         return None
     return (f"finds no {TOP} (top level or in eagle_config) and takes the target's default aux layers "
             f"{DEFAULT_LAYERS}, EAGLE-3's usual choice; a draft trained on other layers gets the wrong hidden "

@@ -52,5 +52,24 @@ CHANGES: tuple[Change, ...] = (
            "(a local verifier refused); vllm/config/vllm.py _limit_max_model_len_to_draft",
            appear=("spec.xpress", "spec.speculators_verifier", "spec.rope_cache_only", "spec.limit_to_draft"),
            gone=("spec.medusa_detect",)),
+    Change("0.34.0",
+           f"{_SPEC} __post_init__ hands the method's setup to one SpeculatorConfig class per method "
+           "(vllm/v1/worker/gpu/spec_decode/speculator_config.py, dspark/config.py, eagle/config.py): `method` also "
+           "takes plugin-registered names (_validate_method) and custom_class is gone; with no method the class the "
+           "draft's model declares decides it, then the path markers and MTP model types; a configured method is kept "
+           "and checked against the declared one; each method-specific option is refused unless the method's class "
+           "supports it (xpress_topc, index_share_for_mtp_iteration, the dspark_draft_topk method check); the Qwen3 "
+           "DSparkDraftModel rename is an hf_config override for every method; method dspark rewrites every draft "
+           "whose class declares no DSpark config to the DeepSeek-V4 one (no keep list); use_heterogeneous_vocab "
+           "gone; parallel_drafting ignored, refused outside dflash/dspark; draft_lm_head_quantization only for the "
+           "DeepSeek-V4/V4.1 DSpark drafters; transformers_utils/configs/speculators/base.py refuses peagle; "
+           "Model Runner V1 (gpu_model_runner.py) gone",
+           appear=("spec.method_validator", "spec.default_method_unset", "spec.checkpoint_detect",
+                   "spec.qwen3_override", "spec.undeclared_rewrite", "spec.method_options", "spec.parallel_drafting",
+                   "spec.lm_head_quant_arch", "spec.speculators_peagle_refused",
+                   "spec.speculators_peagle_update"),
+           gone=("spec.method_field", "spec.default_method", "spec.detect", "spec.qwen3_rename",
+                 "spec.deepseek_rewrite", "spec.qwen3_draft_detect", "spec.topk_method", "spec.xpress",
+                 "spec.index_share", "spec.heterogeneous", "aux.runner")),
 )
 

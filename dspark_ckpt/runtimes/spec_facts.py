@@ -40,7 +40,9 @@ def columns(release: str) -> dict[str, Any]:
             "topk_archs": tuple(topk["archs"]) if topk else None, "topk_arch_message": topk["message"] if topk else "",
             "adaptive_message": adaptive["message"] if adaptive else None,
             "adaptive_needs_argmax": bool(adaptive and adaptive["needs_argmax"]),
-            "dflash_keep_extra": tuple(spec["dflash_keep"])}
+            "dflash_keep_extra": tuple(spec["dflash_keep"]),
+            "method_specific_options": tuple(spec.get("method_specific_options", ())),
+            "method_options": tuple((m, frozenset(o)) for m, o in spec.get("method_options", {}).items())}
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_hf_config
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
-from dspark_ckpt.runtimes.vllm_release import ReleaseRules, later_field, nearest_rules
+from dspark_ckpt.runtimes.vllm_release import ReleaseRules, earlier_field, later_field, nearest_rules
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -44,6 +44,16 @@ M_TP = ("'tensor_parallel_size' is not a valid argument in the speculative_confi
 M_HETERO = "use_heterogeneous_vocab only works with method='draft_model'"
 M_INDEX_SHARE = "index_share_for_mtp_iteration is only supported with method='mtp'"
 M_XPRESS = "xpress_topc is only supported by XPress"
+# 0.34's per-method SpeculatorConfig classes (speculative.py __post_init__, _verify_args; speculator_config.py;
+# dspark/config.py; speculators/base.py), quoted exactly
+M_OPTION = "{option} is not supported with speculative method {method!r}."
+M_DECLARED = ("speculative_config requested method={requested!r}, but the draft model {model!r} is a {declared!r} "
+              "checkpoint (model_type={model_type!r}, architectures={archs}). Pass a matching method or a matching "
+              "draft checkpoint. Use method={declared!r} if that is what you intended.")
+M_LM_HEAD_QUANT = "draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark drafters"
+M_PARALLEL = "parallel_drafting is only supported by the dflash and dspark methods, not {method!r}."
+M_PEAGLE = speculators.P_EAGLE_REFUSED
+M_UNKNOWN_METHOD = "Unknown speculative method {method!r}. Built-in methods: {builtin}; registered custom methods: []."
 M_VERIFIER = ("Speculators verifier must name a remote model repository. Select local verifiers explicitly with "
               "--model and --speculative-config.")
 # _validate_qwen3_omni_dspark, in its order (0.29 L157-370; the body is identical in 0.29-0.33).
@@ -267,6 +277,7 @@ class _Run:
         self.n: int | None = None
         self.n_from: str | None = None
         self.rewritten: tuple[str, ...] | None = None  # the architectures before a DeepSeek-V4 rewrite
+        self.rewrite_rule = "deepseek_rewrite"  # its lines.json rule (0.34: undeclared_rewrite)
         self.shortcut = False  # `vllm serve <speculators checkpoint>`: the speculators config builds the spec
         self.explicit = False  # the method was given
         self.positions: int | None = None  # the draft's max_position_embeddings, where it alone is its length
@@ -316,6 +327,8 @@ class _Run:
                             "speculators_override")
         method = draft.get("speculators_model_type")
         built: dict[str, Any] = {"method": method, "num_speculative_tokens": first["speculative_tokens"]}
+        if method == "peagle" and self.r.has("speculators_peagle_refused"):
+            raise self.stop("DSP810", M_PEAGLE, "speculators_peagle_refused")
         if method == "peagle":
             built.update(method="eagle3", parallel_drafting=True)
         elif method == "dflash2" and self.r.speculators_dflash2:
@@ -343,10 +356,12 @@ class _Run:
 
     def unknown_text(self, key: str) -> str:
         later = later_field(key, self.v)
+        earlier = None if later else earlier_field(key, self.v)
         near = closest_key(key, self.r.fields)
         return (f"SpeculativeConfig has no field {key!r} ({P_EXTRA})"
                 + (f": it is a field from vLLM {later}" if later else "")
-                + (f"; did you mean {near!r}?" if near and not later else ""))
+                + (f": it is a field of vLLM {earlier} and earlier, gone from {self.v}" if earlier else "")
+                + (f"; did you mean {near!r}?" if near and not later and not earlier else ""))
 
     def bad_values(self) -> Problem | None:
         problems = []
@@ -364,6 +379,9 @@ class _Run:
         method, model = self.spec.get("method"), self.spec.get("model")
         if method is not None and not isinstance(method, str):
             problems.append(f"method: {P_STR}, got {method!r}")
+        elif method is not None and method not in self.r.methods and self.r.per_method_configs:
+            problems.append("method: " + M_UNKNOWN_METHOD.format(method=method, builtin=sorted(self.r.methods))
+                            + " (a name a vLLM plugin registers with register_speculative_method is accepted)")
         elif method is not None and method not in self.r.methods:
             problems.append(f"method: {P_LITERAL} (such as 'dspark', 'dflash', 'eagle3', 'draft_model'), "
                             f"got {method!r}")
@@ -372,14 +390,21 @@ class _Run:
         if not problems:
             return None
         first = problems[0].split(":", 1)[0]
-        rule = {"method": "method_field", "max_model_len": "max_len_field"}.get(first, "num_tokens_field")
+        method_rule = "method_validator" if self.r.per_method_configs else "method_field"
+        rule = {"method": method_rule, "max_model_len": "max_len_field"}.get(first, "num_tokens_field")
         return Problem("DSP804", "; ".join(problems), (cite(rule, self.v),), verbatim=False)
 
     # 3. the method from the user's arguments, and whether a checkpoint is loaded at all
     def default_method(self) -> None:
         self.method, model = self.spec.get("method"), self.spec.get("model")
         self.explicit = self.method is not None
-        if self.method is None and custom_proposer_path(model):
+        if self.method is None and self.r.per_method_configs:  # 0.34: no custom_class; the checkpoint decides
+            if model in ("ngram", "[ngram]") or model is None:
+                self.method = "ngram" if model is not None else "draft_model"
+                self.method_from = "vLLM's default when no method is given"
+            else:
+                self.method_from = "undecided until the draft checkpoint is read"
+        elif self.method is None and custom_proposer_path(model):
             self.method, self.method_from = "custom_class", "a dotted class path in `model`"
         elif self.method is None:
             self.method = "ngram" if model in ("ngram", "[ngram]") else "draft_model"
@@ -396,12 +421,15 @@ class _Run:
             raise self.no_model()
         self.model = str(model)
         if self.method in _NO_CHECKPOINT:
+            rule = "default_method_unset" if self.r.per_method_configs else "default_method"
             text = (f"vLLM reads `model` {self.model!r} as a custom proposer class path (method custom_class), not "
                     "as a checkpoint" if self.method == "custom_class" else
                     f"method {self.method!r} loads no draft checkpoint: vLLM never reads {self.model}")
-            raise self.stop("DSP805", text, "default_method", False)
+            raise self.stop("DSP805", text, rule, False)
 
     def no_model(self) -> _Stop:
+        if self.method is None:  # 0.34: no method and no model is draft_model's (DraftModelSpeculatorConfig)
+            self.method, self.method_from = "draft_model", "vLLM's default when no method is given"
         if self.method in ("mtp", "dspark"):
             return self.stop("DSP805", f"the speculative config names no `model`: method {self.method!r} drafts with "
                                        "the target's own weights (target_model_config.model), so vLLM never loads "
@@ -422,6 +450,9 @@ class _Run:
         if not view.architectures:
             raise _Stop(None)
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
+        if self.r.has("qwen3_override") and vllm_hf_config.qwen3_renamed(self.r, self.archs, self.model_type):
+            self.archs = ("Qwen3DSparkModel",)  # hf_config_override, for every method (0.34)
+            self.values["architectures"] = list(self.archs)
         self.registered(self.archs, "inspect_arch")
         self.positions = draft_context.positions(self.values)
         if error := draft_context.draft_length_error(_int(self.spec.get("max_model_len")), self.positions):
@@ -435,6 +466,9 @@ class _Run:
 
     # 5. "Automatically detect the method", skipped for eagle, eagle3, dflash and dspark
     def detect(self) -> None:
+        if self.r.per_method_configs:
+            self.resolve_checkpoint_config()
+            return
         if self.method in ("eagle", "eagle3", "dflash", "dspark"):
             return
         given = self.method
@@ -446,6 +480,31 @@ class _Run:
             return
         self.method, why = found
         self.method_from = why + (f", replacing the method {given!r} given" if self.explicit else "")
+
+    def resolve_checkpoint_config(self) -> None:
+        """0.34 _resolve_checkpoint_config_class: a configured method is kept, and refused where the draft's model
+        declares another; else the declared method, then each method's `matches` in order, else draft_model."""
+        declared = self.r.declared_method(self.archs)
+        if self.method is not None:
+            if declared is not None and declared != self.method:
+                text = M_DECLARED.format(requested=self.method, model=self.model, declared=declared,
+                                         model_type=self.model_type, archs=list(self.archs))
+                raise self.stop("DSP810", text, "checkpoint_detect")
+            return
+        if declared is not None:
+            self.method = declared
+            self.method_from = f"declared by the class of architecture {self.archs[0]}"
+            return
+        path = self.model.lower()
+        for marker, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"), ("dspark", "dspark")):
+            if marker in path:
+                self.method, self.method_from = method, f"detected: {marker!r} in the model path"
+                return
+        if self.model_type in self.r.mtp_types:
+            self.method, self.method_from = "mtp", f"detected from model_type {self.model_type}"
+            return
+        self.method = "draft_model"
+        self.method_from = "vLLM's default when no method is given and the checkpoint declares none"
 
     def detected(self, path: str) -> tuple[str, str] | None:
         r, archs = self.r, self.archs
@@ -477,6 +536,7 @@ class _Run:
         built = vllm_hf_config.dspark(self.r, self.archs, self.model_type, self.values, self.inp.target.model_type)
         self.archs, self.model_type, self.values = built.architectures, built.model_type, dict(built.values)
         self.rewritten = built.rewritten
+        self.rewrite_rule = built.rule or "deepseek_rewrite"
 
     def tokens_from(self) -> str:
         user = "num_speculative_tokens" in normalize_keys(self.inp.spec) and (self.r.speculators_merge or
@@ -505,7 +565,25 @@ class _Run:
             raise self.stop("DSP813", M_MIN_BLOCK.format(b=block, n=self.n), "min_block")
 
     # 8. xpress_topc (0.33; no draft dspark-ckpt knows is an XPress refiner) and dspark_draft_topk (0.28+)
+    def method_options(self) -> None:
+        """0.34 __post_init__: each method-specific option set is refused unless the method's config class
+        supports it; then DSparkSpeculatorConfig.apply_options (the topk checks, draft_lm_head_quantization's
+        architectures; _validate_qwen3_omni_dspark follows)."""
+        for option in self.r.method_specific_options:
+            if self.spec.get(option) is not None and not self.r.supports_option(self.method, option):
+                code: FindingCode = "DSP815" if option == "dspark_draft_topk" else "DSP824"
+                raise self.stop(code, M_OPTION.format(option=option, method=self.method), "method_options")
+        if self.method != "dspark":
+            return
+        self.dspark_topk(self.spec.get("dspark_draft_topk"))
+        if self.spec.get("draft_lm_head_quantization") is not None and not {
+                "DSparkDraftModel", "DSparkV41DraftModel"} & set(self.archs):
+            raise self.stop("DSP824", M_LM_HEAD_QUANT, "lm_head_quant_arch")
+
     def topk(self) -> None:
+        if self.r.per_method_configs:
+            self.method_options()
+            return
         if self.r.has("xpress") and self.spec.get("xpress_topc") is not None:
             raise self.stop("DSP824", M_XPRESS, "xpress")
         if self.r.topk_archs is None:
@@ -514,6 +592,12 @@ class _Run:
         if given is not None and self.method != "dspark":
             raise self.stop("DSP815", M_TOPK_METHOD, "topk_method")
         if self.method != "dspark":
+            return
+        self.dspark_topk(given)
+
+    def dspark_topk(self, given: Any) -> None:
+        """dspark_draft_topk (given, else the draft config's) within [1, D], then on a Qwen3(-Omni) DSpark class."""
+        if self.r.topk_archs is None:
             return
         k = _int(given if given is not None else self.values.get("dspark_draft_topk"))
         if k is None:
@@ -554,6 +638,8 @@ class _Run:
             raise self.stop("DSP824", M_TP, "tensor_parallel")
         if spec.get("use_heterogeneous_vocab") and method != "draft_model":
             raise self.stop("DSP824", M_HETERO, "heterogeneous")
+        if self.r.has("parallel_drafting") and spec.get("parallel_drafting") and method not in ("dflash", "dspark"):
+            raise self.stop("DSP824", M_PARALLEL.format(method=method), "parallel_drafting")
 
     # 11. _verify_args: a plain draft model must share the target's vocabulary
     def equal_vocab(self) -> None:
@@ -588,13 +674,14 @@ class _Run:
             how = " as an independent draft model" if self.method == "draft_model" else ""
             found.append(Problem("DSP807", f"vLLM runs this {family.value} draft{how} with method "
                                            f"{self.method!r} ({self.method_from}), not {expected!r}",
-                                 (cite("detect", self.v),), verbatim=False))
+                                 (cite("checkpoint_detect" if self.r.per_method_configs else "detect", self.v),),
+                                 verbatim=False))
         if self.rewritten is not None:
             found.append(Problem("DSP808", f"method 'dspark' rewrites architectures {list(self.rewritten)} to "
                                            f"{list(self.archs)} with model_type {self.model_type!r}: vLLM "
                                            "builds DSparkDeepseekV4ForCausalLM, the DeepSeek-V4 draft that ships "
                                            f"inside its target, not this {family.value} draft",
-                                 (cite("deepseek_rewrite", self.v),), verbatim=False))
+                                 (cite(self.rewrite_rule, self.v),), verbatim=False))
         return tuple(found)
 
 
@@ -609,9 +696,12 @@ def evaluate(r: ReleaseRules, inp: DeployInput) -> Outcome:
         run.detect()
         run.rewrite()
         run.tokens()
+        if r.per_method_configs:  # 0.34: configure() checks the served length before the method's options
+            run.served_length()
         run.topk()
         run.omni()
-        run.served_length()
+        if not r.per_method_configs:
+            run.served_length()
         run.options_after()
         run.equal_vocab()
     except _Stop as stop:

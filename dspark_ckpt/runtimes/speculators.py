@@ -52,6 +52,9 @@ def _expected(types: Sequence[str]) -> str:
     return f"Expected one of: {{{listed}}}. Please ensure you're loading a speculators-format model."
 
 
+# 0.34 algos.py update_peagle (and base.py build_vllm_speculative_config), in its words
+P_EAGLE_REFUSED = "P-EAGLE (parallel drafting EAGLE-3) is not supported."
+
 class _Missing(Exception):
     """What the converter raises, as the runtime words it."""
 
@@ -76,6 +79,8 @@ def convert(cfg: Mapping[str, Any], r: ReleaseRules) -> Conversion:
         return Conversion({}, "", None, Issue("DSP330", "transformer_layer_config is not an object: the converter "
                                                         "cannot update it", verbatim=False), cites)
     hf = dict(layer)  # the draft's hf_config *is* the layer config, plus the algorithm's keys
+    if kind == "peagle" and r.speculators_peagle_refused:  # 0.34: update_peagle raises before it reads anything
+        return Conversion(hf, "", None, Issue("DSP330", P_EAGLE_REFUSED), cites)
     try:
         method, parallel = _update(kind, cfg, hf, r)
     except _Missing as missing:

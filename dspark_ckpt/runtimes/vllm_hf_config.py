@@ -58,6 +58,16 @@ def renamed(r: ReleaseRules, architectures: Sequence[str], method: str) -> tuple
     return tuple(rename(a, method, r.dflash_keep_extra) for a in architectures)
 
 
+def qwen3_renamed(r: ReleaseRules, architectures: Sequence[str], model_type: str | None) -> bool:
+    """A Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel: under method dspark (0.29-0.33 `qwen3_rename`), or
+    for every method as the draft ModelConfig's hf_config override (0.34+ `qwen3_override`, first architecture)."""
+    if model_type != "qwen3" or not architectures:
+        return False
+    if r.has("qwen3_override"):
+        return architectures[0] == "DSparkDraftModel"
+    return r.has("qwen3_rename") and "DSparkDraftModel" in architectures
+
+
 @dataclass(frozen=True, slots=True)
 class DSparkBuild:
     """The draft's hf_config after method dspark's branch of `__post_init__`."""
@@ -65,7 +75,8 @@ class DSparkBuild:
     architectures: tuple[str, ...]
     model_type: str | None
     values: Mapping[str, Any]  # the hf_config's attributes, model_type and architectures included
-    rule: str | None = None  # the lines.json `spec.` rule that changed it: qwen3_rename, deepseek_rewrite, ...
+    rule: str | None = None  # the lines.json `spec.` rule that changed it: qwen3_rename (0.34: qwen3_override),
+    # deepseek_rewrite (0.34: undeclared_rewrite), ...
     rewritten: tuple[str, ...] | None = None  # the architectures before a DeepSeek-V4 rewrite
 
 
@@ -74,16 +85,18 @@ def dspark(r: ReleaseRules, architectures: tuple[str, ...], model_type: str | No
     """A Qwen3-typed DSparkDraftModel becomes Qwen3DSparkModel (0.29+); any architecture the release does not keep
     becomes the DeepSeek-V4(.1) draft that ships inside its target; a Gemma4 draft takes n_predict from block_size
     (0.27-0.30)."""
-    if r.has("qwen3_rename") and "DSparkDraftModel" in architectures and model_type == "qwen3":
+    if qwen3_renamed(r, architectures, model_type):
         archs = ("Qwen3DSparkModel",)
-        return DSparkBuild(archs, model_type, {**values, "architectures": list(archs)}, "qwen3_rename")
+        rule = "qwen3_rename" if r.has("qwen3_rename") else "qwen3_override"
+        return DSparkBuild(archs, model_type, {**values, "architectures": list(archs)}, rule)
     if not any(a in r.dspark_keep for a in architectures):
         v41 = r.dspark_v41 and target_model_type == "deepseek_v41"
         kind, archs = ("deepseek_v41", ("DSparkV41DraftModel",)) if v41 else ("deepseek_v4", ("DSparkDraftModel",))
         rewritten = {**values, "model_type": kind, "architectures": list(archs)}
         if v41:
             rewritten["n_predict"] = values.get("dspark_block_size") or values.get("n_predict")
-        return DSparkBuild(archs, kind, rewritten, "deepseek_rewrite", architectures)
+        rule = "undeclared_rewrite" if r.has("undeclared_rewrite") else "deepseek_rewrite"
+        return DSparkBuild(archs, kind, rewritten, rule, architectures)
     if ("Gemma4DSparkModel" in architectures and r.gemma4_n_predict and values.get("n_predict") is None
             and values.get("block_size") is not None):
         return DSparkBuild(architectures, model_type, {**values, "n_predict": values["block_size"]},

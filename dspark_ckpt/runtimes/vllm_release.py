@@ -51,6 +51,10 @@ class ReleaseRules:
     adaptive_message: str | None  # enable_adaptive_verification with a method other than dspark; None: no check
     adaptive_needs_argmax: bool  # ... refused only together with use_local_argmax_reduction (0.30+)
     dflash_keep_extra: tuple[str, ...]  # eagle.py keeps these names under method dflash, beside DFlash* / *DFlash
+    # 0.34+: the options __post_init__ refuses unless the method's SpeculatorConfig supports them, in order, and
+    # each built-in method's supported ones; () before (each option had its own check)
+    method_specific_options: tuple[str, ...] = ()
+    method_options: tuple[tuple[str, frozenset[str]], ...] = ()
 
     # --- behaviour a generated citation shows (lines.json: the release has the rule's lines, or not) ---
     @property
@@ -119,6 +123,33 @@ class ReleaseRules:
         the served max_model_len; None: every method but draft_model (0.33: RoPE that only sizes the cache)."""
         return None if self.has("rope_cache_only") else ("eagle", "eagle3")
 
+    @property
+    def speculators_peagle_refused(self) -> bool:
+        """update_peagle raises instead of converting a P-EAGLE draft (0.34+; algos.py)."""
+        return self.has("speculators_peagle_update")
+
+    @property
+    def per_method_configs(self) -> bool:
+        """SpeculativeConfig hands the method's setup to one SpeculatorConfig class per method (0.34+): the class
+        the draft's model declares decides an unset method, a configured one is checked against it."""
+        return self.has("checkpoint_detect")
+
+    def supports_option(self, method: str | None, option: str) -> bool:
+        """Whether the config class of `method` accepts a method-specific option (0.34+)."""
+        return option in dict(self.method_options).get(str(method), frozenset())
+
+    def declared_method(self, architectures: tuple[str, ...]) -> str | None:
+        """0.34+: the base method of the SpeculatorConfig the draft's registered class declares (DFlash or DSpark
+        here: spec.json's detection columns), for the first architecture the registry resolves."""
+        for arch in architectures:
+            if arch in self.dspark_detect_archs:
+                return "dspark"
+            if arch in self.dflash_detect_archs:
+                return "dflash"
+            if self.registers(arch):
+                return None
+        return None
+
     # --- the registry (spec.json) ---
     def registers(self, name: str) -> bool:
         """Whether any `_*_MODELS` dict of the release's registry.py maps the name (ModelRegistry resolves it)."""
@@ -151,8 +182,10 @@ class ReleaseRules:
     @property
     def dspark_keep(self) -> tuple[str, ...]:
         """The architectures method dspark leaves alone; any other becomes the DeepSeek-V4 draft (the names its
-        speculative.py's rewrite condition excludes, in line order: `keep.*` of lines.json)."""
-        return release_lines.keys("keep", self.version)
+        speculative.py's rewrite condition excludes, in line order: `keep.*` of lines.json). From 0.34 no list: the
+        architectures whose class declares a DSpark config (DSparkSpeculatorConfig.adapt_draft_model_config)."""
+        keep = release_lines.keys("keep", self.version)
+        return keep if keep or not self.has("undeclared_rewrite") else self.dspark_detect_archs
 
     @property
     def speculators_types(self) -> tuple[str, ...]:
@@ -181,8 +214,9 @@ class ReleaseRules:
 
     @property
     def qwen3_rename_line(self) -> int | None:
-        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+), else None."""
-        return release_lines.first_line(self.version, "spec.qwen3_rename")
+        """DSparkDraftModel + model_type qwen3 -> Qwen3DSparkModel (0.29+; 0.34: an hf_config override), else None."""
+        return (release_lines.first_line(self.version, "spec.qwen3_rename")
+                or release_lines.first_line(self.version, "spec.qwen3_override"))
 
     @property
     def eagle_config_line(self) -> int:
@@ -249,3 +283,12 @@ def later_field(key: str, version: str) -> str | None:
     """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
     return next((r.version for r in RELEASE_RULES.values()
                  if release_key(r.version) > release_key(version) and key in r.fields), None)
+
+
+def earlier_field(key: str, version: str) -> str | None:
+    """The last release before `version` whose SpeculativeConfig has `key` when `version` does not (a field gone,
+    e.g. use_heterogeneous_vocab after 0.33), if any."""
+    if version in VERSIONS and key in RELEASE_RULES[version].fields:
+        return None
+    return next((r.version for r in reversed(list(RELEASE_RULES.values()))
+                 if release_key(r.version) < release_key(version) and key in r.fields), None)

@@ -36,15 +36,22 @@ def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
     v029 = replace(v028, first="0.29.0", last="0.29.0", source=f"{_Q} @ v0.29.0", reduced_checks=When.D_NE_T,
                    omni_target_validated=True,
                    embed_check=True, lm_head_share=Share.IF_NOT_OWN_AND_FITS, embed_share=Share.IF_NOT_OWN_AND_FITS)
-    v030 = replace(v029, first="0.30.0", last=NEWEST, source=f"{_Q} @ {_on('0.30.0')} (PR #55133)",
+    v030 = replace(v029, first="0.30.0", last="0.33.0", source=f"{_Q} @ v0.30.0-v0.33.0 (PR #55133)",
                    d2t_param=When.D_LT_T, reduced_checks=When.D_LT_T)
+    # 0.34: load_weights (qwen3_dspark.py L321-362) raises none of 0.33's vocab checks (0.33 L341-357): a missing
+    # embed_tokens, lm_head or d2t is dropped by its WeightsMapper and stays as initialised unless
+    # load_dspark_model (v1/worker/gpu/spec_decode/dspark/utils.py L133-145) shares the target's: embed_tokens
+    # where V <= T (L133-134), lm_head where D == T (L140-145, eagle/utils.py share_target_lm_head L45-72), each
+    # unless the draft has its own (eagle/utils.py _should_share L20-42: has_own_*, set by process_eagle_weight).
+    v034 = replace(v030, first="0.34.0", last=NEWEST, source=f"{_Q} @ {_on('0.34.0')}", reduced_checks=None,
+                   embed_check=False)
     if not omni:
-        return v027, v028, v029, v030
+        return v027, v028, v029, v030, v034
     # 0.27/0.28 have no Qwen3OmniDSparkModel: method dspark rewrites it to the DeepSeek-V4 draft.
     unregistered = Contract("vllm", "0.27.0", "0.28.0", family, "DSparkDeepseekV4ForCausalLM",
                             "vllm/config/speculative.py @ v0.27.0, v0.28.0 (no Qwen3OmniDSparkModel in registry)",
                             supported=False, verbatim_errors=False)
-    return unregistered, v029, v030
+    return unregistered, v029, v030, v034
 
 
 def _eagle3(family: Family, module: str, cls: str, backbone: str) -> tuple[Contract, ...]:

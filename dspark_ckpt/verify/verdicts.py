@@ -5,6 +5,7 @@ from __future__ import annotations
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.output.verify_records import MappingCheck, RuntimeState
+from dspark_ckpt.runtimes.compatibility import embed_left_as_initialised
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.verify.load_state import EMBED, LM_HEAD, LoadState
 
@@ -29,6 +30,9 @@ def _embed_issues(out: LoadState, v: int, t: int) -> list[Issue]:
     if out.embed_tokens == "target" and v > t:
         issues.append(Issue("DSP304", f"the target embedding ({t} rows) replaced the draft's, but input ids go up "
                                       f"to {v - 1}: out of range at run time"))
+    elif out.embed_tokens == "uninitialised" and v > t and embed_left_as_initialised(out.contract):
+        issues.append(Issue("DSP304", "embed_tokens was neither loaded nor replaced by the target's (V > T): it "
+                                      "stays as initialised"))
     return issues
 
 

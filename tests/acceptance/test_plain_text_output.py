@@ -11,6 +11,7 @@ from conftest import edit_config, make_checkpoint, run_cli
 from dspark_ckpt.output.plain import table
 from dspark_ckpt.output.verify_records import MappingCheck, VerifyResult
 from dspark_ckpt.output.write import TextBuffer, make_console
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 from dspark_ckpt.verify.findings import verify_findings
 
 BOX = set("┏┓┗┛┃━│─┡┩└┘╇╋")
@@ -84,7 +85,8 @@ def test_fix_names_releases_by_range(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     sglang = [line for line in lines if line.lstrip().startswith("sglang ")]
     assert sglang == ["  sglang 0.5.12-0.5.23 loads* (DSP307, DSP305) -> loads* (DSP307)"], result.stdout
-    assert sum(line.lstrip().startswith("vllm ") for line in lines) == 7  # vLLM stays one release a line
+    # vLLM stays one release a line
+    assert sum(line.lstrip().startswith("vllm ") for line in lines) == len(VLLM_RELEASES)
 
 
 def test_dsp603_names_releases_by_range() -> None:

@@ -68,7 +68,7 @@ def test_kimi_eagle3_is_registered_not_modelled(tmp_path: Path, runtime: str) ->
     assert note["severity"] == "warning"
     assert "Eagle3DeepseekV2ForCausalLM" in note["message"]
     assert "sglang 0.5.12-0.5.23 (sglang/srt/models/kimi_k25_eagle3.py:523 @ 0.5.23)" in note["message"]
-    assert "vllm 0.27.0-0.33.0" in note["message"]
+    assert "vllm 0.27.0-0.34.0" in note["message"]
     assert not any(c["error_code"] == "DSP309" for c in doc["compatibility"])
 
 

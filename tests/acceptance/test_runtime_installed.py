@@ -39,20 +39,20 @@ def test_installed_known_vllm(tmp_path: Path) -> None:
 
 
 def test_installed_newer_vllm_warns_but_does_not_fail(tmp_path: Path) -> None:
-    """The CI preflight the day 0.34 ships: evaluated with the 0.33 row, a DSP220 warning, exit 0."""
-    site = fake_install(tmp_path / "site", "vllm", "0.34.1+cu128")
+    """The CI preflight the day 0.35 ships: evaluated with the 0.34 row, a DSP220 warning, exit 0."""
+    site = fake_install(tmp_path / "site", "vllm", "0.35.1+cu128")
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
     done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "installed", "--format", "json",
                    env=with_path(site))
     entry = _json(done)
     assert done.returncode == 0
-    assert [(c["version"], c["loads"]) for c in entry["compatibility"]] == [("0.34.1", True)]
+    assert [(c["version"], c["loads"]) for c in entry["compatibility"]] == [("0.35.1", True)]
     assert [(f["code"], f["severity"]) for f in entry["findings"]] == [("DSP220", "warning")]
-    assert "verdict assumed from vLLM 0.33.0" in entry["findings"][0]["message"]
+    assert "verdict assumed from vLLM 0.34.0" in entry["findings"][0]["message"]
 
 
 def test_installed_newer_vllm_still_fails_a_broken_draft(tmp_path: Path) -> None:
-    site = fake_install(tmp_path / "site", "vllm", "0.34.0")
+    site = fake_install(tmp_path / "site", "vllm", "0.35.0")
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=64, target_vocab=96, d2t=False)
     done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "installed",
                    env=with_path(site))
@@ -96,7 +96,7 @@ def test_range_and_unregistered_version_on_the_command_line(tmp_path: Path) -> N
     done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "vllm~=0.31",
                    "--runtime", "vllm==0.24.0", "--format", "json")
     entry = _json(done)
-    assert [c["version"] for c in entry["compatibility"]] == ["0.31.0", "0.32.0", "0.33.0", "0.24.0"]
+    assert [c["version"] for c in entry["compatibility"]] == ["0.31.0", "0.32.0", "0.33.0", "0.34.0", "0.24.0"]
     assert done.returncode == 1
     refused = entry["compatibility"][-1]
     assert refused["error_code"] == "DSP309" and "not registered in vLLM 0.24.0" in refused["error"]

@@ -47,7 +47,7 @@ def test_the_issues_first_command(ws: Path) -> None:
     assert doc["source"] == "--speculative-config" and doc["speculative_config"] == SPEC
     assert doc["model"] == "./drafts/my-dspark"
     assert [r["version"] for r in doc["runtimes"]] == ["0.27.0", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0",
-                                                      "0.33.0"]
+                                                      "0.33.0", "0.34.0"]
     for r in doc["runtimes"]:
         assert (r["method"], r["model_class"], r["num_speculative_tokens"], r["draft_vocab_size"], r["starts"]) == \
             ("dspark", "Qwen3DSparkForCausalLM", 8, 96, True)
@@ -70,7 +70,7 @@ def test_a_failing_release_fails_the_gate_with_its_own_message(ws: Path) -> None
                     "--runtime", "vllm>=0.31", "--format", "json")
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert {v: r["num_speculative_tokens_from"] for v, r in deploy(passing).items()} == \
-        dict.fromkeys(("0.31.0", "0.32.0", "0.33.0"), "the draft config's block_size")
+        dict.fromkeys(("0.31.0", "0.32.0", "0.33.0", "0.34.0"), "the draft config's block_size")
 
 
 @pytest.mark.parametrize(("args", "code", "says"), [

@@ -23,7 +23,8 @@ from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes import vllm_release
 
 V = vllm_release.VERSIONS
-OLD = V[:-1]  # 0.27-0.32: only eagle and eagle3 get max_position_embeddings raised
+OLD = V[:V.index("0.33.0")]  # 0.27-0.32: only eagle and eagle3 get max_position_embeddings raised
+NEWER = V[V.index("0.33.0"):]  # 0.33 (SpeculativeConfig) and 0.34 (each SpeculatorConfig but draft_model's)
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 8192}
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
@@ -50,18 +51,19 @@ EAGLE3 = {"method": "eagle3", "num_speculative_tokens": 3}
 SERVED = ("--max-model-len", "8192")
 CASES: dict[str, Case] = {
     "dspark-below": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, SERVED,
-                         {**_all(("DSP826",), OLD), "0.33.0": ("DSP827",)},
+                         {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)},
                          says={"DSP826": "max_position_embeddings is 2048, below the served max_model_len 8192 "
                                          "(--max-model-len), and this release raises the draft's "
                                          "max_position_embeddings only for methods eagle and eagle3, not 'dspark'",
-                               "DSP827": "on vllm==0.33.0: the draft's max_position_embeddings is 2048"}),
+                               "DSP827": "on vllm==0.33.0, vllm==0.34.0: the draft's max_position_embeddings is "
+                                         "2048"}),
     "dspark-equal": Case("qwen3-dspark", {"max_position_embeddings": 8192}, DSPARK, SERVED, _all(())),
     "dspark-above": Case("qwen3-dspark", {"max_position_embeddings": 16384}, DSPARK, SERVED, _all(())),
     # The transformers default of the config class applies (Qwen3Config 32768): not known here, not judged.
     "dspark-key-missing": Case("qwen3-dspark", {}, DSPARK, SERVED, _all(())),
     "dspark-no-served-length": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (), _all(())),
     "dflash-below": Case("dflash", {"max_position_embeddings": 2048}, {"method": "dflash", "num_speculative_tokens": 8},
-                         SERVED, {**_all(("DSP826",), OLD), "0.33.0": ("DSP827",)}),
+                         SERVED, {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)}),
     "eagle3-below": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 2048}, EAGLE3, SERVED,
                          _all(("DSP827",)),
                          says={"DSP827": "vLLM raises it to 8192 for method 'eagle3' (logged at info level only)"}),
@@ -75,13 +77,13 @@ CASES: dict[str, Case] = {
     # No method: an EAGLE-3 architecture is not detected, so vLLM runs it as draft_model, which no release raises.
     "draft-model-below": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 2048},
                               {"num_speculative_tokens": 3}, SERVED,
-                              {**_all(("DSP807", "DSP826"), OLD), "0.33.0": ("DSP807", "DSP826")},
+                              {**_all(("DSP807", "DSP826"), OLD), **_all(("DSP807", "DSP826"), NEWER)},
                               says={"DSP826": "with the V2 model runner VllmConfig lowers the served max_model_len to "
                                               "2048 (a warning in the log; longer requests are refused); on the V1 "
                                               "runner, from position 2048 on"}),
     "draft-model-own-length": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 16384},
                                    {"num_speculative_tokens": 3, "max_model_len": 4096}, SERVED,
-                                   {**_all(("DSP807",), OLD), "0.33.0": ("DSP807", "DSP826")},
+                                   {**_all(("DSP807",), OLD), **_all(("DSP807", "DSP826"), NEWER)},
                                    says={"DSP826": "the draft's max_model_len is 4096, below the served max_model_len "
                                                    "8192"}),
     "spec-length-above-draft": Case("qwen3-dspark", {"max_position_embeddings": 2048}, {**DSPARK, "max_model_len": 4096},
@@ -102,7 +104,7 @@ CASES: dict[str, Case] = {
                                      says={"DSP804": "max_model_len: Input should be greater than or equal to 1, got 0"}),
     # Without --max-model-len vLLM serves the target config's max_position_embeddings.
     "served-length-from-target": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (),
-                                      {**_all(("DSP826",), OLD), "0.33.0": ("DSP827",)}, target="long-target",
+                                      {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)}, target="long-target",
                                       says={"DSP826": "below the served max_model_len 40960 (vLLM's default without "
                                                       "--max-model-len: the target config's max_position_embeddings)"}),
     "served-length-target-yarn": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (), _all(()),
@@ -167,7 +169,9 @@ def test_the_finding_cites_each_release_its_lines(ws: Path) -> None:
         for rule in ("raise_positions", "positions_raised"):
             assert f"v{version} {sc.cite(rule, version).lines}" in short, (rule, version)
     (raised,) = [f["message"] for f in checkpoint["findings"] if f["code"] == "DSP827"]
-    assert raised.endswith("(vllm/config/speculative.py @ v0.33.0 L1503-1511, v0.33.0 L1807-1846)")
+    # 0.34 raises them from DraftModelSpeculatorConfig.configure (speculator_config.py), the method in speculative.py
+    assert raised.endswith("(vllm/config/speculative.py @ v0.33.0 L1503-1511, v0.33.0 L1807-1846, v0.34.0 L1486-1527; "
+                           "vllm/v1/worker/gpu/spec_decode/speculator_config.py @ v0.34.0 L217-220)")
 
 
 def test_the_settings_file_gives_the_served_length(ws: Path) -> None:

@@ -139,7 +139,8 @@ def test_which_checkpoints_a_config_goes_with(tmp_path: Path, monkeypatch: pytes
 
 def test_newer_releases_take_the_newest_row_and_older_ones_none() -> None:
     assert vllm_release.rules_for("0.27.1") is vllm_release.RELEASE_RULES["0.27.0"]
-    assert vllm_release.rules_for("0.34.0") is vllm_release.RELEASE_RULES["0.33.0"]
+    assert vllm_release.rules_for("0.34.0") is vllm_release.RELEASE_RULES["0.34.0"]
+    assert vllm_release.rules_for("0.35.0") is vllm_release.RELEASE_RULES[vllm_release.VERSIONS[-1]]
     assert vllm_release.rules_for("0.26.0") is None
 
 

@@ -29,7 +29,11 @@ M_ADAPTIVE_028 = "Adaptive verification only supported with DSpark"
 M_ADAPTIVE_030 = ("Adaptive verification estimates per-position acceptance from the draft logits, which "
                   "use_local_argmax_reduction never materializes. Disable one of them.")
 
-OLD, NEW = ("0.27.0", "0.28.0", "0.29.0", "0.30.0"), ("0.31.0", "0.32.0", "0.33.0")
+OLD, NEW = ("0.27.0", "0.28.0", "0.29.0", "0.30.0"), ("0.31.0", "0.32.0", "0.33.0", "0.34.0")
+# Before 0.34 SpeculativeConfig.__post_init__ detects and checks the method itself; 0.34 hands it to one
+# SpeculatorConfig class per method (v1/worker/gpu/spec_decode/speculator_config.py and each <method>/config.py)
+TO_033, V034 = V[:V.index("0.34.0")], "0.34.0"
+M_DECLARED_034 = "speculative_config requested method='dspark', but the draft model"
 
 OMNI_TEXT = {"vocab_size": 96, "hidden_size": 16, "num_attention_heads": 2, "num_key_value_heads": 2,
              "head_dim": 8, "num_hidden_layers": 4}
@@ -100,13 +104,19 @@ CASES: dict[str, Case] = {
     "DSP805-no-model-nor-method": Case(_draft(), lambda path: {"num_speculative_tokens": 8}, _all("DSP805"),
                                        message={v: sc.M_NO_MODEL for v in V}),
     # The issue's example: a DSpark draft in an `eagle3-ablation` folder, no method: detected as eagle3, renamed.
+    # 0.34: the class Qwen3DSparkModel maps to declares DSparkSpeculatorConfig, which decides before the path
+    # (speculator_config.py _resolve_checkpoint_config_class L431-433).
     "DSP807-eagle3-path": Case(_in("eagle3-ablation/d", _draft()), _spec(num_speculative_tokens=8),
-                               _all("DSP809"), notes={v: ("DSP807",) for v in V},
-                               expect={v: {"method": "eagle3", "architecture": "Eagle3Qwen3DSparkModel"} for v in V},
-                               message={v: "['Eagle3Qwen3DSparkModel'] are not supported for now" for v in V}),
+                               {**_all("DSP809", TO_033), V034: None}, notes={v: ("DSP807",) for v in TO_033},
+                               expect={**{v: {"method": "eagle3", "architecture": "Eagle3Qwen3DSparkModel"}
+                                          for v in TO_033},
+                                       V034: {"method": "dspark", "architecture": "Qwen3DSparkModel"}},
+                               message={v: "['Eagle3Qwen3DSparkModel'] are not supported for now" for v in TO_033}),
     "DSP807-dflash-beats-dspark": Case(_in("dspark-vs-dflash/d", _draft()), _spec(num_speculative_tokens=8),
-                                       _all("DSP809"), notes={v: ("DSP807",) for v in V},
-                                       expect={v: {"method": "dflash"} for v in V}),
+                                       {**_all("DSP809", TO_033), V034: None},
+                                       notes={v: ("DSP807",) for v in TO_033},
+                                       expect={**{v: {"method": "dflash"} for v in TO_033},
+                                               V034: {"method": "dspark"}}),
     "DSP807-eagle3-as-draft-model": Case(_draft("eagle3-llama", model_type="llama"), _spec(num_speculative_tokens=3),
                                          _all(None), notes={v: ("DSP807",) for v in V},
                                          expect={v: {"method": "draft_model",
@@ -118,15 +128,23 @@ CASES: dict[str, Case] = {
                 "0.28.0": {"model_class": "DSparkDeepseekV4ForCausalLM"},
                 **{v: {"model_class": "Qwen3DSparkForCausalLM", "architecture": "Qwen3DSparkModel"}
                    for v in V[2:]}}),
-    "DSP808-dflash-as-dspark": Case(_draft("dflash"), _spec(method="dspark", num_speculative_tokens=8), _all(None),
-                                    notes={v: ("DSP807", "DSP808") for v in V},
-                                    expect={v: {"model_class": "DSparkDeepseekV4ForCausalLM"} for v in V}),
+    # 0.34: DFlashDraftModel's class declares DFlashSpeculatorConfig: a configured dspark is refused against it
+    # (speculator_config.py L413-425) before any rewrite.
+    "DSP808-dflash-as-dspark": Case(_draft("dflash"), _spec(method="dspark", num_speculative_tokens=8),
+                                    {**_all(None, TO_033), V034: "DSP810"},
+                                    notes={v: ("DSP807", "DSP808") for v in TO_033},
+                                    expect={v: {"model_class": "DSparkDeepseekV4ForCausalLM"} for v in TO_033},
+                                    message={V034: M_DECLARED_034}),
     "DSP809-omni-before-0.29": Case(_draft("qwen3-omni-dspark", **OMNI_DRAFT),
                                     _spec(method="dspark", num_speculative_tokens=8),
                                     {"0.27.0": "DSP809", "0.28.0": "DSP809", **_all(None, V[2:])}),
+    # 0.34: a configured method is kept and the EAGLE-3 class declares no speculator config: mtp starts on it
+    # (speculator_config.py L413-426; MTPSpeculatorConfig wraps nothing), the wrong method for its family.
     "DSP810-mtp-for-eagle3": Case(_draft("eagle3-llama", model_type="llama"),
-                                  _spec(method="mtp", num_speculative_tokens=3), _all("DSP810"),
-                                  message={v: "Unsupported speculative method: 'mtp'" for v in V}),
+                                  _spec(method="mtp", num_speculative_tokens=3),
+                                  {**_all("DSP810", TO_033), V034: None}, notes={V034: ("DSP807",)},
+                                  expect={V034: {"method": "mtp"}},
+                                  message={v: "Unsupported speculative method: 'mtp'" for v in TO_033}),
     "DSP810-medusa-gone-in-0.33": Case(_draft("eagle3-llama", model_type="llama"),
                                        _spec(method="medusa", num_speculative_tokens=3),
                                        {**_all("DSP810", V[:-1]), "0.33.0": "DSP804"}),
@@ -190,8 +208,46 @@ CASES: dict[str, Case] = {
                                              {**_all(None, V[:2]), **_all("DSP309", V[2:])}, target="omni-target"),
     "DSP824-tensor-parallel": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8, tensor_parallel_size=2),
                                    _all("DSP824"), message={v: "Please pass 'draft_tensor_parallel_size'" for v in V}),
+    # 0.34: use_heterogeneous_vocab is no SpeculativeConfig field (extra="forbid")
     "DSP824-heterogeneous-vocab": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8,
-                                                       use_heterogeneous_vocab=True), _all("DSP824")),
+                                                       use_heterogeneous_vocab=True),
+                                       {**_all("DSP824", TO_033), V034: "DSP803"},
+                                       message={V034: "it is a field of vLLM 0.33.0 and earlier, gone from 0.34.0"}),
+    # 0.34's per-method option check (speculative.py L1394-1402), in its words
+    "DSP815-topk-option-034": Case(_draft("eagle3-llama", model_type="llama"),
+                                   _spec(method="eagle3", num_speculative_tokens=3, dspark_draft_topk=4),
+                                   {"0.27.0": "DSP803", **_all("DSP815", V[1:])},
+                                   exact={V034: "dspark_draft_topk is not supported with speculative method 'eagle3'."}),
+    "DSP824-index-share-034": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8,
+                                                   index_share_for_mtp_iteration=True),
+                                   {"0.27.0": "DSP803", "0.28.0": "DSP803", **_all("DSP824", V[2:])},
+                                   exact={V034: "index_share_for_mtp_iteration is not supported with speculative "
+                                                "method 'dspark'."}),
+    # 0.34 _verify_args: parallel_drafting is ignored, but refused outside dflash/dspark (L1689-1693)
+    "DSP824-parallel-drafting-034": Case(_draft("eagle3-llama", model_type="llama"),
+                                         _spec(method="eagle3", num_speculative_tokens=3, parallel_drafting=True),
+                                         {**_all(None, TO_033), V034: "DSP824"},
+                                         exact={V034: "parallel_drafting is only supported by the dflash and dspark "
+                                                      "methods, not 'eagle3'."}),
+    "parallel-drafting-ignored-034": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8,
+                                                          parallel_drafting=True), _all(None)),
+    # 0.34 DSparkSpeculatorConfig.apply_options: draft_lm_head_quantization for the DeepSeek-V4/V4.1 drafters only
+    "DSP824-lm-head-quantization-034": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8,
+                                                            draft_lm_head_quantization="fp8"),
+                                            {V034: "DSP824"},
+                                            exact={V034: sc.M_LM_HEAD_QUANT}),
+    # 0.34: a configured draft_model is kept and checked: the Qwen3 DSpark class declares dspark (0.33: the
+    # architecture replaces it with dspark)
+    "DSP810-draft-model-for-dspark-034": Case(_draft(), _spec(method="draft_model", num_speculative_tokens=8),
+                                              {"0.33.0": None, V034: "DSP810"},
+                                              expect={"0.33.0": {"method": "dspark"}},
+                                              message={V034: "requested method='draft_model', but the draft model"}),
+    # 0.34: build_vllm_speculative_config refuses P-EAGLE (speculators/base.py L133-134; 0.33: eagle3 + parallel)
+    "DSP810-peagle-034": Case(lambda root: speculators(root / "spec-p", "peagle", verifier="Qwen/Qwen3-8B"),
+                              lambda path: {}, {V034: "DSP810"}, exact={V034: sc.M_PEAGLE}),
+    # 0.34 _validate_method: a name outside the Literal unless a plugin registered it
+    "DSP804-unknown-method-034": Case(_draft(), _spec(method="dspark2", num_speculative_tokens=8), _all("DSP804"),
+                                      message={V034: "Unknown speculative method 'dspark2'. Built-in methods: ["}),
     "DSP824-adaptive": Case(_draft("eagle3-llama", model_type="llama"),
                             _spec(method="eagle3", num_speculative_tokens=3, enable_adaptive_verification=True),
                             {"0.27.0": "DSP803", "0.28.0": "DSP824", "0.29.0": "DSP824", **_all(None, V[3:])},
@@ -207,9 +263,9 @@ CASES: dict[str, Case] = {
     "DSP824-xpress": Case(_draft(), _spec(method="dspark", num_speculative_tokens=8, xpress_topc=4),
                           {**_all("DSP803", V[:-1]), "0.33.0": "DSP824"}),
     "DSP822-local-verifier-0.33": Case(lambda root: speculators(root / "spec-d", "dspark", verifier="target"),
-                                       lambda path: {}, {**_all(None, V[:-1]), "0.33.0": "DSP822"},
+                                       lambda path: {}, {**_all(None, V[:-2]), **_all("DSP822", V[-2:])},
                                        expect={v: {"method": "dspark", "num_speculative_tokens": 3}
-                                               for v in V[:-1]}),
+                                               for v in V[:-2]}),
     "DSP823-speculators-override": Case(lambda root: speculators(root / "spec-e", "dspark", verifier="Qwen/Qwen3-8B"),
                                         lambda path: {"method": "eagle3", "num_speculative_tokens": 5}, _all(None),
                                         notes={v: ("DSP823",) for v in V},

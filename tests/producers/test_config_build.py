@@ -65,6 +65,6 @@ def test_speculators_required_keys_and_layer_types() -> None:
 
 
 def test_a_release_not_read_takes_the_nearest_rules_and_says_so() -> None:
-    built = build_config(QWEN3_DSPARK, "vllm", "0.34.0")
-    assert built.source.endswith("assumed for v0.34.0") and built.error is None
+    built = build_config(QWEN3_DSPARK, "vllm", "0.35.0")
+    assert built.source.endswith("assumed for v0.35.0") and built.error is None
     assert build_config(QWEN3_DSPARK, "sglang", "0.5.23").family is Family.QWEN3_DSPARK  # no builder: as written

@@ -1,7 +1,7 @@
 """Every draft architecture a release registers, held against its own code: check's verdict on a whole checkpoint of
 each class the generated release model could build, against that release's real `__init__` + `load_weights`
 executed on CPU (tools/release_model_worker.py's load mode, and tools/sglang_release_model_worker.py's, which runs
-the same observation inside SGLang), for every listed vLLM release and 0.34.0, and every SGLang release from 0.5.12
+the same observation inside SGLang), for every listed vLLM release (0.34.0 included), and every SGLang release from 0.5.12
 (0.5.1-0.5.11 build fewer than 8 classes on CPU).
 
 The checkpoint of an architecture is written from its generated record: the config its samples start from (the
@@ -39,7 +39,7 @@ import release_model as fitting  # noqa: E402 - tools/ is not a package
 import release_model_worker as worker  # noqa: E402
 import sglang_release_model as sglang_fitting  # noqa: E402
 
-RELEASES = tuple(("vllm", r) for r in ("0.34.0", *reversed(VLLM_RELEASES))) + \
+RELEASES = tuple(("vllm", r) for r in reversed(VLLM_RELEASES)) + \
     tuple(("sglang", r) for r in reversed(SGLANG_RELEASES) if release_key(r) >= release_key("0.5.12"))
 RECIPES = {"vllm": {"default_recipe": fitting.DEFAULT_RECIPE, "recipe_rules": fitting.RECIPES},
            "sglang": {"default_recipe": sglang_fitting.DEFAULT_RECIPE, "recipe_rules": sglang_fitting.RECIPES}}

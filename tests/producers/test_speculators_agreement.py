@@ -79,7 +79,11 @@ def test_the_conversion_is_the_releases_algos(release: str) -> None:
             assert converted.error is not None and converted.error.code == "DSP330", (name, release)
             continue
         theirs = copy.deepcopy(cfg.get("transformer_layer_config", {}))
-        updaters[kind](config_dict=copy.deepcopy(cfg), pre_trained_config=theirs)
+        try:
+            updaters[kind](config_dict=copy.deepcopy(cfg), pre_trained_config=theirs)
+        except ValueError as refused:  # 0.34's update_peagle: the conversion raises, in the release's words
+            assert converted.error is not None and converted.error.text == str(refused), (name, release)
+            continue
         theirs["model_type"] = "speculators"  # SpeculatorsConfig.__init__ drops the key; the class variable holds
         assert converted.error is None and converted.hf == theirs, (name, release)
 

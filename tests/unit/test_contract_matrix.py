@@ -12,6 +12,9 @@ from dspark_ckpt.runtimes.table import CONTRACTS, VLLM_VERSIONS, contract_for
 
 T = 100
 OLD, V29, NEW = ("0.27.0", "0.28.0"), ("0.29.0",), ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+# 0.34: load_weights raises no vocab check (qwen3_dspark.py 0.33.0 L341-357 gone); what is neither shipped nor shared
+# (embed_tokens where V <= T, lm_head where D == T: dspark/utils.py L133-145) stays as initialised
+V34 = ("0.34.0",)
 NOPARAM_Q = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")
 
 
@@ -31,33 +34,33 @@ def outcome(version: str, f: DraftFacts) -> tuple[str | None, set[str]]:
 
 # (facts, {versions: (error text or None, silent codes)}) — one row per line of the 2.3 table.
 MATRIX = [
-    ("D<T, lm_head + d2t", dict(d=40, lm=True, d2t=True), {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+    ("D<T, lm_head + d2t", dict(d=40, lm=True, d2t=True), {OLD: (None, set()), V29: (None, set()), NEW: (None, set()), V34: (None, set())}),
     ("D<T, lm_head, no d2t", dict(d=40, lm=True, d2t=False),
-     {OLD: (None, {"DSP302"}), V29: (c.E_D2T, set()), NEW: (c.E_D2T, set())}),
+     {OLD: (None, {"DSP302"}), V29: (c.E_D2T, set()), NEW: (c.E_D2T, set()), V34: (None, {"DSP302"})}),
     ("D<T, no lm_head, d2t", dict(d=40, lm=False, d2t=True),
-     {OLD: (None, {"DSP301"}), V29: (c.E_LM_HEAD, set()), NEW: (c.E_LM_HEAD, set())}),
+     {OLD: (None, {"DSP301"}), V29: (c.E_LM_HEAD, set()), NEW: (c.E_LM_HEAD, set()), V34: (None, {"DSP301"})}),
     ("D<T, no lm_head, no d2t", dict(d=40, lm=False, d2t=False),
-     {OLD: (None, {"DSP301", "DSP302"}), V29: (c.E_LM_HEAD, set()), NEW: (c.E_LM_HEAD, set())}),
+     {OLD: (None, {"DSP301", "DSP302"}), V29: (c.E_LM_HEAD, set()), NEW: (c.E_LM_HEAD, set()), V34: (None, {"DSP301", "DSP302"})}),
     ("D=T, lm_head, no d2t", dict(d=T, lm=True, d2t=False),
-     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set()), V34: (None, set())}),
     ("D=T, no lm_head, no d2t", dict(d=T, lm=False, d2t=False),
-     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set()), V34: (None, set())}),
     ("D=T, d2t present", dict(d=T, lm=True, d2t=True),
-     {OLD: (NOPARAM_Q, set()), V29: (NOPARAM_Q, set()), NEW: (NOPARAM_Q, set())}),
+     {OLD: (NOPARAM_Q, set()), V29: (NOPARAM_Q, set()), NEW: (NOPARAM_Q, set()), V34: (NOPARAM_Q, set())}),
     ("D>T, lm_head + d2t", dict(d=120, v=120, lm=True, d2t=True),
-     {OLD: (None, {"DSP305"}), V29: (None, {"DSP305"}), NEW: (NOPARAM_Q, set())}),
+     {OLD: (None, {"DSP305"}), V29: (None, {"DSP305"}), NEW: (NOPARAM_Q, set()), V34: (NOPARAM_Q, set())}),
     ("D>T, lm_head, no d2t", dict(d=120, v=120, lm=True, d2t=False),
-     {OLD: (None, {"DSP305"}), V29: (c.E_D2T, set()), NEW: (None, {"DSP305"})}),
+     {OLD: (None, {"DSP305"}), V29: (c.E_D2T, set()), NEW: (None, {"DSP305"}), V34: (None, {"DSP305"})}),
     ("D>T, no lm_head, d2t", dict(d=120, v=120, lm=False, d2t=True),
-     {OLD: (None, {"DSP306"}), V29: (c.E_LM_HEAD, set()), NEW: (NOPARAM_Q, set())}),
+     {OLD: (None, {"DSP306"}), V29: (c.E_LM_HEAD, set()), NEW: (NOPARAM_Q, set()), V34: (NOPARAM_Q, set())}),
     ("D>T, no lm_head, no d2t", dict(d=120, v=120, lm=False, d2t=False),
-     {OLD: (None, {"DSP306"}), V29: (c.E_LM_HEAD, set()), NEW: (None, {"DSP306"})}),
+     {OLD: (None, {"DSP306"}), V29: (c.E_LM_HEAD, set()), NEW: (None, {"DSP306"}), V34: (None, {"DSP306"})}),
     ("V>T, no embed", dict(d=T, v=120, lm=True, d2t=False, embed=False),
-     {OLD: (None, {"DSP304"}), V29: (c.E_EMBED, set()), NEW: (c.E_EMBED, set())}),
+     {OLD: (None, {"DSP304"}), V29: (c.E_EMBED, set()), NEW: (c.E_EMBED, set()), V34: (None, {"DSP304"})}),
     ("V>T, embed present", dict(d=T, v=120, lm=True, d2t=False, embed=True),
-     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set()), V34: (None, set())}),
     ("V<=T, no embed", dict(d=T, v=T, lm=True, d2t=False, embed=False),
-     {OLD: (None, set()), V29: (None, set()), NEW: (None, set())}),
+     {OLD: (None, set()), V29: (None, set()), NEW: (None, set()), V34: (None, set())}),
 ]
 
 

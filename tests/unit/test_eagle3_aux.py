@@ -75,7 +75,7 @@ def codes(a: Analysis) -> set[str]:
 
 
 def every(error: str | None, step: str | None = None) -> dict[str, tuple[str | None, str | None]]:
-    """The same outcome on every release: the code read is alike in 0.27.0-0.33.0 (only its line numbers move)."""
+    """The same outcome on every release: the code read is alike in 0.27.0-0.34.0 (only its line numbers move)."""
     return dict.fromkeys(VLLM_VERSIONS, (error, step))
 
 
@@ -85,7 +85,7 @@ def test_llama_top_level_four_ids_fails_on_fc(tmp_path: Path) -> None:
     a = run(draft(tmp_path, "eagle3-llama", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H))
     assert outcomes(a) == every(shape_error(4 * H, 3 * H))  # llama_eagle3.py never reads the top-level list
     ignored = next(f for f in a.findings if f.code == "DSP356")
-    assert "vLLM 0.27.0-0.33.0 (llama_eagle3.py) sizes fc from the default of 3 x hidden_size" in ignored.message
+    assert "vLLM 0.27.0-0.34.0 (llama_eagle3.py) sizes fc from the default of 3 x hidden_size" in ignored.message
     assert "eagle_aux_hidden_state_layer_ids (4 layers)" in ignored.message and ignored.severity == "warning"
     assert "DSP357" not in codes(a)  # both runners read the top-level list
 
@@ -160,7 +160,7 @@ def test_absent_list_loads_with_the_default_layers_warning(tmp_path: Path, famil
     a = run(draft(tmp_path, family, {}, 3 * H))
     assert outcomes(a) == every(None)
     absent = next(f for f in a.findings if f.code == "DSP357")
-    assert absent.message.startswith("vLLM 0.27.0-0.33.0 finds no eagle_aux_hidden_state_layer_ids")
+    assert absent.message.startswith("vLLM 0.27.0-0.34.0 finds no eagle_aux_hidden_state_layer_ids")
     assert "(2, L // 2, L - 3)" in absent.message and absent.severity == "warning"  # the runtime guesses (issue 21)
 
 
@@ -230,3 +230,19 @@ def test_without_target_the_warnings_still_come(tmp_path: Path) -> None:
     path = draft(tmp_path, "eagle3-llama", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H)
     a = analyze(local_source(path), target=None, runtimes=[RuntimeVersion("vllm", "0.33.0")])
     assert "DSP356" in codes(a)
+
+
+def test_a_nested_list_alone_is_read_by_no_runner_of_0_34(tmp_path: Path) -> None:
+    """0.34 has no model runner V1 (gpu_model_runner.py gone): the V2 runner, which never reads eagle_config's list,
+    is the only one, so DSP356 says the list is not read there without naming V1; 0.27-0.33 name V1 as its reader."""
+    ids3 = [1, 2, 3]
+    a = run(draft(tmp_path, "eagle3-llama", {"eagle_config": {"eagle_aux_hidden_state_layer_ids": ids3}}, 3 * H))
+    assert outcomes(a) == every(None)  # fc sized from eagle_config's list (3); V2's default is 3 layers too
+    runner = next(f for f in a.findings if f.code == "DSP356")
+    assert "vLLM 0.34.0 (model runner V2, its only model runner) does not read " \
+           "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
+    assert "vLLM 0.27.0-0.33.0 (model runner V2, vLLM's default on CUDA for eagle3 from 0.29) does not read " \
+           "eagle_config.eagle_aux_hidden_state_layer_ids" in runner.message
+    assert "model runner V1 reads it" in runner.message.split("vLLM 0.34.0")[0]
+    assert "V1" not in runner.message.split("vLLM 0.34.0", 1)[1]
+    assert "DSP357" not in codes(a)  # the draft does name its layers

@@ -22,8 +22,8 @@ def names(*texts: str) -> list[str]:
 
 
 @pytest.mark.parametrize(("text", "want"), [
-    ("vllm>=0.30", ["0.30.0", "0.31.0", "0.32.0", "0.33.0"]),
-    ("vllm~=0.31", ["0.31.0", "0.32.0", "0.33.0"]),
+    ("vllm>=0.30", ["0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0"]),
+    ("vllm~=0.31", ["0.31.0", "0.32.0", "0.33.0", "0.34.0"]),
     ("vllm>=0.29,<0.32", ["0.29.0", "0.30.0", "0.31.0"]),
     ("vllm!=0.30.0", [v for v in VLLM_VERSIONS if v != "0.30.0"]),
     ("vllm==0.31.*", ["0.31.0"]),
@@ -64,11 +64,11 @@ def test_release_pads_and_drops_suffixes() -> None:
 def test_newer_version_takes_the_newest_row_of_each_family() -> None:
     for family in Family:
         newest = contract_for("vllm", VLLM_VERSIONS[-1], family)
-        assumed = contract_for("vllm", "0.34.0", family)
+        assumed = contract_for("vllm", "0.35.0", family)
         assert newest is not None and assumed is not None, family
         assert (assumed.first, assumed.last, assumed.d2t_param) == (newest.first, newest.last, newest.d2t_param)
-        assert assumed.source.endswith("assumed for v0.34.0")
-        assert assumed_from(assumed, "0.34.0") == VLLM_VERSIONS[-1]
+        assert assumed.source.endswith("assumed for v0.35.0")
+        assert assumed_from(assumed, "0.35.0") == VLLM_VERSIONS[-1]
         assert assumed_from(newest, VLLM_VERSIONS[-1]) is None
 
 
@@ -97,14 +97,16 @@ def _analysis(tmp_path: Path, *selectors: str, **kwargs: object):  # type: ignor
 
 
 def test_unknown_newer_version_evaluates_and_warns(tmp_path: Path) -> None:
-    """A pruned draft without d2t: fails on 0.33 (DSP302) and so, assumed, on 0.34 and 1.0."""
-    a = _analysis(tmp_path, "vllm==0.33.0", "vllm==0.34.0", "vllm==1.0", vocab=96, draft_vocab=64)
+    """A pruned draft without d2t: fails on 0.33 (DSP302); 0.34 loads it with d2t all-zero (its load_weights has no
+    vocab checks: a silent DSP302), and so, assumed, do 0.35 and 1.0."""
+    a = _analysis(tmp_path, "vllm==0.33.0", "vllm==0.34.0", "vllm==0.35.0", "vllm==1.0", vocab=96, draft_vocab=64)
     assert [(v.version, v.error.code if v.error else None) for v in a.verdicts] == \
-        [("0.33.0", "DSP302"), ("0.34.0", "DSP302"), ("1.0.0", "DSP302")]
+        [("0.33.0", "DSP302"), ("0.34.0", None), ("0.35.0", None), ("1.0.0", None)]
+    assert all("DSP302" in [i.code for i in v.silent] for v in a.verdicts[1:])
     warning = [f for f in a.findings if f.code == "DSP220"]
     assert len(warning) == 1 and warning[0].severity.value == "warning"
-    assert "vllm==0.34.0, vllm==1.0.0: verdict assumed from vLLM 0.33.0" in warning[0].message
-    assert not a.report.compatibility[1].verbatim and "assumed for v0.34.0" in a.report.compatibility[1].source
+    assert "vllm==0.35.0, vllm==1.0.0: verdict assumed from vLLM 0.34.0" in warning[0].message
+    assert not a.report.compatibility[2].verbatim and "assumed for v0.35.0" in a.report.compatibility[2].source
 
 
 def test_clean_draft_on_unknown_version_has_only_the_warning(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_a_qwen3_omni_target_agrees_with_check(tmp_path: Path) -> None:
     # vLLM 0.29+ refuses a generic draft for an Omni target; SGLang is only refused before 0.5.16 (unregistered).
     refused = [v.version for v in analysis.verdicts if v.error is not None and v.error.code == "DSP309"
                and v.runtime == "vllm"]
-    assert refused == [v for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")]
+    assert refused == [v for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0")]
     observed = [e.version for e in verified.compatibility if e.error_code == "DSP309" and e.runtime == "vllm"]
     assert observed == refused
     assert result.check_disagreements == ()
