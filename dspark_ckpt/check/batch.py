@@ -18,6 +18,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class BatchResult:
+    """What a batch of checks produced: a report per checkpoint checked, and the ones that could not be."""
+
     reports: tuple[CheckpointReport, ...]
     failures: tuple[tuple[str, DsparkCkptError], ...]  # (spec, error) for checkpoints that could not be checked
 

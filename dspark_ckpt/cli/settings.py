@@ -21,6 +21,8 @@ KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """What the settings file ([tool.dspark-ckpt] or dspark-ckpt.toml) set, paths resolved against its folder."""
+
     path: Path | None = None  # None: no file was read
     policy: Layer = field(default_factory=Layer)
     runtime: tuple[str, ...] | None = None

@@ -45,12 +45,16 @@ class ProblemKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class JsonProblem:
+    """Why a JSON file could not be read as a document (its kind, and words that complete its name)."""
+
     kind: ProblemKind
     message: str  # completes "<file name> ...", e.g. "starts with a UTF-8 byte-order mark"
 
 
 @dataclass(frozen=True, slots=True)
 class Document:
+    """A JSON object read from a file, with the text it was decoded from."""
+
     data: dict[str, Any]
     text: str  # the UTF-8 text it was decoded from
 

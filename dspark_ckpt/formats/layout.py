@@ -20,6 +20,8 @@ MAX_FINDINGS_PER_CODE = 1000  # per kind of layout finding; the rest are counted
 
 @dataclass(frozen=True, slots=True)
 class ShardIndex:
+    """model.safetensors.index.json: which shard holds each tensor, and the total size it states."""
+
     weight_map: dict[str, str]
     total_size: int | None
     files: frozenset[str] = field(init=False)  # the shard names it gives, derived once (a million entries cost 0.1 s)

@@ -51,6 +51,8 @@ MAX_PROBLEMS_PER_CODE = 1000
 
 @dataclass(frozen=True, slots=True)
 class TensorEntry:
+    """One tensor of a safetensors header: name, dtype, shape and its byte range in the data buffer."""
+
     name: str
     dtype: str
     shape: tuple[int, ...]
@@ -68,6 +70,8 @@ class TensorEntry:
 
 @dataclass(frozen=True, slots=True)
 class HeaderProblem:
+    """One way a safetensors header breaks the format (a code of its own, the tensor where it applies)."""
+
     code: HeaderCode
     message: str
     tensor: str | None = None
@@ -75,6 +79,8 @@ class HeaderProblem:
 
 @dataclass(frozen=True, slots=True)
 class SafetensorsHeader:
+    """A validated safetensors header: its length, its tensors in file order, its __metadata__."""
+
     header_size: int
     entries: tuple[TensorEntry, ...]
     metadata: dict[str, str] | None
@@ -89,6 +95,8 @@ class SafetensorsHeader:
 
 @dataclass(frozen=True, slots=True)
 class HeaderResult:
+    """A header read leniently: the header where one could be built, and every problem found."""
+
     header: SafetensorsHeader | None
     problems: tuple[HeaderProblem, ...]
 

@@ -12,6 +12,8 @@ from dspark_ckpt.formats.safetensors_header import DTYPE_BITS
 
 @dataclass(frozen=True, slots=True)
 class TensorSpec:
+    """A tensor to write: name, dtype and shape (its data comes separately)."""
+
     name: str
     dtype: str
     shape: tuple[int, ...]

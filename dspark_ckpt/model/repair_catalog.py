@@ -20,6 +20,8 @@ class Applicability(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Repair:
+    """One fix strategy: its name, what it does, the findings it resolves, when it applies, safe or not."""
+
     name: str
     summary: str
     # The finding codes it can resolve; the first is the one it stands for when forced.

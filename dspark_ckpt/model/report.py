@@ -69,6 +69,8 @@ class CheckpointReport:
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    """Every checkpoint's report of one run, and the runtime selectors it evaluated."""
+
     checkpoints: tuple[CheckpointReport, ...]
     runtimes: tuple[str, ...] = field(default=())  # the runtime selectors evaluated, e.g. ("vllm==0.29.0",)
 

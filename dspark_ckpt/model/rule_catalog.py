@@ -39,6 +39,8 @@ _STOPS_LOADING: frozenset[FindingCode] = frozenset({"DSP101", "DSP102", "DSP103"
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One finding code: its severity, category and the documentation `explain` prints."""
+
     code: FindingCode
     slug: str
     severity: Severity

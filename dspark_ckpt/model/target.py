@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class TargetVocab:
+    """The target's vocabulary size T, where it came from, and what else the target's config decides."""
+
     size: int
     source: str  # where T came from, for the report
     omni: bool = False  # a Qwen3-Omni target: vLLM 0.29+ validates the draft against it at start-up

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class TensorInfo:
+    """One checkpoint tensor as its shard's header states it, with its absolute place in that file."""
+
     name: str
     dtype: str
     shape: tuple[int, ...]

@@ -19,6 +19,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Folded(Generic[T]):
+    """A run of consecutive releases with the same outcome, shown as one row."""
+
     label: str  # `vllm 0.29.0`, `sglang 0.5.16`, or `sglang 0.5.16-0.5.21`
     entry: T  # the first of the run (every member has the same outcome)
     count: int = 1

@@ -62,6 +62,8 @@ class MappingCheck:
 
 @dataclass(frozen=True, slots=True)
 class ProbeStats:
+    """How often the illegal padded rows won among one kind of probe vectors."""
+
     source: str  # embed_tokens | gaussian
     logits: str  # "lm_head" or "lm_head + markov"
     probes: int
@@ -76,6 +78,8 @@ class ProbeStats:
 
 @dataclass(frozen=True, slots=True)
 class ProbeReport:
+    """The padded-row probe of one loaded lm_head: whether it ran, its settings and its statistics."""
+
     ran: bool
     reason: str | None = None
     runtime: str | None = None  # whose loaded lm_head and mapping were probed
@@ -91,6 +95,8 @@ class ProbeReport:
 
 @dataclass(frozen=True, slots=True)
 class TensorRead:
+    """A tensor verify read with torch."""
+
     name: str
     dtype: str
     shape: tuple[int, ...]
@@ -115,6 +121,8 @@ class LandingRun:
 
 @dataclass(frozen=True, slots=True)
 class VerifyResult:
+    """What verify observed with torch: device, tensors read, each runtime's load, mappings, probes."""
+
     device: str
     torch_version: str
     skipped: str | None = None

@@ -46,6 +46,8 @@ class TrimRows:
 
 @dataclass(frozen=True, slots=True)
 class DropTensor:
+    """Remove a tensor from its shard."""
+
     tensor: str
     file: str
     reason: FindingCode
@@ -65,6 +67,8 @@ class PutTensor:
 
 @dataclass(frozen=True, slots=True)
 class SetConfig:
+    """Set one config.json key from its old value to a new one."""
+
     key: str
     old: Any
     new: Any
@@ -130,6 +134,8 @@ class TensorWrite:
 
 @dataclass(frozen=True, slots=True)
 class ShardWrite:
+    """One shard fix writes: the tensors it holds and its __metadata__."""
+
     file: str
     tensors: tuple[TensorWrite, ...]
     metadata: dict[str, str]
@@ -138,6 +144,8 @@ class ShardWrite:
 
 @dataclass(frozen=True, slots=True)
 class TextWrite:
+    """One text file fix writes (the index, config.json), with what it replaces."""
+
     file: str
     old: str | None  # None: the file is created
     new: str
@@ -145,6 +153,8 @@ class TextWrite:
 
 @dataclass(frozen=True, slots=True)
 class FileChanges:
+    """Every file a plan writes or removes, in the order fix writes them."""
+
     shards: tuple[ShardWrite, ...]  # new shards first, then rewritten ones
     removed: tuple[str, ...]
     texts: tuple[TextWrite, ...]  # the index, then config.json: written last
@@ -161,6 +171,8 @@ class FileChanges:
 
 @dataclass(frozen=True, slots=True)
 class FixPlan:
+    """A repair planned for one checkpoint: its actions and the verdicts before and after them."""
+
     source: str
     target_vocab_size: int
     runtimes: tuple[str, ...]

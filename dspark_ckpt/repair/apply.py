@@ -60,6 +60,8 @@ class FixInterrupted(KeyboardInterrupt):
 
 @dataclass(slots=True)
 class FixResult:
+    """What fix wrote: where, the files written, copied or linked, and those removed."""
+
     destination: str
     in_place: bool
     written: list[tuple[str, int]] = field(default_factory=list)  # (file, bytes) written by fix

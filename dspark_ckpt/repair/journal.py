@@ -38,6 +38,8 @@ _VERSION = 1
 
 @dataclass(frozen=True, slots=True)
 class Journal:
+    """The in-place fix's journal: the files moved into the checkpoint and removed, for recovery."""
+
     state: str
     put: tuple[str, ...]  # files moved from the stage into the checkpoint, in this order
     remove: tuple[str, ...]  # files deleted once every new file is in place

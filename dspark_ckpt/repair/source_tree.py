@@ -29,6 +29,8 @@ def stamp(st: os.stat_result) -> Stamp:
 
 @dataclass(frozen=True, slots=True)
 class TreeEntry:
+    """One entry of the checkpoint folder fix copies: a file, a folder or a link, with its stat."""
+
     rel: str  # path inside the checkpoint, with "/"
     kind: str  # "dir", "file" or "link" (a link to a folder inside the checkpoint, recreated as a relative link)
     real: str  # files: the path to read (links resolved); links: the relative link text

@@ -10,6 +10,8 @@ DISTRIBUTIONS = {"vllm": "vllm", "sglang": "sglang"}
 
 @dataclass(frozen=True, slots=True)
 class Installed:
+    """A runtime installed in this environment, as its distribution metadata names it."""
+
     runtime: str
     version: str  # as the distribution's metadata states it (e.g. 0.30.0, 0.34.0rc1, 0.31.1+cpu)
     location: str | None  # the folder holding its metadata, for messages

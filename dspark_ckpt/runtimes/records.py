@@ -24,6 +24,8 @@ AUX_FAMILIES = frozenset({Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3})
 
 @dataclass(frozen=True, slots=True)
 class Issue:
+    """One thing a runtime does with a draft: a finding code and its text (the runtime's words where verbatim)."""
+
     code: FindingCode
     text: str
     verbatim: bool = True  # False where the text is dspark-ckpt's description, not the runtime's own message
@@ -123,6 +125,8 @@ class DraftFacts:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """One runtime release's outcome for a draft: its contract row, the first error, the silent problems."""
+
     runtime: str
     version: str
     contract: Contract

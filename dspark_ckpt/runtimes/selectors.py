@@ -21,6 +21,8 @@ _USAGE = "use vllm==X.Y.Z, a range such as 'vllm>=0.30' or 'vllm~=0.31', vllm, s
 
 @dataclass(frozen=True, slots=True, order=True)
 class RuntimeVersion:
+    """One runtime release a run evaluates (`vllm==0.29.0`)."""
+
     runtime: str
     version: str
 

@@ -464,6 +464,8 @@ def _none(r: Row) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Phases:
+    """SGLang's steps for a draft, in order: start-up, load, worker set-up, first step, silent problems."""
+
     startup: Callable[[Row], None]  # config-only: shared by check and verify
     load: Callable[[Row], None]  # from headers here; verify loads the tensors with torch instead
     worker: Callable[[Row], None]  # config-only, after the load: shared

@@ -141,6 +141,8 @@ class TargetView:
 
 @dataclass(frozen=True, slots=True)
 class DeployInput:
+    """What the deploy preflight reads: the --speculative-config, the draft's config, the target's view."""
+
     spec: Mapping[str, Any]  # the --speculative-config object, as the user wrote it
     checkpoint: str  # the checkpoint checked, as given (what `vllm serve` gets as --model in the speculators form)
     draft: Mapping[str, Any] | None  # the draft's config.json, None when it could not be read
@@ -151,6 +153,8 @@ class DeployInput:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
+    """One refusal or note of the deploy preflight, with the release lines that hold it."""
+
     code: FindingCode
     text: str
     where: tuple[Cite, ...] = ()
@@ -186,6 +190,8 @@ def closest_key(key: str, known: frozenset[str]) -> str | None:
 # --- the draft's hf_config as vLLM builds it ---
 @dataclass(frozen=True, slots=True)
 class HfView:
+    """The draft's hf_config as vLLM builds it: architectures, model_type, and every attribute's value."""
+
     architectures: tuple[str, ...]
     model_type: str | None
     values: Mapping[str, Any]  # what getattr(hf_config, key, None) returns

@@ -49,6 +49,8 @@ _REPO_UNREACHABLE: frozenset[ErrorCode] = frozenset({"DSP-E050", "DSP-E051"})
 
 @dataclass(frozen=True, slots=True)
 class RepoSpec:
+    """A Hub repo id and the revision asked for."""
+
     repo_id: str
     revision: str | None  # as asked (a branch, tag, PR ref or commit); None means main
 

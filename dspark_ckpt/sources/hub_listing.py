@@ -19,6 +19,8 @@ _INVALID = object()
 
 @dataclass(frozen=True, slots=True)
 class Listing:
+    """A Hub repo's file listing at one commit: sizes and LFS sha256s, and the entries it distrusted."""
+
     sha: str
     sizes: dict[str, int | None]  # None: the answer gave no usable size
     invalid: tuple[str, ...]  # what was wrong with each entry that was ignored or had its size dropped (DSP703)
@@ -27,6 +29,8 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class ListingProblem:
+    """Why a Hub listing answer could not be used."""
+
     code: ErrorCode
     message: str  # completes "<repo>: ..."
 

@@ -20,6 +20,8 @@ from dspark_ckpt.sources.resolve import hub_repo
 
 @dataclass(frozen=True, slots=True)
 class FileDiff:
+    """What a pull request to the Hub changes: files to upload and to delete."""
+
     upload: tuple[str, ...]  # changed or new files, relative paths
     delete: tuple[str, ...]
 

@@ -87,6 +87,8 @@ class Observed:
 
 @dataclass(frozen=True, slots=True)
 class WorkerRun:
+    """What the engine worker returned: whether the runtime imported, its version, each case observed."""
+
     ok: bool
     reason: str | None  # why the runtime could not be imported or set up
     version: str | None
@@ -309,6 +311,8 @@ def expected(subject: Subject, runtime: str, version: str) -> tuple[Verdict | No
 
 @dataclass(frozen=True, slots=True)
 class Availability:
+    """Which loader answers verify --engine: an installed runtime's own, or the modelled one and why."""
+
     engine: Engine  # which loader answers
     runtimes: tuple[tuple[str, str], ...]  # (runtime, release) of each installed one that will be asked
     reason: str | None  # why the modelled loader answers instead (None when an installed one does)

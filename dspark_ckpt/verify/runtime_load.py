@@ -22,6 +22,8 @@ from dspark_ckpt.verify.sglang_load import run_sglang
 
 @dataclass(frozen=True, slots=True)
 class Names:
+    """How a runtime renames a draft's checkpoint names, and which vocab tensors it ships."""
+
     renamed: tuple[tuple[str, str | None], ...]  # (checkpoint name, runtime name; None when skipped)
     lm_head: bool
     embed: bool

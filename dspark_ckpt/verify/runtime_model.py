@@ -52,6 +52,8 @@ def dims_for(cfg: DraftConfig, target: TargetVocab) -> Dims:
 
 @dataclass(frozen=True, slots=True)
 class ParamSpec:
+    """One vocab parameter a runtime's class builds: its name, shape, dtype and weight loader."""
+
     name: str  # the runtime's parameter name after its renaming (`model.` prefix, d2t -> draft_id_to_target_id)
     shape: tuple[int, ...]
     dtype: torch.dtype

@@ -23,6 +23,8 @@ NORM_NAMES = ("norm.weight", "model.norm.weight")
 
 @dataclass(frozen=True, slots=True)
 class VerifyOptions:
+    """verify's settings: device, probe count or budget, seed, top-k, progress sink."""
+
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     probes: int | None = None  # probe vectors in all (half embed rows, half Gaussian); None: `budget` decides
     seed: int = 0
