@@ -15,10 +15,10 @@ import functools
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from packaging.version import InvalidVersion
 
@@ -27,6 +27,7 @@ from dspark_ckpt.runtimes.versions import PRECISION, release_key
 DATA = Path(__file__).resolve().parent / "release_data"
 SCHEMA = 1
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
+V = TypeVar("V")
 
 
 def normal(name: str) -> str:
@@ -116,18 +117,43 @@ class ArchitectureModel:
     head_from_target: Mapping[str, Any] = field(default_factory=dict)
 
 
+class OnLookup(Mapping[str, V], Generic[V]):
+    """A read-only mapping whose values are built from the data file's entries when first looked up: a check reads
+    the few names its checkpoint ships, not every layout the probe fed (about a hundred tensor names per
+    architecture, each with its off-by-one outcomes; docs/architecture.md, "Start-up")."""
+
+    __slots__ = ("_build", "_built", "_raw")
+
+    def __init__(self, raw: Mapping[str, Any], build: Callable[[Any], V]) -> None:
+        self._raw, self._build = raw, build
+        self._built: dict[str, V] = {}
+
+    def __getitem__(self, key: str) -> V:
+        built = self._built
+        if key not in built:
+            built[key] = self._build(self._raw[key])  # KeyError for a name the file does not hold
+        return built[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
+def _tensor_rule(fact: Mapping[str, Any]) -> TensorRule:
+    return TensorRule(fact.get("parameter"), tuple(_expr(d) for d in fact["shape"]) if fact.get("shape") else None,
+                      {axis: _outcome(seen) for axis, seen in fact.get("off_by_one", {}).items()},
+                      _outcome(fact["refused"]) if "refused" in fact else None)
+
+
 def _outcome(seen: Mapping[str, Any]) -> LoadOutcome:
     return LoadOutcome(raises=seen.get("raises"), message=str(seen.get("message", "")), where=str(seen.get("where", "")),
                    cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
 
 
 def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
-    tensors = {
-        key: TensorRule(fact.get("parameter"),
-                        tuple(_expr(d) for d in fact["shape"]) if fact.get("shape") else None,
-                        {axis: _outcome(seen) for axis, seen in fact.get("off_by_one", {}).items()},
-                        _outcome(fact["refused"]) if "refused" in fact else None)
-        for key, fact in doc.get("tensors", {}).items()}
+    tensors: Mapping[str, TensorRule] = OnLookup(doc.get("tensors", {}), _tensor_rule)
     def falls_back(section: str) -> dict[str, str]:
         return {k: str(v["falls_back_to"]) for k, v in doc.get(section, {}).items()
                 if isinstance(v, Mapping) and v.get("falls_back_to") is not None}
