@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from packaging.version import InvalidVersion
-
-from dspark_ckpt.runtimes.versions import PRECISION, release_key
+from dspark_ckpt.runtimes.versions import PRECISION, InvalidVersion, release_key
 
 DATA = Path(__file__).resolve().parent / "release_data"
 SCHEMA = 1

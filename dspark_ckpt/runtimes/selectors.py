@@ -6,12 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
-
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, SGLANG_VERSIONS, VLLM_VERSIONS
-from dspark_ckpt.runtimes.versions import normalise
+from dspark_ckpt.runtimes.versions import InvalidVersion, normalise, order_key, parts
 
 _SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>[<>=!~].*)?$")
 _EXACT = re.compile(r"^==\s*(?P<version>[^*,\s]+)$")
@@ -41,22 +39,22 @@ def _known(runtime: str) -> tuple[str, ...]:
 def release(text: str) -> str:
     """A release as the contract table names it: X.Y.Z (a 0.29 is 0.29.0; rc/dev/post/local parts dropped)."""
     try:
-        parts = Version(text).release
+        numbers = parts(text)[0]
     except InvalidVersion as exc:
         raise UsageError(f"{text!r} is not a version", code="DSP-E008", hint=_USAGE) from exc
-    return ".".join(str(p) for p in (parts + (0, 0))[: max(3, len(parts))])
+    return ".".join(str(p) for p in (numbers + (0, 0))[: max(3, len(numbers))])
 
 
 def _within(runtime: str, spec: str) -> list[str] | None:
-    """The known releases a range of plain `>=X`/`<=Y` bounds holds, compared as Version does (what SpecifierSet
+    """The known releases a range of plain `>=X`/`<=Y` bounds holds, compared as PEP 440 orders them (what SpecifierSet
     does for a release without a local part); None for any other range. Hint planning writes such ranges, and
     packaging.specifiers costs ~3 ms to import."""
     bounds = [_BOUND.fullmatch(part) for part in spec.split(",")]
     if runtime not in ("vllm", "sglang") or not all(bounds):
         return None
-    limits = [(m[1], Version(m[2])) for m in bounds if m is not None]
+    limits = [(m[1], order_key(m[2])) for m in bounds if m is not None]
     return [v for v in _known(runtime)
-            if all(Version(v) >= bound if op == ">=" else Version(v) <= bound for op, bound in limits)]
+            if all(order_key(v) >= bound if op == ">=" else order_key(v) <= bound for op, bound in limits)]
 
 
 def _range(runtime: str, spec: str) -> list[RuntimeVersion]:

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from packaging.version import InvalidVersion
-
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
-from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, normalise, release_key
+from dspark_ckpt.runtimes.versions import (
+    SGLANG_POSTS_READ,
+    SGLANG_RELEASES,
+    InvalidVersion,
+    normalise,
+    release_key,
+)
 
 SGLANG_VERSIONS = SGLANG_RELEASES  # the one list (runtimes/versions.py)
 FIRST, LAST = SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]

@@ -6,9 +6,8 @@ vLLM rows name minors (0.29.x all behave alike); SGLang rows name releases down 
 
 from __future__ import annotations
 
+import re
 from functools import cache
-
-from packaging.version import InvalidVersion, Version
 
 # The releases whose released code dspark-ckpt has read, oldest first: the one list per runtime. Every other release
 # list and every per-release table in runtimes/ derives from these or is keyed by them
@@ -32,23 +31,49 @@ POST_ANY = 1 << 30  # an upper bound without `.postN` covers every post release 
 PRECISION = {"vllm": 2, "sglang": 3}
 
 
-def parse(text: str) -> Version | None:
+# Every release the lists hold and every version a run usually names: X.Y.Z, optionally .postN.
+_PLAIN = re.compile(r"(\d+(?:\.\d+)*)(?:\.post(\d+))?")
+
+
+class InvalidVersion(ValueError):
+    """Text that is not a PEP 440 version."""
+
+
+def parts(text: str) -> tuple[tuple[int, ...], int | None]:
+    """The release numbers and the post release of a version (rc/dev/local parts dropped). A plain X.Y.Z[.postN] is
+    read directly; anything else by packaging's PEP 440 parser, imported only then (its import and pattern cost
+    check's start-up ~2.5 ms; docs/architecture.md, "Start-up"). Raises InvalidVersion for text that is no version."""
+    plain = _PLAIN.fullmatch(text)
+    if plain is not None:
+        return tuple(int(p) for p in plain[1].split(".")), (int(plain[2]) if plain[2] is not None else None)
+    from packaging.version import InvalidVersion as NotPep440
+    from packaging.version import Version
+
     try:
-        return Version(text)
-    except InvalidVersion:
-        return None
+        version = Version(text)
+    except NotPep440 as exc:
+        raise InvalidVersion(str(exc)) from exc
+    return version.release, version.post
+
+
+def order_key(text: str) -> tuple[tuple[int, ...], int]:
+    """Orders versions as PEP 440 orders final and post releases: 0.30 == 0.30.0 < 0.30.0.post1 < 0.30.1. Raises
+    InvalidVersion."""
+    release, post = parts(text)
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    return release, -1 if post is None else post
 
 
 @cache  # the rows' bounds are compared for every (row, release) a run evaluates: parse each text once
 def release_key(text: str, *, precision: int = 3, upper: bool = False) -> tuple[int, ...]:
     """(major, minor[, micro], post) for ordering; `upper` makes a bound without a post cover all of its posts.
     Raises InvalidVersion for text that is not a version."""
-    v = Version(text)
-    parts = (v.release + (0, 0, 0))[:precision]
+    release, post = parts(text)
+    numbers = (release + (0, 0, 0))[:precision]
     if precision < 3:
-        return parts
-    post = v.post if v.post is not None else (POST_ANY if upper else -1)
-    return (*parts, post)
+        return numbers
+    return (*numbers, post if post is not None else (POST_ANY if upper else -1))
 
 
 def in_range(runtime: str, first: str, last: str, version: str) -> bool:
@@ -65,9 +90,9 @@ def in_range(runtime: str, first: str, last: str, version: str) -> bool:
 def normalise(text: str) -> str:
     """A release as the table names it: at least X.Y.Z, with a post release kept (0.5.4.post2), rc/dev/local
     parts dropped. Raises InvalidVersion for text that is not a version."""
-    v = Version(text)
-    base = ".".join(str(p) for p in (v.release + (0, 0))[: max(3, len(v.release))])
-    return f"{base}.post{v.post}" if v.post is not None else base
+    release, post = parts(text)
+    base = ".".join(str(p) for p in (release + (0, 0))[: max(3, len(release))])
+    return f"{base}.post{post}" if post is not None else base
 
 
 def distance(a: str, b: str) -> tuple[int, ...]:

@@ -1,0 +1,63 @@
+"""runtimes/versions.py reads plain X.Y.Z[.postN] versions itself and hands anything else to packaging's PEP 440
+parser: both paths must answer as packaging.version.Version does (release numbers, post release, ordering), and text
+that is no version is refused with the package's own InvalidVersion."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.version import Version
+
+from dspark_ckpt.runtimes import versions
+from dspark_ckpt.runtimes.selectors import release
+from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, VLLM_RELEASES, InvalidVersion
+
+CORPUS = (*VLLM_RELEASES, *SGLANG_RELEASES, *SGLANG_POSTS_READ, "0.29", "0.30", "1", "0.10.1.1", "00.029.000",
+          "0.34.0rc1", "v0.31.1", "0.31.1+cpu", "0.5.4-post2", "0.5.4post2", "0.5.4.POST2", " 0.30.0 ",
+          "0.33.0.dev20261201", "1!0.2", "0.5.4.post2.dev1")
+
+
+@pytest.mark.parametrize("text", CORPUS)
+def test_parts_are_what_pep440_says(text: str) -> None:
+    v = Version(text)
+    assert versions.parts(text) == (v.release, v.post)
+
+
+@pytest.mark.parametrize("a,b", list(itertools.combinations(
+    [t for t in CORPUS if Version(t).pre is None and Version(t).dev is None and not Version(t).local
+     and Version(t).epoch == 0], 2)))
+def test_order_is_pep440_order_for_final_and_post_releases(a: str, b: str) -> None:
+    ka, kb = versions.order_key(a), versions.order_key(b)
+    assert (ka < kb, ka == kb, ka > kb) == (Version(a) < Version(b), Version(a) == Version(b), Version(a) > Version(b))
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=4), st.one_of(st.none(), st.integers(0, 9)),
+       st.lists(st.integers(0, 40), min_size=1, max_size=4), st.one_of(st.none(), st.integers(0, 9)))
+def test_order_holds_for_any_plain_pair(ra: list[int], pa: int | None, rb: list[int], pb: int | None) -> None:
+    a = ".".join(map(str, ra)) + (f".post{pa}" if pa is not None else "")
+    b = ".".join(map(str, rb)) + (f".post{pb}" if pb is not None else "")
+    assert (versions.order_key(a) < versions.order_key(b)) == (Version(a) < Version(b))
+    assert (versions.order_key(a) == versions.order_key(b)) == (Version(a) == Version(b))
+    assert versions.normalise(a).split(".post")[0].split(".")[:len(ra)] == [str(n) for n in ra]
+
+
+@pytest.mark.parametrize("text", ["", "latest", "0.29.x", "0..1", "abc1.0", "0.29.0 extra"])
+def test_text_that_is_no_version_is_refused_with_our_own_error(text: str) -> None:
+    with pytest.raises(InvalidVersion):
+        versions.parts(text)
+    with pytest.raises(InvalidVersion):
+        versions.release_key(text)
+    assert versions.in_range("vllm", "0.27.0", "0.34.0", text) is False
+
+
+def test_names_and_keys_are_unchanged_for_the_forms_runs_see() -> None:
+    assert versions.normalise("0.29") == "0.29.0"
+    assert versions.normalise("0.5.4.post2") == "0.5.4.post2"
+    assert versions.normalise("0.34.0rc1") == "0.34.0"
+    assert versions.release_key("0.5.4.post2") == (0, 5, 4, 2)
+    assert versions.release_key("0.5.4", upper=True) == (0, 5, 4, versions.POST_ANY)
+    assert versions.release_key("0.31.1+cpu", precision=2) == (0, 31)
+    assert release("v0.31.1") == "0.31.1"
