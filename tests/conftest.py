@@ -246,3 +246,22 @@ def hook_repo_env(base: Path) -> dict[str, str]:
     return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
             "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
             "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+
+
+def prepared_vllm_env(version: str) -> dict[str, str]:
+    """The environment of a worker that runs vLLM `version` on CPU: PYTHONPATH = its extracted wheel, the probe's
+    pinned deps, then the caller's; VLLM_TARGET_DEVICE=cpu. Prepared by the probe's own download step (the cache,
+    DSPARK_PROBE_CACHE or ~/.cache, makes later runs offline); the test is skipped where that cannot run."""
+    cache = os.environ.get("DSPARK_PROBE_CACHE") or str(Path.home() / ".cache" / "dspark-ckpt" / "probe")
+    probe = Path(__file__).resolve().parents[1] / "tools" / "probe_runtime.py"
+    try:
+        done = subprocess.run([sys.executable, str(probe), version, "--prepare-only", "--cache", cache],
+                              capture_output=True, text=True, timeout=1800, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"the probe could not fetch vllm=={version} within 30 minutes")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        pytest.skip(f"the probe could not prepare vllm=={version} (no package index here?): {why}")
+    paths = json.loads(done.stdout.strip().splitlines()[-1])
+    path = os.pathsep.join([paths["tree"], paths["deps"], *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {"PYTHONPATH": path, "VLLM_TARGET_DEVICE": "cpu"}

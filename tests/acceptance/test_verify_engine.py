@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import draft_tensors, make_checkpoint, run_cli
+from conftest import draft_tensors, make_checkpoint, prepared_vllm_env, run_cli
 
 pytest.importorskip("torch")
 
@@ -97,18 +97,8 @@ def test_an_installed_sglang_without_a_generated_model_falls_back(tmp_path: Path
 
 @pytest.fixture(scope="module")
 def vllm_tree(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The probe's own download step; the cache (DSPARK_PROBE_CACHE or ~/.cache) makes later runs offline."""
-    cache = os.environ.get("DSPARK_PROBE_CACHE") or str(Path.home() / ".cache" / "dspark-ckpt" / "probe")
-    try:
-        done = subprocess.run([sys.executable, str(PROBE), VERSION, "--prepare-only", "--cache", cache],
-                              capture_output=True, text=True, timeout=1800, check=False)
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"the probe could not fetch vllm=={VERSION} within 30 minutes")
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-        pytest.skip(f"the probe could not prepare vllm=={VERSION} (no package index here?): {why}")
-    paths = json.loads(done.stdout.strip().splitlines()[-1])
-    return {**with_path(paths["tree"], paths["deps"]), "VLLM_TARGET_DEVICE": "cpu"}
+    """vLLM 0.30.0 as the probe prepares it (conftest.prepared_vllm_env)."""
+    return prepared_vllm_env(VERSION)
 
 
 def test_installed_engine_answers_in_vllms_own_words(tmp_path: Path, vllm_tree: dict[str, str]) -> None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import prepared_vllm_env, run_cli
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -51,18 +50,8 @@ EDITED = "layers.0.mlp.down_proj.weight"  # the backbone tensor the missing and 
 
 @pytest.fixture(scope="module")
 def vllm_env() -> dict[str, str]:
-    cache = os.environ.get("DSPARK_PROBE_CACHE") or str(Path.home() / ".cache" / "dspark-ckpt" / "probe")
-    try:
-        done = subprocess.run([sys.executable, str(ROOT / "tools" / "probe_runtime.py"), VERSION, "--prepare-only",
-                               "--cache", cache], capture_output=True, text=True, timeout=1800, check=False)
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"the probe could not fetch vllm=={VERSION} within 30 minutes")
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-        pytest.skip(f"the probe could not prepare vllm=={VERSION} (no package index here?): {why}")
-    paths = json.loads(done.stdout.strip().splitlines()[-1])
-    path = os.pathsep.join([paths["tree"], paths["deps"], *filter(None, [os.environ.get("PYTHONPATH")])])
-    return {"PYTHONPATH": path, "VLLM_TARGET_DEVICE": "cpu"}
+    """vLLM 0.33.0 as the probe prepares it (conftest.prepared_vllm_env)."""
+    return prepared_vllm_env(VERSION)
 
 
 def _write_case(root: Path, architecture: str, mutation: str) -> Path:
