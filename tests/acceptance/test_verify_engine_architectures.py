@@ -33,7 +33,7 @@ from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import generated_verdict as generated
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import architecture_model
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.verify import engine
@@ -54,13 +54,20 @@ def vllm_env() -> dict[str, str]:
     return prepared_vllm_env(VERSION)
 
 
-def _write_case(root: Path, architecture: str, mutation: str) -> Path:
-    model = architecture_model("vllm", VERSION, architecture)
+def _whole(runtime: str, release: str, architecture: str) -> tuple[ArchitectureModel, dict[str, Any],
+                                                                   dict[str, tuple[int, ...]]]:
+    """The built class's record, its recipe's config at the worker's base sizes, and every tensor of its layout."""
+    model = architecture_model(runtime, release, architecture)
     assert model is not None and model.not_built is None
-    config = worker.config_for(worker.recipe_for(architecture, RECIPES["vllm"]), dict(worker.BASE))
+    config = worker.config_for(worker.recipe_for(architecture, RECIPES[runtime]), dict(worker.BASE))
     tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
                                                 target_vocab=T))
     assert tensors is not None
+    return model, config, tensors
+
+
+def _write_case(root: Path, architecture: str, mutation: str) -> Path:
+    model, config, tensors = _whole("vllm", VERSION, architecture)
     shipped = _mutated(mutation, model, tensors)
     assert shipped is not None
     if mutation in ("one-missing", "one-wider"):
@@ -214,12 +221,7 @@ def sglang_answered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[
     root = tmp_path_factory.mktemp("engine-sglang")
     folders = []
     for arch in SGLANG_CLASSES:
-        model = architecture_model("sglang", SGLANG, arch)
-        assert model is not None and model.not_built is None
-        config = worker.config_for(worker.recipe_for(arch, RECIPES["sglang"]), dict(worker.BASE))
-        tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
-                                                    target_vocab=T))
-        assert tensors is not None
+        model, config, tensors = _whole("sglang", SGLANG, arch)
         for mutation in MUTATIONS:
             shipped = _mutated(mutation, model, tensors)
             if shipped is not None:
