@@ -40,7 +40,7 @@ FAMILIES = ("dflash", "eagle3-llama", "eagle3-qwen3", "gemma4-dspark", "qwen3-ds
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "expanded": (128, 96)}  # kind: (V, D)
 SHIPS = list(itertools.product([True, False], repeat=4))  # lm_head, d2t, t2d, embed_tokens
 # A Gemma4 DSpark config names the target layers it reads (its __init__ has no default for them).
-FAMILY_CONFIG: dict[str, dict[str, Any]] = {"gemma4-dspark": {"target_layer_ids": [0]}}
+FAMILY_CONFIG: dict[str, dict[str, Any]] = {"gemma4-dspark": {"target_layer_ids": [0], "model_type": "gemma4_text"}}
 # What vLLM's model modules import at import time, beside torch (pip names). Installed only when missing.
 IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizers", "cbor2", "aiohttp", "requests",
                "openai-harmony", "openai", "pillow", "pybase64", "cachetools", "msgspec", "cloudpickle", "uvloop",

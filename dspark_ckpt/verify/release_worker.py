@@ -342,8 +342,26 @@ class Release:
         object.__setattr__(config, "model_config", Recording(target, target_reads))
         with self.set_current(config), torch.device("cpu"):
             model = cls.__new__(cls)
-            cls.__init__(model, vllm_config=config, prefix="")
+            try:
+                cls.__init__(model, vllm_config=config, prefix="")
+            except Exception as exc:
+                if type(exc).__name__ != PER_LAYER_GUARD or not hasattr(hf, "allow_global_per_layer_attribute_access"):
+                    raise
+                # the guard is the probe's transformers', not the release's: read the global value, as it did then
+                hf.allow_global_per_layer_attribute_access = True
+                if PER_LAYER_NOTE not in self.stubbed:
+                    self.stubbed.append(PER_LAYER_NOTE)
+                model = cls.__new__(cls)
+                cls.__init__(model, vllm_config=config, prefix="")
         return model, hf_reads, {f"target.{k}" for k in target_reads}
+
+
+# transformers 5.19+ (integrations/heterogeneity/configuration_utils.py; absent from 5.12.1) refuses a global read of
+# a per-layer attribute (Gemma 4's head_dim); the Gemma 4 drafts of vLLM 0.21-0.27 read it, as the transformers of
+# their day allowed. Where a class raises it, the build is retried with the read allowed, and that is recorded.
+PER_LAYER_GUARD = "AmbiguousGlobalPerLayerAttributeError"
+PER_LAYER_NOTE = ("transformers' per-layer attribute guard (AmbiguousGlobalPerLayerAttributeError, 5.19+; the "
+                  "release's code predates it): allow_global_per_layer_attribute_access set where a class raised it")
 
 
 def _hf_config(raw: dict[str, Any], *, bare: bool = False) -> Any:
@@ -729,14 +747,22 @@ def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any]
 
 
 def header_shapes(folder: Path) -> dict[str, list[int]]:
-    """Every tensor's shape, from the safetensors headers (no data read)."""
+    """Every tensor's shape, from the safetensors headers (no data read), in the order vLLM's loader yields them
+    (model_loader/weight_utils.py safetensors_weights_iterator: files naturally sorted, each file's names as
+    safetensors' `keys()` gives them, sorted), not the header's own order (dtype-grouped by the writer): which of
+    two refused tensors the release names first depends on it."""
     out: dict[str, list[int]] = {}
-    for file in sorted(folder.glob("*.safetensors")):
+    for file in sorted(folder.glob("*.safetensors"), key=lambda p: _natural(p.name)):
         with file.open("rb") as handle:
             size = int.from_bytes(handle.read(8), "little")
             header = json.loads(handle.read(size))
-        out.update({n: list(e["shape"]) for n, e in header.items() if n != "__metadata__"})
+        out.update({n: list(header[n]["shape"]) for n in sorted(header) if n != "__metadata__"})
     return out
+
+
+def _natural(name: str) -> list[Any]:
+    """vLLM's _natural_sort_key: digit runs compared as numbers (model-2-of-10 before model-10-of-10)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _hidden(config: dict[str, Any]) -> int:
