@@ -109,7 +109,8 @@ def _omni(first: str, message: str) -> Anchor:
 SPEC_ANCHORS: dict[str, Anchor] = {
     "fields": Anchor(SPEC, r"^class SpeculativeConfig:"),
     "extra_forbid": Anchor(CONFIG_UTILS, r'ConfigDict\(extra="forbid"\)'),
-    "dash_keys": Anchor(ARG_UTILS, r"self\.speculative_config = \{\n\s*k\.replace", STATEMENT),
+    # 0.20-0.25 pass the dict to SpeculativeConfig(**...) as given: a dashed key is an unexpected keyword
+    "dash_keys": Anchor(ARG_UTILS, r"self\.speculative_config = \{\n\s*k\.replace", STATEMENT, since="0.26.0"),
     "num_tokens_field": Anchor(SPEC, r"^\s*num_speculative_tokens: int = Field\(", inside="SpeculativeConfig"),
     "topk_field": Anchor(SPEC, r"^\s*dspark_draft_topk: int \| None = Field\(", inside="SpeculativeConfig",
                          since="0.28.0"),
@@ -118,7 +119,10 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     # 0.34: `method: SpeculativeMethod | str | None`, a name outside the Literal refused by this validator unless a
     # plugin registered it (register_speculative_method)
     "method_validator": _def_body(SPEC, "_validate_method", inside="SpeculativeConfig", since="0.34.0"),
-    "default_method": Anchor(SPEC, r"if self\.method is None and SpeculativeConfig\._is_custom_proposer_path\(",
+    # 0.26-0.33; 0.22-0.25 test a dotted model name first (custom_class); 0.20-0.21 have no custom_class
+    "default_method": Anchor(SPEC, (r"if self\.method is None and SpeculativeConfig\._is_custom_proposer_path\(",
+                                    r'if \(\n\s*self\.model is not None\n\s*and "\." in self\.model',
+                                    r'^\s*if self\.method is None:\n\s*if self\.model in \("ngram", "\[ngram\]"\):'),
                              STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT, until="0.33.0"),
     # 0.34: no custom_class; with a `model` and no method the method stays None until the checkpoint decides it
     "default_method_unset": Anchor(SPEC, r"if \(custom_cls := get_custom_speculator_config_class\(self\.method\)\)",
@@ -143,7 +147,7 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                               r'\s*and hf_config\.model_type == "qwen3"'),
                              BRANCH, inside="SpeculativeConfig.hf_config_override", since="0.34.0"),
     "deepseek_rewrite": Anchor(SPEC, r'(el)?if self\.method == "dspark" and \(', BRANCH, inside=POST_INIT,
-                               until="0.33.0"),
+                               since="0.25.0", until="0.33.0"),
     # 0.34: every draft whose class declares no speculator config becomes the DeepSeek-V4 draft (no keep list)
     "undeclared_rewrite": Anchor(DSPARK_CFG, r"if draft\.speculator_config_class is None:", BRANCH,
                                  inside="DSparkSpeculatorConfig.adapt_draft_model_config", since="0.34.0"),
@@ -157,7 +161,7 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "medusa_detect": Anchor(SPEC, r'elif self\.draft_model_config\.hf_config\.model_type == "medusa":', BRANCH,
                             inside=POST_INIT, until="0.32.0"),
     "gemma4_n_predict": Anchor(SPEC, r'if \(\n\s*getattr\(hf, "n_predict", None\) is None', STATEMENT,
-                               inside=POST_INIT, until="0.30.0"),
+                               inside=POST_INIT, since="0.26.0", until="0.30.0"),
     "n_predict": Anchor(SPEC, r"n_predict = getattr\(\n\s*self\.draft_model_config\.hf_config, \"n_predict\"",
                         STATEMENT, through=r"must be divisible by \{n_predict=\}", inside=POST_INIT,
                         moved=Anchor(SPEC_CFG, r'n_predict = getattr\(spec\.draft_model_config\.hf_config, "n_predict"',
@@ -172,7 +176,7 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                       moved=Anchor(SPEC_CFG, r"if spec\.num_speculative_tokens is None:\n\s*raise ValueError\(",
                                    STATEMENT, inside=f"{DRAFT_CFG}.configure")),
     "min_block": Anchor(SPEC, r'if self\.method == "dspark":\n\s*# DSpark is a semi-autoregressive', STATEMENT,
-                        inside=POST_INIT, until="0.27.0"),
+                        inside=POST_INIT, since="0.26.0", until="0.27.0"),
     "topk_method": Anchor(SPEC, r"if self\.dspark_draft_topk is not None and self\.method != \"dspark\":", STATEMENT,
                           inside=POST_INIT, since="0.28.0", until="0.33.0"),
     # 0.34: each method-specific option (dspark_draft_topk, draft_lm_head_quantization, index_share_for_mtp_iteration,
@@ -210,7 +214,7 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "lm_head_quant_arch": Anchor(DSPARK_CFG, r'if not \{"DSparkDraftModel", "DSparkV41DraftModel"\} & set\(',
                                  STATEMENT, inside="DSparkSpeculatorConfig.apply_options", since="0.34.0"),
     "heterogeneous": Anchor(SPEC, r"if self\.use_heterogeneous_vocab and not self\.uses_draft_model\(\):",
-                            STATEMENT, until="0.33.0"),
+                            STATEMENT, since="0.25.0", until="0.33.0"),
     "speculators_override": Anchor(TF_CONFIG, (r"speculative_config\.update\(vllm_speculative_config\)",
                                                r'speculative_config\["model"\] = model'),
                                    STATEMENT, through=r"model = tokenizer = verifier_model", inside=SPECULATORS_FN),
@@ -231,9 +235,11 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                                     inside="update_dspark", since="0.29.0"),
     # max_position_embeddings against max_model_len (runtimes/draft_context.py)
     "max_len_field": Anchor(SPEC, r"^\s*max_model_len: int \| None = Field\(", inside="SpeculativeConfig"),
+    # 0.20 builds the draft's ModelConfig without max_model_len (its own derived length; a larger speculative
+    # max_model_len is refused by _maybe_override_draft_max_model_len, `spec_len`)
     "draft_config_len": Anchor(SPEC, r"max_model_len=self\.max_model_len,",
                                through=r"spec_target_max_model_len=self\.target_model_config\.max_model_len,",
-                               inside=POST_INIT,
+                               inside=POST_INIT, since="0.21.0",
                                moved=Anchor(SPEC_CFG, r"max_model_len=spec\.max_model_len,",
                                             through=r"spec_target_max_model_len=target\.max_model_len,",
                                             inside=f"{DRAFT_CFG}.configure")),
@@ -244,11 +250,12 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                           through=r'scaling_factor = rp\.get\("factor"', inside="_get_and_verify_max_len"),
     "raise_positions": Anchor(SPEC, (r'if self\.method in \("eagle", "eagle3"\):\n\s*# EAGLE drafts share',
                                      r'if self\.method != "draft_model":\n\s*# Every draft but'),
-                              STATEMENT, inside=POST_INIT,
+                              STATEMENT, inside=POST_INIT, since="0.27.0",  # 0.20-0.26 never raise it
                               # 0.34: every draft-model config class but draft_model's (shares_target_positions)
                               moved=Anchor(SPEC_CFG, r"^\s*if config_cls\.shares_target_positions:", STATEMENT,
                                            inside=f"{DRAFT_CFG}.configure")),
-    "positions_raised": _def_body(SPEC, "_maybe_override_draft_max_position_embeddings", inside="SpeculativeConfig"),
+    "positions_raised": _def_body(SPEC, "_maybe_override_draft_max_position_embeddings", inside="SpeculativeConfig",
+                                  since="0.27.0"),
     "rope_cache_only": Anchor(SPEC, r"^# RoPE types for which get_rope uses max_position_embeddings", STATEMENT,
                               through=r"for params in iter_rope_parameters\(hf_config\)", since="0.33.0"),
     "spec_len": _def_body(SPEC, "_maybe_override_draft_max_model_len", inside="SpeculativeConfig"),
@@ -281,21 +288,21 @@ OMNI_ANCHORS: dict[str, Anchor] = {
 BUILD_ANCHORS: dict[str, Anchor] = {
     "speculators_detect": Anchor(TF_CONFIG, r'^\s*"speculators"\n\s*if config_dict\.get\("speculators_config"\)'),
     "expected": Anchor(BASE, r"Expected one of: \{SUPPORTED_SPECULATORS_TYPES\}"),
-    "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT,
+    "dspark_rewrite": Anchor(SPEC, r'"deepseek_v4"$', inside=POST_INIT, since="0.25.0",
                              moved=Anchor(DSPARK_CFG, r'= "deepseek_v41" if is_v41 else "deepseek_v4"$',
                                           inside="DSparkSpeculatorConfig.adapt_draft_model_config")),
-    "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$"),
-    "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult"),
+    "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$", since="0.25.0"),
+    "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult", since="0.25.0"),
     # Gemma4 DSpark's load_weights ends in _build_fused_kv_buffers, which asserts every layer's use_k_eq_v: a full
     # attention layer of a config with attention_k_eq_v (runtimes/config_build.fused_kv_error)
     "gemma4_k_eq_v": Anchor(GEMMA4_DSPARK, (r'self\.use_k_eq_v = layer_type == "full_attention" and getattr\(',
                                             r'use_k_eq_v = is_full and getattr\(config, "attention_k_eq_v", False\)'),
-                            STATEMENT),
+                            STATEMENT, since="0.26.0"),
     "gemma4_fused_kv": Anchor(GEMMA4_DSPARK, r"assert all\(a\.use_k_eq_v for a in layers_attn\)",
-                              through=r"assumes uniform attention_k_eq_v layers"),
+                              through=r"assumes uniform attention_k_eq_v layers", since="0.26.0"),
     # 0.34: called from the post-load hook Gemma4DSparkForCausalLM inherits (through Qwen3DSparkForCausalLM)
     "gemma4_fused_call": Anchor(GEMMA4_DSPARK, r"self\.model\._build_fused_kv_buffers\(\)",
-                                inside="Gemma4DSparkForCausalLM.load_weights",
+                                inside="Gemma4DSparkForCausalLM.load_weights", since="0.26.0",
                                 moved=Anchor(DFLASH, r"self\.model\._build_fused_kv_buffers\(\)",
                                              inside="DFlashQwen3ForCausalLM.process_weights_after_loading")),
     # DFlash2's __init__ reads its dflash_config keys by subscript (a KeyError for a missing one): the conv head's,
@@ -310,17 +317,21 @@ DSPARK_KEEP = Excluded("spec.deepseek_rewrite", "keep")
 FAMILIES = (SPECULATORS.prefix, DSPARK_KEEP.prefix)  # the keys of a family: every release has some
 
 # EAGLE-3's aux hidden states (runtimes/eagle3_aux.py).
-_USE = r'if "use_aux_hidden_state" in eagle_config:'
+_USE = r'if (eagle_config is not None and )?"use_aux_hidden_state" in eagle_config:'
 _WIDTH = r"self\.fc_input_size = target_hidden_size \* "
+# 0.20-0.21: `if hasattr(self.config, "target_hidden_size"): fc_input_size = self.config.target_hidden_size * 3
+# else: ... hidden_size * 3`: fc is sized for three aux hidden states, whatever the config says (no count key read)
+_FIXED = r'if hasattr\(self\.config, "target_hidden_size"\):\n\s*fc_input_size = self\.config\.target_hidden_size \* 3'
 AUX_ANCHORS: dict[str, Anchor] = {
     "llama_use": Anchor(LLAMA_EAGLE3, _USE),
     "llama_count": Anchor(LLAMA_EAGLE3, r"self\.num_aux_hidden_states = getattr\(",
-                          STATEMENT, through=r"len\(layer_ids\) if layer_ids else 3"),
-    "llama_width": Anchor(LLAMA_EAGLE3, _WIDTH),
-    "qwen3_use": Anchor(QWEN3_EAGLE3, _USE),
+                          STATEMENT, through=r"len\(layer_ids\) if layer_ids else 3", since="0.22.0"),
+    "llama_fixed": Anchor(LLAMA_EAGLE3, _FIXED, STATEMENT, until="0.21.0"),
+    "llama_width": Anchor(LLAMA_EAGLE3, (_WIDTH, r"fc_input_size = self\.config\.target_hidden_size \* 3")),
+    "qwen3_use": Anchor(QWEN3_EAGLE3, _USE, since="0.24.0"),
     "qwen3_count": Anchor(QWEN3_EAGLE3, r'num_aux_features = getattr\(self\.config, "num_aux_layers", None\)',
-                          STATEMENT, through=r"len\(aux_ids\) if aux_ids else 3"),
-    "qwen3_width": Anchor(QWEN3_EAGLE3, _WIDTH),
+                          STATEMENT, through=r"len\(aux_ids\) if aux_ids else 3", since="0.24.0"),
+    "qwen3_width": Anchor(QWEN3_EAGLE3, _WIDTH, since="0.24.0"),
     "assert": Anchor(LINEAR, r"assert param\.size\(\) == loaded_weight\.size\(\)",
                      inside="ReplicatedLinear.weight_loader"),
     "runner": Anchor(RUNNER, r"^\s*def _get_eagle3_aux_layers_from_config\(", until="0.33.0"),  # V1 runner gone
@@ -332,10 +343,10 @@ AUX_ANCHORS: dict[str, Anchor] = {
 }
 
 # registry.py's `_SPECULATIVE_DECODING_MODELS` entry of each draft architecture dspark-ckpt models.
-REGISTRY_SINCE = {"Qwen3DSparkModel": None, "Qwen3OmniDSparkModel": "0.29.0", "Gemma4DSparkModel": None,
+REGISTRY_SINCE = {"Qwen3DSparkModel": "0.25.0", "Qwen3OmniDSparkModel": "0.29.0", "Gemma4DSparkModel": "0.26.0",
                   "DFlashDraftModel": None, "DFlash2DraftModel": "0.28.0", "Eagle3LlamaForCausalLM": None,
-                  "LlamaForCausalLMEagle3": None, "Eagle3Qwen3ForCausalLM": None, "DSparkDraftModel": None,
-                  "PEagleDraftModel": None, "PeagleLlamaForCausalLM": None, "PeagleQwen3ForCausalLM": None}
+                  "LlamaForCausalLMEagle3": None, "Eagle3Qwen3ForCausalLM": "0.24.0", "DSparkDraftModel": "0.25.0",
+                  "PEagleDraftModel": "0.22.0", "PeagleLlamaForCausalLM": "0.22.0", "PeagleQwen3ForCausalLM": "0.24.0"}
 REGISTRY_UNTIL = {"PEagleDraftModel": "0.33.0", "PeagleLlamaForCausalLM": "0.33.0", "PeagleQwen3ForCausalLM": "0.33.0"}
 
 

@@ -63,14 +63,14 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
     stray = _stray_heads(k, f)
     if "confidence_head" in stray:  # `confidence_head.*` sorts before every other name the loader refuses
-        return Issue("DSP350", k.messages.stray_head.format(name="confidence_head", cls=k.stray_heads_class))
+        return Issue("DSP350", _stray_text(k, f, "confidence_head"))
     param = k.d2t_param.holds(d, t)
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
         return Issue("DSP303", k.messages.noparam.format(cls=k.model_class))
     if k.model_prefix_rejected and f.model_prefixed:
         return Issue("DSP313", k.messages.model_prefix)
     if "embed_proj" in stray:  # SGLang's Domino projector (0.5.20+) has no vLLM module; sorts before embed_tokens
-        return Issue("DSP350", k.messages.stray_head.format(name="embed_proj", cls=k.stray_heads_class))
+        return Issue("DSP350", _stray_text(k, f, "embed_proj"))
     head_rows = d if k.lm_head_rows == "D" else v
     markov_rows = d if k.markov_w2_rows == "D" else v
     # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
@@ -102,9 +102,9 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
         return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d))
     if "markov_head" in stray:  # sorted after d2t, embed_tokens and lm_head, whose loads come first
-        return Issue("DSP350", k.messages.stray_head.format(name="markov_head", cls=k.stray_heads_class))
+        return Issue("DSP350", _stray_text(k, f, "markov_head"))
     if "prefix_gru" in stray:  # the Domino projector's GRU, sorted after every name above
-        return Issue("DSP350", k.messages.stray_head.format(name="prefix_gru", cls=k.stray_heads_class))
+        return Issue("DSP350", _stray_text(k, f, "prefix_gru"))
     return None
 
 
@@ -122,6 +122,14 @@ def _extra_markov(k: Contract, f: DraftFacts) -> str | None:
     if not k.markov_params or f.sglang is None:
         return None
     return next((p for p in (markov_param(n) for n in f.sglang.markov_names) if p not in k.markov_params), None)
+
+
+def _stray_text(k: Contract, f: DraftFacts, head: str) -> str:
+    """The backbone's refusal of a head it has no module for, naming the head (AutoWeightsLoader) or the first of its
+    tensors the loader meets (a params_dict KeyError: messages.E_STRAY_KEY), as the backbone sees the name."""
+    names = sorted(n.removeprefix("model.") for n, _ in f.tensor_shapes)
+    tensor = next((n for n in names if n.startswith(f"{head}.")), head)
+    return k.messages.stray_head.format(name=head, cls=k.stray_heads_class, tensor=tensor)
 
 
 def _stray_heads(k: Contract, f: DraftFacts) -> tuple[str, ...]:

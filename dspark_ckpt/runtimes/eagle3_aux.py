@@ -56,8 +56,9 @@ class Lines:
 
     llama: tuple[int, int, int]  # use_aux_hidden_state, the count (first..last line), fc_input_size
     llama_count_end: int
-    qwen3: tuple[int, int, int]
-    qwen3_count_end: int
+    llama_fixed: bool  # 0.20-0.21: fc sized for 3 aux states, no count key read (aux.llama_fixed)
+    qwen3: tuple[int, int, int] | None  # None: no qwen3_eagle3.py (before 0.24)
+    qwen3_count_end: int | None
     assert_line: int  # ReplicatedLinear.weight_loader's `assert param.size() == loaded_weight.size()`
     runner: int | None  # V1 _get_eagle3_aux_layers_from_config; None: no V1 runner (0.34: gpu_model_runner.py gone)
     runner2: int  # V2 get_eagle3_aux_layers_from_config
@@ -73,11 +74,16 @@ def lines_of(release: str) -> Lines:
     """One release's Lines, from the `aux.*` citations its wheel generated (runtimes/release_lines.py)."""
     def first(key: str) -> int:
         return release_lines.span(release, f"aux.{key}")[0]
-    runner = first("runner") if release_lines.cited(release, "aux.runner") is not None else None
-    llama_first, llama_end = release_lines.span(release, "aux.llama_count")
-    qwen3_first, qwen3_end = release_lines.span(release, "aux.qwen3_count")
-    return Lines((first("llama_use"), llama_first, first("llama_width")), llama_end,
-                 (first("qwen3_use"), qwen3_first, first("qwen3_width")), qwen3_end,
+    def has(key: str) -> bool:
+        return release_lines.cited(release, f"aux.{key}") is not None
+    runner = first("runner") if has("runner") else None
+    fixed = has("llama_fixed")
+    llama_first, llama_end = release_lines.span(release, "aux.llama_fixed" if fixed else "aux.llama_count")
+    qwen3, qwen3_end = None, None
+    if has("qwen3_count"):
+        qwen3_first, qwen3_end = release_lines.span(release, "aux.qwen3_count")
+        qwen3 = (first("qwen3_use"), qwen3_first, first("qwen3_width"))
+    return Lines((first("llama_use"), llama_first, first("llama_width")), llama_end, fixed, qwen3, qwen3_end,
                  first("assert"), runner, first("runner2"), first("default"),
                  (first("algos_width"), first("algos_layers")))
 
@@ -98,7 +104,7 @@ class AuxRead:
     runners: tuple[tuple[str, str | None, int], ...]  # (runner, key its target layers come from or None, count)
     source: str
     runtime: str = "vllm"  # "sglang": runtimes/eagle3_aux_sglang.py (one runner, one class)
-    fixed_count: bool = False  # SGLang before 0.5.12: fc is `hidden_size_in * 3`, no key read
+    fixed_count: bool = False  # SGLang before 0.5.12, vLLM before 0.22: fc is `width * 3`, no key read
     width_null: bool = False  # `target_hidden_size: null`: getattr finds None, and `None * n` raises building fc
 
     @property
@@ -167,8 +173,14 @@ def lines_for(release: str) -> tuple[str, Lines]:
 
 def cite(family: Family, release: str) -> str:
     read, ln = lines_for(release)
-    module, (use, first, width), end = ((_LLAMA, ln.llama, ln.llama_count_end) if family is Family.EAGLE3_LLAMA
-                                        else (_QWEN3, ln.qwen3, ln.qwen3_count_end))
+    if family is not Family.EAGLE3_LLAMA and (ln.qwen3 is None or ln.qwen3_count_end is None):
+        # no qwen3_eagle3.py yet (the family is unregistered there): the first release that ships it
+        read = next(r for r in RELEASES if lines_of(r).qwen3 is not None)
+        ln = lines_of(read)
+    module, lines, end = ((_LLAMA, ln.llama, ln.llama_count_end) if family is Family.EAGLE3_LLAMA
+                          else (_QWEN3, ln.qwen3, ln.qwen3_count_end))
+    assert lines is not None  # the fallback above
+    use, first, width = lines
     return (f"{module} @ v{read} L{use} (use_aux_hidden_state), L{first}-{end} (n), L{width} (fc_input_size); "
             f"{_LINEAR} @ v{read} L{ln.assert_line} (ReplicatedLinear.weight_loader)")
 
@@ -186,7 +198,9 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
     eagle = hf.get("eagle_config")
     eagle = eagle if isinstance(eagle, Mapping) else {}
     built = bool(eagle["use_aux_hidden_state"]) if "use_aux_hidden_state" in eagle else True
-    count, key = _resolve_count(hf, family)
+    read, ln = lines_for(release)
+    fixed = family is Family.EAGLE3_LLAMA and ln.llama_fixed
+    count, key = (DEFAULT_COUNT, None) if fixed else _resolve_count(hf, family)
     hidden = _int(hf.get("hidden_size"))
     width_key = "target_hidden_size" if "target_hidden_size" in hf else "hidden_size"
     width = _int(hf.get(width_key))
@@ -199,13 +213,12 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
         stated = _count(value) if value or value == 0 else None
         if stated is not None:
             written.append((name, stated))
-    read, ln = lines_for(release)
     runners = (_runner(hf, "V1"), _runner(hf, "V2")) if ln.runner is not None else (_runner(hf, "V2"),)
     source = f"{cite(family, release)}; {runner_cite(release)}"
     if "speculators_config" in raw:
         source += f"; {_ALGOS} @ v{read} update_eagle3 L{ln.algos[0]}, L{ln.algos[1]}"
     return AuxRead(read, family, built, count, key, width, width_key, hidden, tuple(written), runners, source,
-                   width_null=width_key == "target_hidden_size" and hf.get(width_key) is None)
+                   fixed_count=fixed, width_null=width_key == "target_hidden_size" and hf.get(width_key) is None)
 
 
 def _said(key: str | None, count: int | None) -> str:
@@ -239,8 +252,9 @@ def ignored_text(aux: AuxRead) -> str | None:
     module = ("llama_eagle3.py" if aux.family is Family.EAGLE3_LLAMA or aux.runtime == "sglang"
               else "qwen3_eagle3.py")
     if aux.fixed_count:
+        newer = "SGLang 0.5.12" if aux.runtime == "sglang" else "vLLM 0.22.0"
         return (f"({module}) always sizes fc for 3 aux hidden states x {aux.width_key} and reads no key for the count, "
-                f"not the draft's {keys}; SGLang 0.5.12 and newer read num_aux_hidden_states")
+                f"not the draft's {keys}; {newer} and newer read num_aux_hidden_states")
     return (f"({module}) sizes fc from {_said(aux.count_key, aux.count)} x {aux.width_key}, not from the draft's {keys}; "
             f"set num_aux_hidden_states to the number of aux layers the draft was trained on")
 

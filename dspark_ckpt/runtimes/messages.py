@@ -42,6 +42,10 @@ E_STRAY_HEAD = ("There is no module or parameter named '{name}' in {cls}. The av
 # The same loader one level down: a `markov_head.*` tensor vLLM's vanilla DSparkMarkovHead has no parameter for (a
 # gated/rnn head's gate_proj/joint_proj; vLLM never reads markov_head_type). `{name}` is the name after the
 # backbone's stacked-parameter renaming (qwen3_dflash.py orig_to_new_stacked: .gate_proj/.up_proj -> .gate_up_proj).
+# Before AutoWeightsLoader, the backbones' own load_weights looked each name up in params_dict: a KeyError naming the
+# tensor (llama_eagle3.py LlamaModel.load_weights L225-270 @ 0.20.0 .. 0.24.0, qwen3_eagle3.py L258-290 @ 0.24.0,
+# qwen3_dflash.py DFlashQwen3Model.load_weights @ 0.20.0 .. 0.25.1; observed by tools/probe_runtime.py).
+E_STRAY_KEY = "'{tensor}'"
 E_STRAY_MARKOV = ("There is no module or parameter named 'markov_head.{name}' in {cls}. The available parameters "
                   "belonging to markov_head (DSparkMarkovHead) are:")
 # qwen3_dflash.py orig_to_new_stacked (0.27 L350-354 .. 0.33 L404-408): applied to every name the backbone loads.
@@ -166,6 +170,7 @@ class Messages:
 
 
 VLLM = Messages()
+VLLM_PARAMS_DICT = Messages(stray_head=E_STRAY_KEY)  # the backbones' params_dict lookup (E_STRAY_KEY)
 # SGLang's VocabParallelEmbedding asserts with a message (vLLM's is bare), and the released wheels quote no vLLM text.
 SGLANG = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE)
 SGLANG_KERNEL = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE, width=E_DSPARK_WIDTH_KERNEL)  # 0.5.22+

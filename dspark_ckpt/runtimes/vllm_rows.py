@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
+from dspark_ckpt.runtimes.messages import VLLM_PARAMS_DICT
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 _Q = "vllm/model_executor/models/qwen3_dspark.py + vllm/spec_decode/dspark/utils.py"
@@ -29,7 +30,8 @@ def _on(first: str) -> str:
 def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
     # DSparkMarkovHead (qwen3_dspark.py L48 @ 0.27.0 .. L48 @ 0.33.0) holds markov_w1 / markov_w2 only; probed on
     # 0.27.0, 0.30.0, 0.33.0: a gated head's gate_proj is refused as 'markov_head.gate_up_proj'.
-    v027 = Contract("vllm", "0.27.0", "0.27.0", family, "Qwen3DSparkForCausalLM", f"{_Q} @ v0.27.0",
+    # 0.25-0.26: the same load_weights and d2t predicate (qwen3_dspark.py L121-127, L149-185 @ 0.25.0, 0.26.0)
+    v027 = Contract("vllm", "0.25.0", "0.27.0", family, "Qwen3DSparkForCausalLM", f"{_Q} @ v0.25.0-v0.27.0",
                     d2t_param=When.D_NE_T, model_prefix_rejected=True, omni_config_check=omni,
                     markov_params=("markov_w1", "markov_w2"))
     v028 = replace(v027, first="0.28.0", last="0.28.0", source=f"{_Q} @ v0.28.0", topk_check=True)
@@ -47,17 +49,22 @@ def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
                    embed_check=False)
     if not omni:
         return v027, v028, v029, v030, v034
-    # 0.27/0.28 have no Qwen3OmniDSparkModel: method dspark rewrites it to the DeepSeek-V4 draft.
-    unregistered = Contract("vllm", "0.27.0", "0.28.0", family, "DSparkDeepseekV4ForCausalLM",
-                            "vllm/config/speculative.py @ v0.27.0, v0.28.0 (no Qwen3OmniDSparkModel in registry)",
+    # 0.25-0.28 have no Qwen3OmniDSparkModel: method dspark rewrites it to the DeepSeek-V4 draft.
+    unregistered = Contract("vllm", "0.25.0", "0.28.0", family, "DSparkDeepseekV4ForCausalLM",
+                            "vllm/config/speculative.py @ v0.25.0-v0.28.0 (no Qwen3OmniDSparkModel in registry)",
                             supported=False, verbatim_errors=False)
     return unregistered, v029, v030, v034
 
 
-def _eagle3(family: Family, module: str, cls: str, backbone: str) -> tuple[Contract, ...]:
+def _eagle3(family: Family, module: str, cls: str, backbone: str, first: str) -> tuple[Contract, ...]:
+    # the d2t parameter is built whatever D (llama_eagle3.py L303-306 @ 0.20.0 .. L304-307 @ 0.29.0), t2d dropped;
+    # to 0.24 the backbone's load_weights looks names up in params_dict (a KeyError), from 0.25 AutoWeightsLoader
+    since_auto = Contract("vllm", "0.25.0", "0.29.0", family, cls, f"{_E.format(module)} @ v0.25.0-v0.29.0",
+                          d2t_param=When.ALWAYS, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone)
     return (
-        Contract("vllm", "0.27.0", "0.29.0", family, cls, f"{_E.format(module)} @ v0.27.0-v0.29.0",
-                 d2t_param=When.ALWAYS, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone),
+        replace(since_auto, first=first, last="0.24.0", source=f"{_E.format(module)} @ v{first}-v0.24.0",
+                messages=VLLM_PARAMS_DICT),
+        since_auto,
         Contract("vllm", "0.30.0", NEWEST, family, cls, f"{_E.format(module)} @ {_on('0.30.0')}",
                  d2t_param=When.D_NE_T, parallel_drafting_needs_mask_hidden=True, stray_heads_class=backbone),
     )
@@ -82,12 +89,18 @@ _DFLASH2 = Contract("vllm", "0.28.0", "0.30.0", Family.DFLASH2, "DFlash2Qwen3For
 VLLM_ROWS: tuple[Contract, ...] = (
     *_qwen3_dspark(Family.QWEN3_DSPARK, omni=False),
     *_qwen3_dspark(Family.QWEN3_OMNI_DSPARK, omni=True),
-    Contract("vllm", "0.27.0", "0.28.0", Family.GEMMA4_DSPARK, "Gemma4DSparkForCausalLM", f"{_G} @ v0.27.0, v0.28.0",
+    Contract("vllm", "0.26.0", "0.28.0", Family.GEMMA4_DSPARK, "Gemma4DSparkForCausalLM", f"{_G} @ v0.26.0-v0.28.0",
              lm_head_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS, embed_share=Share.ALWAYS),
     Contract("vllm", "0.29.0", NEWEST, Family.GEMMA4_DSPARK, "Gemma4DSparkForCausalLM", f"{_G} @ {_on('0.29.0')}",
              lm_head_rows="V", unknown_weights=Unknown.IGNORE, lm_head_share=Share.ALWAYS_IF_FITS,
              embed_share=Share.ALWAYS_IF_FITS),
-    Contract("vllm", "0.27.0", "0.30.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.27.0-v0.30.0",
+    # the d2t predicate and t2d/d2t handling are the same from DFlash's registration (qwen3_dflash.py L527-533,
+    # L593-626 @ 0.20.0)
+    # DFlashQwen3Model.load_weights looks names up in params_dict to 0.25 (a KeyError), AutoWeightsLoader from 0.26
+    Contract("vllm", "0.20.0", "0.25.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.20.0-v0.25.0",
+             d2t_param=When.D_NE_T, mask_hidden_rejected=True, stray_heads_class=_DFLASH_BACKBONE,
+             messages=VLLM_PARAMS_DICT),
+    Contract("vllm", "0.26.0", "0.30.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.26.0-v0.30.0",
              d2t_param=When.D_NE_T, mask_hidden_rejected=True, stray_heads_class=_DFLASH_BACKBONE),
     Contract("vllm", "0.31.0", NEWEST, Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ {_on('0.31.0')}",
              d2t_param=When.D_NE_T, mask_hidden_rejected=True, lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED,
@@ -95,8 +108,8 @@ VLLM_ROWS: tuple[Contract, ...] = (
     _DFLASH2,
     replace(_DFLASH2, first="0.31.0", last=NEWEST, source=f"{_F2} @ {_on('0.31.0')}",
             lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
-    *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM", "LlamaModel"),
-    *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM", "Qwen3Eagle3Model"),
+    *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM", "LlamaModel", "0.20.0"),
+    *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM", "Qwen3Eagle3Model", "0.24.0"),
 )
 
 

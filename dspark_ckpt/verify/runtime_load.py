@@ -100,7 +100,7 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
         return _resolve(k, dims, name[len("model."):], specs)  # check treats these by substring too
     domino = next((p for p in _DOMINO if name.startswith(p + ".")), None)
     if domino is not None and k.stray_heads_class is not None:  # no vLLM release has a Domino projector module
-        raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=domino[6:], cls=k.stray_heads_class)} "
+        raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=domino[6:], cls=k.stray_heads_class, tensor=name[6:])} "
                                     f"{_available(specs, 'model.')}")
     module = next(((m, code) for m, code in _MODULES if name == m or name.startswith(m + ".")), None)
     if module is None:
@@ -109,7 +109,7 @@ def _resolve(k: Contract, dims: Dims, name: str, specs: dict[str, ParamSpec]) ->
     if prefix in ("model.markov_head", "model.confidence_head") and not any(s.startswith(prefix) for s in specs):
         head = prefix.removeprefix("model.")
         if k.stray_heads_class is not None and k.family is not None and not traits(k.family).builds(head):
-            raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=head, cls=k.stray_heads_class)} "
+            raise LoadFailure("DSP350", f"{k.messages.stray_head.format(name=head, cls=k.stray_heads_class, tensor=name[6:])} "
                                         f"{_available(specs, 'model.')}")  # DFlash/EAGLE-3 build no such head
         return None  # a head this runtime builds no module for is dropped (e.g. confidence_head when disabled)
     if dims.quantized and prefix != D2T_PARAM and not name.endswith(".weight"):
