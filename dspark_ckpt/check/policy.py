@@ -6,8 +6,9 @@ from dataclasses import dataclass, replace
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 from dspark_ckpt.model.rule_catalog import RULES
+from dspark_ckpt.runtimes.registered import predates
 
 ALL = ("DSP",)  # the default selection: every registered code
 
@@ -16,7 +17,10 @@ ALL = ("DSP",)  # the default selection: every registered code
 # drafts are served, and a draft correct for it must pass by default: SGLang's Qwen3 DSpark has no reduced-vocab
 # support at all (any d2t is an error), so gating on it would fail every pruned draft that loads on every vLLM.
 # Naming runtimes (`--runtime sglang`, `--runtime all`, or `runtime = [...]`) gates on exactly the ones named.
+# Within the default gate, a vLLM release older than the draft's architecture (it does not register the name, a
+# later release does: vLLM 0.22 and a DSpark draft) is shown but does not gate: no draft of that kind can load there.
 DEFAULT_GATE: tuple[str, ...] = ("vllm",)
+PREDATES = "releases older than the draft's architecture"  # how the verdict line names those entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +54,15 @@ class Policy:
             return False
         if self.gate is None:
             return True
-        named = {e.runtime for e in checkpoint.compatibility
-                 if finding.code == e.error_code or finding.code in e.silent_codes}
-        return not named or not named.isdisjoint(self.gate)
+        named = [e for e in checkpoint.compatibility if finding.code == e.error_code or finding.code in e.silent_codes]
+        return not named or any(self.counts(e, checkpoint) for e in named)
+
+    def counts(self, entry: Compatibility, checkpoint: CheckpointReport) -> bool:
+        """This runtime release's outcome gates the run: every release of a named runtime; by default vLLM's,
+        except a release older than the draft's architecture (registered.predates)."""
+        if self.gate is None:
+            return True
+        return entry.runtime in self.gate and not predates(entry.runtime, entry.version, checkpoint.architecture)
 
     def failing(self, report: Report) -> tuple[Finding, ...]:
         """The findings that decide exit 1 (before --exit-zero)."""
@@ -66,8 +76,9 @@ class Policy:
         """The runtimes in the matrix that do not gate (for the verdict line)."""
         if self.gate is None:
             return ()
-        shown = dict.fromkeys(e.runtime for c in report.checkpoints for e in c.compatibility)
-        return tuple(r for r in shown if r not in self.gate)
+        shown = dict.fromkeys(e.runtime if e.runtime not in self.gate else f"{e.runtime} {PREDATES}"
+                              for c in report.checkpoints for e in c.compatibility if not self.counts(e, c))
+        return tuple(shown)
 
 
 def _longest(code: str, prefixes: tuple[str, ...]) -> str | None:

@@ -1,6 +1,6 @@
-"""Pure: consecutive SGLang releases with the same verdict shown as one row (`sglang 0.5.1-0.5.15`) in tables.
+"""Pure: consecutive releases with the same verdict shown as one row (`sglang 0.5.1-0.5.15`, `vllm 0.20.0-0.24.0`).
 
-JSON, SARIF and JUnit keep one entry per release; the human listings fold them (24 SGLang releases are known): check's
+JSON, SARIF and JUnit keep one entry per release; the human listings fold them (24 SGLang, 20 vLLM releases): check's
 compatibility table, fix's before/after lines and verify's "loaded with torch" table all go through `fold`.
 """
 
@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.report import Compatibility
 
-FOLDED = frozenset({"sglang"})
+FOLDED = frozenset({"sglang", "vllm"})
 T = TypeVar("T")
 
 

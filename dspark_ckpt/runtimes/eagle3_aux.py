@@ -17,7 +17,7 @@ from typing import Any
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import release_lines
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, nearest_listed
 
 TOP = "eagle_aux_hidden_state_layer_ids"
 NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
@@ -163,11 +163,7 @@ def _runner(hf: Mapping[str, Any], name: str) -> tuple[str, str | None, int]:
 
 def lines_for(release: str) -> tuple[str, Lines]:
     """The lines of `release`, or of the newest release read for a newer one, of the oldest for an older one."""
-    if release in RELEASES:
-        return release, lines_of(release)
-    newest = RELEASES[-1]
-    key = tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
-    read = newest if key >= release_key(newest, precision=2) else RELEASES[0]
+    read = nearest_listed(RELEASES, release)
     return read, lines_of(read)
 
 

@@ -69,3 +69,13 @@ def registrations(name: str) -> tuple[Registration, ...]:
         entries = _table(runtime).get(name, {})
         found += [entries[r] for r in releases if r in entries]
     return tuple(found)
+
+
+def predates(runtime: str, release: str, name: str | None) -> bool:
+    """The release does not register `name`, and a later covered release of the runtime does: the architecture is
+    newer than the release (vLLM 0.22 and Qwen3DSparkModel), not a mistake of the draft's."""
+    if name is None or not covered(runtime, release) or registration(runtime, release, name) is not None:
+        return False
+    entries = _table(runtime).get(name, {})
+    releases = RELEASES[runtime]
+    return any(r in entries for r in releases[releases.index(release) + 1:])

@@ -102,3 +102,15 @@ def distance(a: str, b: str) -> tuple[int, ...]:
     """How far apart two releases are, for picking the nearest row: component-wise absolute differences."""
     ka, kb = release_key(a), release_key(b)
     return tuple(abs(x - y) for x, y in zip(ka, kb))
+
+
+def nearest_listed(releases: tuple[str, ...], version: str) -> str:
+    """The listed release whose data describes `version`: itself, else the newest listed release before it (0.27.3:
+    0.27.1; a release newer than every listed one: the newest), else the oldest listed (a release before them all).
+    `releases` is in ascending order; text that is no version gets the newest."""
+    try:
+        key = order_key(version)
+    except InvalidVersion:
+        return releases[-1]
+    before = [r for r in releases if order_key(r) <= key]
+    return before[-1] if before else releases[0]

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from dspark_ckpt.runtimes import release_lines, spec_facts
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, nearest_listed, release_key
 
 SPEC_FILE = "vllm/config/speculative.py"
 ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
@@ -263,11 +263,12 @@ def rules_for(version: str) -> ReleaseRules | None:
     """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
     as the newest row (as the contract table assumes, with its DSP220 warning); None before the first row."""
     key = minor(version)
-    for r in RELEASE_RULES.values():
-        if minor(r.version) == key:
-            return r
-    newest = RELEASE_RULES[VERSIONS[-1]]
-    return newest if key > minor(newest.version) else None
+    if not any(minor(r) == key for r in VERSIONS):
+        newest = RELEASE_RULES[VERSIONS[-1]]
+        return newest if key > minor(newest.version) else None
+    # the release itself where it is listed (0.27.1), else the listed one of its line before it (0.27.3: 0.27.1)
+    found = nearest_listed(VERSIONS, version)
+    return RELEASE_RULES[found if minor(found) == key else next(r for r in VERSIONS if minor(r) == key)]
 
 
 def nearest_rules(version: str) -> tuple[ReleaseRules, bool]:
