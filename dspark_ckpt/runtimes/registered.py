@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
 
@@ -39,15 +40,21 @@ def _expand(span: str, releases: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @cache
-def _table(runtime: str) -> dict[str, dict[str, Registration]]:
-    """name -> release -> its registration, for one runtime."""
-    doc = json.loads(DATA.read_text(encoding="utf-8"))[runtime]
+def _doc() -> dict[str, Any]:
+    return json.loads(DATA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+@cache
+def _entries(runtime: str, name: str) -> dict[str, Registration]:
+    """release -> the registration of one name, for one runtime (each name expanded on first use only: a check
+    asks about a handful of the ~500 names)."""
+    doc = _doc()[runtime]
+    entry = doc["architectures"].get(name)
+    if entry is None:
+        return {}
     releases = tuple(doc["releases"])
-    table: dict[str, dict[str, Registration]] = {}
-    for name, entry in doc["architectures"].items():
-        table[name] = {release: Registration(runtime, release, entry["kind"], where)
-                       for span, where in entry["where"].items() for release in _expand(span, releases)}
-    return table
+    return {release: Registration(runtime, release, entry["kind"], where)
+            for span, where in entry["where"].items() for release in _expand(span, releases)}
 
 
 def covered(runtime: str, release: str) -> bool:
@@ -59,14 +66,14 @@ def registration(runtime: str, release: str, name: str) -> Registration | None:
     """The release's entry for the name; None where it registers no class of that name (or is not covered)."""
     if not covered(runtime, release):
         return None
-    return _table(runtime).get(name, {}).get(release)
+    return _entries(runtime, name).get(release)
 
 
 def registrations(name: str) -> tuple[Registration, ...]:
     """Every covered release that registers the name, vLLM's first, each in its list's order."""
     found: list[Registration] = []
     for runtime, releases in RELEASES.items():
-        entries = _table(runtime).get(name, {})
+        entries = _entries(runtime, name)
         found += [entries[r] for r in releases if r in entries]
     return tuple(found)
 
@@ -76,6 +83,11 @@ def predates(runtime: str, release: str, name: str | None) -> bool:
     newer than the release (vLLM 0.22 and Qwen3DSparkModel), not a mistake of the draft's."""
     if name is None or not covered(runtime, release) or registration(runtime, release, name) is not None:
         return False
-    entries = _table(runtime).get(name, {})
+    entries = _entries(runtime, name)
     releases = RELEASES[runtime]
     return any(r in entries for r in releases[releases.index(release) + 1:])
+
+
+def names(runtime: str) -> tuple[str, ...]:
+    """Every name some covered release of the runtime registers."""
+    return tuple(_doc()[runtime]["architectures"])

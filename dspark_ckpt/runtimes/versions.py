@@ -59,6 +59,7 @@ def parts(text: str) -> tuple[tuple[int, ...], int | None]:
     return version.release, version.post
 
 
+@cache  # nearest_listed compares every listed release per lookup
 def order_key(text: str) -> tuple[tuple[int, ...], int]:
     """Orders versions as PEP 440 orders final and post releases: 0.30 == 0.30.0 < 0.30.0.post1 < 0.30.1. Raises
     InvalidVersion."""

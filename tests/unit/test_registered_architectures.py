@@ -31,7 +31,7 @@ def test_committed_data_is_the_release_registry(runtime: str, release: str) -> N
     tool = _tool()
     read = tool.vllm_entries if runtime == "vllm" else tool.sglang_entries
     fresh = read(release_tree(runtime, release))
-    committed = {name: (r.kind, r.where) for name in registered._table(runtime)
+    committed = {name: (r.kind, r.where) for name in registered.names(runtime)
                  if (r := registered.registration(runtime, release, name)) is not None}
     assert committed == fresh
 
