@@ -300,11 +300,12 @@ def _dflash_keep(tree: Path) -> list[str]:
 
 
 def _registry(tree: Path) -> dict[str, object]:
-    """Every name of every `_*_MODELS` dict display (sorted), and the drafts' classes (in registry order)."""
+    """The drafts' classes (in registry order). Which names the release registers at all is
+    runtimes/registered_architectures.json's (tools/registry_data.py: what `_VLLM_MODELS` spreads), one file for every
+    release that check reads a name's line of, not a list per release."""
     path = tree / REGISTRY
     if not path.is_file():
         raise SpecError(f"no {REGISTRY} in {tree}")
-    names: set[str] = set()
     drafts: dict[str, str] = {}
     for name, node in _module_values(ast.parse(path.read_text(encoding="utf-8"))).items():
         if not (name.startswith("_") and name.endswith("_MODELS") and isinstance(node, ast.Dict)):
@@ -312,7 +313,6 @@ def _registry(tree: Path) -> dict[str, object]:
         for key, value in zip(node.keys, node.values):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
                 continue
-            names.add(key.value)
             if name == DRAFTS:
                 last = value.elts[-1] if isinstance(value, ast.Tuple) and value.elts else None
                 if not (isinstance(last, ast.Constant) and isinstance(last.value, str)):
@@ -320,7 +320,7 @@ def _registry(tree: Path) -> dict[str, object]:
                 drafts[key.value] = last.value
     if not drafts:
         raise SpecError(f"{REGISTRY}: no {DRAFTS} dict")
-    return {"file": REGISTRY, "names": sorted(names), "drafts": drafts}
+    return {"file": REGISTRY, "drafts": drafts}
 
 
 def spec_facts(tree: Path) -> dict[str, object]:

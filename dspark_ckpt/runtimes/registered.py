@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
 
@@ -40,19 +39,35 @@ def _expand(span: str, releases: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @cache
-def _doc() -> dict[str, Any]:
-    return json.loads(DATA.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+def _text() -> str:
+    return DATA.read_text(encoding="utf-8")
+
+
+@cache
+def _section(runtime: str) -> tuple[int, int, tuple[str, ...]]:
+    """Where the runtime's architectures lie in the file, and its releases. tools/registry_data.py writes one
+    architecture per line (`  "Name": {...},`) under one line per runtime (`"vllm": {"releases": [...], ...`), so a
+    lookup parses that name's line only, not the ~500 KB document (check's start-up: docs/architecture.md)."""
+    text = _text()
+    head = text.index(f'\n"{runtime}": ') + 1
+    line_end = text.index("\n", head)
+    releases = json.loads(text[text.index("[", head, line_end):text.index("]", head, line_end) + 1])
+    later = text.find('\n"', line_end)
+    return line_end, (later if later != -1 else len(text)), tuple(releases)
 
 
 @cache
 def _entries(runtime: str, name: str) -> dict[str, Registration]:
-    """release -> the registration of one name, for one runtime (each name expanded on first use only: a check
-    asks about a handful of the ~500 names)."""
-    doc = _doc()[runtime]
-    entry = doc["architectures"].get(name)
-    if entry is None:
+    """release -> the registration of one name, for one runtime (each name read on first use only: a check asks
+    about a handful of the ~500 names)."""
+    start, end, releases = _section(runtime)
+    text = _text()
+    needle = f"\n  {json.dumps(name)}: "
+    at = text.find(needle, start, end)
+    if at == -1:
         return {}
-    releases = tuple(doc["releases"])
+    stop = text.index("\n", at + 1)
+    entry = json.loads(text[at + len(needle):stop].rstrip(","))
     return {release: Registration(runtime, release, entry["kind"], where)
             for span, where in entry["where"].items() for release in _expand(span, releases)}
 
@@ -89,5 +104,5 @@ def predates(runtime: str, release: str, name: str | None) -> bool:
 
 
 def names(runtime: str) -> tuple[str, ...]:
-    """Every name some covered release of the runtime registers."""
-    return tuple(_doc()[runtime]["architectures"])
+    """Every name some covered release of the runtime registers (the whole document parsed: tests, tools)."""
+    return tuple(json.loads(_text())[runtime]["architectures"])

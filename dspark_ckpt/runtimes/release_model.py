@@ -58,9 +58,24 @@ class Expr:
         return whole if rest == 0 else None
 
 
+_EXPRS: dict[str, Expr] = {}  # by text: every release's files write the same few dimensions, over and over
+
+
 def _expr(dim: Mapping[str, Any]) -> Expr | None:
+    """A dimension of the data file; the same text is the same expression (tools/release_model.py prints the text
+    from the terms), built once per process."""
     if "expr" not in dim:
         return None
+    text = dim.get("text")
+    if isinstance(text, str) and text:
+        found = _EXPRS.get(text)
+        if found is None:
+            found = _EXPRS[text] = _build_expr(dim)
+        return found
+    return _build_expr(dim)
+
+
+def _build_expr(dim: Mapping[str, Any]) -> Expr:
     denominator = math.lcm(1, *(int(d) for _, d, _ in dim["expr"]))
     terms = tuple((int(n) * (denominator // int(d)), tuple(vs)) for n, d, vs in dim["expr"])
     return Expr(terms, denominator, str(dim.get("text", "")), frozenset(v for _, vs in terms for v in vs))
@@ -141,7 +156,7 @@ class OnLookup(Mapping[str, V], Generic[V]):
 
 def _tensor_rule(fact: Mapping[str, Any]) -> TensorRule:
     return TensorRule(fact.get("parameter"), tuple(_expr(d) for d in fact["shape"]) if fact.get("shape") else None,
-                      {axis: _outcome(seen) for axis, seen in fact.get("off_by_one", {}).items()},
+                      OnLookup(fact.get("off_by_one", {}), _outcome),  # read on a mismatch only
                       _outcome(fact["refused"]) if "refused" in fact else None)
 
 

@@ -45,12 +45,6 @@ def columns(release: str) -> dict[str, Any]:
             "method_options": tuple((m, frozenset(o)) for m, o in spec.get("method_options", {}).items())}
 
 
-@functools.cache
-def registry_names(release: str) -> frozenset[str]:
-    """Every name a `_*_MODELS` dict of the release's registry.py maps."""
-    return frozenset(_doc(release)["registry"]["names"])
-
-
 def drafts(release: str) -> Mapping[str, str]:
     """`_SPECULATIVE_DECODING_MODELS` of the release: draft architecture -> the class it builds."""
     found: Mapping[str, str] = _doc(release)["registry"]["drafts"]

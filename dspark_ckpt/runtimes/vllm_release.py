@@ -15,7 +15,7 @@ import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from dspark_ckpt.runtimes import release_lines, spec_facts
+from dspark_ckpt.runtimes import registered, release_lines, spec_facts
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, nearest_listed, release_key
 
 SPEC_FILE = "vllm/config/speculative.py"
@@ -150,10 +150,11 @@ class ReleaseRules:
                 return None
         return None
 
-    # --- the registry (spec.json) ---
+    # --- the registry (registered_architectures.json; spec.json for the drafts' classes) ---
     def registers(self, name: str) -> bool:
-        """Whether any `_*_MODELS` dict of the release's registry.py maps the name (ModelRegistry resolves it)."""
-        return name in spec_facts.registry_names(self.version)
+        """Whether the release's ModelRegistry resolves the name: a `_*_MODELS` dict `_VLLM_MODELS` spreads maps it
+        (not `_PREVIOUSLY_SUPPORTED_MODELS`/`_OOT_SUPPORTED_MODELS`, which it refuses)."""
+        return registered.registration("vllm", self.version, name) is not None
 
     def model_class(self, name: str) -> str | None:
         """The class the release's `_SPECULATIVE_DECODING_MODELS` maps a draft name to (None: not a draft it maps)."""

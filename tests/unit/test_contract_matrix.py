@@ -9,12 +9,17 @@ from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.compatibility import evaluate_contract
 from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.table import CONTRACTS, VLLM_VERSIONS, contract_for
+from listed import vllm_before, vllm_minors
 
 T = 100
-OLD, V29, NEW = ("0.27.0", "0.28.0"), ("0.29.0",), ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+# Qwen3DSparkModel is first registered in 0.25.0 (registry.py @ v0.25.0 L597; absent from 0.24.0's registry).
+# 0.25/0.26 load it as 0.27.0 does: the same d2t predicate and load_weights (qwen3_dspark.py L121-127, L149-185 @
+# v0.25.0, byte-identical in v0.26.0; probe_runtime 0.25.0 and 0.26.0 384/384).
+QWEN3_DSPARK = vllm_minors("0.25.0")
+OLD, V29, NEW = vllm_minors("0.25.0", "0.28.0"), vllm_minors("0.29.0", "0.29.0"), vllm_minors("0.30.0", "0.33.0")
 # 0.34: load_weights raises no vocab check (qwen3_dspark.py 0.33.0 L341-357 gone); what is neither shipped nor shared
 # (embed_tokens where V <= T, lm_head where D == T: dspark/utils.py L133-145) stays as initialised
-V34 = ("0.34.0",)
+V34 = vllm_minors("0.34.0")
 NOPARAM_Q = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")
 
 
@@ -65,12 +70,23 @@ MATRIX = [
 
 
 @pytest.mark.parametrize(("case", "kwargs", "expected"), MATRIX, ids=[m[0] for m in MATRIX])
-@pytest.mark.parametrize("version", VLLM_VERSIONS)
+@pytest.mark.parametrize("version", QWEN3_DSPARK)
 def test_qwen3_dspark_outcome_matrix(case: str, kwargs: dict, expected: dict, version: str) -> None:
     want = next(v for versions, v in expected.items() if version in versions)
     error, silent = outcome(version, facts(**kwargs))
     assert error == want[0]
     assert silent == want[1]
+
+
+@pytest.mark.parametrize("version", vllm_before("0.25.0"))
+def test_qwen3_dspark_is_not_registered_before_025(version: str) -> None:
+    # no Qwen3DSparkModel in registry.py before 0.25.0 (0.24.0 L606-615 list DFlash and EAGLE-3 drafts only), and no
+    # method "dspark" in SpeculativeMethod (speculative.py @ v0.24.0 L60-69): whatever the vocabulary, no load
+    contract = contract_for("vllm", version, Family.QWEN3_DSPARK)
+    assert contract is not None and not contract.supported
+    verdict = evaluate_contract(contract, version, facts(d=40, lm=True, d2t=True))
+    assert verdict.error is not None and verdict.error.code == "DSP309"
+    assert verdict.error.text.startswith(f"Qwen3DSparkModel is not registered in vLLM {version}: ")
 
 
 def test_embed_check_runs_first() -> None:
@@ -82,7 +98,12 @@ def test_embed_check_runs_first() -> None:
 @pytest.mark.parametrize("version", VLLM_VERSIONS)
 def test_omni_padded_rejected_wherever_omni_is_known(version: str) -> None:
     error, _ = outcome(version, facts(Family.QWEN3_OMNI_DSPARK, d=120, v=120, lm=True, d2t=False))
-    if version in OLD:
+    if version in vllm_before("0.25.0"):  # no method "dspark" (speculative.py @ v0.24.0 L60-69), no Qwen3-Omni class
+        assert error == (f"Qwen3OmniDSparkModel is not registered in vLLM {version}: its _SPECULATIVE_DECODING_MODELS "
+                         "first maps it in 0.29.0 (vllm/model_executor/models/registry.py @ v0.29.0 L626), so this "
+                         "version cannot load the draft.")
+    elif version in OLD:  # method dspark rewrites any non-Qwen3DSparkModel draft to DeepSeek-V4's DSparkDraftModel
+        # (speculative.py @ v0.25.0 L899-908, v0.26.0 L934-944: keep list Qwen3DSparkModel[, Gemma4DSparkModel])
         assert error == c.E_OMNI_UNREGISTERED
     else:
         assert error == c.E_OMNI_VOCAB.format(t=T, d=120)
@@ -109,11 +130,17 @@ def test_dflash_has_own_lm_head_flag_blocks_sharing_from_031() -> None:
     assert outcome("0.31.0", f) == (None, {"DSP315"})
 
 
-@pytest.mark.parametrize("family", [Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3])
-@pytest.mark.parametrize("version", VLLM_VERSIONS)
+# EAGLE-3 Llama is registered before every listed release (registry.py @ v0.20.0 L577), EAGLE-3 Qwen3 from 0.24.0
+# (registry.py @ v0.24.0 L614; no qwen3_eagle3.py before). Through 0.29 the d2t parameter is built whatever D
+# (llama_eagle3.py L303-306 @ v0.20.0, L336-339 @ v0.22.0, L323-326 @ v0.24.0; qwen3_eagle3.py L325-328 @ v0.24.0)
+# and parallel drafting needs mask_hidden (llama_eagle3.py L404-409 @ v0.20.0; qwen3_eagle3.py L432-437 @ v0.24.0).
+EAGLE3 = [(Family.EAGLE3_LLAMA, v) for v in VLLM_VERSIONS] + [(Family.EAGLE3_QWEN3, v) for v in vllm_minors("0.24.0")]
+
+
+@pytest.mark.parametrize(("family", "version"), EAGLE3)
 def test_eagle3_contract(family: Family, version: str) -> None:
     cls = "Eagle3LlamaForCausalLM" if family is Family.EAGLE3_LLAMA else "Eagle3Qwen3ForCausalLM"
-    always_param = version in OLD + V29
+    always_param = version not in vllm_minors("0.30.0")
     assert outcome(version, facts(family, d=T, lm=True, d2t=True))[0] == (
         None if always_param else c.E_NOPARAM.format(cls=cls))
     assert outcome(version, facts(family, d=40, lm=True, d2t=False)) == (None, {"DSP302"})
@@ -121,7 +148,10 @@ def test_eagle3_contract(family: Family, version: str) -> None:
     assert outcome(version, facts(family, d=40, lm=True, d2t=True, parallel_drafting=True))[0] == c.E_PARALLEL
 
 
-@pytest.mark.parametrize("version", VLLM_VERSIONS)
+# Gemma4DSparkModel is first registered in 0.26.0 (registry.py @ v0.26.0 L612); 0.26.0's gemma4_dspark.py has
+# 0.27.0's vocabulary code (d2t None L289, lm_head ParallelLMHead(vocab_size) L280-284, load_weights L291-312 loading
+# only known names; probe_runtime 0.26.0 384/384).
+@pytest.mark.parametrize("version", vllm_minors("0.26.0"))
 def test_gemma4_contract(version: str) -> None:
     # d2t is never a parameter and is silently ignored; own lm_head/embed are replaced by the target's.
     own = facts(Family.GEMMA4_DSPARK, d=T, lm=True, d2t=True)
@@ -133,7 +163,7 @@ def test_gemma4_contract(version: str) -> None:
     assert "DSP311" in outcome(version, pruned)[1]
     # ...and a D-row head trips VocabParallelEmbedding's bare row-count assertion.
     assert outcome(version, facts(Family.GEMMA4_DSPARK, d=40, lm=True, d2t=True))[0] == c.E_ROWS
-    # Without an lm_head: 0.27/0.28 always take the target's; 0.29+ only when D == T, else it stays uninitialised.
+    # Without an lm_head: 0.26-0.28 always take the target's; 0.29+ only when D == T, else it stays uninitialised.
     no_head = facts(Family.GEMMA4_DSPARK, d=40, lm=False, d2t=False)
     assert ("DSP301" in outcome(version, no_head)[1]) == (version not in OLD)
 
@@ -186,15 +216,17 @@ def test_row_counts_and_hidden_size_are_load_errors() -> None:
 
 def test_topk_is_checked_from_028() -> None:
     f = facts(d=40, lm=True, d2t=True, dspark_draft_topk=41)
-    assert outcome("0.27.0", f)[0] is None
-    for version in VLLM_VERSIONS[1:]:
+    for version in vllm_minors("0.25.0", "0.27.0"):  # no dspark_draft_topk in any file of 0.25.0-0.27.1 (grep)
+        assert outcome(version, f)[0] is None
+    for version in vllm_minors("0.28.0"):
         assert outcome(version, f)[0] == c.E_TOPK.format(d=40)
 
 
 def test_generic_draft_for_an_omni_target_must_be_converted_from_029() -> None:
     generic = facts(d=T, lm=True, d2t=False, target_is_omni=True)
-    assert outcome("0.28.0", generic)[0] is None
-    for version in VLLM_VERSIONS[2:]:
+    for version in vllm_minors("0.25.0", "0.28.0"):  # the check is first in speculative.py @ v0.29.0 L159 (grep)
+        assert outcome(version, generic)[0] is None
+    for version in vllm_minors("0.29.0"):
         assert outcome(version, generic)[0] == c.E_OMNI_GENERIC
     omni = facts(Family.QWEN3_OMNI_DSPARK, d=T, lm=True, d2t=False, target_is_omni=True)
     assert outcome("0.33.0", omni)[0] is None

@@ -4,7 +4,12 @@ the DSP356 / DSP357 warnings. Real tiny checkpoints (H = 16) through `analyze`, 
 
 Every expectation is what the release's code does (llama_eagle3.py, qwen3_eagle3.py, algos.py update_eagle3,
 linear.py ReplicatedLinear.weight_loader; runtimes/eagle3_aux.py LINES); the load outcomes were observed by running
-0.27.0, 0.30.0 and 0.33.0 on CPU (tools/probe_eagle3_aux.py, 17/17 cases each).
+0.27.0, 0.30.0 and 0.33.0 on CPU (tools/probe_eagle3_aux.py, 17/17 cases each). The older releases, read in their
+wheels: EAGLE-3 Llama 0.20/0.21 size fc for 3 aux states whatever the config says (llama_eagle3.py L174-178 @
+v0.20.0, v0.21.0: `target_hidden_size * 3`, no count key read; the count keys from v0.22.0 L179-185), and their V1
+runner reads only the top-level list (gpu_model_runner.py L4961-4965 @ v0.20.0, L5041-5045 @ v0.21.0; the nested
+list from v0.22.0 L5252-5253); EAGLE-3 Qwen3 is registered from 0.24.0 (registry.py @ v0.24.0 L614, no
+qwen3_eagle3.py before), with 0.27.0's reads (qwen3_eagle3.py L150, L181-188, L193 @ v0.24.0).
 """
 
 from __future__ import annotations
@@ -22,10 +27,14 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.sources.local import local_source
+from listed import vllm_minors
 
 H, T = 16, 96
 IDS4 = [1, 5, 9, 13]
 FAMILIES = ("eagle3-llama", "eagle3-qwen3")
+FIXED = vllm_minors("0.20.0", "0.21.0")  # EAGLE-3 Llama's fc sized for 3 aux states, no count key read
+READS_COUNT = vllm_minors("0.22.0")  # llama_eagle3.py reads num_aux_hidden_states, then eagle_config's list
+QWEN3 = vllm_minors("0.24.0")  # the releases that register Eagle3Qwen3ForCausalLM
 
 
 def shape_error(got: int, want: int) -> str:
@@ -60,6 +69,11 @@ def speculators(tmp_path: Path, layer_type: str, top: dict[str, Any], fc_cols: i
     return folder
 
 
+def releases(family: str) -> tuple[str, ...]:
+    """The listed releases that register the family."""
+    return QWEN3 if family == "eagle3-qwen3" else VLLM_VERSIONS
+
+
 def run(path: Path, versions: tuple[str, ...] = VLLM_VERSIONS) -> Analysis:
     return analyze(local_source(path), target=TargetVocab(T, "test"),
                    runtimes=[RuntimeVersion("vllm", v) for v in versions])
@@ -74,9 +88,15 @@ def codes(a: Analysis) -> set[str]:
     return {f.code for f in a.findings}
 
 
-def every(error: str | None, step: str | None = None) -> dict[str, tuple[str | None, str | None]]:
-    """The same outcome on every release: the code read is alike in 0.27.0-0.34.0 (only its line numbers move)."""
-    return dict.fromkeys(VLLM_VERSIONS, (error, step))
+def every(error: str | None, step: str | None = None,
+          versions: tuple[str, ...] = VLLM_VERSIONS) -> dict[str, tuple[str | None, str | None]]:
+    """The same outcome on every release given: the code read is alike (only its line numbers move)."""
+    return dict.fromkeys(versions, (error, step))
+
+
+def fixed_fc(error: str | None, step: str | None = None) -> dict[str, tuple[str | None, str | None]]:
+    """EAGLE-3 Llama's outcome on the releases whose fc is sized for 3 aux states whatever the config says."""
+    return every(error, step, FIXED)
 
 
 # --- top-level ids with 4 layers (the issue's case) ---
@@ -85,7 +105,10 @@ def test_llama_top_level_four_ids_fails_on_fc(tmp_path: Path) -> None:
     a = run(draft(tmp_path, "eagle3-llama", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H))
     assert outcomes(a) == every(shape_error(4 * H, 3 * H))  # llama_eagle3.py never reads the top-level list
     ignored = next(f for f in a.findings if f.code == "DSP356")
-    assert "vLLM 0.27.0-0.34.0 (llama_eagle3.py) sizes fc from the default of 3 x hidden_size" in ignored.message
+    assert (f"vLLM {READS_COUNT[0]}-{VLLM_VERSIONS[-1]} (llama_eagle3.py) sizes fc from the default of 3 x "
+            "hidden_size") in ignored.message
+    assert (f"vLLM {FIXED[0]}-{FIXED[-1]} (llama_eagle3.py) always sizes fc for 3 aux hidden states x hidden_size "
+            "and reads no key for the count") in ignored.message
     assert "eagle_aux_hidden_state_layer_ids (4 layers)" in ignored.message and ignored.severity == "warning"
     assert "DSP357" not in codes(a)  # both runners read the top-level list
 
@@ -100,24 +123,27 @@ def test_llama_top_level_four_ids_with_a_three_layer_fc_fails_at_the_first_step(
 
 def test_qwen3_top_level_four_ids_loads(tmp_path: Path) -> None:
     """The issue says vLLM never reads the top-level list: qwen3_eagle3.py does (`getattr(...) or ...`)."""
-    a = run(draft(tmp_path, "eagle3-qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H))
-    assert outcomes(a) == every(None)
+    a = run(draft(tmp_path, "eagle3-qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H), QWEN3)
+    assert outcomes(a) == every(None, versions=QWEN3)
     assert not codes(a) & {"DSP329", "DSP356", "DSP357"}
 
 
 def test_qwen3_four_ids_with_a_three_layer_fc_fails(tmp_path: Path) -> None:
-    a = run(draft(tmp_path, "eagle3-qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4}, 3 * H))
-    assert outcomes(a) == every(shape_error(3 * H, 4 * H))
+    a = run(draft(tmp_path, "eagle3-qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4}, 3 * H), QWEN3)
+    assert outcomes(a) == every(shape_error(3 * H, 4 * H), versions=QWEN3)
 
 
 # --- nested eagle_config ids ---
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_nested_four_ids_size_fc_but_model_runner_v2_ignores_them(tmp_path: Path, family: str) -> None:
-    a = run(draft(tmp_path, family, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": IDS4}}, 4 * H))
-    # fc is [H, 4H] and loads; V1 reads the nested list (4 layers), V2 only the top level: 3 default layers
-    assert outcomes(a) == every(None, "DSP329")
-    step = a.verdicts[0].first_step
+    a = run(draft(tmp_path, family, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": IDS4}}, 4 * H),
+            releases(family))
+    # fc is [H, 4H] and loads; V1 reads the nested list (4 layers), V2 only the top level: 3 default layers.
+    # EAGLE-3 Llama 0.20/0.21 build a [H, 3H] fc whatever the list says: the [H, 4H] weight fails to load
+    assert outcomes(a) == every(None, "DSP329", releases(family)) | (
+        fixed_fc(shape_error(4 * H, 3 * H)) if family == "eagle3-llama" else {})
+    step = next(v for v in a.verdicts if v.version not in FIXED).first_step
     assert step is not None and "model runner V2 hands it the target's default layers" in step.text \
         and "(only under that runner)" in step.text
     runner = next(f for f in a.findings if f.code == "DSP356")
@@ -127,47 +153,63 @@ def test_nested_four_ids_size_fc_but_model_runner_v2_ignores_them(tmp_path: Path
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_nested_four_ids_with_a_three_layer_fc_fails(tmp_path: Path, family: str) -> None:
-    a = run(draft(tmp_path, family, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": IDS4}}, 3 * H))
-    assert outcomes(a) == every(shape_error(3 * H, 4 * H))
+    a = run(draft(tmp_path, family, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": IDS4}}, 3 * H),
+            releases(family))
+    # EAGLE-3 Llama 0.20/0.21: the [H, 3H] fc loads, and neither runner reads eagle_config's list (V1 only the top
+    # level and dflash_config, gpu_model_runner.py L4961-4965 @ v0.20.0; V2 only the top level, eagle3_utils.py
+    # L41-46 @ v0.20.0): both hand fc the target's 3 default layers, and nothing fails
+    assert outcomes(a) == every(shape_error(3 * H, 4 * H), versions=releases(family)) | (
+        fixed_fc(None) if family == "eagle3-llama" else {})
 
 
 # --- num_aux_hidden_states set ---
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_count_and_top_level_list_load_everywhere(tmp_path: Path, family: str) -> None:
-    """The repair of the issue's case: fc sized from the count, both runners read the top-level list."""
+    """The repair of the issue's case: fc sized from the count, both runners read the top-level list (on every
+    release that reads a count: EAGLE-3 Llama 0.20/0.21 size fc for 3 whatever it says)."""
     config = {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": IDS4}
-    a = run(draft(tmp_path, family, config, 4 * H))
-    assert outcomes(a) == every(None)
+    counted = tuple(v for v in releases(family) if v in READS_COUNT)
+    a = run(draft(tmp_path / "counted", family, config, 4 * H), counted)
+    assert outcomes(a) == every(None, versions=counted)
     assert not codes(a) & {"DSP329", "DSP356", "DSP357"}
+    if family == "eagle3-llama":
+        fixed = run(draft(tmp_path / "fixed", family, config, 4 * H), FIXED)
+        assert outcomes(fixed) == fixed_fc(shape_error(4 * H, 3 * H))
+        ignored = next(f for f in fixed.findings if f.code == "DSP356")
+        assert "always sizes fc for 3 aux hidden states" in ignored.message and "DSP357" not in codes(fixed)
 
 
 def test_llama_count_without_a_list_fails_at_the_first_step(tmp_path: Path) -> None:
     a = run(draft(tmp_path, "eagle3-llama", {"num_aux_hidden_states": 4}, 4 * H))
-    assert outcomes(a) == every(None, "DSP329")  # 4 x H fc, the target's 3 default layers
+    # 4 x H fc, the target's 3 default layers; 0.20/0.21 build a 3 x H fc: the 4 x H weight fails to load
+    assert outcomes(a) == every(None, "DSP329") | fixed_fc(shape_error(4 * H, 3 * H))
     assert "DSP357" in codes(a)
 
 
 def test_qwen3_num_aux_layers_wins_over_num_aux_hidden_states(tmp_path: Path) -> None:
-    a = run(draft(tmp_path, "eagle3-qwen3", {"num_aux_layers": 4, "num_aux_hidden_states": 3}, 3 * H))
-    assert outcomes(a) == every(shape_error(3 * H, 4 * H))
+    a = run(draft(tmp_path, "eagle3-qwen3", {"num_aux_layers": 4, "num_aux_hidden_states": 3}, 3 * H), QWEN3)
+    assert outcomes(a) == every(shape_error(3 * H, 4 * H), versions=QWEN3)
 
 
 # --- absent list ---
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_absent_list_loads_with_the_default_layers_warning(tmp_path: Path, family: str) -> None:
-    a = run(draft(tmp_path, family, {}, 3 * H))
-    assert outcomes(a) == every(None)
+    a = run(draft(tmp_path, family, {}, 3 * H), releases(family))
+    assert outcomes(a) == every(None, versions=releases(family))
     absent = next(f for f in a.findings if f.code == "DSP357")
-    assert absent.message.startswith("vLLM 0.27.0-0.34.0 finds no eagle_aux_hidden_state_layer_ids")
+    # every listed release's runners fall back to the target's default (gpu_model_runner.py L4961-4969 @ v0.20.0,
+    # eagle3_utils.py L26-31, L41-46 @ v0.20.0, interfaces.py L1390 @ v0.20.0)
+    assert absent.message.startswith(f"vLLM {releases(family)[0]}-{VLLM_VERSIONS[-1]} finds no "
+                                     "eagle_aux_hidden_state_layer_ids")
     assert "(2, L // 2, L - 3)" in absent.message and absent.severity == "warning"  # the runtime guesses (issue 21)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_absent_list_with_a_four_layer_fc_fails(tmp_path: Path, family: str) -> None:
-    a = run(draft(tmp_path, family, {}, 4 * H))
-    assert outcomes(a) == every(shape_error(4 * H, 3 * H))
+    a = run(draft(tmp_path, family, {}, 4 * H), releases(family))
+    assert outcomes(a) == every(shape_error(4 * H, 3 * H), versions=releases(family))
 
 
 def test_no_fc_weight_is_not_judged(tmp_path: Path) -> None:
@@ -186,9 +228,12 @@ def test_use_aux_hidden_state_false_drops_fc(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_target_hidden_size_sets_fc_width(tmp_path: Path, family: str) -> None:
-    assert outcomes(run(draft(tmp_path / "a", family, {"target_hidden_size": 24}, 3 * 24))) == every(None)
-    wrong = run(draft(tmp_path / "b", family, {"target_hidden_size": 24}, 3 * H))
-    assert outcomes(wrong) == every(shape_error(3 * H, 3 * 24))
+    # 0.20/0.21's fixed fc is `self.config.target_hidden_size * 3` too (llama_eagle3.py L175-176 @ v0.20.0)
+    versions = releases(family)
+    assert outcomes(run(draft(tmp_path / "a", family, {"target_hidden_size": 24}, 3 * 24), versions)) == every(
+        None, versions=versions)
+    wrong = run(draft(tmp_path / "b", family, {"target_hidden_size": 24}, 3 * H), versions)
+    assert outcomes(wrong) == every(shape_error(3 * H, 3 * 24), versions=versions)
 
 
 # --- the speculators eagle3 form (converted by update_eagle3 first) ---
@@ -200,8 +245,9 @@ def test_speculators_llama_top_level_four_ids_fails(tmp_path: Path) -> None:
 
 
 def test_speculators_qwen3_top_level_four_ids_loads(tmp_path: Path) -> None:
-    a = run(speculators(tmp_path, "qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H))
-    assert outcomes(a) == every(None)
+    # update_eagle3 maps a qwen3 layer to Eagle3Qwen3ForCausalLM from 0.24.0 (algos.py L40-46 @ v0.24.0)
+    a = run(speculators(tmp_path, "qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H), QWEN3)
+    assert outcomes(a) == every(None, versions=QWEN3)
 
 
 def test_speculators_top_level_count_is_not_copied(tmp_path: Path) -> None:
@@ -216,7 +262,7 @@ def test_speculators_top_level_count_is_not_copied(tmp_path: Path) -> None:
 def test_speculators_count_in_the_layer_config_loads(tmp_path: Path) -> None:
     a = run(speculators(tmp_path / "a", "llama", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H,
                         {"num_aux_hidden_states": 4}))
-    assert outcomes(a) == every(None)
+    assert outcomes(a) == every(None) | fixed_fc(shape_error(4 * H, 3 * H))  # 0.20/0.21 read no count
 
 
 def test_speculators_target_hidden_size_is_copied(tmp_path: Path) -> None:
@@ -241,8 +287,9 @@ def test_a_nested_list_alone_is_read_by_no_runner_of_0_34(tmp_path: Path) -> Non
     runner = next(f for f in a.findings if f.code == "DSP356")
     assert "vLLM 0.34.0 (model runner V2, its only model runner) does not read " \
            "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
-    assert "vLLM 0.27.0-0.33.0 (model runner V2, vLLM's default on CUDA for eagle3 from 0.29) does not read " \
-           "eagle_config.eagle_aux_hidden_state_layer_ids" in runner.message
+    # no V2 runner reads eagle_config's list (eagle3_utils.py get_eagle3_aux_layers_from_config, L35-46 @ v0.20.0)
+    assert f"vLLM {VLLM_VERSIONS[0]}-0.33.0 (model runner V2, vLLM's default on CUDA for eagle3 from 0.29) does " \
+           "not read eagle_config.eagle_aux_hidden_state_layer_ids" in runner.message
     assert "model runner V1 reads it" in runner.message.split("vLLM 0.34.0")[0]
     assert "V1" not in runner.message.split("vLLM 0.34.0", 1)[1]
     assert "DSP357" not in codes(a)  # the draft does name its layers

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from released_sources import release_tree
 
@@ -9,6 +11,10 @@ from dspark_ckpt.runtimes import eagle3_aux
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 
 pytestmark = pytest.mark.slow  # the first run downloads seven vLLM wheels (cached after)
+
+
+USE = r'if (eagle_config is not None and )?"use_aux_hidden_state" in eagle_config:'
+RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
 
 
 def line(version: str, path: str, number: int) -> str:
@@ -23,25 +29,37 @@ def test_every_release_the_table_covers_is_read() -> None:
 def test_cited_lines_say_what_the_model_claims(version: str) -> None:
     ln = eagle3_aux.lines_of(version)
     llama, qwen3 = "vllm/model_executor/models/llama_eagle3.py", "vllm/model_executor/models/qwen3_eagle3.py"
-    use, first, width = ln.llama
-    assert 'if "use_aux_hidden_state" in eagle_config:' in line(version, llama, use)
-    assert 'self.num_aux_hidden_states = getattr(' in line(version, llama, first)
-    assert '"num_aux_hidden_states"' in line(version, llama, first + 1)
-    assert 'layer_ids = eagle_config.get("eagle_aux_hidden_state_layer_ids")' in line(version, llama,
-                                                                                       ln.llama_count_end - 1)
-    assert "len(layer_ids) if layer_ids else 3" in line(version, llama, ln.llama_count_end)
-    assert "self.fc_input_size = target_hidden_size * self.num_aux_hidden_states" in line(version, llama, width)
     tree = release_tree("vllm", version)
-    count = "\n".join((tree / llama).read_text().splitlines()[first - 1:ln.llama_count_end])
-    assert "eagle_aux_hidden_state_layer_ids\", None" not in count  # the top-level list is never read for n
-    use, first, width = ln.qwen3
-    assert 'if "use_aux_hidden_state" in eagle_config:' in line(version, qwen3, use)
-    assert 'getattr(self.config, "num_aux_layers", None)' in line(version, qwen3, first)
-    assert 'getattr(self.config, "num_aux_hidden_states", None)' in line(version, qwen3, first + 2)
-    assert 'self.config, "eagle_aux_hidden_state_layer_ids", None' in line(version, qwen3, ln.qwen3_count_end - 2)
-    assert 'eagle_config.get("eagle_aux_hidden_state_layer_ids")' in line(version, qwen3, ln.qwen3_count_end - 1)
-    assert "len(aux_ids) if aux_ids else 3" in line(version, qwen3, ln.qwen3_count_end)
-    assert "self.fc_input_size = target_hidden_size * num_aux_features" in line(version, qwen3, width)
+    use, first, width = ln.llama
+    # 0.20-0.24 guard the nested lookup with `eagle_config is not None and` (llama_eagle3.py L149 @ v0.20.0)
+    assert re.search(USE, line(version, llama, use))
+    if ln.llama_fixed:  # 0.20-0.21: fc sized for 3 aux states, no count key (llama_eagle3.py L174-178 @ v0.20.0)
+        assert ln.llama == (use, first, first + 1) and ln.llama_count_end == first + 3
+        assert 'if hasattr(self.config, "target_hidden_size"):' in line(version, llama, first)
+        assert "fc_input_size = self.config.target_hidden_size * 3" in line(version, llama, width)
+        assert "fc_input_size = self.config.hidden_size * 3" in line(version, llama, ln.llama_count_end)
+        text = (tree / llama).read_text()
+        assert "num_aux_hidden_states" not in text and "eagle_aux_hidden_state_layer_ids" not in text
+    else:
+        assert 'self.num_aux_hidden_states = getattr(' in line(version, llama, first)
+        assert '"num_aux_hidden_states"' in line(version, llama, first + 1)
+        assert 'layer_ids = eagle_config.get("eagle_aux_hidden_state_layer_ids")' in line(version, llama,
+                                                                                           ln.llama_count_end - 1)
+        assert "len(layer_ids) if layer_ids else 3" in line(version, llama, ln.llama_count_end)
+        assert "self.fc_input_size = target_hidden_size * self.num_aux_hidden_states" in line(version, llama, width)
+        count = "\n".join((tree / llama).read_text().splitlines()[first - 1:ln.llama_count_end])
+        assert "eagle_aux_hidden_state_layer_ids\", None" not in count  # the top-level list is never read for n
+    if ln.qwen3 is None:  # qwen3_eagle3.py first ships in 0.24.0 (registry.py @ v0.24.0 L614)
+        assert ln.qwen3_count_end is None and not (tree / qwen3).exists()
+    else:
+        use, first, width = ln.qwen3
+        assert re.search(USE, line(version, qwen3, use))
+        assert 'getattr(self.config, "num_aux_layers", None)' in line(version, qwen3, first)
+        assert 'getattr(self.config, "num_aux_hidden_states", None)' in line(version, qwen3, first + 2)
+        assert 'self.config, "eagle_aux_hidden_state_layer_ids", None' in line(version, qwen3, ln.qwen3_count_end - 2)
+        assert 'eagle_config.get("eagle_aux_hidden_state_layer_ids")' in line(version, qwen3, ln.qwen3_count_end - 1)
+        assert "len(aux_ids) if aux_ids else 3" in line(version, qwen3, ln.qwen3_count_end)
+        assert "self.fc_input_size = target_hidden_size * num_aux_features" in line(version, qwen3, width)
     linear = "vllm/model_executor/layers/linear.py"
     assert "assert param.size() == loaded_weight.size()" in line(version, linear, ln.assert_line)
     assert 'f"Tried to load weights of size {loaded_weight.size()}"' in line(version, linear, ln.assert_line + 1)
@@ -51,10 +69,7 @@ def test_cited_lines_say_what_the_model_claims(version: str) -> None:
         assert not (tree / runner).exists()
     else:
         assert "def _get_eagle3_aux_layers_from_config" in line(version, runner, ln.runner)
-    runner2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
-    assert "def get_eagle3_aux_layers_from_config" in line(version, runner2, ln.runner2)
-    v2 = (tree / runner2).read_text()
-    assert 'drafter_config.get("layer_ids")' in v2 and 'get("eagle_aux_hidden_state_layer_ids")' not in v2
+    assert "def get_eagle3_aux_layers_from_config" in line(version, RUNNER2, ln.runner2)
     assert "return (2, num_layers // 2, num_layers - 3)" in line(version, "vllm/model_executor/models/interfaces.py",
                                                                   ln.default)
     algos = "vllm/transformers_utils/configs/speculators/algos.py"
@@ -62,6 +77,13 @@ def test_cited_lines_say_what_the_model_claims(version: str) -> None:
     assert 'if config_dict.get("eagle_aux_hidden_state_layer_ids"):' in line(version, algos, ln.algos[1])
     body = (tree / algos).read_text().split("def update_eagle3", 1)[1].split("@register_speculator", 1)[0]
     assert "num_aux_hidden_states" not in body and "eagle_config" not in body  # not copied by the conversion
+
+
+@pytest.mark.parametrize("version", VLLM_VERSIONS)
+def test_the_v2_runner_reads_the_keys_the_model_claims(version: str) -> None:
+    # eagle3_aux.RUNNER_KEYS["V2"] holds eagle_config.layer_ids for every release: V2's drafter-config fallback
+    v2 = (release_tree("vllm", version) / RUNNER2).read_text()
+    assert 'drafter_config.get("layer_ids")' in v2 and 'get("eagle_aux_hidden_state_layer_ids")' not in v2
 
 
 def test_the_load_error_is_quoted_as_the_wheel_joins_it() -> None:

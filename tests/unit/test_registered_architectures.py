@@ -60,3 +60,18 @@ def test_data_lists_the_covered_releases() -> None:
 def test_registrations(runtime: str, release: str, name: str, kind: str | None) -> None:
     found = registered.registration(runtime, release, name)
     assert (found.kind if found else None) == kind
+
+
+def test_a_lookup_reads_the_same_entry_as_the_whole_document() -> None:
+    """registered.py reads one name's line (tools/registry_data.py writes one architecture per line); every name of
+    the parsed document gives the same registrations that way, and a name that is no key gives none."""
+    doc = json.loads(registered.DATA.read_text())
+    for runtime in ("vllm", "sglang"):
+        releases = tuple(doc[runtime]["releases"])
+        for name, entry in doc[runtime]["architectures"].items():
+            want = {r: (entry["kind"], where) for span, where in entry["where"].items()
+                    for r in registered._expand(span, releases)}
+            got = {r: (g.kind, g.where) for r in releases if (g := registered.registration(runtime, r, name))}
+            assert got == want, (runtime, name)
+        assert registered.registration(runtime, releases[-1], "NoSuchArchitectureForCausalLM") is None
+        assert registered.registration(runtime, releases[-1], "releases") is None  # a key of the header line

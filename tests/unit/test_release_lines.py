@@ -21,6 +21,7 @@ from dspark_ckpt.runtimes.anchors import (
     covers,
 )
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from listed import vllm_minors
 
 LINES = re.compile(r"L\d+(-\d+)?(, L\d+(-\d+)?)*")
 
@@ -60,9 +61,10 @@ def test_each_release_holds_every_rule_it_has_and_no_other(release: str) -> None
     for key in required:  # the anchor's file, or where a later release keeps the rule (`moved`)
         assert doc[key]["file"] in _files(ANCHORS[key]), key
     files = {SPECULATORS.prefix: SPECULATORS.file, DSPARK_KEEP.prefix: ANCHORS[DSPARK_KEEP.anchor].file}
-    # every family has names in every release; the keep list of method dspark's rewrite until 0.33 only (0.34
-    # rewrites every draft whose class declares no DSpark config: no list)
-    keeps = not covers(ANCHORS["spec.undeclared_rewrite"], release)
+    # every family has names in every release; the keep list of method dspark's rewrite only where the rewrite is
+    # (0.25-0.33): no method dspark before 0.25 (speculative.py @ v0.24.0: no "dspark" at all; the rewrite is first
+    # in v0.25.0 L899-908), and 0.34 rewrites every draft whose class declares no DSpark config (no list)
+    keeps = covers(ANCHORS[DSPARK_KEEP.anchor], release)
     assert {key.split(".", 1)[0] for key in family} == set(FAMILIES) - (set() if keeps else {DSPARK_KEEP.prefix})
     assert all(doc[key]["file"] == files[key.split(".", 1)[0]] for key in family)
     assert all(set(entry) == {"file", "lines"} and LINES.fullmatch(entry["lines"]) for entry in doc.values())
@@ -75,11 +77,20 @@ def test_the_consumers_read_every_release(release: str) -> None:
     rules, exact = vllm_release.nearest_rules(release)
     assert rules.version == release and exact and rules is vllm_release.RELEASE_RULES[release]
     assert set(rules.algos) == set(rules.speculators_types) and "eagle3" in rules.speculators_types
-    assert "Qwen3DSparkModel" in rules.dspark_keep
-    assert min(rules.speculators_detect, rules.expected_line, rules.dspark_rewrite_line, rules.eagle_config_line,
-               rules.markov_rank_line, rules.hc_mult_line) > 0
-    for family in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3):
-        assert f" @ v{release} L" in eagle3_aux.cite(family, release)
+    assert min(rules.speculators_detect, rules.expected_line, rules.eagle_config_line) > 0
+    # method dspark, qwen3_dspark.py and deepseek_v4/nvidia/dspark.py first ship in 0.25.0 (none in v0.24.0's wheel)
+    if release in vllm_minors("0.25.0"):
+        assert "Qwen3DSparkModel" in rules.dspark_keep
+        assert min(rules.dspark_rewrite_line, rules.markov_rank_line, rules.hc_mult_line) > 0
+    else:
+        assert rules.dspark_keep == ()
+        for line in ("dspark_rewrite_line", "markov_rank_line", "hc_mult_line"):
+            with pytest.raises(KeyError, match=f"@ v{release}: not in"):
+                getattr(rules, line)
+    assert f" @ v{release} L" in eagle3_aux.cite(Family.EAGLE3_LLAMA, release)
+    # qwen3_eagle3.py first ships in 0.24.0 (registry.py @ v0.24.0 L614): an older release cites the first that has it
+    qwen3 = release if release in vllm_minors("0.24.0") else vllm_minors("0.24.0")[0]
+    assert f"qwen3_eagle3.py @ v{qwen3} L" in eagle3_aux.cite(Family.EAGLE3_QWEN3, release)
     spec = vllm_release.RELEASE_RULES[release]
     for rule, anchor in SPEC_ANCHORS.items():
         assert spec.has(rule) is covers(anchor, release), rule
@@ -95,5 +106,6 @@ def test_the_consumers_read_every_release(release: str) -> None:
 def test_a_release_without_the_rule_has_no_citation() -> None:
     with pytest.raises(KeyError, match="min_block"):
         speculative_config.cite("min_block", VLLM_RELEASES[-1])
-    assert speculative_config.releases_with("min_block") == ("0.27.0",)
+    # DSpark's min block-size check: speculative.py L1005 @ v0.26.0, L1036 @ v0.27.0/v0.27.1, gone in v0.28.0
+    assert speculative_config.releases_with("min_block") == vllm_minors("0.26.0", "0.27.0")
     assert vllm_release.RELEASE_RULES["0.27.0"].qwen3_rename_line is None

@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import draft_tensors, make_checkpoint
+from listed import vllm_before, vllm_minors
 
 from dspark_ckpt.check.analysis import load
 from dspark_ckpt.runtimes import messages as c
@@ -34,17 +35,22 @@ def states(result: Any) -> dict[str, Any]:
     return {s.version: s for s in result.runtimes}
 
 
-# vllm-contracts.md section 1: Qwen3 DSpark creates draft_id_to_target_id for D != T up to 0.29, D < T from 0.30.
+# vllm-contracts.md section 1: Qwen3 DSpark creates draft_id_to_target_id for D != T up to 0.29 (from its
+# registration: qwen3_dspark.py L120-127 @ v0.25.0), D < T from 0.30. No release before 0.25 registers it
+# (registry.py @ v0.25.0 L597 first): nothing is built there.
 @pytest.mark.parametrize(("d", "v", "param_old", "param_new"), [(64, 96, True, True), (96, 96, False, False),
                                                                  (128, 128, True, False)])
 def test_d2t_parameter_exists_exactly_when_the_version_predicate_holds(
         tmp_path: Path, d: int, v: int, param_old: bool, param_new: bool) -> None:
     _, result = verify(make_checkpoint(tmp_path / "x", vocab=v, draft_vocab=d, target_vocab=T, d2t=False))
     for version, state in states(result).items():
+        if version in vllm_before("0.25.0"):
+            assert (state.loads, state.error_code, state.d2t_param) == (False, "DSP309", False), version
+            continue
         if version == "0.29.0" and d != T:
             assert not state.loads  # 0.29 requires the d2t it just created
             continue
-        assert state.d2t_param == (param_old if version < "0.30.0" else param_new), version
+        assert state.d2t_param == (param_new if version in vllm_minors("0.30.0") else param_old), version
 
 
 def test_padded_draft_with_d2t_fails_on_030_with_the_noparam_text(tmp_path: Path) -> None:
