@@ -26,17 +26,22 @@ def _define() -> type:
     return Point
 
 
-def test_the_cli_package_installs_it_and_classes_behave_as_dataclasses_builds_them() -> None:
+def test_the_cli_package_installs_it_and_classes_behave_as_dataclasses_builds_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     assert vars(dataclasses).get("exec") is method_cache.cached_exec
     first, second = _define(), _define()  # the second from the kept code
+    with monkeypatch.context() as m:
+        m.delattr(dataclasses, "exec")  # dataclasses' own exec of the text
+        plain = _define()
+    assert first.__init__.__annotations__ == plain.__init__.__annotations__
+    assert first.__init__.__code__.co_code == plain.__init__.__code__.co_code
     for cls in (first, second):
         p = cls(1)
         assert p == cls(1) and p != cls(2) and hash(p) == hash(cls(1))
         assert repr(p).endswith("Point(x=1, label='p')")
         with pytest.raises(dataclasses.FrozenInstanceError):
             p.x = 3  # type: ignore[misc]
-        # compiled without this module's `from __future__ import annotations`, as exec of a string would be
-        assert cls.__init__.__annotations__ == {"x": int, "label": str, "return": None}
+        assert cls.__init__.__annotations__ == plain.__init__.__annotations__
 
 
 def test_kept_code_round_trips_through_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
