@@ -124,6 +124,9 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                                     r'if \(\n\s*self\.model is not None\n\s*and "\." in self\.model',
                                     r'^\s*if self\.method is None:\n\s*if self\.model in \("ngram", "\[ngram\]"\):'),
                              STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT, until="0.33.0"),
+    # 0.22-0.25: any `model` with a dot and no `/` (not a URL) is a custom class path, whatever the method given
+    "dotted_model": Anchor(SPEC, r'if \(\n\s*self\.model is not None\n\s*and "\." in self\.model', BRANCH,
+                           inside=POST_INIT, since="0.22.0", until="0.25.0"),
     # 0.34: no custom_class; with a `model` and no method the method stays None until the checkpoint decides it
     "default_method_unset": Anchor(SPEC, r"if \(custom_cls := get_custom_speculator_config_class\(self\.method\)\)",
                                    STATEMENT, inside=POST_INIT, since="0.34.0"),

@@ -42,6 +42,9 @@ M_DERIVED = ("User-specified max_model_len ({s}) is greater than the derived max
              "nan. If the model uses absolute position encoding, positions exceeding derived_max_model_len will "
              "cause a CUDA array out-of-bounds error.")
 M_SPEC_LEN = "speculative_max_model_len={s} cannot be larger than target_max_model_len={t}"
+# 0.20 builds the draft's ModelConfig without S (no `draft_config_len`): _maybe_override_draft_max_model_len refuses an
+# S above the draft's own length (speculative.py L769-773 @ 0.20.0); VLLM_ALLOW_LONG_MAX_MODEL_LEN does not apply
+M_SPEC_DRAFT_LEN = "speculative_max_model_len={s} cannot be larger than draft_max_model_len={d}"
 # _maybe_override_draft_max_position_embeddings's docstring, on what a smaller P does (every release).
 OUT_OF_BOUNDS = "makes that cache gather go out of bounds"
 
@@ -78,10 +81,13 @@ def positions(config: Mapping[str, Any]) -> int | None:
     return p if _plain_rope(config) else None
 
 
-def draft_length_error(s: int | None, p: int | None) -> str | None:
-    """Step 1: the speculative config's max_model_len above the draft config's length."""
+def draft_length_error(s: int | None, p: int | None, *, draft_config_len: bool = True) -> str | None:
+    """Step 1: the speculative config's max_model_len above the draft config's length (`draft_config_len`: the
+    draft's ModelConfig is built with it, 0.21+; before, step 3 refuses it in its own words)."""
     if s is None or p is None or s <= p:
         return None
+    if not draft_config_len:
+        return M_SPEC_DRAFT_LEN.format(s=s, d=p)
     return M_DERIVED.format(s=s, key="max_position_embeddings", derived=float(p))
 
 
@@ -98,8 +104,8 @@ def context_note(p: int | None, s: int | None, served: int | None, served_from: 
                  raised_for: tuple[str, ...] | None, *,
                  limits_served: bool) -> tuple[FindingCode, str, tuple[str, ...]] | None:
     """What a started server does with a draft context shorter than the served one: (code, text, rules), or None.
-    `raised_for`: the methods whose P the release raises (None: all but draft_model); `limits_served`: step 3's
-    V2 limit (0.33)."""
+    `raised_for`: the methods whose P the release raises (None: all but draft_model; (): none, before 0.27);
+    `limits_served`: step 3's V2 limit (0.33)."""
     if p is None or served is None or method is None:
         return None
     where = f"the served max_model_len {served} ({served_from})"
@@ -116,7 +122,11 @@ def context_note(p: int | None, s: int | None, served: int | None, served_from: 
               f"{p} tokens") if p < served else None
     kept = ("this release raises the draft's max_position_embeddings for every method but draft_model"
             if raised_for is None else
+            "this release never raises the draft's max_position_embeddings (vLLM 0.27 does, for eagle and eagle3)"
+            if not raised_for else
             f"this release raises the draft's max_position_embeddings only for {_methods(raised_for)}, not {method!r}")
+    # the rules cited: where this release raises P for other methods, else its min(P, L) of the draft's length
+    rules = ("raise_positions", "positions_raised") if raised_for is None or raised_for else ("spec_len",)
     if limits_served:
         draft_len = s if s is not None else min(p, served)
         if draft_len >= served:
@@ -128,5 +138,4 @@ def context_note(p: int | None, s: int | None, served: int | None, served_from: 
     if beyond is None:
         return None
     return ("DSP826", (f"the draft's max_position_embeddings is {p}, below {where}, and {kept}; the proposer "
-                       f"still feeds the draft positions up to {served}, so {beyond}"),
-            ("raise_positions", "positions_raised"))
+                       f"still feeds the draft positions up to {served}, so {beyond}"), rules)

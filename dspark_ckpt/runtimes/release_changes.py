@@ -26,8 +26,27 @@ class Change:
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
 
-# Each release after the first one read (0.27) whose behaviour changed, oldest first.
+# Each release after the first one read (0.20) whose behaviour changed, oldest first.
 CHANGES: tuple[Change, ...] = (
+    Change("0.21.0",
+           f"{_SPEC} __post_init__: the draft's ModelConfig is built with the speculative config's max_model_len (0.20: "
+           "without it, and _maybe_override_draft_max_model_len refuses one above the draft's own length)",
+           appear=("spec.draft_config_len",)),
+    Change("0.22.0",
+           f"{_SPEC} __post_init__: method custom_class; a `model` with a dot and no `/` is read as a class path, "
+           "whatever the method given", appear=("spec.dotted_model",)),
+    Change("0.25.0",
+           f"{_SPEC}: method dspark (the DeepSeek-V4 rewrite of every draft but Qwen3DSparkModel), "
+           "use_heterogeneous_vocab (method draft_model only)", appear=("spec.deepseek_rewrite", "spec.heterogeneous")),
+    Change("0.26.0",
+           "vllm/engine/arg_utils.py: `-` becomes `_` in the speculative config's keys (0.20-0.25 refuse a dashed key "
+           f"as an unexpected keyword); {_SPEC} __post_init__: Gemma4 DSpark's n_predict from block_size, the "
+           "dspark_block_size floor; custom_class only for a dotted import path with no method given",
+           appear=("spec.dash_keys", "spec.gemma4_n_predict", "spec.min_block"), gone=("spec.dotted_model",)),
+    Change("0.27.0",
+           f"{_SPEC} __post_init__: the draft's max_position_embeddings raised to the served max_model_len for "
+           "methods eagle and eagle3 (_maybe_override_draft_max_position_embeddings; before, the proposer fed "
+           "positions past the draft's rotary cache)", appear=("spec.raise_positions", "spec.positions_raised")),
     Change("0.28.0",
            f"{_SPEC} __post_init__: the dspark_block_size floor gone; dspark_draft_topk and adaptive verification",
            appear=("spec.topk_field", "spec.topk_method", "spec.topk_range", "spec.topk_arch", "spec.adaptive"),

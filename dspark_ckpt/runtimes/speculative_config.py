@@ -177,9 +177,10 @@ class Outcome:
     notes: tuple[Problem, ...] = ()  # what goes wrong without an error (the wrong method or class, ignored keys)
 
 
-def normalize_keys(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """engine/arg_utils.py: `-` becomes `_` in every key before SpeculativeConfig(**spec)."""
-    return {str(k).replace("-", "_"): v for k, v in spec.items()}
+def normalize_keys(spec: Mapping[str, Any], dashes: bool = True) -> dict[str, Any]:
+    """engine/arg_utils.py: `-` becomes `_` in every key before SpeculativeConfig(**spec) (`dashes`: the release
+    does so, ReleaseRules.dash_keys; 0.20-0.25 pass the keys as written)."""
+    return {str(k).replace("-", "_") if dashes else str(k): v for k, v in spec.items()}
 
 
 def closest_key(key: str, known: frozenset[str]) -> str | None:
@@ -246,6 +247,13 @@ def custom_proposer_path(model: Any) -> bool:
     return len(parts) >= 2 and all(p.isidentifier() for p in parts)
 
 
+def dotted_model(model: Any) -> bool:
+    """speculative.py 0.22-0.25: a `model` with a dot and no `/`, not a URL, is a custom class path (a relative
+    folder such as `EAGLE3-LLaMA3.1-8B` too, and whatever the method given)."""
+    return isinstance(model, str) and "." in model and "/" not in model \
+        and not model.startswith(("http://", "https://", "file://"))
+
+
 def lax_int(value: Any) -> int | None | str:
     """pydantic 2's lax int: ints, bools, integral floats and integer strings; a str return is its error."""
     if value is None or isinstance(value, int):
@@ -297,7 +305,7 @@ class _Run:
 
     # 1. what reaches SpeculativeConfig(**spec): the user's object, or the speculators form's own
     def effective_spec(self) -> None:
-        spec = normalize_keys(self.inp.spec)
+        spec = normalize_keys(self.inp.spec, self.r.dash_keys)
         draft = self.inp.draft
         if spec.get("model") is not None or draft is None or draft.get("speculators_config") is None:
             self.spec = spec
@@ -410,6 +418,9 @@ class _Run:
                 self.method_from = "vLLM's default when no method is given"
             else:
                 self.method_from = "undecided until the draft checkpoint is read"
+        elif self.r.has("dotted_model") and dotted_model(model):  # 0.22-0.25: even with a method given
+            self.method, self.method_from = "custom_class", "a `model` with a dot and no `/` (read as a class path)"
+            self.explicit = False
         elif self.method is None and custom_proposer_path(model):
             self.method, self.method_from = "custom_class", "a dotted class path in `model`"
         elif self.method is None:
@@ -427,7 +438,8 @@ class _Run:
             raise self.no_model()
         self.model = str(model)
         if self.method in _NO_CHECKPOINT:
-            rule = "default_method_unset" if self.r.per_method_configs else "default_method"
+            rule = ("default_method_unset" if self.r.per_method_configs else
+                    "dotted_model" if self.r.has("dotted_model") and dotted_model(model) else "default_method")
             text = (f"vLLM reads `model` {self.model!r} as a custom proposer class path (method custom_class), not "
                     "as a checkpoint" if self.method == "custom_class" else
                     f"method {self.method!r} loads no draft checkpoint: vLLM never reads {self.model}")
@@ -461,8 +473,11 @@ class _Run:
             self.values["architectures"] = list(self.archs)
         self.registered(self.archs, "inspect_arch")
         self.positions = draft_context.positions(self.values)
-        if error := draft_context.draft_length_error(_int(self.spec.get("max_model_len")), self.positions):
-            raise _Stop(Problem("DSP825", error, (cite("draft_config_len", self.v), cite("derived_len", self.v))))
+        within = self.r.has("draft_config_len")
+        if error := draft_context.draft_length_error(_int(self.spec.get("max_model_len")), self.positions,
+                                                     draft_config_len=within):
+            rules = ("draft_config_len", "derived_len") if within else ("spec_len",)
+            raise _Stop(Problem("DSP825", error, tuple(cite(rule, self.v) for rule in rules)))
 
     def registered(self, archs: tuple[str, ...], rule: str) -> None:
         if not vllm_hf_config.unsupported(self.r, archs):
@@ -545,7 +560,7 @@ class _Run:
         self.rewrite_rule = built.rule or "deepseek_rewrite"
 
     def tokens_from(self) -> str:
-        user = "num_speculative_tokens" in normalize_keys(self.inp.spec) and (self.r.speculators_merge or
+        user = "num_speculative_tokens" in normalize_keys(self.inp.spec, self.r.dash_keys) and (self.r.speculators_merge or
                                                                                not self.shortcut)
         return ("the speculative config" if user or not self.shortcut
                 else "speculators_config.proposal_methods[0].speculative_tokens")

@@ -120,8 +120,17 @@ class ReleaseRules:
     @property
     def positions_raised_for(self) -> tuple[str, ...] | None:
         """The methods whose draft max_position_embeddings _maybe_override_draft_max_position_embeddings raises to
-        the served max_model_len; None: every method but draft_model (0.33: RoPE that only sizes the cache)."""
+        the served max_model_len; None: every method but draft_model (0.33: RoPE that only sizes the cache); ():
+        none (0.20-0.26 have no such override: the draft keeps its own)."""
+        if not self.has("raise_positions"):
+            return ()
         return None if self.has("rope_cache_only") else ("eagle", "eagle3")
+
+    @property
+    def dash_keys(self) -> bool:
+        """engine/arg_utils.py turns `-` into `_` in the speculative config's keys (0.26+); before, a dashed key
+        reaches SpeculativeConfig(**spec) as written and extra="forbid" refuses it."""
+        return self.has("dash_keys")
 
     @property
     def speculators_peagle_refused(self) -> bool:
