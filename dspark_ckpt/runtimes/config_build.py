@@ -79,7 +79,7 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     if exact and vllm_hf_config.unsupported(r, [arch]):
         cites.append(f"{r.registry_line(arch)} (not registered)")
         return _built(version, hf, arch, method, parallel, cls, cites, exact, error=_unsupported(_archs(hf) or [arch]))
-    if method == "dspark":
+    if method == "dspark" and "dspark" in r.methods:  # no such method, no rewrite (before 0.25)
         arch, hf = _dspark_rewrite(arch, hf, r, cites)
     elif vllm_hf_config.wraps(method, "speculators" if cls == "SpeculatorsConfig" else hf.get("model_type")):
         (renamed,) = vllm_hf_config.renamed(r, [arch], method)
@@ -117,12 +117,12 @@ def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: s
                 cites: list[str]) -> Issue | None:
     """The first plain-attribute read of the model's __init__ that the built config cannot answer."""
     family = _family_of(arch)
-    if arch == "DSparkDraftModel" and "hc_mult" not in hf:  # the DeepSeek-V4 draft's own keys, which a Qwen3 draft lacks
-        cites.append(f"vllm/models/deepseek_v4/nvidia/dspark.py @ v{r.version} L{r.hc_mult_line} (config.hc_mult)")
+    hc_mult, markov_rank = r.citation("build.hc_mult"), r.citation("build.markov_rank")  # 0.25+
+    if arch == "DSparkDraftModel" and "hc_mult" not in hf and hc_mult:  # the DeepSeek-V4 draft's own keys
+        cites.append(f"{hc_mult} (config.hc_mult)")
         return Issue("DSP309", f"AttributeError: '{cls}' object has no attribute 'hc_mult'")
-    if family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK) and "markov_rank" not in hf:
-        cites.append(f"vllm/model_executor/models/qwen3_dspark.py @ v{r.version} L{r.markov_rank_line} "
-                     "(config.markov_rank)")
+    if family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK) and "markov_rank" not in hf and markov_rank:
+        cites.append(f"{markov_rank} (config.markov_rank)")
         hoistable = any(key == "markov_rank" for key, _, _ in nested_settings(dict(raw)))
         return Issue("DSP215" if hoistable else "DSP333",
                      f"AttributeError: '{cls}' object has no attribute 'markov_rank'")
