@@ -52,6 +52,7 @@ IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizer
 # MTP heads of 0.26+) would pull its own numpy into deps.
 NO_DEPS = ("xgrammar", "compressed-tensors", "numba", "llvmlite")
 PINS = ROOT / "tools" / "probe-deps.txt"  # the exact versions every deps folder holds
+VOCAB_DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 DEFAULT_CACHE = Path(os.environ.get("DSPARK_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 
 
@@ -182,9 +183,37 @@ def probe(version: str, tree: Path, deps: Path, families: list[str], timeout: fl
             why = disagreement(seen, said, analysis.facts)
             cells.append({"case": path.name, "agrees": why is None, "why": why, "vllm": _seen(seen),
                           "class": seen.model_class, "table": _said(said.error) if said else "no row",
-                          "config_time": _said(full.error) if config_time and full else None})
+                          "config_time": _said(full.error) if config_time and full else None,
+                          "observed": observation(seen)})
     return {"version": version, "matrix": matrix, "vllm_reported": run.version, "tree": str(tree), "seconds": round(seconds, 1),
             "cells": cells, "agree": sum(c["agrees"] for c in cells), "total": len(cells)}
+
+
+def observation(seen: Any) -> dict[str, Any]:
+    """What the release itself did with one fixture, as the committed vocab.json keeps it: enough to rebuild the
+    engine's Observed for the vocabulary comparison (verify.engine.disagreement), the error's words up to where they
+    list the available parameters (which vary with the build)."""
+    error = seen.error.split(" The available", 1)[0] if isinstance(seen.error, str) else seen.error
+    return {"registered": seen.registered, "architecture": seen.architecture, "class": seen.model_class,
+            "phase": seen.phase, "error_type": seen.error_type, "error": error,
+            "d2t_param": seen.state.get("d2t_param") if seen.state else None}
+
+
+def vocab_data(result: dict[str, Any]) -> str:
+    """release_data/vllm-X/vocab.json: the release's own outcome for every cell of the project matrix."""
+    outcomes: list[str] = []  # each distinct outcome once; a cell names its index
+    cells: dict[str, int] = {}
+    for cell in sorted(result["cells"], key=lambda c: c["case"]):
+        if "observed" in cell:
+            text = json.dumps(cell["observed"], sort_keys=True)
+            if text not in outcomes:
+                outcomes.append(text)
+            cells[cell["case"]] = outcomes.index(text)
+    head = {"schema": 1, "generated_by": f"python tools/probe_runtime.py {result['version']} --write",
+            "target_vocab": T, "kinds": KINDS}
+    lines = [f'{json.dumps(head)[:-1]}, "outcomes": [', ",\n".join(f"  {o}" for o in outcomes), '], "cells": {',
+             ",\n".join(f"  {json.dumps(k)}: {v}" for k, v in cells.items()), "}}"]
+    return "\n".join(lines) + "\n"
 
 
 def report(result: dict[str, Any]) -> None:
@@ -216,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
                              "realistic: Markov heads only in DSpark drafts")
     parser.add_argument("--prepare-only", action="store_true", help="fetch, extract and install deps; no probe")
     parser.add_argument("--json", type=Path, help="also write the cells here")
+    parser.add_argument("--write", action="store_true",
+                        help="write the release's observations to release_data/vllm-X/vocab.json (project matrix; "
+                             "tests/unit/test_vocab_observed.py holds every listed release's rows to them)")
+    parser.add_argument("--check", action="store_true", help="compare the observations with the committed vocab.json")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds for the worker subprocess")
     args = parser.parse_args(argv)
     version = newest_release() if args.version == "newest" else base_release(args.version)
@@ -225,10 +258,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.prepare_only:
         print(json.dumps({"tree": str(tree), "deps": str(deps)}))
         return 0
+    if (args.write or args.check) and (args.family or args.matrix != "project"):
+        raise fail("--write/--check observe the whole project matrix: no --family, no --matrix realistic")
     result = probe(version, tree, deps, args.family or list(FAMILIES), args.timeout, args.matrix)
     report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
+    committed = VOCAB_DATA / f"vllm-{version}" / "vocab.json"
+    if args.check:
+        same = committed.is_file() and committed.read_text() == vocab_data(result)
+        log(f"probe: {committed} {'is' if same else 'is NOT'} what vLLM {version} does")
+        return 0 if same else 1
+    if args.write:
+        committed.parent.mkdir(parents=True, exist_ok=True)
+        committed.write_text(vocab_data(result))
+        log(f"probe: wrote {committed}")
     return 0 if result["agree"] == result["total"] else 1
 
 
