@@ -290,7 +290,10 @@ def _dflash_keep(tree: Path) -> list[str]:
     path = tree / EAGLE_CFG
     if not path.is_file():
         raise SpecError(f"no {EAGLE_CFG} in {tree}")
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    text = path.read_text(encoding="utf-8")
+    if "dflash" not in text:  # no method dflash yet (before 0.20): no rename, nothing kept
+        return []
+    for node in ast.walk(ast.parse(text)):
         if (isinstance(node, ast.IfExp) and isinstance(node.orelse, ast.JoinedStr)
                 and any(isinstance(v, ast.Constant) and v.value == "DFlash" for v in node.orelse.values)):
             return [c.comparators[0].value for c in ast.walk(node.test)

@@ -263,7 +263,7 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                               through=r"for params in iter_rope_parameters\(hf_config\)", since="0.33.0"),
     "spec_len": _def_body(SPEC, "_maybe_override_draft_max_model_len", inside="SpeculativeConfig"),
     "limit_to_draft": _def_body(VLLM_CFG, "_limit_max_model_len_to_draft", inside="VllmConfig", since="0.33.0"),
-    "draft_rotary": Anchor(DFLASH, r"max_position=config\.max_position_embeddings,"),
+    "draft_rotary": Anchor(DFLASH, r"max_position=config\.max_position_embeddings,", since="0.20.0"),  # DFlash's
 }
 
 # _validate_qwen3_omni_dspark (0.29+), check by check in its order (runtimes/speculative_config.omni_problem).
@@ -347,7 +347,7 @@ AUX_ANCHORS: dict[str, Anchor] = {
 
 # registry.py's `_SPECULATIVE_DECODING_MODELS` entry of each draft architecture dspark-ckpt models.
 REGISTRY_SINCE = {"Qwen3DSparkModel": "0.25.0", "Qwen3OmniDSparkModel": "0.29.0", "Gemma4DSparkModel": "0.26.0",
-                  "DFlashDraftModel": None, "DFlash2DraftModel": "0.28.0", "Eagle3LlamaForCausalLM": None,
+                  "DFlashDraftModel": "0.20.0", "DFlash2DraftModel": "0.28.0", "Eagle3LlamaForCausalLM": None,
                   "LlamaForCausalLMEagle3": None, "Eagle3Qwen3ForCausalLM": "0.24.0", "DSparkDraftModel": "0.25.0",
                   "PEagleDraftModel": "0.22.0", "PeagleLlamaForCausalLM": "0.22.0", "PeagleQwen3ForCausalLM": "0.24.0"}
 REGISTRY_UNTIL = {"PEagleDraftModel": "0.33.0", "PeagleLlamaForCausalLM": "0.33.0", "PeagleQwen3ForCausalLM": "0.33.0"}

@@ -26,8 +26,11 @@ class Change:
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
 
-# Each release after the first one read (0.20) whose behaviour changed, oldest first.
+# Each release after the first one read (0.18) whose behaviour changed, oldest first.
 CHANGES: tuple[Change, ...] = (
+    Change("0.20.0",
+           "vllm/model_executor/models/registry.py: DFlash registered (qwen3_dflash.py, whose rotary cache the draft's "
+           "max_position_embeddings sizes)", appear=("spec.draft_rotary",)),
     Change("0.21.0",
            f"{_SPEC} __post_init__: the draft's ModelConfig is built with the speculative config's max_model_len (0.20: "
            "without it, and _maybe_override_draft_max_model_len refuses one above the draft's own length)",
