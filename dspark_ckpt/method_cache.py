@@ -45,7 +45,7 @@ def _load(path: Path) -> dict[str, CodeType | bytes]:
     return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, bytes)}
 
 
-def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None) -> None:  # noqa: A002
+def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None) -> None:
     """`exec` as dataclasses calls it; a source text is compiled once and kept."""
     if isinstance(source, str):
         code = _codes.get(source)
@@ -60,7 +60,7 @@ def cached_exec(source: Any, globals: dict[str, Any] | None = None, locals: Any 
                 _codes[source] = code
                 _state["added"] = True
         source = code
-    builtins.exec(source, globals, locals)
+    builtins.exec(source, globals, locals)  # noqa: S102 - dataclasses' own exec, of the code it compiled
 
 
 def save(path: Path = CACHE) -> bool:
