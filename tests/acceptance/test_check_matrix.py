@@ -7,23 +7,30 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint
+from listed import vllm_before
 
 from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import messages as c
-from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.sources.local import local_source
 
 T = 100
 KINDS = {"pruned": (40, 100), "equal": (100, 100), "padded": (120, 120), "expanded": (100, 120)}  # (D, V)
 SHIPS = list(itertools.product([True, False], repeat=4))  # lm_head, d2t, t2d, embed_tokens
 NOPARAM = c.E_NOPARAM.format(cls="Qwen3DSparkForCausalLM")
+UNREGISTERED = "Model architectures ['Qwen3DSparkModel'] are not supported for now."
 
 
 def expected_error(version: str, d: int, v: int, lm: bool, d2t: bool, embed: bool) -> str | None:
     """Transcribed from vllm-contracts.md 2.1/2.3: checks in upstream order, first failure wins. 0.34's load_weights
-    has none of the three vocab checks (qwen3_dspark.py 0.33.0 L341-357, gone in 0.34.0): only the d2t parameter."""
+    has none of the three vocab checks (qwen3_dspark.py 0.33.0 L341-357, gone in 0.34.0): only the d2t parameter.
+    Before 0.25 no release registers Qwen3DSparkModel (registry.py @ v0.25.0 L597 first): the registry's refusal
+    (registry.py L999 @ v0.20.0, L1062 @ v0.24.0); 0.25/0.26 load as 0.27 (qwen3_dspark.py L121-127, L149-185 @
+    v0.25.0; probe_runtime 0.25.0, 0.26.0 384/384)."""
+    if version in vllm_before("0.25.0"):
+        return UNREGISTERED
     era = "old" if version < "0.29" else "0.29" if version.startswith("0.29") else "new"
     checks = era != "old" and tuple(map(int, version.split(".")[:2])) < (0, 34)
     if checks:

@@ -252,7 +252,7 @@ def test_revision_picks_the_commit_of_each_hub_repo(tmp_path: Path, hub: object)
     sha = publish(hub, "org/draft", old, tags=["v1"])  # type: ignore[arg-type]
     hub.add_commit("org/draft", {"README.md": b"newer"})  # type: ignore[attr-defined]
     done = cli(hub, tmp_path, "check", "org/draft", "--revision", "v1", "--target-vocab-size", "96",
-               "--runtime", "vllm", "--format", "json")
+               "--runtime", "vllm>=0.25.0", "--format", "json")  # Qwen3DSparkModel's releases (registry.py @ v0.25.0)
     assert done.returncode == 0, done.stderr
     [doc] = json.loads(done.stdout)["checkpoints"]
     assert doc["revision"] == sha

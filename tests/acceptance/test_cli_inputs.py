@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint, run_cli, run_on_a_terminal
+from listed import vllm_before, vllm_minors
 from test_preflight_action import run_action
 
 T = 96
 SHARDS = ("model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors", "model-00003-of-00003.safetensors")
+VLLM = "vllm>=0.25.0"  # the releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597 first)
 
 
 def check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -26,13 +28,14 @@ def codes(doc: dict[str, object]) -> list[str]:
 
 @pytest.fixture
 def sharded(tmp_path: Path) -> Path:
-    """A pruned draft correct for every vLLM version, in three shards: lm_head, d2t and t2d in different files."""
+    """A pruned draft correct for every vLLM version that registers it (VLLM), in three shards: lm_head, d2t and t2d
+    in different files."""
     return make_checkpoint(tmp_path / "draft", vocab=T, draft_vocab=32, target_vocab=T, d2t=True, t2d=True, shards=3)
 
 
 def test_one_shard_checks_its_folder_and_says_so(sharded: Path) -> None:
-    folder = check(sharded.parent, "draft", "--target-vocab-size", str(T), "--runtime", "vllm", "--format", "json")
-    shard = check(sharded.parent, f"draft/{SHARDS[0]}", "--target-vocab-size", str(T), "--runtime", "vllm",
+    folder = check(sharded.parent, "draft", "--target-vocab-size", str(T), "--runtime", VLLM, "--format", "json")
+    shard = check(sharded.parent, f"draft/{SHARDS[0]}", "--target-vocab-size", str(T), "--runtime", VLLM,
                   "--format", "json")
     assert folder.returncode == 0 and shard.returncode == 0, shard.stdout
     doc = json.loads(shard.stdout)
@@ -42,12 +45,13 @@ def test_one_shard_checks_its_folder_and_says_so(sharded: Path) -> None:
     note = doc["checkpoints"][0]["findings"][-1]
     assert note["severity"] == "info" and "model.safetensors.index.json is beside it" in note["message"]
     # the command repeats the run's target and runtimes, so pasting it checks the same thing, without the note
-    assert note["hint"] == f"give the folder to skip this note: `dspark-ckpt check draft --target-vocab-size {T} --runtime vllm`"
+    assert note["hint"] == (f"give the folder to skip this note: `dspark-ckpt check draft --target-vocab-size {T} "
+                            f"--runtime '{VLLM}'`")
 
 
 def test_a_shell_glob_of_shards_is_one_checkpoint(sharded: Path) -> None:
     result = check(sharded.parent, *(f"draft/{s}" for s in SHARDS), "--target-vocab-size", str(T),
-                   "--runtime", "vllm", "--format", "json")
+                   "--runtime", VLLM, "--format", "json")
     assert result.returncode == 0, result.stdout
     (entry,) = json.loads(result.stdout)["checkpoints"]
     (note,) = [f for f in entry["findings"] if f["code"] == "DSP230"]
@@ -105,7 +109,8 @@ def test_jobs_out_of_range_is_a_usage_error_with_one_checkpoint(sharded: Path, j
 
 @pytest.fixture
 def pruned(tmp_path: Path) -> Path:
-    """Loads on every vLLM version; SGLang's Qwen3 DSpark refuses any d2t (no reduced-vocab support)."""
+    """Loads on every vLLM version that registers Qwen3DSparkModel (0.25.0+, registry.py @ v0.25.0 L597; an older one
+    refuses it: shown, not gated by default); SGLang's Qwen3 DSpark refuses any d2t (no reduced-vocab support)."""
     return make_checkpoint(tmp_path / "pruned", vocab=T, draft_vocab=32, target_vocab=T, d2t=True, t2d=True,
                            config_extra={"markov_head_type": "vanilla"})
 
@@ -114,11 +119,14 @@ def test_a_draft_correct_for_vllm_passes_the_default_gate(pruned: Path) -> None:
     result = check(pruned.parent, "pruned", "--target-vocab-size", str(T))
     assert result.returncode == 0, result.stdout
     rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("vllm ", "sglang "))]
-    assert all(r[2] == "yes" for r in rows if r[0] == "vllm")  # off a terminal: one record per line
+    older, registered = vllm_before("0.25.0"), vllm_minors("0.25.0")  # off a terminal: one record per line
+    assert [(r[1], r[2]) for r in rows if r[0] == "vllm"] == [(f"{older[0]}-{older[-1]}", "no"),
+                                                              (f"{registered[0]}-{registered[-1]}", "yes")]
     assert any(r[0] == "sglang" and r[2] == "no" for r in rows)  # SGLang's refusal is still shown
     last = result.stdout.rstrip().splitlines()[-1]
     errors = last.split(": ", 1)[1].split(" error(s)")[0]
-    assert f"; {errors} of them only on sglang: shown, but not gated by default" in last
+    assert (f"; {errors} of them only on vllm releases older than the draft's architecture, sglang: shown, but not "
+            "gated by default") in last
     assert "drop-d2t" not in result.stdout  # dropping the d2t would break every vLLM version
 
 
@@ -134,7 +142,7 @@ def test_naming_sglang_gates_on_it(pruned: Path, runtime: tuple[str, ...]) -> No
 def test_settings_runtime_gates_on_what_it_names(pruned: Path) -> None:
     (pruned.parent / "dspark-ckpt.toml").write_text('runtime = ["vllm", "sglang"]\ntarget-vocab-size = 96\n')
     assert run_cli("check", "pruned", cwd=pruned.parent).returncode == 1
-    (pruned.parent / "dspark-ckpt.toml").write_text('runtime = "vllm"\ntarget-vocab-size = 96\n')
+    (pruned.parent / "dspark-ckpt.toml").write_text('runtime = "vllm>=0.25.0"\ntarget-vocab-size = 96\n')
     assert run_cli("check", "pruned", cwd=pruned.parent).returncode == 0
 
 

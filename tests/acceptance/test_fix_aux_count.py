@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import backbone_config, draft_tensors, make_checkpoint, run_cli, write_safetensors
-
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+from listed import vllm_minors
 
 H, T = 16, 96
 IDS4 = [1, 5, 9, 13]
@@ -81,25 +80,32 @@ BUILDS: dict[str, Any] = {
                                                                         "num_aux_layers": 3}),
     "speculators-llama": speculators_llama,
 }
+# The releases the count can repair, which the hint names: EAGLE-3 Llama reads a count from 0.22 (0.20/0.21 size fc
+# for 3 whatever the config says: llama_eagle3.py L174-178 @ v0.20.0; num_aux_hidden_states from L179-185 @ v0.22.0);
+# EAGLE-3 Qwen3 is registered from 0.24.0 (registry.py @ v0.24.0 L614).
+LLAMA, QWEN3 = "vllm>=0.22.0", "vllm>=0.24.0"
 CASES = [
-    ("llama-top-level", "DSP329", {"num_aux_hidden_states": 4, "eagle_config": NESTED}),
-    ("llama-top-level", "DSP356", {"num_aux_hidden_states": 4, "eagle_config": NESTED}),
-    ("llama-count-3", "DSP329", {"num_aux_hidden_states": 4, "eagle_config": NESTED}),
-    ("llama-nested", "DSP356", {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": IDS4}),
-    ("qwen3-num-aux-layers-3", "DSP329", {"num_aux_layers": 4, "num_aux_hidden_states": 4, "eagle_config": NESTED}),
+    ("llama-top-level", "DSP329", {"num_aux_hidden_states": 4, "eagle_config": NESTED}, LLAMA),
+    ("llama-top-level", "DSP356", {"num_aux_hidden_states": 4, "eagle_config": NESTED}, LLAMA),
+    ("llama-count-3", "DSP329", {"num_aux_hidden_states": 4, "eagle_config": NESTED}, LLAMA),
+    ("llama-nested", "DSP356", {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": IDS4}, LLAMA),
+    ("qwen3-num-aux-layers-3", "DSP329", {"num_aux_layers": 4, "num_aux_hidden_states": 4, "eagle_config": NESTED},
+     QWEN3),
     ("speculators-llama", "DSP329", {"transformer_layer_config": {"model_type": "llama", "vocab_size": T,
                                                                   "hidden_size": H, **backbone_config(H),
-                                                                  "num_aux_hidden_states": 4}}),
+                                                                  "num_aux_hidden_states": 4}}, LLAMA),
 ]
 
 
-@pytest.mark.parametrize(("build", "code", "written"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_the_hint_command_sets_the_count(tmp_path: Path, build: str, code: str, written: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("build", "code", "written", "runtimes"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_the_hint_command_sets_the_count(tmp_path: Path, build: str, code: str, written: dict[str, Any],
+                                         runtimes: str) -> None:
     source = BUILDS[build](tmp_path / "my draft")
     before = files(source)
     (line,) = COMMAND.findall(hint(check(tmp_path, "my draft"), code))
     argv = shlex.split(line)
     assert argv[:3] == ["dspark-ckpt", "fix", "my draft"] and argv[argv.index("--strategy") + 1] == "set-aux-count"
+    assert argv[argv.index("--for") + 1] == runtimes
     fixed = run_cli(*argv[1:], "--isolated", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     out = tmp_path / "my draft-fixed"
@@ -110,22 +116,22 @@ def test_the_hint_command_sets_the_count(tmp_path: Path, build: str, code: str, 
     assert {k: config[k] for k in written} == written
     assert {k: v for k, v in config.items() if k not in written} == \
         {k: v for k, v in json.loads(before["config.json"]).items() if k not in written}
-    doc = check(tmp_path, "my draft-fixed", "vllm")
+    doc = check(tmp_path, "my draft-fixed", runtimes)
     assert [(c["version"], c["loads"], c["first_step_error_code"]) for c in doc["compatibility"]] == \
-        [(c["version"], True, None) for c in doc["compatibility"]] and \
-        len(doc["compatibility"]) == len(VLLM_RELEASES)
+        [(v, True, None) for v in vllm_minors(runtimes.removeprefix("vllm>="))]
     assert not {"DSP329", "DSP356", "DSP357"} & {f["code"] for f in doc["findings"]}
 
 
 def test_dry_run_shows_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     source = BUILDS["llama-top-level"](tmp_path / "d")
     before = files(source)
-    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--for", "vllm", "--dry-run", "--isolated",
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--for", LLAMA, "--dry-run", "--isolated",
                    cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr  # docs/fix.md: 1 when something would change
     assert "strategy set-aux-count" in done.stdout
     assert "[DSP329] set config.json num_aux_hidden_states: None -> 4" in done.stdout
-    assert "vllm 0.27.0          fails (DSP329) -> loads" in done.stdout
+    counted = vllm_minors("0.22.0")  # one verdict before and after on each: one folded row
+    assert f"vllm {counted[0]}-{counted[-1]} fails (DSP329) -> loads" in " ".join(done.stdout.split())
     assert '+  "num_aux_hidden_states": 4' in done.stdout and "dry run: nothing was written" in done.stdout
     assert files(source) == before and not (tmp_path / "d-fixed").exists()
 
@@ -151,9 +157,9 @@ def test_an_fc_that_fits_no_list_is_refused_with_what_to_re_export(tmp_path: Pat
 
 
 def test_a_draft_every_release_reads_right_is_left_alone(tmp_path: Path) -> None:
-    """Qwen3 reads the top-level list itself: nothing to set (no needless edit)."""
+    """Qwen3 reads the top-level list itself: nothing to set (no needless edit), on every release that has it."""
     draft(tmp_path / "d", "eagle3-qwen3", {"eagle_aux_hidden_state_layer_ids": IDS4})
-    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--for", "vllm", "--strategy", "set-aux-count",
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--for", QWEN3, "--strategy", "set-aux-count",
                    "--dry-run", "--isolated", cwd=tmp_path)
     assert "set-aux-count does not apply (every release judged here already sizes fc for" in done.stdout, \
         done.stdout + done.stderr

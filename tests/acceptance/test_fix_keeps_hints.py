@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from conftest import make_checkpoint, run_cli
+from listed import vllm_before
 
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)  # d2t missing, rebuildable from t2d
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 COMMAND = re.compile(r"`(dspark-ckpt (?:fix|check) [^`]+)`")
 # Why SGLang cannot load it: the known case in words, else the code each attempt fails with (per release range).
 REASON = re.compile(r"SGLang's Qwen3 DSpark|fails with DSP\d{3}")
+# The vLLM releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597 first); no repair loads it before.
+VLLM = "vllm>=0.25.0"
 
 
 def flat(text: str) -> str:
@@ -44,12 +47,14 @@ def test_for_all_repairs_for_vllm_and_names_sglang_and_why(tmp_path: Path) -> No
     text = flat(done.stdout)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "strategy rebuild-d2t" in text and "check passes" in text and "warning DSP505" in text
-    assert "not repaired for sglang" in text and REASON.search(text.split("warning DSP505")[1]), "names why"
+    older = vllm_before("0.25.0")
+    assert f"not repaired for vllm {older[0]}-{older[-1]}, sglang" in text, "names what"
+    assert REASON.search(text.split("warning DSP505")[1]), "names why"
     [check] = commands(text.split("warning DSP505")[1])
     assert check[:3] == ["dspark-ckpt", "check", str(folder)] and "--runtime" in check
     shown = run_pasted(check)
     assert shown.returncode == 1 and "sglang" in shown.stdout, "the check it suggests shows the SGLang failure"
-    for_vllm = run_cli("check", str(tmp_path / "o"), "--target-vocab-size", "128", "--runtime", "vllm")
+    for_vllm = run_cli("check", str(tmp_path / "o"), "--target-vocab-size", "128", "--runtime", VLLM)
     assert for_vllm.returncode == 0, for_vllm.stdout
     assert "DSP505" in {w["code"] for w in doc_of("fix", str(folder), "--target-vocab-size", "128",
                                                     "--dry-run")["warnings"]}
@@ -57,14 +62,14 @@ def test_for_all_repairs_for_vllm_and_names_sglang_and_why(tmp_path: Path) -> No
 
 def test_sglang_named_explicitly_refuses_with_a_runnable_alternative(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", **PRUNED)
-    for named in (["--for", "sglang"], ["--for", "vllm", "--for", "sglang"]):
+    for named in (["--for", "sglang"], ["--for", VLLM, "--for", "sglang"]):
         done = run_cli("fix", str(folder), "--target-vocab-size", "128", *named)
         text = flat(done.stdout)
         assert done.returncode == 1 and "refused DSP502" in text and "no repair makes this draft load on sglang" in text
         assert REASON.search(text.split("no repair makes this draft load on sglang")[1]), "names why"
         assert "CODE" not in text and not (tmp_path / "d-fixed").exists()
     [alternative] = commands(text.split("hint:")[1])
-    assert alternative == ["dspark-ckpt", "fix", str(folder), "--target-vocab-size", "128", "--for", "vllm"]
+    assert alternative == ["dspark-ckpt", "fix", str(folder), "--target-vocab-size", "128", "--for", VLLM]
     pasted = run_pasted(alternative)
     assert pasted.returncode == 0 and "check passes" in pasted.stdout, pasted.stdout + pasted.stderr
 
@@ -101,7 +106,7 @@ def test_forced_strategy_refusal_suggests_the_runtimes_it_loads_on(tmp_path: Pat
 
 def test_safe_only_skip_hint_is_runnable(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", **PADDED)
-    done = run_cli("fix", str(folder), "--target-vocab-size", "96", "--for", "vllm", "--safe-only")
+    done = run_cli("fix", str(folder), "--target-vocab-size", "96", "--for", VLLM, "--safe-only")
     assert done.returncode == 1 and "skipped (--safe-only)" in flat(done.stdout)
     [argv] = commands(done.stdout.split("hint:")[1])
     assert argv[:5] == ["dspark-ckpt", "fix", str(folder), "--target-vocab-size", "96"] and "--for" in argv

@@ -1,5 +1,6 @@
 """fix's set-markov-rank (issue 21 item 5): a Qwen3 DSpark draft whose config.json has no markov_rank fails before
-any weight loads on every vLLM release (DSP333: its __init__ reads `config.markov_rank` as a plain attribute). The
+any weight loads on every vLLM release that registers it (DSP333: its __init__ reads `config.markov_rank` as a
+plain attribute). The
 rank is the Markov head's width (markov_w1 [V, r], markov_w2 [D, r]); the hint's command writes it and nothing
 else. Heads of two widths are refused; a rank nested in dflash_config is hoist-dspark-settings' (DSP215). Real
 checkpoints on disk, the real CLI.
@@ -15,11 +16,13 @@ from typing import Any
 
 import numpy as np
 from conftest import fix_refused, make_checkpoint, run_cli, write_safetensors
+from listed import vllm_minors
 from safetensors.numpy import load_file
 
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES
-
 T, RANK = 96, 4
+# the releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597 first); __init__ reads the rank from its
+# first release on (qwen3_dspark.py L90 @ v0.25.0)
+VLLM = "vllm>=0.25.0"
 COMMAND = re.compile(r"`(dspark-ckpt fix [^`]+)`")
 
 
@@ -36,7 +39,7 @@ def files(folder: Path) -> dict[str, bytes]:
 
 
 def check(cwd: Path, name: str) -> dict[str, Any]:
-    result = run_cli("check", name, "--target-vocab-size", str(T), "--runtime", "vllm", "--format", "json",
+    result = run_cli("check", name, "--target-vocab-size", str(T), "--runtime", VLLM, "--format", "json",
                      "--isolated", cwd=cwd)
     assert result.returncode in (0, 1), result.stderr
     doc: dict[str, Any] = json.loads(result.stdout)["checkpoints"][0]
@@ -60,7 +63,8 @@ def test_the_hint_command_writes_the_heads_width(tmp_path: Path) -> None:
     old, new = json.loads(before["config.json"]), json.loads(after["config.json"])
     assert new == {**old, "markov_rank": RANK}
     doc = check(tmp_path, "my draft-fixed")
-    assert [(c["loads"], c["error_code"]) for c in doc["compatibility"]] == [(True, None)] * len(VLLM_RELEASES)
+    assert [(c["version"], c["loads"], c["error_code"]) for c in doc["compatibility"]] == \
+        [(v, True, None) for v in vllm_minors("0.25.0")]
     assert "DSP333" not in {f["code"] for f in doc["findings"]}
 
 
@@ -76,7 +80,7 @@ def test_heads_of_two_widths_are_refused(tmp_path: Path) -> None:
 
 def test_a_nested_rank_is_hoisted_not_guessed(tmp_path: Path) -> None:
     draft(tmp_path / "d", dflash_config={"markov_rank": RANK})
-    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", "vllm", "--dry-run", "--isolated",
+    done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", VLLM, "--dry-run", "--isolated",
                    cwd=tmp_path)
     assert "strategy hoist-dspark-settings" in done.stdout and "set-markov-rank" not in done.stdout, \
         done.stdout + done.stderr

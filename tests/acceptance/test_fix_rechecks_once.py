@@ -18,6 +18,7 @@ from dspark_ckpt.output.records import finding_json
 from dspark_ckpt.repair import recheck
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
+VLLM = "vllm>=0.25.0"  # the releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597 first)
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def test_fix_analyses_the_draft_once_and_the_staged_copy_once(tmp_path: Path, mo
     draft = make_checkpoint(tmp_path / "draft", **PADDED)
     out = tmp_path / "out"
     where = ["--out", str(out)] if mode == "out" else ["--in-place"]
-    r = run_cli("fix", str(draft), "--target-vocab-size", "96", "--for", "vllm", *where, "--format", "json")
+    r = run_cli("fix", str(draft), "--target-vocab-size", "96", "--for", VLLM, *where, "--format", "json")
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(analyses) == 2, [folder for folder, _ in analyses]
     (planned, _), (staged_at, staged) = analyses
@@ -56,7 +57,7 @@ def test_fix_analyses_the_draft_once_and_the_staged_copy_once(tmp_path: Path, mo
 
 def test_the_text_report_is_the_staged_check(tmp_path: Path, analyses: list[tuple[str, Analysis]]) -> None:
     draft = make_checkpoint(tmp_path / "draft", **PADDED)
-    r = run_cli("fix", str(draft), "--target-vocab-size", "96", "--for", "vllm", "--out", str(tmp_path / "out"))
+    r = run_cli("fix", str(draft), "--target-vocab-size", "96", "--for", VLLM, "--out", str(tmp_path / "out"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(analyses) == 2
     staged = analyses[1][1].report
@@ -80,7 +81,7 @@ def test_a_folder_written_after_the_commit_is_checked_again(tmp_path: Path, monk
         return real(dest, staged, plan)
 
     monkeypatch.setattr("dspark_ckpt.repair.apply.committed_report", rewritten)
-    r = run_cli("fix", str(draft), "--target-vocab-size", "96", "--for", "vllm", "--out", str(out), "--format", "json")
+    r = run_cli("fix", str(draft), "--target-vocab-size", "96", "--for", VLLM, "--out", str(out), "--format", "json")
     assert r.returncode == 0, r.stdout + r.stderr
     assert [folder for folder, _ in analyses][2] == str(out.resolve())
     assert len(analyses) == 3

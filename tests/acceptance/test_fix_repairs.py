@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import make_checkpoint, mapping_tables, run_cli
+from listed import vllm_minors
 from safetensors import safe_open
 
 from dspark_ckpt.check.analysis import inspect_checkpoint
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.documents import report_json
-from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import LocalFolder
 
@@ -41,8 +41,10 @@ PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96, **SGLANG_READY)
 INKLING = dict(vocab=128, draft_vocab=128, target_vocab=96, **SGLANG_READY)  # V = D > T, as Inkling's 201024/200058
 OUTPUT_SIDE = frozenset({"lm_head.weight", "markov_head.markov_w2.weight"})
 INPUT_SIDE = frozenset({"embed_tokens.weight", "markov_head.markov_w1.weight"})
-VLLM = ("vllm",)  # the output-side repairs alone: SGLang would need V = T too, or a V-row markov_w2 (pruned)
-BOTH = ("vllm", "sglang>=0.5.16")  # every vLLM and every SGLang release with Qwen3 DSpark (registered from 0.5.16)
+# every vLLM release with Qwen3 DSpark (registry.py @ v0.25.0 L597 first): the output-side repairs alone; SGLang
+# would need V = T too, or a V-row markov_w2 (pruned)
+VLLM = ("vllm>=0.25.0",)
+BOTH = (*VLLM, "sglang>=0.5.16")  # every vLLM and every SGLang release with Qwen3 DSpark (registered from 0.5.16)
 CASES = {c.name: c for c in (
     Case("trim", "trim", 96, PADDED, VLLM, changed=OUTPUT_SIDE),
     Case("trim-sharded-stray-d2t", "trim", 96, dict(PADDED, shards=3, d2t=True), BOTH,
@@ -206,25 +208,25 @@ def test_dry_run_on_a_clean_draft_exits_zero(tmp_path: Path) -> None:
 
 
 def test_inkling_shaped_draft_fixed_for_all_loads_on_every_runtime_check_knows(tmp_path: Path) -> None:
-    """--for all: every vLLM version and every SGLang release that has Qwen3 DSpark (0.5.16+); the earlier SGLang
-    releases have no class for it, which no repair changes (DSP505)."""
+    """--for all: every vLLM and every SGLang release that has Qwen3 DSpark (vLLM 0.25.0+, SGLang 0.5.16+); the
+    earlier releases have no class for it, which no repair changes (DSP505)."""
     before = make_checkpoint(tmp_path / "inkling", **INKLING, shards=2)
     done = run_cli("fix", str(before), "--target-vocab-size", "96", "--out", str(tmp_path / "fixed"))
     assert done.returncode == 0 and "strategy trim" in done.stdout, done.stdout + done.stderr
     assert "trim embed_tokens.weight to its first 96 rows" in done.stdout and "DSP505" in done.stdout
     checked = run_cli("check", str(tmp_path / "fixed"), "--target-vocab-size", "96", "--format", "json",
-                      "--runtime", "vllm", "--runtime", "sglang>=0.5.16")
+                      "--runtime", *VLLM, "--runtime", "sglang>=0.5.16")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     compat = json.loads(checked.stdout)["checkpoints"][0]["compatibility"]
     assert sorted((c["runtime"], c["version"]) for c in compat) == \
-        sorted([("vllm", v) for v in VLLM_VERSIONS] + [("sglang", f"0.5.{n}") for n in range(16, 24)])
+        sorted([("vllm", v) for v in vllm_minors("0.25.0")] + [("sglang", f"0.5.{n}") for n in range(16, 24)])
     # SGLang drafts with the target's lm_head and embedding: the draft's own are ignored (DSP307, a warning).
     assert all(c["loads"] and set(c["silent_codes"]) <= ({"DSP307"} if c["runtime"] == "sglang" else set())
                for c in compat), compat
     assert "nothing to do" in run_cli("fix", str(tmp_path / "fixed"), "--target-vocab-size", "96",
                                       "--dry-run").stdout
     # vLLM never needs V = T: fixed for vLLM only, the same draft gets the plain output-side trim, nothing more.
-    plain = json.loads(run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm", "--dry-run",
+    plain = json.loads(run_cli("fix", str(before), "--target-vocab-size", "96", "--for", *VLLM, "--dry-run",
                                "--format", "json").stdout)["checkpoints"][0]
     assert plain["strategy"] == "trim" and {a.get("tensor") for a in plain["actions"]} == set(OUTPUT_SIDE) | {None}
     assert [a["key"] for a in plain["actions"] if a["action"] == "set-config"] == ["draft_vocab_size"]

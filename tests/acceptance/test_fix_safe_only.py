@@ -12,8 +12,10 @@ from test_preflight_precommit import git, hook_env, try_repo  # noqa: F401 - hoo
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)  # no d2t: rebuild-d2t adds a small shard
-# A pruned Qwen3 DSpark draft never loads on SGLang (any d2t is refused, lm_head is sized by V): fix it for vLLM.
-FOR_VLLM = ("--for", "vllm")
+# A pruned Qwen3 DSpark draft never loads on SGLang (any d2t is refused, lm_head is sized by V): fix it for vLLM,
+# the releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597 first; an older one refuses it).
+VLLM = "vllm>=0.25.0"
+FOR_VLLM = ("--for", VLLM)
 
 
 def flat(text: str) -> str:
@@ -34,7 +36,7 @@ def test_metadata_only_repair_is_applied(tmp_path: Path) -> None:
     assert sorted(f["file"] for f in doc["result"]["written"]) == ["dspark-fix-d2t.safetensors",
                                                                     "model.safetensors.index.json"]
     assert sha(folder / "model.safetensors") == weights
-    assert run_cli("check", str(folder), "--target-vocab-size", "128", "--runtime", "vllm").returncode == 0
+    assert run_cli("check", str(folder), "--target-vocab-size", "128", "--runtime", VLLM).returncode == 0
 
 
 def test_tensor_rewriting_repair_is_skipped_and_nothing_written(tmp_path: Path) -> None:

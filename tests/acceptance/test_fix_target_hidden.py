@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import draft_tensors, fix_refused, make_checkpoint, run_cli
+from listed import vllm_minors
 
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -42,33 +43,40 @@ def files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def check(cwd: Path, name: str, *args: str) -> dict[str, Any]:
-    result = run_cli("check", name, *args, "--runtime", "vllm", "--format", "json", "--isolated", cwd=cwd)
+def check(cwd: Path, name: str, *args: str, runtimes: str = "vllm") -> dict[str, Any]:
+    result = run_cli("check", name, *args, "--runtime", runtimes, "--format", "json", "--isolated", cwd=cwd)
     assert result.returncode in (0, 1), result.stderr
     doc: dict[str, Any] = json.loads(result.stdout)["checkpoints"][0]
     return doc
 
 
-@pytest.mark.parametrize(("family", "width", "extra"), [
-    ("eagle3-llama", H, {}),
-    ("eagle3-qwen3", H, {}),
+# The releases the repair makes it load on, which the hint names: EAGLE-3 Llama every listed one; EAGLE-3 Qwen3 those
+# that register it (registry.py @ v0.24.0 L614 first); a 4-aux-state fc only where the count is read (0.20/0.21
+# size fc for 3 whatever the config says: llama_eagle3.py L174-178 @ v0.20.0; the count from L179-185 @ v0.22.0).
+@pytest.mark.parametrize(("family", "width", "extra", "runtimes"), [
+    ("eagle3-llama", H, {}, "vllm"),
+    ("eagle3-qwen3", H, {}, "vllm>=0.24.0"),
     # fc trained on 4 aux states of a 24-wide target: the width is 4H'/4, not hidden_size
-    ("eagle3-llama", 24, {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": [1, 5, 9, 13]}),
+    ("eagle3-llama", 24, {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": [1, 5, 9, 13]},
+     "vllm>=0.22.0"),
 ], ids=["llama", "qwen3", "llama-4-aux-wider-target"])
 def test_the_hint_command_writes_the_width_fc_was_trained_for(tmp_path: Path, family: str, width: int,
-                                                             extra: dict[str, Any]) -> None:
+                                                             extra: dict[str, Any], runtimes: str) -> None:
     n = extra.get("num_aux_hidden_states", 3)
     source = draft(tmp_path / "my draft", family, n * width, **extra)
     target(tmp_path / "tgt", width)
     before = files(source)
-    doc = check(tmp_path, "my draft", "--target", "tgt")
+    # `None * n` building fc, in every release that has the class (llama_eagle3.py L175-176 @ v0.20.0: hasattr is
+    # true for a null key; qwen3_eagle3.py L193 @ v0.24.0)
+    releases = VLLM_RELEASES if runtimes == "vllm" else vllm_minors(runtimes.removeprefix("vllm>="))
+    doc = check(tmp_path, "my draft", "--target", "tgt", runtimes=runtimes)
     assert {c["error_code"] for c in doc["compatibility"]} == {"DSP358"} and \
-        len(doc["compatibility"]) == len(VLLM_RELEASES)
-    (said,) = [f["hint"] for f in doc["findings"] if f["code"] == "DSP358"]
+        [c["version"] for c in doc["compatibility"]] == list(releases)
+    (said,) = [f["hint"] for f in check(tmp_path, "my draft", "--target", "tgt")["findings"] if f["code"] == "DSP358"]
     (line,) = COMMAND.findall(said)
     argv = shlex.split(line)
     assert argv[:3] == ["dspark-ckpt", "fix", "my draft"] and argv[argv.index("--strategy") + 1] == "set-target-hidden"
-    assert argv[argv.index("--target") + 1] == "tgt"
+    assert argv[argv.index("--target") + 1] == "tgt" and argv[argv.index("--for") + 1] == runtimes
     fixed = run_cli(*argv[1:], "--isolated", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     after = files(tmp_path / "my draft-fixed")
@@ -77,9 +85,9 @@ def test_the_hint_command_writes_the_width_fc_was_trained_for(tmp_path: Path, fa
     old, new = json.loads(before["config.json"]), json.loads(after["config.json"])
     assert new["target_hidden_size"] == width and {k: v for k, v in new.items() if k != "target_hidden_size"} == \
         {k: v for k, v in old.items() if k != "target_hidden_size"}
-    doc = check(tmp_path, "my draft-fixed", "--target", "tgt")
+    doc = check(tmp_path, "my draft-fixed", "--target", "tgt", runtimes=runtimes)
     assert [(c["loads"], c["error_code"], c["first_step_error_code"]) for c in doc["compatibility"]] == \
-        [(True, None, None)] * len(VLLM_RELEASES)
+        [(True, None, None)] * len(releases)
     assert not {"DSP358", "DSP359"} & {f["code"] for f in doc["findings"]}
 
 
@@ -91,7 +99,9 @@ def test_dry_run_shows_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr  # docs/fix.md: 1 when something would change
     assert "strategy set-target-hidden" in done.stdout
     assert f"[DSP358] set config.json target_hidden_size: None -> {H}" in done.stdout
-    assert "vllm 0.33.0          fails (DSP358) -> loads" in done.stdout and "dry run: nothing was written" in done.stdout
+    # every listed release fails the same way before and is fixed the same way after: one folded row
+    assert f"vllm {VLLM_RELEASES[0]}-{VLLM_RELEASES[-1]} fails (DSP358) -> loads" in " ".join(done.stdout.split())
+    assert "dry run: nothing was written" in done.stdout
     assert files(source) == before and not (tmp_path / "d-fixed").exists()
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint, run_cli
+from listed import vllm_minors
 
 from dspark_ckpt.model.families import target_architecture
 from dspark_ckpt.sources.discover import MAX_DEPTH, discover
@@ -64,12 +65,14 @@ def test_check_dir_finds_the_drafts_below_it_and_skips_targets(tmp_path: Path) -
     target_folder(root / "the-target")
     make_checkpoint(root / ".hidden" / "draft", vocab=96, draft_vocab=96)
     make_checkpoint(root / "__pycache__" / "draft", vocab=96, draft_vocab=96)
-    done = run_cli("check", str(root), "--target-vocab-size", "96", "--runtime", "vllm", "--format", "json")
+    # the releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597 first): an older one refuses it
+    vllm = f"vllm>={vllm_minors('0.25.0')[0]}"
+    done = run_cli("check", str(root), "--target-vocab-size", "96", "--runtime", vllm, "--format", "json")
     assert done.returncode == 0, done.stderr
     checked = [c["source"] for c in json.loads(done.stdout)["checkpoints"]]
     assert checked == [str(root / "b-draft"), str(root / "team" / "a-draft")]
     assert f"skipped {root / 'the-target'}: its config names a target model (Qwen2ForCausalLM)" in done.stderr
-    quiet = run_cli("check", str(root), "--target-vocab-size", "96", "--runtime", "vllm", "-q")
+    quiet = run_cli("check", str(root), "--target-vocab-size", "96", "--runtime", vllm, "-q")
     assert "skipped" not in quiet.stderr
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint, run_cli
+from listed import vllm_minors
 
 from dspark_ckpt.cli.options import OutputFormat
 from dspark_ckpt.output.table import FORMATS, RENDERERS
@@ -110,7 +111,11 @@ def test_fix_quiet_is_one_line(padded: Path) -> None:
                     cwd=padded.parent)
     assert quiet.returncode == loud.returncode == 1
     assert len(loud.stdout.splitlines()) > 10
-    assert quiet.stdout.splitlines() == [f"{padded}: would apply trim for vllm (dry run; nothing written)"]
+    # --for all is best effort: planned for the vLLM releases that register Qwen3DSparkModel (registry.py @
+    # v0.25.0 L597 first), as one range
+    planned = vllm_minors("0.25.0")
+    assert quiet.stdout.splitlines() == [
+        f"{padded}: would apply trim for vllm {planned[0]}-{planned[-1]} (dry run; nothing written)"]
     assert not quiet.stderr
     applied = run_cli("fix", "d", "--target-vocab-size", "96", "--in-place", "--isolated", "-q", cwd=padded.parent)
     assert applied.returncode == 0 and applied.stdout.splitlines() == [

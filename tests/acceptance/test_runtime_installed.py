@@ -9,6 +9,8 @@ from pathlib import Path
 
 from conftest import make_checkpoint, run_cli
 
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+
 
 def with_path(*folders: object) -> dict[str, str]:
     """PYTHONPATH with these folders first, keeping the caller's (the tests may run against another tree)."""
@@ -93,13 +95,19 @@ def test_check_never_imports_the_installed_runtime(tmp_path: Path) -> None:
 
 def test_range_and_unregistered_version_on_the_command_line(tmp_path: Path) -> None:
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
+    older = "0.{}.0".format(release_key(VLLM_RELEASES[0], precision=2)[1] - 1)  # before every listed release
     done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "vllm~=0.31",
-                   "--runtime", "vllm==0.24.0", "--format", "json")
+                   "--runtime", "vllm==0.24.0", "--runtime", f"vllm=={older}", "--format", "json")
     entry = _json(done)
-    assert [c["version"] for c in entry["compatibility"]] == ["0.31.0", "0.32.0", "0.33.0", "0.34.0", "0.24.0"]
+    assert [c["version"] for c in entry["compatibility"]] == ["0.31.0", "0.32.0", "0.33.0", "0.34.0", "0.24.0", older]
     assert done.returncode == 1
-    refused = entry["compatibility"][-1]
-    assert refused["error_code"] == "DSP309" and "not registered in vLLM 0.24.0" in refused["error"]
+    listed, unlisted = entry["compatibility"][-2:]
+    # 0.24.0 is read: its registry has no Qwen3DSparkModel (registry.py @ v0.24.0 L606-615), refused in its words
+    # (registry.py L1062 @ v0.24.0)
+    assert listed["error_code"] == "DSP309" and listed["error"] == ("Model architectures ['Qwen3DSparkModel'] are not "
+                                                                    "supported for now.")
+    # older than every release read: the registration table's bisection says no (first in 0.25.0)
+    assert unlisted["error_code"] == "DSP309" and f"not registered in vLLM {older}" in unlisted["error"]
 
 
 def test_a_range_matching_nothing_is_a_usage_error(tmp_path: Path) -> None:

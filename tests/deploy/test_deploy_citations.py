@@ -16,6 +16,7 @@ from released_sources import release_tree
 from dspark_ckpt.runtimes import anchors, spec_facts, vllm_release
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import speculative_config as sc
+from dspark_ckpt.runtimes.versions import release_key
 
 pytestmark = pytest.mark.slow  # the first run downloads seven vLLM wheels (cached after)
 
@@ -33,6 +34,8 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "topk_field": ("dspark_draft_topk: int | None = Field(default=None, ge=1)",),
     "method_field": ("method: SpeculativeMethod | None = None",),
     "default_method": ('self.method = "custom_class"', 'self.method = "draft_model"'),
+    # 0.22-0.25: a dotted `model` read as a custom class path whatever the method (speculative.py L527-534 @ v0.22.0)
+    "dotted_model": ('and "." in self.model', '"/" not in self.model', 'self.method = "custom_class"'),
     "no_model": ("num_speculative_tokens was provided but without speculative model.",),
     "detect": ('"eagle-" in self.draft_model_config.model.lower()', '"eagle3" in self.draft_model_config',
                '"dflash" in self.draft_model_config.model.lower()', '"dspark" in self.draft_model_config',
@@ -125,9 +128,39 @@ MOVED_NEEDLES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The same rule in an older wording: rule -> (the first release with NEEDLES' text, the needles before it)
+OLDER_NEEDLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    # 0.20-0.21 have no custom_class: `if self.method is None: ngram or draft_model` (speculative.py L449-453 @ v0.20.0)
+    "default_method": ("0.22.0", ('self.method = "ngram"', 'self.method = "draft_model"')),
+    # no dspark clause before 0.25 (speculative.py L580-622 @ v0.20.0; L848-852 @ v0.25.0 first)
+    "detect": ("0.25.0", ('"eagle-" in self.draft_model_config.model.lower()', '"eagle3" in self.draft_model_config',
+                          '"dflash" in self.draft_model_config.model.lower()', "Unsupported speculative method")),
+    # EAGLEConfig renames for eagle and eagle3 only before 0.20 (configs/eagle.py L46-68 @ v0.18.0: no dflash branch)
+    "eagle_rename": ("0.20.0", ('if method == "eagle":', 'f"Eagle3{arch}"')),
+    # 0.20: "... but neither `speculative_token_tree` nor `num_speculative_tokens` was provided" (L673-677)
+    "missing": ("0.21.0", ("`speculative_token_tree` nor `num_speculative_tokens`",)),
+    # 0.20 returns min(...) directly (speculative.py L783-786 @ v0.20.0); `result = min(` from 0.21 (L836)
+    "spec_len": ("0.21.0", ("def _maybe_override_draft_max_model_len(", "larger than {target_max_model_len=}",
+                            "return min(")),
+}
+
+
+# And older still: rule -> (the first release with OLDER_NEEDLES' text, the needles before it)
+OLDEST_NEEDLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    # no dflash detection before 0.20 (speculative.py L479-519 @ v0.18.0: eagle- and eagle3 only)
+    "detect": ("0.20.0", ('"eagle-" in self.draft_model_config.model.lower()', '"eagle3" in self.draft_model_config',
+                          "Unsupported speculative method")),
+}
+
+
 def needles(rule: str, cite: sc.Cite) -> tuple[str, ...]:
     moved = cite.file != anchors.SPEC_ANCHORS[rule].file
-    return MOVED_NEEDLES[rule] if moved and rule in MOVED_NEEDLES else NEEDLES[rule]
+    if moved and rule in MOVED_NEEDLES:
+        return MOVED_NEEDLES[rule]
+    for table in (OLDEST_NEEDLES, OLDER_NEEDLES):
+        if rule in table and release_key(cite.version) < release_key(table[rule][0]):
+            return table[rule][1]
+    return NEEDLES[rule]
 
 
 OMNI_NEEDLES = {
@@ -279,6 +312,11 @@ def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> No
     """The SpecRules column against the call site each release cites: eagle and eagle3 only, or all but draft_model;
     and the served length lowered to the draft's (0.33's V2 runner) exactly where the table says."""
     for version, rules in vllm_release.RELEASE_RULES.items():
+        if version not in sc.releases_with("raise_positions"):  # 0.20-0.26: no raise, no max_position_embeddings
+            assert rules.positions_raised_for == (), version
+            assert "max_position_embeddings" not in (wheel(version) / sc.SPEC).read_text(), version
+            assert not rules.limit_to_draft, version
+            continue
         call = cited_text(sc.cite("raise_positions", version))
         if rules.positions_raised_for is None:
             assert ('if self.method != "draft_model":' in call  # 0.34: each config class but draft_model's

@@ -17,14 +17,21 @@ from typing import Any
 
 import pytest
 from conftest import make_checkpoint, run_cli
+from listed import vllm_before
 
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes import vllm_release
 
 V = vllm_release.VERSIONS
-OLD = V[:V.index("0.33.0")]  # 0.27-0.32: only eagle and eagle3 get max_position_embeddings raised
+OLD = V[:V.index("0.33.0")]  # before 0.33: no raise (before 0.27), or only eagle and eagle3 get it raised (0.27-0.32)
 NEWER = V[V.index("0.33.0"):]  # 0.33 (SpeculativeConfig) and 0.34 (each SpeculatorConfig but draft_model's)
+# Before 0.27 no release raises a draft's max_position_embeddings: none in speculative.py (v0.18.0 .. v0.26.0), the
+# proposer uses the target's max_model_len (llm_base_proposer.py L77 @ v0.20.0, L86 @ v0.26.0) and the rotary cache is
+# the checkpoint's (models/llama.py L268 @ v0.20.0); 0.27 raises it for eagle/eagle3 (speculative.py @ v0.27.0 L924-931)
+NO_RAISE = vllm_before("0.27.0")
+# method "dspark" is no SpeculativeMethod before 0.25 (speculative.py @ v0.24.0 L60-69): refused first (DSP804)
+NO_DSPARK = vllm_before("0.25.0")
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
           "original_max_position_embeddings": 8192}
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
@@ -46,34 +53,47 @@ def _all(codes: tuple[str, ...], versions: tuple[str, ...] = V) -> dict[str, tup
     return dict.fromkeys(versions, codes)
 
 
+def _dspark(notes: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """A dspark case's notes: none where method "dspark" is refused (NO_DSPARK)."""
+    return {v: () if v in NO_DSPARK else codes for v, codes in notes.items()}
+
+
+REFUSED = dict.fromkeys(NO_DSPARK, "DSP804")  # a dspark case's errors before 0.25
+# method "dflash" is none before 0.20 either (speculative.py L52-60 @ v0.19.1; DFlashModelTypes from L53 @ v0.20.0)
+NO_DFLASH = vllm_before("0.20.0")
+
+
 DSPARK = {"method": "dspark", "num_speculative_tokens": 8}
 EAGLE3 = {"method": "eagle3", "num_speculative_tokens": 3}
 SERVED = ("--max-model-len", "8192")
 CASES: dict[str, Case] = {
     "dspark-below": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, SERVED,
-                         {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)},
+                         _dspark({**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)}), REFUSED,
                          says={"DSP826": "max_position_embeddings is 2048, below the served max_model_len 8192 "
                                          "(--max-model-len), and this release raises the draft's "
                                          "max_position_embeddings only for methods eagle and eagle3, not 'dspark'",
                                "DSP827": "on vllm==0.33.0, vllm==0.34.0: the draft's max_position_embeddings is "
                                          "2048"}),
-    "dspark-equal": Case("qwen3-dspark", {"max_position_embeddings": 8192}, DSPARK, SERVED, _all(())),
-    "dspark-above": Case("qwen3-dspark", {"max_position_embeddings": 16384}, DSPARK, SERVED, _all(())),
+    "dspark-equal": Case("qwen3-dspark", {"max_position_embeddings": 8192}, DSPARK, SERVED, _all(()), REFUSED),
+    "dspark-above": Case("qwen3-dspark", {"max_position_embeddings": 16384}, DSPARK, SERVED, _all(()), REFUSED),
     # The transformers default of the config class applies (Qwen3Config 32768): not known here, not judged.
-    "dspark-key-missing": Case("qwen3-dspark", {}, DSPARK, SERVED, _all(())),
-    "dspark-no-served-length": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (), _all(())),
+    "dspark-key-missing": Case("qwen3-dspark", {}, DSPARK, SERVED, _all(()), REFUSED),
+    "dspark-no-served-length": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (), _all(()), REFUSED),
     "dflash-below": Case("dflash", {"max_position_embeddings": 2048}, {"method": "dflash", "num_speculative_tokens": 8},
-                         SERVED, {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)}),
+                         SERVED, {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER), **_all((), NO_DFLASH)},
+                         dict.fromkeys(NO_DFLASH, "DSP804")),
     "eagle3-below": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 2048}, EAGLE3, SERVED,
-                         _all(("DSP827",)),
-                         says={"DSP827": "vLLM raises it to 8192 for method 'eagle3' (logged at info level only)"}),
+                         {**_all(("DSP827",)), **_all(("DSP826",), NO_RAISE)},
+                         says={"DSP827": "vLLM raises it to 8192 for method 'eagle3' (logged at info level only)",
+                               "DSP826": "and this release never raises the draft's max_position_embeddings"}),
     "eagle3-llama3-rope": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 2048,
-                                                "rope_scaling": LLAMA3}, EAGLE3, SERVED, _all(("DSP827",))),
+                                                "rope_scaling": LLAMA3}, EAGLE3, SERVED,
+                               {**_all(("DSP827",)), **_all(("DSP826",), NO_RAISE)}),
     # yarn's length differs by release (0.27-0.29 multiply original_max_position_embeddings by its factor): skipped.
     "dspark-yarn-skipped": Case("qwen3-dspark", {"max_position_embeddings": 2048, "rope_scaling": YARN}, DSPARK,
-                                SERVED, _all(())),
+                                SERVED, _all(()), REFUSED),
     "dspark-other-length-key-skipped": Case("qwen3-dspark", {"max_position_embeddings": 2048, "seq_length": 4096},
-                                            DSPARK, SERVED, _all(())),
+                                            DSPARK, SERVED, _all(()), REFUSED),
     # No method: an EAGLE-3 architecture is not detected, so vLLM runs it as draft_model, which no release raises.
     "draft-model-below": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 2048},
                               {"num_speculative_tokens": 3}, SERVED,
@@ -87,28 +107,39 @@ CASES: dict[str, Case] = {
                                    says={"DSP826": "the draft's max_model_len is 4096, below the served max_model_len "
                                                    "8192"}),
     "spec-length-above-draft": Case("qwen3-dspark", {"max_position_embeddings": 2048}, {**DSPARK, "max_model_len": 4096},
-                                    (), _all(()), errors=dict.fromkeys(V, "DSP825"),
+                                    (), _all(()), errors={**dict.fromkeys(V, "DSP825"), **REFUSED},
                                     says={"DSP825": dc.M_DERIVED.format(s=4096, key="max_position_embeddings",
                                                                         derived=2048.0)}),
+    # The same on a DFlash draft, which every listed release knows: 0.21-0.26 pass the speculative max_model_len to
+    # the draft's ModelConfig, which refuses it above the derived length (config/model.py L2174-2200 @ v0.21.0);
+    # 0.20 builds that config without it and refuses it in _maybe_override_draft_max_model_len (speculative.py
+    # L769-773 @ v0.20.0)
+    "dflash-spec-length-above-draft": Case("dflash", {"max_position_embeddings": 2048},
+                                           {"method": "dflash", "num_speculative_tokens": 8, "max_model_len": 4096},
+                                           (), _all(()),
+                                           errors={**dict.fromkeys(V, "DSP825"), **dict.fromkeys(NO_DFLASH, "DSP804")},
+                                           says={"DSP825": "speculative_max_model_len=4096 cannot be larger than "
+                                                           "draft_max_model_len=2048"}),
     "spec-length-above-served": Case("qwen3-dspark", {"max_position_embeddings": 16384},
                                      {**DSPARK, "max_model_len": 8192}, ("--max-model-len", "4096"), _all(()),
-                                     errors=dict.fromkeys(V, "DSP825"),
+                                     errors={**dict.fromkeys(V, "DSP825"), **REFUSED},
                                      says={"DSP825": "speculative_max_model_len=8192 cannot be larger than "
-                                                     "target_max_model_len=4096 (vllm/config/speculative.py @ v0.27.0 "
-                                                     "L1120-1162"}),
+                                                     "target_max_model_len=4096 (vllm/config/speculative.py @ v0.25.0 "
+                                                     "L1003-1045"}),
     "spec-length-within-both": Case("qwen3-dspark", {"max_position_embeddings": 16384},
-                                    {**DSPARK, "max_model_len": 4096}, SERVED, _all(())),
+                                    {**DSPARK, "max_model_len": 4096}, SERVED, _all(()), REFUSED),
     "spec-length-not-positive": Case("qwen3-dspark", {"max_position_embeddings": 16384},
                                      {**DSPARK, "max_model_len": 0}, SERVED, _all(()),
                                      errors=dict.fromkeys(V, "DSP804"),
                                      says={"DSP804": "max_model_len: Input should be greater than or equal to 1, got 0"}),
     # Without --max-model-len vLLM serves the target config's max_position_embeddings.
     "served-length-from-target": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (),
-                                      {**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)}, target="long-target",
+                                      _dspark({**_all(("DSP826",), OLD), **_all(("DSP827",), NEWER)}), REFUSED,
+                                      target="long-target",
                                       says={"DSP826": "below the served max_model_len 40960 (vLLM's default without "
                                                       "--max-model-len: the target config's max_position_embeddings)"}),
     "served-length-target-yarn": Case("qwen3-dspark", {"max_position_embeddings": 2048}, DSPARK, (), _all(()),
-                                      target="yarn-target"),
+                                      REFUSED, target="yarn-target"),
 }
 
 
@@ -152,22 +183,29 @@ def test_each_release_does_what_its_source_does(ws: Path, name: str) -> None:
 
 
 def test_the_findings_are_warnings_and_the_refusal_an_error(ws: Path) -> None:
-    code, checkpoint = run(ws, "dspark-below")
+    # an EAGLE-3 draft: every listed release knows method eagle3 (dspark is refused before 0.25, dflash before 0.20)
+    code, checkpoint = run(ws, "eagle3-below")
     assert code == 0  # warnings only: the default gate (fail-on error) passes
     severities = {f["code"]: f["severity"] for f in checkpoint["findings"]}
     assert (severities["DSP826"], severities["DSP827"]) == ("warning", "warning")
-    failing, _ = run(ws, "dspark-below", "--fail-on", "warning")
+    failing, _ = run(ws, "eagle3-below", "--fail-on", "warning")
     assert failing == 1
     refused, checkpoint = run(ws, "spec-length-above-draft")
     assert refused == 1 and {f["code"]: f["severity"] for f in checkpoint["findings"]}["DSP825"] == "error"
 
 
 def test_the_finding_cites_each_release_its_lines(ws: Path) -> None:
-    _, checkpoint = run(ws, "dspark-below")
+    _, checkpoint = run(ws, "dflash-below")  # not raised for DFlash before 0.33
     (short,) = [f["message"] for f in checkpoint["findings"] if f["code"] == "DSP826"]
+    _, eagle3 = run(ws, "eagle3-below")  # EAGLE-3: every listed release starts it, none raises before 0.27
+    (never,) = [f["message"] for f in eagle3["findings"] if f["code"] == "DSP826"]
     for version in OLD:
-        for rule in ("raise_positions", "positions_raised"):
-            assert f"v{version} {sc.cite(rule, version).lines}" in short, (rule, version)
+        # before 0.27 there is no raise: the draft's length is min(draft, target) (_maybe_override_draft_max_model_len,
+        # speculative.py L751-786 @ v0.20.0 .. L1089-1131 @ v0.26.0)
+        rules = ("spec_len",) if version in NO_RAISE else ("raise_positions", "positions_raised")
+        for rule in rules:
+            assert f"v{version} {sc.cite(rule, version).lines}" in (never if version in NO_RAISE else short), (rule,
+                                                                                                          version)
     (raised,) = [f["message"] for f in checkpoint["findings"] if f["code"] == "DSP827"]
     # 0.34 raises them from DraftModelSpeculatorConfig.configure (speculator_config.py), the method in speculative.py
     assert raised.endswith("(vllm/config/speculative.py @ v0.33.0 L1503-1511, v0.33.0 L1807-1846, v0.34.0 L1486-1527; "

@@ -138,10 +138,17 @@ def test_which_checkpoints_a_config_goes_with(tmp_path: Path, monkeypatch: pytes
 
 
 def test_newer_releases_take_the_newest_row_and_older_ones_none() -> None:
-    assert vllm_release.rules_for("0.27.1") is vllm_release.RELEASE_RULES["0.27.0"]
-    assert vllm_release.rules_for("0.34.0") is vllm_release.RELEASE_RULES["0.34.0"]
-    assert vllm_release.rules_for("0.35.0") is vllm_release.RELEASE_RULES[vllm_release.VERSIONS[-1]]
-    assert vllm_release.rules_for("0.26.0") is None
+    rules = vllm_release.RELEASE_RULES
+    # a listed patch release is its own row (0.27.1 has its own data); an unlisted one takes the newest listed
+    # release of its line before it
+    assert vllm_release.rules_for("0.27.1") is rules["0.27.1"]
+    assert vllm_release.rules_for("0.27.3") is rules["0.27.1"]
+    assert vllm_release.rules_for("0.27.0") is rules["0.27.0"]
+    assert vllm_release.rules_for("0.34.0") is rules["0.34.0"]
+    assert vllm_release.rules_for("0.35.0") is rules[vllm_release.VERSIONS[-1]]
+    assert vllm_release.rules_for("0.26.0") is rules["0.26.0"]
+    before_all = "0.{}.0".format(vllm_release.minor(vllm_release.VERSIONS[0])[1] - 1)  # older than every listed one
+    assert vllm_release.rules_for(before_all) is None
 
 
 def test_the_settings_key_resolves_a_path_against_the_settings_folder_and_keeps_inline_json(tmp_path: Path) -> None:

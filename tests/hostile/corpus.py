@@ -21,7 +21,9 @@ CONFIG: dict[str, Any] = {"architectures": ["Qwen3DSparkModel"], "model_type": "
                           "draft_vocab_size": 96, "hidden_size": 16, "markov_rank": 4, "markov_head_type": "vanilla",
                           "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
                           "intermediate_size": 16}
-RUNTIMES = ("--runtime", "vllm")  # the baseline loads on every vLLM release; SGLang's own limits are not the point
+# The baseline loads on every vLLM release that registers Qwen3DSparkModel (registry.py @ v0.25.0 L597 first; an
+# older one refuses it); SGLang's own limits are not the point
+RUNTIMES = ("--runtime", "vllm>=0.25.0")
 TENSORS = (
     TensorSpec("embed_tokens.weight", "F32", (96, 16)),
     *(TensorSpec(f"layers.0.{name}.weight", "F32", shape) for name, shape in (  # one complete Qwen3 layer

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint
+from listed import vllm_before, vllm_minors
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.families import Family
@@ -20,7 +21,6 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_config import SglangConfig
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, contract_for
 from dspark_ckpt.sources.local import local_source
-from listed import vllm_before, vllm_minors
 
 T = 96
 BACKBONES = {Family.DFLASH: "DFlashQwen3Model", Family.EAGLE3_LLAMA: "LlamaModel",
@@ -32,9 +32,9 @@ FIRST = {Family.DFLASH: "0.20.0", Family.EAGLE3_LLAMA: VLLM_VERSIONS[0], Family.
 # Before AutoWeightsLoader the backbone's own load_weights looks each name up in params_dict: a KeyError naming the
 # tensor, not AutoWeightsLoader's sentence (qwen3_dflash.py DFlashQwen3Model.load_weights L457-498 @ v0.20.0,
 # L615-660 @ v0.25.0, AutoWeightsLoader from v0.26.0 L652; llama_eagle3.py LlamaModel.load_weights L225-270 @
-# v0.20.0, L256-289 @ v0.24.0, AutoWeightsLoader from v0.25.0 L267-269; qwen3_eagle3.py L258-290 @ v0.24.0;
+# v0.18.0 and v0.20.0, L256-289 @ v0.24.0, AutoWeightsLoader from v0.25.0 L267-269; qwen3_eagle3.py L258-290 @ v0.24.0;
 # probe_runtime 0.20.0, 0.24.0, 0.25.0 384/384)
-PARAMS_DICT = {Family.DFLASH: vllm_minors("0.20.0", "0.25.0"), Family.EAGLE3_LLAMA: vllm_minors("0.20.0", "0.24.0"),
+PARAMS_DICT = {Family.DFLASH: vllm_minors("0.20.0", "0.25.0"), Family.EAGLE3_LLAMA: vllm_before("0.25.0"),
                Family.EAGLE3_QWEN3: vllm_minors("0.24.0", "0.24.0")}
 REGISTERED = [(v, f) for f in BACKBONES for v in vllm_minors(FIRST[f])]
 
@@ -79,8 +79,8 @@ def test_a_markov_head_fails_to_load_with_vllms_words(version: str, family: Fami
     assert row is not None
     verdict = evaluate_contract(row, version, facts(family))
     assert not verdict.loads and verdict.error is not None
-    assert (verdict.error.code, verdict.error.text, verdict.error.verbatim) == ("DSP350", stray(family, version=version),
-                                                                                True)
+    want = stray(family, version=version)
+    assert (verdict.error.code, verdict.error.text, verdict.error.verbatim) == ("DSP350", want, True)
     assert verdict.error.text == ("'markov_head.markov_w1.weight'" if version in PARAMS_DICT[family] else
                                   f"There is no module or parameter named 'markov_head' in {BACKBONES[family]}. "
                                   f"The available parameters belonging to  ({BACKBONES[family]}) are:")

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from listed import vllm_before, vllm_minors
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.compatibility import evaluate_contract
 from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.table import CONTRACTS, VLLM_VERSIONS, contract_for
-from listed import vllm_before, vllm_minors
 
 T = 100
 # Qwen3DSparkModel is first registered in 0.25.0 (registry.py @ v0.25.0 L597; absent from 0.24.0's registry).
@@ -114,14 +114,30 @@ def test_omni_mask_token_outside_input_vocab() -> None:
     assert error == c.E_OMNI_MASK.format(last=T - 1)
 
 
-@pytest.mark.parametrize("version", VLLM_VERSIONS)
+# DFlashDraftModel is first registered in 0.20.0 (registry.py @ v0.20.0 L576; absent from 0.19.1's registry), with
+# 0.27's d2t predicate and t2d/d2t handling (qwen3_dflash.py L527-533, L593-626 @ v0.20.0; probe_runtime 0.20.0,
+# 0.24.0, 0.25.0 384/384). Its mask_hidden assert words differ before 0.25 (L598-600 @ v0.20.0, L588-590 @ v0.24.0;
+# the 0.25 wording from L759-763 @ v0.25.0).
+E_MASK_HIDDEN_020 = "DFlash should use mask_token_id to embed the padding hidden state"
+
+
+@pytest.mark.parametrize("version", vllm_minors("0.20.0"))
 def test_dflash_contract(version: str) -> None:
     noparam = c.E_NOPARAM.format(cls="DFlashQwen3ForCausalLM")
     assert outcome(version, facts(Family.DFLASH, d=T, lm=False, d2t=True)) == (noparam, set())
     assert outcome(version, facts(Family.DFLASH, d=40, lm=True, d2t=False)) == (None, {"DSP302"})
     assert outcome(version, facts(Family.DFLASH, d=40, lm=False, d2t=True)) == (None, {"DSP301"})
     assert outcome(version, facts(Family.DFLASH, d=T, v=120, lm=True, d2t=False, embed=False)) == (None, {"DSP304"})
-    assert outcome(version, facts(Family.DFLASH, d=T, lm=True, d2t=False, has_mask_hidden=True))[0] == c.E_MASK_HIDDEN
+    mask_hidden = E_MASK_HIDDEN_020 if version in vllm_before("0.25.0") else c.E_MASK_HIDDEN
+    assert outcome(version, facts(Family.DFLASH, d=T, lm=True, d2t=False, has_mask_hidden=True))[0] == mask_hidden
+
+
+@pytest.mark.parametrize("version", vllm_before("0.20.0"))
+def test_dflash_is_not_registered_before_020(version: str) -> None:
+    verdict = evaluate_contract(contract_for("vllm", version, Family.DFLASH), version,  # type: ignore[arg-type]
+                                facts(Family.DFLASH, d=40, lm=True, d2t=True))
+    assert verdict.error is not None and verdict.error.code == "DSP309"
+    assert verdict.error.text.startswith(f"DFlashDraftModel is not registered in vLLM {version}: ")
 
 
 def test_dflash_has_own_lm_head_flag_blocks_sharing_from_031() -> None:

@@ -5,8 +5,8 @@ the DSP356 / DSP357 warnings. Real tiny checkpoints (H = 16) through `analyze`, 
 Every expectation is what the release's code does (llama_eagle3.py, qwen3_eagle3.py, algos.py update_eagle3,
 linear.py ReplicatedLinear.weight_loader; runtimes/eagle3_aux.py LINES); the load outcomes were observed by running
 0.27.0, 0.30.0 and 0.33.0 on CPU (tools/probe_eagle3_aux.py, 17/17 cases each). The older releases, read in their
-wheels: EAGLE-3 Llama 0.20/0.21 size fc for 3 aux states whatever the config says (llama_eagle3.py L174-178 @
-v0.20.0, v0.21.0: `target_hidden_size * 3`, no count key read; the count keys from v0.22.0 L179-185), and their V1
+wheels: EAGLE-3 Llama before 0.22 sizes fc for 3 aux states whatever the config says (llama_eagle3.py L174-178 @
+v0.18.0 .. v0.21.0: `target_hidden_size * 3`, no count key read; the count keys from v0.22.0 L179-185), and its V1
 runner reads only the top-level list (gpu_model_runner.py L4961-4965 @ v0.20.0, L5041-5045 @ v0.21.0; the nested
 list from v0.22.0 L5252-5253); EAGLE-3 Qwen3 is registered from 0.24.0 (registry.py @ v0.24.0 L614, no
 qwen3_eagle3.py before), with 0.27.0's reads (qwen3_eagle3.py L150, L181-188, L193 @ v0.24.0).
@@ -21,18 +21,18 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import backbone_config, draft_tensors, make_checkpoint, write_safetensors
+from listed import vllm_before, vllm_minors
 
 from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS
 from dspark_ckpt.sources.local import local_source
-from listed import vllm_minors
 
 H, T = 16, 96
 IDS4 = [1, 5, 9, 13]
 FAMILIES = ("eagle3-llama", "eagle3-qwen3")
-FIXED = vllm_minors("0.20.0", "0.21.0")  # EAGLE-3 Llama's fc sized for 3 aux states, no count key read
+FIXED = vllm_before("0.22.0")  # EAGLE-3 Llama's fc sized for 3 aux states, no count key read
 READS_COUNT = vllm_minors("0.22.0")  # llama_eagle3.py reads num_aux_hidden_states, then eagle_config's list
 QWEN3 = vllm_minors("0.24.0")  # the releases that register Eagle3Qwen3ForCausalLM
 
@@ -140,7 +140,7 @@ def test_nested_four_ids_size_fc_but_model_runner_v2_ignores_them(tmp_path: Path
     a = run(draft(tmp_path, family, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": IDS4}}, 4 * H),
             releases(family))
     # fc is [H, 4H] and loads; V1 reads the nested list (4 layers), V2 only the top level: 3 default layers.
-    # EAGLE-3 Llama 0.20/0.21 build a [H, 3H] fc whatever the list says: the [H, 4H] weight fails to load
+    # EAGLE-3 Llama 0.18-0.21 build a [H, 3H] fc whatever the list says: the [H, 4H] weight fails to load
     assert outcomes(a) == every(None, "DSP329", releases(family)) | (
         fixed_fc(shape_error(4 * H, 3 * H)) if family == "eagle3-llama" else {})
     step = next(v for v in a.verdicts if v.version not in FIXED).first_step
@@ -155,7 +155,7 @@ def test_nested_four_ids_size_fc_but_model_runner_v2_ignores_them(tmp_path: Path
 def test_nested_four_ids_with_a_three_layer_fc_fails(tmp_path: Path, family: str) -> None:
     a = run(draft(tmp_path, family, {"eagle_config": {"eagle_aux_hidden_state_layer_ids": IDS4}}, 3 * H),
             releases(family))
-    # EAGLE-3 Llama 0.20/0.21: the [H, 3H] fc loads, and neither runner reads eagle_config's list (V1 only the top
+    # EAGLE-3 Llama 0.18-0.21: the [H, 3H] fc loads, and neither runner reads eagle_config's list (V1 only the top
     # level and dflash_config, gpu_model_runner.py L4961-4965 @ v0.20.0; V2 only the top level, eagle3_utils.py
     # L41-46 @ v0.20.0): both hand fc the target's 3 default layers, and nothing fails
     assert outcomes(a) == every(shape_error(3 * H, 4 * H), versions=releases(family)) | (
@@ -167,7 +167,7 @@ def test_nested_four_ids_with_a_three_layer_fc_fails(tmp_path: Path, family: str
 @pytest.mark.parametrize("family", FAMILIES)
 def test_count_and_top_level_list_load_everywhere(tmp_path: Path, family: str) -> None:
     """The repair of the issue's case: fc sized from the count, both runners read the top-level list (on every
-    release that reads a count: EAGLE-3 Llama 0.20/0.21 size fc for 3 whatever it says)."""
+    release that reads a count: EAGLE-3 Llama 0.18-0.21 size fc for 3 whatever it says)."""
     config = {"num_aux_hidden_states": 4, "eagle_aux_hidden_state_layer_ids": IDS4}
     counted = tuple(v for v in releases(family) if v in READS_COUNT)
     a = run(draft(tmp_path / "counted", family, config, 4 * H), counted)
@@ -182,7 +182,7 @@ def test_count_and_top_level_list_load_everywhere(tmp_path: Path, family: str) -
 
 def test_llama_count_without_a_list_fails_at_the_first_step(tmp_path: Path) -> None:
     a = run(draft(tmp_path, "eagle3-llama", {"num_aux_hidden_states": 4}, 4 * H))
-    # 4 x H fc, the target's 3 default layers; 0.20/0.21 build a 3 x H fc: the 4 x H weight fails to load
+    # 4 x H fc, the target's 3 default layers; 0.18-0.21 build a 3 x H fc: the 4 x H weight fails to load
     assert outcomes(a) == every(None, "DSP329") | fixed_fc(shape_error(4 * H, 3 * H))
     assert "DSP357" in codes(a)
 
@@ -228,7 +228,7 @@ def test_use_aux_hidden_state_false_drops_fc(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_target_hidden_size_sets_fc_width(tmp_path: Path, family: str) -> None:
-    # 0.20/0.21's fixed fc is `self.config.target_hidden_size * 3` too (llama_eagle3.py L175-176 @ v0.20.0)
+    # 0.18-0.21 size a fixed fc as `self.config.target_hidden_size * 3` too (llama_eagle3.py L175-176 @ v0.20.0)
     versions = releases(family)
     assert outcomes(run(draft(tmp_path / "a", family, {"target_hidden_size": 24}, 3 * 24), versions)) == every(
         None, versions=versions)
@@ -262,7 +262,7 @@ def test_speculators_top_level_count_is_not_copied(tmp_path: Path) -> None:
 def test_speculators_count_in_the_layer_config_loads(tmp_path: Path) -> None:
     a = run(speculators(tmp_path / "a", "llama", {"eagle_aux_hidden_state_layer_ids": IDS4}, 4 * H,
                         {"num_aux_hidden_states": 4}))
-    assert outcomes(a) == every(None) | fixed_fc(shape_error(4 * H, 3 * H))  # 0.20/0.21 read no count
+    assert outcomes(a) == every(None) | fixed_fc(shape_error(4 * H, 3 * H))  # 0.18-0.21 read no count
 
 
 def test_speculators_target_hidden_size_is_copied(tmp_path: Path) -> None:

@@ -107,14 +107,18 @@ def test_consecutive_sglang_releases_with_one_verdict_fold_into_one_row() -> Non
                _c("sglang", "0.5.16"), _c("sglang", "0.5.17"), _c("sglang", "0.5.18"),
                _c("sglang", "0.5.19", False, "DSP340"), _c("sglang", "0.5.20")]
     found = runs(entries)
-    assert [r.label for r in found] == ["vllm 0.29.0", "vllm 0.30.0", "sglang 0.5.14-0.5.15", "sglang 0.5.16-0.5.18",
+    assert [r.label for r in found] == ["vllm 0.29.0-0.30.0", "sglang 0.5.14-0.5.15", "sglang 0.5.16-0.5.18",
                                         "sglang 0.5.19", "sglang 0.5.20"]
-    assert found[2].entry is entries[2] and found[3].entry is entries[4]
+    assert found[0].entry is entries[0] and found[1].entry is entries[2] and found[2].entry is entries[4]
 
 
-def test_vllm_releases_never_fold_even_with_the_same_verdict() -> None:
+def test_vllm_releases_with_the_same_verdict_fold_as_sglang_ones() -> None:
+    """Consecutive vLLM releases with one verdict are one row (`vllm 0.20.0-0.24.0`); another verdict between them
+    breaks the run."""
     entries = [_c("vllm", v) for v in ("0.31.0", "0.32.0", "0.33.0")]
-    assert [r.label for r in runs(entries)] == ["vllm 0.31.0", "vllm 0.32.0", "vllm 0.33.0"]
+    assert [r.label for r in runs(entries)] == ["vllm 0.31.0-0.33.0"]
+    broken = [_c("vllm", "0.31.0"), _c("vllm", "0.32.0", False, "DSP302"), _c("vllm", "0.33.0")]
+    assert [r.label for r in runs(broken)] == ["vllm 0.31.0", "vllm 0.32.0", "vllm 0.33.0"]
     assert runs([]) == []
 
 

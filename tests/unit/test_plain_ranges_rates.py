@@ -47,9 +47,10 @@ def test_fold_groups_consecutive_sglang_releases_with_one_outcome() -> None:
     cut = names.index("sglang==0.5.16")
     outcome = {n: ("fails" if n.startswith("sglang") and i < cut else "loads") for i, n in enumerate(names)}
     folded = fold(names, split_selector, outcome.__getitem__)
-    labels = [f.label for f in folded]
-    assert labels[: len([n for n in names if n.startswith("vllm")])] == [
-        n.replace("==", " ") for n in names if n.startswith("vllm")]  # vLLM releases stay one per line, as in check
+    vllm = [n.split("==")[1] for n in names if n.startswith("vllm")]
+    # consecutive vLLM releases with one outcome fold too, as in check (`vllm 0.20.0-0.24.0`)
+    assert [(f.label, f.count) for f in folded if f.label.startswith("vllm")] == [
+        (f"vllm {vllm[0]}-{vllm[-1]}", len(vllm))]
     sglang = [f for f in folded if f.label.startswith("sglang")]
     assert len(sglang) == 2 and sum(f.count for f in sglang) == len([n for n in names if n.startswith("sglang")])
     assert sglang[0].label.startswith("sglang 0.5.1-") and sglang[1].label.endswith("-0.5.23")

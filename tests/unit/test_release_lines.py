@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from listed import vllm_minors
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_release
@@ -21,7 +22,6 @@ from dspark_ckpt.runtimes.anchors import (
     covers,
 )
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
-from listed import vllm_minors
 
 LINES = re.compile(r"L\d+(-\d+)?(, L\d+(-\d+)?)*")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import make_checkpoint
+from listed import vllm_before
 
 from dspark_ckpt.check.analysis import inspect_checkpoint, load
 from dspark_ckpt.model.target import TargetVocab
@@ -25,6 +26,10 @@ PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, **SGLANG_READY)
 INKLING = dict(vocab=128, draft_vocab=128, target_vocab=96, **SGLANG_READY)  # V = D > T, as Inkling's 201024 vs 200058
 WIDE_INPUT = dict(vocab=128, draft_vocab=96, target_vocab=96, **SGLANG_READY)  # D = T already, only the input wider
 SGLANG_REGISTERED = [f"sglang==0.5.{n}" for n in range(16, 24)]  # Qwen3DSparkModel is registered from 0.5.16
+# vLLM registers Qwen3DSparkModel from 0.25.0 (registry.py @ v0.25.0 L597): no repair loads it on an older release,
+# so `--for vllm` (every listed release) is refused for any of these drafts; the plans name the releases it can load on
+VLLM = "vllm>=0.25.0"
+VLLM_UNREGISTERED = tuple(f"vllm=={v}" for v in vllm_before("0.25.0"))
 OUTPUT_TRIMMED = {"lm_head.weight", "markov_head.markov_w2.weight"}
 INPUT_TRIMMED = {"embed_tokens.weight", "markov_head.markov_w1.weight"}
 
@@ -42,8 +47,8 @@ def plan(tmp_path: Path, target: int, runtimes: list[str] | None = None, strateg
     ({**PADDED, "lm_head": False}, 96, None, "share-target-head"),
     ({**PADDED, "d2t": True}, 96, ["vllm==0.30.0"], "trim"),
     (dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True), 96, None, "drop-d2t"),
-    ({**PRUNED, "t2d": True}, 128, ["vllm"], "rebuild-d2t"),
-    ({**PRUNED, "t2d": True, "d2t": "zeros"}, 128, ["vllm"], "rebuild-d2t"),
+    ({**PRUNED, "t2d": True}, 128, [VLLM], "rebuild-d2t"),
+    ({**PRUNED, "t2d": True, "d2t": "zeros"}, 128, [VLLM], "rebuild-d2t"),
     (INKLING, 96, None, "trim"),
     (INKLING, 96, ["sglang"], "trim"),
     ({**INKLING, "lm_head": False}, 96, None, "share-target-head"),
@@ -60,7 +65,7 @@ def test_auto_choice(tmp_path: Path, build: dict[str, Any], target: int, runtime
 
 
 def test_trim_actions_and_byte_ranges(tmp_path: Path) -> None:
-    p = plan(tmp_path, 96, ["vllm"], **PADDED)
+    p = plan(tmp_path, 96, [VLLM], **PADDED)
     trims = {x.tensor: x for x in p.actions if isinstance(x, TrimRows)}
     assert set(trims) == {"lm_head.weight", "markov_head.markov_w2.weight"} and {x.rows for x in trims.values()} == {96}
     assert [x for x in p.actions if isinstance(x, SetConfig)][0].new == 96
@@ -109,11 +114,11 @@ def test_rebuild_without_valid_t2d_is_unrepairable(tmp_path: Path) -> None:
 
 
 def test_loading_draft_with_an_unrepairable_silent_error_names_it(tmp_path: Path) -> None:
-    p = plan(tmp_path, 128, ["vllm"], vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
+    p = plan(tmp_path, 128, [VLLM], vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
     assert p.refusal is not None and p.refusal.code == "DSP501" and all(o.loads for o in p.before)
     folder = tmp_path / "d"
     assert p.refusal.message == ("cannot be fully repaired: DSP401 would remain (see "
-                                 f"`dspark-ckpt check {folder} --target-vocab-size 128 --runtime vllm`)")
+                                 f"`dspark-ckpt check {folder} --target-vocab-size 128 --runtime '{VLLM}'`)")
     assert "`dspark-ckpt explain DSP401`" in (p.refusal.hint or "")
 
 
@@ -132,11 +137,11 @@ def test_structural_errors_block_planning(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("build", "target", "runtimes", "strategy"), [
     (PADDED, 96, None, None),
-    (PADDED, 96, ["vllm"], None),
+    (PADDED, 96, [VLLM], None),
     ({**PADDED, "lm_head": False, "shards": 2}, 96, None, None),
     (PADDED, 96, ["vllm==0.27.0", "vllm==0.29.0"], "identity-d2t"),
     (dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True, shards=2), 96, None, None),
-    ({**PRUNED, "t2d": True}, 128, ["vllm"], None),
+    ({**PRUNED, "t2d": True}, 128, [VLLM], None),
     ({**INKLING, "shards": 2}, 96, None, None),
     (WIDE_INPUT, 96, None, None),
     (INKLING, 96, ["sglang"], "trim"),
@@ -184,10 +189,9 @@ def test_trim_takes_the_input_side_along_only_where_a_chosen_runtime_needs_it(tm
     # SGLang 0.5.16+ loads it and fails at the first draft step (a V-wide Markov bias on the T-wide target head).
     assert _settings(for_all) == {"draft_vocab_size": (128, 96, "DSP302"), "vocab_size": (128, 96, "DSP340")}
     assert all(o.loads for o in for_all.after) and [o.runtime for o in for_all.after][-8:] == SGLANG_REGISTERED
-    assert for_all.not_repaired_for == tuple(f"sglang=={v}" for v in ("0.5.1", "0.5.2", "0.5.3", "0.5.4",
-                                                                        "0.5.4.post2", *(f"0.5.{n}" for n in
-                                                                                         range(5, 16))))
-    for_vllm = plan_fix(folder, target_vocab_size=96, runtimes=["vllm"])
+    sglang_unregistered = ("0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", *(f"0.5.{n}" for n in range(5, 16)))
+    assert for_all.not_repaired_for == VLLM_UNREGISTERED + tuple(f"sglang=={v}" for v in sglang_unregistered)
+    for_vllm = plan_fix(folder, target_vocab_size=96, runtimes=[VLLM])
     assert for_vllm.strategy == "trim" and _trimmed(for_vllm) == OUTPUT_TRIMMED
     assert set(_settings(for_vllm)) == {"draft_vocab_size"}
     shard = for_all.changes.shards[0]
@@ -204,7 +208,7 @@ def test_forced_trim_takes_the_input_side_along_for_sglang_only(tmp_path: Path) 
 
 def test_trim_input_alone_fixes_a_draft_whose_only_excess_is_the_input_side(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", **WIDE_INPUT)
-    assert not plan_fix(folder, target_vocab_size=96, runtimes=["vllm"]).actions  # vLLM loads it as it is
+    assert not plan_fix(folder, target_vocab_size=96, runtimes=[VLLM]).actions  # vLLM loads it as it is
     p = plan_fix(folder, target_vocab_size=96)
     # SGLang 0.5.16+ sizes markov_w2 by V (128), not D (96): default_weight_loader's assert.
     assert [(o.runtime, o.error_code) for o in p.before if not o.loads] == [(r, "DSP323") for r in SGLANG_REGISTERED]
@@ -249,21 +253,24 @@ def test_pruned_draft_for_all_is_repaired_for_vllm_and_names_sglang(tmp_path: Pa
     """--for all is best effort: SGLang's Qwen3 DSpark sizes markov_w2 by V, so no repair loads there (DSP505)."""
     p = plan(tmp_path, 128, None, **PRUNED, t2d=True)
     every = tuple(str(r) for r in fix_runtimes(["sglang"]))
-    assert p.refusal is None and p.strategy == "rebuild-d2t" and p.not_repaired_for == every
+    assert p.refusal is None and p.strategy == "rebuild-d2t" and p.not_repaired_for == VLLM_UNREGISTERED + every
     assert "sglang" not in p.runtimes and all(o.loads for o in p.after)
     [warning] = p.warnings
     assert warning.code == "DSP505" and warning.severity == "warning"
-    assert "not repaired for sglang, which" in warning.message
+    old = vllm_before("0.25.0")  # no Qwen3DSparkModel to load
+    assert f"not repaired for vllm {old[0]}-{old[-1]}, sglang, which" in warning.message
     assert "sglang 0.5.16-0.5.23: SGLang's Qwen3 DSpark drafts with the target's lm_head" in warning.message
-    assert f"dspark-ckpt check {tmp_path / 'd'} --target-vocab-size 128 --runtime sglang" in (warning.hint or "")
+    assert (f"dspark-ckpt check {tmp_path / 'd'} --target-vocab-size 128 --runtime 'vllm<={old[-1]}' "
+            "--runtime sglang") in (warning.hint or "")
 
 
 def test_pruned_draft_for_sglang_named_explicitly_is_refused(tmp_path: Path) -> None:
     folder = make_checkpoint(tmp_path / "d", **PRUNED, t2d=True)
-    for runtimes in (["sglang"], ["vllm", "sglang"]):
+    for runtimes in (["sglang"], [VLLM, "sglang"]):
         p = plan_fix(folder, target_vocab_size=128, runtimes=runtimes)
         assert p.refusal is not None and p.refusal.code == "DSP502" and not p.actions and not p.warnings
         assert p.refusal.message.startswith("no repair makes this draft load on sglang: sglang 0.5.1-0.5.15: as it "
                                             "is it fails with DSP309")
         assert "; sglang 0.5.16-0.5.23: SGLang's Qwen3 DSpark drafts with the target's lm_head" in p.refusal.message
-        assert p.refusal.hint == f"`dspark-ckpt fix {folder} --target-vocab-size 128 --for vllm` repairs it for vllm"
+        assert p.refusal.hint == (f"`dspark-ckpt fix {folder} --target-vocab-size 128 --for '{VLLM}'` repairs it "
+                                  f"for {VLLM}")

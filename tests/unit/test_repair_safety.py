@@ -12,6 +12,8 @@ from dspark_ckpt.repair.safety import SAFE_SHARD_MAX_BYTES, skip_message, unsafe
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 EQUAL_WITH_D2T = dict(vocab=96, draft_vocab=96, target_vocab=96, d2t=True)
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)
+# the releases that register Qwen3DSparkModel (registry.py @ v0.25.0 L597): no repair loads it before them
+VLLM = "vllm>=0.25.0"
 
 
 def test_trim_rewrites_tensor_data(tmp_path: Path) -> None:
@@ -36,14 +38,14 @@ def test_share_target_head_trims_markov_w2(tmp_path: Path) -> None:
 def test_share_target_head_without_markov_head_is_config_only(tmp_path: Path) -> None:
     # For vLLM only: SGLang would also need V = T, which trims embed_tokens (tensor data).
     plan = plan_fix(make_checkpoint(tmp_path / "d", lm_head=False, markov=False, **PADDED), target_vocab_size=96,
-                    runtimes=["vllm"])
+                    runtimes=[VLLM])
     assert plan.strategy == "share-target-head" and plan.changes is not None
     assert [t.file for t in plan.changes.texts] == ["config.json"] and not plan.changes.shards
     assert unsafe_reasons(plan, max_bytes=0) == []
 
 
 def test_new_d2t_shard_is_metadata_only_until_it_is_large(tmp_path: Path) -> None:
-    plan = plan_fix(make_checkpoint(tmp_path / "d", **PRUNED), target_vocab_size=128, runtimes=["vllm"])
+    plan = plan_fix(make_checkpoint(tmp_path / "d", **PRUNED), target_vocab_size=128, runtimes=[VLLM])
     assert plan.strategy == "rebuild-d2t" and plan.changes is not None and plan.changes.shards[0].new
     assert unsafe_reasons(plan) == []
     assert unsafe_reasons(plan, max_bytes=32 * 8 - 1) == [
@@ -52,7 +54,7 @@ def test_new_d2t_shard_is_metadata_only_until_it_is_large(tmp_path: Path) -> Non
 
 def test_replacing_an_existing_d2t_is_not_metadata_only(tmp_path: Path) -> None:
     plan = plan_fix(make_checkpoint(tmp_path / "d", **dict(PRUNED, d2t="zeros")), target_vocab_size=128,
-                    runtimes=["vllm"])
+                    runtimes=[VLLM])
     assert plan.strategy == "rebuild-d2t"
     assert unsafe_reasons(plan) == ["replaces the data of d2t in the existing shard model.safetensors"]
 

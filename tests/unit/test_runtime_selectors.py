@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_checkpoint
+from listed import vllm_before
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.errors import UsageError
@@ -14,7 +15,11 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED, assumed_from
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors, release
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS, contract_for
+from dspark_ckpt.runtimes.versions import release_key
 from dspark_ckpt.sources.local import local_source
+
+# A vLLM release older than every listed one (the minor before the first listed release's)
+OLDER = "0.{}.0".format(release_key(VLLM_VERSIONS[0], precision=2)[1] - 1)
 
 
 def names(*texts: str) -> list[str]:
@@ -27,7 +32,7 @@ def names(*texts: str) -> list[str]:
     ("vllm>=0.29,<0.32", ["0.29.0", "0.30.0", "0.31.0"]),
     ("vllm!=0.30.0", [v for v in VLLM_VERSIONS if v != "0.30.0"]),
     ("vllm==0.31.*", ["0.31.0"]),
-    ("vllm<0.28", ["0.27.0"]),
+    ("vllm<0.28", list(vllm_before("0.28.0"))),
 ])
 def test_ranges_select_known_versions(text: str, want: list[str]) -> None:
     assert names(text) == [f"vllm=={v}" for v in want]
@@ -43,7 +48,8 @@ def test_exact_versions_are_kept_even_when_unknown(text: str, want: str) -> None
 
 
 @pytest.mark.parametrize(("text", "code"), [
-    ("vllm>=0.40", "DSP-E007"), ("vllm<0.20", "DSP-E007"), ("vllm==abc", "DSP-E008"), ("vllm>=x.y", "DSP-E008"),
+    ("vllm>=0.40", "DSP-E007"), (f"vllm<{VLLM_VERSIONS[0]}", "DSP-E007"), ("vllm==abc", "DSP-E008"),
+    ("vllm>=x.y", "DSP-E008"),
     ("vllm==", "DSP-E008"), ("tgi==1.0", "DSP-E001"), ("vllm 0.30", "DSP-E001"),
 ])
 def test_bad_selectors_are_usage_errors(text: str, code: str) -> None:
@@ -73,8 +79,11 @@ def test_newer_version_takes_the_newest_row_of_each_family() -> None:
 
 
 def test_older_version_is_unsupported_before_first_registration() -> None:
+    # the last release before each registration (registry.py @ v0.24.0 L614 Eagle3Qwen3ForCausalLM, @ v0.25.0 L597
+    # Qwen3DSparkModel, @ v0.26.0 L612 Gemma4DSparkModel, @ v0.28.0 L628 DFlash2DraftModel first); Qwen3-Omni's
+    # 0.25-0.28 are method dspark's DeepSeek-V4 rewrite row (test_contract_matrix), so its release here is 0.24.0
     known = {"eagle3-llama": "0.8.4", "dflash": "0.19.1", "eagle3-qwen3": "0.23.0", "qwen3-dspark": "0.24.0",
-             "gemma4-dspark": "0.25.1", "qwen3-omni-dspark": "0.26.0", "dflash2": "0.27.1"}
+             "gemma4-dspark": "0.25.1", "qwen3-omni-dspark": "0.24.0", "dflash2": "0.27.1"}
     last_without = {f: known[f.value] for f in Family if f.value in known}
     assert set(last_without) == set(FIRST_REGISTERED) == set(Family)
     for family, reg in FIRST_REGISTERED.items():
@@ -85,10 +94,20 @@ def test_older_version_is_unsupported_before_first_registration() -> None:
         assert "registry.py" in contract.source and assumed_from(contract, before) is None
 
 
-def test_older_but_registered_version_is_assumed_from_the_first_row() -> None:
-    contract = contract_for("vllm", "0.25.0", Family.QWEN3_DSPARK)
-    assert contract is not None and contract.supported and contract.first == "0.27.0"
-    assert assumed_from(contract, "0.25.0") == "0.27.0"
+def test_older_but_registered_version_is_assumed_from_the_first_row(tmp_path: Path) -> None:
+    # EAGLE-3 Llama is registered long before the first listed release (FIRST_REGISTERED: 0.8.5)
+    contract = contract_for("vllm", OLDER, Family.EAGLE3_LLAMA)
+    assert contract is not None and contract.supported and contract.first == VLLM_VERSIONS[0]
+    assert assumed_from(contract, OLDER) == VLLM_VERSIONS[0]
+    a = _analysis(tmp_path, f"vllm=={OLDER}", family="eagle3-llama", vocab=96, draft_vocab=96, markov=False)
+    assert a.verdicts[0].loads
+    assert (f"vllm=={OLDER}: verdict assumed from vLLM {VLLM_VERSIONS[0]} (older than every release whose vocabulary "
+            "contract dspark-ckpt has read, though the family is registered there") in next(
+        f.message for f in a.findings if f.code == "DSP220")
+    # a listed release is read, not assumed: Qwen3 DSpark's first row starts at its registration (probe_runtime
+    # 0.25.0 384/384)
+    first = contract_for("vllm", "0.25.0", Family.QWEN3_DSPARK)
+    assert first is not None and first.supported and first.first == "0.25.0" and assumed_from(first, "0.25.0") is None
 
 
 def _analysis(tmp_path: Path, *selectors: str, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -123,11 +142,20 @@ def test_known_versions_never_warn(tmp_path: Path) -> None:
 def test_unregistered_version_is_not_supported(tmp_path: Path) -> None:
     a = _analysis(tmp_path, "vllm==0.24.0", "vllm==0.25.0", vocab=96, draft_vocab=96)
     by_version = {v.version: v for v in a.verdicts}
+    # 0.24.0 registers no Qwen3DSparkModel (registry.py @ v0.24.0 L606-615) and says so (registry.py L1062)
     assert by_version["0.24.0"].error is not None and by_version["0.24.0"].error.code == "DSP309"
-    assert "not registered in vLLM 0.24.0" in by_version["0.24.0"].error.text
+    assert by_version["0.24.0"].error.text == "Model architectures ['Qwen3DSparkModel'] are not supported for now."
     assert by_version["0.25.0"].loads
-    assert "vllm==0.25.0: verdict assumed from vLLM 0.27.0" in next(f.message for f in a.findings
-                                                                  if f.code == "DSP220")
+    assert not any(f.code == "DSP220" for f in a.findings)  # both listed: nothing assumed
+
+
+def test_a_release_older_than_the_list_is_not_registered(tmp_path: Path) -> None:
+    """Older than every listed release, the registration is FIRST_REGISTERED's bisection (Qwen3DSparkModel from
+    0.25.0, registry.py @ v0.25.0 L597)."""
+    a = _analysis(tmp_path, f"vllm=={OLDER}", vocab=96, draft_vocab=96)
+    (verdict,) = a.verdicts
+    assert verdict.error is not None and verdict.error.code == "DSP309"
+    assert f"Qwen3DSparkModel is not registered in vLLM {OLDER}: " in verdict.error.text
 
 
 def test_runtime_version_str() -> None:

@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import draft_tensors, make_checkpoint
+from listed import vllm_minors
 
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
@@ -48,7 +49,10 @@ def stats(result: Any) -> dict[tuple[str, str], Any]:
 
 def test_illegal_rows_made_to_win(tmp_path: Path) -> None:
     report, result = run(padded(tmp_path, "win", "win"))
-    assert result.probe.ran and result.probe.illegal_rows == D - T and result.probe.runtime == "vllm==0.27.0"
+    # the first release that loads the draft's own head: Qwen3DSparkModel's first, 0.25.0 (registry.py @ v0.25.0
+    # L597), where a padded head loads with its illegal rows (qwen3_dspark.py L121-127, L149-185 @ v0.25.0)
+    first = vllm_minors("0.25.0")[0]
+    assert result.probe.ran and result.probe.illegal_rows == D - T and result.probe.runtime == f"vllm=={first}"
     embed = stats(result)[("embed_tokens", "lm_head")]
     assert embed.probes == 128 and embed.argmax_illegal == 128 and embed.topk_any_illegal == 128
     assert embed.topk_illegal_slots == 128 * 4 and embed.max_margin > 0 and T <= embed.max_margin_row < D
