@@ -1,4 +1,4 @@
-"""dspark_ckpt/method_cache.py: dataclasses' generated methods compiled once and kept; the classes are the same."""
+"""dspark_ckpt/cli/method_cache.py: dataclasses' generated methods compiled once and kept; the classes are the same."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import dspark_ckpt.cli  # noqa: F401 - installs the cache, as every CLI start does
-from dspark_ckpt import method_cache
+from dspark_ckpt.cli import method_cache
 
 
 def _define() -> type:

@@ -7,7 +7,7 @@ for its ~80 record classes: about 180 M instructions of a check's ~930 M (docs/a
 keeps the code objects in the package's `__pycache__`, as the interpreter keeps `.pyc` files (and, like it, writes
 nothing under PYTHONDONTWRITEBYTECODE, or where it cannot write); later starts exec the kept code. The same text
 compiled the same way (no inherited `__future__` flags, as `exec` of a string from dataclasses.py has none) is the same
-code: every class is what dataclasses would have built. Installed by the CLI package only (`dspark_ckpt/cli`), so a
+code: every class is what dataclasses would have built. Installed by the CLI package only (`dspark_ckpt/cli/__init__.py`), so a
 program that imports dspark_ckpt as a library keeps its own dataclasses untouched.
 """
 
