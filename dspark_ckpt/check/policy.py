@@ -54,15 +54,18 @@ class Policy:
             return False
         if self.gate is None:
             return True
-        named = [e for e in checkpoint.compatibility if finding.code == e.error_code or finding.code in e.silent_codes]
+        named = [e for e in _outcomes(checkpoint) if finding.code in e[2]]
         return not named or any(self.counts(e, checkpoint) for e in named)
 
-    def counts(self, entry: Compatibility, checkpoint: CheckpointReport) -> bool:
-        """This runtime release's outcome gates the run: every release of a named runtime; by default vLLM's,
-        except a release older than the draft's architecture (registered.predates)."""
+    def counts(self, entry: Compatibility | tuple[str, str, tuple[str | None, ...]],
+               checkpoint: CheckpointReport) -> bool:
+        """This runtime release's outcome (its load, or its start-up with --speculative-config) gates the run: every
+        release of a named runtime; by default vLLM's, except a release older than the draft's architecture
+        (registered.predates)."""
+        runtime, version = (entry.runtime, entry.version) if isinstance(entry, Compatibility) else entry[:2]
         if self.gate is None:
             return True
-        return entry.runtime in self.gate and not predates(entry.runtime, entry.version, checkpoint.architecture)
+        return runtime in self.gate and not predates(runtime, version, checkpoint.architecture)
 
     def failing(self, report: Report) -> tuple[Finding, ...]:
         """The findings that decide exit 1 (before --exit-zero)."""
@@ -76,9 +79,18 @@ class Policy:
         """The runtimes in the matrix that do not gate (for the verdict line)."""
         if self.gate is None:
             return ()
-        shown = dict.fromkeys(e.runtime if e.runtime not in self.gate else f"{e.runtime} {PREDATES}"
-                              for c in report.checkpoints for e in c.compatibility if not self.counts(e, c))
+        shown = dict.fromkeys(e[0] if e[0] not in self.gate else f"{e[0]} {PREDATES}"
+                              for c in report.checkpoints for e in _outcomes(c) if not self.counts(e, c))
         return tuple(shown)
+
+
+def _outcomes(checkpoint: CheckpointReport) -> list[tuple[str, str, tuple[str | None, ...]]]:
+    """(runtime, version, the codes it reports) of every release's load and, with a deploy preflight, start-up."""
+    out: list[tuple[str, str, tuple[str | None, ...]]] = [
+        (e.runtime, e.version, (e.error_code, *e.silent_codes)) for e in checkpoint.compatibility]
+    if checkpoint.deploy is not None:
+        out += [(d.runtime, d.version, (d.error_code, *d.note_codes)) for d in checkpoint.deploy.runtimes]
+    return out
 
 
 def _longest(code: str, prefixes: tuple[str, ...]) -> str | None:
