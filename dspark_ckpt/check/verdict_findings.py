@@ -11,38 +11,41 @@ from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.releases import ASSUMED, assumed_from, assumption_findings
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.runtimes.table import SGLANG_VERSIONS
+from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS
 
+LISTED = {"vllm": VLLM_VERSIONS, "sglang": SGLANG_VERSIONS}
 METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"))
 
 # Where the right repair depends on the vocab kind, the registry's generic hint is replaced (command markers as in
 # model/hint_template.py: check fills them in for the checkpoint).
 KIND_HINTS: dict[tuple[FindingCode, str], str] = {
     ("DSP302", "padded"): "Trim lm_head/markov_w2 to T rows and set draft_vocab_size = T ({fix --strategy trim}, "
-                          "loads everywhere); an explicit zero d2t loads on vLLM 0.27-0.29 only.",
+                          "loads everywhere); an explicit zero d2t loads on vLLM 0.25-0.29 only.",
     ("DSP303", "padded"): "Trim to T rows ({fix --strategy trim}), or drop the d2t for vLLM 0.30+ only.",
     ("DSP303", "equal"): "Drop the d2t: an equal-vocab draft maps by identity ({fix --strategy drop-d2t}).",
 }
 
 
 def _versions(vs: Sequence[Verdict]) -> str:
-    """The runtimes, with a run of three or more consecutive known SGLang releases written as one range."""
+    """The runtimes, with a run of three or more consecutive listed releases of one runtime written as one range
+    (`vllm 0.18.0-0.24.0`, `sglang 0.5.1-0.5.15`)."""
     names: list[str] = []
-    run: list[str] = []
+    run: list[Verdict] = []
 
     def flush() -> None:
         if len(run) >= 3:
-            names.append(f"sglang {run[0]}-{run[-1]}")
+            names.append(f"{run[0].runtime} {run[0].version}-{run[-1].version}")
         else:
-            names.extend(str(RuntimeVersion("sglang", r)) for r in run)
+            names.extend(str(RuntimeVersion(r.runtime, r.version)) for r in run)
         run.clear()
 
     for v in vs:
-        if v.runtime == "sglang" and v.version in SGLANG_VERSIONS:
-            i = SGLANG_VERSIONS.index(v.version)
-            if run and SGLANG_VERSIONS.index(run[-1]) != i - 1:
+        listed = LISTED.get(v.runtime, ())
+        if v.version in listed:
+            i = listed.index(v.version)
+            if run and (run[-1].runtime != v.runtime or listed.index(run[-1].version) != i - 1):
                 flush()
-            run.append(v.version)
+            run.append(v)
             continue
         flush()
         names.append(str(RuntimeVersion(v.runtime, v.version)))

@@ -155,7 +155,7 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
     if config.nested_settings:
         findings.append(nested_finding(config.nested_settings, file))
     if architecture == "DSparkDraftModel" and model_type == "qwen3" and speculators_type is None:
-        findings.append(finding("DSP218", "architectures names DSparkDraftModel with model_type qwen3: vLLM 0.27/0.28 "
+        findings.append(finding("DSP218", "architectures names DSparkDraftModel with model_type qwen3: vLLM 0.25-0.28 "
                                           "build the DeepSeek-V4 draft from that name (config/speculative.py), only "
                                           "0.29+ rename it to Qwen3DSparkModel.", file=file))
     return config, findings

@@ -88,7 +88,7 @@ REPAIRS: tuple[Repair, ...] = (
     Repair(SET_DRAFT_VOCAB, "set draft_vocab_size to the rows every D-sized tensor has (config.json contradicted "
            "the tensors)", ("DSP216",), Applicability.SAFE, hint_for=("DSP216",)),
     Repair(NAME_QWEN3_DSPARK, "name a Qwen3-typed DSparkDraftModel Qwen3DSparkModel in config.json, as vLLM 0.29+ "
-           "does itself (0.27/0.28 build the DeepSeek-V4 draft from that name)", ("DSP218", "DSP309"),
+           "does itself (0.25-0.28 build the DeepSeek-V4 draft from that name)", ("DSP218", "DSP309"),
            Applicability.SAFE, hint_for=("DSP218",)),
     Repair(SET_AUX_COUNT, "set num_aux_hidden_states to the length of the EAGLE-3 draft's aux layer list and keep "
            "the list at the top level of config.json and in eagle_config, where vLLM's and SGLang's model runners read "

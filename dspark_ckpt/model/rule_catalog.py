@@ -347,15 +347,15 @@ RULES: dict[str, Rule] = _rules(
          "is built with vocab_size rows (151936) and it has no lm_head.",
          "Set draft_vocab_size to the rows the tensors have ({fix}, config only)."),
     Rule("DSP218", "dspark-draft-model-name", WARNING,
-         "A Qwen3 DSpark draft is named DSparkDraftModel: vLLM 0.27/0.28 load the DeepSeek-V4 draft instead",
+         "A Qwen3 DSpark draft is named DSparkDraftModel: vLLM 0.25-0.28 load the DeepSeek-V4 draft instead",
          "config.json says `architectures: [\"DSparkDraftModel\"]` with `model_type: qwen3` (SpecForge's name for its "
-         "DSpark draft). DSparkDraftModel is vLLM's DeepSeek-V4 draft: with method dspark, 0.27 and 0.28 set "
+         "DSpark draft). DSparkDraftModel is vLLM's DeepSeek-V4 draft: with method dspark, 0.25 through 0.28 set "
          "model_type deepseek_v4 and build that class; only 0.29+ rename a Qwen3-typed DSparkDraftModel to "
          "Qwen3DSparkModel first (config/speculative.py 0.29 L1360-1368).",
-         "The draft fails on vLLM 0.27/0.28 (`AttributeError: 'Qwen3Config' object has no attribute 'hc_mult'`).",
+         "The draft fails on vLLM 0.25-0.28 (`AttributeError: 'Qwen3Config' object has no attribute 'hc_mult'`).",
          "A SpecForge 0.2.0 DSpark export.",
          "Name the architecture Qwen3DSparkModel in config.json ({fix}, config only), which every release from "
-         "0.27 loads as Qwen3 DSpark."),
+         "0.25 loads as Qwen3 DSpark."),
     Rule("DSP217", "target-vocab-from-t2d", INFO, "T was taken from the draft's own t2d",
          "No --target or --target-vocab-size was given, and the draft ships a t2d, which has one flag per target "
          "id: its length is the target vocabulary the draft was pruned for. (A speculators config's "
@@ -402,7 +402,7 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP306", "padded-without-lm-head", ERROR, "Padded draft (D > T) ships no lm_head of its own",
          "D > T and the checkpoint has no `lm_head`.",
          "vLLM 0.30+ loads it with an uninitialised lm_head (garbage proposals, no error); 0.29 refuses it; "
-         "0.27/0.28 share the width-T target head against a width-D markov head.",
+         "0.25-0.28 share the width-T target head against a width-D markov head.",
          "T = 200058, D = 201024, no lm_head.weight.",
          "Trim markov_w2 to T rows and set draft_vocab_size = T so the target head is shared "
          "({fix}).",
@@ -423,7 +423,7 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP309", "unsupported-architecture", ERROR, "The runtime version does not support this draft architecture",
          "The runtime has no model class for this architecture (e.g. Qwen3OmniDSparkModel before vLLM 0.29: `Model "
          "architectures [...] are not supported for now.`), or rewrites it to a class that cannot load it: vLLM "
-         "0.27/0.28 turn a DSparkDraftModel with model_type qwen3 (SpecForge's name) into the DeepSeek-V4 draft, "
+         "0.25-0.28 turn a DSparkDraftModel with model_type qwen3 (SpecForge's name) into the DeepSeek-V4 draft, "
          "which fails on the Qwen3 config (`'Qwen3Config' object has no attribute 'hc_mult'`). SGLang says `Cannot find model module. "
          "'<arch>' is not a registered model ...` for a name no EntryClass of that release lists: Qwen3DSparkModel "
          "before 0.5.16, DFlashDraftModel before 0.5.11, and vLLM's names (Eagle3LlamaForCausalLM, "
@@ -434,7 +434,7 @@ RULES: dict[str, Rule] = _rules(
          "LlamaForCausalLMEagle3 in config.json.",
          family_fix=(
              ("qwen3-dspark", ("Deploy on a release that registers the draft's architecture: SGLang registers "
-                              "Qwen3DSparkModel from 0.5.16 (DSparkDraftModel from 0.5.17); vLLM 0.27/0.28 load a "
+                              "Qwen3DSparkModel from 0.5.16 (DSparkDraftModel from 0.5.17), vLLM from 0.25.0; vLLM 0.25-0.28 load a "
                               "Qwen3 DSpark draft only under the name Qwen3DSparkModel (DSP218 names that "
                               "config-only repair).")),
              ("qwen3-omni-dspark", ("Deploy on vLLM 0.29 or later, the first release with Qwen3OmniDSparkModel; no "

@@ -141,7 +141,7 @@ def _dflash(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any]) -> None:
 
 
 def _dspark(cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> None:
-    """update_dspark: 0.27/0.28 always build Qwen3DSparkModel; 0.29+ keep a Qwen3(Omni)DSparkModel named in
+    """update_dspark: 0.25-0.28 always build Qwen3DSparkModel; 0.29+ keep a Qwen3(Omni)DSparkModel named in
     architectures, set dspark_bonus_anchor and copy use_aux_hidden_state."""
     archs = cfg.get("architectures") or []
     kept = [a for a in archs if a in _DSPARK_SELECTABLE] if isinstance(archs, list) else []
