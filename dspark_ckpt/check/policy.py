@@ -17,8 +17,9 @@ ALL = ("DSP",)  # the default selection: every registered code
 # drafts are served, and a draft correct for it must pass by default: SGLang's Qwen3 DSpark has no reduced-vocab
 # support at all (any d2t is an error), so gating on it would fail every pruned draft that loads on every vLLM.
 # Naming runtimes (`--runtime sglang`, `--runtime all`, or `runtime = [...]`) gates on exactly the ones named.
-# Within the default gate, a vLLM release older than the draft's architecture (it does not register the name, a
-# later release does: vLLM 0.22 and a DSpark draft) is shown but does not gate: no draft of that kind can load there.
+# Either way, a release older than the draft's architecture (it does not register the name, a later release does:
+# vLLM 0.22 and a DSpark draft) is shown but does not gate unless named with `==`: no draft of that kind can load
+# there, as `fix --for vllm` does not repair for it.
 DEFAULT_GATE: tuple[str, ...] = ("vllm",)
 PREDATES = "releases older than the draft's architecture"  # how the verdict line names those entries
 
@@ -32,6 +33,8 @@ class Policy:
     fail_on: Severity = Severity.ERROR
     exit_zero: bool = False
     gate: tuple[str, ...] | None = None  # runtimes whose contract findings fail the run; None: every one evaluated
+    # releases named one by one (`--runtime vllm==0.22.0`): they gate even where older than the draft's architecture
+    exact: frozenset[str] = frozenset()
 
     def is_selected(self, code: str) -> bool:
         """Longest matching prefix wins; a tie goes to ignore, as in flake8's DecisionEngine."""
@@ -52,20 +55,20 @@ class Policy:
         """
         if not self.fails(finding):
             return False
-        if self.gate is None:
-            return True
         named = [e for e in _outcomes(checkpoint) if finding.code in e[2]]
         return not named or any(self.counts(e, checkpoint) for e in named)
 
     def counts(self, entry: Compatibility | tuple[str, str, tuple[str | None, ...]],
                checkpoint: CheckpointReport) -> bool:
-        """This runtime release's outcome (its load, or its start-up with --speculative-config) gates the run: every
-        release of a named runtime; by default vLLM's, except a release older than the draft's architecture
-        (registered.predates)."""
+        """This runtime release's outcome (its load, or its start-up with --speculative-config) gates the run: a
+        release of a gated runtime (every runtime named, else vLLM), except a vLLM release older than the draft's
+        architecture (registered.predates) that was not named with `==`: no draft of its kind can load there (SGLang's
+        older releases stay with the gate as named: `--runtime sglang` is best effort elsewhere too)."""
         runtime, version = (entry.runtime, entry.version) if isinstance(entry, Compatibility) else entry[:2]
-        if self.gate is None:
-            return True
-        return runtime in self.gate and not predates(runtime, version, checkpoint.architecture)
+        if self.gate is not None and runtime not in self.gate:
+            return False
+        return runtime != "vllm" or f"{runtime}=={version}" in self.exact or \
+            not predates(runtime, version, checkpoint.architecture)
 
     def failing(self, report: Report) -> tuple[Finding, ...]:
         """The findings that decide exit 1 (before --exit-zero)."""
@@ -77,9 +80,7 @@ class Policy:
 
     def ungated_runtimes(self, report: Report) -> tuple[str, ...]:
         """The runtimes in the matrix that do not gate (for the verdict line)."""
-        if self.gate is None:
-            return ()
-        shown = dict.fromkeys(e[0] if e[0] not in self.gate else f"{e[0]} {PREDATES}"
+        shown = dict.fromkeys(e[0] if self.gate is not None and e[0] not in self.gate else f"{e[0]} {PREDATES}"
                               for c in report.checkpoints for e in _outcomes(c) if not self.counts(e, c))
         return tuple(shown)
 

@@ -80,8 +80,9 @@ def resolve_run(c: Common, *, need_target: bool = True) -> Run:
     settings = load_settings(Path.cwd(), explicit=settings_file, isolated=c.isolated)
     selectors = c.runtime or (list(settings.runtime) if settings.runtime is not None else None)
     # Runtimes chosen (flag or settings): every one of them gates. None chosen: all are shown, DEFAULT_GATE gates.
-    policy = replace(resolve(settings.policy, cli_layer(c)), gate=None if selectors else DEFAULT_GATE)
     runtimes = tuple(parse_selectors(selectors))
+    exact = frozenset(str(r) for s in selectors or () if "==" in s for r in parse_selectors([s]))
+    policy = replace(resolve(settings.policy, cli_layer(c)), gate=None if selectors else DEFAULT_GATE, exact=exact)
     target, size = c.target, c.target_vocab_size
     if target is None and size is None:  # either flag replaces both settings keys: they are one choice
         target, size = settings.target, settings.target_vocab_size

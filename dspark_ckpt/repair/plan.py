@@ -26,6 +26,7 @@ from dspark_ckpt.repair.strategies import (
     step_actions,
 )
 from dspark_ckpt.runtimes.records import DraftFacts
+from dspark_ckpt.runtimes.registered import predates
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
 
 # check's findings of a d2t's contents
@@ -94,7 +95,19 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
     """Pick the repair whose result loads on every chosen runtime with the fewest silent problems. `best_effort`
     (`--for all`, `--for sglang`): runtimes no repair can make load are left out, named in a DSP505 warning, and the
     repair is planned for the others. `required`: releases named with `==`, never left out, and runtimes named bare
-    (`sglang`), of which at least one release must stay."""
+    (`sglang`), of which at least one release must stay. Releases older than the draft's architecture (they do not
+    register it: vLLM 0.22 and a DSpark draft) are left out, named in a DSP505 warning, unless every chosen release
+    is one (`--for vllm==0.22.0` alone: refused, as it can never load there)."""
+    older = _older(s, runtimes)
+    if older and len(older) < len(runtimes):
+        plan = plan_repair(s, [r for r in runtimes if str(r) not in older], strategy, best_effort=best_effort,
+                           required=required)
+        if plan.refusal is not None:
+            return plan
+        warning = finding("DSP505", f"not repaired for {hints.spans(older)}, older than the draft's architecture "
+                                    f"{_architecture(s)}: no release before its registration can load it")
+        return replace(plan, warnings=(*plan.warnings, warning),
+                       not_repaired_for=(*older, *plan.not_repaired_for))
     if not best_effort:  # the unreachable runtimes matter only to a refused plan of fix's own choosing
         plan = _plan(s, runtimes, strategy)
         if strategy is None and plan.refusal is not None and (dropped := _unreachable(s, runtimes)):
@@ -119,6 +132,18 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
                                 "release with --for runtime==X to require it)",
                       hint="see what fails there: `" + hints.command("check", s.named, list(dropped)) + "`")
     return replace(plan, warnings=(warning,), not_repaired_for=tuple(dropped))
+
+
+def _architecture(s: Situation) -> str | None:
+    names = s.config.get("architectures")
+    return names[0] if isinstance(names, list) and names and isinstance(names[0], str) else None
+
+
+def _older(s: Situation, runtimes: Sequence[RuntimeVersion]) -> list[str]:
+    """The chosen vLLM releases that predate the draft's architecture (registered.predates; SGLang's releases are
+    left to best effort, as before)."""
+    arch = _architecture(s)
+    return [str(r) for r in runtimes if r.runtime == "vllm" and predates(r.runtime, r.version, arch)]
 
 
 def _reasons(dropped: dict[str, str]) -> str:

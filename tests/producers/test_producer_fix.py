@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import run_cli
+from listed import vllm_before, vllm_minors
 from producers import materialise
 from safetensors import safe_open
 
@@ -101,8 +102,9 @@ def test_no_markov_head_to_hoist_settings_for_is_refused(tmp_path: Path) -> None
 
 
 def test_the_deepseek_v4_name_is_repaired_for_0_27_and_0_28(tmp_path: Path) -> None:
-    """DSparkDraftModel + qwen3 is the DeepSeek-V4 draft on 0.27/0.28: named Qwen3DSparkModel it loads there too;
-    for 0.29+ alone the name is left as it is (those releases rename it themselves)."""
+    """DSparkDraftModel + qwen3 is the DeepSeek-V4 draft on 0.27/0.28: named Qwen3DSparkModel it loads there too (and
+    on 0.25/0.26, which register the name); for 0.29+ alone the name is left as it is (those releases rename it
+    themselves)."""
     before = materialise(tmp_path / "sf", "specforge-0.2.0-dspark-nested")
     assert "DSP218" in {f["code"] for f in check(before, 96, "vllm")["findings"]}
     done = run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm==0.27.0", "--for", "vllm==0.28.0",
@@ -110,7 +112,13 @@ def test_the_deepseek_v4_name_is_repaired_for_0_27_and_0_28(tmp_path: Path) -> N
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[DSP218] set config.json architectures: ['DSparkDraftModel'] -> ['Qwen3DSparkModel']" in done.stdout
     doc = check(tmp_path / "after", 96, "vllm")
-    assert all(c["loads"] for c in doc["compatibility"]), doc["compatibility"]
+    loads = {c["version"]: c for c in doc["compatibility"]}
+    assert sorted(loads) == sorted([*vllm_before("0.25.0"), *vllm_minors("0.25.0")])
+    # Qwen3DSparkModel is registered from 0.25.0 (registry.py L597 @ v0.25.0); 0.24.0's registry has no DSpark entry
+    assert all(loads[v]["loads"] for v in vllm_minors("0.25.0")), doc["compatibility"]
+    assert all((loads[v]["loads"], loads[v]["error_code"], loads[v]["error"]) == (
+        False, "DSP309", "Model architectures ['Qwen3DSparkModel'] are not supported for now.")
+        for v in vllm_before("0.25.0")), doc["compatibility"]
     assert "DSP218" not in {f["code"] for f in doc["findings"]}
     later = run_cli("fix", str(before), "--target-vocab-size", "96", "--for", "vllm==0.33.0", "--dry-run")
     assert "strategy hoist-dspark-settings" in later.stdout and "architectures" not in later.stdout

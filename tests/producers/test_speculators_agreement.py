@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -37,15 +38,24 @@ def _with_model_type(cfg: dict[str, Any], model_type: str | None) -> dict[str, A
 
 
 def _vllm_detects(release: str, config_dict: dict[str, Any]) -> bool:
-    """Run the release's own detection lines of HFConfigParser.parse, then its `in _SPECULATIVE_DECODING_CONFIGS`."""
+    """Run the release's own detection lines of HFConfigParser.parse, then its `in _SPECULATIVE_DECODING_CONFIGS`;
+    a release without that set (0.18: config.py L194 @ v0.18.0 `if model_type in _CONFIG_REGISTRY`) converts the
+    model types its _CONFIG_REGISTRY maps to SpeculatorsConfig (L106 @ v0.18.0 `speculators="SpeculatorsConfig"`)."""
     source = (release_tree("vllm", release) / "vllm/transformers_utils/config.py").read_text().splitlines()
     first = next(i for i, line in enumerate(source) if 'model_type = config_dict.get("model_type")' in line)
     last = next(i for i in range(first, len(source)) if source[i].strip() == ")")
-    configs = next(line for line in source if line.startswith("_SPECULATIVE_DECODING_CONFIGS"))
     scope: dict[str, Any] = {"config_dict": config_dict}
     exec(textwrap.dedent("\n".join(source[first:last + 1])), scope)  # noqa: S102 - the release's own lines
-    exec(configs, scope)  # noqa: S102
-    return scope["model_type"] in scope["_SPECULATIVE_DECODING_CONFIGS"]
+    configs = next((line for line in source if line.startswith("_SPECULATIVE_DECODING_CONFIGS")), None)
+    if configs is not None:
+        exec(configs, scope)  # noqa: S102
+        return scope["model_type"] in scope["_SPECULATIVE_DECODING_CONFIGS"]
+    start = next(i for i, line in enumerate(source) if line.startswith("_CONFIG_REGISTRY"))
+    end = next(i for i in range(start, len(source)) if source[i] == ")")
+    assert any(line.strip() == "if model_type in _CONFIG_REGISTRY:" for line in source[last:]), release
+    registry = dict(re.findall(r"^\s+(\w+)=\"(\w+)\",?$", "\n".join(source[start + 1:end]), re.MULTILINE))
+    assert registry.get("speculators") == "SpeculatorsConfig", release
+    return registry.get(scope["model_type"]) == "SpeculatorsConfig"
 
 
 @pytest.mark.parametrize("release", VLLM_RELEASES)
