@@ -308,6 +308,20 @@ BUILD_ANCHORS: dict[str, Anchor] = {
                                 inside="Gemma4DSparkForCausalLM.load_weights", since="0.26.0",
                                 moved=Anchor(DFLASH, r"self\.model\._build_fused_kv_buffers\(\)",
                                              inside="DFlashQwen3ForCausalLM.process_weights_after_loading")),
+    # What each release's speculators conversion writes (transformers_utils/configs/speculators/algos.py; the types
+    # it registers are the `algos.*` family): runtimes/speculators.py follows these
+    "algos_qwen3": Anchor(ALGOS, r'"qwen3": "Eagle3Qwen3ForCausalLM"', inside="update_eagle3", since="0.24.0"),
+    "algos_norm_before_fc": Anchor(ALGOS, r'pre_trained_config\["norm_before_fc"\] = config_dict\.get\(',
+                                   inside="update_eagle3", since="0.19.0"),
+    "algos_fc_norm": Anchor(ALGOS, r'pre_trained_config\["fc_norm"\] = ', inside="update_eagle3", since="0.25.0"),
+    "algos_dflash_shift": Anchor(ALGOS, r'"target_layer_ids": \[i - 1 for i in aux_layer_ids\]', inside="update_dflash",
+                                 since="0.22.0"),
+    "algos_dflash_causal": Anchor(ALGOS, r'pre_trained_config\["dflash_config"\]\["causal"\] = ',
+                                  inside="update_dflash", since="0.26.0"),
+    "algos_dflash_anchor": Anchor(ALGOS, r'"sample_from_anchor": config_dict\.get\("sample_from_anchor"',
+                                  inside="update_dflash", since="0.27.0"),
+    "algos_bonus_always": Anchor(ALGOS, r'pre_trained_config\["dspark_bonus_anchor"\] = True', inside="update_dspark",
+                                 since="0.25.0", until="0.26.0"),
     # DFlash2's __init__ reads its dflash_config keys by subscript (a KeyError for a missing one): the conv head's,
     # then the candidate selector's (runtimes/vllm_rows.DFLASH2_KEYS).
     "dflash2_conv": Anchor(DFLASH2, r"^\s*draft_config = config\.dflash_config$",
@@ -339,6 +353,15 @@ AUX_ANCHORS: dict[str, Anchor] = {
                      inside="ReplicatedLinear.weight_loader"),
     "runner": Anchor(RUNNER, r"^\s*def _get_eagle3_aux_layers_from_config\(", until="0.33.0"),  # V1 runner gone
     "runner2": _def(RUNNER2, "get_eagle3_aux_layers_from_config"),
+    # which keys each runner reads for the target layers (runtimes/eagle3_aux.runner_keys): V1 eagle_config's list
+    # from 0.22; V2 the DSpark keys from 0.25, the drafter configs' `layer_ids` from 0.27
+    "runner_nested": Anchor(RUNNER, r'eagle_config = getattr\(hf_config, "eagle_config", None\)',
+                            inside="GPUModelRunner._get_eagle3_aux_layers_from_config", since="0.22.0",
+                            until="0.33.0"),
+    "runner2_dspark": Anchor(RUNNER2, r'getattr\(hf_config, "dspark_target_layer_ids", None\)',
+                             inside="get_eagle3_aux_layers_from_config", since="0.25.0"),
+    "runner2_drafter": Anchor(RUNNER2, r'for config_name in \("dflash_config", "eagle_config"\)',
+                              inside="get_eagle3_aux_layers_from_config", since="0.27.0"),
     "default": Anchor(INTERFACES, r"return \(2, num_layers // 2, num_layers - 3\)"),
     "algos_width": Anchor(ALGOS, r'if config_dict\.get\("target_hidden_size"\) is not None:', inside="update_eagle3"),
     "algos_layers": Anchor(ALGOS, r'if config_dict\.get\("eagle_aux_hidden_state_layer_ids"\):',

@@ -40,6 +40,12 @@ RUNNER_KEYS: dict[str, tuple[str, ...]] = {
     "V1": (TOP, NESTED),
     "V2": (TOP, "dspark_target_layer_ids", "target_layer_ids", "eagle_config.layer_ids"),
 }
+# The keys of RUNNER_KEYS each runner reads only in the releases that have the anchor (aux.* of lines.json): V1
+# eagle_config's list from 0.22 (gpu_model_runner.py L4961-4965 @ 0.20.0 reads the top level and dflash_config only);
+# V2 the DSpark keys from 0.25 and the drafter configs' layer_ids from 0.27 (eagle3_utils.py L41-46 @ 0.20.0: the top
+# level only).
+RUNNER_KEY_ANCHOR: dict[str, str] = {NESTED: "runner_nested", "dspark_target_layer_ids": "runner2_dspark",
+                                     "target_layer_ids": "runner2_dspark", "eagle_config.layer_ids": "runner2_drafter"}
 
 _LLAMA = "vllm/model_executor/models/llama_eagle3.py"
 _QWEN3 = "vllm/model_executor/models/qwen3_eagle3.py"
@@ -153,8 +159,14 @@ def _resolve_count(hf: Mapping[str, Any], family: Family) -> tuple[int | None, s
     return DEFAULT_COUNT, None
 
 
-def _runner(hf: Mapping[str, Any], name: str) -> tuple[str, str | None, int]:
-    for key in RUNNER_KEYS[name]:
+def runner_keys(release: str, name: str) -> tuple[str, ...]:
+    """The keys runner `name` of `release` (a listed one) reads, in its order."""
+    return tuple(k for k in RUNNER_KEYS[name]
+                 if k not in RUNNER_KEY_ANCHOR or release_lines.cited(release, f"aux.{RUNNER_KEY_ANCHOR[k]}"))
+
+
+def _runner(hf: Mapping[str, Any], name: str, release: str) -> tuple[str, str | None, int]:
+    for key in runner_keys(release, name):
         value = _get(hf, key)
         if value and isinstance(value, list | tuple):
             return name, key, len(value)
@@ -209,7 +221,8 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
         stated = _count(value) if value or value == 0 else None
         if stated is not None:
             written.append((name, stated))
-    runners = (_runner(hf, "V1"), _runner(hf, "V2")) if ln.runner is not None else (_runner(hf, "V2"),)
+    runners = ((_runner(hf, "V1", read), _runner(hf, "V2", read)) if ln.runner is not None
+               else (_runner(hf, "V2", read),))
     source = f"{cite(family, release)}; {runner_cite(release)}"
     if "speculators_config" in raw:
         source += f"; {_ALGOS} @ v{read} update_eagle3 L{ln.algos[0]}, L{ln.algos[1]}"

@@ -27,6 +27,8 @@ E_OMNI_UNREGISTERED = ("Qwen3OmniDSparkModel is not registered before vLLM 0.29.
                        "architecture is rewritten to the DeepSeek-V4 DSparkDraftModel, which cannot load this draft.")
 E_MASK_HIDDEN = ("DFlash embeds masked slots via mask_token_id (optionally overridden by a mask_embedding.pt file); "
                  "it should not ship a mask_hidden weight.")
+# qwen3_dflash.py before 0.25 (L598-600 @ 0.20.0): the same refusal, other words
+E_MASK_HIDDEN_OLD = "DFlash should use mask_token_id to embed the padding hidden state"
 E_PARALLEL = ("mask_hidden not found in weights but model is configured for parallel drafting. Please provide "
               "mask_hidden in the weights.")
 E_TOPK = "dspark_draft_topk must be between 1 and the draft vocabulary size ({d})"
@@ -171,6 +173,7 @@ class Messages:
 
 VLLM = Messages()
 VLLM_PARAMS_DICT = Messages(stray_head=E_STRAY_KEY)  # the backbones' params_dict lookup (E_STRAY_KEY)
+VLLM_DFLASH_OLD = Messages(stray_head=E_STRAY_KEY, mask_hidden=E_MASK_HIDDEN_OLD)  # DFlash 0.20-0.24
 # SGLang's VocabParallelEmbedding asserts with a message (vLLM's is bare), and the released wheels quote no vLLM text.
 SGLANG = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE)
 SGLANG_KERNEL = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE, width=E_DSPARK_WIDTH_KERNEL)  # 0.5.22+

@@ -89,32 +89,42 @@ def convert(cfg: Mapping[str, Any], r: ReleaseRules) -> Conversion:
     return Conversion(hf, method, parallel, None, cites)
 
 
+def _writes(r: ReleaseRules, key: str) -> bool:
+    """Whether the release's algos.py has that step (`build.algos_*` of lines.json, runtimes/anchors.py)."""
+    return r.citation(f"build.algos_{key}") is not None
+
+
 def _update(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> tuple[str, bool | None]:
     if kind in ("eagle3", "peagle"):
-        return _eagle3(kind, cfg, hf)
+        return _eagle3(kind, cfg, hf, r)
     if kind in ("dflash", "dflash2"):
-        _dflash(kind, cfg, hf)
+        _dflash(kind, cfg, hf, r)
         return "dflash", None
     _dspark(cfg, hf, r)
     return "dspark", None
 
 
-def _eagle3(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any]) -> tuple[str, bool | None]:
-    """update_eagle3 / update_peagle."""
+def _eagle3(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> tuple[str, bool | None]:
+    """update_eagle3 / update_peagle: norm_before_fc from 0.19, fc_norm and norm_output from 0.25; the layer's
+    model_type picks the class from 0.24 (before: always the Llama class, whatever the layer)."""
     hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
     if cfg.get("target_hidden_size") is not None:
         hf["target_hidden_size"] = cfg["target_hidden_size"]
     hf["norm_before_residual"] = cfg.get("norm_before_residual", kind == "eagle3")
-    hf["norm_before_fc"] = cfg.get("norm_before_fc", False)
-    if kind == "eagle3":
+    if _writes(r, "norm_before_fc"):
+        hf["norm_before_fc"] = cfg.get("norm_before_fc", False)
+    if kind == "eagle3" and _writes(r, "fc_norm"):
         hf["fc_norm"] = cfg.get("fc_norm", False)
         hf["norm_output"] = cfg.get("norm_output", False)
-    layer_type = hf.get("model_type", "llama")
-    if layer_type not in ("qwen3", "llama"):
-        raise _Missing(f"Unsupported model_type {layer_type} for {'Eagle3' if kind == 'eagle3' else 'PEagle'} "
-                       "speculator")
     prefix = "Eagle3" if kind == "eagle3" else "Peagle"
-    hf["architectures"] = [f"{prefix}{'Qwen3' if layer_type == 'qwen3' else 'Llama'}ForCausalLM"]
+    if not _writes(r, "qwen3"):
+        hf["architectures"] = [f"{prefix}LlamaForCausalLM"]
+    else:
+        layer_type = hf.get("model_type", "llama")
+        if layer_type not in ("qwen3", "llama"):
+            raise _Missing(f"Unsupported model_type {layer_type} for {'Eagle3' if kind == 'eagle3' else 'PEagle'} "
+                           "speculator")
+        hf["architectures"] = [f"{prefix}{'Qwen3' if layer_type == 'qwen3' else 'Llama'}ForCausalLM"]
     if kind == "peagle":
         hf["pard_token"] = _required(cfg, "mask_token_id")
     if cfg.get("eagle_aux_hidden_state_layer_ids"):  # the only aux key copied to the top (eagle3_aux.TOP)
@@ -123,17 +133,21 @@ def _eagle3(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any]) -> tuple[str,
     return ("eagle3", True) if kind == "peagle" else ("eagle3", None)
 
 
-def _dflash(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any]) -> None:
-    """update_dflash (and update_dflash2, 0.29+, which calls it and adds the conv / selector keys)."""
+def _dflash(kind: str, cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> None:
+    """update_dflash (and update_dflash2, 0.29+, which calls it and adds the conv / selector keys): target_layer_ids
+    shifted by one from 0.22 (0.20-0.21: the aux ids as given), `causal` from 0.26, `sample_from_anchor` from 0.27."""
     hf["architectures"] = ["DFlashDraftModel"]
     hf["draft_vocab_size"] = cfg.get("draft_vocab_size")
     if cfg.get("target_hidden_size") is not None:
         hf["target_hidden_size"] = cfg["target_hidden_size"]
     aux = _required(cfg, "aux_hidden_state_layer_ids")
     hf["eagle_aux_hidden_state_layer_ids"] = aux
-    nested = {"mask_token_id": _required(cfg, "mask_token_id"), **_shifted(aux),
-              "sample_from_anchor": cfg.get("sample_from_anchor", False),
-              "causal": not cfg.get("sliding_window_non_causal", True)}
+    nested = {"mask_token_id": _required(cfg, "mask_token_id"),
+              **(_shifted(aux) if _writes(r, "dflash_shift") else {"target_layer_ids": aux})}
+    if _writes(r, "dflash_anchor"):
+        nested["sample_from_anchor"] = cfg.get("sample_from_anchor", False)
+    if _writes(r, "dflash_causal"):
+        nested["causal"] = not cfg.get("sliding_window_non_causal", True)
     if kind == "dflash2":
         hf["architectures"] = ["DFlash2DraftModel"]
         nested.update({k: cfg[k] for k in DFLASH2_KEYS if cfg.get(k) is not None})
@@ -146,10 +160,13 @@ def _dspark(cfg: Mapping[str, Any], hf: dict[str, Any], r: ReleaseRules) -> None
     archs = cfg.get("architectures") or []
     kept = [a for a in archs if a in _DSPARK_SELECTABLE] if isinstance(archs, list) else []
     hf["architectures"] = (kept if r.speculators_dspark_keeps_arch else []) or ["Qwen3DSparkModel"]
-    anchor = cfg.get("sample_from_anchor", False)
-    hf["sample_from_anchor"] = anchor
-    if r.speculators_dspark_keeps_arch:
-        hf["dspark_bonus_anchor"] = not anchor
+    if _writes(r, "bonus_always"):  # 0.25-0.26: no sample_from_anchor yet
+        hf["dspark_bonus_anchor"] = True
+    else:
+        anchor = cfg.get("sample_from_anchor", False)
+        hf["sample_from_anchor"] = anchor
+        if r.speculators_dspark_keeps_arch:
+            hf["dspark_bonus_anchor"] = not anchor
     aux = _required(cfg, "aux_hidden_state_layer_ids")
     hf["eagle_aux_hidden_state_layer_ids"] = aux
     hf.update(_shifted(aux))

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, When
-from dspark_ckpt.runtimes.messages import VLLM_PARAMS_DICT
+from dspark_ckpt.runtimes.messages import VLLM_DFLASH_OLD, VLLM_PARAMS_DICT
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 _Q = "vllm/model_executor/models/qwen3_dspark.py + vllm/spec_decode/dspark/utils.py"
@@ -30,10 +30,12 @@ def _on(first: str) -> str:
 def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
     # DSparkMarkovHead (qwen3_dspark.py L48 @ 0.27.0 .. L48 @ 0.33.0) holds markov_w1 / markov_w2 only; probed on
     # 0.27.0, 0.30.0, 0.33.0: a gated head's gate_proj is refused as 'markov_head.gate_up_proj'.
-    # 0.25-0.26: the same load_weights and d2t predicate (qwen3_dspark.py L121-127, L149-185 @ 0.25.0, 0.26.0)
-    v027 = Contract("vllm", "0.25.0", "0.27.0", family, "Qwen3DSparkForCausalLM", f"{_Q} @ v0.25.0-v0.27.0",
+    # 0.25-0.26: the same load_weights and d2t predicate (qwen3_dspark.py L121-127, L149-185 @ 0.25.0, 0.26.0), but
+    # markov_w1 is a VocabParallelEmbedding (L54-56 @ 0.25.0): a wrong row count is its bare assert, as lm_head's
+    v027 = Contract("vllm", "0.27.0", "0.27.0", family, "Qwen3DSparkForCausalLM", f"{_Q} @ v0.27.0",
                     d2t_param=When.D_NE_T, model_prefix_rejected=True, omni_config_check=omni,
                     markov_params=("markov_w1", "markov_w2"))
+    v025 = replace(v027, first="0.25.0", last="0.26.0", source=f"{_Q} @ v0.25.0-v0.26.0", markov_w1_exact=False)
     v028 = replace(v027, first="0.28.0", last="0.28.0", source=f"{_Q} @ v0.28.0", topk_check=True)
     v029 = replace(v028, first="0.29.0", last="0.29.0", source=f"{_Q} @ v0.29.0", reduced_checks=When.D_NE_T,
                    omni_target_validated=True,
@@ -48,7 +50,7 @@ def _qwen3_dspark(family: Family, *, omni: bool) -> tuple[Contract, ...]:
     v034 = replace(v030, first="0.34.0", last=NEWEST, source=f"{_Q} @ {_on('0.34.0')}", reduced_checks=None,
                    embed_check=False)
     if not omni:
-        return v027, v028, v029, v030, v034
+        return v025, v027, v028, v029, v030, v034
     # 0.25-0.28 have no Qwen3OmniDSparkModel: method dspark rewrites it to the DeepSeek-V4 draft.
     unregistered = Contract("vllm", "0.25.0", "0.28.0", family, "DSparkDeepseekV4ForCausalLM",
                             "vllm/config/speculative.py @ v0.25.0-v0.28.0 (no Qwen3OmniDSparkModel in registry)",
@@ -96,8 +98,12 @@ VLLM_ROWS: tuple[Contract, ...] = (
              embed_share=Share.ALWAYS_IF_FITS),
     # the d2t predicate and t2d/d2t handling are the same from DFlash's registration (qwen3_dflash.py L527-533,
     # L593-626 @ 0.20.0)
-    # DFlashQwen3Model.load_weights looks names up in params_dict to 0.25 (a KeyError), AutoWeightsLoader from 0.26
-    Contract("vllm", "0.20.0", "0.25.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.20.0-v0.25.0",
+    # DFlashQwen3Model.load_weights looks names up in params_dict to 0.25 (a KeyError), AutoWeightsLoader from 0.26;
+    # its mask_hidden refusal has other words before 0.25 (qwen3_dflash.py L598-600 @ 0.20.0, L759-763 @ 0.25.0)
+    Contract("vllm", "0.20.0", "0.24.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.20.0-v0.24.0",
+             d2t_param=When.D_NE_T, mask_hidden_rejected=True, stray_heads_class=_DFLASH_BACKBONE,
+             messages=VLLM_DFLASH_OLD),
+    Contract("vllm", "0.25.0", "0.25.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.25.0",
              d2t_param=When.D_NE_T, mask_hidden_rejected=True, stray_heads_class=_DFLASH_BACKBONE,
              messages=VLLM_PARAMS_DICT),
     Contract("vllm", "0.26.0", "0.30.0", Family.DFLASH, "DFlashQwen3ForCausalLM", f"{_F} @ v0.26.0-v0.30.0",

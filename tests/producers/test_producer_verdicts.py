@@ -95,7 +95,9 @@ def speculators(kind: str, converted: Outcome, *later: tuple[str, Outcome]) -> t
 # llama_eagle3.Eagle3LlamaForCausalLM). That class's LlamaModel.load_weights looks each name up in params_dict
 # (llama_eagle3.py L266 @ v0.20.0, L297 @ v0.22.0): the first qwen3-only tensor in load order, the layer's k_norm,
 # is a KeyError (Llama attention has no q_norm/k_norm).
-LLAMA_K_NORM = error("DSP350", m.E_STRAY_KEY.format(tensor="layers.0.self_attn.k_norm.weight"))
+# The words are the release's own, observed by executing it: release_data/vllm-0.20.0/Eagle3LlamaForCausalLM.json
+# `unknown_name` (KeyError at llama_eagle3.py:266); a name the class has no parameter for is DSP360.
+LLAMA_K_NORM = error("DSP360", "KeyError: 'layers.0.self_attn.k_norm.weight'")
 # DSparkDraftModel is first registered in 0.25.0 (registry.py L596, the DeepSeek-V4 draft); 0.24.0's has no DSpark entry
 UNREGISTERED_DSPARK = error("DSP309", "Model architectures ['DSparkDraftModel'] are not supported for now.")
 SPECFORGE_DSPARK = (("0.18.0", UNREGISTERED_DSPARK), ("0.25.0", error("DSP309", DEEPSEEK_V4)))
