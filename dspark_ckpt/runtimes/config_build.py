@@ -282,8 +282,8 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                              target_vocab=f.target_vocab_size, config_class=config_class)
         error, silent = landing_issues(found, model.cls)
-        if error is not None:  # it does not load: nothing it would do silently happens
-            return replace(verdict, error=error, silent=())
+        if error is not None:
+            return replace(verdict, error=error)
         verdict = replace(verdict, silent=(*verdict.silent, *silent))
     fused = fused_kv_error(verdict.runtime, verdict.version, verdict.contract.family, hf)
     return replace(verdict, error=fused, silent=()) if fused is not None else verdict

@@ -278,11 +278,14 @@ def runner_text(aux: AuxRead) -> str | None:
         return (f"(model_executor) reads the target layers only from {NESTED}, not from the top-level {TOP} "
                 f"({top} layers), and takes the target's default layers [2, L // 2, L - 3] instead. Put the list in "
                 f"eagle_config as well")
+    nested = dict(aux.written).get(NESTED)
     if len(aux.runners) == 1:  # V2 alone (0.34: no V1 runner): a list in eagle_config only is read by no runner
-        nested = dict(aux.written).get(NESTED)
         if aux.runners[0][1] is not None or nested is None:
             return None
         return (f"(model runner V2, its only model runner) does not read {NESTED} ({nested} layers) and takes "
+                f"{_layers(None, DEFAULT_COUNT)} instead. Put the list at the top level ({TOP})")
+    if nested is not None and all(key is None for _, key, _ in aux.runners):  # V1 reads it from 0.22 only
+        return (f"(neither model runner, V1 or V2) reads {NESTED} ({nested} layers): both take "
                 f"{_layers(None, DEFAULT_COUNT)} instead. Put the list at the top level ({TOP})")
     v1, v2 = aux.runners
     if v1[1] == v2[1] or v1[1] is None:
@@ -296,7 +299,7 @@ def absent_text(aux: AuxRead) -> str | None:
     """DSP357: no model runner finds the draft's layer list: the target's default layers are used (a list in
     eagle_config alone, which vLLM 0.34's one runner does not read, is DSP356's)."""
     if any(key is not None for _, key, _ in aux.runners) or (aux.runtime == "sglang" and TOP in dict(aux.written)) \
-            or (aux.runtime == "vllm" and len(aux.runners) == 1 and NESTED in dict(aux.written)):
+            or (aux.runtime == "vllm" and NESTED in dict(aux.written)):  # not read where it is: DSP356's
         return None
     return (f"finds no {TOP} (top level or in eagle_config) and takes the target's default aux layers "
             f"{DEFAULT_LAYERS}, EAGLE-3's usual choice; a draft trained on other layers gets the wrong hidden "

@@ -81,9 +81,13 @@ def test_cited_lines_say_what_the_model_claims(version: str) -> None:
 
 @pytest.mark.parametrize("version", VLLM_VERSIONS)
 def test_the_v2_runner_reads_the_keys_the_model_claims(version: str) -> None:
-    # eagle3_aux.RUNNER_KEYS["V2"] holds eagle_config.layer_ids for every release: V2's drafter-config fallback
+    """eagle3_aux.runner_keys(version, "V2"): the drafter configs' layer_ids where the release has that fallback
+    (0.27+), the DSpark keys where it reads them (0.25+); never eagle_config's aux list."""
     v2 = (release_tree("vllm", version) / RUNNER2).read_text()
-    assert 'drafter_config.get("layer_ids")' in v2 and 'get("eagle_aux_hidden_state_layer_ids")' not in v2
+    keys = eagle3_aux.runner_keys(version, "V2")
+    assert ('drafter_config.get("layer_ids")' in v2) is ("eagle_config.layer_ids" in keys)
+    assert ('getattr(hf_config, "dspark_target_layer_ids", None)' in v2) is ("dspark_target_layer_ids" in keys)
+    assert 'get("eagle_aux_hidden_state_layer_ids")' not in v2 and keys[0] == eagle3_aux.TOP
 
 
 def test_the_load_error_is_quoted_as_the_wheel_joins_it() -> None:
