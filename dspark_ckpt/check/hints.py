@@ -173,7 +173,8 @@ def render(command: Command, where: Place, target: tuple[str, ...] | None, runti
 # A finding's code, one of its hint's fix markers and the runtimes the command names -> None where that fix
 # repairs this checkpoint, else the hint to give instead (markers allowed): another strategy, or what to re-export.
 # repair/suggest.py builds it from the checkpoint's analysis (check cannot import repair).
-Suggest = Callable[[FindingCode, Command, Sequence[str]], "str | None"]
+# A list instead of a text: the same command, for those runtimes only (the others no repair makes load).
+Suggest = Callable[[FindingCode, Command, Sequence[str]], "str | list[str] | None"]
 
 
 def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInputs,
@@ -187,10 +188,16 @@ def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInp
         return about or list(inputs.runtimes or (DEFAULT_GATE if c.verb == "fix" else ()))
 
     template = f.template
+    narrowed: dict[Command, list[str]] = {}
     if suggest is not None:
-        fixes = [c for c in map(parse, MARKER.finditer(template)) if c.verb == "fix"]
-        template = next((t for c in fixes if (t := suggest(f.code, c, chosen(c))) is not None), template)
-    return replace(f, hint=fill(template, lambda c: render(c, where, target, chosen(c))))
+        for c in (c for c in map(parse, MARKER.finditer(template)) if c.verb == "fix"):
+            said = suggest(f.code, c, chosen(c))
+            if isinstance(said, list):
+                narrowed[c] = said
+            elif said is not None:
+                template = said
+                break
+    return replace(f, hint=fill(template, lambda c: render(c, where, target, narrowed.get(c) or chosen(c))))
 
 
 def with_runnable_hints(report: CheckpointReport, spec: str, inputs: HintInputs,

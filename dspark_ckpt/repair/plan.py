@@ -169,6 +169,11 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
 
+def unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:
+    """Each runtime that neither the draft as it is nor any applicable repair loads on -> why, in words."""
+    return _unreachable(s, runtimes)
+
+
 def _unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:
     """Each runtime that neither the draft as it is nor any applicable repair loads on -> why, in words."""
     f = s.facts

@@ -12,14 +12,14 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.hint_template import Command
 from dspark_ckpt.repair import best_effort, required_runtimes
 from dspark_ckpt.repair.actions import FixPlan
-from dspark_ckpt.repair.plan import plan_repair
+from dspark_ckpt.repair.plan import plan_repair, unreachable
 from dspark_ckpt.repair.read import situation_from
 from dspark_ckpt.repair.simulate import problem_codes
 from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.repair.strategies import BY_NAME, TABLE, repairs_for
 from dspark_ckpt.runtimes.selectors import parse_selectors
 
-Suggest = Callable[[FindingCode, Command, Sequence[str]], str | None]
+Suggest = Callable[[FindingCode, Command, Sequence[str]], str | list[str] | None]
 # A command a refusal names for the folder planning saw: in a hint it becomes a marker, which check fills in with
 # the checkpoint and target as the user gave them (the planner here knows neither).
 _PLANNED_COMMAND = re.compile(r"`dspark-ckpt (check|fix) [^`]*`")
@@ -59,10 +59,17 @@ def suggester(analysis: Analysis) -> Suggest | None:
             plans[key] = _plan(s, *key)
         return plans[key]
 
-    def suggest(code: FindingCode, command: Command, chosen: Sequence[str]) -> str | None:
+    def suggest(code: FindingCode, command: Command, chosen: Sequence[str]) -> str | list[str] | None:
         works, why = _changes(planned(command.strategy, chosen), code)
         if works:
             return None
+        # releases no repair can make load (EAGLE-3 Llama's fc fixed at three before vLLM 0.22): the same command,
+        # for the others, where it repairs them
+        releases = parse_selectors(selectors(tuple(chosen)))
+        out = unreachable(s, releases)
+        rest = [str(r) for r in releases if str(r) not in out]
+        if out and rest and _changes(planned(command.strategy, tuple(rest)), code)[0]:
+            return rest
         for name in _order(code):
             if name != command.strategy and _changes(planned(name, chosen), code)[0]:
                 summary = BY_NAME[name].summary

@@ -45,7 +45,10 @@ def target_hidden_edit(facts: DraftFacts) -> tuple[Edit | None, str | None]:
                       "config): re-export the draft with the target's hidden size there")
     if facts.fc_shape is None:
         return None, "it ships no fc.weight whose width says which hidden size fc was trained for"
-    counts = {r.count for r in reads if r.width_null and r.count is not None}
+    # a release that sizes fc for three whatever the config says (EAGLE-3 Llama before vLLM 0.22) tells nothing of
+    # the count the draft was trained for, where another release reads it
+    counted = [r for r in reads if not r.fixed_count] or reads
+    counts = {r.count for r in counted if r.width_null and r.count is not None}
     ids = layer_list(raw)
     if ids is not None and counts and counts != {len(ids)}:
         n = ", ".join(map(str, sorted(counts)))

@@ -62,7 +62,8 @@ def test_pruned_draft_for_all_is_repaired_for_vllm_and_sglang_named_refuses(tmp_
     assert not any(r.startswith("sglang") for r in doc["runtimes"])
     # every SGLang release, and the vLLM ones older than Qwen3DSparkModel (registry.py @ v0.25.0 L597 first)
     older = [f"vllm=={v}" for v in vllm_before("0.25.0")]
-    assert [w["code"] for w in doc["warnings"]] == ["DSP505"] and len(doc["not_repaired_for"]) == len(older) + 24
+    assert [w["code"] for w in doc["warnings"]] == ["DSP505", "DSP505"]  # SGLang's best effort; the older vLLM
+    assert len(doc["not_repaired_for"]) == len(older) + 24
     assert doc["not_repaired_for"][:len(older)] == older
     named = json.loads(run_cli(*args, "--for", "sglang").stdout)["checkpoints"][0]
     assert named["status"] == "refused" and named["refusal"]["code"] == "DSP502"
