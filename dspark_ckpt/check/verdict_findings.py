@@ -75,6 +75,7 @@ def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str
         parts = []
         for (how, text), group in sorted(groups.items(), key=lambda g: order[g[0][0]]):
             where = _versions(group)
+            text = _first_sentence(text) if len(groups) > 1 else text  # each group's whole words are in the table
             parts.append(f"fails to load on {where}: {text}" if how == "fails" else
                          f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else
                          f"loads on {where} but {text}")
@@ -84,6 +85,15 @@ def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str
     vllm = [(version, row) for runtime, version, row in assumed if runtime != "sglang"]
     sglang = [(version, row) for runtime, version, row in assumed if runtime == "sglang"]
     return findings + ([] if ASSUMED in already else assumption_findings(vllm, sglang))
+
+
+def _first_sentence(text: str, longer_than: int = 120) -> str:
+    """A long runtime message cut after its first sentence, where one finding joins several runtimes' words (the
+    compatibility table quotes each whole): a log line stays readable."""
+    if len(text) <= longer_than:
+        return text
+    end = text.find(". ")
+    return text[:end + 1] + " ..." if 0 < end < len(text) - 2 else text
 
 
 def method_findings(display: str, cfg: DraftConfig) -> list[Finding]:
