@@ -713,14 +713,15 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "
-         "(dflash2 before 0.29; any other than eagle3, peagle, dflash, dflash2, dspark), the transformer layer's "
+         "(dflash before 0.20, peagle before 0.22, dspark before 0.25, dflash2 before 0.29; any other than eagle3, "
+         "peagle, dflash, dflash2, dspark), the transformer layer's "
          "model_type is neither llama nor qwen3 (EAGLE-3, P-EAGLE), or a key the converter indexes is missing "
          "(aux_hidden_state_layer_ids, mask_token_id); from 0.34 `update_peagle` refuses every P-EAGLE draft "
          "(`P-EAGLE (parallel drafting EAGLE-3) is not supported.`).",
          "The server does not start: `Expected one of: {...}. Please ensure you're loading a speculators-format "
          "model.`, `Unsupported model_type ... for Eagle3 speculator` or a KeyError.",
-         "A `speculators` 0.9.0 DFlash2 draft on vLLM 0.28.0.",
-         "Deploy on a release that converts the type, or add the missing key."),
+         "A `speculators` 0.9.0 DFlash2 draft on vLLM 0.28.0; P-EAGLE before vLLM 0.22 (no update_peagle).",
+         "Deploy on a release that converts the type, or add the missing key.", also_a_verdict=True),
     Rule("DSP331", "bare-parameter-saved-as-weight", ERROR,
          "A bare parameter is saved as `<name>.weight` (DFlash2's candidate_selector codebooks)",
          "vLLM's DFlash2 builds candidate_selector.predecessor_codebook and successor_codebook as bare nn.Parameters, "

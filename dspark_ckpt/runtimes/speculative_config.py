@@ -31,6 +31,9 @@ M_NO_MODEL = "num_speculative_tokens was provided but without speculative model.
 M_UNSUPPORTED = "Unsupported speculative method: '{method}'"
 M_UNREGISTERED = "Model architectures {archs} are not supported for now. Supported architectures: [...]"
 M_MISSING = "A speculative model was provided, but `num_speculative_tokens` was not provided"
+# where SpeculativeConfig still has a speculative_token_tree field (0.18-0.20: speculative.py L672-678 @ 0.20.0)
+M_MISSING_TREE = ("A speculative model was provided, but neither `speculative_token_tree` nor `num_speculative_tokens` "
+                  "was provided")
 M_DIVISIBLE = "num_speculative_tokens:{n} must be divisible by n_predict={p}"
 M_MIN_BLOCK = ("DSpark requires num_speculative_tokens >= dspark_block_size ({b}); got {n}. Smaller values produce "
                "incorrect output. Use num_speculative_tokens={b} or larger (e.g. 7).")
@@ -580,7 +583,8 @@ class _Run:
             elif self.n > n_predict and self.n % n_predict:
                 raise self.stop("DSP812", M_DIVISIBLE.format(n=self.n, p=n_predict), "n_predict")
         if self.n is None:
-            raise self.stop("DSP811", M_MISSING, "missing")
+            raise self.stop("DSP811", M_MISSING_TREE if "speculative_token_tree" in self.r.fields else M_MISSING,
+                            "missing")
         block = _int(self.values.get("dspark_block_size"))
         if self.r.dspark_min_block and self.method == "dspark" and block is not None and self.n < block:
             raise self.stop("DSP813", M_MIN_BLOCK.format(b=block, n=self.n), "min_block")
