@@ -481,7 +481,7 @@ def dump(record: dict[str, Any]) -> dict[str, str]:
 
 # Files of a release's data folder that another maintainer command writes (tools/release_lines.py: the citations'
 # line numbers): this command neither compares nor removes them.
-OTHER_COMMANDS = frozenset({"lines.json", "spec.json"})
+OTHER_COMMANDS = frozenset({"lines.json", "spec.json", "vocab.json"})  # release_lines.py; probe_runtime.py --write
 
 
 def _owned(folder: Path) -> list[Path]:

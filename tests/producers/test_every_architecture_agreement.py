@@ -39,7 +39,9 @@ import release_model as fitting  # noqa: E402 - tools/ is not a package
 import release_model_worker as worker  # noqa: E402
 import sglang_release_model as sglang_fitting  # noqa: E402
 
-RELEASES = tuple(("vllm", r) for r in reversed(VLLM_RELEASES)) + \
+# vLLM 0.18/0.19 build 6 classes on CPU, SGLang before 0.5.12 fewer still: below the 8 this test asks for (their
+# vocabulary rows are held to the release's own outcomes by tests/unit/test_vocab_observed.py)
+RELEASES = tuple(("vllm", r) for r in reversed(VLLM_RELEASES) if release_key(r) >= release_key("0.20.0")) + \
     tuple(("sglang", r) for r in reversed(SGLANG_RELEASES) if release_key(r) >= release_key("0.5.12"))
 RECIPES = {"vllm": {"default_recipe": fitting.DEFAULT_RECIPE, "recipe_rules": fitting.RECIPES},
            "sglang": {"default_recipe": sglang_fitting.DEFAULT_RECIPE, "recipe_rules": sglang_fitting.RECIPES}}
