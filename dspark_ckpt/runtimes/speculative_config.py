@@ -400,8 +400,8 @@ class _Run:
             problems.append("method: " + M_UNKNOWN_METHOD.format(method=method, builtin=sorted(self.r.methods))
                             + " (a name a vLLM plugin registers with register_speculative_method is accepted)")
         elif method is not None and method not in self.r.methods:
-            problems.append(f"method: {P_LITERAL} (such as 'dspark', 'dflash', 'eagle3', 'draft_model'), "
-                            f"got {method!r}")
+            known = ", ".join(repr(m) for m in ("dspark", "dflash", "eagle3", "draft_model") if m in self.r.methods)
+            problems.append(f"method: {P_LITERAL} (such as {known}), got {method!r}")  # the release's own methods
         if model is not None and not isinstance(model, str):
             problems.append(f"model: {P_STR}, got {model!r}")
         if not problems:
