@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Finding, Severity
-from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
+from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes.registered import predates
 
@@ -55,16 +55,15 @@ class Policy:
         """
         if not self.fails(finding):
             return False
-        named = [e for e in _outcomes(checkpoint) if finding.code in e[2]]
-        return not named or any(self.counts(e, checkpoint) for e in named)
+        named = [o for o in _outcomes(checkpoint) if finding.code in o.codes]
+        return not named or any(self.counts(o, checkpoint) for o in named)
 
-    def counts(self, entry: Compatibility | tuple[str, str, tuple[str | None, ...]],
-               checkpoint: CheckpointReport) -> bool:
+    def counts(self, outcome: ReleaseOutcome, checkpoint: CheckpointReport) -> bool:
         """This runtime release's outcome (its load, or its start-up with --speculative-config) gates the run: a
         release of a gated runtime (every runtime named, else vLLM), except a vLLM release older than the draft's
         architecture (registered.predates) that was not named with `==`: no draft of its kind can load there (SGLang's
         older releases stay with the gate as named: `--runtime sglang` is best effort elsewhere too)."""
-        runtime, version = (entry.runtime, entry.version) if isinstance(entry, Compatibility) else entry[:2]
+        runtime, version = outcome.runtime, outcome.version
         if self.gate is not None and runtime not in self.gate:
             return False
         return runtime != "vllm" or f"{runtime}=={version}" in self.exact or \
@@ -80,17 +79,27 @@ class Policy:
 
     def ungated_runtimes(self, report: Report) -> tuple[str, ...]:
         """The runtimes in the matrix that do not gate (for the verdict line)."""
-        shown = dict.fromkeys(e[0] if self.gate is not None and e[0] not in self.gate else f"{e[0]} {PREDATES}"
-                              for c in report.checkpoints for e in _outcomes(c) if not self.counts(e, c))
+        shown = dict.fromkeys(o.runtime if self.gate is not None and o.runtime not in self.gate
+                              else f"{o.runtime} {PREDATES}"
+                              for c in report.checkpoints for o in _outcomes(c) if not self.counts(o, c))
         return tuple(shown)
 
 
-def _outcomes(checkpoint: CheckpointReport) -> list[tuple[str, str, tuple[str | None, ...]]]:
-    """(runtime, version, the codes it reports) of every release's load and, with a deploy preflight, start-up."""
-    out: list[tuple[str, str, tuple[str | None, ...]]] = [
-        (e.runtime, e.version, (e.error_code, *e.silent_codes)) for e in checkpoint.compatibility]
+@dataclass(frozen=True, slots=True)
+class ReleaseOutcome:
+    """One release's load (or, with a deploy preflight, start-up) in a report, and the codes it reports."""
+
+    runtime: str
+    version: str
+    codes: tuple[str | None, ...]
+
+
+def _outcomes(checkpoint: CheckpointReport) -> list[ReleaseOutcome]:
+    """Every release's load and, with a deploy preflight, start-up."""
+    out = [ReleaseOutcome(e.runtime, e.version, (e.error_code, *e.silent_codes)) for e in checkpoint.compatibility]
     if checkpoint.deploy is not None:
-        out += [(d.runtime, d.version, (d.error_code, *d.note_codes)) for d in checkpoint.deploy.runtimes]
+        out += [ReleaseOutcome(d.runtime, d.version, (d.error_code, *d.note_codes))
+                for d in checkpoint.deploy.runtimes]
     return out
 
 
