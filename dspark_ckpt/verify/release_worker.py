@@ -33,7 +33,7 @@ import re
 import sys
 import tempfile
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -796,6 +796,21 @@ def engine_case(release: Any, case: dict[str, Any]) -> tuple[dict[str, Any], Any
     return out, model
 
 
+def probe_each(release: Any, request: dict[str, Any], doc: dict[str, Any], out: Path,
+               probe: Callable[[str], dict[str, Any]]) -> None:
+    """Each requested architecture (else every registered one) through `probe`, the worker's own failure recorded per
+    architecture; the document is rewritten after each, so a killed worker leaves what it finished. The release's
+    and SGLang's workers both run it."""
+    for architecture in request.get("architectures") or sorted(release.registry):
+        try:
+            doc["architectures"][architecture] = probe(architecture)
+        except Exception as exc:  # noqa: BLE001 - the worker's own failure, per architecture
+            doc["architectures"][architecture] = {"architecture": architecture, "worker_error": _error(exc)}
+        doc["stubbed"] = release.stubbed  # what probing this one stubbed too
+        out.write_text(json.dumps(doc))
+        print(f"worker: {architecture} done", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text())
     doc: dict[str, Any] = {"ok": False}
@@ -809,17 +824,9 @@ def main(argv: list[str]) -> int:
                 return 0
             doc = {"ok": True, "version": release.version, "stubbed": release.stubbed, "registry": {
                 name: list(entry) for name, entry in release.registry.items()}, "architectures": {}}
-            only = request.get("architectures") or sorted(release.registry)
-            for architecture in only:
-                recipe = request["recipes"].get(architecture) or recipe_for(architecture, request)
-                try:
-                    doc["architectures"][architecture] = probe_architecture(release, architecture, recipe,
-                                                                            int(request.get("seed", 0)))
-                except Exception as exc:  # noqa: BLE001 - the worker's own failure, per architecture
-                    doc["architectures"][architecture] = {"architecture": architecture,
-                                                          "worker_error": _error(exc)}
-                Path(argv[1]).write_text(json.dumps(doc))
-                print(f"worker: {architecture} done", file=sys.stderr, flush=True)
+            probe_each(release, request, doc, Path(argv[1]), lambda architecture: probe_architecture(
+                release, architecture, request["recipes"].get(architecture) or recipe_for(architecture, request),
+                int(request.get("seed", 0))))
     except Exception as exc:  # noqa: BLE001 - the release cannot be imported or set up here: say why
         doc = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
     Path(argv[1]).write_text(json.dumps(doc))

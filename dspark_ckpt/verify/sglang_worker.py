@@ -405,18 +405,16 @@ def main(argv: list[str]) -> int:
             doc = {"ok": True, "version": release.version, "transformers": transformers.__version__,
                    "set_up": release.set_up, "stubbed": release.stubbed,
                    "registry": release.registry, "architectures": {}}
-            for architecture in request.get("architectures") or sorted(release.registry):
+
+            def probe(architecture: str) -> dict[str, Any]:
                 recipe = observe.recipe_for(architecture, request)
-                try:
-                    probed = observe.probe_architecture(release, architecture, recipe, int(request.get("seed", 0)))
-                    if "samples" in probed and (head := head_from_target(release, architecture, recipe)):
-                        probed["head_from_target"] = head
-                    doc["architectures"][architecture] = probed
-                except Exception as exc:  # noqa: BLE001 - the worker's own failure, per architecture
-                    doc["architectures"][architecture] = {"architecture": architecture, "worker_error": _error(exc)}
-                doc["stubbed"] = release.stubbed
-                Path(argv[1]).write_text(json.dumps(doc))
-                print(f"worker: {architecture} done", file=sys.stderr, flush=True)
+                probed: dict[str, Any] = observe.probe_architecture(release, architecture, recipe,
+                                                                    int(request.get("seed", 0)))
+                if "samples" in probed and (head := head_from_target(release, architecture, recipe)):
+                    probed["head_from_target"] = head
+                return probed
+
+            observe.probe_each(release, request, doc, Path(argv[1]), probe)
     except Exception as exc:  # noqa: BLE001 - the release cannot be imported or set up here: say why
         doc = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
     Path(argv[1]).write_text(json.dumps(doc))
