@@ -284,6 +284,57 @@ def _guards(tree: ast.Module, values: dict[str, ast.expr], dspark: ast.Module | 
     return found
 
 
+def _template(message: ast.JoinedStr, names: dict[str, str]) -> str:
+    """An f-string's text with each replacement field named by `names` (keyed by the source of its expression)."""
+    out = []
+    for part in message.values:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            out.append(part.value.replace("{", "{{").replace("}", "}}"))
+            continue
+        assert isinstance(part, ast.FormattedValue)
+        source = ast.unparse(part.value)
+        if source not in names:
+            raise SpecError(f"{SPEC}:{part.lineno}: an unknown field {source!r} in the aux-state target check")
+        out.append("{" + names[source] + ("!r" if part.conversion == ord("r") else "") + "}")
+    return "".join(out)
+
+
+def _aux_targets(tree: ast.Module) -> dict[str, object]:
+    """The target check of the methods that take the target's aux hidden states (0.21 and older, _verify_args): the
+    substrings one of which the target's `hf_text_config.model_type` must contain, the methods checked, and the
+    refusal's words with {method}, {supported} and {model_type!r} in place of its fields. {} where there is none."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        raised = node.body[-1] if node.body else None
+        if not (isinstance(raised, ast.Raise) and isinstance(raised.exc, ast.Call) and raised.exc.args
+                and isinstance(raised.exc.args[0], ast.JoinedStr)
+                and "is only supported for" in ast.unparse(raised.exc.args[0])):
+            continue
+        loops = [g for n in ast.walk(node.test) if isinstance(n, ast.GeneratorExp) for g in n.generators]
+        if len(loops) != 1 or not isinstance(loops[0].iter, ast.Name):
+            raise SpecError(f"{SPEC}:{node.lineno}: the aux-state target check iterates no named list")
+        listed = loops[0].iter.id
+        methods: list[str] = []
+        for n in ast.walk(node.test):
+            if (isinstance(n, ast.Compare) and isinstance(n.left, ast.Attribute) and n.left.attr == "method"):
+                right = n.comparators[0]
+                elts = right.elts if isinstance(right, ast.Tuple) else [right]
+                methods += [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        supported = next((a.value for a in ast.walk(tree) if isinstance(a, ast.Assign)
+                          and any(isinstance(t, ast.Name) and t.id == listed for t in a.targets)
+                          and isinstance(a.value, ast.List)), None)
+        if not methods or supported is None:
+            raise SpecError(f"{SPEC}:{node.lineno}: the aux-state target check names no method or no list")
+        names = {"self.method": "method", listed: "supported",
+                 "self.target_model_config.hf_text_config.model_type": "model_type"}
+        return {"aux_targets": {
+            "methods": methods,
+            "supported": [e.value for e in supported.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)],
+            "message": _template(raised.exc.args[0], names)}}
+    return {}
+
+
 def _dflash_keep(tree: Path) -> list[str]:
     """EAGLEConfig's rename under method dflash (`arch if arch.startswith("DFlash") or ... else f"DFlash{arch}"`):
     the names its condition keeps by equality (`arch == "<name>"`), in source order."""
@@ -339,7 +390,7 @@ def spec_facts(tree: Path) -> dict[str, object]:
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
         "dspark_detect_archs": detect["dspark"], **_guards(module, values, _parsed(tree / DSPARK_CFG)),
-        "dflash_keep": _dflash_keep(tree), **_per_method(tree)}, "registry": _registry(tree)}
+        "dflash_keep": _dflash_keep(tree), **_aux_targets(module), **_per_method(tree)}, "registry": _registry(tree)}
 
 
 def _per_method(tree: Path) -> dict[str, object]:

@@ -127,7 +127,7 @@ def draft_facts(cfg: DraftConfig, v: VocabTensors, target: TargetVocab,
         dspark_draft_topk=cfg.dspark_draft_topk, has_own_lm_head_flag=cfg.has_own_lm_head_flag,
         parallel_drafting=cfg.parallel_drafting, mask_token_id=cfg.mask_token_id, unreadable=unreadable,
         target_is_omni=target.omni, draft_vocab_config=draft_vocab_config(raw), target_head_rows=target.head_rows,
-        target_hidden_size=target.hidden,
+        target_hidden_size=target.hidden, target_text_model_type=target.text_model_type,
         sglang=sglang_config(raw, {n: t.shape for n, t in (tensors or {}).items()}),
     )
 
@@ -224,7 +224,8 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
                            kind, honoured) if facts is not None else None
     vs = verdicts(facts, runtimes) if facts is not None else unmodelled_verdicts(
         builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
-        target_hidden=target.hidden if target is not None else None, target_vocab=t)
+        target_hidden=target.hidden if target is not None else None, target_vocab=t,
+        target_model_type=target.text_model_type if target is not None else None)
     findings += aux_findings(builds or (build_all(raw, runtimes) if cfg is not None else ()))  # T plays no part
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
     structural = tuple(findings)

@@ -118,7 +118,7 @@ def target_view(target: TargetVocab | None, target_spec: str | None, max_model_l
     """T and the Omni flag from the resolved target; the text config and model_type only from a local target; the
     served max_model_len as given, else vLLM's default where the local target's config alone decides it."""
     view = sc.TargetView(vocab_size=target.size if target else None, omni=bool(target and target.omni),
-                         max_model_len=max_model_len)
+                         max_model_len=max_model_len, text_model_type=target.text_model_type if target else None)
     cfg = _local_target_config(target_spec) if target_spec is not None else None
     if cfg is None:
         return view

@@ -710,6 +710,19 @@ RULES: dict[str, Rule] = _rules(
          "If the draft was trained with K = V in every layer (it ships no v_proj), add `\"attention_k_eq_v\": true` "
          "and `layer_types` of full_attention only; otherwise vLLM cannot serve it as a DSpark draft: re-export one "
          "trained that way."),
+    Rule("DSP365", "aux-target-unsupported", ERROR, "This vLLM refuses the draft's method for the target's model type",
+         "vLLM 0.21 and older check, at start-up (SpeculativeConfig._verify_args), that the target of a method fed "
+         "the target's aux hidden states is a model type they collect them from: the target's "
+         "hf_text_config.model_type must contain one of a list's names. The methods and the list grow by release "
+         "(eagle3 with llama, qwen, minicpm and gpt_oss in 0.12; extract_hidden_states from 0.17; dflash, minimax_m2 and "
+         "gemma4 in 0.20); 0.22 dropped the check. Each release's list, methods and words are generated from its "
+         "speculative.py (spec.json `aux_targets`, the lines in lines.json `spec.aux_targets`). Judged with a "
+         "--target whose config.json states the text config's model_type.",
+         "The server refuses to start: `ValueError: eagle3 is only supported for ['llama', 'qwen', ...] models. "
+         "Got self.target_model_config.hf_text_config.model_type='gemma3_text'`.",
+         "An EAGLE-3 draft for Gemma 3 or Mistral served with vLLM 0.20.",
+         "Serve the draft with vLLM 0.22 or newer, where the check is gone; the draft itself is not at "
+         "fault.", also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -16,3 +16,6 @@ class TargetVocab:
     # SGLang's Inkling lm_head, and SGLang DSpark's mask_token_id bound from 0.5.18 (runtimes/sglang_eval.mask_bound)
     head_rows: int | None = None
     hidden: int | None = None  # the target text config's hidden_size: the width an EAGLE-3 draft's fc is fed
+    # hf_text_config.model_type (None where config.json does not say it): vLLM 0.21 and older refuse EAGLE-3 (and
+    # DFlash) for a target whose text model_type contains none of a list's names (ReleaseRules.refuses_target)
+    text_model_type: str | None = None

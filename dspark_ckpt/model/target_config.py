@@ -49,6 +49,16 @@ def target_head_rows(cfg: dict[str, Any]) -> int | None:
     return padded if padded is not None and t is not None and padded > t else None
 
 
+def target_text_model_type(cfg: dict[str, Any]) -> str | None:
+    """`hf_text_config.model_type`, as far as config.json says it: the text config's own `model_type` (a nested one
+    without it takes its transformers class's default, which is not read here: None), else the top level's."""
+    node, path = text_config(cfg)
+    if path == "" and any(isinstance(cfg.get(p[0]), dict) for p in TEXT_CONFIG_PATHS):
+        return None  # a nested text config without vocab_size: which one transformers takes is not known here
+    value = node.get("model_type")
+    return value if isinstance(value, str) and value else None
+
+
 def is_qwen3_omni_target(cfg: dict[str, Any]) -> bool:
     archs = cfg.get("architectures") or []
     return cfg.get("model_type") == "qwen3_omni_moe" or any(

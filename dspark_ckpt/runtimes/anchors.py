@@ -10,8 +10,9 @@ body, from `ast`'s end_lineno); the `if` to the end of its first branch (`BRANCH
 searched from the start): to that match's line (`LINE`), or to the end of the innermost statement holding it
 (`STATEMENT`: the `raise` whose message it is). `since`/`until` bound the releases that have the rule: outside them
 the anchor must not match, inside them it must; the generator stops on either, naming the anchor. `moved` is the
-same rule where a later release keeps it (another file or function: vLLM 0.34's per-method SpeculatorConfig
-classes), tried where the anchor itself finds nothing; the citation then names that file.
+same rule where another release keeps it (another file or function: vLLM 0.34's per-method SpeculatorConfig
+classes; 0.17's per-model EAGLE-3 aux-layer default), tried where the anchor itself finds nothing; the citation then
+names that file.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ LINEAR = "vllm/model_executor/layers/linear.py"
 RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
 INTERFACES = "vllm/model_executor/models/interfaces.py"
+LLAMA = "vllm/model_executor/models/llama.py"
 # vLLM 0.34 moved the per-method parts of SpeculativeConfig.__post_init__ into one SpeculatorConfig class per method
 SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
 DSPARK_CFG = "vllm/v1/worker/gpu/spec_decode/dspark/config.py"
@@ -66,7 +68,7 @@ class Anchor:
     since: str | None = None
     until: str | None = None
     every: bool = False  # every match, cited as "L1, L2, ..." (each one line)
-    moved: Anchor | None = None  # the same rule in a later release's other file or function
+    moved: Anchor | None = None  # the same rule in another release's other file or function
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +199,12 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                         moved=Anchor(DSPARK_CFG, r"^\s*_validate_qwen3_omni_dspark\(",
                                      inside="DSparkSpeculatorConfig.apply_options")),
     "equal_vocab": _def_body(SPEC, "verify_equal_vocab_size_if_draft_model", inside="SpeculativeConfig"),
+    # to 0.21, _verify_args refuses the methods fed the target's aux hidden states (eagle3; 0.17+ also
+    # extract_hidden_states, 0.20+ dflash) for a target whose text model_type contains none of a list's names
+    # (spec.json aux_targets: the methods, the list, the words); 0.22 dropped the check
+    "aux_targets": Anchor(SPEC, (r"^\s*aux_hidden_states_supported = \[", r"^\s*eagle3_target_supported = \["),
+                          STATEMENT, through=r"is only supported for", inside="SpeculativeConfig._verify_args",
+                          until="0.21.0"),
     "inspect_arch": Anchor(MODEL_CFG, r"registry\.inspect_model_cls\(architectures, self\)"),
     "unsupported_arch": Anchor(REGISTRY, r"are not supported for now\. "),
     "xpress": Anchor(SPEC, r"if self\.xpress_topc is not None", STATEMENT, inside=POST_INIT, since="0.33.0",
@@ -338,6 +346,7 @@ _USE = r'if (eagle_config is not None and )?"use_aux_hidden_state" in eagle_conf
 _WIDTH = r"self\.fc_input_size = target_hidden_size \* "
 # 0.20-0.21: `if hasattr(self.config, "target_hidden_size"): fc_input_size = self.config.target_hidden_size * 3
 # else: ... hidden_size * 3`: fc is sized for three aux hidden states, whatever the config says (no count key read)
+_DEFAULT_LAYERS = r"return \(2, num_layers // 2, num_layers - 3\)"
 _FIXED = r'if hasattr\(self\.config, "target_hidden_size"\):\n\s*fc_input_size = self\.config\.target_hidden_size \* 3'
 AUX_ANCHORS: dict[str, Anchor] = {
     "llama_use": Anchor(LLAMA_EAGLE3, _USE),
@@ -362,7 +371,10 @@ AUX_ANCHORS: dict[str, Anchor] = {
                              inside="get_eagle3_aux_layers_from_config", since="0.25.0"),
     "runner2_drafter": Anchor(RUNNER2, r'for config_name in \("dflash_config", "eagle_config"\)',
                               inside="get_eagle3_aux_layers_from_config", since="0.27.0"),
-    "default": Anchor(INTERFACES, r"return \(2, num_layers // 2, num_layers - 3\)"),
+    # the target's default aux layers: SupportsEagle3's from 0.18; up to 0.17 each target model's own override, the
+    # same three layers (16 models in 0.17.0; the Llama one cited)
+    "default": Anchor(INTERFACES, _DEFAULT_LAYERS,
+                      moved=Anchor(LLAMA, _DEFAULT_LAYERS, inside="LlamaForCausalLM.get_eagle3_aux_hidden_state_layers")),
     "algos_width": Anchor(ALGOS, r'if config_dict\.get\("target_hidden_size"\) is not None:', inside="update_eagle3"),
     "algos_layers": Anchor(ALGOS, r'if config_dict\.get\("eagle_aux_hidden_state_layer_ids"\):',
                            inside="update_eagle3"),

@@ -27,7 +27,7 @@ from dspark_ckpt.runtimes.release_model import architecture_model, modelled_rele
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
-from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_rules
+from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_rules, rules_for
 
 # transformers' config class per model_type: the class an AttributeError names (AutoConfig picks it by model_type).
 CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "gemma4": "Gemma4Config",
@@ -197,6 +197,20 @@ def _facts_for(built: BuiltConfig, facts: DraftFacts) -> DraftFacts:
                    built.parallel_drafting, aux=built.aux)
 
 
+def target_refusal(built: BuiltConfig, contract: Contract, text_model_type: str | None) -> Verdict | None:
+    """vLLM 0.21 and older: _verify_args refuses the method this release serves the draft with (eagle3, dflash) for
+    a target whose text model_type names none of its list (ReleaseRules.refuses_target), before any weight is read;
+    None elsewhere."""
+    if built.runtime != "vllm" or built.error is not None:
+        return None
+    rules = rules_for(built.version)
+    text = rules.refuses_target(built.method, text_model_type) if rules is not None else None
+    if rules is None or text is None:
+        return None
+    source = f"{contract.source}; refused by {rules.citation('spec.aux_targets')}"
+    return Verdict(built.runtime, built.version, replace(contract, source=source), Issue("DSP365", text), ())
+
+
 def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | None:
     """The verdict of one release: the build's own error first (conversion, registry, rewrite), then the contract's
     config-time validation, then the model __init__'s attribute reads, then load_weights."""
@@ -213,6 +227,8 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
                               target_vocab=f.target_vocab_size, mask_token_id=f.mask_token_id,
                               topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
         return Verdict(built.runtime, built.version, contract, early or built.error, ())
+    if (refused := target_refusal(built, contract, f.target_text_model_type)) is not None:
+        return refused
     verdict = evaluate_contract(contract, built.version, f)
     if f.aux is not None:
         verdict = _aux_verdict(verdict, f)

@@ -52,7 +52,6 @@ _QWEN3 = "vllm/model_executor/models/qwen3_eagle3.py"
 _LINEAR = "vllm/model_executor/layers/linear.py"
 _RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 _RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
-_DEFAULT = "vllm/model_executor/models/interfaces.py"
 _ALGOS = "vllm/transformers_utils/configs/speculators/algos.py"
 
 
@@ -196,7 +195,9 @@ def cite(family: Family, release: str) -> str:
 def runner_cite(release: str) -> str:
     read, ln = lines_for(release)
     v1 = f"{_RUNNER} @ v{read} L{ln.runner}, " if ln.runner is not None else ""
-    return f"{v1}{_RUNNER2} @ v{read} L{ln.runner2}, {_DEFAULT} @ v{read} L{ln.default}"
+    default = release_lines.cited(read, "aux.default")
+    assert default is not None  # every release has a default (anchors.py: aux.default)
+    return f"{v1}{_RUNNER2} @ v{read} L{ln.runner2}, {default[0]} @ v{read} L{ln.default}"
 
 
 def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, release: str) -> AuxRead | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.config_build import built_verdict, landing_issues
+from dspark_ckpt.runtimes.config_build import built_verdict, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Verdict
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release
@@ -39,7 +39,7 @@ def is_generated(contract: Contract) -> bool:
 
 
 def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]], *, target_hidden: int | None,
-                      target_vocab: int | None) -> Verdict | None:
+                      target_vocab: int | None, target_model_type: str | None = None) -> Verdict | None:
     found = generated_model(built)
     if found is None:
         return None
@@ -47,6 +47,8 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
     assert built.hf is not None
     contract = Contract(built.runtime, built.version, built.version, None, model.cls.rsplit(".", 1)[-1],
                         f"{model.where} @ v{release} ({GENERATED}, runtimes/release_data)")
+    if (refused := target_refusal(built, contract, target_model_type)) is not None:  # _verify_args, no weight read
+        return refused
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
                             config_class=built.config_class, vocab=True)
     error, silent = landing_issues(problems, model.cls)
@@ -54,13 +56,14 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
 
 
 def unmodelled_verdicts(builds: Sequence[BuiltConfig], tensors: Mapping[str, tuple[int, ...]], *,
-                        target_hidden: int | None, target_vocab: int | None) -> tuple[Verdict, ...]:
+                        target_hidden: int | None, target_vocab: int | None,
+                        target_model_type: str | None = None) -> tuple[Verdict, ...]:
     """Per release: the build's own error where it raised (no class, a refused conversion), else the generated
     model's verdict where there is one."""
     out = []
     for built in builds:
         verdict = built_verdict(built, None) if built.error is not None else generated_verdict(
-            built, tensors, target_hidden=target_hidden, target_vocab=target_vocab)
+            built, tensors, target_hidden=target_hidden, target_vocab=target_vocab, target_model_type=target_model_type)
         if verdict is not None:
             out.append(verdict)
     return tuple(out)

@@ -84,6 +84,7 @@ class DraftFacts:
     unreadable: tuple[FindingCode, str] | None = None  # (code, message) of a file no loader can read, if any
     target_is_omni: bool = False
     target_hidden_size: int | None = None  # the target text config's hidden_size (a local --target only)
+    target_text_model_type: str | None = None  # the target's hf_text_config.model_type (TargetVocab.text_model_type)
 
     @property
     def shipped_heads(self) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ class Change:
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
 
-# Each release after the first one read (0.18) whose behaviour changed, oldest first.
+# Each release after the first one read (0.17) whose behaviour changed, oldest first.
 CHANGES: tuple[Change, ...] = (
     Change("0.20.0",
            "vllm/model_executor/models/registry.py: DFlash registered (qwen3_dflash.py, whose rotary cache the draft's "
@@ -37,7 +37,8 @@ CHANGES: tuple[Change, ...] = (
            appear=("spec.draft_config_len",)),
     Change("0.22.0",
            f"{_SPEC} __post_init__: method custom_class; a `model` with a dot and no `/` is read as a class path, "
-           "whatever the method given", appear=("spec.dotted_model",)),
+           "whatever the method given; _verify_args no longer refuses eagle3, extract_hidden_states and dflash for "
+           "a target model type outside its list", appear=("spec.dotted_model",), gone=("spec.aux_targets",)),
     Change("0.25.0",
            f"{_SPEC}: method dspark (the DeepSeek-V4 rewrite of every draft but Qwen3DSparkModel), "
            "use_heterogeneous_vocab (method draft_model only)", appear=("spec.deepseek_rewrite", "spec.heterogeneous")),

@@ -1,8 +1,9 @@
 """What each vLLM release's SpeculativeConfig decides, as generated data read lazily.
 
 The columns (the dataclass fields, the `method` Literal, the MTP types, the architectures the method detection
-names, the dspark_draft_topk and adaptive-verification checks with their words, the names EAGLEConfig keeps under
-dflash, and what registry.py maps) are generated: `python tools/release_lines.py X.Y.Z` writes them to
+names, the dspark_draft_topk and adaptive-verification checks with their words, the target check of the methods fed
+the target's aux hidden states (0.21 and older), the names EAGLEConfig keeps under dflash, and what registry.py
+maps) are generated: `python tools/release_lines.py X.Y.Z` writes them to
 `release_data/vllm-X.Y.Z/spec.json` with `ast` (tools/release_spec.py); a release's file is read once, on first use.
 Every behaviour flag is derived from the release's generated citations (runtimes/vllm_release.py); what a change
 means, in words, is runtimes/release_changes.py.
@@ -33,7 +34,7 @@ def _doc(release: str) -> Mapping[str, Any]:
 def columns(release: str) -> dict[str, Any]:
     """ReleaseRules' generated columns for `release`: sets as frozensets, the detection lists as tuples."""
     spec = _doc(release)["speculative_config"]
-    topk, adaptive = spec.get("topk_arch"), spec.get("adaptive")
+    topk, adaptive, targets = spec.get("topk_arch"), spec.get("adaptive"), spec.get("aux_targets")
     return {"fields": frozenset(spec["fields"]), "methods": frozenset(spec["methods"]),
             "mtp_types": frozenset(spec["mtp_types"]), "dflash_detect_archs": tuple(spec["dflash_detect_archs"]),
             "dspark_detect_archs": tuple(spec["dspark_detect_archs"]),
@@ -42,6 +43,9 @@ def columns(release: str) -> dict[str, Any]:
             "adaptive_needs_argmax": bool(adaptive and adaptive["needs_argmax"]),
             "dflash_keep_extra": tuple(spec["dflash_keep"]),
             "method_specific_options": tuple(spec.get("method_specific_options", ())),
+            "aux_target_methods": frozenset(targets["methods"]) if targets else frozenset(),
+            "aux_targets": tuple(targets["supported"]) if targets else None,
+            "aux_target_message": targets["message"] if targets else "",
             "method_options": tuple((m, frozenset(o)) for m, o in spec.get("method_options", {}).items())}
 
 

@@ -137,6 +137,7 @@ class TargetView:
     vocab_size: int | None = None  # T (get_vocab_size())
     omni: bool = False  # _is_qwen3_omni_target
     model_type: str | None = None  # hf_config.model_type (deepseek_v41 sends the DSpark rewrite to V4.1)
+    text_model_type: str | None = None  # hf_text_config.model_type (0.21 and older: the aux-state target check)
     text_config: Mapping[str, Any] | None = None  # thinker_config.text_config, else the text config (Omni checks)
     max_model_len: int | None = None  # the served max_model_len (`vllm serve --max-model-len`, or its default)
     max_model_len_from: str = "--max-model-len"  # where that came from, in words
@@ -666,6 +667,11 @@ class _Run:
         if self.r.has("parallel_drafting") and spec.get("parallel_drafting") and method not in ("dflash", "dspark"):
             raise self.stop("DSP824", M_PARALLEL.format(method=method), "parallel_drafting")
 
+    # 10b. _verify_args (0.21 and older): the methods fed the target's aux hidden states need a listed target type
+    def aux_targets(self) -> None:
+        if (text := self.r.refuses_target(self.method, self.inp.target.text_model_type)) is not None:
+            raise self.stop("DSP365", text, "aux_targets")
+
     # 11. _verify_args: a plain draft model must share the target's vocabulary
     def equal_vocab(self) -> None:
         t, v = self.inp.target.vocab_size, _int(self.values.get("vocab_size"))
@@ -728,6 +734,7 @@ def evaluate(r: ReleaseRules, inp: DeployInput) -> Outcome:
         if not r.per_method_configs:
             run.served_length()
         run.options_after()
+        run.aux_targets()
         run.equal_vocab()
     except _Stop as stop:
         return run.outcome(stop.problem)

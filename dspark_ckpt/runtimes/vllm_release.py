@@ -55,6 +55,20 @@ class ReleaseRules:
     # each built-in method's supported ones; () before (each option had its own check)
     method_specific_options: tuple[str, ...] = ()
     method_options: tuple[tuple[str, frozenset[str]], ...] = ()
+    # to 0.21: the methods fed the target's aux hidden states, the names one of which the target's text model_type
+    # must contain (None: no such check), and the refusal's words ({method}, {supported}, {model_type!r})
+    aux_target_methods: frozenset[str] = frozenset()
+    aux_targets: tuple[str, ...] | None = None
+    aux_target_message: str = ""
+
+    def refuses_target(self, method: str | None, text_model_type: str | None) -> str | None:
+        """_verify_args' refusal of `method` for a target whose hf_text_config.model_type is `text_model_type`
+        (a substring test, as vLLM's `any(name in model_type ...)`); None where it passes or is not known."""
+        if (self.aux_targets is None or method not in self.aux_target_methods or text_model_type is None
+                or any(name in text_model_type for name in self.aux_targets)):
+            return None
+        return self.aux_target_message.format(method=method, supported=list(self.aux_targets),
+                                              model_type=text_model_type)
 
     # --- behaviour a generated citation shows (lines.json: the release has the rule's lines, or not) ---
     @property

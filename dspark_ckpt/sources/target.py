@@ -12,6 +12,7 @@ from dspark_ckpt.model.target_config import (
     is_qwen3_omni_target,
     target_head_rows,
     target_hidden_size,
+    target_text_model_type,
     target_vocab_size,
 )
 
@@ -29,7 +30,8 @@ def target_from_document(doc: Document | JsonProblem, where: str) -> TargetVocab
                           + (f" under {path}" if path else ""), code="DSP-E035",
                           hint="pass --target-vocab-size N")
     return TargetVocab(size, f"{where}:{path + '.' if path else ''}vocab_size", omni=is_qwen3_omni_target(cfg),
-                       head_rows=target_head_rows(cfg), hidden=target_hidden_size(cfg))
+                       head_rows=target_head_rows(cfg), hidden=target_hidden_size(cfg),
+                       text_model_type=target_text_model_type(cfg))
 
 
 def target_from_config_bytes(raw: bytes, where: str) -> TargetVocab:

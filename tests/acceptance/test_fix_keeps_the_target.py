@@ -60,13 +60,14 @@ def test_every_field_of_the_resolved_target_reaches_the_recheck(tmp_path: Path, 
         target = local_target(inkling_target(tmp_path / "target"))
         assert target.head_rows == 128
     elif make_target == "omni":
-        target = TargetVocab(96, "a Qwen3-Omni thinker", omni=True, head_rows=None, hidden=16)
+        target = TargetVocab(96, "a Qwen3-Omni thinker", omni=True, head_rows=None, hidden=16,
+                             text_model_type="qwen3_omni_moe_text")
     else:
         target = TargetVocab(96, "--target-vocab-size")
     draft = padded_dspark_with_nested_rank(tmp_path / "draft")
     runtimes = parse_selectors(["sglang==0.5.18", "vllm==0.30.0"])
     plan = plan_for(str(draft), target, runtimes, None, selectors=[str(r) for r in runtimes])
-    assert plan.target == target  # every field: size, source, omni, head_rows
+    assert plan.target == target  # every field: size, source, omni, head_rows, hidden, text_model_type
     assert plan.runtime_versions == tuple(runtimes)
     seen: list[TargetVocab] = []
     from dspark_ckpt.repair import recheck
@@ -80,5 +81,6 @@ def test_every_field_of_the_resolved_target_reaches_the_recheck(tmp_path: Path, 
     monkeypatch.setattr(recheck, "analyze", spy)  # the real check, observed
     check_folder(LocalFolder(draft), plan)
     assert seen == [target]
-    assert {f.name for f in dataclasses.fields(TargetVocab)} == {"size", "source", "omni", "head_rows", "hidden"}, (
+    assert {f.name for f in dataclasses.fields(TargetVocab)} == {"size", "source", "omni", "head_rows", "hidden",
+                                                                  "text_model_type"}, (
         "a new TargetVocab field: make sure it is part of what the plan hands on")

@@ -608,6 +608,11 @@ TRIGGERS: dict[str, Trigger] = {
     "target-hidden-null": Trigger(("DSP358",), check("--runtime", "vllm", config={"target_hidden_size": None}), EAGLE3),
     "target-hidden-wider": Trigger(("DSP359",), then(check("--runtime", "vllm"),
                                                      lambda f, _: target(f.parent, hidden_size=32)), EAGLE3),
+    # vLLM 0.20-0.21 refuse eagle3 and dflash for a target model type outside their list (speculative.py L905-932 @
+    # v0.20.0); EAGLE-3 Qwen3 and DFlash2 are registered only after 0.22 dropped the check
+    "aux-target-mistral": Trigger(("DSP365",), then(check("--runtime", "vllm==0.20.0"),
+                                                    lambda f, _: target(f.parent, model_type="mistral")),
+                                  ("eagle3-llama", "dflash")),
     # --- tensor shapes ---
     "lm-head-shape": Trigger(("DSP320",), check(tensors=tensors(lm_head__weight=np.zeros((50, 16), np.float32))())),
     "embed-shape": Trigger(("DSP321",), check(tensors=tensors(embed_tokens__weight=np.zeros((50, 16), np.float32))())),
