@@ -425,7 +425,7 @@ class _Run:
         elif self.r.has("dotted_model") and dotted_model(model):  # 0.22-0.25: even with a method given
             self.method, self.method_from = "custom_class", "a `model` with a dot and no `/` (read as a class path)"
             self.explicit = False
-        elif self.method is None and custom_proposer_path(model):
+        elif self.method is None and "custom_class" in self.r.methods and custom_proposer_path(model):
             self.method, self.method_from = "custom_class", "a dotted class path in `model`"
         elif self.method is None:
             self.method = "ngram" if model in ("ngram", "[ngram]") else "draft_model"
