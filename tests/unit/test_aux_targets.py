@@ -4,7 +4,7 @@
 What the wheels say (read in each extracted wheel, `~/.cache/dspark-ckpt/probe/vllm-X/vllm/config/speculative.py`):
 - 0.12.0 L620-632 (`_verify_args`): `eagle3_target_supported = ["llama", "qwen", "minicpm", "gpt_oss"]`, method
   eagle3 only, `Eagle3 is only supported for ... models. Got self.target_model_config.hf_text_config.model_type=...`.
-- 0.17.0 L768-790: `aux_hidden_states_supported` (+ hunyuan_vl, hunyuan_v1_dense, afmoe, nemotron_h), methods eagle3
+- 0.17.0 L768-789: `aux_hidden_states_supported` (+ hunyuan_vl, hunyuan_v1_dense, afmoe, nemotron_h), methods eagle3
   and extract_hidden_states, `{self.method} is only supported for ...`.
 - 0.18.0 L780-805: + deepseek_v2, deepseek_v3, kimi_k2, kimi_k25.
 - 0.20.0 L905-932: + minimax_m2, gemma4, and method dflash. 0.21.0 L974-1002: + laguna.
