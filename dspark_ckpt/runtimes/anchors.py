@@ -121,11 +121,13 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     # 0.34: `method: SpeculativeMethod | str | None`, a name outside the Literal refused by this validator unless a
     # plugin registered it (register_speculative_method)
     "method_validator": _def_body(SPEC, "_validate_method", inside="SpeculativeConfig", since="0.34.0"),
-    # 0.26-0.33; 0.22-0.25 test a dotted model name first (custom_class); 0.20-0.21 have no custom_class
+    # 0.26-0.33; 0.22-0.25 test a dotted model name first (custom_class); 0.17-0.21 have no custom_class; 0.16 and
+    # older no default: an unset method stays None, and the detection raises for a path it does not recognise
     "default_method": Anchor(SPEC, (r"if self\.method is None and SpeculativeConfig\._is_custom_proposer_path\(",
                                     r'if \(\n\s*self\.model is not None\n\s*and "\." in self\.model',
                                     r'^\s*if self\.method is None:\n\s*if self\.model in \("ngram", "\[ngram\]"\):'),
-                             STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT, until="0.33.0"),
+                             STATEMENT, through=r'self\.method = "draft_model"', inside=POST_INIT, since="0.17.0",
+                             until="0.33.0"),
     # 0.22-0.25: any `model` with a dot and no `/` (not a URL) is a custom class path, whatever the method given
     "dotted_model": Anchor(SPEC, r'if \(\n\s*self\.model is not None\n\s*and "\." in self\.model', BRANCH,
                            inside=POST_INIT, since="0.22.0", until="0.25.0"),
@@ -177,9 +179,12 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                             moved=Anchor(DSPARK_CFG, r"^\s*if spec\.num_speculative_tokens is None:", BRANCH,
                                          inside="DSparkSpeculatorConfig.resolve_num_speculative_tokens")),
     "missing": Anchor(SPEC, r"if self\.num_speculative_tokens is None:\n\s*raise ValueError\(\n\s*\"A speculative",
-                      STATEMENT, inside=POST_INIT,
+                      STATEMENT, inside=POST_INIT, since="0.17.0",
                       moved=Anchor(SPEC_CFG, r"if spec\.num_speculative_tokens is None:\n\s*raise ValueError\(",
                                    STATEMENT, inside=f"{DRAFT_CFG}.configure")),
+    # 0.16 and older: no such raise; the token tree is built from an unset num_speculative_tokens, `range(None)`
+    "token_tree": Anchor(SPEC, r"if self\.speculative_token_tree is None:\n\s*# Generate chain of tokens\.", LINE,
+                         through=r"range\(self\.num_speculative_tokens\)", inside=POST_INIT, until="0.16.0"),
     "min_block": Anchor(SPEC, r'if self\.method == "dspark":\n\s*# DSpark is a semi-autoregressive', STATEMENT,
                         inside=POST_INIT, since="0.26.0", until="0.27.0"),
     "topk_method": Anchor(SPEC, r"if self\.dspark_draft_topk is not None and self\.method != \"dspark\":", STATEMENT,
@@ -361,7 +366,7 @@ AUX_ANCHORS: dict[str, Anchor] = {
     "assert": Anchor(LINEAR, r"assert param\.size\(\) == loaded_weight\.size\(\)",
                      inside="ReplicatedLinear.weight_loader"),
     "runner": Anchor(RUNNER, r"^\s*def _get_eagle3_aux_layers_from_config\(", until="0.33.0"),  # V1 runner gone
-    "runner2": _def(RUNNER2, "get_eagle3_aux_layers_from_config"),
+    "runner2": Anchor(RUNNER2, r"^\s*def get_eagle3_aux_layers_from_config\(", since="0.17.0"),  # V2's EAGLE-3
     # which keys each runner reads for the target layers (runtimes/eagle3_aux.runner_keys): V1 eagle_config's list
     # from 0.22; V2 the DSpark keys from 0.25, the drafter configs' `layer_ids` from 0.27
     "runner_nested": Anchor(RUNNER, r'eagle_config = getattr\(hf_config, "eagle_config", None\)',

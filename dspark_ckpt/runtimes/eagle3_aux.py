@@ -66,7 +66,7 @@ class Lines:
     qwen3_count_end: int | None
     assert_line: int  # ReplicatedLinear.weight_loader's `assert param.size() == loaded_weight.size()`
     runner: int | None  # V1 _get_eagle3_aux_layers_from_config; None: no V1 runner (0.34: gpu_model_runner.py gone)
-    runner2: int  # V2 get_eagle3_aux_layers_from_config
+    runner2: int | None  # V2 get_eagle3_aux_layers_from_config; None: no V2 EAGLE-3 runner (0.16 and older)
     default: int  # `return (2, num_layers // 2, num_layers - 3)`
     algos: tuple[int, int]  # update_eagle3: target_hidden_size copied, the top-level aux list copied
 
@@ -82,6 +82,7 @@ def lines_of(release: str) -> Lines:
     def has(key: str) -> bool:
         return release_lines.cited(release, f"aux.{key}") is not None
     runner = first("runner") if has("runner") else None
+    runner2 = first("runner2") if has("runner2") else None
     fixed = has("llama_fixed")
     llama_first, llama_end = release_lines.span(release, "aux.llama_fixed" if fixed else "aux.llama_count")
     qwen3, qwen3_end = None, None
@@ -89,7 +90,7 @@ def lines_of(release: str) -> Lines:
         qwen3_first, qwen3_end = release_lines.span(release, "aux.qwen3_count")
         qwen3 = (first("qwen3_use"), qwen3_first, first("qwen3_width"))
     return Lines((first("llama_use"), llama_first, first("llama_width")), llama_end, fixed, qwen3, qwen3_end,
-                 first("assert"), runner, first("runner2"), first("default"),
+                 first("assert"), runner, runner2, first("default"),
                  (first("algos_width"), first("algos_layers")))
 
 
@@ -195,9 +196,10 @@ def cite(family: Family, release: str) -> str:
 def runner_cite(release: str) -> str:
     read, ln = lines_for(release)
     v1 = f"{_RUNNER} @ v{read} L{ln.runner}, " if ln.runner is not None else ""
+    v2 = f"{_RUNNER2} @ v{read} L{ln.runner2}, " if ln.runner2 is not None else ""
     default = release_lines.cited(read, "aux.default")
     assert default is not None  # every release has a default (anchors.py: aux.default)
-    return f"{v1}{_RUNNER2} @ v{read} L{ln.runner2}, {default[0]} @ v{read} L{ln.default}"
+    return f"{v1}{v2}{default[0]} @ v{read} L{ln.default}"
 
 
 def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, release: str) -> AuxRead | None:
@@ -222,8 +224,8 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
         stated = _count(value) if value or value == 0 else None
         if stated is not None:
             written.append((name, stated))
-    runners = ((_runner(hf, "V1", read), _runner(hf, "V2", read)) if ln.runner is not None
-               else (_runner(hf, "V2", read),))
+    runners = tuple(_runner(hf, name, read) for name, line in (("V1", ln.runner), ("V2", ln.runner2))
+                    if line is not None)
     source = f"{cite(family, release)}; {runner_cite(release)}"
     if "speculators_config" in raw:
         source += f"; {_ALGOS} @ v{read} update_eagle3 L{ln.algos[0]}, L{ln.algos[1]}"
@@ -280,11 +282,12 @@ def runner_text(aux: AuxRead) -> str | None:
                 f"({top} layers), and takes the target's default layers [2, L // 2, L - 3] instead. Put the list in "
                 f"eagle_config as well")
     nested = dict(aux.written).get(NESTED)
-    if len(aux.runners) == 1:  # V2 alone (0.34: no V1 runner): a list in eagle_config only is read by no runner
+    if len(aux.runners) == 1:  # one runner (0.34: V2 alone; 0.16 and older: V1 alone): a list it does not read
         if aux.runners[0][1] is not None or nested is None:
             return None
-        return (f"(model runner V2, its only model runner) does not read {NESTED} ({nested} layers) and takes "
-                f"{_layers(None, DEFAULT_COUNT)} instead. Put the list at the top level ({TOP})")
+        return (f"(model runner {aux.runners[0][0]}, its only model runner for EAGLE-3) does not read {NESTED} "
+                f"({nested} layers) and takes {_layers(None, DEFAULT_COUNT)} instead. Put the list at the top level "
+                f"({TOP})")
     if nested is not None and all(key is None for _, key, _ in aux.runners):  # V1 reads it from 0.22 only
         return (f"(neither model runner, V1 or V2) reads {NESTED} ({nested} layers): both take "
                 f"{_layers(None, DEFAULT_COUNT)} instead. Put the list at the top level ({TOP})")

@@ -26,8 +26,14 @@ class Change:
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
 
-# Each release after the first one read (0.17) whose behaviour changed, oldest first.
+# Each release after the first one read (0.16) whose behaviour changed, oldest first.
 CHANGES: tuple[Change, ...] = (
+    Change("0.17.0",
+           f"{_SPEC} __post_init__: an unset method defaults to draft_model (0.16: stays None, and a path the "
+           "detection does not recognise raises `Unsupported speculative method: 'None'`); an unset "
+           "num_speculative_tokens is refused in words (0.16: `range(None)` building the token tree, a TypeError); "
+           "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py: model runner V2 takes EAGLE-3 aux layers",
+           appear=("spec.default_method", "spec.missing", "aux.runner2"), gone=("spec.token_tree",)),
     Change("0.20.0",
            "vllm/model_executor/models/registry.py: DFlash registered (qwen3_dflash.py, whose rotary cache the draft's "
            "max_position_embeddings sizes)", appear=("spec.draft_rotary",)),

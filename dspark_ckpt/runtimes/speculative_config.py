@@ -32,6 +32,8 @@ M_UNSUPPORTED = "Unsupported speculative method: '{method}'"
 M_UNREGISTERED = "Model architectures {archs} are not supported for now. Supported architectures: [...]"
 M_MISSING = "A speculative model was provided, but `num_speculative_tokens` was not provided"
 # where SpeculativeConfig still has a speculative_token_tree field (0.18-0.20: speculative.py L672-678 @ 0.20.0)
+# 0.16 and older raise nothing of their own: the chain of tokens is built from it (speculative.py L492-496 @ 0.16.0)
+M_TOKEN_TREE = "TypeError: 'NoneType' object cannot be interpreted as an integer"
 M_MISSING_TREE = ("A speculative model was provided, but neither `speculative_token_tree` nor `num_speculative_tokens` "
                   "was provided")
 M_DIVISIBLE = "num_speculative_tokens:{n} must be divisible by n_predict={p}"
@@ -427,9 +429,12 @@ class _Run:
             self.explicit = False
         elif self.method is None and "custom_class" in self.r.methods and custom_proposer_path(model):
             self.method, self.method_from = "custom_class", "a dotted class path in `model`"
-        elif self.method is None:
-            self.method = "ngram" if model in ("ngram", "[ngram]") else "draft_model"
-            self.method_from = "vLLM's default when no method is given"
+        elif self.method is None and model in ("ngram", "[ngram]"):
+            self.method, self.method_from = "ngram", "vLLM's default when no method is given"
+        elif self.method is None and self.r.has("default_method"):
+            self.method, self.method_from = "draft_model", "vLLM's default when no method is given"
+        elif self.method is None:  # 0.16 and older: no default; the detection decides, or raises
+            self.method_from = "no method given (this release has no default method)"
         else:
             self.method_from = ("the speculators config (speculators_model_type)" if self.shortcut
                                 else "given in the speculative config")
@@ -534,11 +539,13 @@ class _Run:
     def detected(self, path: str) -> tuple[str, str] | None:
         r, archs = self.r, self.archs
         for marker, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash")):
+            if method not in r.methods:  # no dflash branch before 0.20 (speculative.py L479-519 @ v0.18.0)
+                continue
             if marker in path:
                 return method, f"detected: {marker!r} in the model path"
             if method == "dflash" and (a := next((a for a in archs if a in r.dflash_detect_archs), None)):
                 return method, f"detected from architecture {a}"
-        if "dspark" in path:
+        if "dspark" in r.methods and "dspark" in path:  # no dspark branch before 0.25
             return "dspark", "detected: 'dspark' in the model path"
         if a := next((a for a in archs if a in r.dspark_detect_archs), None):
             return "dspark", f"detected from architecture {a}"
@@ -583,6 +590,8 @@ class _Run:
                 self.n, self.n_from = n_predict, "the draft config's n_predict"
             elif self.n > n_predict and self.n % n_predict:
                 raise self.stop("DSP812", M_DIVISIBLE.format(n=self.n, p=n_predict), "n_predict")
+        if self.n is None and not self.r.has("missing"):  # 0.16 and older: the token tree from `range(None)`
+            raise self.stop("DSP811", M_TOKEN_TREE, "token_tree")
         if self.n is None:
             raise self.stop("DSP811", M_MISSING_TREE if "speculative_token_tree" in self.r.fields else M_MISSING,
                             "missing")

@@ -59,6 +59,10 @@ def _dspark(notes: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
 
 
 REFUSED = dict.fromkeys(NO_DSPARK, "DSP804")  # a dspark case's errors before 0.25
+# 0.16 and older have no default method (speculative.py L339-343 @ v0.17.0 first): an EAGLE-3 draft in an unmarked
+# folder with no method given ends in `Unsupported speculative method: 'None'` (L391-431 @ v0.16.0)
+NO_DEFAULT = vllm_before("0.17.0")
+UNDETECTED = dict.fromkeys(NO_DEFAULT, "DSP810")
 # method "dflash" is none before 0.20 either (speculative.py L52-60 @ v0.19.1; DFlashModelTypes from L53 @ v0.20.0)
 NO_DFLASH = vllm_before("0.20.0")
 
@@ -97,13 +101,15 @@ CASES: dict[str, Case] = {
     # No method: an EAGLE-3 architecture is not detected, so vLLM runs it as draft_model, which no release raises.
     "draft-model-below": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 2048},
                               {"num_speculative_tokens": 3}, SERVED,
-                              {**_all(("DSP807", "DSP826"), OLD), **_all(("DSP807", "DSP826"), NEWER)},
+                              {**_all(("DSP807", "DSP826"), OLD), **_all(("DSP807", "DSP826"), NEWER),
+                               **_all((), NO_DEFAULT)}, errors=UNDETECTED,
                               says={"DSP826": "with the V2 model runner VllmConfig lowers the served max_model_len to "
                                               "2048 (a warning in the log; longer requests are refused); on the V1 "
                                               "runner, from position 2048 on"}),
     "draft-model-own-length": Case("eagle3-llama", {"model_type": "llama", "max_position_embeddings": 16384},
                                    {"num_speculative_tokens": 3, "max_model_len": 4096}, SERVED,
-                                   {**_all(("DSP807",), OLD), **_all(("DSP807", "DSP826"), NEWER)},
+                                   {**_all(("DSP807",), OLD), **_all(("DSP807", "DSP826"), NEWER),
+                                    **_all((), NO_DEFAULT)}, errors=UNDETECTED,
                                    says={"DSP826": "the draft's max_model_len is 4096, below the served max_model_len "
                                                    "8192"}),
     "spec-length-above-draft": Case("qwen3-dspark", {"max_position_embeddings": 2048}, {**DSPARK, "max_model_len": 4096},

@@ -44,6 +44,12 @@ V027, V028 = vllm_minors("0.27.0", "0.27.0"), vllm_minors("0.28.0", "0.28.0")  #
 # no Qwen3OmniDSparkModel before 0.29 (registry.py @ v0.29.0 L626), no Gemma4DSparkModel before 0.26 (@ v0.26.0 L612)
 OMNI_UNREGISTERED, GEMMA4_UNREGISTERED = vllm_minors("0.25.0", "0.28.0"), vllm_before("0.26.0")
 NO_TOPK = vllm_before("0.28.0")  # dspark_draft_topk / enable_adaptive_verification: fields from 0.28.0 (grep)
+# 0.16 and older set no default method (0.17.0 does: speculative.py L339-343): an unset one stays None through the
+# draft ModelConfig (a DSP809 there names no method) and the detection raises `Unsupported speculative method: 'None'`
+# for a path and model_type it does not recognise (L391-431 @ v0.16.0)
+NO_DEFAULT = vllm_before("0.17.0")
+M_NONE = "Unsupported speculative method: 'None'"
+WITH_DEFAULT = tuple(v for v in V if v not in NO_DEFAULT)
 NO_INDEX_SHARE = vllm_before("0.29.0")  # index_share_for_mtp_iteration: a field from 0.29.0 (grep)
 M_MISSING_020 = ("A speculative model was provided, but neither `speculative_token_tree` nor "
                  "`num_speculative_tokens` was provided")  # speculative.py L567-569 @ v0.18.0, L673-677 @ v0.20.0
@@ -140,24 +146,28 @@ CASES: dict[str, Case] = {
     # (speculator_config.py _resolve_checkpoint_config_class L431-433).
     # Before 0.25 the draft ModelConfig already fails on Qwen3DSparkModel, with vLLM's default method draft_model.
     "DSP807-eagle3-path": Case(_in("eagle3-ablation/d", _draft()), _spec(num_speculative_tokens=8),
-                               {**_all("DSP809", TO_033), V034: None}, notes={v: ("DSP807",) for v in TO_033},
+                               {**_all("DSP809", TO_033), V034: None},
+                               notes={v: ("DSP807",) for v in TO_033 if v not in NO_DEFAULT},
                                expect={**{v: {"method": "eagle3", "architecture": "Eagle3Qwen3DSparkModel"}
                                           for v in TO_033 if v not in NO_DSPARK},
-                                       **{v: {"method": "draft_model", "architecture": "Qwen3DSparkModel"}
-                                          for v in NO_DSPARK},
+                                       **{v: {"method": "draft_model" if v not in NO_DEFAULT else None,
+                                              "architecture": "Qwen3DSparkModel"} for v in NO_DSPARK},
                                        V034: {"method": "dspark", "architecture": "Qwen3DSparkModel"}},
                                message={**{v: "['Eagle3Qwen3DSparkModel'] are not supported for now" for v in TO_033},
                                         **{v: "['Qwen3DSparkModel'] are not supported for now" for v in NO_DSPARK}}),
     "DSP807-dflash-beats-dspark": Case(_in("dspark-vs-dflash/d", _draft()), _spec(num_speculative_tokens=8),
                                        {**_all("DSP809", TO_033), V034: None},
-                                       notes={v: ("DSP807",) for v in TO_033},
+                                       notes={v: ("DSP807",) for v in TO_033 if v not in NO_DEFAULT},
                                        expect={**{v: {"method": "dflash"} for v in TO_033 if v not in NO_DSPARK},
-                                               **{v: {"method": "draft_model"} for v in NO_DSPARK},
+                                               **{v: {"method": "draft_model" if v not in NO_DEFAULT else None}
+                                                  for v in NO_DSPARK},
                                                V034: {"method": "dspark"}}),
     "DSP807-eagle3-as-draft-model": Case(_draft("eagle3-llama", model_type="llama"), _spec(num_speculative_tokens=3),
-                                         _all(None), notes={v: ("DSP807",) for v in V},
+                                         {**_all(None), **_all("DSP810", NO_DEFAULT)},
+                                         notes={v: ("DSP807",) for v in WITH_DEFAULT},
                                          expect={v: {"method": "draft_model",
-                                                     "model_class": "Eagle3LlamaForCausalLM"} for v in V}),
+                                                     "model_class": "Eagle3LlamaForCausalLM"} for v in WITH_DEFAULT},
+                                         exact={v: M_NONE for v in NO_DEFAULT}),
     # 0.25-0.28 keep only Qwen3DSparkModel (and Gemma4DSparkModel from 0.26) from method dspark's DeepSeek-V4
     # rewrite (speculative.py @ v0.25.0 L899-908, @ v0.26.0 L934-944)
     "DSP808-qwen3-typed-dspark-draft": Case(
@@ -204,12 +214,12 @@ CASES: dict[str, Case] = {
     "DSP812-gemma4-n-predict": Case(_draft("gemma4-dspark", block_size=7), _spec(num_speculative_tokens=10),
                                     {**_all("DSP809", GEMMA4_UNREGISTERED),
                                      **_all("DSP812", vllm_minors("0.26.0", "0.30.0")), **_all(None, NEW)},
-                                    notes={v: ("DSP807",) for v in GEMMA4_UNREGISTERED},
+                                    notes={v: ("DSP807",) for v in GEMMA4_UNREGISTERED if v not in NO_DEFAULT},
                                     message={v: "num_speculative_tokens:10 must be divisible by n_predict=7"
                                              for v in vllm_minors("0.26.0", "0.30.0")}),
     "DSP812-gemma4-default": Case(_draft("gemma4-dspark", block_size=7), _spec(),
                                   {**_all("DSP809", GEMMA4_UNREGISTERED), **_all(None, vllm_minors("0.26.0"))},
-                                  notes={v: ("DSP807",) for v in GEMMA4_UNREGISTERED},
+                                  notes={v: ("DSP807",) for v in GEMMA4_UNREGISTERED if v not in NO_DEFAULT},
                                   expect={v: {"num_speculative_tokens": 7} for v in vllm_minors("0.26.0")},
                                   message={v: "['Gemma4DSparkModel'] are not supported for now"
                                            for v in GEMMA4_UNREGISTERED}),
@@ -219,9 +229,10 @@ CASES: dict[str, Case] = {
                                            _spec(method="dspark", num_speculative_tokens=5),
                                            _dspark(None) | _all("DSP813", vllm_minors("0.26.0", "0.27.0"))),
     "DSP814-draft-model-vocab": Case(_draft("eagle3-llama", model_type="llama", vocab=64),
-                                     _spec(num_speculative_tokens=3), _all("DSP814"),
-                                     notes={v: ("DSP807",) for v in V},
-                                     message={v: "Target model vocab_size=96. Draft model vocab_size=64" for v in V}),
+                                     _spec(num_speculative_tokens=3), {**_all("DSP814"), **_all("DSP810", NO_DEFAULT)},
+                                     notes={v: ("DSP807",) for v in WITH_DEFAULT},
+                                     message={**{v: "Target model vocab_size=96. Draft model vocab_size=64"
+                                                 for v in WITH_DEFAULT}, **{v: M_NONE for v in NO_DEFAULT}}),
     "DSP815-topk-needs-dspark": Case(_draft("eagle3-llama", model_type="llama"),
                                      _spec(method="eagle3", num_speculative_tokens=3, dspark_draft_topk=4),
                                      {**_all("DSP815"), **_all("DSP803", NO_TOPK)}),

@@ -285,13 +285,17 @@ def test_a_nested_list_alone_is_read_by_no_runner_of_0_34(tmp_path: Path) -> Non
     a = run(draft(tmp_path, "eagle3-llama", {"eagle_config": {"eagle_aux_hidden_state_layer_ids": ids3}}, 3 * H))
     assert outcomes(a) == every(None)  # fc sized from eagle_config's list (3); V2's default is 3 layers too
     runner = next(f for f in a.findings if f.code == "DSP356")
-    assert "vLLM 0.34.0 (model runner V2, its only model runner) does not read " \
+    assert "vLLM 0.34.0 (model runner V2, its only model runner for EAGLE-3) does not read " \
            "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
     # no V2 runner reads eagle_config's list (eagle3_utils.py get_eagle3_aux_layers_from_config, L35-46 @ v0.20.0);
     # V1 reads it from 0.22 (gpu_model_runner.py L5241-5246 @ v0.22.0; L4961-4965 @ v0.20.0: the top level only)
     assert "vLLM 0.22.0-0.33.0 (model runner V2, vLLM's default on CUDA for eagle3 from 0.29) does " \
            "not read eagle_config.eagle_aux_hidden_state_layer_ids" in runner.message
-    assert f"vLLM {VLLM_VERSIONS[0]}-0.21.0 (neither model runner, V1 or V2) reads " \
+    assert "vLLM 0.17.0-0.21.0 (neither model runner, V1 or V2) reads " \
+           "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
+    # 0.16 has no V2 EAGLE-3 runner (no v1/worker/gpu/spec_decode/eagle/eagle3_utils.py; its V2 EagleSpeculator is
+    # handed no aux states, model_runner.py L961 @ v0.16.0): V1 alone, reading the top level only
+    assert "vLLM 0.16.0 (model runner V1, its only model runner for EAGLE-3) does not read " \
            "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
     assert "model runner V1 reads it" in runner.message.split("vLLM 0.34.0")[0]
     assert "V1" not in runner.message.split("vLLM 0.34.0", 1)[1]
