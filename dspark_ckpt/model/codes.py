@@ -28,7 +28,7 @@ FindingCode = Literal[
     "DSP701", "DSP702", "DSP703",
     "DSP801", "DSP802", "DSP803", "DSP804", "DSP805", "DSP806", "DSP807", "DSP808", "DSP809", "DSP810",
     "DSP811", "DSP812", "DSP813", "DSP814", "DSP815", "DSP816", "DSP817", "DSP818", "DSP819", "DSP820",
-    "DSP821", "DSP822", "DSP823", "DSP824", "DSP825", "DSP826", "DSP827",
+    "DSP821", "DSP822", "DSP823", "DSP824", "DSP825", "DSP826", "DSP827", "DSP828",
 ]
 
 # Retired codes included: their documentation stays registered so a code is never reused (errors.check_code

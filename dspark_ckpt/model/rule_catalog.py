@@ -1186,6 +1186,15 @@ RULES: dict[str, Rule] = _rules(
          "vLLM's own example) served with `--max-model-len 131072`.",
          "Measure acceptance on long prompts; if it falls, train or fine-tune the draft at the served context, or "
          "serve with a `--max-model-len` within the draft's."),
+    Rule("DSP828", "deploy-key-ignored", WARNING, "This vLLM drops a speculative-config key it has no field for",
+         "vLLM 0.15 and older declare SpeculativeConfig as a pydantic dataclass without `extra=\"forbid\"` "
+         "(vllm/config/speculative.py @ v0.15.0 L56-57; the forbid arrives with vllm/config/utils.py's `config` "
+         "decorator in 0.16.0): a key that is no field of the release is dropped without a word, where 0.16 and "
+         "newer refuse it (DSP803).",
+         "The setting never takes effect: a typo (`num_speculative_token`) leaves the real key unset, and a field "
+         "of a newer release (`parallel_drafting`, `dspark_draft_topk`) does nothing, with no error to say so.",
+         "`{\"num_speculative_token\": 3}` (a missing s) served with vLLM 0.15.1.",
+         "Spell the key as the release's SpeculativeConfig does, or drop it for this release."),
     ),
 )
 

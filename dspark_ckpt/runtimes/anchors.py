@@ -110,7 +110,9 @@ def _omni(first: str, message: str) -> Anchor:
 # (runtimes/speculative_config.py, runtimes/draft_context.py).
 SPEC_ANCHORS: dict[str, Anchor] = {
     "fields": Anchor(SPEC, r"^class SpeculativeConfig:"),
-    "extra_forbid": Anchor(CONFIG_UTILS, r'ConfigDict\(extra="forbid"\)'),
+    "extra_forbid": Anchor(CONFIG_UTILS, r'ConfigDict\(extra="forbid"\)', since="0.16.0"),
+    # 0.15 and older: a plain pydantic dataclass (extra fields ignored: an unknown key is dropped, DSP828)
+    "extra_ignored": Anchor(SPEC, r"^@dataclass\nclass SpeculativeConfig\b", until="0.15.1"),
     # 0.20-0.25 pass the dict to SpeculativeConfig(**...) as given: a dashed key is an unexpected keyword
     "dash_keys": Anchor(ARG_UTILS, r"self\.speculative_config = \{\n\s*k\.replace", STATEMENT, since="0.26.0"),
     "num_tokens_field": Anchor(SPEC, r"^\s*num_speculative_tokens: int = Field\(", inside="SpeculativeConfig"),
@@ -236,7 +238,8 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                                    STATEMENT, through=r"model = tokenizer = verifier_model", inside=SPECULATORS_FN),
     "speculators_verifier": Anchor(TF_CONFIG, r"verifier_error = \(", through=r"if verifier_path\.exists\(\)",
                                    inside=SPECULATORS_FN, since="0.33.0"),
-    "speculators_archs": Anchor(ALGOS, r'pre_trained_config\["architectures"\] = ', every=True),
+    "speculators_archs": Anchor(ALGOS, (r'pre_trained_config\["architectures"\] = ',
+                                        r'vllm_config\["architectures"\] = '), every=True),  # 0.15: `vllm_config`
     # the speculators conversion's behaviour changes (runtimes/speculators.py, ReleaseRules)
     "speculators_merge": Anchor(TF_CONFIG, r"speculative_config\.update\(vllm_speculative_config\)",
                                 inside=SPECULATORS_FN, since="0.29.0"),

@@ -26,8 +26,12 @@ class Change:
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
 
-# Each release after the first one read (0.16) whose behaviour changed, oldest first.
+# Each release after the first one read (0.15) whose behaviour changed, oldest first.
 CHANGES: tuple[Change, ...] = (
+    Change("0.16.0",
+           "vllm/config/utils.py: the `config` decorator makes SpeculativeConfig a pydantic dataclass with "
+           "extra=\"forbid\" (0.15: a plain `@dataclass`, extra keys dropped without a word)",
+           appear=("spec.extra_forbid",), gone=("spec.extra_ignored",)),
     Change("0.17.0",
            f"{_SPEC} __post_init__: an unset method defaults to draft_model (0.16: stays None, and a path the "
            "detection does not recognise raises `Unsupported speculative method: 'None'`); an unset "

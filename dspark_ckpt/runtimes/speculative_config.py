@@ -366,6 +366,10 @@ class _Run:
     # 2. pydantic: extra="forbid" and the typed fields
     def validate(self) -> None:
         unknown = [k for k in self.spec if k not in self.r.fields]
+        if unknown and not self.r.has("extra_forbid"):  # 0.15 and older: dropped without a word
+            self.note("DSP828", "; ".join(self.ignored_text(k) for k in unknown), "extra_ignored")
+            self.spec = {k: v for k, v in self.spec.items() if k in self.r.fields}  # what the dataclass keeps
+            unknown = []
         bad = self.bad_values()
         if unknown:
             if bad:
@@ -373,6 +377,12 @@ class _Run:
             raise self.stop("DSP803", "; ".join(self.unknown_text(k) for k in unknown), "extra_forbid", False)
         if bad:
             raise _Stop(bad)
+
+    def ignored_text(self, key: str) -> str:
+        later = later_field(key, self.v)
+        near = closest_key(key, self.r.fields)
+        return (f"vLLM {self.v} drops {key!r}: SpeculativeConfig has no such field and ignores extra keys"
+                + (f" (a field from vLLM {later})" if later else f"; did you mean {near!r}?" if near else ""))
 
     def unknown_text(self, key: str) -> str:
         later = later_field(key, self.v)

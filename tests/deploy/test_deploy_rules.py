@@ -3,6 +3,7 @@ model class it settles on), as the released wheel's config/speculative.py decide
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,7 +51,10 @@ NO_TOPK = vllm_before("0.28.0")  # dspark_draft_topk / enable_adaptive_verificat
 NO_DEFAULT = vllm_before("0.17.0")
 M_NONE = "Unsupported speculative method: 'None'"
 WITH_DEFAULT = tuple(v for v in V if v not in NO_DEFAULT)
-NO_INDEX_SHARE = vllm_before("0.29.0")  # index_share_for_mtp_iteration: a field from 0.29.0 (grep)
+NO_INDEX_SHARE = vllm_before("0.29.0")
+# 0.15 and older: SpeculativeConfig is a plain pydantic @dataclass (speculative.py L56-57 @ v0.15.0), which drops an
+# extra key without a word; 0.16.0's `config` decorator adds extra="forbid" (config/utils.py L55 @ v0.16.0)
+DROPS_EXTRA = vllm_before("0.16.0")  # index_share_for_mtp_iteration: a field from 0.29.0 (grep)
 M_MISSING_020 = ("A speculative model was provided, but neither `speculative_token_tree` nor "
                  "`num_speculative_tokens` was provided")  # speculative.py L567-569 @ v0.18.0, L673-677 @ v0.20.0
 M_DECLARED_034 = "speculative_config requested method='dspark', but the draft model"
@@ -371,10 +375,11 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def deploy_of(ws: Path, name: str, case: Case, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any], dict[str, Any]]:
+def deploy_of(ws: Path, name: str, case: Case, monkeypatch: pytest.MonkeyPatch, suffix: str = ""
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
     """What `check PATH --target T --runtime vllm --speculative-config SPEC --format json` reports, run in-process
     on the real files (the CLI itself is exercised by test_deploy_cli.py and the golden files)."""
-    folder = case.build(ws / f"case{sorted(CASES).index(name):02d}")  # a neutral name: paths pick the method
+    folder = case.build(ws / f"case{sorted(CASES).index(name):02d}{suffix}")  # a neutral name: paths pick the method
     path = str(folder.relative_to(ws))
     monkeypatch.chdir(ws)
     target = resolve_target(case.target, None)
@@ -395,6 +400,8 @@ def test_each_release_starts_or_raises_as_its_source_does(ws: Path, name: str, m
     checkpoint, by_version = deploy_of(ws, name, case, monkeypatch)
     assert sorted(by_version) == list(V)
     for version, code in case.errors.items():
+        if version in DROPS_EXTRA and _dropped(case, version):
+            continue  # the keys this release has no field for are dropped: test_0_15_drops_what_it_has_no_field_for
         got = by_version[version]
         assert got["error_code"] == code, (version, got)
         assert got["starts"] is (code is None)
@@ -420,3 +427,24 @@ def test_a_speculators_verifier_is_compared_with_the_target(ws: Path, monkeypatc
     assert warning["severity"] == "warning" and "'Qwen/Qwen3-8B', but the target given is 'target'" in warning["message"]
     same, _ = deploy_of(ws, "DSP822-local-verifier-0.33", CASES["DSP822-local-verifier-0.33"], monkeypatch)
     assert "DSP821" not in [f["code"] for f in same["findings"]]
+
+
+def _dropped(case: Case, version: str) -> set[str]:
+    return set(case.spec("x")) - vllm_release.RELEASE_RULES[version].fields
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if any(_dropped(CASES[n], v) for v in DROPS_EXTRA)))
+def test_0_15_drops_what_it_has_no_field_for(ws: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 0.15 a case's keys that are no field of the release change nothing but a DSP828 note: its outcome is the
+    one of the same config without them (where 0.16 and newer refuse them, DSP803)."""
+    case = CASES[name]
+    _, given = deploy_of(ws, name, case, monkeypatch)
+    kept = dataclasses.replace(case, spec=lambda path: {k: v for k, v in case.spec(path).items()
+                                                        if k in vllm_release.RELEASE_RULES[DROPS_EXTRA[0]].fields})
+    _, without = deploy_of(ws, name, kept, monkeypatch, suffix="-kept")
+    for version in DROPS_EXTRA:
+        got, base = given[version], without[version]
+        assert got["note_codes"] == ["DSP828", *base["note_codes"]], (version, got["note_codes"])
+        assert all(f"drops {key!r}" in got["notes"][0] for key in _dropped(case, version))
+        for key in ("starts", "error_code", "error", "method", "model_class", "num_speculative_tokens"):
+            assert got[key] == base[key], (version, key, got[key], base[key])

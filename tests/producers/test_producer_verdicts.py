@@ -26,6 +26,7 @@ NO_MARKOV = "AttributeError: 'Qwen3Config' object has no attribute 'markov_rank'
 DEEPSEEK_V4 = "AttributeError: 'Qwen3Config' object has no attribute 'hc_mult'"
 CODEBOOK = m.E_NESTED_WEIGHT.format(name="candidate_selector.predecessor_codebook.weight",
                                     param="candidate_selector.predecessor_codebook")
+FIRST = VLLM_VERSIONS[0]  # the oldest listed release: the first step of every case that reaches back to it
 LOADS: tuple[str | None, str, frozenset[str]] = (None, "", frozenset())
 Outcome = tuple[str | None, str, frozenset[str]]
 
@@ -67,10 +68,10 @@ def silent(*codes: str) -> tuple[str | None, str, frozenset[str]]:
 PEAGLE_034 = error("DSP330", "P-EAGLE (parallel drafting EAGLE-3) is not supported.")
 
 # The speculators types each release's algos.py registers, in its dict order (release_data lines.json `algos.*`):
-# update_eagle3 alone (L15 @ v0.16.0, v0.17.0 and v0.18.0), update_dflash (L46 @ v0.20.0), update_peagle (L46 @ v0.22.0), update_dspark
+# update_eagle3 alone (L15 @ v0.15.0-v0.18.0; 0.15 names its dict `vllm_config`), update_dflash (L46 @ v0.20.0), update_peagle (L46 @ v0.22.0), update_dspark
 # (L126 @ v0.25.0); dflash2 only from 0.29.
 SPECULATORS_TYPES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("0.16.0", ("eagle3",)), ("0.20.0", ("eagle3", "dflash")), ("0.22.0", ("eagle3", "peagle", "dflash")),
+    (FIRST, ("eagle3",)), ("0.20.0", ("eagle3", "dflash")), ("0.22.0", ("eagle3", "peagle", "dflash")),
     ("0.25.0", ("eagle3", "peagle", "dflash", "dspark")))
 
 
@@ -100,7 +101,7 @@ def speculators(kind: str, converted: Outcome, *later: tuple[str, Outcome]) -> t
 LLAMA_K_NORM = error("DSP360", "KeyError: 'layers.0.self_attn.k_norm.weight'")
 # DSparkDraftModel is first registered in 0.25.0 (registry.py L596, the DeepSeek-V4 draft); 0.24.0's has no DSpark entry
 UNREGISTERED_DSPARK = error("DSP309", "Model architectures ['DSparkDraftModel'] are not supported for now.")
-SPECFORGE_DSPARK = (("0.16.0", UNREGISTERED_DSPARK), ("0.25.0", error("DSP309", DEEPSEEK_V4)))
+SPECFORGE_DSPARK = ((FIRST, UNREGISTERED_DSPARK), ("0.25.0", error("DSP309", DEEPSEEK_V4)))
 
 
 CASES: list[tuple[str, str, dict[str, Any], int, dict[str, tuple[str | None, str, frozenset[str]]]]] = [
@@ -169,10 +170,10 @@ CASES: list[tuple[str, str, dict[str, Any], int, dict[str, tuple[str | None, str
      expect(error("DSP309", DEEPSEEK_V4), error("DSP304", m.E_EMBED), silent("DSP304", "DSP306"), early=SPECFORGE_DSPARK)),
     # LlamaForCausalLMEagle3 is registered in every listed release (registry.py L551 @ v0.18.0)
     ("SpecForge EAGLE-3 (midlayer names)", "specforge-0.2.0-eagle3", {}, T,
-     expect(LOADS, LOADS, early=(("0.16.0", LOADS),))),
+     expect(LOADS, LOADS, early=((FIRST, LOADS),))),
     # z-lab dflash 0.1.0: DFlashDraftModel is registered from 0.20.0 (registry.py L599 @ v0.22.0)
     ("dflash DFlash", "dflash-0.1.0-dflash", {}, T,
-     expect(LOADS, LOADS, early=(("0.16.0", error("DSP309", "Model architectures ['DFlashDraftModel'] are not "
+     expect(LOADS, LOADS, early=((FIRST, error("DSP309", "Model architectures ['DFlashDraftModel'] are not "
                                                              "supported for now.")), ("0.20.0", LOADS)))),
 ]
 

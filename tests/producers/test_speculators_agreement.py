@@ -90,7 +90,7 @@ def test_the_conversion_is_the_releases_algos(release: str) -> None:
             continue
         theirs = copy.deepcopy(cfg.get("transformer_layer_config", {}))
         try:
-            updaters[kind](config_dict=copy.deepcopy(cfg), pre_trained_config=theirs)
+            updaters[kind](copy.deepcopy(cfg), theirs)  # positional: 0.15 names the second `vllm_config`
         except ValueError as refused:  # 0.34's update_peagle: the conversion raises, in the release's words
             assert converted.error is not None and converted.error.text == str(refused), (name, release)
             continue

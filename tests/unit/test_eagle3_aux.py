@@ -295,7 +295,7 @@ def test_a_nested_list_alone_is_read_by_no_runner_of_0_34(tmp_path: Path) -> Non
            "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
     # 0.16 has no V2 EAGLE-3 runner (no v1/worker/gpu/spec_decode/eagle/eagle3_utils.py; its V2 EagleSpeculator is
     # handed no aux states, model_runner.py L961 @ v0.16.0): V1 alone, reading the top level only
-    assert "vLLM 0.16.0 (model runner V1, its only model runner for EAGLE-3) does not read " \
+    assert f"vLLM {VLLM_VERSIONS[0]}-0.16.0 (model runner V1, its only model runner for EAGLE-3) does not read " \
            "eagle_config.eagle_aux_hidden_state_layer_ids (3 layers)" in runner.message
     assert "model runner V1 reads it" in runner.message.split("vLLM 0.34.0")[0]
     assert "V1" not in runner.message.split("vLLM 0.34.0", 1)[1]
