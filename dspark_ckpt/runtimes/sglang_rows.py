@@ -4,7 +4,7 @@ Read from the PyPI wheels 0.4.2 ... 0.5.23 and every post release (docs/research
 docs/upstream-notes.md section 3; 0.4.x: section 3.1). Paths are inside the wheel (`sglang/srt/...`); `:N` is a
 line of the release named. "confirmed by executing" marks what tools/probe_sglang.py also ran on CPU with that
 release's own source (cut out of the wheel with ast: EAGLE-3 load_weights with VocabParallelEmbedding.weight_loader
-in every release from 0.4.9; 0.4.4.post2-0.4.8.post1's calls LlamaForCausalLM.load_weights and is read only;
+in every release, over LlamaForCausalLM.load_weights and the worker's get_hot_token_id in 0.4.4.post2-0.4.8.post1;
 DSpark's parse_dspark_draft_config, build_markov_head and resolve_runtime_config in 0.5.16-0.5.23; the Markov
 factors through default_weight_loader and VanillaMarkov.apply_step_logits in 0.5.16-0.5.21).
 """
@@ -84,7 +84,8 @@ _E04 = (f"{_E}:160 (1 layer), :167-175 (lm_head), :177 (LogitsProcessor(config):
         "@ 0.4.8; models/llama.py:505 (stacked branch: params_dict[name], a `layers.0.*` q/k/v/gate/up name is a "
         "KeyError; other unknown names logged and dropped, :516-523) @ 0.4.4.post2, :578 @ 0.4.8; "
         "speculative/eagle_worker.py:122 @ 0.4.4.post2, :143 @ 0.4.8 (get_hot_token_id(): no d2t, AttributeError); "
-        "read from the wheels, not executed (the release's classes do not build on CPU: release_data not_built)")
+        "the classes do not build on CPU (release_data not_built), but load_weights over LlamaForCausalLM.load_weights "
+        "and get_hot_token_id are confirmed by executing (tools/probe_sglang.py, every listed release)")
 _EAGLE3 = (
     *_unregistered(Family.EAGLE3_LLAMA, FIRST, "0.4.4.post1", "no models/llama_eagle3.py (LlamaForCausalLMEagle3 is "
                                                              "first registered in 0.4.4.post2, "
@@ -96,7 +97,7 @@ _EAGLE3 = (
     replace(_EAGLE3_BASE, first="0.4.9", last="0.4.10",
             source=f"sglang 0.4.9-0.4.10: {_E} byte-identical to 0.5.1's (:181 1 layer, :188-196 lm_head, :198 "
                    f"crop to V, :200 hot_token_id = None, :215-221 d2t, t2d); speculative/eagle_worker.py:143 @ "
-                   f"0.4.9, :145 @ 0.4.10 (hot_token_id read only when set); read from the wheels, not executed; "
+                   f"0.4.9, :145 @ 0.4.10 (hot_token_id read only when set); load_weights confirmed by executing; "
                    f"{_E_NOTE}"),
     _EAGLE3_BASE,
     replace(_EAGLE3_BASE, first="0.5.2", last="0.5.4.post1",
