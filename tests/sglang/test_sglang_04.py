@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import backbone_config, backbone_tensors, draft_tensors, run_cli
 from sglang_support import EAGLE3_READY, Drafts, T, check, outcome
 
 from dspark_ckpt.runtimes import messages as m
@@ -30,8 +30,12 @@ def test_the_04_releases_that_register_a_draft_are_listed_and_generated() -> Non
     assert modelled_release("sglang", "0.4.1") is None
 
 
-def eagle3(drafts: Drafts, d2t: bool) -> Path:
-    return drafts(family="eagle3-llama", vocab=T, draft_vocab=64, d2t=d2t, markov=False,
+def eagle3(drafts: Drafts, d2t: bool, layer: str = "midlayer.") -> Path:
+    """A pruned EAGLE-3 draft whose layer is named as SGLang's own exports name it (`midlayer.*`) or vLLM's."""
+    backbone = backbone_tensors("eagle3-llama", {"hidden_size": 16, **backbone_config(16)})
+    tensors = {name.replace("layers.0.", layer, 1): t for name, t in
+               {**backbone, **draft_tensors(vocab=T, draft_vocab=64, target_vocab=T, d2t=d2t, markov=False)}.items()}
+    return drafts(family="eagle3-llama", vocab=T, draft_vocab=64, markov=False, tensors=tensors,
                   config_extra={**EAGLE3_READY, "architectures": ["LlamaForCausalLMEagle3"]})
 
 
@@ -47,6 +51,15 @@ def test_an_eagle3_draft_without_d2t_on_0_4_x(drafts: Drafts) -> None:
     assert outcome(found["0.4.9"])[0] == "loads" and "DSP302" in found["0.4.9"].silent_codes
     with_d2t = check(eagle3(drafts, d2t=True), ["sglang==0.4.5", "sglang==0.4.9"])
     assert all(outcome(c)[0] == "loads" for c in with_d2t.values())
+
+
+def test_layers_0_names_are_a_key_error_on_0_4_4_post2_to_0_4_8(drafts: Drafts) -> None:
+    """LlamaForCausalLM.load_weights' stacked branch indexes params_dict unguarded (models/llama.py:505 @
+    0.4.4.post2); 0.4.9 drops the names as 0.5.1 does (DSP346 as a silent finding)."""
+    found = check(eagle3(drafts, d2t=True, layer="layers.0."), ["sglang==0.4.5", "sglang==0.4.9"])
+    assert outcome(found["0.4.5"]) == ("error", "DSP346")
+    assert found["0.4.5"].error == "'model.layers.0.mlp.gate_up_proj.weight'"
+    assert outcome(found["0.4.9"])[0] == "loads" and "DSP346" in found["0.4.9"].silent_codes
 
 
 def test_check_cli_on_sglang_0_4_5(drafts: Drafts, tmp_path: Path) -> None:
