@@ -184,7 +184,8 @@ def _eagle3_first_step(r: Row) -> Issue | None:
 
 def dropped_heads(r: Row) -> list[Issue]:
     """Head tensors the family's SGLang model has no parameter for: skipped by `if name in params_dict`
-    (models/llama_eagle3.py 0.5.1-0.5.23; models/dflash.py 0.5.11-0.5.23, "Ignore unexpected weights")."""
+    (models/llama_eagle3.py 0.4.9-0.5.23; 0.4.4.post2-0.4.8.post1 log and drop them in LlamaForCausalLM.load_weights;
+    models/dflash.py 0.5.11-0.5.23, "Ignore unexpected weights")."""
     heads = r.f.unbuilt_heads(r.k.family)
     if not heads:
         return []
