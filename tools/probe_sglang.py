@@ -255,7 +255,7 @@ def _ours(family: Family, version: str, raw: dict[str, Any], shapes: dict[str, t
     prefix = {"DSP343": "ValueError", "DSP344": "ValueError", "DSP352": "ValueError", "DSP353": "ValueError",
               "DSP355": "ValueError", "DSP322": "AssertionError",
               "DSP323": "AssertionError", "DSP320": "AssertionError", "DSP321": "AssertionError",
-              "DSP340": "RuntimeError"}.get(issue.code, "Error")
+              "DSP340": "RuntimeError", "DSP302": "AttributeError", "DSP346": "KeyError"}.get(issue.code, "Error")
     return f"{prefix}: {issue.text}" if issue.text != "AssertionError" else "AssertionError"
 
 
@@ -289,11 +289,39 @@ class _Shard:
         self.org_vocab_end_index = rows
 
 
-def _eagle3_case(srt: Path, version: str, d: int, head_rows: int) -> tuple[str, str]:
-    """LlamaForCausalLMEagle3.load_weights: d2t -> hot_token_id, and lm_head through the row-asserting loader."""
-    tree = ast.parse((srt / "models" / "llama_eagle3.py").read_text())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LlamaForCausalLMEagle3")
-    method = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "load_weights")
+def _method(path: Path, cls_name: str, name: str) -> ast.FunctionDef:
+    tree = ast.parse(path.read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
+    return next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name)
+
+
+def _eagle3_class(srt: Path, namespace: dict[str, Any]) -> type:
+    """LlamaForCausalLMEagle3 with its own load_weights and get_hot_token_id (where it has one) over
+    LlamaForCausalLM.load_weights, which 0.4.4.post2-0.4.8.post1 call through super() (`model.` + name)."""
+    own = [_method(srt / "models" / "llama_eagle3.py", "LlamaForCausalLMEagle3", "load_weights")]
+    if "def get_hot_token_id" in (srt / "models" / "llama_eagle3.py").read_text():
+        own.append(_method(srt / "models" / "llama_eagle3.py", "LlamaForCausalLMEagle3", "get_hot_token_id"))
+    base_ns: dict[str, Any] = {**namespace, "logger": types.SimpleNamespace(warning=lambda *a, **k: None)}
+    for path, helper in (("layers/utils.py", "get_layer_id"), ("model_loader/weight_utils.py",
+                                                                "maybe_remap_kv_scale_name")):
+        if (srt / path).exists() and f"def {helper}" in (srt / path).read_text():
+            base_ns.update(_cut(srt / path, [helper], {"torch": torch}))
+    base_ns.setdefault("get_layer_id", lambda name: None)
+    exec(compile(ast.Module(body=[_method(srt / "models" / "llama.py", "LlamaForCausalLM", "load_weights")],  # noqa: S102
+                            type_ignores=[]), "llama.py", "exec"), base_ns)
+    namespace["LlamaForCausalLM"] = type("LlamaForCausalLM", (), {"load_weights": base_ns["load_weights"]})
+    cls = ast.ClassDef(name="LlamaForCausalLMEagle3", bases=[ast.Name("LlamaForCausalLM", ast.Load())], keywords=[],
+                       body=own, decorator_list=[], type_params=[])
+    exec(compile(ast.fix_missing_locations(ast.Module(body=[cls], type_ignores=[])), "llama_eagle3.py", "exec"),  # noqa: S102
+         namespace)
+    made: type = namespace["LlamaForCausalLMEagle3"]
+    return made
+
+
+def _eagle3_case(srt: Path, version: str, d: int, head_rows: int, d2t: bool = True,
+                 layer: dict[str, tuple[int, ...]] | None = None) -> tuple[str, str]:
+    """LlamaForCausalLMEagle3.load_weights: d2t -> hot_token_id, and lm_head through the row-asserting loader; then
+    the worker's read of hot_token_id (0.4.4.post2-0.4.8.post1: get_hot_token_id() for every EAGLE-3 draft)."""
     weights = _cut(srt / "model_loader" / "weight_utils.py", ["default_weight_loader"], {"torch": torch})
     namespace: dict[str, Any] = {"torch": torch, "Iterable": Iterable, "Tuple": tuple,
                                  "default_weight_loader": weights["default_weight_loader"]}
@@ -305,24 +333,39 @@ def _eagle3_case(srt: Path, version: str, d: int, head_rows: int) -> tuple[str, 
                                  "UninitializedParameter": nn.parameter.UninitializedParameter, **vocab}
     exec(compile(ast.Module(body=[vmethod], type_ignores=[]), "vocab_parallel_embedding.py", "exec"),  # noqa: S102
          loader_ns)
-    exec(compile(ast.Module(body=[method], type_ignores=[]), "llama_eagle3.py", "exec"), namespace)  # noqa: S102
     head = types.SimpleNamespace(org_vocab_size=d, use_presharded_weights=False, tp_size=1,
                                  shard_indices=_Shard(d))
     weight = nn.Parameter(torch.zeros((d, 16)), requires_grad=False)
     weight.output_dim = 0  # type: ignore[attr-defined]
     weight.weight_loader = lambda p, w: loader_ns["weight_loader"](head, p, w)  # type: ignore[attr-defined]
-    model = types.SimpleNamespace(hot_token_id=None, named_parameters=lambda: [("lm_head.weight", weight)])
-    d2t = torch.zeros(d, dtype=torch.long)
+    via_super = "super().load_weights" in (srt / "models" / "llama_eagle3.py").read_text()
+    if via_super:  # an instance with no hot_token_id: no __init__ of these releases sets it
+        model: Any = object.__new__(_eagle3_class(srt, namespace))
+        model.config = types.SimpleNamespace(tie_word_embeddings=False)
+        model.model = types.SimpleNamespace()
+        model.named_parameters = lambda: [("lm_head.weight", weight)]
+    else:
+        method = _method(srt / "models" / "llama_eagle3.py", "LlamaForCausalLMEagle3", "load_weights")
+        exec(compile(ast.Module(body=[method], type_ignores=[]), "llama_eagle3.py", "exec"), namespace)  # noqa: S102
+        model = types.SimpleNamespace(hot_token_id=None, named_parameters=lambda: [("lm_head.weight", weight)])
+    shipped = [*([("d2t", torch.zeros(d, dtype=torch.long))] if d2t else []),
+               *[(name, torch.zeros(shape)) for name, shape in sorted((layer or {}).items())],
+               ("lm_head.weight", torch.zeros((head_rows, 16))), ("t2d", torch.zeros(T, dtype=torch.bool))]
 
     def release() -> None:
-        namespace["load_weights"](model, [("d2t", d2t), ("lm_head.weight", torch.zeros((head_rows, 16))),
-                                          ("t2d", torch.zeros(T, dtype=torch.bool))])
-        assert model.hot_token_id is not None and model.hot_token_id.tolist() == list(range(d))
+        if via_super:
+            model.load_weights(shipped)
+            hot = model.get_hot_token_id()  # EAGLEWorker.__init__, every EAGLE-3 draft
+        else:
+            namespace["load_weights"](model, shipped)
+            hot = model.hot_token_id  # read only when set (eagle_worker.py from 0.4.9)
+        assert (hot is None) if not d2t else hot.tolist() == list(range(d))
 
     theirs = _outcome(release)
     raw = {"architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "vocab_size": T,
            "draft_vocab_size": d, "num_hidden_layers": 1}
-    ours = _ours(Family.EAGLE3_LLAMA, version, raw, {}, lm_head_rows=head_rows, has_d2t=True, d2t_length=d)
+    ours = _ours(Family.EAGLE3_LLAMA, version, raw, dict(layer or {}), lm_head_rows=head_rows, has_d2t=d2t,
+                 d2t_length=d if d2t else None)
     return theirs, ours
 
 
@@ -343,7 +386,13 @@ def main(root: Path) -> int:
     for folder in sorted(root.glob("sglang-*"), key=lambda p: _release_key(p.name)):
         version, srt = folder.name.removeprefix("sglang-"), folder / "sglang" / "srt"
         cases: list[tuple[str, tuple[str, str]]] = []
+        if not (srt / "models" / "llama_eagle3.py").exists():  # 0.4.2-0.4.4.post1 register no EAGLE-3
+            continue
         cases += [(f"eagle3 lm_head rows {rows}", _eagle3_case(srt, version, 64, rows)) for rows in (64, 63)]
+        cases.append(("eagle3 no d2t", _eagle3_case(srt, version, 64, 64, d2t=False)))
+        cases.append(("eagle3 layers.0 q_proj/gate_proj", _eagle3_case(
+            srt, version, 64, 64, layer={"layers.0.mlp.gate_proj.weight": (8, 16),
+                                         "layers.0.self_attn.q_proj.weight": (16, 16)})))
         if version == "0.5.1":
             cases.append(("eagle3 draft_vocab_size null", _null_head_case(srt)))
         if (srt / "models" / "dspark.py").exists():

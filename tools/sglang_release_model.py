@@ -129,6 +129,45 @@ def pinned_transformers(tree: Path, cache: Path) -> Path | None:
     return folder
 
 
+# What a 0.4.x release imports at module level that SGLANG_DEPS' newer releases no longer hold, each with the test
+# on the release's own files (and the transformers it runs under) that asks for it; installed alone, without its
+# dependencies, into its own folder ahead of SGLANG_DEPS. None of it runs: it is what the release's import statements
+# name. triton 3.3.1 is the triton torch 2.7.1 pins (the newest torch a 0.4.x wheel pins, `Requires-Dist:
+# torch==2.7.1; extra == "srt"` @ 0.4.7-0.4.10); compressed-tensors 0.9.2 predates its import of
+# transformers.masking_utils (compressed_tensors/modeling/attention.py @ 0.20.1), which transformers added in 4.53.
+OLDER_DEPS: tuple[tuple[str, str], ...] = (
+    ("triton==3.3.1", ("sglang/srt/utils.py imports default_cache_dir from triton.runtime.cache (0.4.0-0.4.9.post3, "
+                       "sglang/srt/utils.py:58 @ 0.4.2), which the triton of SGLANG_DEPS no longer has")),
+    ("compressed-tensors==0.9.2", ("the transformers the wheel pins has no masking_utils, which the probe's "
+                                   "compressed-tensors imports (layers/quantization/compressed_tensors/"
+                                   "compressed_tensors.py imports compressed_tensors at module level)")),
+)
+
+
+def older_deps(tree: Path, transformers: Path | None) -> list[str]:
+    """The OLDER_DEPS requirements this release's files ask for (none from 0.4.10 on: its data and every 0.5.x
+    release's are generated with SGLANG_DEPS alone)."""
+    utils = tree / "sglang" / "srt" / "utils.py"
+    wanted = []
+    if utils.is_file() and "default_cache_dir" in utils.read_text(encoding="utf-8"):
+        wanted.append(OLDER_DEPS[0][0])
+    if transformers is not None and not (transformers / "transformers" / "masking_utils.py").is_file():
+        wanted.append(OLDER_DEPS[1][0])
+    return wanted
+
+
+def older_folder(requirement: str, cache: Path) -> Path:
+    """One OLDER_DEPS requirement, alone (`--no-deps`), in its own folder."""
+    folder = cache / requirement.replace("==", "-")
+    if not folder.is_dir():
+        log(f"sglang_release_model: pip install --no-deps --target {folder} {requirement}")
+        with tempfile.TemporaryDirectory(prefix=f"{folder.name}.", dir=cache) as scratch:
+            staging = Path(scratch) / "tree"
+            pip("install", "--quiet", "--no-deps", "--target", str(staging), requirement)
+            staging.rename(folder)
+    return folder
+
+
 def registry(tree: Path) -> dict[str, list[str]]:
     """architecture -> [module under sglang/srt/models, class name], for every draft an EntryClass lists."""
     out = {}
@@ -146,8 +185,9 @@ def release_paths(version: str) -> tuple[list[Path], dict[str, list[str]]]:
     DEFAULT_CACHE.mkdir(parents=True, exist_ok=True)
     tree = fetch_sources(version, DEFAULT_CACHE)
     pinned = pinned_transformers(tree, DEFAULT_CACHE)
-    return [tree, *([pinned] if pinned else []), ensure_sglang_deps(DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)], \
-        registry(tree)
+    older = [older_folder(requirement, DEFAULT_CACHE) for requirement in older_deps(tree, pinned)]
+    return [tree, *([pinned] if pinned else []), *older, ensure_sglang_deps(DEFAULT_CACHE),
+            ensure_deps(DEFAULT_CACHE)], registry(tree)
 
 
 def run_worker(paths: list[Path], reg: dict[str, list[str]], architectures: list[str] | None,
@@ -182,6 +222,7 @@ def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
             "generated_by": f"python tools/sglang_release_model.py {version}",
             "observed_version": worker.get("version"), "transformers": worker.get("transformers"),
             "stubbed": worker.get("stubbed", []),
+            **({"older_deps": worker["older_deps"]} if worker.get("older_deps") else {}),
             "set_up": worker.get("set_up"), "registry": vllm_shaped["registry"],
             "architectures": vllm_shaped["architectures"]}
 
@@ -203,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sglang_release_model: SGLang {args.version} could not be run: {worker.get('reason')}\n"
               f"{worker.get('traceback', '')[-3000:]}", file=sys.stderr)
         return 2
+    why = dict(OLDER_DEPS)  # what was installed beside SGLANG_DEPS, and the release's file that asked for it
+    worker["older_deps"] = [f"{req} ({why[req]})" for req in why
+                            if any(p.name == req.replace("==", "-") for p in paths)]
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
     files = fitting.dump(release_record(args.version, worker))

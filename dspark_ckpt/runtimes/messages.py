@@ -69,6 +69,13 @@ def markov_param(tensor: str) -> str:
 E_SGLANG_UNREGISTERED = ("Cannot find model module. '{arch}' is not a registered model in the Transformers library "
                          "(only relevant if the model is meant to be in Transformers) and 'AutoModel' is not present "
                          "in the model config's 'auto_map' (relevant if the model is custom).")
+# 0.4.2-0.4.6.post5: no resolve_transformers_arch yet, so an unregistered name reaches models/registry.py
+# _raise_for_unsupported (:33), which lists every class the release imported (not reproduced: not verbatim).
+E_SGLANG_UNSUPPORTED = ("Model architectures ['{arch}'] are not supported for now. Supported architectures: "
+                        "dict_keys([...])")
+# 0.4.4.post2-0.4.8.post1: the EAGLE worker asks the draft for get_hot_token_id(), whose attribute only a d2t sets
+# (models/llama_eagle3.py load_weights; torch.nn.Module.__getattr__'s words).
+E_SGLANG_NO_HOT_TOKEN = "'LlamaForCausalLMEagle3' object has no attribute 'hot_token_id'"
 E_SGLANG_ROWS = ("self.org_vocab_size={expected} self.use_presharded_weights=False "
                  "loaded_weight.shape[output_dim]={got}")
 E_SGLANG_SHAPE = "Attempted to load weight (torch.Size({got})) into parameter (torch.Size({expected}))"
@@ -143,6 +150,8 @@ class Messages:
     topk: str = E_TOPK
     # SGLang only (the vLLM rows never reach these)
     unregistered: str = E_SGLANG_UNREGISTERED
+    unregistered_verbatim: bool = True  # False: the release's words name what it imported (E_SGLANG_UNSUPPORTED)
+    no_hot_token: str = E_SGLANG_NO_HOT_TOKEN
     shape: str = E_SGLANG_SHAPE
     layers: str = E_EAGLE3_LAYERS
     no_draft_vocab: str = E_EAGLE3_NO_DRAFT_VOCAB
@@ -176,4 +185,6 @@ VLLM_PARAMS_DICT = Messages(stray_head=E_STRAY_KEY)  # the backbones' params_dic
 VLLM_DFLASH_OLD = Messages(stray_head=E_STRAY_KEY, mask_hidden=E_MASK_HIDDEN_OLD)  # DFlash 0.20-0.24
 # SGLang's VocabParallelEmbedding asserts with a message (vLLM's is bare), and the released wheels quote no vLLM text.
 SGLANG = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE)
+SGLANG_REGISTRY = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE, unregistered=E_SGLANG_UNSUPPORTED,
+                           unregistered_verbatim=False)  # 0.4.2-0.4.6.post5
 SGLANG_KERNEL = Messages(rows=E_SGLANG_ROWS, d2t_len=E_SGLANG_SHAPE, width=E_DSPARK_WIDTH_KERNEL)  # 0.5.22+

@@ -17,10 +17,9 @@ from typing import Any
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import registered as entry_classes
-from dspark_ckpt.runtimes.messages import E_SGLANG_UNREGISTERED
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
-from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row
+from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row, refusal_messages
 from dspark_ckpt.runtimes.versions import in_range
 
 SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
@@ -55,7 +54,8 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
                       verbatim=False)
     family = family_for(arch, model_type)
     if arch is not None and arch not in registered(version) and not _entry_class(arch, family, version):
-        error = Issue("DSP309", E_SGLANG_UNREGISTERED.format(arch=arch))
+        said = refusal_messages(version)
+        error = Issue("DSP309", said.unregistered.format(arch=arch), said.unregistered_verbatim)
     aux = None
     if family in AUX_FAMILIES and error is None:
         from dspark_ckpt.runtimes import eagle3_aux_sglang  # here: only an EAGLE-3 draft has aux facts

@@ -35,6 +35,11 @@ class SglangColumns:
     null_shares_target: bool = False  # draft_vocab_size: null -> load_lm_head_from_target (0.5.2+); 0.5.1: TypeError
     crop: str = "V"  # the draft logits are cropped to V (before 0.5.4.post2) or to D
     null_crop_fails: bool = False  # tied, draft_vocab_size null: `logits.shape[-1] > None` at the first step (0.5.15+)
+    # 0.4.4.post2-0.4.8.post1: load_weights hands `model.<name>` to LlamaForCausalLM.load_weights, whose stacked
+    # branch indexes params_dict unguarded (a `layers.0.*` q/k/v/gate/up name: KeyError), and the worker reads
+    # get_hot_token_id(), which only a d2t sets (no d2t: AttributeError at start-up)
+    stacked_keyerror: bool = False
+    d2t_required: bool = False
     # DSpark, DFlash
     merged_parser: bool = False  # 0.5.23: dflash_config merged under dspark_config when parsing
     nemotron_embed: bool = False  # Nemotron-3.5 NVFP4 drafts keep and load their own embed_tokens (0.5.19+)

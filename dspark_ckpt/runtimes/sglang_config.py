@@ -53,6 +53,10 @@ class SglangConfig:
     target_hidden_differs: bool = False  # `target_hidden_size` present and != hidden_size: EAGLE-3 keeps its embed
     layers_named: bool = False  # tensors named `layers.N.*` (vLLM / speculators spelling)
     midlayer_named: bool = False  # tensors named `midlayer.*` (SGLang's EAGLE-3 module before 0.5.12)
+    # The params_dict key LlamaForCausalLM.load_weights' stacked branch looks up first (sorted names) for a layer
+    # tensor the EAGLE-3 model has no module for: `model.` + the name with its q/k/v or gate/up shard replaced by the
+    # fused parameter (0.4.4.post2-0.4.8.post1 raise KeyError on it); None when no such tensor is shipped.
+    stacked_layer_key: str | None = None
     dspark: DsparkParse = field(default_factory=DsparkParse)  # 0.5.16-0.5.22 precedence
     dspark_merged: DsparkParse = field(default_factory=DsparkParse)  # 0.5.23: dflash_config merged under dspark
     markov_rank_top: int = 0  # build_markov_head: `int(getattr(config, "markov_rank", 0))`, top level only
@@ -266,6 +270,23 @@ def draft_vocab_config(cfg: Mapping[str, Any]) -> str:
     return "absent" if "draft_vocab_size" not in cfg else "null" if cfg["draft_vocab_size"] is None else "int"
 
 
+# LlamaForCausalLM.load_weights' stacked_params_mapping (models/llama.py, every release): (fused, shard)
+STACKED = ((".qkv_proj", ".q_proj"), (".qkv_proj", ".k_proj"), (".qkv_proj", ".v_proj"),
+           (".gate_up_proj", ".gate_proj"), (".gate_up_proj", ".up_proj"))
+
+
+def stacked_layer_key(names: Iterable[str]) -> str | None:
+    """The first key (sorted names) the stacked branch indexes for a `layers.N.*` tensor: EAGLE-3's layer is
+    `midlayer`, so none exists. `.bias` names absent from params_dict are skipped there first."""
+    for name in sorted(names):
+        if not name.startswith(("layers.", "model.layers.")) or name.endswith(".bias"):
+            continue
+        for fused, shard in STACKED:
+            if shard in name:
+                return f"model.{name.replace(shard, fused)}"
+    return None
+
+
 def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int, ...]] | None = None
                   ) -> SglangConfig:
     """The view from a parsed config.json and the checkpoint's tensor names -> shapes."""
@@ -275,6 +296,7 @@ def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int,
     return SglangConfig(
         layers_named=any(n.startswith(("layers.", "model.layers.")) for n in names),
         midlayer_named=any(n.startswith(("midlayer.", "model.midlayer.")) for n in names),
+        stacked_layer_key=stacked_layer_key(names),
         markov_cols=tuple(c[1] if len(c) == 2 else None for c in cols),  # type: ignore[arg-type]
         markov_names=tuple(sorted(n for n in names if n.startswith("markov_head."))),
         confidence_names=tuple(sorted(n for n in names if n.startswith("confidence_head."))),

@@ -90,7 +90,7 @@ def registration(k: Contract, cfg: SglangConfig) -> Issue | None:
         if arch is None:
             return Issue("DSP309", "config.json names no architecture: SGLang cannot resolve a model class",
                          verbatim=False)
-        return Issue("DSP309", k.messages.unregistered.format(arch=arch))
+        return Issue("DSP309", k.messages.unregistered.format(arch=arch), k.messages.unregistered_verbatim)
     if cfg.speculators and not k.reads_speculators:
         return Issue("DSP348", "SGLang reads no speculators-format config: LlamaConfig takes top-level keys only, so "
                                "the sizes in transformer_layer_config are never seen", verbatim=False)
@@ -151,10 +151,19 @@ def _eagle3_load(r: Row) -> None:
     want = f.aux.fc_shape if f.aux is not None else None  # fc.weight sorts between the two: an nn.Linear
     if want is not None and f.fc_shape is not None and tuple(f.fc_shape) != want:
         fail("DSP329", m.E_SGLANG_SHAPE.format(got=list(f.fc_shape), expected=list(want)))
+    key = r.cfg.stacked_layer_key  # `layers.0.*` sorts between fc and lm_head
+    if r.c.stacked_keyerror and key is not None:
+        fail("DSP346", m.E_STRAY_KEY.format(tensor=key))
     if not r.cfg.tie_word_embeddings:  # a tied draft's lm_head.weight has no entry in params_dict: dropped
         rows_check(k, "DSP320", f.lm_head_rows, rows)
         if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
             fail("DSP320", k.messages.hidden.format(h=f.hidden_size, got=f.lm_head_cols))
+
+
+def _eagle3_worker(r: Row) -> None:
+    """EAGLEWorker.__init__ (0.4.4.post2-0.4.8.post1): `get_hot_token_id()` reads the attribute only a d2t sets."""
+    if r.c.d2t_required and not r.f.has_d2t:
+        fail("DSP302", r.k.messages.no_hot_token)
 
 
 def short_d2t(k: Contract, n: int, width: int, observed: str | None = None) -> Issue:
@@ -175,7 +184,8 @@ def _eagle3_first_step(r: Row) -> Issue | None:
 
 def dropped_heads(r: Row) -> list[Issue]:
     """Head tensors the family's SGLang model has no parameter for: skipped by `if name in params_dict`
-    (models/llama_eagle3.py 0.5.1-0.5.23; models/dflash.py 0.5.11-0.5.23, "Ignore unexpected weights")."""
+    (models/llama_eagle3.py 0.4.9-0.5.23; 0.4.4.post2-0.4.8.post1 log and drop them in LlamaForCausalLM.load_weights;
+    models/dflash.py 0.5.11-0.5.23, "Ignore unexpected weights")."""
     heads = r.f.unbuilt_heads(r.k.family)
     if not heads:
         return []
@@ -474,7 +484,7 @@ class Phases:
 
 
 PHASES: dict[Loader, Phases] = {
-    Loader.EAGLE3: Phases(_eagle3_startup, _eagle3_load, _none, _eagle3_first_step, _eagle3_silent),
+    Loader.EAGLE3: Phases(_eagle3_startup, _eagle3_load, _eagle3_worker, _eagle3_first_step, _eagle3_silent),
     Loader.DSPARK: Phases(_dspark_startup, _dspark_load, _dspark_worker, _dspark_first_step, _dspark_silent),
     Loader.DFLASH: Phases(_dflash_startup, _dflash_load, _dflash_worker, _dflash_first_step, _dflash_silent),
     Loader.DFLASH2: Phases(_dflash_startup, _dflash_load, _dflash_worker, _dflash_first_step, _dflash_silent),

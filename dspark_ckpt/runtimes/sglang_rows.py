@@ -1,9 +1,10 @@
 """SGLang's contract rows, one per (release range, family), each citing the released file it was read from.
 
-Read from the PyPI wheels 0.5.1 ... 0.5.23 and every post release (docs/research/sglang-facts.md and
-docs/upstream-notes.md section 3). Paths are inside the wheel (`sglang/srt/...`); `:N` is a line of the release
-named. "confirmed by executing" marks what tools/probe_sglang.py also ran on CPU with that release's own source
-(cut out of the wheel with ast: EAGLE-3 load_weights with VocabParallelEmbedding.weight_loader in every release;
+Read from the PyPI wheels 0.4.2 ... 0.5.23 and every post release (docs/research/sglang-facts.md and
+docs/upstream-notes.md section 3; 0.4.x: section 3.1). Paths are inside the wheel (`sglang/srt/...`); `:N` is a
+line of the release named. "confirmed by executing" marks what tools/probe_sglang.py also ran on CPU with that
+release's own source (cut out of the wheel with ast: EAGLE-3 load_weights with VocabParallelEmbedding.weight_loader
+in every release, over LlamaForCausalLM.load_weights and the worker's get_hot_token_id in 0.4.4.post2-0.4.8.post1;
 DSpark's parse_dspark_draft_config, build_markov_head and resolve_runtime_config in 0.5.16-0.5.23; the Markov
 factors through default_weight_loader and VanillaMarkov.apply_step_logits in 0.5.16-0.5.21).
 """
@@ -14,7 +15,7 @@ from dataclasses import replace
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
-from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL
+from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL, SGLANG_REGISTRY, Messages
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.versions import (
     SGLANG_POSTS_READ,
@@ -28,15 +29,36 @@ SGLANG_VERSIONS = SGLANG_RELEASES  # the one list (runtimes/versions.py)
 FIRST, LAST = SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]
 
 _UTILS = "sglang/srt/model_loader/utils.py"  # get_model_architecture -> resolve_transformers_arch
-_UNREG_LINES = ":52 (0.5.1-0.5.5), :54 (0.5.6-0.5.8), :55 (0.5.9), :151 (0.5.10-0.5.11), :153 (0.5.12-0.5.17), " \
+_UNREG_LINES = ":52 (0.4.7-0.5.5), :54 (0.5.6-0.5.8), :55 (0.5.9), :151 (0.5.10-0.5.11), :153 (0.5.12-0.5.17), " \
                ":155 (0.5.18-0.5.19), :156 (0.5.20-0.5.23)"
+# Before 0.4.7 get_model_architecture has no resolve_transformers_arch: an unregistered name reaches
+# models/registry.py _raise_for_unsupported (:33 @ 0.4.2-0.4.6.post5), "Model architectures [...] are not supported
+# for now. Supported architectures: dict_keys([...])".
+REGISTRY_REFUSAL_LAST = "0.4.6.post5"
+_REGISTRY = "sglang/srt/models/registry.py:33 (0.4.2-0.4.6.post5) raises 'Model architectures [...] are not supported'"
 
 
-def _unregistered(family: Family, first: str, last: str, why: str) -> Contract:
-    return Contract("sglang", first, last, family, "-",
-                    f"sglang {first}-{last}: {why}; {_UTILS}{_UNREG_LINES} raises 'Cannot find model module ...'",
-                    supported=False, reads_speculators=False, unknown_weights=Unknown.IGNORE, messages=SGLANG,
-                    sglang=SglangColumns(Loader.UNREGISTERED))
+def _messages(last: str) -> Messages:
+    """The words a release refuses an unregistered name with: its registry's before 0.4.7, else model_loader's."""
+    return SGLANG_REGISTRY if release_key(last, upper=True) <= release_key(REGISTRY_REFUSAL_LAST, upper=True) \
+        else SGLANG
+
+
+def _split(row: Contract) -> tuple[Contract, ...]:
+    """A row across 0.4.6.post5 / 0.4.7 as two, each with the words its releases refuse an unregistered name with."""
+    if release_key(row.first) > release_key(REGISTRY_REFUSAL_LAST, upper=True) or \
+            release_key(row.last, upper=True) <= release_key(REGISTRY_REFUSAL_LAST, upper=True):
+        return (replace(row, messages=replace(row.messages, unregistered=_messages(row.last).unregistered,
+                                              unregistered_verbatim=_messages(row.last).unregistered_verbatim)),)
+    return (replace(row, last=REGISTRY_REFUSAL_LAST, messages=SGLANG_REGISTRY), replace(row, first="0.4.7"))
+
+
+def _unregistered(family: Family, first: str, last: str, why: str) -> tuple[Contract, ...]:
+    return _split(Contract("sglang", first, last, family, "-",
+                           f"sglang {first}-{last}: {why}; {_REGISTRY}; {_UTILS}{_UNREG_LINES} raises 'Cannot find "
+                           "model module ...'",
+                           supported=False, reads_speculators=False, unknown_weights=Unknown.IGNORE,
+                           messages=SGLANG, sglang=SglangColumns(Loader.UNREGISTERED)))
 
 
 # --- EAGLE-3: models/llama_eagle3.py LlamaForCausalLMEagle3, the only EAGLE-3 class (Qwen3 drafts use it too).
@@ -55,7 +77,28 @@ _EAGLE3_BASE = Contract(
     architectures=("LlamaForCausalLMEagle3",), reads_speculators=False,
     sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True),
 )
+# 0.4.4.post2-0.4.8.post1: the same __init__ (1 layer, lm_head, LogitsProcessor(config)), but load_weights hands
+# every name to LlamaForCausalLM.load_weights (`model.` prefixed, lm_head as is) and no __init__ sets hot_token_id.
+_E04 = (f"{_E}:160 (1 layer), :167-175 (lm_head), :177 (LogitsProcessor(config): crop to V), :180-190 (d2t -> "
+        "hot_token_id, t2d dropped, every other name through LlamaForCausalLM.load_weights) @ 0.4.4.post2, :163-193 "
+        "@ 0.4.8; models/llama.py:505 (stacked branch: params_dict[name], a `layers.0.*` q/k/v/gate/up name is a "
+        "KeyError; other unknown names logged and dropped, :516-523) @ 0.4.4.post2, :578 @ 0.4.8; "
+        "speculative/eagle_worker.py:122 @ 0.4.4.post2, :143 @ 0.4.8 (get_hot_token_id(): no d2t, AttributeError); "
+        "the classes do not build on CPU (release_data not_built), but load_weights over LlamaForCausalLM.load_weights "
+        "and get_hot_token_id are confirmed by executing (tools/probe_sglang.py, every listed release)")
 _EAGLE3 = (
+    *_unregistered(Family.EAGLE3_LLAMA, FIRST, "0.4.4.post1", "no models/llama_eagle3.py (LlamaForCausalLMEagle3 is "
+                                                             "first registered in 0.4.4.post2, "
+                                                             "models/llama_eagle3.py:196)"),
+    *_split(replace(_EAGLE3_BASE, first="0.4.4.post2", last="0.4.8.post1",
+                    source=f"sglang 0.4.4.post2-0.4.8.post1: {_E04}; {_E_NOTE}",
+                    sglang=SglangColumns(Loader.EAGLE3, one_layer=True, midlayer_only=True, stacked_keyerror=True,
+                                         d2t_required=True))),
+    replace(_EAGLE3_BASE, first="0.4.9", last="0.4.10",
+            source=f"sglang 0.4.9-0.4.10: {_E} byte-identical to 0.5.1's (:181 1 layer, :188-196 lm_head, :198 "
+                   f"crop to V, :200 hot_token_id = None, :215-221 d2t, t2d); speculative/eagle_worker.py:143 @ "
+                   f"0.4.9, :145 @ 0.4.10 (hot_token_id read only when set); load_weights confirmed by executing; "
+                   f"{_E_NOTE}"),
     _EAGLE3_BASE,
     replace(_EAGLE3_BASE, first="0.5.2", last="0.5.4.post1",
             source=f"sglang 0.5.2-0.5.4.post1: {_E}:194 (1 layer), :202-213 (tied / draft_vocab_size null -> "
@@ -108,8 +151,8 @@ _DSPARK_BASE = Contract(
     sglang=SglangColumns(Loader.DSPARK),
 )
 _DSPARK = (
-    _unregistered(Family.QWEN3_DSPARK, FIRST, "0.5.15", "no models/dspark.py (Qwen3DSparkModel is first registered "
-                                                         "in 0.5.16; --speculative-algorithm DSPARK is refused too)"),
+    *_unregistered(Family.QWEN3_DSPARK, FIRST, "0.5.15", "no models/dspark.py (Qwen3DSparkModel is first registered "
+                                                          "in 0.5.16; --speculative-algorithm DSPARK is refused too)"),
     _DSPARK_BASE,
     replace(_DSPARK_BASE, first="0.5.17", last="0.5.17", architectures=("Qwen3DSparkModel", "DSparkDraftModel"),
             source=f"sglang 0.5.17: {_Q}:612 (EntryClass adds DSparkDraftModel), :79-80 (markov_w1/w2 "
@@ -163,8 +206,8 @@ _DFLASH_BASE = Contract(
     architectures=("DFlashDraftModel",), reads_speculators=False, sglang=SglangColumns(Loader.DFLASH),
 )
 _DFLASH = (
-    _unregistered(Family.DFLASH, FIRST, "0.5.10", "no models/dflash.py (DFlashDraftModel is first registered in "
-                                                   "0.5.11)"),
+    *_unregistered(Family.DFLASH, FIRST, "0.5.10", "no models/dflash.py (DFlashDraftModel is first registered in "
+                                                    "0.5.11)"),
     _DFLASH_BASE,
     replace(_DFLASH_BASE, first="0.5.19", last="0.5.19",
             source=f"sglang 0.5.19: {_F}:1146 (EntryClass), :770 (unexpected weights ignored, Domino names "
@@ -182,7 +225,7 @@ _DFLASH = (
 # --- DFlash2: models/dflash.py DFlash2DraftModel from 0.5.19: DFlash plus a CandidateSelector whose codebooks
 # have V rows, indexed by candidate ids the target head proposes (< T).
 _DFLASH2 = (
-    _unregistered(Family.DFLASH2, FIRST, "0.5.18", "DFlash2DraftModel is first registered in 0.5.19"),
+    *_unregistered(Family.DFLASH2, FIRST, "0.5.18", "DFlash2DraftModel is first registered in 0.5.19"),
     replace(_DFLASH_BASE, first="0.5.19", last="0.5.19", family=Family.DFLASH2, model_class="DFlash2DraftModel",
             architectures=("DFlash2DraftModel",),
             source=f"sglang 0.5.19: {_F}:1066-1084 (DFlash2DraftModel: selector_rank required, "
@@ -197,17 +240,26 @@ _DFLASH2 = (
             sglang=SglangColumns(Loader.DFLASH2, nemotron_embed=True, domino=True)),
 )
 
-_NONE = "registered in no release 0.5.1-0.5.23 (grepped every wheel's srt/)"
+_NONE = "registered in no release 0.4.2-0.5.23 (grepped every wheel's srt/)"
 SGLANG_ROWS: tuple[Contract, ...] = (
     *_EAGLE3,
-    _unregistered(Family.EAGLE3_QWEN3, FIRST, LAST, f"Eagle3Qwen3ForCausalLM (vLLM's name) is {_NONE}; SGLang "
-                                                    "loads Qwen3 EAGLE-3 drafts as LlamaForCausalLMEagle3"),
+    *_unregistered(Family.EAGLE3_QWEN3, FIRST, LAST, f"Eagle3Qwen3ForCausalLM (vLLM's name) is {_NONE}; SGLang "
+                                                     "loads Qwen3 EAGLE-3 drafts as LlamaForCausalLMEagle3"),
     *_DSPARK,
     *_DFLASH,
     *_DFLASH2,
-    _unregistered(Family.QWEN3_OMNI_DSPARK, FIRST, LAST, f"Qwen3OmniDSparkModel is {_NONE}"),
-    _unregistered(Family.GEMMA4_DSPARK, FIRST, LAST, f"Gemma4DSparkModel is {_NONE}"),
+    *_unregistered(Family.QWEN3_OMNI_DSPARK, FIRST, LAST, f"Qwen3OmniDSparkModel is {_NONE}"),
+    *_unregistered(Family.GEMMA4_DSPARK, FIRST, LAST, f"Gemma4DSparkModel is {_NONE}"),
 )
+
+
+def refusal_messages(version: str) -> Messages:
+    """The words `sglang==version` refuses an architecture no EntryClass lists with (runtimes/sglang_build.py)."""
+    try:
+        old = release_key(version) <= release_key(REGISTRY_REFUSAL_LAST, upper=True)
+    except InvalidVersion:
+        old = False
+    return SGLANG_REGISTRY if old else SGLANG
 
 
 def known_release(version: str) -> bool:

@@ -18,16 +18,21 @@ VLLM_RELEASES: tuple[str, ...] = (
 )
 # SGLang: every base release read, plus the one post release whose behaviour differs from its base.
 SGLANG_RELEASES: tuple[str, ...] = (
-    "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5", "0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10",
-    "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21",
-    "0.5.22", "0.5.23",
+    "0.4.2", "0.4.3", "0.4.3.post1", "0.4.4", "0.4.4.post2", "0.4.5", "0.4.6", "0.4.6.post5", "0.4.7", "0.4.8",
+    "0.4.9", "0.4.9.post5", "0.4.10", "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5", "0.5.6", "0.5.7",
+    "0.5.8", "0.5.9", "0.5.10", "0.5.11", "0.5.12", "0.5.13", "0.5.14", "0.5.15", "0.5.16", "0.5.17", "0.5.18",
+    "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23",
 )
 # SGLang post releases read too, whose files that matter here equal their base release (`sglang==X` takes them as
 # known); not rows of their own.
 SGLANG_POSTS_READ: tuple[str, ...] = (
-    "0.5.1.post1", "0.5.1.post2", "0.5.1.post3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3", "0.5.4.post1",
-    "0.5.4.post3", "0.5.5.post1", "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2", "0.5.8.post1",
-    "0.5.10.post1", "0.5.12.post1", "0.5.13.post1", "0.5.15.post1",
+    "0.4.2.post1", "0.4.2.post2", "0.4.2.post3", "0.4.2.post4", "0.4.3.post2", "0.4.3.post3", "0.4.3.post4",
+    "0.4.4.post1", "0.4.4.post3", "0.4.4.post4", "0.4.5.post1", "0.4.5.post2", "0.4.5.post3", "0.4.6.post1",
+    "0.4.6.post2", "0.4.6.post3", "0.4.6.post4", "0.4.7.post1", "0.4.8.post1", "0.4.9.post1", "0.4.9.post2",
+    "0.4.9.post3", "0.4.9.post4", "0.4.9.post6", "0.4.10.post1", "0.4.10.post2", "0.5.1.post1", "0.5.1.post2",
+    "0.5.1.post3", "0.5.3.post1", "0.5.3.post2", "0.5.3.post3", "0.5.4.post1", "0.5.4.post3", "0.5.5.post1",
+    "0.5.5.post2", "0.5.5.post3", "0.5.6.post1", "0.5.6.post2", "0.5.8.post1", "0.5.10.post1", "0.5.12.post1",
+    "0.5.13.post1", "0.5.15.post1",
 )
 POST_ANY = 1 << 30  # an upper bound without `.postN` covers every post release of that release
 # How many release components a runtime's rows distinguish (the rest, and rc/dev/local parts, are ignored).

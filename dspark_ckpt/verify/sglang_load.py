@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 import torch
 
 from dspark_ckpt.model.codes import FindingCode
+from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import DraftFacts, Issue
 from dspark_ckpt.runtimes.sglang_columns import Loader, Width
+from dspark_ckpt.runtimes.sglang_config import stacked_layer_key
 from dspark_ckpt.runtimes.sglang_eval import (
     Row,
     Stop,
@@ -73,6 +75,9 @@ def _eagle3(r: Row, dims: Dims, order: Sequence[str], tensors: dict[str, torch.T
         if target in specs:
             _load(store, specs[target], name, tensors, out)
         elif r.c.midlayer_only and name.startswith(("layers.", "model.layers.")):
+            key = stacked_layer_key((name,))
+            if r.c.stacked_keyerror and key is not None:  # LlamaForCausalLM.load_weights' unguarded lookup
+                raise LoadFailure("DSP346", m.E_STRAY_KEY.format(tensor=key))
             layer_dropped = True  # the module is `midlayer`: no parameter takes this name
     embed_kept = r.cfg.target_hidden_differs
     out.own = {"lm_head": LM_HEAD in out.params, "embed_tokens": EMBED in out.params}

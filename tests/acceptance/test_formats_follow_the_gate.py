@@ -72,7 +72,7 @@ def test_one_finding_repeated_per_release_is_one_case_with_its_range(ws: Path) -
     # two outcomes (DSP309 before 0.5.16, DSP344 from it), each one case over its releases, not one per release;
     # vLLM before 0.25 registers no Qwen3DSparkModel (registry.py @ v0.25.0 L597 first): one case too
     older = vllm_before("0.25.0")
-    assert failing == [f"runtime vllm {older[0]}-{older[-1]}", "runtime sglang 0.5.1-0.5.15",
+    assert failing == [f"runtime vllm {older[0]}-{older[-1]}", "runtime sglang 0.4.2-0.5.15",
                        "runtime sglang 0.5.16-0.5.23"], failing
 
 

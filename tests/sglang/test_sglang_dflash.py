@@ -10,7 +10,7 @@ from sglang_support import ANY_LOADS, DSPARK_READY, Drafts, T, check, expect, ou
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.release_model import generated_releases
 
-ALL = ("0.5.1", "0.5.23")
+ALL = ("0.4.2", "0.5.23")
 OWN_IGNORED = frozenset({"DSP307"})
 SELECTOR = {"architectures": ["DFlash2DraftModel"], "dflash_config": {"selector_rank": 4, "selector_top_k": 8}}
 
@@ -24,14 +24,14 @@ def test_dflash_is_registered_from_0_5_11_and_ignores_head_embedding_and_mapping
     """DFlashDraftModel has no lm_head, embed_tokens or d2t parameter: `# Ignore unexpected weights`."""
     for kwargs in ({"vocab": T, "draft_vocab": T}, {"vocab": T, "draft_vocab": 64, "d2t": True, "t2d": True}):
         found = check(drafts(family="dflash", markov=False, **kwargs))
-        expect(found, {("0.5.1", "0.5.10"): ("error", "DSP309"), ("0.5.11", "0.5.23"): ("loads", OWN_IGNORED)})
+        expect(found, {("0.4.2", "0.5.10"): ("error", "DSP309"), ("0.5.11", "0.5.23"): ("loads", OWN_IGNORED)})
         assert "'DFlashDraftModel' is not a registered model" in (found["0.5.10"].error or "")
 
 
 def test_dflash_mask_token_id_beyond_t_is_refused(drafts: Drafts) -> None:
     found = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False,
                          config_extra={"dflash_config": {"mask_token_id": T + 4}}))
-    expect(found, {("0.5.1", "0.5.10"): ("error", "DSP309"), ("0.5.11", "0.5.23"): ("error", "DSP343")})
+    expect(found, {("0.4.2", "0.5.10"): ("error", "DSP309"), ("0.5.11", "0.5.23"): ("error", "DSP343")})
     assert found["0.5.11"].error == m.E_DFLASH_MASK_OUTSIDE.format(m=T + 4, t=T, token="<|MASK|>")
     assert (found["0.5.11"].error or "").startswith(f"DFLASH mask_token_id is outside the target vocab size. "
                                                     f"mask_token_id={T + 4}, vocab_size={T}.")
@@ -42,20 +42,20 @@ def test_dflash2_is_registered_from_0_5_19_and_needs_its_selector(drafts: Drafts
     # Where the release's generated model exists (release_data/sglang-X): DFlash2DraftModel also builds the
     # candidate selector (models/dflash.py:1274 @ 0.5.23) and each layer's grouped convolutions (:733-734), which a
     # DFlash checkpoint lacks; its load_weights leaves them as initialised (DSP363)
-    expect(found, {("0.5.1", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ANY_LOADS})
+    expect(found, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ANY_LOADS})
     for version in releases("0.5.19", "0.5.23"):
         generated = version in generated_releases("sglang")
         assert outcome(found[version]) == ("loads", OWN_IGNORED | ({"DSP363"} if generated else set())), version
     assert "candidate_selector.hidden_projection.weight" in found["0.5.23"].silent[-1]
     bare = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False,
                         config_extra={"architectures": ["DFlash2DraftModel"]}))
-    expect(bare, {("0.5.1", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("error", "DSP344")})
+    expect(bare, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("error", "DSP344")})
     assert bare["0.5.19"].error == "DFlash selector draft requires dflash_config.selector_rank."
 
 
 def test_dflash2_codebooks_narrower_than_the_target_head_fail_at_the_first_step(drafts: Drafts) -> None:
     found = check(drafts(family="dflash", vocab=64, draft_vocab=64, markov=False, config_extra=SELECTOR))
-    expect(found, {("0.5.1", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("first-step", "DSP340")})
+    expect(found, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("first-step", "DSP340")})
     assert "index 95 is out of bounds for dimension 0 with size 64" in (found["0.5.19"].first_step_error or "")
 
 
@@ -65,7 +65,7 @@ def test_vllm_only_dspark_families_are_registered_in_no_release(drafts: Drafts, 
     expect(found, {ALL: ("error", "DSP309")})
     arch = {"gemma4-dspark": "Gemma4DSparkModel", "qwen3-omni-dspark": "Qwen3OmniDSparkModel"}[family]
     assert found["0.5.23"].error == m.E_SGLANG_UNREGISTERED.format(arch=arch)
-    assert "registered in no release 0.5.1-0.5.23" in found["0.5.23"].source
+    assert "registered in no release 0.4.2-0.5.23" in found["0.5.23"].source
 
 
 def test_a_draft_without_an_architecture_has_no_sglang_class(drafts: Drafts) -> None:

@@ -12,7 +12,7 @@ from sglang_support import DSPARK_READY, Drafts, T, check, edit_config, expect
 
 from dspark_ckpt.runtimes import messages as m
 
-BEFORE = ("0.5.1", "0.5.15")  # no models/dspark.py: "Cannot find model module ..."
+BEFORE = ("0.4.2", "0.5.15")  # no models/dspark.py: "Cannot find model module ..."
 ALL_DSPARK = ("0.5.16", "0.5.23")
 OWN_IGNORED = frozenset({"DSP307"})  # the draft's lm_head and embed_tokens are skipped, the target's used
 
@@ -124,7 +124,7 @@ def test_an_unknown_markov_weight_is_refused(drafts: Drafts) -> None:
 
 def test_dspark_draft_model_is_registered_from_0_5_17(drafts: Drafts) -> None:
     found = check(dspark(drafts, config={"architectures": ["DSparkDraftModel"]}))
-    expect(found, {("0.5.1", "0.5.16"): ("error", "DSP309"), ("0.5.17", "0.5.23"): ("loads", OWN_IGNORED)})
+    expect(found, {("0.4.2", "0.5.16"): ("error", "DSP309"), ("0.5.17", "0.5.23"): ("loads", OWN_IGNORED)})
     assert "'DSparkDraftModel' is not a registered model" in (found["0.5.16"].error or "")
 
 

@@ -25,12 +25,13 @@ def drafts(tmp_path: Path) -> Drafts:
 
 def test_sglang_selects_every_known_release_in_order() -> None:
     chosen = [rv.version for rv in parse_selectors(["sglang"])]
-    assert chosen == list(SGLANG_VERSIONS) and len(chosen) == 24
-    assert chosen[:6] == ["0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5"] and chosen[-1] == "0.5.23"
+    assert chosen == list(SGLANG_VERSIONS) and len(chosen) == 37
+    assert chosen[:6] == ["0.4.2", "0.4.3", "0.4.3.post1", "0.4.4", "0.4.4.post2", "0.4.5"] and chosen[-1] == "0.5.23"
+    assert chosen[13:19] == ["0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", "0.5.5"]
     assert [rv.version for rv in parse_selectors(["sglang>=0.5.20"])] == ["0.5.20", "0.5.21", "0.5.22", "0.5.23"]
     assert [str(rv) for rv in parse_selectors(["sglang==0.5.4.post2"])] == ["sglang==0.5.4.post2"]
     every = [str(rv) for rv in parse_selectors(["all"])]
-    assert every[-24:] == [f"sglang=={v}" for v in SGLANG_VERSIONS]
+    assert every[-len(SGLANG_VERSIONS):] == [f"sglang=={v}" for v in SGLANG_VERSIONS]
 
 
 def test_post_releases_are_ordered_within_their_base_release() -> None:
@@ -54,8 +55,10 @@ def test_unknown_releases_take_the_nearest_row_with_a_warning(drafts: Drafts) ->
     assert sources[0].startswith("sglang 0.5.23:") and "; assumed for 0.5.24" in sources[0]
     assert warning == ("sglang==0.5.24: verdict assumed from SGLang 0.5.23 (newer than every release dspark-ckpt "
                        "has read; its loader may differ).")
-    _, older = _assumed(path, "sglang==0.4.9")
-    assert older is not None and "sglang==0.4.9: verdict assumed from SGLang 0.5.1 (older than every" in older
+    _, older = _assumed(path, "sglang==0.4.1")  # registers no draft: not listed (0.4.2 is the first)
+    assert older is not None and "sglang==0.4.1: verdict assumed from SGLang 0.4.2 (older than every" in older
+    for read in ("sglang==0.4.9", "sglang==0.4.6.post3"):  # listed, or a post read as its base
+        assert _assumed(path, read)[1] is None, read
     _, unread = _assumed(path, "sglang==0.5.7.post1")
     assert unread is not None and "not a release dspark-ckpt has read" in unread
     for read in ("sglang==0.5.10.post1", "sglang==0.5.4.post3", "sglang==0.5.23"):
@@ -82,5 +85,7 @@ def test_the_first_step_kind_in_json_and_text(drafts: Drafts, tmp_path: Path) ->
     text = run_cli("check", str(path), "--target-vocab-size", str(T), "--runtime", "sglang", "--isolated",
                    cwd=tmp_path)
     assert text.returncode == 1
-    assert "sglang 0.5.1-0.5.15" in text.stdout and "sglang 0.5.16-0.5.21" in text.stdout
+    # the DSP309 releases split where the refusal's words change (models/registry.py before 0.4.7)
+    assert "sglang 0.4.2-0.4.6.post5" in text.stdout and "sglang 0.4.7-0.5.15" in text.stdout
+    assert "sglang 0.5.16-0.5.21" in text.stdout
     assert "1st step" in text.stdout and "fails at the first draft step" in text.stdout

@@ -53,14 +53,14 @@ def test_fold_groups_consecutive_sglang_releases_with_one_outcome() -> None:
         (f"vllm {vllm[0]}-{vllm[-1]}", len(vllm))]
     sglang = [f for f in folded if f.label.startswith("sglang")]
     assert len(sglang) == 2 and sum(f.count for f in sglang) == len([n for n in names if n.startswith("sglang")])
-    assert sglang[0].label.startswith("sglang 0.5.1-") and sglang[1].label.endswith("-0.5.23")
+    assert sglang[0].label.startswith("sglang 0.4.2-") and sglang[1].label.endswith("-0.5.23")
 
 
 def test_spans_is_one_derivation() -> None:
     assert hints.spans is spans  # repair names ranges through check's grouping, not a copy
     sglang = [str(r) for r in parse_selectors(["sglang"])]
     assert spans(sglang) == "sglang"
-    assert spans(sglang[:5]) == f"sglang 0.5.1-{sglang[4].split('==')[1]}"
+    assert spans(sglang[:5]) == f"sglang 0.4.2-{sglang[4].split('==')[1]}"
     assert spans(sglang[:2]) == ", ".join(sglang[:2])  # two releases are named one by one
 
 

@@ -16,6 +16,7 @@ from dspark_ckpt.repair import apply_fix, fix_runtimes, plan_fix
 from dspark_ckpt.repair.actions import DropTensor, PutTensor, SetConfig, TrimRows
 from dspark_ckpt.repair.files import dump_like
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 from dspark_ckpt.sources.local import LocalFolder
 
 # What SGLang's DSpark parser requires of any draft (markov_head_type, mask_token_id): without it every SGLang release
@@ -178,7 +179,7 @@ def test_fix_for_all_means_every_runtime_check_evaluates() -> None:
     every = [str(r) for r in fix_runtimes(None)]
     assert every == [str(r) for r in fix_runtimes(["all"])] and every[-1] == "sglang==0.5.23"
     vllm = [str(r) for r in fix_runtimes(["vllm"])]
-    assert every == vllm + [str(r) for r in fix_runtimes(["sglang"])] and len(every) == len(vllm) + 24
+    assert every == vllm + [str(r) for r in fix_runtimes(["sglang"])] and len(every) == len(vllm) + len(SGLANG_RELEASES)
 
 
 def test_trim_takes_the_input_side_along_only_where_a_chosen_runtime_needs_it(tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_trim_takes_the_input_side_along_only_where_a_chosen_runtime_needs_it(tm
     # SGLang 0.5.16+ loads it and fails at the first draft step (a V-wide Markov bias on the T-wide target head).
     assert _settings(for_all) == {"draft_vocab_size": (128, 96, "DSP302"), "vocab_size": (128, 96, "DSP340")}
     assert all(o.loads for o in for_all.after) and [o.runtime for o in for_all.after][-8:] == SGLANG_REGISTERED
-    sglang_unregistered = ("0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.4.post2", *(f"0.5.{n}" for n in range(5, 16)))
+    sglang_unregistered = SGLANG_RELEASES[:SGLANG_RELEASES.index("0.5.16")]  # DSpark: models/dspark.py from 0.5.16
     assert for_all.not_repaired_for == VLLM_UNREGISTERED + tuple(f"sglang=={v}" for v in sglang_unregistered)
     for_vllm = plan_fix(folder, target_vocab_size=96, runtimes=[VLLM])
     assert for_vllm.strategy == "trim" and _trimmed(for_vllm) == OUTPUT_TRIMMED
@@ -270,7 +271,7 @@ def test_pruned_draft_for_sglang_named_explicitly_is_refused(tmp_path: Path) -> 
     for runtimes in (["sglang"], [VLLM, "sglang"]):
         p = plan_fix(folder, target_vocab_size=128, runtimes=runtimes)
         assert p.refusal is not None and p.refusal.code == "DSP502" and not p.actions and not p.warnings
-        assert p.refusal.message.startswith("no repair makes this draft load on sglang: sglang 0.5.1-0.5.15: as it "
+        assert p.refusal.message.startswith("no repair makes this draft load on sglang: sglang 0.4.2-0.5.15: as it "
                                             "is it fails with DSP309")
         assert "; sglang 0.5.16-0.5.23: SGLang's Qwen3 DSpark drafts with the target's lm_head" in p.refusal.message
         assert p.refusal.hint == (f"`dspark-ckpt fix {folder} --target-vocab-size 128 --for '{VLLM}'` repairs it "
