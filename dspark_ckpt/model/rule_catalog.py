@@ -376,7 +376,10 @@ RULES: dict[str, Rule] = _rules(
          "Cannot be repaired: the trained head weights do not exist. Re-export the draft with its lm_head.",
          d_sized=True),
     Rule("DSP302", "reduced-without-d2t", ERROR, "Reduced-vocab draft ships no d2t mapping",
-         "The runtime creates a `draft_id_to_target_id` parameter for this draft but the checkpoint has no `d2t`.",
+         "The runtime creates a `draft_id_to_target_id` parameter for this draft but the checkpoint has no `d2t`. "
+         "SGLang 0.4.4.post2-0.4.8.post1 need one whatever D: their EAGLE worker reads the draft's hot_token_id, "
+         "which only a shipped d2t sets (eagle_worker.py:122 @ 0.4.4.post2, :127 @ 0.4.5), so an EAGLE-3 draft "
+         "without d2t fails at start-up with `AttributeError: ... has no attribute 'hot_token_id'`.",
          "vLLM 0.29-0.33 Qwen3 DSpark refuses to load it; elsewhere (0.34 included) d2t stays all-zero, so draft id "
          "i is used as target id i: wrong tokens and collapsed acceptance, with no error.",
          "D = 32000 < T = 128256 with lm_head but no d2t.",
@@ -534,7 +537,10 @@ RULES: dict[str, Rule] = _rules(
          "A DSpark checkpoint without markov_head.markov_w2.weight.", "Re-export the draft with its Markov head."),
     Rule("DSP346", "layer-weights-dropped", ERROR, "The decoder layer's weights are dropped by name",
          "SGLang's EAGLE-3 before 0.5.12 names its one decoder layer `midlayer`; checkpoint names `layers.0.*` (the "
-         "vLLM and speculators spelling) match no parameter and are dropped silently. From 0.5.12 both load.",
+         "vLLM and speculators spelling) match no parameter and are dropped silently. From 0.5.12 both load. "
+         "SGLang 0.4.4.post2-0.4.8.post1 are louder: a q/k/v or gate/up tensor named `layers.0.*` is stacked "
+         "by LlamaForCausalLM.load_weights onto a parameter that does not exist, a KeyError (`model.layers.0."
+         "mlp.gate_up_proj.weight`, llama.py:505 @ 0.4.4.post2, :516 @ 0.4.5) that stops the server.",
          "The layer stays uninitialised: garbage proposals, no error.", "`layers.0.self_attn.q_proj.weight`.",
          "Rename `layers.0.` to `midlayer.` for SGLang 0.5.1-0.5.11, or deploy on 0.5.12+."),
     Rule("DSP347", "uninitialised-embedding", ERROR, "The runtime keeps the draft's embed_tokens, which it lacks",
