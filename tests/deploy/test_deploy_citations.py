@@ -30,6 +30,9 @@ def wheel(version: str) -> Path:
 NEEDLES: dict[str, tuple[str, ...]] = {
     "fields": ("class SpeculativeConfig:",),
     "extra_forbid": ('ConfigDict(extra="forbid")',),
+    "extra_ignored": ("@dataclass",),  # pydantic's, extra keys ignored (0.15 and older)
+    "aux_targets": ("is only supported for", "hf_text_config.model_type", "_supported = ["),
+    "token_tree": ("if self.speculative_token_tree is None:", "range(self.num_speculative_tokens)"),
     "dash_keys": ('k.replace("-", "_")',),
     "num_tokens_field": ("num_speculative_tokens: int = Field(default=None, gt=0)",),
     "topk_field": ("dspark_draft_topk: int | None = Field(default=None, ge=1)",),
@@ -138,6 +141,8 @@ OLDER_NEEDLES: dict[str, tuple[str, tuple[str, ...]]] = {
                           '"dflash" in self.draft_model_config.model.lower()', "Unsupported speculative method")),
     # EAGLEConfig renames for eagle and eagle3 only before 0.20 (configs/eagle.py L46-68 @ v0.18.0: no dflash branch)
     "eagle_rename": ("0.20.0", ('if method == "eagle":', 'f"Eagle3{arch}"')),
+    # 0.15 names algos.py's dict `vllm_config` (speculators/algos.py L34 @ v0.15.0)
+    "speculators_archs": ("0.16.0", ('vllm_config["architectures"]',)),
     # 0.20: "... but neither `speculative_token_tree` nor `num_speculative_tokens` was provided" (L673-677)
     "missing": ("0.21.0", ("`speculative_token_tree` nor `num_speculative_tokens`",)),
     # 0.20 returns min(...) directly (speculative.py L783-786 @ v0.20.0); `result = min(` from 0.21 (L836)

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_runner import run_cli
 from conftest import ARCH, make_checkpoint
 
@@ -50,3 +51,12 @@ def test_no_token_count(tmp_path: Path) -> None:
     assert runs["0.16.0"]["source"].startswith("vllm/config/speculative.py @ v0.16.0 L")
     assert runs["0.17.0"]["error_code"] == "DSP811"
     assert "neither `speculative_token_tree` nor `num_speculative_tokens`" in runs["0.17.0"]["error"]
+
+
+def test_the_type_error_is_pythons_own() -> None:
+    """M_TOKEN_TREE quotes CPython, not vLLM: what `range(None)` raises."""
+    from dspark_ckpt.runtimes import speculative_config as sc
+
+    with pytest.raises(TypeError) as raised:
+        range(None)  # type: ignore[call-overload]
+    assert sc.M_TOKEN_TREE == f"TypeError: {raised.value}"
