@@ -430,7 +430,9 @@ RULES: dict[str, Rule] = _rules(
          "which fails on the Qwen3 config (`'Qwen3Config' object has no attribute 'hc_mult'`). SGLang says `Cannot find model module. "
          "'<arch>' is not a registered model ...` for a name no EntryClass of that release lists: Qwen3DSparkModel "
          "before 0.5.16, DFlashDraftModel before 0.5.11, and vLLM's names (Eagle3LlamaForCausalLM, "
-         "Eagle3Qwen3ForCausalLM, Gemma4DSparkModel, Qwen3OmniDSparkModel) in every release.",
+         "Eagle3Qwen3ForCausalLM, Gemma4DSparkModel, Qwen3OmniDSparkModel) in every release; SGLang before 0.4.7 "
+         "refuses such a name in other words, from models/registry.py (`Model architectures [...] are not "
+         "supported for now. Supported architectures: ...`, every class the release imported).",
          "It cannot load correctly on that version.",
          "Qwen3OmniDSparkModel on vLLM 0.28.0; an EAGLE-3 draft named Eagle3LlamaForCausalLM on SGLang.",
          "Deploy on a version that supports the architecture; for SGLang's EAGLE-3 name the architecture "
