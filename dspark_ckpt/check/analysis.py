@@ -14,6 +14,7 @@ from dspark_ckpt.check.built import (
     recorded_target_finding,
     with_build,
 )
+from dspark_ckpt.check.ignored_keys import ignored_key_findings
 from dspark_ckpt.check.load import Loaded, load, read_mapping
 from dspark_ckpt.check.registration import registration_findings
 from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
@@ -226,7 +227,9 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
         target_hidden=target.hidden if target is not None else None, target_vocab=t,
         target_model_type=target.text_model_type if target is not None else None)
-    findings += aux_findings(builds or (build_all(raw, runtimes) if cfg is not None else ()))  # T plays no part
+    built = builds or (build_all(raw, runtimes) if cfg is not None else ())
+    findings += aux_findings(built)  # T plays no part
+    findings += ignored_key_findings(built)
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
     structural = tuple(findings)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None,

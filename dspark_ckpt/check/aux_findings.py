@@ -22,7 +22,7 @@ def _texts() -> tuple[tuple[FindingCode, Callable[[AuxRead], str | None]], ...]:
             ("DSP357", eagle3_aux.absent_text))
 
 
-def _releases(versions: Sequence[str]) -> str:
+def vllm_releases(versions: Sequence[str]) -> str:
     """vLLM releases, a run of consecutive releases the table knows written as one range."""
     known = [v for v in VLLM_VERSIONS if v in versions]
     parts: list[str] = []
@@ -57,7 +57,7 @@ def aux_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
                 by_code.setdefault(code, {}).setdefault((built.runtime, said), []).append(built)
     found = []
     for code, statements in sorted(by_code.items()):
-        parts = [f"{(_sglang if runtime == 'sglang' else _releases)([b.version for b in group])} {said}"
+        parts = [f"{(_sglang if runtime == 'sglang' else vllm_releases)([b.version for b in group])} {said}"
                  for (runtime, said), group in statements.items()]
         found.append(finding(code, "; ".join(parts) + ".", file="config.json"))
     return found

@@ -731,6 +731,20 @@ RULES: dict[str, Rule] = _rules(
          "An EAGLE-3 draft for Gemma 3 or Mistral served with vLLM 0.20.",
          "Serve the draft with vLLM 0.22 or newer, where the check is gone; the draft itself is not at "
          "fault.", also_a_verdict=True),
+    Rule("DSP366", "config-key-ignored", WARNING, "A release does not read a key that shapes the draft elsewhere",
+         "The draft sets a config key that changes the parameters one evaluated vLLM release builds (each release's "
+         "generated model records them: `structural` in runtimes/release_data), while another release provably "
+         "does not read it: a top-level key its __init__ never reads (`fc_norm`, `norm_output` before 0.22; "
+         "`norm_before_fc` before 0.18; DSpark's top-level `target_layer_ids` in 0.25-0.26, "
+         "`enable_confidence_head` before 0.28), or a nested key where it reads the same name at the top level "
+         "instead (`eagle_config.norm_before_fc` on 0.18-0.21). Only the releases the run evaluates are compared. "
+         "The finding names the release's own key with the same effect where it has one.",
+         "The release builds the draft without what it was trained with (no RMSNorm before fc, say; a shipped "
+         "input_norm.weight is skipped or refused): where no tensor then fails to load, proposals degrade and "
+         "acceptance falls with no error.",
+         "An EAGLE-3 draft with `\"eagle_config\": {\"norm_before_fc\": true}` served with vLLM 0.20.",
+         "Set the key where that release reads it (the finding names it, e.g. `norm_before_fc` at the top level "
+         "for 0.18-0.21), or serve the draft on a release that reads it."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

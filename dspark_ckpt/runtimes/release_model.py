@@ -128,6 +128,7 @@ class ArchitectureModel:
     # SGLang: the class's `load_lm_head_from_target` after __init__, per way draft_vocab_size is stated ("declared",
     # "null"); True: the speculative worker puts the target's lm_head in place of the draft's (eagle_worker_v2.py)
     head_from_target: Mapping[str, Any] = field(default_factory=dict)
+    reads: frozenset[str] = frozenset()  # the top-level keys the class's __init__ reads as attributes
 
 
 class OnLookup(Mapping[str, V], Generic[V]):
@@ -183,7 +184,7 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         unfilled=frozenset(doc.get("unfilled", ())), fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
-        head_from_target=doc.get("lm_head_from_target", {}))
+        head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())))
 
 
 def _folder(runtime: str, release: str) -> Path:

@@ -613,6 +613,10 @@ TRIGGERS: dict[str, Trigger] = {
     "aux-target-mistral": Trigger(("DSP365",), then(check("--runtime", "vllm==0.20.0"),
                                                     lambda f, _: target(f.parent, model_type="mistral")),
                                   ("eagle3-llama", "dflash")),
+    # eagle_config.norm_before_fc: read by llama_eagle3.py from 0.22 (L153-157 @ v0.22.0), not by 0.15-0.21;
+    # qwen3_eagle3.py reads it in every release that registers it (0.24+), so EAGLE-3 Qwen3 gets no DSP366
+    "nested-norm-before-fc": Trigger(("DSP366",), check("--runtime", "vllm", config={"eagle_config": {
+        "norm_before_fc": True}}), ("eagle3-llama",)),
     # --- tensor shapes ---
     "lm-head-shape": Trigger(("DSP320",), check(tensors=tensors(lm_head__weight=np.zeros((50, 16), np.float32))())),
     "embed-shape": Trigger(("DSP321",), check(tensors=tensors(embed_tokens__weight=np.zeros((50, 16), np.float32))())),
