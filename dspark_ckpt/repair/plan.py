@@ -110,10 +110,10 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
                        not_repaired_for=(*older, *plan.not_repaired_for))
     if not best_effort:  # the unreachable runtimes matter only to a refused plan of fix's own choosing
         plan = _plan(s, runtimes, strategy)
-        if strategy is None and plan.refusal is not None and (dropped := _unreachable(s, runtimes)):
+        if strategy is None and plan.refusal is not None and (dropped := unreachable(s, runtimes)):
             return replace(plan, refusal=_unreachable_refusal(s, runtimes, dropped))
         return plan
-    dropped = _unreachable(s, runtimes)
+    dropped = unreachable(s, runtimes)
     kept_of = {r.runtime for r in runtimes if str(r) not in dropped}
     if any(name in dropped or (name in {r.runtime for r in runtimes} and name not in kept_of) for name in required):
         best_effort = False
@@ -163,18 +163,13 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
     rest = [str(r) for r in runtimes if str(r) not in dropped]
     if not rest:
         every = parse_selectors(["all"])
-        rest = [str(r) for r in every if str(r) not in _unreachable(s, every)]
+        rest = [str(r) for r in every if str(r) not in unreachable(s, every)]
     hint = (f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
             if rest else "no runtime can load this draft: re-export it")
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
 
 def unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:
-    """Each runtime that neither the draft as it is nor any applicable repair loads on -> why, in words."""
-    return _unreachable(s, runtimes)
-
-
-def _unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:
     """Each runtime that neither the draft as it is nor any applicable repair loads on -> why, in words."""
     f = s.facts
     if f is None or _blocking(s) or (f.draft_vocab_size < f.target_vocab_size and not s.vocab.lm_head
