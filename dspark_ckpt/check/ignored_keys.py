@@ -19,18 +19,16 @@ from typing import Any
 from dspark_ckpt.check.aux_findings import vllm_releases
 from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.records import BuiltConfig
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release
+from dspark_ckpt.runtimes.release_model import (
+    ArchitectureModel,
+    architecture_model,
+    config_value,
+    modelled_release,
+)
 
 # What the aux-state findings (DSP356/DSP357, runtimes/eagle3_aux.py) already say of a draft.
 AUX_KEYS = frozenset({"num_aux_layers", "num_aux_hidden_states", "eagle_aux_hidden_state_layer_ids",
                       "eagle_config.eagle_aux_hidden_state_layer_ids"})
-
-
-def _value(config: Mapping[str, Any], key: str) -> Any:
-    node: Any = config
-    for part in key.split("."):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return node
 
 
 def _models(builds: Sequence[BuiltConfig]) -> dict[str, tuple[BuiltConfig, ArchitectureModel]]:
@@ -45,6 +43,11 @@ def _models(builds: Sequence[BuiltConfig]) -> dict[str, tuple[BuiltConfig, Archi
     return found
 
 
+def _changes(probe: Mapping[str, Any]) -> tuple[str, ...]:
+    """The parameters a structural key's other value moves (release_data `structural`)."""
+    return tuple(probe.get("changes", ()))
+
+
 def _ignores(model: ArchitectureModel, key: str, changes: tuple[str, ...]) -> bool:
     """Whether the release's model provably does not read `key`: a top-level key its __init__ never reads as an
     attribute (`reads` records every one); a nested key only where the release builds the same parameters from the
@@ -55,7 +58,7 @@ def _ignores(model: ArchitectureModel, key: str, changes: tuple[str, ...]) -> bo
     if "." not in key:
         return key not in model.reads
     top = model.structural.get(key.rsplit(".", 1)[1])
-    return top is not None and tuple(top.get("changes", ())) == changes
+    return top is not None and _changes(top) == changes
 
 
 def ignored_key_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
@@ -63,21 +66,21 @@ def ignored_key_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
     effects: dict[str, tuple[Any, tuple[str, ...]]] = {}  # key -> (its base value, the parameters it changes)
     for _, model in models.values():
         for key, probe in model.structural.items():
-            effects.setdefault(key, (probe.get("base"), tuple(probe.get("changes", ()))))
+            effects.setdefault(key, (probe.get("base"), _changes(probe)))
     statements: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for version, (built, model) in models.items():
         for key, (base, changes) in effects.items():
-            value = _value(built.hf or {}, key)
+            value = config_value(built.hf or {}, key)
             if key in AUX_KEYS or value is None or value == base or (base is None and not value) \
                     or not _ignores(model, key, changes):
                 continue
-            instead = tuple(k for k, p in model.structural.items() if tuple(p.get("changes", ())) == changes)
+            instead = tuple(k for k, p in model.structural.items() if _changes(p) == changes)
             statements.setdefault((key, instead), []).append(version)
     parts = []
     for (key, instead), versions in statements.items():
         base, changes = effects[key]
         readers = [v for v, (_, m) in models.items() if key in m.structural]
-        shown = json.dumps(_value(models[versions[0]][0].hf or {}, key))
+        shown = json.dumps(config_value(models[versions[0]][0].hf or {}, key))
         text = (f"{vllm_releases(versions)} do not read {key} ({shown}) "
                 f"and build no {', '.join(changes)} from it, as {vllm_releases(readers)} do")
         if instead:

@@ -17,6 +17,7 @@ from typing import Any
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import release_lines
+from dspark_ckpt.runtimes.release_model import config_value
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, nearest_listed
 
 TOP = "eagle_aux_hidden_state_layer_ids"
@@ -127,13 +128,6 @@ class AuxRead:
         return tuple((k, n) for k, n in self.written if k != self.count_key and n != self.count)
 
 
-def _get(cfg: Mapping[str, Any], key: str) -> Any:
-    if "." not in key:
-        return cfg.get(key)
-    outer, inner = key.split(".", 1)
-    section = cfg.get(outer)
-    return section.get(inner) if isinstance(section, Mapping) else None
-
 
 def _count(value: Any) -> int | None:
     """A count key's value as the layer count it states (a list: its length)."""
@@ -148,7 +142,7 @@ def _int(value: Any) -> int | None:
 
 def _resolve_count(hf: Mapping[str, Any], family: Family) -> tuple[int | None, str | None]:
     for key in COUNT_KEYS[family]:
-        value = _get(hf, key)
+        value = config_value(hf, key)
         is_list = key in (TOP, NESTED)
         if is_list and not value:  # `len(layer_ids) if layer_ids else 3`, `getattr(...) or eagle_config.get(...)`
             continue
@@ -167,7 +161,7 @@ def runner_keys(release: str, name: str) -> tuple[str, ...]:
 
 def _runner(hf: Mapping[str, Any], name: str, release: str) -> tuple[str, str | None, int]:
     for key in runner_keys(release, name):
-        value = _get(hf, key)
+        value = config_value(hf, key)
         if value and isinstance(value, list | tuple):
             return name, key, len(value)
     return name, None, DEFAULT_COUNT
@@ -218,9 +212,9 @@ def read_aux(hf: Mapping[str, Any], raw: Mapping[str, Any], family: Family, rele
     layer = raw.get("transformer_layer_config")
     written = []
     for name in AUX_KEYS:  # top level, or (speculators) inside transformer_layer_config
-        value = _get(raw, name)
+        value = config_value(raw, name)
         if not value and isinstance(layer, Mapping):
-            value = _get(layer, name)
+            value = config_value(layer, name)
         stated = _count(value) if value or value == 0 else None
         if stated is not None:
             written.append((name, stated))

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes.eagle3_aux import NESTED, TOP, AuxRead, _count, _get, _int
+from dspark_ckpt.runtimes.eagle3_aux import NESTED, TOP, AuxRead, _count, _int
+from dspark_ckpt.runtimes.release_model import config_value
 from dspark_ckpt.runtimes.versions import nearest_listed
 
 RUNNER = "SGLang"  # the name AuxRead.runners gives SGLang's one model runner
@@ -113,15 +114,15 @@ def read_aux(raw: Mapping[str, Any], family: Family, release: str) -> AuxRead | 
     key: str | None = None
     if ln.count is not None:
         for name in COUNT_KEYS_FROM_0_5_12:
-            value = _get(raw, name)
+            value = config_value(raw, name)
             if (name == NESTED and value) or (name != NESTED and value is not None):
                 count, key = _count(value), name
                 break
     width_key = "target_hidden_size" if "target_hidden_size" in raw else "hidden_size"
-    nested = _get(raw, NESTED)
+    nested = config_value(raw, NESTED)
     runner = (RUNNER, NESTED, len(nested)) if ln.reads_ids and isinstance(nested, list | tuple) and nested \
         else (RUNNER, None, 3)
     written = tuple((name, n) for name in ("num_aux_hidden_states", "num_aux_layers", TOP, NESTED)
-                    if (n := _count(_get(raw, name))) is not None)
+                    if (n := _count(config_value(raw, name))) is not None)
     return AuxRead(read, family, True, count, key, _int(raw.get(width_key)), width_key, _int(raw.get("hidden_size")),
                    written, (runner,), cite(release), runtime="sglang", fixed_count=ln.count is None)

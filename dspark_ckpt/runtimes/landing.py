@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, Expr, TensorRule, normal
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, Expr, TensorRule, config_value, normal
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
 # The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled.
@@ -82,10 +82,7 @@ def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
     """Parameters whose shape moves with a key the draft sets to another value than the release's samples."""
     out: set[str] = set()
     for key, probe in model.structural.items():
-        head, _, sub = key.partition(".")
-        value = config.get(head)
-        if sub:
-            value = value.get(sub) if isinstance(value, Mapping) else None
+        value = config_value(config, key)
         if value is not None and value != probe.get("base"):
             out.update(normal(p) for p in probe.get("changes", ()))
     return frozenset(out)

@@ -131,6 +131,16 @@ class ArchitectureModel:
     reads: frozenset[str] = frozenset()  # the top-level keys the class's __init__ reads as attributes
 
 
+def config_value(config: Mapping[str, Any], key: str) -> Any:
+    """A key as the data files name it in a config: `eagle_config.norm_before_fc` is `norm_before_fc` of the
+    `eagle_config` mapping; None where either is absent."""
+    head, _, sub = key.partition(".")
+    value = config.get(head)
+    if sub:
+        value = value.get(sub) if isinstance(value, Mapping) else None
+    return value
+
+
 class OnLookup(Mapping[str, V], Generic[V]):
     """A read-only mapping whose values are built from the data file's entries when first looked up: a check reads
     the few names its checkpoint ships, not every layout the probe fed (about a hundred tensor names per

@@ -31,9 +31,9 @@ M_NO_MODEL = "num_speculative_tokens was provided but without speculative model.
 M_UNSUPPORTED = "Unsupported speculative method: '{method}'"
 M_UNREGISTERED = "Model architectures {archs} are not supported for now. Supported architectures: [...]"
 M_MISSING = "A speculative model was provided, but `num_speculative_tokens` was not provided"
-# where SpeculativeConfig still has a speculative_token_tree field (0.18-0.20: speculative.py L672-678 @ 0.20.0)
 # 0.16 and older raise nothing of their own: the chain of tokens is built from it (speculative.py L492-496 @ 0.16.0)
 M_TOKEN_TREE = "TypeError: 'NoneType' object cannot be interpreted as an integer"
+# where SpeculativeConfig still has a speculative_token_tree field (0.17-0.20: speculative.py L672-678 @ 0.20.0)
 M_MISSING_TREE = ("A speculative model was provided, but neither `speculative_token_tree` nor `num_speculative_tokens` "
                   "was provided")
 M_DIVISIBLE = "num_speculative_tokens:{n} must be divisible by n_predict={p}"
