@@ -39,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
-from dspark_ckpt.runtimes.release_model import LAYER, normal
+from dspark_ckpt.runtimes.release_model import EXPERT, LAYER, normal
 
 DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 WORKER = ROOT / "tools" / "release_model_worker.py"
@@ -89,7 +89,12 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Ernie": {"model_type": "ernie4_5_moe"},
     # LongCat-Flash's config.json scales both MLA LoRA norms (mla_scale_q_lora, mla_scale_kv_lora: true).
     "LongCat": {"model_type": "longcat_flash", **_MLA, "mla_scale_q_lora": True, "mla_scale_kv_lora": True},
-    "HYV3": {"model_type": "hunyuan_v1_moe"},
+    "HYV3": {"model_type": "hunyuan_v1_moe", "first_k_dense_replace": 0, "expert_hidden_dim": 8,
+             "num_shared_experts": 1, "routed_scaling_factor": 1.0, "norm_topk_prob": True, "route_norm": True},
+    # OpenPangu's and Bailing's MTP configs name their dense prefix and shared experts (no transformers class).
+    "OpenPangu": {"first_k_dense_replace": 0, "routed_scaling_factor": 1.0, "norm_topk_prob": True, **_SMALL_MOE},
+    "Bailing": {"num_shared_experts": 1, "moe_shared_expert_intermediate_size": 8, "first_k_dense_replace": 0,
+                "use_bias": False, "use_qkv_bias": False, **_SMALL_MOE},
     "ExaoneMoe": {"model_type": "exaone_moe"},
     "Step3p5": {"model_type": "step3p5"},
     # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
@@ -229,19 +234,30 @@ def dependencies(samples: dict[str, dict[str, Any]], read: Any) -> set[str]:
     return moved
 
 
+def _layer_indices(names: Iterable[str]) -> set[int]:
+    return {int(m.group(0)) for n in names if (m := LAYER.search(n))}
+
+
+def _firsts(names: dict[str, Any]) -> dict[str, Any]:
+    """normal name -> value, of the first layer and the first expert only (every other one is built alike; the
+    first layer's index is the sample's own, an MTP head's follows its target's layers)."""
+    first = min(_layer_indices(names), default=0)
+    return {normal(n): v for n, v in names.items()
+            if int((m := LAYER.search(n)) and m.group(0) or first) == first
+            and int((e := EXPERT.search(n)) and e.group(0) or 0) == 0}
+
+
 def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]:
     """name -> [expression per dim] for every name in the base sample's `field` (parameters or expected)."""
     built = {k: s for k, s in samples.items() if field in s and not k.startswith(OMISSIONS)}
     variables = list(built["base"]["values"])
+    firsts = {label: _firsts(s[field]) for label, s in built.items()}
     out: dict[str, Any] = {}
-    for name, shape in built["base"][field].items():
-        if LAYER.search(name) and normal(name) != name and LAYER.search(name).group(0) != "0":
-            continue
-        key = normal(name)
+    for key, shape in firsts["base"].items():
         dims = []
         for axis in range(len(shape)):
-            def read(sample: dict[str, Any], axis: int = axis, name: str = name) -> int | None:
-                got = sample[field].get(name)
+            def read(sample: dict[str, Any], axis: int = axis, key: str = key) -> int | None:
+                got = firsts[sample["sample"]].get(key)
                 return got[axis] if got is not None and len(got) > axis else None
 
             points = [(s["values"], v) for s in built.values() if (v := read(s)) is not None]
@@ -252,15 +268,30 @@ def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]
     return out
 
 
-def fit_layers(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    built = {k: s for k, s in samples.items() if "parameters" in s and not k.startswith(OMISSIONS)}
-
-    def read(sample: dict[str, Any]) -> int:
-        return len({m.group(0) for n in sample["parameters"] if (m := LAYER.search(n))})
-
-    points = [(s["values"], read(s)) for s in built.values()]
-    terms = fit(points, list(built["base"]["values"]), dependencies(built, read))
+def fit_count(samples: dict[str, dict[str, Any]], read: Any, field: str = "parameters") -> dict[str, Any] | None:
+    """A number each sample's names show (how many layers, the first layer's index, how many experts), as an
+    expression of the config."""
+    built = {k: s for k, s in samples.items() if field in s and not k.startswith(OMISSIONS)}
+    points = [(s["values"], read(s[field])) for s in built.values()]
+    terms = fit(points, list(built["base"]["values"]), dependencies(built, lambda s: read(s[field])))
     return {"expr": render(terms), "text": text(terms)} if terms is not None else None
+
+
+def fit_layers(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    return fit_count(samples, lambda names: len(_layer_indices(names)))
+
+
+def fit_first_layer(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The first layer's index; None where it is 0 in every sample (a draft's own layers)."""
+    found = fit_count(samples, lambda names: min(_layer_indices(names), default=0))
+    return found if found is not None and found["expr"] else None
+
+
+def fit_experts(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """How many experts a layer's checkpoint names carry (`experts.{e}`); None where no name has one."""
+    if not any(EXPERT.search(n) for n in samples["base"].get("expected", {})):
+        return None
+    return fit_count(samples, lambda names: len({m.group(0) for n in names if (m := EXPERT.search(n))}), "expected")
 
 
 def evaluate(expr: list[list[Any]], values: dict[str, int]) -> Fraction:
@@ -271,8 +302,9 @@ def implied(sample: dict[str, Any], key: str, uses: list[tuple[str, int]], shape
     """The values of `key` the shapes observed in `sample` imply, from each dim linear in it."""
     values = {k: v for k, v in sample["values"].items() if not k.startswith(("omit:", "bare"))}
     found = set()
+    firsts = _firsts(sample["parameters"])
     for name, axis in uses:
-        got = sample["parameters"].get(name.replace("{i}", "0"))
+        got = firsts.get(name)
         terms = shapes[name][axis]["expr"]
         if got is None or any(vs.count(key) > 1 for _, _, vs in terms):
             continue
@@ -343,8 +375,8 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
     """Checkpoint name -> where it lands (normalised parameter), its expected shape, and off-by-one outcomes."""
     tensors: dict[str, Any] = {}
     for layout_key, layout in arch["layouts"].items():
-        if layout["error"] is not None:
-            continue
+        if layout["error"] is not None or not layout["landed"]:
+            continue  # a layout that raised, or that the loader skipped name by name (unknown_name says so)
         for ckpt in layout["names"]:
             key = normal(ckpt)
             landed = layout["landed"].get(ckpt)
@@ -436,6 +468,8 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record.update({
         "reads": base["reads"], "target_reads": base["target_reads"],
         "layers": fit_layers(samples),
+        **({"first_layer": first} if (first := fit_first_layer(samples)) else {}),
+        **({"experts": experts} if (experts := fit_experts(samples)) else {}),
         "parameters": parameters,
         "tensors": tensor_facts(arch, expected),
         # the names of the layout that fills the most (prefix, layer naming, split projections): what to export
@@ -449,9 +483,10 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "structural": {k: {kk: vv for kk, vv in v.items() if kk != "error"} | (
             {"refused": words(v["error"]["message"], 300)} if "error" in v else {}) for k, v in
             sorted(arch.get("structural", {}).items())},
+        # (the `mtp.` form, fed to every class, is worth a line only where it loads)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}
-                            for k, v in arch["layouts"].items() if v["error"] is not None},
+                            for k, v in arch["layouts"].items() if v["error"] is not None and not k.startswith("mtp.")},
     })
     if refused:
         record["samples_refused"] = {k: {"raises": v["type"], "message": words(v["message"], 300), "where": v["where"]}

@@ -13,12 +13,13 @@ something the release's samples did not cover is not judged.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, Expr, TensorRule, config_value, normal
+from dspark_ckpt.runtimes.release_model import EXPERT, ArchitectureModel, Expr, TensorRule, config_value, normal
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
 # The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled.
@@ -158,6 +159,34 @@ def _layer_index(name: str) -> int | None:
     return None
 
 
+def built_indices(model: ArchitectureModel, values: Mapping[str, int]) -> tuple[range | None, int | None]:
+    """The layer indices the release builds for these values (an MTP head's start after its target's layers), and
+    how many experts a MoE layer loads; None where the record does not say or the values do not decide it."""
+    layers = model.layers.value(values) if model.layers is not None else None
+    first = model.first_layer.value(values) if model.first_layer is not None else 0
+    span = range(first, first + layers) if layers is not None and first is not None else None
+    return span, model.experts.value(values) if model.experts is not None else None
+
+
+def beyond(name: str, span: range | None, experts: int | None) -> bool:
+    """Whether a checkpoint name's layer (or expert) is one the release does not build: it has no parameter."""
+    index = _layer_index(name)
+    if index is not None and span is not None and index not in span:
+        return True
+    expert = EXPERT.search(name)
+    return expert is not None and experts is not None and int(expert.group(0)) >= experts
+
+
+def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
+    """How much of a parameter a tensor fills, in rows of its last axis: [rows, cols] fills rows; an expert's
+    [rows, cols] fills rows of a fused [experts, 2 x rows, cols]; a 1-D one, its length."""
+    if not shape:
+        return 1
+    if any(d is None for d in shape):
+        return None
+    return math.prod(int(d) for d in (shape[:-1] if len(shape) > 1 else shape))  # type: ignore[arg-type]
+
+
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
               parameter: str) -> Landing | None:
     """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
@@ -222,15 +251,15 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
-    layers = model.layers.value(values) if model.layers is not None else None
+    span, experts = built_indices(model, values)
     found: list[Landing] = []
-    covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled
+    covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
         rule = model.tensors.get(normal(name))
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in unjudged):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
-        if rule is None or (index is not None and layers is not None and index >= layers):
+        if rule is None or beyond(name, span, experts):
             if (problem := _unknown(model, name)) is not None:
                 found.append(problem)
             continue
@@ -248,15 +277,14 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(problem)
             if problem is not None and problem.raises:
                 continue
-        covered[parameter] = covered.get(parameter, 0) + (int(got[0]) if got else 1)
+        covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
     for parameter, exprs in sorted(model.parameters.items()):
         if is_vocab(exprs) or parameter in model.unfilled or parameter in JUDGED_ELSEWHERE \
                 or any(e is None for e in exprs) or parameter in unjudged:
             continue
-        count = layers if "{i}" in parameter and layers is not None else 1
         rows = _shape(exprs, values)
-        need = rows[0] if rows and rows[0] is not None else None
-        for i in range(count):
+        need = units(rows) if rows is not None else None
+        for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             have = covered.get(concrete, 0)
             if have == 0 or (need is not None and have < need and normal(parameter) not in unjudged):

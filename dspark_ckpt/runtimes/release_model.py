@@ -25,12 +25,14 @@ from dspark_ckpt.runtimes.versions import PRECISION, InvalidVersion, release_key
 DATA = Path(__file__).resolve().parent / "release_data"
 SCHEMA = 1
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
+EXPERT = re.compile(r"(?<=\.experts\.)\d+(?=\.)")  # a MoE checkpoint's tensor per expert: `mlp.experts.7.up_proj`
 V = TypeVar("V")
 
 
 def normal(name: str) -> str:
-    """A tensor or parameter name with its layer index generalised: `layers.3.mlp` -> `layers.{i}.mlp`."""
-    return LAYER.sub("{i}", name)
+    """A tensor or parameter name with its layer and expert indices generalised: `layers.3.mlp.experts.7.up_proj`
+    -> `layers.{i}.mlp.experts.{e}.up_proj`."""
+    return EXPERT.sub("{e}", LAYER.sub("{i}", name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +113,7 @@ class ArchitectureModel:
     cls: str
     where: str
     not_built: Mapping[str, Any] | None
-    layers: Expr | None
+    layers: Expr | None  # how many layers (`layers.{i}`) it builds
     parameters: Mapping[str, tuple[Expr | None, ...]]
     tensors: Mapping[str, TensorRule]
     unknown: Mapping[str, LoadOutcome]  # per probe form: plain, `layers.0.` and `model.layers.0.` names
@@ -129,6 +131,9 @@ class ArchitectureModel:
     # "null"); True: the speculative worker puts the target's lm_head in place of the draft's (eagle_worker_v2.py)
     head_from_target: Mapping[str, Any] = field(default_factory=dict)
     reads: frozenset[str] = frozenset()  # the top-level keys the class's __init__ reads as attributes
+    # the index of its first layer (an MTP head after its target's layers: num_hidden_layers); None: 0
+    first_layer: Expr | None = None
+    experts: Expr | None = None  # how many experts (`experts.{e}`) a MoE layer loads, one tensor per projection each
 
 
 def config_value(config: Mapping[str, Any], key: str) -> Any:
@@ -194,7 +199,9 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         unfilled=frozenset(doc.get("unfilled", ())), fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
-        head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())))
+        head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())),
+        first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
+        experts=_expr(doc["experts"]) if doc.get("experts") else None)
 
 
 def _folder(runtime: str, release: str) -> Path:

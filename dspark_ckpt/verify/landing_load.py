@@ -66,17 +66,20 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                                config_class=config_class)
     unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds
-    layers = model.layers.value(values) if model.layers is not None else None
+    span, experts = landing.built_indices(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
         if landing.is_vocab(exprs) or parameter in model.unfilled or parameter in landing.JUDGED_ELSEWHERE \
                 or parameter in unjudged or any(e is None for e in exprs):
             continue
-        first = exprs[0].value(values) if exprs and exprs[0] is not None else None
-        size = first if first is not None and first > 0 else 1  # rows unknown: any tensor that lands fills it
-        for i in range(layers if "{i}" in parameter and layers is not None else 1):
-            written[parameter.replace("{i}", str(i))] = torch.zeros(size, dtype=torch.bool)
+        # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
+        # [rows, cols] in turn); unknown: any tensor that lands fills it
+        dims = [e.value(values) for e in exprs]
+        leading = dims[:-1] if len(dims) > 1 else dims
+        size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading else 0
+        for i in (span if "{i}" in parameter and span is not None else (0,)):
+            written[parameter.replace("{i}", str(i))] = torch.zeros(max(size, 1), dtype=torch.bool)
     refused: list[str] = []
     cut: list[str] = []
     for name in order:
@@ -86,7 +89,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         rule = model.tensors.get(key)
         index = _layer_index(name)
-        if rule is None or (index is not None and layers is not None and index >= layers):
+        if rule is None or landing.beyond(name, span, experts):
             if _unknown_raises(model, name):
                 refused.append(name)
             continue
@@ -105,9 +108,9 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             cut.append(name)
         mask = written.get(parameter)
         if mask is not None:
-            start = cursor.get(parameter, 0)
-            mask[start:start + (int(got[0]) if len(got) else 1)] = True
-            cursor[parameter] = start + (int(got[0]) if len(got) else 1)
+            start, rows = cursor.get(parameter, 0), int(got[:-1].numel()) if len(got) > 1 else int(got.numel())
+            mask[start:start + rows] = True
+            cursor[parameter] = start + rows
     unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()))
     return LandingRun(runtime, version, model.name, len(order), tuple(refused), tuple(cut), unfilled,
                       len(written), int(sum(r.numel() for r in written.values())))

@@ -450,22 +450,58 @@ def shards(model: Any, name: str, param: Any) -> list[tuple[str, int, int]] | No
     return [(p, off, size) for p, off, size in zip(parts, offsets, sizes, strict=True)]
 
 
+# A fused-MoE parameter (vLLM's FusedMoE / RoutedExperts: w13 = gate and up of every expert, w2 = down), which a
+# checkpoint ships as one tensor per expert and projection: `<...>.experts.<e>.<gate|up|down>.weight`. The release's
+# load_weights maps those names onto the fused parameter (its expert_params_mapping); the fused name itself reaches
+# the expert-aware weight_loader without an expert id, which raises.
+FUSED_EXPERTS = re.compile(r"^(?P<head>.*?\.experts)\.(?:[\w.]*\.)?(?P<kind>w13|w2)_(?P<leaf>weight|bias)$")
+# How checkpoints name the three projections of an expert: gate, up, down (Llama/Qwen/DeepSeek; Mixtral's w1/w3/w2).
+EXPERT_NAMES = (("gate_proj", "up_proj", "down_proj"), ("w1", "w3", "w2"))
+
+
+def _expert_tensors(name: str, shape: tuple[int, ...],
+                    names: tuple[str, str, str]) -> list[tuple[str, tuple[int, ...], int]] | None:
+    """A fused expert parameter as per-expert checkpoint tensors: (name, shape, row offset), or None when `name`
+    is no fused expert parameter (w13: [experts, 2 x rows, ...], gate rows then up rows; w2: [experts, ...])."""
+    match = FUSED_EXPERTS.match(name)
+    if match is None or len(shape) < 2:
+        return None
+    head, leaf, (gate, up, down) = match["head"], match["leaf"], names
+    experts, rest = shape[0], shape[1:]
+    if match["kind"] == "w2":
+        return [(f"{head}.{e}.{down}.{leaf}", rest, e * rest[0]) for e in range(experts)]
+    if rest[0] % 2:
+        return None
+    half = (rest[0] // 2, *rest[1:])
+    return [(f"{head}.{e}.{part}.{leaf}", half, e * rest[0] + i * half[0])
+            for e in range(experts) for i, part in enumerate((gate, up))]
+
+
 def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]]:
-    """Checkpoint layouts to feed: name -> (parameter, tensor shape, row offset in the parameter)."""
+    """Checkpoint layouts to feed: name -> (parameter, tensor shape, row offset in the parameter). `mtp.`: the
+    prefix an MTP layer has in its target's checkpoint (Qwen3-Next, Qwen3.5, EXAONE-MoE: `mtp.layers.0.`, which
+    their load_weights maps onto `model.`); split layouts ship experts one tensor each, under each naming."""
     params = _parameters(model)
     out: dict[str, dict[str, tuple[str, tuple[int, ...], int]]] = {}
-    for prefix in ("model.", ""):
+    has_experts = any(FUSED_EXPERTS.match(name) for name in params)
+    stackings = ["split", "fused"] + (["split-w"] if has_experts else [])
+    for prefix in ("model.", "", "mtp."):
         for layer_style in ("layers", "midlayer", "mtp"):
-            for stacking in ("split", "fused"):
+            for stacking in stackings:
                 layout: dict[str, tuple[str, tuple[int, ...], int]] = {}
                 for name, param in params.items():
-                    ckpt = name[len("model."):] if prefix == "" and name.startswith("model.") else name
+                    ckpt = name[len("model."):] if prefix != "model." and name.startswith("model.") else name
+                    ckpt = prefix + ckpt if prefix == "mtp." and name.startswith("model.") else ckpt
                     ckpt = CHECKPOINT_NAMES.get(ckpt, ckpt)
                     if layer_style == "midlayer":
                         ckpt = re.sub(r"\blayers\.0\.", "midlayer.", ckpt)
                     elif layer_style == "mtp":  # an MTP layer as the target checkpoint ships it: the release's
                         ckpt = ckpt.replace(".mtp_block.", ".")  # _rewrite_spec_layer_name adds mtp_block back
-                    parts = shards(model, name, param) if stacking == "split" else None
+                    if stacking != "fused" and (experts := _expert_tensors(
+                            ckpt, tuple(param.shape), EXPERT_NAMES[stacking == "split-w"])) is not None:
+                        layout.update({c: (name, shape, offset) for c, shape, offset in experts})
+                        continue
+                    parts = shards(model, name, param) if stacking != "fused" else None
                     if parts is None:
                         layout[ckpt] = (name, tuple(param.shape), 0)
                         continue
