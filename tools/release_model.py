@@ -421,6 +421,24 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
     return dict(sorted(tensors.items()))
 
 
+def _name_template(message: str, fed: str) -> str:
+    """The loader's words about the name the probe fed (at the model's first layer), with that name as a
+    placeholder: {name} where it quotes the module path it walked (the fed name less its last component, or the
+    part of it past a prefix its mapping drops: `mtp.`, `model.`); {leaf} and {i} where it quotes its own rewrite
+    of the name (DeepSeek's MTP: `model.layers.{i}.mtp_block.{leaf}`; {leaf}: the name past its layer)."""
+    parts = fed.split(".")[:-1]
+    layer = LAYER.search(fed)
+    for start in range(len(parts)):
+        suffix = ".".join(parts[start:])
+        if suffix in message and (layer is None or f"layers.{layer.group(0)}." in suffix + "."):
+            return message.replace(suffix, "{name}")
+    leaf = fed.split(f"layers.{layer.group(0)}.", 1)[-1] if layer is not None else fed
+    if leaf not in message:
+        return message
+    message = message.replace(leaf, "{leaf}")
+    return re.sub(rf"(?<=layers\.){layer.group(0)}(?=\.)", "{i}", message) if layer is not None else message
+
+
 def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
     """What the release does with a name it has no parameter for, per form of name (the probe's name in its
     message generalised to {name}; the list of available parameters that follows is left out)."""
@@ -431,8 +449,8 @@ def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
             out[probe] = {"skipped": True}
             continue
         message = words(err["message"])
-        stem = probe.rsplit(".", 1)[0]
-        out[probe] = {"raises": err["type"], "where": err["where"], "message": message.replace(stem, "{name}")}
+        out[probe] = {"raises": err["type"], "where": err["where"],
+                      "message": _name_template(message, result.get("fed", probe))}
     return out
 
 

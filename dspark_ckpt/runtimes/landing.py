@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
-from dspark_ckpt.runtimes.release_model import EXPERT, ArchitectureModel, Expr, TensorRule, config_value, normal
+from dspark_ckpt.runtimes.release_model import (
+    EXPERT,
+    ArchitectureModel,
+    Expr,
+    LoadOutcome,
+    TensorRule,
+    config_value,
+    normal,
+)
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
 # The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled.
@@ -103,7 +111,29 @@ def _size(shape: tuple[int, ...]) -> str:
     return f"torch.Size({list(shape)})"
 
 
-def _unknown(model: ArchitectureModel, name: str) -> Landing | None:
+def unknown_outcome(model: ArchitectureModel, name: str, side: str = "") -> LoadOutcome | None:
+    """What the release does with a name it has no parameter for (None: it skips it), by the probe of the same form;
+    `side`: the name's layer is one the release does not build, "past" its last or "before" its first (an MTP
+    head's loader skips its target's layers), where the probe fed one there (otherwise, and for an expert past the
+    last, the probe in a layer it builds)."""
+    if name.startswith("mtp.") and "mtp.layers.0.unexpected_tensor.weight" in model.unknown:
+        # an MTP head whose checkpoint names are its target's `mtp.` (the probe fed that form where it is)
+        probe = "mtp.layers.0.unexpected_tensor.weight" if "layers." in name else "mtp.unexpected_tensor.weight"
+    else:
+        probe = ("model.layers.0.unexpected_tensor.weight" if name.startswith("model.") else
+                 "layers.0.unexpected_tensor.weight" if "layers." in name else "unexpected_tensor.weight")
+    outcome = model.unknown.get("experts.past") if side == "expert" and "experts.past" in model.unknown \
+        else model.unknown.get(probe)
+    elsewhere = model.unknown.get(probe.replace("layers.0.", f"layers.{side}.")) \
+        if side in ("past", "before") and "layers.0." in probe else None
+    if elsewhere is not None and elsewhere.raises is None:
+        return None
+    if outcome is None or outcome.raises is None:
+        return elsewhere
+    return outcome
+
+
+def _unknown(model: ArchitectureModel, name: str, side: str = "") -> Landing | None:
     """A name the release has no parameter for: its error, naming the first component it lacks, as it does."""
     nested = model.nested
     stem = name[:-len(".weight")] if name.endswith(".weight") else None
@@ -113,11 +143,14 @@ def _unknown(model: ArchitectureModel, name: str) -> Landing | None:
             return None
         words = nested.message.replace("{name}", name).replace("{param}", stem or "")
         return Landing("no-parameter", name, None, True, f"{nested.raises}: {words}", nested.where)
-    probe = ("model.layers.0.unexpected_tensor.weight" if name.startswith("model.") else
-             "layers.0.unexpected_tensor.weight" if "layers." in name else "unexpected_tensor.weight")
-    outcome = model.unknown.get(probe)
-    if outcome is None or outcome.raises is None:
+    outcome = unknown_outcome(model, name, side)
+    if outcome is None:
         return None
+    if "{leaf}" in outcome.message:  # the loader quotes its own rewrite of the name: {i} its layer, {leaf} the rest
+        index = _layer_index(name)
+        leaf = name.split(f"layers.{index}.", 1)[-1] if index is not None else name
+        words = outcome.message.replace("{leaf}", leaf).replace("{i}", str(index if index is not None else 0))
+        return Landing("no-parameter", name, None, True, f"{outcome.raises}: {words}", outcome.where)
     known = {".".join(parts[:k]) for key in model.tensors for parts in [key.split(".")] for k in range(1, len(parts))}
 
     def depth(form: str) -> int:
@@ -168,13 +201,15 @@ def built_indices(model: ArchitectureModel, values: Mapping[str, int]) -> tuple[
     return span, model.experts.value(values) if model.experts is not None else None
 
 
-def beyond(name: str, span: range | None, experts: int | None) -> bool:
-    """Whether a checkpoint name's layer (or expert) is one the release does not build: it has no parameter."""
+def beyond(name: str, span: range | None, experts: int | None) -> str:
+    """Whether a checkpoint name's layer (or expert) is one the release does not build, so that it has no parameter:
+    "before" its first layer, "past" its last, "expert" past its last expert (in a layer it builds), "" where it
+    builds it."""
     index = _layer_index(name)
     if index is not None and span is not None and index not in span:
-        return True
+        return "before" if index < span.start else "past"
     expert = EXPERT.search(name)
-    return expert is not None and experts is not None and int(expert.group(0)) >= experts
+    return "expert" if expert is not None and experts is not None and int(expert.group(0)) >= experts else ""
 
 
 def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
@@ -259,8 +294,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in unjudged):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
-        if rule is None or beyond(name, span, experts):
-            if (problem := _unknown(model, name)) is not None:
+        side = beyond(name, span, experts)
+        if rule is None or side:
+            if (problem := _unknown(model, name, side)) is not None:
                 found.append(problem)
             continue
         if rule.refused is not None and rule.refused.raises is not None:

@@ -30,17 +30,14 @@ def _layer_index(name: str) -> int | None:
     return found[0] if found else None
 
 
-def _unknown_raises(model: ArchitectureModel, name: str) -> bool:
-    """The release's answer to a name it has no parameter for (its probe form: plain, `layers.`, `model.layers.`);
-    a bare parameter shipped as `<name>.weight` has its own answer."""
+def _unknown_raises(model: ArchitectureModel, name: str, side: str) -> bool:
+    """The release's answer to a name it has no parameter for (its probe form: plain, `layers.`, `model.layers.`,
+    in a layer it builds or on `side` of them); a bare parameter shipped as `<name>.weight` has its own answer."""
     stem = name.removesuffix(".weight") if name.endswith(".weight") else None
     bare = model.tensors.get(normal(stem)) if stem is not None else None
     if model.nested is not None and bare is not None and bare.parameter is not None:
         return model.nested.raises is not None
-    probe = ("model.layers.0.unexpected_tensor.weight" if name.startswith("model.") else
-             "layers.0.unexpected_tensor.weight" if "layers." in name else "unexpected_tensor.weight")
-    outcome = model.unknown.get(probe)
-    return outcome is not None and outcome.raises is not None
+    return landing.unknown_outcome(model, name, side) is not None
 
 
 def _size(rule: TensorRule, values: Mapping[str, int]) -> list[int | None] | None:
@@ -89,8 +86,9 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         rule = model.tensors.get(key)
         index = _layer_index(name)
-        if rule is None or landing.beyond(name, span, experts):
-            if _unknown_raises(model, name):
+        side = landing.beyond(name, span, experts)
+        if rule is None or side:
+            if _unknown_raises(model, name, side):
                 refused.append(name)
             continue
         if rule.refused is not None and rule.refused.raises is not None:

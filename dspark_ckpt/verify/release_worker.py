@@ -611,9 +611,22 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     best = min(fed, key=lambda k: (fed[k]["error"] is not None, len(fed[k]["unwritten"])))
     canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layouts(base_model)[best].items()}
     out["canonical"] = best
-    out["unknown"] = {probe: feeder.feed({**canonical, probe: ((3,), "float32")})
-                      for probe in ("unexpected_tensor.weight", "layers.0.unexpected_tensor.weight",
-                                    "model.layers.0.unexpected_tensor.weight")}
+    # each form of name at the model's first layer (an MTP head's follows its target's layers), and in a layer it
+    # does not build: past its last, and before its first (an MTP head's loader skips its target's layers)
+    indices = {int(m.group(1)) for n in _parameters(base_model) if (m := re.search(r"layers\.(\d+)\.", n))}
+    first, past = min(indices, default=0), max(indices, default=-1) + 1
+    prefixes = ("", "model.", "mtp.") if best.startswith("mtp.") else ("", "model.")  # mtp.: its checkpoint's
+    forms = {**{f"{p}unexpected_tensor.weight": f"{p}unexpected_tensor.weight" for p in prefixes if p != "model."},
+             **{f"{p}layers.{side}.unexpected_tensor.weight": f"{p}layers.{index}.unexpected_tensor.weight"
+                for p in prefixes for side, index in (("0", first), ("past", past), ("before", 0))
+                if side != "before" or first > 0}}
+    out["unknown"] = {probe: {"fed": fed_name, **feeder.feed({**canonical, fed_name: ((3,), "float32")})}
+                      for probe, fed_name in forms.items()}
+    expert = next((c for c in canonical if re.search(r"\.experts\.0\.", c)), None)
+    if expert is not None:  # one expert past the count a MoE layer loads (some loaders skip it, some raise)
+        count = len({m.group(1) for c in canonical if (m := re.search(r"\.experts\.(\d+)\.", c))})
+        fed_name = expert.replace(".experts.0.", f".experts.{count}.")
+        out["unknown"]["experts.past"] = {"fed": fed_name, **feeder.feed({**canonical, fed_name: canonical[expert]})}
     bare = next((c for c, (p, _, _) in layouts(base_model)[best].items()
                  if c in fed[best]["landed"] and not c.endswith((".weight", ".bias")) and "." in c), None)
     if bare is not None:  # a bare parameter shipped as `<name>.weight`, as some exporters write it

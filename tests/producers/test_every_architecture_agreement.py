@@ -7,8 +7,9 @@ the same observation inside SGLang), for every listed vLLM release (0.34.0 inclu
 The checkpoint of an architecture is written from its generated record: the config its samples start from (the
 recipe of tools/release_model.py, or tools/sglang_release_model.py, for that name, at the worker's base sizes) and
 every tensor of the layout that fills the most parameters, at the shapes the record's expressions give for that
-config. Then the mutations users hit: one backbone tensor missing, a stray tensor, one backbone tensor a column
-wider. Compared: loads or not, the parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). Needs the
+config. Then the mutations users hit: one backbone tensor missing, a stray tensor (in layer 0, and in the first
+layer the release builds: an MTP head's follows its target's layers), an expert past the count a MoE layer loads,
+one backbone tensor a column wider. Compared: loads or not, the parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). Needs the
 wheel and the runtime's import-time dependencies (the generators fetch them: slow, CI runs it).
 """
 
@@ -27,7 +28,13 @@ from test_landing_agreement import _observe, disagreements
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, generated_releases, normal
+from dspark_ckpt.runtimes.release_model import (
+    EXPERT,
+    ArchitectureModel,
+    architecture_model,
+    generated_releases,
+    normal,
+)
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES, release_key
 from dspark_ckpt.sources.local import local_source
@@ -55,26 +62,30 @@ def _observed(runtime: str, release: str, cases: list[dict[str, Any]]) -> dict[s
     doc = sglang_fitting.run_worker(paths, reg, None, 1500, cases)
     assert doc["ok"], doc.get("reason")
     return {r["id"]: r for r in doc["results"]}
-MUTATIONS = ("as-built", "one-missing", "stray-tensor", "one-wider")
+MUTATIONS = ("as-built", "one-missing", "stray-tensor", "stray-in-layer", "one-more-expert", "one-wider")
 
 
 def _tensors(model: ArchitectureModel, values: dict[str, int]) -> dict[str, tuple[int, ...]] | None:
-    """The layout's checkpoint names, layers expanded, at their shapes for these values; None where one is unknown."""
-    layers = model.layers.value(values) if model.layers is not None else 1
+    """The layout's checkpoint names, layers (and experts) expanded, at their shapes for these values; None where
+    one is unknown."""
+    span, experts = landing.built_indices(model, values)
+    if model.layers is None:
+        span = range(1)
     out: dict[str, tuple[int, ...]] = {}
     for name in model.layout:
         rule = model.tensors.get(name)
         if rule is not None and rule.parameter is None and rule.refused is None:
             continue  # a name the release skips (DFlash's mask_embedding, read from its own file): not shipped
-        if rule is None or rule.shape is None or layers is None:
+        if rule is None or rule.shape is None or span is None or ("{e}" in name and not experts):
             return None
         shape = tuple(e.value(values) if e is not None else None for e in rule.shape)
         if name in ("d2t", "t2d") and shape == (None,):  # the mapping tables' length is the format's: D and T
             shape = (values["draft_vocab_size"] if name == "d2t" else values["target.vocab_size"],)
         if any(d is None or d <= 0 for d in shape):
             return None
-        for i in range(layers if "{i}" in name else 1):
-            out[name.replace("{i}", str(i))] = shape  # type: ignore[assignment]
+        for i in (span if "{i}" in name else (0,)):
+            for e in range(experts or 0) if "{e}" in name else (0,):
+                out[name.replace("{i}", str(i)).replace("{e}", str(e))] = shape  # type: ignore[assignment]
     return out
 
 
@@ -100,6 +111,18 @@ def _mutated(mutation: str, model: ArchitectureModel, tensors: dict[str, tuple[i
             out[edited] = (out[edited][0], out[edited][1] + 1)
     elif mutation == "stray-tensor":
         out["layers.0.stray_norm.weight"] = (4,)
+    elif mutation == "stray-in-layer":  # in the first layer the release builds (an MTP head's: past its target's)
+        layer = next((n.split("layers.", 1)[0] + "layers." + n.split("layers.", 1)[1].split(".", 1)[0]
+                      for n in tensors if landing._layer_index(n) is not None), None)
+        if layer is None:
+            return None
+        out[f"{layer}.stray_norm.weight"] = (4,)
+    elif mutation == "one-more-expert":  # expert E of a layer that loads E experts
+        expert = next((n for n in tensors if EXPERT.search(n) and EXPERT.search(n).group(0) == "0"), None)
+        if expert is None:
+            return None
+        out[EXPERT.sub(str(max(int(m.group(0)) for n in tensors if (m := EXPERT.search(n))) + 1), expert)] = \
+            tensors[expert]
     return out
 
 
@@ -121,10 +144,9 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
         model = architecture_model(runtime, release, arch)
         if model is None or model.not_built is not None:
             continue
-        recipe = worker.recipe_for(arch, request)
-        if recipe.get(worker.TARGET_IS_DRAFT):
-            continue  # an MTP head is built from the target's own config: no draft checkpoint to check
+        recipe = worker.recipe_for(arch, request)  # an MTP head's: its target's config, as vLLM builds it
         config = worker.config_for(recipe, dict(worker.BASE))
+        own_target = config.pop(worker.TARGET_IS_DRAFT, False)
         tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
                                                     target_vocab=worker.BASE["target.vocab_size"]))
         if tensors is None:
@@ -144,10 +166,14 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
                 continue  # the build refused it or renamed it: not this class's load to compare
             found = landing.land(model, built.hf, dict(shipped), target_hidden=None, target_vocab=t,
                                  config_class=built.config_class)
-            cases.append({"id": folder.name, "architecture": arch, "config": dict(built.hf),
+            # an MTP head: vLLM keeps the target's transformers config object and only renames its model_type
+            # (hf_config_override: qwen3_5_mtp, deepseek_mtp, ...), which transformers has no class for; the worker
+            # builds it from the config as shipped, the target's own
+            as_built = {**config, worker.TARGET_IS_DRAFT: True} if own_target else dict(built.hf)
+            cases.append({"id": folder.name, "architecture": arch, "config": as_built,
                           "tensors": {n: list(s) for n, s in shipped.items()},
                           "target_hidden": worker.BASE["target.hidden_size"], "target_vocab": t,
-                          "bare": built.config_class in landing.BARE_CONFIGS})
+                          "bare": not own_target and built.config_class in landing.BARE_CONFIGS})
             predicted[folder.name] = (analysis.verdicts[0], found, model)
             built_archs.add(arch)
     assert len(built_archs) >= 8, f"only {sorted(built_archs)} could be compared"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dspark_ckpt.runtimes.landing import land, variables
+from dspark_ckpt.runtimes.landing import built_indices, land, variables
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, modelled_release
 
 H = 16
@@ -108,3 +108,82 @@ def test_a_key_that_builds_other_modules_is_not_judged() -> None:
 def test_layers_beyond_the_config_are_names_with_no_parameter() -> None:
     (found,) = run(eagle3(**{"layers.1.input_layernorm.weight": (H,)}))
     assert found.kind == "no-parameter" and "layers.1" in found.text
+
+
+# DeepSeek's MTP head (DeepSeekMTPModel, deepseek_mtp.py @ 0.33.0): built from its target's config, its one layer
+# after the target's num_hidden_layers, a MoE layer whose experts the checkpoint ships one tensor per projection.
+DEEPSEEK: dict[str, Any] = {"architectures": ["DeepSeekMTPModel"], "model_type": "deepseek_v3", "hidden_size": H,
+                            "num_attention_heads": 2, "num_key_value_heads": 1, "intermediate_size": 24,
+                            "num_hidden_layers": 3, "num_nextn_predict_layers": 1, "vocab_size": 128,
+                            "kv_lora_rank": 8, "q_lora_rank": 12, "qk_nope_head_dim": 4, "qk_rope_head_dim": 4,
+                            "v_head_dim": 4, "n_routed_experts": 4, "moe_intermediate_size": 8, "n_shared_experts": 1,
+                            "num_experts_per_tok": 2, "first_k_dense_replace": 0, "n_group": 1, "topk_group": 1,
+                            "rms_norm_eps": 1e-6}
+
+
+def mtp(arch: str, config: dict[str, Any]) -> tuple[Any, dict[str, tuple[int, ...]]]:
+    """The head's model and a complete checkpoint of it, from the record's own layout (its layers and experts
+    expanded at the indices the record gives for this config)."""
+    found = model(arch)
+    values = variables(found, config, target_hidden=H, target_vocab=128)
+    span, experts = built_indices(found, values)
+    assert span is not None
+    out: dict[str, tuple[int, ...]] = {}
+    for name in found.layout:
+        rule = found.tensors[name]
+        if rule.parameter is None:
+            continue
+        shape = tuple(e.value(values) for e in rule.shape or ())
+        assert all(isinstance(d, int) for d in shape), name
+        for i in span if "{i}" in name else (0,):
+            for e in range(experts or 0) if "{e}" in name else (0,):
+                out[name.replace("{i}", str(i)).replace("{e}", str(e))] = shape  # type: ignore[assignment]
+    return found, out
+
+
+def test_an_mtp_head_follows_its_targets_layers_and_loads_every_expert() -> None:
+    found, tensors = mtp("DeepSeekMTPModel", DEEPSEEK)
+    values = variables(found, DEEPSEEK, target_hidden=H, target_vocab=128)
+    assert built_indices(found, values) == (range(3, 4), 4)  # num_hidden_layers, n_routed_experts
+    assert "model.layers.3.mlp.experts.3.down_proj.weight" in tensors
+    assert tensors["model.layers.3.mlp.experts.0.gate_proj.weight"] == (8, H)  # moe_intermediate_size x hidden
+    assert land(found, DEEPSEEK, tensors, target_hidden=H, target_vocab=128) == ()
+
+
+def test_a_missing_expert_leaves_its_fused_parameter_partly_unfilled() -> None:
+    found, tensors = mtp("DeepSeekMTPModel", DEEPSEEK)
+    del tensors["model.layers.3.mlp.experts.2.up_proj.weight"]
+    (problem,) = land(found, DEEPSEEK, tensors, target_hidden=H, target_vocab=128)
+    assert problem.kind == "unfilled" and not problem.raises
+    assert problem.parameter == "model.layers.3.mtp_block.mlp.experts.routed_experts.w13_weight"
+    assert "fill 56 of its 64 rows" in problem.text  # 4 experts x (gate 8 + up 8), one up_proj short
+
+
+def test_an_expert_past_the_count_and_a_stray_in_the_head_raise_a_stray_in_the_targets_layers_is_skipped() -> None:
+    found, tensors = mtp("DeepSeekMTPModel", DEEPSEEK)
+    fifth = {"model.layers.3.mlp.experts.4.gate_proj.weight": (8, H)}
+    (problem,) = land(found, DEEPSEEK, tensors | fifth, target_hidden=H, target_vocab=128)
+    assert problem.raises and problem.text.startswith("KeyError:") and "experts.4.gate_proj" in problem.text
+    (stray,) = land(found, DEEPSEEK, tensors | {"model.layers.3.stray_norm.weight": (H,)}, target_hidden=H,
+                    target_vocab=128)
+    assert stray.raises and "stray_norm" in stray.text
+    # the target's own layers, shipped beside the head (a whole target checkpoint): its loader skips them
+    target_layer = {"model.layers.0.self_attn.o_proj.weight": (H, 8), "model.layers.0.stray_norm.weight": (H,)}
+    assert land(found, DEEPSEEK, tensors | target_layer, target_hidden=H, target_vocab=128) == ()
+
+
+def test_an_mtp_head_in_its_targets_checkpoint_names_lands_and_under_the_draft_prefix_is_skipped() -> None:
+    qwen = {"architectures": ["Qwen3NextMTP"], "model_type": "qwen3_next", "hidden_size": H, "num_attention_heads": 2,
+            "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 24, "num_hidden_layers": 1,
+            "num_nextn_predict_layers": 1, "vocab_size": 128, "num_experts": 4, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8, "rms_norm_eps": 1e-6}
+    found, tensors = mtp("Qwen3NextMTP", qwen)
+    assert any(n.startswith("mtp.layers.0.mlp.experts.3.") for n in tensors)  # the target checkpoint's names
+    assert land(found, qwen, tensors, target_hidden=H, target_vocab=128) == ()
+    # the same tensors under `model.` (an export that renamed them): qwen3_next_mtp.py skips every name that is not
+    # `mtp.`, so the head keeps its initial values
+    renamed = {(n.replace("mtp.", "model.", 1) if n.startswith("mtp.") else n): s for n, s in tensors.items()}
+    problems = land(found, qwen, renamed, target_hidden=H, target_vocab=128)
+    assert problems and all(p.kind == "unfilled" and not p.raises for p in problems)
+    assert "model.layers.0.mlp.experts.w13_weight" in {p.parameter for p in problems} or \
+        any("experts" in (p.parameter or "") for p in problems)
