@@ -20,7 +20,7 @@ from dspark_ckpt.runtimes.generated_verdict import is_generated
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
-from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, folded
 
 # What a registration finding says instead: a target model's config (DSP231) is neither an unknown draft family
 # (DSP203) nor an unsupported one (DSP309); a registered draft class dspark-ckpt does not model (DSP232) is not an
@@ -99,15 +99,14 @@ def _fresh_head(cfg: DraftConfig, raw: Mapping[str, Any], vocab: VocabTensors,
 def _generated_text(architecture: str, runtimes: Sequence[RuntimeVersion], verdicts: Sequence[Verdict]) -> str:
     """Where the releases' generated models judged the draft anyway (runtimes/generated_verdict.py), and where
     no verdict is given."""
-    judged = [str(RuntimeVersion(v.runtime, v.version)) for v in verdicts if is_generated(v.contract)]
-    seen = set(judged)
-    left = [str(rv) for rv in runtimes if registration(rv.runtime, rv.version, architecture) and str(rv) not in seen]
+    judged = [RuntimeVersion(v.runtime, v.version) for v in verdicts if is_generated(v.contract)]
+    left = [rv for rv in runtimes if registration(rv.runtime, rv.version, architecture) and rv not in judged]
     text = ""
     if judged:
-        text += (f": on {', '.join(judged)} every tensor is judged on the release's generated model (its own "
+        text += (f": on {folded(judged)} every tensor is judged on the release's generated model (its own "
                  "__init__ and load_weights, run on CPU), the vocabulary tensors' shapes included")
     if left:
-        text += f"{';' if judged else ','} no verdict is given on {', '.join(left)}"
+        text += f"{';' if judged else ','} no verdict is given on {folded(left)}"
     elif not judged:
         text += ", so no verdict is given where a release registers it"
     return text + "."

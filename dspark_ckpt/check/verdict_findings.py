@@ -10,10 +10,8 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.releases import ASSUMED, assumed_from, assumption_findings
-from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS
+from dspark_ckpt.runtimes.selectors import folded
 
-LISTED = {"vllm": VLLM_VERSIONS, "sglang": SGLANG_VERSIONS}
 METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash"))
 
 # Where the right repair depends on the vocab kind, the registry's generic hint is replaced (command markers as in
@@ -24,33 +22,6 @@ KIND_HINTS: dict[tuple[FindingCode, str], str] = {
     ("DSP303", "padded"): "Trim to T rows ({fix --strategy trim}), or drop the d2t for vLLM 0.30+ only.",
     ("DSP303", "equal"): "Drop the d2t: an equal-vocab draft maps by identity ({fix --strategy drop-d2t}).",
 }
-
-
-def _versions(vs: Sequence[Verdict]) -> str:
-    """The runtimes, with a run of three or more consecutive listed releases of one runtime written as one range
-    (`vllm 0.18.0-0.24.0`, `sglang 0.5.1-0.5.15`)."""
-    names: list[str] = []
-    run: list[Verdict] = []
-
-    def flush() -> None:
-        if len(run) >= 3:
-            names.append(f"{run[0].runtime} {run[0].version}-{run[-1].version}")
-        else:
-            names.extend(str(RuntimeVersion(r.runtime, r.version)) for r in run)
-        run.clear()
-
-    for v in vs:
-        listed = LISTED.get(v.runtime, ())
-        if v.version in listed:
-            i = listed.index(v.version)
-            if run and (run[-1].runtime != v.runtime or listed.index(run[-1].version) != i - 1):
-                flush()
-            run.append(v)
-            continue
-        flush()
-        names.append(str(RuntimeVersion(v.runtime, v.version)))
-    flush()
-    return ", ".join(names)
 
 
 def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str | None = None,
@@ -74,7 +45,7 @@ def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str
             continue
         parts = []
         for (how, text), group in sorted(groups.items(), key=lambda g: order[g[0][0]]):
-            where = _versions(group)
+            where = folded(group)
             text = _first_sentence(text) if len(groups) > 1 else text  # each group's whole words are in the table
             parts.append(f"fails to load on {where}: {text}" if how == "fails" else
                          f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else

@@ -4,7 +4,9 @@ version) pairs. A version no row describes is still a selection: the table assum
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
@@ -26,6 +28,43 @@ class RuntimeVersion:
 
     def __str__(self) -> str:
         return runtime_label.selector(self.runtime, self.version)
+
+
+LISTED = {"vllm": VLLM_VERSIONS, "sglang": SGLANG_VERSIONS}
+
+
+class _Release(Protocol):
+    @property
+    def runtime(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+
+
+def folded(releases: Sequence[_Release]) -> str:
+    """The releases, in their order, with a run of three or more consecutive listed releases of one runtime written
+    as one range (`vllm 0.18.0-0.24.0`, `sglang 0.5.1-0.5.15`), every other one as its selector (`vllm==0.33.0`)."""
+    names: list[str] = []
+    run: list[_Release] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            names.append(f"{run[0].runtime} {run[0].version}-{run[-1].version}")
+        else:
+            names.extend(runtime_label.selector(r.runtime, r.version) for r in run)
+        run.clear()
+
+    for r in releases:
+        listed = LISTED.get(r.runtime, ())
+        if r.version in listed:
+            i = listed.index(r.version)
+            if run and (run[-1].runtime != r.runtime or listed.index(run[-1].version) != i - 1):
+                flush()
+            run.append(r)
+            continue
+        flush()
+        names.append(runtime_label.selector(r.runtime, r.version))
+    flush()
+    return ", ".join(names)
 
 
 def _known(runtime: str) -> tuple[str, ...]:

@@ -175,3 +175,19 @@ def test_plain_bounds_choose_what_specifier_set_chooses(runtime: str) -> None:
     for spec in specs:
         assert s._within(runtime, spec) == [v for v in known if SpecifierSet(spec).contains(v, prereleases=True)]
     assert s._within(runtime, ">0.30") is None and s._within(runtime, ">= 0.30") is None
+
+
+def test_folded_writes_runs_of_three_listed_releases_as_ranges() -> None:
+    from dspark_ckpt.runtimes.selectors import RuntimeVersion, folded
+    from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
+
+    v = [RuntimeVersion("vllm", r) for r in VLLM_RELEASES]
+    s = [RuntimeVersion("sglang", r) for r in SGLANG_RELEASES]
+    assert folded(v) == f"vllm {VLLM_RELEASES[0]}-{VLLM_RELEASES[-1]}"
+    # two in a row stay two selectors; a gap breaks a run; an unlisted release is its selector
+    assert folded(v[:2]) == f"vllm=={VLLM_RELEASES[0]}, vllm=={VLLM_RELEASES[1]}"
+    assert folded([*v[:3], *v[4:7]]) == (f"vllm {VLLM_RELEASES[0]}-{VLLM_RELEASES[2]}, "
+                                         f"vllm {VLLM_RELEASES[4]}-{VLLM_RELEASES[6]}")
+    assert folded([*v[-3:], RuntimeVersion("vllm", "9.0.0"), *s[:3]]) == (
+        f"vllm {VLLM_RELEASES[-3]}-{VLLM_RELEASES[-1]}, vllm==9.0.0, sglang {SGLANG_RELEASES[0]}-{SGLANG_RELEASES[2]}")
+    assert folded([]) == ""
