@@ -80,7 +80,17 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Deepseek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
     "DeepSeek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
     "MistralLarge3": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
-    "Llama4": {"model_type": "llama4_text", **_SMALL_MOE},
+    # Llama 4's EAGLE head is dense and asserts it (llama4_eagle.py: no YOCO KV layers, no MoE layers)
+    "Llama4": {"model_type": "llama4_text", "interleave_moe_layer_step": 0, "yoco_global_kv_layer": None,
+               "yoco_local_kv_layer": None, "moe_layers": []},
+    # Heads whose config class vLLM registers itself (transformers_utils/config.py _CONFIG_REGISTRY): its defaults
+    "Inkling": {"model_type": "inkling_model"},
+    "MiniMaxM3": {"model_type": "minimax_m3_mtp"},
+    "HYV4": {"model_type": "hy_v4"},
+    "K3DSpark": {"model_type": "k3_dspark", "omit": ["draft_vocab_size"], "target_layer_ids": [0],
+                 "num_target_layers": 1},  # it shares the target's head
+    "Step5": {"model_type": "step5"},
+    "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0},
     "Cohere": {"model_type": "cohere2"},
     "Gemma4MTP": {"model_type": "gemma4_text"},
     "Qwen3Next": {"model_type": "qwen3_next"},
@@ -485,6 +495,7 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
                                         "phase": "load_weights of every layout the probe fed"}}
     record.update({
         "reads": base["reads"], "target_reads": base["target_reads"],
+        **({"config": arch["config"]} if arch.get("config") else {}),
         "layers": fit_layers(samples),
         **({"first_layer": first} if (first := fit_first_layer(samples)) else {}),
         **({"experts": experts} if (experts := fit_experts(samples)) else {}),

@@ -59,6 +59,16 @@ def _positive(value: Any) -> int | None:
 BARE_CONFIGS = frozenset({"SpeculatorsConfig", "PretrainedConfig"})  # config classes with no transformers defaults
 
 
+def config_class_of(model: ArchitectureModel, config: Mapping[str, Any], config_class: str) -> str:
+    """The config class the release builds this draft with: the one its generated model saw the draft's model_type
+    pick (transformers' class, or the runtime's own registered one), where check's build names no class of its own
+    for it; a speculators config stays one (it adds no defaults whatever the model_type)."""
+    if config_class == "PretrainedConfig" and model.config_type is not None \
+            and config.get("model_type") == model.config_type[0]:
+        return model.config_type[1]
+    return config_class
+
+
 def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hidden: int | None,
               target_vocab: int | None, config_class: str = "") -> dict[str, int]:
     """The value of every variable the record's expressions use, as the release would see it: the config's own,
@@ -215,11 +225,10 @@ def beyond(name: str, span: range | None, experts: int | None) -> str:
 def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
     """How much of a parameter a tensor fills, in rows of its last axis: [rows, cols] fills rows; an expert's
     [rows, cols] fills rows of a fused [experts, 2 x rows, cols]; a 1-D one, its length."""
-    if not shape:
-        return 1
-    if any(d is None for d in shape):
+    dims = [d for d in shape if d is not None]
+    if len(dims) != len(shape):
         return None
-    return math.prod(int(d) for d in (shape[:-1] if len(shape) > 1 else shape))  # type: ignore[arg-type]
+    return math.prod(dims[:-1] if len(dims) > 1 else dims)
 
 
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
@@ -272,6 +281,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     the shapes of the vocabulary tensors too (a class no vocab contract describes, runtimes/generated_verdict.py);
     a vocabulary parameter no tensor fills is never reported here, since the release may take the target's after
     loading (which its load_weights does not show)."""
+    config_class = config_class_of(model, config, config_class)
     if (missing := _missing(model, config, config_class)) is not None:
         return (missing,)
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,

@@ -134,6 +134,9 @@ class ArchitectureModel:
     # the index of its first layer (an MTP head after its target's layers: num_hidden_layers); None: 0
     first_layer: Expr | None = None
     experts: Expr | None = None  # how many experts (`experts.{e}`) a MoE layer loads, one tensor per projection each
+    # the model_type the samples were built with, and the config class it picks in this release (transformers' or
+    # the runtime's own registered class): a draft of that model_type has that class's defaults
+    config_type: tuple[str, str] | None = None
 
 
 def config_value(config: Mapping[str, Any], key: str) -> Any:
@@ -201,7 +204,9 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
         head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())),
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
-        experts=_expr(doc["experts"]) if doc.get("experts") else None)
+        experts=_expr(doc["experts"]) if doc.get("experts") else None,
+        config_type=(str(doc["config"]["model_type"]), str(doc["config"]["class"]))
+        if isinstance(doc.get("config"), Mapping) and doc["config"].get("class") else None)
 
 
 def _folder(runtime: str, release: str) -> Path:

@@ -61,7 +61,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
                  shapes: Mapping[str, tuple[int, ...]], order: Sequence[str], *, target_hidden: int | None,
                  target_vocab: int | None, config_class: str = "") -> LandingRun:
     values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
-                               config_class=config_class)
+                               config_class=landing.config_class_of(model, config, config_class))
     unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds
     span, experts = landing.built_indices(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
@@ -72,7 +72,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
         # [rows, cols] in turn); unknown: any tensor that lands fills it
-        dims = [e.value(values) for e in exprs]
+        dims = [e.value(values) if e is not None else None for e in exprs]
         leading = dims[:-1] if len(dims) > 1 else dims
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading else 0
         for i in (span if "{i}" in parameter and span is not None else (0,)):

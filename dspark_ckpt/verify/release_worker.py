@@ -303,6 +303,13 @@ class Release:
         from vllm.model_executor.models import registry  # type: ignore[import-not-found, unused-ignore]
 
         self.registry = dict(registry._SPECULATIVE_DECODING_MODELS)
+        # the config classes vLLM itself registers by model_type, before transformers' (transformers_utils/config.py
+        # _CONFIG_REGISTRY, which get_config consults first)
+        try:
+            from vllm.transformers_utils import config as vllm_configs  # type: ignore[import-not-found, unused-ignore]
+            self.config_registry: Any = getattr(vllm_configs, "_CONFIG_REGISTRY", {})
+        except Exception:  # noqa: BLE001 - a release whose config module cannot import on CPU: transformers' only
+            self.config_registry = {}
 
     def model_class(self, architecture: str) -> Any:
         module_name, class_name = self.registry[architecture]
@@ -315,12 +322,13 @@ class Release:
         torch = self.torch
         raw = dict(raw)
         own_target = bool(raw.pop(TARGET_IS_DRAFT, False))
-        hf = _hf_config(raw)
+        hf = _hf_config(raw, registry=self.config_registry)
         if values.get("bare"):  # every attribute transformers set, as a plain config, less the keys omitted
             omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
             hf = _hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
         hf_reads: set[str] = set()
         target_reads: set[str] = set()
+        self.config_class = type(hf).__name__  # the class the model_type picked (before recording swaps it)
         _record_reads(hf, hf_reads)
         t_hidden, t_vocab = values.get("target.hidden_size", 16), values.get("target.vocab_size", 128)
         draft = SimpleNamespace(hf_config=hf, hf_text_config=hf, quantization=None, dtype=torch.float32,
@@ -364,14 +372,17 @@ PER_LAYER_NOTE = ("transformers' per-layer attribute guard (AmbiguousGlobalPerLa
                   "release's code predates it): allow_global_per_layer_attribute_access set where a class raised it")
 
 
-def _hf_config(raw: dict[str, Any], *, bare: bool = False) -> Any:
-    """The config object as transformers builds it for the model_type; `bare`: a plain PretrainedConfig, as a
-    speculators-format draft gets (SpeculatorsConfig adds no defaults)."""
+def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None) -> Any:
+    """The config object as the runtime builds it for the model_type: its own registered class (`registry`, vLLM's
+    _CONFIG_REGISTRY), else transformers'; `bare`: a plain PretrainedConfig, as a speculators-format draft gets
+    (SpeculatorsConfig adds no defaults)."""
     from transformers import AutoConfig, PretrainedConfig  # type: ignore[import-not-found, unused-ignore]
 
     fields = {k: v for k, v in raw.items() if k != "model_type"}
     if bare:
         return PretrainedConfig(**copy.deepcopy(fields))
+    if registry and raw.get("model_type") in registry:
+        return registry[raw["model_type"]](**copy.deepcopy(fields))
     try:
         return AutoConfig.for_model(raw.get("model_type") or "llama", **copy.deepcopy(fields))
     except (ValueError, KeyError):
@@ -598,6 +609,9 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
                       "reads": sorted(hf_reads), "target_reads": sorted(target_reads)})
         if label == "base":
             base_model = model
+            # the config class the base sample's model_type picks in this release (transformers' or the runtime's
+            # own): check judges a draft of that model_type with its defaults, not a bare config's
+            out["config"] = {"model_type": raw.get("model_type"), "class": getattr(release, "config_class", None)}
     out["samples"] = built
     if base_model is None:
         return out
@@ -726,7 +740,7 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
     alone (nested ones inside a dict the config holds too): the parameters whose names or shapes then change. A key
     whose change moves nothing is left out."""
     probes: list[tuple[str, dict[str, Any], Any, Any]] = []
-    hf = _hf_config(raw)
+    hf = _hf_config(raw, registry=getattr(release, "config_registry", None))
     for key in base["reads"]:
         if key in BASE or key in sampled or key in ("architectures", "model_type"):
             continue

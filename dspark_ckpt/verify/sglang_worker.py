@@ -318,6 +318,7 @@ class Release:
             omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
             hf = observe._hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
         reads: set[str] = set()
+        self.config_class = type(hf).__name__  # the class the model_type picked (before recording swaps it)
         observe._record_reads(hf, reads)
         with self.torch.device("cpu"):
             model = cls(config=hf, quant_config=None)
