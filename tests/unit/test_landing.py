@@ -187,3 +187,24 @@ def test_an_mtp_head_in_its_targets_checkpoint_names_lands_and_under_the_draft_p
     assert problems and all(p.kind == "unfilled" and not p.raises for p in problems)
     assert "model.layers.0.mlp.experts.w13_weight" in {p.parameter for p in problems} or \
         any("experts" in (p.parameter or "") for p in problems)
+
+
+def test_a_model_type_the_release_has_a_class_for_keeps_that_classs_defaults() -> None:
+    """K3 DSpark's config class is vLLM's own (k3_dspark, transformers_utils/config.py _CONFIG_REGISTRY): a draft
+    without draft_vocab_size gets its default there, where a bare config (a speculators draft, or another
+    model_type) has none and __init__ raises (dspark_mla.py:190 @ 0.33.0, observed)."""
+    from dspark_ckpt.runtimes.landing import config_class_of
+
+    k3 = model("K3DSparkModel")
+    assert k3.config_type == ("k3_dspark", "K3DSparkConfig")
+    assert "draft_vocab_size" not in k3.required and "draft_vocab_size" in k3.required_bare
+    config = {"architectures": ["K3DSparkModel"], "model_type": "k3_dspark", "hidden_size": H,
+              **{key: 4 for key in k3.required}}  # every key its class has no default for (none of them D)
+    assert config_class_of(k3, config, "PretrainedConfig") == "K3DSparkConfig"
+    assert not [p for p in land(k3, config, {}, target_hidden=H, target_vocab=128, config_class="PretrainedConfig")
+                if p.kind == "missing-key"]
+    other = {**config, "model_type": "llama"}
+    assert config_class_of(k3, other, "PretrainedConfig") == "PretrainedConfig"
+    (missing,) = land(k3, other, {}, target_hidden=H, target_vocab=128, config_class="PretrainedConfig")
+    assert missing.kind == "missing-key" and "'draft_vocab_size'" in missing.text
+    assert config_class_of(k3, config, "SpeculatorsConfig") == "SpeculatorsConfig"  # no defaults, whatever the type
