@@ -700,10 +700,13 @@ RULES: dict[str, Rule] = _rules(
          "intermediate_size)."),
     Rule("DSP363", "parameter-unfilled", WARNING, "Parameters of the release's model are filled by no tensor",
          "vLLM does not check that a draft's backbone is complete: EAGLE-1 and EAGLE-3 skip the not-initialised "
-         "check, DFlash and DSpark exempt linear layers. A parameter no shipped tensor fills keeps its initial "
-         "values. Vocabulary tensors (lm_head, embed_tokens, d2t, the Markov head) are judged by the vocab contract.",
+         "check, DFlash and DSpark exempt linear layers, MTP heads skip names outside their own layer. A parameter "
+         "no shipped tensor fills keeps its initial values, and so do the rows of one that the shipped tensors fill "
+         "only in part (one expert's projection missing from a fused MoE parameter, a q/k/v shard). Vocabulary "
+         "tensors (lm_head, embed_tokens, d2t, the Markov head) are judged by the vocab contract.",
          "The draft loads and proposes from random layers: acceptance is near zero, with no error.",
-         "A checkpoint saved with only the trained adapter, or with tensors under names the release skips.",
+         "A checkpoint saved with only the trained adapter, with tensors under names the release skips (an MTP "
+         "head's under `model.` where its release loads `mtp.`), or with experts missing.",
          "Export every tensor of the draft's layers under the names the release loads."),
     Rule("DSP364", "gemma4-fused-kv-layers", ERROR, "vLLM's Gemma4 DSpark load needs every layer to share K and V",
          "vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts that every layer uses "

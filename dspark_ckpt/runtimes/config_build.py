@@ -315,12 +315,13 @@ def landing_issues(found: Sequence[landing.Landing], cls: str) -> tuple[Issue | 
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:
         silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
-    unfilled = [p.parameter for p in found if p.kind == "unfilled" and p.parameter]
+    unfilled = [p.parameter + (f" ({p.filled[0]} of {p.filled[1]} rows filled)" if p.filled else "")
+                for p in found if p.kind == "unfilled" and p.parameter]
     if unfilled:
         shown = ", ".join(unfilled[:6]) + (f" and {len(unfilled) - 6} more" if len(unfilled) > 6 else "")
         silent.append(Issue(landing.UNFILLED, f"{len(unfilled)} parameter{'s' if len(unfilled) != 1 else ''} of its "
-                                      f"{cls.rsplit('.', 1)[-1]} no tensor fills keep their initial values: "
-                                      f"{shown}", verbatim=False))
+                                      f"{cls.rsplit('.', 1)[-1]} no tensor fills (or fills only in part) keep "
+                                      f"their initial values: {shown}", verbatim=False))
     return None, tuple(silent)
 
 

@@ -50,6 +50,7 @@ class Landing:
     raises: bool
     text: str
     where: str = ""
+    filled: tuple[int, int] | None = None  # "unfilled" in part: (rows the shipped tensors fill, rows it has)
 
 
 def _positive(value: Any) -> int | None:
@@ -337,5 +338,5 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 what = "no tensor fills it" if have == 0 else f"the shipped tensors fill {have} of its {need} rows"
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
-                                     f"initial values"))
+                                     f"initial values", filled=(have, need) if have and need else None))
     return tuple(sorted(found, key=lambda x: (not x.raises, x.kind, x.tensor or "", x.parameter or "")))
