@@ -168,11 +168,82 @@ def test_eagle1_llama_with_another_head_count_in_its_projections_fails(tmp_path:
 
 @pytest.mark.parametrize("runtime", ["vllm==0.33.0"])
 def test_a_class_the_release_model_could_not_build_gets_no_verdict(tmp_path: Path, runtime: str) -> None:
-    """EagleLlama4ForCausalLM stops in __init__ on the probe's config (not_built): DSP232 says no verdict."""
-    folder = eagle1_llama(tmp_path / "llama4")
+    """KimiK3MTPModel stops in __init__ on CPU (a CUDA stream; not_built): DSP232 says no verdict."""
+    folder = eagle1_llama(tmp_path / "kimi")
     config = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**config, "architectures": ["EagleLlama4ForCausalLM"],
-                                                    "model_type": "llama4_text"}))
+    (folder / "config.json").write_text(json.dumps({**config, "architectures": ["KimiK3MTPModel"],
+                                                    "model_type": "kimi_k3"}))
     _, doc = check(folder, runtime)
     assert not any((c["runtime"], c["version"]) == ("vllm", "0.33.0") for c in doc["compatibility"])
     assert f"no verdict is given on {runtime}" in codes(doc)["DSP232"]["message"]
+
+
+
+# Qwen3-Next's MTP head as its target checkpoint ships it (`mtp.` names, experts one tensor per projection), written
+# from vLLM 0.33.0's generated record of Qwen3NextMTP at these sizes: the truth of every name and shape is the
+# release's own load (tests/producers/test_every_architecture_agreement.py executes it).
+QWEN3_NEXT = {"architectures": ["Qwen3NextMTP"], "model_type": "qwen3_next", "hidden_size": 16,
+              "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 24,
+              "num_hidden_layers": 1, "num_nextn_predict_layers": 1, "vocab_size": T, "num_experts": 4,
+              "num_experts_per_tok": 2, "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8,
+              "rms_norm_eps": 1e-6, "max_position_embeddings": 4096}
+
+
+def qwen3_next_mtp(root: Path, rename: tuple[str, str] | None = None, drop: tuple[str, ...] = ()) -> Path:
+    from dspark_ckpt.runtimes.landing import built_indices, variables
+    from dspark_ckpt.runtimes.release_model import architecture_model
+
+    model = architecture_model("vllm", "0.33.0", "Qwen3NextMTP")
+    assert model is not None and model.not_built is None
+    values = variables(model, QWEN3_NEXT, target_hidden=None, target_vocab=T)
+    span, experts = built_indices(model, values)
+    assert span == range(1) and experts == 4
+    tensors: dict[str, np.ndarray] = {}
+    for name in model.layout:
+        rule = model.tensors[name]
+        shape = tuple(e.value(values) for e in rule.shape or ())  # type: ignore[union-attr]
+        for e in range(experts) if "{e}" in name else (0,):
+            concrete = name.replace("{i}", "0").replace("{e}", str(e))
+            if rename and concrete.startswith(rename[0]):
+                concrete = rename[1] + concrete[len(rename[0]):]
+            if concrete not in drop:
+                tensors[concrete] = _rand(*shape)  # type: ignore[arg-type]
+    return _folder(root, QWEN3_NEXT, tensors)
+
+
+def test_an_mtp_head_in_its_target_checkpoints_names_loads(tmp_path: Path) -> None:
+    folder = qwen3_next_mtp(tmp_path / "mtp")
+    names = json.loads((folder / "model.safetensors").read_bytes()[8:8 + int.from_bytes(
+        (folder / "model.safetensors").read_bytes()[:8], "little")])
+    assert "mtp.layers.0.mlp.experts.3.down_proj.weight" in names and "mtp.fc.weight" in names
+    code, doc = check(folder)
+    entry = row(doc)
+    assert entry["loads"] is True and not entry.get("silent"), entry
+    assert not {"DSP360", "DSP361", "DSP362", "DSP363"} & set(codes(doc))
+    assert code == 0, doc["findings"]
+
+
+def test_an_mtp_head_under_the_drafts_prefix_is_skipped_and_stays_uninitialised(tmp_path: Path) -> None:
+    """qwen3_next_mtp.py (is_unused_checkpoint_weight @ 0.33.0) loads only `mtp.` names: the same tensors under
+    `model.` load without a word, and the head keeps its initial values."""
+    _, doc = check(qwen3_next_mtp(tmp_path / "renamed", rename=("mtp.", "model.")))
+    entry = row(doc)
+    assert entry["loads"] is True, entry
+    unfilled = codes(doc)["DSP363"]["message"]
+    from dspark_ckpt.runtimes.landing import JUDGED_ELSEWHERE, is_vocab
+    from dspark_ckpt.runtimes.release_model import architecture_model
+
+    model = architecture_model("vllm", "0.33.0", "Qwen3NextMTP")
+    assert model is not None
+    # every parameter of the head (fc's width is the aux-layer model's): none is loaded
+    head = [p for p, dims in model.parameters.items() if not is_vocab(dims) and p not in JUDGED_ELSEWHERE]
+    assert f"but {len(head)} parameters of its Qwen3NextMTP" in unfilled, unfilled
+    assert "model.layers.0.mlp.shared_expert.down_proj.weight" in unfilled
+
+
+def test_one_expert_short_is_a_partly_filled_fused_parameter(tmp_path: Path) -> None:
+    _, doc = check(qwen3_next_mtp(tmp_path / "short", drop=("mtp.layers.0.mlp.experts.1.gate_proj.weight",)))
+    entry = row(doc)
+    assert entry["loads"] is True, entry
+    assert "model.layers.0.mlp.experts.routed_experts.w13_weight (56 of 64 rows filled)" in \
+        codes(doc)["DSP363"]["message"]
