@@ -493,6 +493,15 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         err = canonical["error"]
         return {**record, "not_built": {"type": err["type"], "message": words(err["message"]), "where": err["where"],
                                         "phase": "load_weights of every layout the probe fed"}}
+    unwritten, built = len(set(canonical["unwritten"])), len(base["parameters"])
+    if built and unwritten * 2 > built:
+        # the loader skipped the names of every layout the probe fed (a head whose checkpoint names are none of
+        # them, e.g. a NextN layer renamed from its target's `model.layers.N.`): a model of it would call every
+        # correct checkpoint incomplete
+        return {**record, "not_built": {
+            "type": "NoLayout", "where": arch.get("where"), "phase": "load_weights of every layout the probe fed",
+            "message": f"no checkpoint layout the probe fed fills its parameters ({unwritten} of {built} stay "
+                       "unwritten under the best one): the names its load_weights takes are not modelled"}}
     record.update({
         "reads": base["reads"], "target_reads": base["target_reads"],
         **({"config": arch["config"]} if arch.get("config") else {}),
