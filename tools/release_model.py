@@ -80,9 +80,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Deepseek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
     "DeepSeek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
     "MistralLarge3": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
-    # Llama 4's EAGLE head is dense and asserts it (llama4_eagle.py: no YOCO KV layers, no MoE layers)
-    "Llama4": {"model_type": "llama4_text", "interleave_moe_layer_step": 0, "yoco_global_kv_layer": None,
-               "yoco_local_kv_layer": None, "moe_layers": []},
+    "Llama4": {"model_type": "llama4_text", **_SMALL_MOE},
     # Heads whose config class vLLM registers itself (transformers_utils/config.py _CONFIG_REGISTRY): its defaults
     "Inkling": {"model_type": "inkling_model"},
     "MiniMaxM3": {"model_type": "minimax_m3_mtp"},
@@ -431,13 +429,17 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
     return dict(sorted(tensors.items()))
 
 
-def _name_template(message: str, fed: str) -> str:
+def _name_template(message: str, fed: str, whole: bool = False) -> str:
     """The loader's words about the name the probe fed (at the model's first layer), with that name as a
     placeholder: {name} where it quotes the module path it walked (the fed name less its last component, or the
     part of it past a prefix its mapping drops: `mtp.`, `model.`); {leaf} and {i} where it quotes its own rewrite
     of the name (DeepSeek's MTP: `model.layers.{i}.mtp_block.{leaf}`; {leaf}: the name past its layer)."""
     parts = fed.split(".")[:-1]
     layer = LAYER.search(fed)
+    if whole and layer is not None:  # a loader quoting the whole name from its layer on (an expert's KeyError)
+        leaf = fed.split(f"layers.{layer.group(0)}.", 1)[-1]
+        if f"layers.{layer.group(0)}.{leaf}" in message:
+            return message.replace(f"layers.{layer.group(0)}.{leaf}", "layers.{i}.{leaf}")
     for start in range(len(parts)):
         suffix = ".".join(parts[start:])
         if suffix in message and (layer is None or f"layers.{layer.group(0)}." in suffix + "."):
@@ -460,7 +462,7 @@ def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
             continue
         message = words(err["message"])
         out[probe] = {"raises": err["type"], "where": err["where"],
-                      "message": _name_template(message, result.get("fed", probe))}
+                      "message": _name_template(message, result.get("fed", probe), whole=probe == "experts.past")}
     return out
 
 

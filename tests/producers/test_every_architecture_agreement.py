@@ -176,7 +176,10 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
                           "bare": not own_target and built.config_class in landing.BARE_CONFIGS})
             predicted[folder.name] = (analysis.verdicts[0], found, model)
             built_archs.add(arch)
-    assert len(built_archs) >= 8, f"only {sorted(built_archs)} could be compared"
+    # at least 8 classes (7 on SGLang 0.5.12-0.5.14, whose GLM-OCR NextN head takes names no layout the probe
+    # feeds carries: not_built, NoLayout, so not compared)
+    assert len(built_archs) >= (7 if runtime == "sglang" and release_key(release) < release_key("0.5.15") else 8), \
+        f"only {sorted(built_archs)} could be compared"
     observed = _observed(runtime, release, cases)
     disagree = disagreements(predicted, observed)
     outcomes = {"raises": sum(observed[c]["error"] is not None for c in predicted),
