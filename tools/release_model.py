@@ -242,17 +242,22 @@ def dependencies(samples: dict[str, dict[str, Any]], read: Any) -> set[str]:
     return moved
 
 
-def _layer_indices(names: Iterable[str]) -> set[int]:
-    return {int(m.group(0)) for n in names if (m := LAYER.search(n))}
+def _index(pattern: re.Pattern[str], name: str) -> int | None:
+    """The layer (LAYER) or expert (EXPERT) index in a name; None where it has none."""
+    found = pattern.search(name)
+    return int(found.group(0)) if found else None
+
+
+def _indices(pattern: re.Pattern[str], names: Iterable[str]) -> set[int]:
+    return {i for n in names if (i := _index(pattern, n)) is not None}
 
 
 def _firsts(names: dict[str, Any]) -> dict[str, Any]:
     """normal name -> value, of the first layer and the first expert only (every other one is built alike; the
     first layer's index is the sample's own, an MTP head's follows its target's layers)."""
-    first = min(_layer_indices(names), default=0)
+    first = min(_indices(LAYER, names), default=0)
     return {normal(n): v for n, v in names.items()
-            if int((m := LAYER.search(n)) and m.group(0) or first) == first
-            and int((e := EXPERT.search(n)) and e.group(0) or 0) == 0}
+            if _index(LAYER, n) in (None, first) and _index(EXPERT, n) in (None, 0)}
 
 
 def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]:
@@ -286,20 +291,20 @@ def fit_count(samples: dict[str, dict[str, Any]], read: Any, field: str = "param
 
 
 def fit_layers(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    return fit_count(samples, lambda names: len(_layer_indices(names)))
+    return fit_count(samples, lambda names: len(_indices(LAYER, names)))
 
 
 def fit_first_layer(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The first layer's index; None where it is 0 in every sample (a draft's own layers)."""
-    found = fit_count(samples, lambda names: min(_layer_indices(names), default=0))
+    found = fit_count(samples, lambda names: min(_indices(LAYER, names), default=0))
     return found if found is not None and found["expr"] else None
 
 
 def fit_experts(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """How many experts a layer's checkpoint names carry (`experts.{e}`); None where no name has one."""
-    if not any(EXPERT.search(n) for n in samples["base"].get("expected", {})):
+    if not _indices(EXPERT, samples["base"].get("expected", {})):
         return None
-    return fit_count(samples, lambda names: len({m.group(0) for n in names if (m := EXPERT.search(n))}), "expected")
+    return fit_count(samples, lambda names: len(_indices(EXPERT, names)), "expected")
 
 
 def evaluate(expr: list[list[Any]], values: dict[str, int]) -> Fraction:
@@ -435,20 +440,19 @@ def _name_template(message: str, fed: str, whole: bool = False) -> str:
     part of it past a prefix its mapping drops: `mtp.`, `model.`); {leaf} and {i} where it quotes its own rewrite
     of the name (DeepSeek's MTP: `model.layers.{i}.mtp_block.{leaf}`; {leaf}: the name past its layer)."""
     parts = fed.split(".")[:-1]
-    layer = LAYER.search(fed)
-    if whole and layer is not None:  # a loader quoting the whole name from its layer on (an expert's KeyError)
-        leaf = fed.split(f"layers.{layer.group(0)}.", 1)[-1]
-        if f"layers.{layer.group(0)}.{leaf}" in message:
-            return message.replace(f"layers.{layer.group(0)}.{leaf}", "layers.{i}.{leaf}")
+    index = _index(LAYER, fed)
+    at_layer = f"layers.{index}." if index is not None else ""
+    leaf = fed.split(at_layer, 1)[-1] if at_layer else fed
+    if whole and at_layer and at_layer + leaf in message:  # the whole name from its layer on (an expert's KeyError)
+        return message.replace(at_layer + leaf, "layers.{i}.{leaf}")
     for start in range(len(parts)):
         suffix = ".".join(parts[start:])
-        if suffix in message and (layer is None or f"layers.{layer.group(0)}." in suffix + "."):
+        if suffix in message and at_layer in suffix + ".":
             return message.replace(suffix, "{name}")
-    leaf = fed.split(f"layers.{layer.group(0)}.", 1)[-1] if layer is not None else fed
     if leaf not in message:
         return message
     message = message.replace(leaf, "{leaf}")
-    return re.sub(rf"(?<=layers\.){layer.group(0)}(?=\.)", "{i}", message) if layer is not None else message
+    return re.sub(rf"(?<=layers\.){index}(?=\.)", "{i}", message) if at_layer else message
 
 
 def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:

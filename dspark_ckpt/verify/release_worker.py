@@ -501,8 +501,7 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
             for stacking in stackings:
                 layout: dict[str, tuple[str, tuple[int, ...], int]] = {}
                 for name, param in params.items():
-                    ckpt = name[len("model."):] if prefix != "model." and name.startswith("model.") else name
-                    ckpt = prefix + ckpt if prefix == "mtp." and name.startswith("model.") else ckpt
+                    ckpt = prefix + name[len("model."):] if prefix != "model." and name.startswith("model.") else name
                     ckpt = CHECKPOINT_NAMES.get(ckpt, ckpt)
                     if layer_style == "midlayer":
                         ckpt = re.sub(r"\blayers\.0\.", "midlayer.", ckpt)
