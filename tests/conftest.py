@@ -92,6 +92,35 @@ def draft_tensors(*, vocab: int, draft_vocab: int, target_vocab: int, hidden: in
 
 
 # The backbone of a one-layer draft at hidden size H: what make_checkpoint writes beside the vocab tensors.
+def layout_checkpoint(model: Any, values: dict[str, int], lengths: dict[str, tuple[int, ...]] | None = None
+                      ) -> dict[str, tuple[int, ...]] | None:
+    """A generated release model's layout as a checkpoint (name -> shape for these values): every name it loads,
+    its layers over the span the release builds, its experts over the count a MoE layer loads; a name the release
+    skips (DFlash's mask_embedding, read from its own file) is not shipped. `lengths`: the shape of a name whose
+    record leaves its length open (the mapping tables d2t/t2d: D and T). None where a shape or count is unknown."""
+    from dspark_ckpt.runtimes.landing import built_indices
+
+    span, experts = built_indices(model, values)
+    if model.layers is None:
+        span = range(1)
+    out: dict[str, tuple[int, ...]] = {}
+    for name in model.layout:
+        rule = model.tensors.get(name)
+        if rule is not None and rule.parameter is None and rule.refused is None:
+            continue
+        if rule is None or rule.shape is None or span is None or ("{e}" in name and not experts):
+            return None
+        shape = tuple(e.value(values) if e is not None else None for e in rule.shape)
+        if shape == (None,) and name in (lengths or {}):
+            shape = (lengths or {})[name]
+        if any(d is None or d <= 0 for d in shape):
+            return None
+        for i in (span if "{i}" in name else (0,)):
+            for e in range(experts or 0) if "{e}" in name else (0,):
+                out[name.replace("{i}", str(i)).replace("{e}", str(e))] = shape  # type: ignore[assignment]
+    return out
+
+
 def backbone_config(hidden: int) -> dict[str, Any]:
     return {"num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": hidden // 2,
             "intermediate_size": hidden}

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import run_cli, write_safetensors
+from conftest import layout_checkpoint, run_cli, write_safetensors
 
 V, D, T, H = 96, 64, 96, 32
 HEADS, KV_RANK, Q_RANK, NOPE, ROPE, V_HEAD, INTER = 4, 16, 24, 8, 4, 8, 48
@@ -196,18 +196,15 @@ def qwen3_next_mtp(root: Path, rename: tuple[str, str] | None = None, drop: tupl
     model = architecture_model("vllm", "0.33.0", "Qwen3NextMTP")
     assert model is not None and model.not_built is None
     values = variables(model, QWEN3_NEXT, target_hidden=None, target_vocab=T)
-    span, experts = built_indices(model, values)
-    assert span == range(1) and experts == 4
+    assert built_indices(model, values) == (range(1), 4)
+    shapes = layout_checkpoint(model, values)
+    assert shapes is not None
     tensors: dict[str, np.ndarray] = {}
-    for name in model.layout:
-        rule = model.tensors[name]
-        shape = tuple(e.value(values) for e in rule.shape or ())  # type: ignore[union-attr]
-        for e in range(experts) if "{e}" in name else (0,):
-            concrete = name.replace("{i}", "0").replace("{e}", str(e))
-            if rename and concrete.startswith(rename[0]):
-                concrete = rename[1] + concrete[len(rename[0]):]
-            if concrete not in drop:
-                tensors[concrete] = _rand(*shape)  # type: ignore[arg-type]
+    for name, shape in shapes.items():
+        if rename and name.startswith(rename[0]):
+            name = rename[1] + name[len(rename[0]):]
+        if name not in drop:
+            tensors[name] = _rand(*shape)
     return _folder(root, QWEN3_NEXT, tensors)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import write_safetensors
+from conftest import layout_checkpoint, write_safetensors
 from test_landing_agreement import _observe, disagreements
 
 from dspark_ckpt.check.analysis import analyze
@@ -68,25 +68,8 @@ MUTATIONS = ("as-built", "one-missing", "stray-tensor", "stray-in-layer", "one-m
 def _tensors(model: ArchitectureModel, values: dict[str, int]) -> dict[str, tuple[int, ...]] | None:
     """The layout's checkpoint names, layers (and experts) expanded, at their shapes for these values; None where
     one is unknown."""
-    span, experts = landing.built_indices(model, values)
-    if model.layers is None:
-        span = range(1)
-    out: dict[str, tuple[int, ...]] = {}
-    for name in model.layout:
-        rule = model.tensors.get(name)
-        if rule is not None and rule.parameter is None and rule.refused is None:
-            continue  # a name the release skips (DFlash's mask_embedding, read from its own file): not shipped
-        if rule is None or rule.shape is None or span is None or ("{e}" in name and not experts):
-            return None
-        shape = tuple(e.value(values) if e is not None else None for e in rule.shape)
-        if name in ("d2t", "t2d") and shape == (None,):  # the mapping tables' length is the format's: D and T
-            shape = (values["draft_vocab_size"] if name == "d2t" else values["target.vocab_size"],)
-        if any(d is None or d <= 0 for d in shape):
-            return None
-        for i in (span if "{i}" in name else (0,)):
-            for e in range(experts or 0) if "{e}" in name else (0,):
-                out[name.replace("{i}", str(i)).replace("{e}", str(e))] = shape  # type: ignore[assignment]
-    return out
+    tables = {"d2t": values.get("draft_vocab_size"), "t2d": values.get("target.vocab_size")}  # D and T
+    return layout_checkpoint(model, values, {name: (n,) for name, n in tables.items() if n is not None})
 
 
 def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]]) -> str | None:

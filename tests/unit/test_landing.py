@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from conftest import layout_checkpoint
+
 from dspark_ckpt.runtimes.landing import built_indices, land, variables
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, modelled_release
 
@@ -125,20 +127,9 @@ def mtp(arch: str, config: dict[str, Any]) -> tuple[Any, dict[str, tuple[int, ..
     """The head's model and a complete checkpoint of it, from the record's own layout (its layers and experts
     expanded at the indices the record gives for this config)."""
     found = model(arch)
-    values = variables(found, config, target_hidden=H, target_vocab=128)
-    span, experts = built_indices(found, values)
-    assert span is not None
-    out: dict[str, tuple[int, ...]] = {}
-    for name in found.layout:
-        rule = found.tensors[name]
-        if rule.parameter is None:
-            continue
-        shape = tuple(e.value(values) for e in rule.shape or ())
-        assert all(isinstance(d, int) for d in shape), name
-        for i in span if "{i}" in name else (0,):
-            for e in range(experts or 0) if "{e}" in name else (0,):
-                out[name.replace("{i}", str(i)).replace("{e}", str(e))] = shape  # type: ignore[assignment]
-    return found, out
+    tensors = layout_checkpoint(found, variables(found, config, target_hidden=H, target_vocab=128))
+    assert tensors is not None
+    return found, tensors
 
 
 def test_an_mtp_head_follows_its_targets_layers_and_loads_every_expert() -> None:
