@@ -126,10 +126,24 @@ def backbone_config(hidden: int) -> dict[str, Any]:
             "intermediate_size": hidden}
 
 
+def _open_attention(name: str, config: dict[str, Any]) -> tuple[int, ...] | None:
+    """The shape of an attention tensor whose dimensions the release model leaves open (Gemma 4 sizes each layer by
+    its type: a full-attention layer, as a lone layer is, by global_head_dim, which the fixtures set to head_dim)."""
+    if ".self_attn." not in name:
+        return None
+    head, hidden = config.get("global_head_dim") or config["head_dim"], config["hidden_size"]
+    heads, kv = config["num_attention_heads"] * head, config["num_key_value_heads"] * head
+    return {"q_proj.weight": (heads, hidden), "k_proj.weight": (kv, hidden), "v_proj.weight": (kv, hidden),
+            "o_proj.weight": (hidden, heads), "q_norm.weight": (head,),
+            "k_norm.weight": (head,)}.get(name.split(".self_attn.", 1)[1])
+
+
 def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0") -> dict[str, np.ndarray]:
     """Every backbone tensor the family's class in vLLM `release` loads (the generated release model's layout,
-    runtimes/release_data), shaped from `config`: a draft whose layers are complete. Vocabulary tensors and fc are
-    left to the caller (draft_tensors), as are dimensions the model could not fit (Gemma4's per-layer heads)."""
+    runtimes/release_data), shaped from `config`: a draft whose layers are complete (a release's loader may refuse
+    one that is not: "Following weights were not initialized from checkpoint"). Vocabulary tensors and fc are left
+    to the caller (draft_tensors); attention dimensions the model could not fit (Gemma 4's per-layer heads) are
+    stated by _open_attention."""
     from dspark_ckpt.runtimes.landing import JUDGED_ELSEWHERE, is_vocab, variables
     from dspark_ckpt.runtimes.release_model import architecture_model
 
@@ -141,10 +155,11 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     for name in model.layout:
         rule = model.tensors.get(name)
         if rule is None or rule.parameter is None or rule.shape is None or is_vocab(rule.shape) \
-                or rule.parameter in JUDGED_ELSEWHERE or None in rule.shape:
+                or rule.parameter in JUDGED_ELSEWHERE:
             continue
-        shape = tuple(e.value(values) for e in rule.shape if e is not None)
-        if None not in shape:
+        shape = tuple(e.value(values) for e in rule.shape if e is not None) if None not in rule.shape \
+            else _open_attention(name, config)
+        if shape is not None and None not in shape:
             out[name.replace("{i}", "0")] = np.zeros(shape, dtype=np.float32)
     return out
 
@@ -160,6 +175,8 @@ def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96
     if draft_vocab is not None:
         config["draft_vocab_size"] = draft_vocab
     config.update(FAMILY_KEYS.get(family, {}))
+    if family == "gemma4-dspark":  # a lone Gemma 4 layer is a full-attention one, sized by global_head_dim
+        config["global_head_dim"] = config["head_dim"]
     config.update(config_extra or {})
     (root / "config.json").write_text(json.dumps(config, indent=2))
     if tensors is None:

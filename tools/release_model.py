@@ -80,7 +80,9 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Deepseek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
     "DeepSeek": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
     "MistralLarge3": {"model_type": "deepseek_v3", **_MLA, **_SMALL_MOE, VARY: _MLA_SIZES + _MOE_SIZES},
-    "Llama4": {"model_type": "llama4_text", **_SMALL_MOE},
+    # Llama 4's EAGLE head is dense and has no YOCO layers (llama4_eagle.py validate_and_update_config asserts so)
+    "Llama4": {"model_type": "llama4_text", "interleave_moe_layer_step": 0, "yoco_global_kv_layer": None,
+               "yoco_local_kv_layer": None, "moe_layers": []},
     # Heads whose config class vLLM registers itself (transformers_utils/config.py _CONFIG_REGISTRY): its defaults
     "Inkling": {"model_type": "inkling_model"},
     "MiniMaxM3": {"model_type": "minimax_m3_mtp"},
@@ -300,6 +302,28 @@ def fit_first_layer(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None
     return found if found is not None and found["expr"] else None
 
 
+def fit_nextn(arch: dict[str, Any]) -> dict[str, Any]:
+    """A NextN head's one layer (its parameters are `model.decoder.*`, no index; its checkpoint names are
+    `model.layers.<N>.*`): layers 1, first_layer N as an expression of num_hidden_layers fitted where the config has
+    more than one layer, and the counts where N is otherwise (SGLang: 0 for a one-layer config, the exported
+    head's) in first_layer_exceptions. Empty for any other head."""
+    seen = {int(k): v for k, v in (arch.get("nextn_layer") or {}).items() if v is not None}
+    if not seen:
+        return {}
+    points = [({"num_hidden_layers": k}, v) for k, v in sorted(seen.items())]
+    terms = fit([p for p in points if p[0]["num_hidden_layers"] > 1] or points, ["num_hidden_layers"],
+                {"num_hidden_layers"})
+    one = fit([({"num_hidden_layers": k}, 1) for k in seen], ["num_hidden_layers"], set())
+    out: dict[str, Any] = {"layers": {"expr": render(one or []), "text": text(one or [])}}
+    if terms is not None:
+        out["first_layer"] = {"expr": render(terms), "text": text(terms)}
+        exceptions = {f"num_hidden_layers={k}": v for k, v in seen.items()
+                      if evaluate(render(terms), {"num_hidden_layers": k}) != v}
+        if exceptions:
+            out["first_layer_exceptions"] = exceptions
+    return out
+
+
 def fit_experts(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """How many experts a layer's checkpoint names carry (`experts.{e}`); None where no name has one."""
     if not _indices(EXPERT, samples["base"].get("expected", {})):
@@ -470,6 +494,33 @@ def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _missing_template(message: str, parameter: str) -> str:
+    """The words about a parameter no tensor filled, with it as a placeholder: {parameters} where they quote the set
+    of such parameters (vLLM's loader, `{'model.norm.weight'}`: one set for all of them), else the part of its name
+    they quote with its layer and expert indices generalised ({i}, {e}: Llama 4's EAGLE `layers.{i}.... is not
+    loaded!`, the name less the prefix its loader drops)."""
+    if f"{{'{parameter}'}}" in message:
+        return message.replace(f"{{'{parameter}'}}", "{parameters}")
+    parts = parameter.split(".")
+    for start in range(len(parts) - 1):
+        suffix = ".".join(parts[start:])
+        if suffix in message:
+            return message.replace(suffix, normal(suffix))
+    return message
+
+
+def missing_facts(arch: dict[str, Any]) -> dict[str, Any]:
+    """Parameter (normalised) -> what the release raises when no tensor of the checkpoint fills it (its loader's
+    not-initialised check, a class's own assertion); the parameters it loads without a word are left out."""
+    out = {}
+    for parameter, seen in arch.get("missing", {}).items():
+        err = seen["error"]
+        if err is not None:
+            out[normal(parameter)] = {"raises": err["type"], "where": err["where"],
+                                      "message": _missing_template(words(err["message"]), parameter)}
+    return dict(sorted(out.items()))
+
+
 def nested_fact(arch: dict[str, Any]) -> dict[str, Any] | None:
     """What the release does with `<bare parameter>.weight` ({name}: the shipped name, {param}: the parameter)."""
     nested = arch.get("nested")
@@ -513,6 +564,7 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         **({"config": arch["config"]} if arch.get("config") else {}),
         "layers": fit_layers(samples),
         **({"first_layer": first} if (first := fit_first_layer(samples)) else {}),
+        **fit_nextn(arch),
         **({"experts": experts} if (experts := fit_experts(samples)) else {}),
         "parameters": parameters,
         "tensors": tensor_facts(arch, expected),
@@ -521,16 +573,19 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "unknown_name": unknown_facts(arch),
         "nested_weight": nested_fact(arch),
         "unfilled": sorted({normal(p) for p in canonical["unwritten"]}),
+        # a parameter none of whose tensors is shipped: what the release raises (silence: DSP363)
+        "missing": missing_facts(arch),
         "fallbacks": fallbacks(samples, parameters),
         # the same for a config that is a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
         "fallbacks_bare": fallbacks(samples, parameters, "bare-omit:"),
         "structural": {k: {kk: vv for kk, vv in v.items() if kk != "error"} | (
             {"refused": words(v["error"]["message"], 300)} if "error" in v else {}) for k, v in
             sorted(arch.get("structural", {}).items())},
-        # (the `mtp.` form, fed to every class, is worth a line only where it loads)
+        # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}
-                            for k, v in arch["layouts"].items() if v["error"] is not None and not k.startswith("mtp.")},
+                            for k, v in arch["layouts"].items() if v["error"] is not None and not k.startswith("mtp.")
+                            and ".nextn" not in k},
     })
     if refused:
         record["samples_refused"] = {k: {"raises": v["type"], "message": words(v["message"], 300), "where": v["where"]}

@@ -54,6 +54,8 @@ SGLANG_DEPS = ("orjson", "ipython", "traitlets", "dill", "sentencepiece", "uvico
 # VARY), so that the shapes they decide are fitted as expressions of them.
 MLA = {"model_type": "deepseek_v3", **fitting._MLA, **fitting._SMALL_MOE,
        fitting.VARY: fitting._MLA_SIZES + fitting._MOE_SIZES}
+# DeepSeek-V3's config.json routing keys that transformers' class does not define and deepseek_v2.py reads
+DEEPSEEK = {**MLA, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "moe_layer_freq": 1}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen2": {"model_type": "qwen2"},
     "Qwen3": {"model_type": "qwen3"},
@@ -67,15 +69,23 @@ RECIPES: dict[str, dict[str, Any]] = {
     "DFlash2": {"dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
                                   "selector_top_k": 2, "target_layer_ids": [0]}},
     "Mistral": {"model_type": "mistral"},
-    "Deepseek": MLA,  # EAGLE-3 for DeepSeek/Kimi (kimi_k25_eagle3.py), DeepSeek's NextN
-    "MistralLarge3": MLA,
+    "Deepseek": DEEPSEEK,  # EAGLE-3 for DeepSeek/Kimi (kimi_k25_eagle3.py), DeepSeek's NextN
+    "MistralLarge3": DEEPSEEK,
     "Glm4Moe": {"model_type": "glm4_moe", **fitting._SMALL_MOE},
     "Glm4MoeLite": {"model_type": "glm4_moe_lite", **fitting._MLA},
     "LongcatFlash": {"model_type": "longcat_flash", **fitting._MLA},
     "Ernie": {"model_type": "ernie4_5_moe", **fitting._SMALL_MOE},
-    "HYV3": {"model_type": "hunyuan_v1_moe", **fitting._SMALL_MOE},
+    "HYV3": {**fitting.RECIPES["HYV3"], **fitting._SMALL_MOE},  # HY-V3's config.json routing keys
     "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE},
     "Step3p5": {"model_type": "step3p5"},
+    # heads on DeepSeek's MLA layer (deepseek_nextn.py, deepseek_v2.py, hunyuan_v4.py read its ranks)
+    "GigaChat35": DEEPSEEK,
+    "Glm5Next": DEEPSEEK,
+    "GlmMoeDsa": DEEPSEEK,
+    "HYV4": DEEPSEEK,
+    # the MTP configs tools/release_model.py's recipes give vLLM's heads of the same families
+    "Bailing": {**fitting.RECIPES["Bailing"]},
+    "MiMoV2": {**fitting.RECIPES["MiMoV2"]},
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},

@@ -699,14 +699,16 @@ RULES: dict[str, Rule] = _rules(
          "Set the config keys to the sizes the tensors were trained with (head_dim, num_key_value_heads, "
          "intermediate_size)."),
     Rule("DSP363", "parameter-unfilled", WARNING, "Parameters of the release's model are filled by no tensor",
-         "vLLM does not check that a draft's backbone is complete: EAGLE-1 and EAGLE-3 skip the not-initialised "
-         "check, DFlash and DSpark exempt linear layers, MTP heads skip names outside their own layer. A parameter "
-         "no shipped tensor fills keeps its initial values, and so do the rows of one that the shipped tensors fill "
-         "only in part (one expert's projection missing from a fused MoE parameter, a q/k/v shard). Vocabulary "
-         "tensors (lm_head, embed_tokens, d2t, the Markov head) are judged by the vocab contract.",
+         "A release checks a draft's backbone only in part: vLLM's loader refuses a parameter left unwritten only "
+         "where the class's load_weights reports what it loaded (EAGLE-1 and EAGLE-3 do not), and from 0.21 it "
+         "exempts linear layers and every other layer with a quantisation method (DSP367 is the refusal); SGLang "
+         "does not check. A parameter no shipped tensor fills, where the release does not refuse it, keeps its "
+         "initial values, and so do the rows of one that the shipped tensors fill only in part (one expert's "
+         "projection missing from a fused MoE parameter, a q/k/v shard). Vocabulary tensors (lm_head, embed_tokens, "
+         "d2t, the Markov head) are judged by the vocab contract.",
          "The draft loads and proposes from random layers: acceptance is near zero, with no error.",
-         "A checkpoint saved with only the trained adapter, with tensors under names the release skips (an MTP "
-         "head's under `model.` where its release loads `mtp.`), or with experts missing.",
+         "A checkpoint saved with only the trained adapter, an EAGLE-3 or DFlash draft with tensors under names "
+         "its release skips, or a MoE layer with experts missing.",
          "Export every tensor of the draft's layers under the names the release loads."),
     Rule("DSP364", "gemma4-fused-kv-layers", ERROR, "vLLM's Gemma4 DSpark load needs every layer to share K and V",
          "vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts that every layer uses "
@@ -748,6 +750,20 @@ RULES: dict[str, Rule] = _rules(
          "An EAGLE-3 draft with `\"eagle_config\": {\"norm_before_fc\": true}` served with vLLM 0.20.",
          "Set the key where that release reads it (the finding names it, e.g. `norm_before_fc` at the top level "
          "for 0.18-0.21), or serve the draft on a release that reads it."),
+    Rule("DSP367", "parameter-required", ERROR, "The release refuses a draft that leaves a parameter unwritten",
+         "After load_weights, vLLM's loader (model_loader/default_loader.py, DefaultModelLoader.load_weights) raises "
+         "for every parameter the class's load_weights did not report as loaded, when it reports any: before 0.21 "
+         "for every parameter, from 0.21 (track_weights_loading) for those outside layers with a quantisation "
+         "method: norms, plain parameters, and everything of an MTP head's own modules that is not a linear layer. "
+         "Some classes check for themselves (Llama 4's EAGLE head asserts each parameter was loaded, 0.20-0.24). "
+         "Which parameters each release refuses to leave unwritten was observed by feeding its own loader a whole "
+         "checkpoint less each parameter's tensors (runtimes/release_data, `missing`).",
+         "The engine does not start: `ValueError: Following weights were not initialized from checkpoint: "
+         "{'model.layers.0.input_layernorm.weight'}`.",
+         "A Qwen3-Next MTP head exported without its layer norms; on vLLM 0.20 or older, any draft whose "
+         "load_weights reports its loads and that ships no `q_proj`.",
+         "Export every tensor of the draft's layers under the names the release loads (the message names the "
+         "parameters)."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -89,7 +89,7 @@ def verify_json(r: VerifyResult) -> dict[str, Any]:
         "check_disagreements": list(r.check_disagreements),
         "landing": [{"runtime": x.runtime, "version": x.version, "architecture": x.architecture, "tensors": x.tensors,
                      "parameters": x.parameters, "rows": x.rows, "refused": list(x.refused), "cut": list(x.cut),
-                     "unfilled": list(x.unfilled)} for x in r.landing],
+                     "unfilled": list(x.unfilled), "missing": list(x.missing)} for x in r.landing],
     }
 
 

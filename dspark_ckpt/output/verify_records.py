@@ -117,6 +117,7 @@ class LandingRun:
     unfilled: tuple[str, ...]  # backbone parameters (layer index concrete) with a row no tensor wrote
     parameters: int  # backbone parameters made
     rows: int  # their rows in all
+    missing: tuple[str, ...] = ()  # backbone parameters no tensor fills that the release refuses to leave so
 
 
 @dataclass(frozen=True, slots=True)

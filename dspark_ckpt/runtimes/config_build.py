@@ -285,7 +285,8 @@ def fused_kv_error(runtime: str, version: str, family: Family | None, hf: Mappin
 
 
 # The finding a raising landing problem becomes, by its kind (a shape problem otherwise).
-_RAISED_AS: dict[str, FindingCode] = {"no-parameter": landing.NO_PARAMETER, "missing-key": "DSP333"}
+_RAISED_AS: dict[str, FindingCode] = {"no-parameter": landing.NO_PARAMETER, "missing-key": "DSP333",
+                                       "missing": landing.REQUIRED}
 
 
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:

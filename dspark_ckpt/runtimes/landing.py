@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -30,12 +31,14 @@ from dspark_ckpt.runtimes.release_model import (
 )
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
-# The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled.
+# The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled, and a
+# missing parameter the release refuses.
 NO_PARAMETER: Final[FindingCode] = "DSP360"
 SHAPE: Final[FindingCode] = "DSP361"
 CUT: Final[FindingCode] = "DSP362"
 UNFILLED: Final[FindingCode] = "DSP363"
-CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED})
+REQUIRED: Final[FindingCode] = "DSP367"  # a parameter no tensor fills, which the release refuses to leave so
+CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED, REQUIRED})
 JUDGED_ELSEWHERE = frozenset({"model.fc.weight", "fc.weight"})  # the aux-layer model's (runtimes/eagle3_aux.py)
 
 
@@ -44,7 +47,7 @@ class Landing:
     """One way a checkpoint's tensors fail to land. `raises`: the release's loader raises (its words in `text`);
     otherwise the problem is silent (`text` is ours)."""
 
-    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "unfilled"
+    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "unfilled" | "missing" | "missing-key"
     tensor: str | None
     parameter: str | None
     raises: bool
@@ -208,6 +211,10 @@ def built_indices(model: ArchitectureModel, values: Mapping[str, int]) -> tuple[
     how many experts a MoE layer loads; None where the record does not say or the values do not decide it."""
     layers = model.layers.value(values) if model.layers is not None else None
     first = model.first_layer.value(values) if model.first_layer is not None else 0
+    for condition, index in model.first_layer_exceptions.items():
+        key, _, value = condition.partition("=")
+        if str(values.get(key)) == value:
+            first = index
     span = range(first, first + layers) if layers is not None and first is not None else None
     return span, model.experts.value(values) if model.experts is not None else None
 
@@ -325,18 +332,57 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             if problem is not None and problem.raises:
                 continue
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
+    refused: dict[LoadOutcome, list[str]] = {}  # what the release raises -> the parameters it raises it for
     for parameter, exprs in sorted(model.parameters.items()):
-        if is_vocab(exprs) or parameter in model.unfilled or parameter in JUDGED_ELSEWHERE \
-                or any(e is None for e in exprs) or parameter in unjudged:
+        if parameter in model.unfilled or parameter in JUDGED_ELSEWHERE or parameter in unjudged:
             continue
+        required = model.missing.get(parameter)  # a parameter the release refuses to leave unwritten
+        if required is None and (is_vocab(exprs) or any(e is None for e in exprs)):
+            continue
+        if required is not None and is_vocab(exprs) and not vocab:
+            continue  # the vocab contract's
         rows = _shape(exprs, values)
-        need = units(rows) if rows is not None else None
+        need = units(rows) if rows is not None and None not in rows else None
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             have = covered.get(concrete, 0)
+            if have == 0 and required is not None:
+                refused.setdefault(required, []).append(concrete)
+                continue
+            if required is not None and (is_vocab(exprs) or any(e is None for e in exprs)):
+                continue
             if have == 0 or (need is not None and have < need and normal(parameter) not in unjudged):
                 what = "no tensor fills it" if have == 0 else f"the shipped tensors fill {have} of its {need} rows"
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
                                      f"initial values", filled=(have, need) if have and need else None))
-    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind, x.tensor or "", x.parameter or "")))
+    found.extend(_refused_missing(refused))
+    # what load_weights raises on comes first; the refusal of what it left unwritten is raised after it returns
+    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.kind, x.tensor or "",
+                                             x.parameter or "")))
+
+
+_NAME_SET = re.compile(r"\{('[^']*'(?:, '[^']*')*)\}")
+
+
+def sorted_sets(text: str) -> str:
+    """The words with each Python set of names they print sorted (vLLM's loader prints a set, in an order that
+    varies from run to run), so that two sayings of the same refusal compare equal."""
+    return _NAME_SET.sub(lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
+
+
+def _refused_missing(refused: Mapping[LoadOutcome, list[str]]) -> list[Landing]:
+    """The parameters no tensor fills that the release refuses to leave so, in its words: vLLM's loader names all of
+    them in one set ({parameters}; its order is a Python set's, here sorted), a class's own check one at a time."""
+    out: list[Landing] = []
+    for seen, parameters in refused.items():
+        if "{parameters}" in seen.message:
+            named = "{" + ", ".join(repr(p) for p in sorted(parameters)) + "}"
+            text = f"{seen.raises}: {seen.message.replace('{parameters}', named)}"
+            out.extend(Landing("missing", None, parameter, True, text, seen.where) for parameter in parameters)
+            continue
+        for parameter in parameters:
+            index = _layer_index(parameter)
+            text = seen.message.replace("{i}", str(index)) if index is not None else seen.message
+            out.append(Landing("missing", None, parameter, True, f"{seen.raises}: {text}", seen.where))
+    return out

@@ -137,6 +137,12 @@ class ArchitectureModel:
     # the model_type the samples were built with, and the config class it picks in this release (transformers' or
     # the runtime's own registered class): a draft of that model_type has that class's defaults
     config_type: tuple[str, str] | None = None
+    # a parameter none of whose tensors is shipped -> what the release raises ({parameters}: the set it names);
+    # a parameter not here loads without a word when missing (DSP363)
+    missing: Mapping[str, LoadOutcome] = field(default_factory=dict)
+    # "key=value" -> the first layer's index where the config has that value, otherwise than first_layer says (a
+    # NextN head of SGLang: layer 0 for a one-layer config, the exported head's; its target's count otherwise)
+    first_layer_exceptions: Mapping[str, int] = field(default_factory=dict)
 
 
 def config_value(config: Mapping[str, Any], key: str) -> Any:
@@ -199,12 +205,14 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         layers=layers, parameters={k: tuple(_expr(d) for d in dims) for k, dims in doc.get("parameters", {}).items()},
         tensors=tensors, unknown={k: _outcome(v) for k, v in doc.get("unknown_name", {}).items()},
         nested=_outcome(doc["nested_weight"]) if doc.get("nested_weight") else None,
-        unfilled=frozenset(doc.get("unfilled", ())), fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
+        unfilled=frozenset(doc.get("unfilled", ())), missing={k: _outcome(v) for k, v in doc.get("missing", {}).items()},
+        fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
         head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())),
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
         experts=_expr(doc["experts"]) if doc.get("experts") else None,
+        first_layer_exceptions={str(k): int(v) for k, v in doc.get("first_layer_exceptions", {}).items()},
         config_type=(str(doc["config"]["model_type"]), str(doc["config"]["class"]))
         if isinstance(doc.get("config"), Mapping) and doc["config"].get("class") else None)
 

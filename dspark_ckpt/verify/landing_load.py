@@ -65,10 +65,11 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds
     span, experts = landing.built_indices(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
+    required: set[str] = set()  # those the release refuses to leave wholly unwritten
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
         if landing.is_vocab(exprs) or parameter in model.unfilled or parameter in landing.JUDGED_ELSEWHERE \
-                or parameter in unjudged or any(e is None for e in exprs):
+                or parameter in unjudged or (any(e is None for e in exprs) and parameter not in model.missing):
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
         # [rows, cols] in turn); unknown: any tensor that lands fills it
@@ -77,6 +78,8 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading else 0
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             written[parameter.replace("{i}", str(i))] = torch.zeros(max(size, 1), dtype=torch.bool)
+            if parameter in model.missing:
+                required.add(parameter.replace("{i}", str(i)))
     refused: list[str] = []
     cut: list[str] = []
     for name in order:
@@ -109,9 +112,16 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             start, rows = cursor.get(parameter, 0), int(got[:-1].numel()) if len(got) > 1 else int(got.numel())
             mask[start:start + rows] = True
             cursor[parameter] = start + rows
-    unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()))
+    missing = tuple(p for p, mask in written.items() if p in required and not bool(mask.any()))
+    # a parameter of unknown size is judged whole or missing only (its one row: any tensor that lands)
+    unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()) and p not in missing
+                     and (p not in required or None not in _dims(model, p, values)))
     return LandingRun(runtime, version, model.name, len(order), tuple(refused), tuple(cut), unfilled,
-                      len(written), int(sum(r.numel() for r in written.values())))
+                      len(written), int(sum(r.numel() for r in written.values())), missing)
+
+
+def _dims(model: ArchitectureModel, parameter: str, values: Mapping[str, int]) -> list[int | None]:
+    return [e.value(values) if e is not None else None for e in model.parameters[normal(parameter)]]
 
 
 def against_check(run: LandingRun, found: Sequence[landing.Landing]) -> str | None:
@@ -121,9 +131,11 @@ def against_check(run: LandingRun, found: Sequence[landing.Landing]) -> str | No
     said_refused = {p.tensor for p in found if p.raises and p.tensor is not None}
     said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten") and p.tensor is not None}
     said_unfilled = {p.parameter for p in found if p.kind == "unfilled" and p.parameter is not None}
+    said_missing = {p.parameter for p in found if p.kind == "missing" and p.parameter is not None}
     parts = []
     for what, mine, theirs in (("refused", set(run.refused), said_refused), ("cut", set(run.cut), said_cut),
-                               ("left unfilled", set(run.unfilled), said_unfilled)):
+                               ("left unfilled", set(run.unfilled), said_unfilled),
+                               ("refused to leave unfilled", set(run.missing), said_missing)):
         if mine != theirs:
             parts.append(f"torch {what} {sorted(mine) or 'none'}, check {sorted(theirs) or 'none'}")
     return "; ".join(parts) or None

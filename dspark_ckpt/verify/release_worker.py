@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import importlib
 import inspect
 import itertools
@@ -303,6 +304,15 @@ class Release:
         from vllm.model_executor.models import registry  # type: ignore[import-not-found, unused-ignore]
 
         self.registry = dict(registry._SPECULATIVE_DECODING_MODELS)
+        try:  # what get_model loads a draft with (model_loader/default_loader.py)
+            from vllm.model_executor.model_loader.default_loader import (  # type: ignore[import-not-found, unused-ignore]
+                DefaultModelLoader,
+            )
+            self.default_loader: Any = DefaultModelLoader
+        except Exception:  # noqa: BLE001 - a release without it: the model's load_weights alone, and that is recorded
+            self.default_loader = None
+            self.stubbed.append("model_loader/default_loader.py: not importable, load_weights run without the "
+                                "loader's not-initialised check")
         # the config classes vLLM itself registers by model_type, before transformers' (transformers_utils/config.py
         # _CONFIG_REGISTRY, which get_config consults first)
         try:
@@ -310,6 +320,26 @@ class Release:
             self.config_registry: Any = getattr(vllm_configs, "_CONFIG_REGISTRY", {})
         except Exception:  # noqa: BLE001 - a release whose config module cannot import on CPU: transformers' only
             self.config_registry = {}
+
+    def load_weights(self, model: Any, weights: Iterator[tuple[str, Any]]) -> None:
+        """The release's own DefaultModelLoader.load_weights over these tensors, as `get_model` loads a draft: the
+        model's load_weights, then the loader's check that every parameter it must fill was filled ("Following
+        weights were not initialized from checkpoint", where load_weights returns the names it loaded; in
+        track_weights_loading from 0.25, inline before, without its exemption of linear layers). Its `self` is a
+        stand-in holding only what that method reads (the weights iterator, the timers, the load config)."""
+        loader = self.default_loader
+        if loader is None:
+            model.load_weights(weights)
+            return
+        shim = SimpleNamespace(get_all_weights=lambda *args: weights,
+                               counter_before_loading_weights=0.0, enable_weights_track=None,
+                               load_config=SimpleNamespace(safetensors_load_strategy=None),
+                               _init_ep_weight_filter=lambda *args: None,
+                               _init_mm_encoder_only_weight_filter=lambda *args: None)
+        track = getattr(loader, "track_weights_loading", None)
+        if track is not None:
+            shim.track_weights_loading = functools.partial(track, shim)
+        loader.load_weights(shim, model, SimpleNamespace(quantization=None))
 
     def model_class(self, architecture: str) -> Any:
         module_name, class_name = self.registry[architecture]
@@ -491,13 +521,25 @@ def _expert_tensors(name: str, shape: tuple[int, ...],
 def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]]:
     """Checkpoint layouts to feed: name -> (parameter, tensor shape, row offset in the parameter). `mtp.`: the
     prefix an MTP layer has in its target's checkpoint (Qwen3-Next, Qwen3.5, EXAONE-MoE: `mtp.layers.0.`, which
-    their load_weights maps onto `model.`); split layouts ship experts one tensor each, under each naming."""
+    their load_weights maps onto `model.`); split layouts ship experts one tensor each, under each naming. The
+    `mtp` layer style is the MTP layer as its target's checkpoint ships it: the block's names without `mtp_block.`,
+    and the shared embedding inside the layer (DeepSeek-V3's `model.layers.61.embed_tokens`, which deepseek_mtp.py's
+    _rewrite_spec_layer_name maps onto `model.embed_tokens`). `nextn<N>`: a NextN head (a `model.decoder` layer,
+    SGLang's DeepSeek/GLM/... heads) as its target's checkpoint ships it, every name of the head under
+    `model.layers.<N>.` and its lm_head as the layer's `shared_head.head`, their loaders' `nextn_layer_prefix`; N is
+    0 or the config's num_hidden_layers (deepseek_weight_loader.py _initialize_nextn_conf @ SGLang 0.5.23: 0 for a
+    one-layer config, else num_hidden_layers)."""
     params = _parameters(model)
+    indices = {int(m.group(1)) for n in params if (m := re.search(r"\blayers\.(\d+)\.", n))}
+    spec_layer = min(indices) if indices and min(indices) > 0 else None  # an MTP layer after its target's layers
     out: dict[str, dict[str, tuple[str, tuple[int, ...], int]]] = {}
     has_experts = any(FUSED_EXPERTS.match(name) for name in params)
     stackings = ["split", "fused"] + (["split-w"] if has_experts else [])
+    nextn = sorted({0, int(getattr(getattr(model, "config", None), "num_hidden_layers", 0) or 0)}) \
+        if any(n.startswith("model.decoder.") for n in params) else []
     for prefix in ("model.", "", "mtp."):
-        for layer_style in ("layers", "midlayer", "mtp"):
+        styles = ["layers", "midlayer", "mtp"] + ([f"nextn{n}" for n in nextn] if prefix == "model." else [])
+        for layer_style in styles:
             for stacking in stackings:
                 layout: dict[str, tuple[str, tuple[int, ...], int]] = {}
                 for name, param in params.items():
@@ -507,6 +549,14 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
                         ckpt = re.sub(r"\blayers\.0\.", "midlayer.", ckpt)
                     elif layer_style == "mtp":  # an MTP layer as the target checkpoint ships it: the release's
                         ckpt = ckpt.replace(".mtp_block.", ".")  # _rewrite_spec_layer_name adds mtp_block back
+                        if spec_layer is not None and ckpt == f"{prefix}embed_tokens.weight":
+                            ckpt = f"{prefix}layers.{spec_layer}.embed_tokens.weight"
+                    elif layer_style.startswith("nextn"):
+                        at = f"model.layers.{layer_style[len('nextn'):]}."
+                        if ckpt == "lm_head.weight":
+                            ckpt = f"{at}shared_head.head.weight"
+                        elif ckpt.startswith("model.") and not ckpt.startswith("model.layers."):
+                            ckpt = at + ckpt[len("model."):].removeprefix("decoder.")
                     if stacking != "fused" and (experts := _expert_tensors(
                             ckpt, tuple(param.shape), EXPERT_NAMES[stacking == "split-w"])) is not None:
                         layout.update({c: (name, shape, offset) for c, shape, offset in experts})
@@ -527,8 +577,10 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
 class Feeder:
     """Runs the model's real load_weights on marker tensors and reads back where each marker landed."""
 
-    def __init__(self, torch: Any, model: Any) -> None:
+    def __init__(self, torch: Any, model: Any,
+                 load: Callable[[Any, Iterator[tuple[str, Any]]], Any] | None = None) -> None:
         self.torch, self.model = torch, model
+        self.load = load or (lambda m, weights: m.load_weights(weights))  # the runtime's loader, where it has one
         self.params = _parameters(model)
 
     def reset(self) -> None:
@@ -552,7 +604,7 @@ class Feeder:
 
         error = None
         try:
-            self.model.load_weights(weights())
+            self.load(self.model, weights())
         except Exception as exc:  # noqa: BLE001 - the release's own failure is the observation
             error = _error(exc)
         by_marker = {v: k for k, v in markers.items()}
@@ -615,7 +667,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     if base_model is None:
         return out
     out["structural"] = structural_keys(release, cls, config_for(recipe, BASE), built[0], frozenset(extra))
-    feeder = Feeder(release.torch, base_model)
+    feeder = Feeder(release.torch, base_model, getattr(release, "load_weights", None))
     fed: dict[str, Any] = {}
     for key, layout in layouts(base_model).items():
         tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
@@ -624,6 +676,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     best = min(fed, key=lambda k: (fed[k]["error"] is not None, len(fed[k]["unwritten"])))
     canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layouts(base_model)[best].items()}
     out["canonical"] = best
+    if best.startswith("model.nextn"):  # the NextN layer's index, per num_hidden_layers (one sample each)
+        out["nextn_layer"] = nextn_layers(release, cls, recipe, best, extra)
     # each form of name at the model's first layer (an MTP head's follows its target's layers), and in a layer it
     # does not build: past its last, and before its first (an MTP head's loader skips its target's layers)
     indices = {int(m.group(1)) for n in _parameters(base_model) if (m := re.search(r"layers\.(\d+)\.", n))}
@@ -670,7 +724,34 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
                 "fed": list(wrong), "shape": list(shape), "error": result["error"],
                 "landed": result["landed"].get(ckpt)}
     out["off_by_one"] = off
+    # each parameter with none of its tensors shipped: whether the release refuses that (its loader's
+    # not-initialised check, a class's own assertion), in which words; silence is DSP363's
+    by_parameter: dict[str, set[str]] = {}
+    for ckpt, (pname, _, _) in layouts(base_model)[best].items():
+        by_parameter.setdefault(pname, set()).add(ckpt)
+    out["missing"] = {pname: {"fed": sorted(names), "error": feeder.feed(
+        {c: v for c, v in canonical.items() if c not in names})["error"]} for pname, names in by_parameter.items()}
     return out
+
+
+def nextn_layers(release: Release, cls: Any, recipe: dict[str, Any], best: str,
+                 extra: dict[str, int]) -> dict[str, int | None]:
+    """num_hidden_layers -> the index N of the `model.layers.<N>.` names a NextN head loads (the layout `best`
+    at N = 0 and at N = num_hidden_layers, on a model built with that many layers; None: neither loads)."""
+    stacking = best.split("-", 1)[1]
+    found: dict[str, int | None] = {}
+    for count in (BASE["num_hidden_layers"], *ALTERNATES["num_hidden_layers"]):
+        values = {**BASE, **extra, "num_hidden_layers": count}
+        model, _, _ = release.build(cls, config_for(recipe, values), values)
+        feeder = Feeder(release.torch, model, getattr(release, "load_weights", None))
+        loads = {}
+        for key, layout in layouts(model).items():
+            if key.startswith("model.nextn") and key.endswith(f"-{stacking}"):
+                seen = feeder.feed({c: (shape, dtype_of(c)) for c, (_, shape, _) in layout.items()})
+                if seen["error"] is None:
+                    loads[int(key.split("-")[0][len("model.nextn"):])] = len(seen["unwritten"])
+        found[str(count)] = min(loads, key=lambda n: (loads[n], n)) if loads else None
+    return found
 
 
 def recipe_for(architecture: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -801,7 +882,7 @@ def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any]
     except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
         return {"id": case["id"], "phase": "init", "error": _error(exc)}, None
     fed = {name: (tuple(shape), dtype_of(name)) for name, shape in case["tensors"].items()}
-    result = Feeder(release.torch, model).feed(fed)
+    result = Feeder(release.torch, model, getattr(release, "load_weights", None)).feed(fed)
     numel = {name: int(release.torch.Size(shape).numel()) for name, (shape, _) in fed.items()}
     cut = sorted(n for n, where in result["landed"].items() if sum(c for _, c in where) < numel[n])
     return {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,

@@ -220,22 +220,32 @@ def test_an_mtp_head_in_its_target_checkpoints_names_loads(tmp_path: Path) -> No
     assert code == 0, doc["findings"]
 
 
-def test_an_mtp_head_under_the_drafts_prefix_is_skipped_and_stays_uninitialised(tmp_path: Path) -> None:
+def test_an_mtp_head_under_the_drafts_prefix_is_skipped_and_its_norms_are_refused(tmp_path: Path) -> None:
     """qwen3_next_mtp.py (is_unused_checkpoint_weight @ 0.33.0) loads only `mtp.` names: the same tensors under
-    `model.` load without a word, and the head keeps its initial values."""
+    `model.` are skipped without a word, and vLLM's loader then refuses the parameters it must fill and no tensor
+    did (default_loader.py track_weights_loading: the norms; the linear layers are exempt): DSP367, in its words."""
     _, doc = check(qwen3_next_mtp(tmp_path / "renamed", rename=("mtp.", "model.")))
     entry = row(doc)
-    assert entry["loads"] is True, entry
-    unfilled = codes(doc)["DSP363"]["message"]
-    from dspark_ckpt.runtimes.landing import JUDGED_ELSEWHERE, is_vocab
+    assert entry["loads"] is False and entry["error_code"] == "DSP367", entry
+    assert entry["error"].startswith("ValueError: Following weights were not initialized from checkpoint: {")
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("vllm", "0.33.0", "Qwen3NextMTP")
     assert model is not None
-    # every parameter of the head (fc's width is the aux-layer model's): none is loaded
-    head = [p for p, dims in model.parameters.items() if not is_vocab(dims) and p not in JUDGED_ELSEWHERE]
-    assert f"but {len(head)} parameters of its Qwen3NextMTP" in unfilled, unfilled
-    assert "model.layers.0.mlp.shared_expert.down_proj.weight" in unfilled
+    # every parameter the release refuses to leave unwritten, named in one set, as its loader does
+    for parameter in model.missing:
+        assert repr(parameter.replace("{i}", "0")) in entry["error"], parameter
+    assert "qkv_proj" not in entry["error"]  # exempt: a linear layer
+
+
+def test_a_missing_norm_of_an_mtp_head_is_refused_a_missing_projection_is_not(tmp_path: Path) -> None:
+    _, doc = check(qwen3_next_mtp(tmp_path / "nonorm", drop=("mtp.layers.0.input_layernorm.weight",)))
+    entry = row(doc)
+    assert entry["loads"] is False and entry["error_code"] == "DSP367", entry
+    assert entry["error"] == ("ValueError: Following weights were not initialized from checkpoint: "
+                              "{'model.layers.0.input_layernorm.weight'}")
+    _, doc = check(qwen3_next_mtp(tmp_path / "noproj", drop=("mtp.layers.0.self_attn.o_proj.weight",)))
+    assert row(doc)["loads"] is True and "model.layers.0.self_attn.o_proj.weight" in codes(doc)["DSP363"]["message"]
 
 
 def test_one_expert_short_is_a_partly_filled_fused_parameter(tmp_path: Path) -> None:
@@ -244,3 +254,77 @@ def test_one_expert_short_is_a_partly_filled_fused_parameter(tmp_path: Path) -> 
     assert entry["loads"] is True, entry
     assert "model.layers.0.mlp.experts.routed_experts.w13_weight (56 of 64 rows filled)" in \
         codes(doc)["DSP363"]["message"]
+
+
+# SGLang's DeepSeek-V3 NextN head as SGLang's export script writes it (one layer, `model.layers.0.*`, its embedding
+# and shared head inside the layer), from SGLang 0.5.23's generated record of DeepseekV3ForCausalLMNextN at these
+# sizes (its load_weights: deepseek_weight_loader.py @ 0.5.23, layer 0 for a one-layer config, else the target's
+# num_hidden_layers).
+NEXTN_RUNTIME = "sglang==0.5.23"
+DEEPSEEK_NEXTN = {"architectures": ["DeepseekV3ForCausalLMNextN"], "model_type": "deepseek_v3", "hidden_size": 16,
+                  "num_attention_heads": 2, "num_key_value_heads": 2, "intermediate_size": 24, "vocab_size": 128,
+                  "num_hidden_layers": 1, "num_nextn_predict_layers": 1, "kv_lora_rank": 8, "q_lora_rank": 12,
+                  "qk_nope_head_dim": 4, "qk_rope_head_dim": 4, "v_head_dim": 4, "n_routed_experts": 4,
+                  "n_shared_experts": 1, "moe_intermediate_size": 8, "num_experts_per_tok": 2, "n_group": 1,
+                  "topk_group": 1, "first_k_dense_replace": 0, "topk_method": "noaux_tc", "scoring_func": "sigmoid",
+                  "moe_layer_freq": 1, "rms_norm_eps": 1e-6, "max_position_embeddings": 4096}
+
+
+def deepseek_nextn(root: Path, *, layers: int = 1, at: int | None = None,
+                   extra: dict[str, tuple[int, ...]] | None = None) -> Path:
+    """The head's tensors at layer `at` (default: where the release loads it for `layers`), and `extra`."""
+    from dspark_ckpt.runtimes.landing import built_indices, variables
+    from dspark_ckpt.runtimes.release_model import architecture_model
+
+    model = architecture_model("sglang", "0.5.23", "DeepseekV3ForCausalLMNextN")
+    assert model is not None and model.not_built is None
+    config = {**DEEPSEEK_NEXTN, "num_hidden_layers": layers}
+    values = variables(model, config, target_hidden=None, target_vocab=128)
+    span, _ = built_indices(model, values)
+    assert span == range(0 if layers == 1 else layers, (0 if layers == 1 else layers) + 1)
+    shapes = layout_checkpoint(model, values)
+    assert shapes is not None and any(".experts.3." in n for n in shapes)
+    # the target's embedding and head, which the export keeps inside the layer and the loader skips
+    shapes |= {f"model.layers.{span.start}.embed_tokens.weight": (128, 16),
+               f"model.layers.{span.start}.shared_head.head.weight": (128, 16)}
+    if at is not None:
+        shapes = {n.replace(f"layers.{span.start}.", f"layers.{at}.", 1): s for n, s in shapes.items()}
+    return _folder(root, config, {n: _rand(*s) for n, s in {**shapes, **(extra or {})}.items()})
+
+
+def test_sglangs_exported_deepseek_nextn_head_loads(tmp_path: Path) -> None:
+    folder = deepseek_nextn(tmp_path / "nextn")
+    names = json.loads((folder / "model.safetensors").read_bytes()[8:8 + int.from_bytes(
+        (folder / "model.safetensors").read_bytes()[:8], "little")])
+    assert "model.layers.0.eh_proj.weight" in names and "model.layers.0.shared_head.head.weight" in names
+    _, doc = check(folder, NEXTN_RUNTIME)
+    entry = row(doc, NEXTN_RUNTIME)
+    assert entry["loads"] is True and not entry.get("silent"), entry
+    assert not {"DSP309", "DSP360", "DSP361", "DSP362", "DSP363", "DSP367"} & set(codes(doc)), doc["findings"]
+
+
+def test_a_nextn_head_left_at_its_targets_layer_index_loads_nothing(tmp_path: Path) -> None:
+    """An export that set num_hidden_layers to 1 but kept DeepSeek-V3's `model.layers.61.` names: SGLang loads
+    `model.layers.0.` for a one-layer config and skips every other name, so the head keeps its initial values."""
+    _, doc = check(deepseek_nextn(tmp_path / "kept61", at=61), NEXTN_RUNTIME)
+    entry = row(doc, NEXTN_RUNTIME)
+    assert entry["loads"] is True, entry
+    from dspark_ckpt.runtimes.landing import is_vocab
+    from dspark_ckpt.runtimes.release_model import architecture_model
+
+    model = architecture_model("sglang", "0.5.23", "DeepseekV3ForCausalLMNextN")
+    assert model is not None
+    head = [p for p, dims in model.parameters.items() if not is_vocab(dims) and p not in model.unfilled]
+    unfilled = codes(doc)["DSP363"]["message"]
+    assert f"but {len(head)} parameters of its DeepseekV3ForCausalLMNextN" in unfilled, unfilled  # all of them
+    assert "model.decoder.mlp.gate.weight" in unfilled
+
+
+def test_a_nextn_head_in_its_whole_targets_checkpoint_loads_its_layer_and_skips_the_rest(tmp_path: Path) -> None:
+    """The target's own checkpoint as the draft (num_hidden_layers 3): the head is layer 3; the target's layers
+    0-2 are skipped by the loader, whatever they hold."""
+    target_layers = {f"model.layers.{i}.self_attn.o_proj.weight": (16, 8) for i in range(3)} | \
+        {"model.layers.0.mlp.gate_proj.weight": (24, 16)}
+    _, doc = check(deepseek_nextn(tmp_path / "target", layers=3, extra=target_layers), NEXTN_RUNTIME)
+    entry = row(doc, NEXTN_RUNTIME)
+    assert entry["loads"] is True and not entry.get("silent"), entry

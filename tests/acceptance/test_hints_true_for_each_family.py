@@ -580,6 +580,7 @@ TRIGGERS: dict[str, Trigger] = {
     "tensor-cut": Trigger(("DSP362",), then(check(), lambda f, _: edit_config(f, head_dim=4))),
     "parameter-unfilled": Trigger(("DSP363",), retensor(check(), layers__0__self_attn__q_proj__weight=None)),
     "gemma4-fused-kv": Trigger(("DSP364",), then(check(), lambda f, _: edit_config(f, attention_k_eq_v=False))),
+    "parameter-required": Trigger(("DSP367",), retensor(check(), layers__0__post_attention_layernorm__weight=None)),
     "aux-unsaid": Trigger(("DSP357",), check()),
     # --- SGLang's own contracts ---
     "sglang-padded": Trigger(("DSP340",), check("--runtime", "sglang", vocab=128, draft_vocab=128, config=SGLANG)),
@@ -759,6 +760,9 @@ FIRES_FOR: dict[str, tuple[str, ...]] = {
     "tensor-shape": tuple(f for f in FAMILIES if f != "dflash2"),
     "parameter-unfilled": tuple(f for f in FAMILIES if f not in ("dflash2", "gemma4-dspark")),
     "gemma4-fused-kv": ("gemma4-dspark",),
+    # Gemma4 DSpark's load_weights reports what it loaded, and vLLM's loader refuses a norm it did not (0.27+); the
+    # other families' report nothing (EAGLE-3, DFlash) or their norms load alike
+    "parameter-required": ("gemma4-dspark",),
     "verify-d2t-not-increasing": DSPARK[:2],
 }
 

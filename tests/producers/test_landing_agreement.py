@@ -142,7 +142,7 @@ def disagreements(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str
             continue
         if not loads:
             if verdict.error is not None and verdict.error.code in landing.CODES:
-                words = seen["error"]["message"].split(" The available", 1)[0]
+                words = landing.sorted_sets(seen["error"]["message"]).split(" The available", 1)[0]
                 if not verdict.error.text.endswith(words) and words not in verdict.error.text:
                     disagree.append(f"{case_id}: vLLM says {words!r}; check {verdict.error.text!r}")
             continue

@@ -172,12 +172,41 @@ def test_an_mtp_head_in_its_targets_checkpoint_names_lands_and_under_the_draft_p
     assert any(n.startswith("mtp.layers.0.mlp.experts.3.") for n in tensors)  # the target checkpoint's names
     assert land(found, qwen, tensors, target_hidden=H, target_vocab=128) == ()
     # the same tensors under `model.` (an export that renamed them): qwen3_next_mtp.py skips every name that is not
-    # `mtp.`, so the head keeps its initial values
+    # `mtp.`, and vLLM's loader then refuses the norms it left unwritten (the linear layers, exempt from its check
+    # since 0.21, would keep their initial values)
     renamed = {(n.replace("mtp.", "model.", 1) if n.startswith("mtp.") else n): s for n, s in tensors.items()}
     problems = land(found, qwen, renamed, target_hidden=H, target_vocab=128)
-    assert problems and all(p.kind == "unfilled" and not p.raises for p in problems)
-    assert "model.layers.0.mlp.experts.w13_weight" in {p.parameter for p in problems} or \
-        any("experts" in (p.parameter or "") for p in problems)
+    refused = [p for p in problems if p.raises]
+    assert refused and {p.kind for p in refused} == {"missing"}
+    assert refused[0].text.startswith("ValueError: Following weights were not initialized from checkpoint: {")
+    assert "'model.layers.0.input_layernorm.weight'" in refused[0].text and "'model.norm.weight'" in refused[0].text
+    assert refused[0].where.startswith("vllm/model_executor/model_loader/default_loader.py:")
+    silent = {p.parameter for p in problems if not p.raises}
+    assert "model.layers.0.self_attn.qkv_proj.weight" in silent and "model.layers.0.input_layernorm.weight" not in silent
+
+
+def test_a_norm_no_tensor_fills_is_refused_where_the_releases_loader_checks_it() -> None:
+    """vLLM's DefaultModelLoader.load_weights refuses a parameter the class's load_weights reports unloaded
+    (observed for each parameter: the record's `missing`): a norm of an MTP head on 0.33.0; from 0.21 it exempts
+    linear layers, which stay silent (DSP363), and before 0.21 it refuses them too; EAGLE-3's load_weights reports
+    nothing, so nothing is refused."""
+    qwen = {"architectures": ["Qwen3NextMTP"], "model_type": "qwen3_next", "hidden_size": H, "num_attention_heads": 2,
+            "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 24, "num_hidden_layers": 1,
+            "num_nextn_predict_layers": 1, "vocab_size": 128, "num_experts": 4, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8, "rms_norm_eps": 1e-6}
+    found, tensors = mtp("Qwen3NextMTP", qwen)
+    norm = next(n for n in tensors if n.endswith("post_attention_layernorm.weight"))
+    (problem,) = land(found, qwen, {n: s for n, s in tensors.items() if n != norm}, target_hidden=H, target_vocab=128)
+    assert problem.kind == "missing" and problem.raises
+    assert problem.text == ("ValueError: Following weights were not initialized from checkpoint: "
+                            "{'model.layers.0.post_attention_layernorm.weight'}")
+    proj = next(n for n in tensors if n.endswith("self_attn.o_proj.weight"))
+    (silent,) = land(found, qwen, {n: s for n, s in tensors.items() if n != proj}, target_hidden=H, target_vocab=128)
+    assert silent.kind == "unfilled" and not silent.raises
+    old = architecture_model("vllm", "0.20.0", "Qwen3NextMTP")
+    assert old is not None and "model.layers.{i}.self_attn.o_proj.weight" in old.missing  # no exemption before 0.21
+    assert not model().missing  # EAGLE-3 Llama: its load_weights reports nothing, the loader checks nothing
+    assert [p.kind for p in run(eagle3(**{"layers.0.input_layernorm.weight": None}))] == ["unfilled"]
 
 
 def test_a_model_type_the_release_has_a_class_for_keeps_that_classs_defaults() -> None:
