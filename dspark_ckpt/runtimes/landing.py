@@ -121,6 +121,16 @@ def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:
     return exprs is not None and any(e is not None and e.variables & VOCAB_VARIABLES for e in exprs)
 
 
+# The vocabulary mapping's parameter: the release builds it only where D differs from T, so its shape is no
+# expression of the samples (it is D where it exists)
+MAPPING_PARAMETERS = frozenset({"draft_id_to_target_id"})
+
+
+def vocab_parameter(parameter: str, exprs: tuple[Expr | None, ...] | None) -> bool:
+    """A parameter of the vocabulary (sized by one, or the d2t mapping): the vocab contract's."""
+    return is_vocab(exprs) or parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS
+
+
 def _size(shape: tuple[int, ...]) -> str:
     return f"torch.Size({list(shape)})"
 
@@ -339,8 +349,11 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         required = model.missing.get(parameter)  # a parameter the release refuses to leave unwritten
         if required is None and (is_vocab(exprs) or any(e is None for e in exprs)):
             continue
-        if required is not None and is_vocab(exprs) and not vocab:
+        if required is not None and vocab_parameter(parameter, exprs) and not vocab:
             continue  # the vocab contract's
+        if parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS and \
+                values.get("draft_vocab_size", values.get("vocab_size")) == values.get("target.vocab_size"):
+            continue  # built where D differs from T only
         rows = _shape(exprs, values)
         need = units(rows) if rows is not None and None not in rows else None
         for i in (span if "{i}" in parameter and span is not None else (0,)):

@@ -68,7 +68,8 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
-        if landing.is_vocab(exprs) or parameter in model.unfilled or parameter in landing.JUDGED_ELSEWHERE \
+        if landing.vocab_parameter(parameter, exprs) or parameter in model.unfilled \
+                or parameter in landing.JUDGED_ELSEWHERE \
                 or parameter in unjudged or (any(e is None for e in exprs) and parameter not in model.missing):
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's

@@ -30,6 +30,7 @@ import tempfile
 import traceback
 import types
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 PACKAGE = "sglang"
@@ -229,6 +230,31 @@ def _answer_amx(torch: Any, answered: list[str]) -> None:
 
 
 def _set_up_process_group(folder: str) -> str:
+    """SGLang's own single-process set-up, as the release ships it, then its DP-attention state where nothing
+    set it (the releases before 0.5.19 assert it in every MLA/MoE layer: `dp attention not initialized!`, which
+    their scheduler sets with dp_attention.initialize_dp_attention); returns which ones ran."""
+    said = _set_up_groups(folder)
+    try:
+        from sglang.srt.layers import dp_attention  # type: ignore[import-not-found, unused-ignore]
+        from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return said
+    try:
+        dp_attention.get_attention_dp_size()
+    except AssertionError:
+        import torch
+
+        said += "; layers/dp_attention.py initialize_dp_attention(ServerArgs(model_path='dummy'))"
+        try:
+            dp_attention.initialize_dp_attention(ServerArgs(model_path="dummy"), SimpleNamespace(
+                hidden_size=16, dtype=torch.float32, hf_config=SimpleNamespace()))
+        except Exception as exc:  # noqa: BLE001 - its last step, the gathered buffers' device, may find none
+            dp_attention.get_attention_dp_size()  # the rank and size the layers read are set, or this raises
+            said += f" (stopped after the DP rank and size, at {type(exc).__name__}: {str(exc).splitlines()[0]})"
+    return said
+
+
+def _set_up_groups(folder: str) -> str:
     """SGLang's own single-process set-up, as the release ships it; returns which one ran."""
     from sglang.srt.distributed import parallel_state as ps  # type: ignore[import-not-found, unused-ignore]
 
