@@ -39,6 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
+from dspark_ckpt.runtimes.landing import sorted_sets
 from dspark_ckpt.runtimes.release_model import EXPERT, LAYER, normal
 
 DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
@@ -392,8 +393,9 @@ def fallbacks(samples: dict[str, dict[str, Any]], shapes: dict[str, Any], prefix
 
 
 def words(message: str, limit: int = 500) -> str:
-    """The release's words, without the set of available parameters vLLM appends (its order varies per run)."""
-    return message.split(" The available", 1)[0][:limit]
+    """The release's words, without the set of available parameters vLLM appends, and with any set of names they
+    print sorted (a Python set's order varies per run: the loader's "not initialized" names)."""
+    return sorted_sets(message.split(" The available", 1)[0])[:limit]
 
 
 def _size_template(message: str, fed: list[int], want: list[int]) -> str:

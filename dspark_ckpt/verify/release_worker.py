@@ -534,7 +534,10 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
     spec_layer = min(indices) if indices and min(indices) > 0 else None  # an MTP layer after its target's layers
     out: dict[str, dict[str, tuple[str, tuple[int, ...], int]]] = {}
     has_experts = any(FUSED_EXPERTS.match(name) for name in params)
-    stackings = ["split", "fused"] + (["split-w"] if has_experts else [])
+    # SGLang fuses a MoE layer's shared expert into its routed ones (num_fused_shared_experts: the last expert),
+    # and its loader renames a checkpoint's `mlp.shared_experts.*` onto it: that naming first, as checkpoints ship it
+    shared = has_experts and any(getattr(m, "num_fused_shared_experts", 0) for m in model.modules())
+    stackings = (["split-shared"] if shared else []) + ["split", "fused"] + (["split-w"] if has_experts else [])
     nextn = sorted({0, int(getattr(getattr(model, "config", None), "num_hidden_layers", 0) or 0)}) \
         if any(n.startswith("model.decoder.") for n in params) else []
     for prefix in ("model.", "", "mtp."):
@@ -559,6 +562,10 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
                             ckpt = at + ckpt[len("model."):].removeprefix("decoder.")
                     if stacking != "fused" and (experts := _expert_tensors(
                             ckpt, tuple(param.shape), EXPERT_NAMES[stacking == "split-w"])) is not None:
+                        if stacking == "split-shared":  # the last expert under the shared expert's names
+                            last = f".experts.{int(param.shape[0]) - 1}."
+                            experts = [(c.replace(last, ".shared_experts.") if last in c else c, shape, offset)
+                                       for c, shape, offset in experts]
                         layout.update({c: (name, shape, offset) for c, shape, offset in experts})
                         continue
                     parts = shards(model, name, param) if stacking != "fused" else None

@@ -239,8 +239,10 @@ def _set_up_process_group(folder: str) -> str:
         from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return said
+    asked = getattr(dp_attention, "get_attention_dp_size", None)  # (0.5.19+ keep the state elsewhere)
     try:
-        dp_attention.get_attention_dp_size()
+        if asked is not None:
+            asked()
     except AssertionError:
         import torch
 
@@ -249,8 +251,12 @@ def _set_up_process_group(folder: str) -> str:
             dp_attention.initialize_dp_attention(ServerArgs(model_path="dummy"), SimpleNamespace(
                 hidden_size=16, dtype=torch.float32, hf_config=SimpleNamespace()))
         except Exception as exc:  # noqa: BLE001 - its last step, the gathered buffers' device, may find none
-            dp_attention.get_attention_dp_size()  # the rank and size the layers read are set, or this raises
-            said += f" (stopped after the DP rank and size, at {type(exc).__name__}: {str(exc).splitlines()[0]})"
+            stopped = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+            try:
+                dp_attention.get_attention_dp_size()  # the rank and size the layers read are set?
+                said += f" (stopped after the DP rank and size, at {stopped})"
+            except AssertionError:  # it raised before them (0.5.3 and older read the model's config): left unset
+                said += f" (raised {type(exc).__name__} before setting the DP rank and size, which stay unset)"
     return said
 
 
