@@ -346,14 +346,15 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     for parameter, exprs in sorted(model.parameters.items()):
         if parameter in model.unfilled or parameter in JUDGED_ELSEWHERE or parameter in unjudged:
             continue
-        required = model.missing.get(parameter)  # a parameter the release refuses to leave unwritten
-        if required is None and (is_vocab(exprs) or any(e is None for e in exprs)):
+        # what the release raises when no tensor fills it (a vocabulary parameter is the vocab contract's unless
+        # `vocab`; the d2t mapping exists only where D differs from T), and whether its rows are judged (DSP363)
+        own = vocab or not vocab_parameter(parameter, exprs)
+        built = parameter.rsplit(".", 1)[-1] not in MAPPING_PARAMETERS or \
+            values.get("draft_vocab_size", values.get("vocab_size")) != values.get("target.vocab_size")
+        required = model.missing.get(parameter) if own and built else None
+        sized = not is_vocab(exprs) and all(e is not None for e in exprs)
+        if required is None and not sized:
             continue
-        if required is not None and vocab_parameter(parameter, exprs) and not vocab:
-            continue  # the vocab contract's
-        if parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS and \
-                values.get("draft_vocab_size", values.get("vocab_size")) == values.get("target.vocab_size"):
-            continue  # built where D differs from T only
         rows = _shape(exprs, values)
         need = units(rows) if rows is not None and None not in rows else None
         for i in (span if "{i}" in parameter and span is not None else (0,)):
@@ -361,10 +362,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             have = covered.get(concrete, 0)
             if have == 0 and required is not None:
                 refused.setdefault(required, []).append(concrete)
-                continue
-            if required is not None and (is_vocab(exprs) or any(e is None for e in exprs)):
-                continue
-            if have == 0 or (need is not None and have < need and normal(parameter) not in unjudged):
+            elif sized and (have == 0 or (need is not None and have < need and normal(parameter) not in unjudged)):
                 what = "no tensor fills it" if have == 0 else f"the shipped tensors fill {have} of its {need} rows"
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
