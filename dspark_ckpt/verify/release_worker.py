@@ -325,7 +325,7 @@ class Release:
         """The release's own DefaultModelLoader.load_weights over these tensors, as `get_model` loads a draft: the
         model's load_weights, then the loader's check that every parameter it must fill was filled ("Following
         weights were not initialized from checkpoint", where load_weights returns the names it loaded; in
-        track_weights_loading from 0.25, inline before, without its exemption of linear layers). Its `self` is a
+        track_weights_loading from 0.21, inline before, without its exemption of linear layers). Its `self` is a
         stand-in holding only what that method reads (the weights iterator, the timers, the load config)."""
         loader = self.default_loader
         if loader is None:
