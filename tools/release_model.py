@@ -314,8 +314,8 @@ def fit_nextn(arch: dict[str, Any]) -> dict[str, Any]:
     points = [({"num_hidden_layers": k}, v) for k, v in sorted(seen.items())]
     terms = fit([p for p in points if p[0]["num_hidden_layers"] > 1] or points, ["num_hidden_layers"],
                 {"num_hidden_layers"})
-    one = fit([({"num_hidden_layers": k}, 1) for k in seen], ["num_hidden_layers"], set())
-    out: dict[str, Any] = {"layers": {"expr": render(one or []), "text": text(one or [])}}
+    one: list[Term] = [(Fraction(1), ())]
+    out: dict[str, Any] = {"layers": {"expr": render(one), "text": text(one)}}
     if terms is not None:
         out["first_layer"] = {"expr": render(terms), "text": text(terms)}
         exceptions = {f"num_hidden_layers={k}": v for k, v in seen.items()

@@ -84,8 +84,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     "GlmMoeDsa": DEEPSEEK,
     "HYV4": DEEPSEEK,
     # the MTP configs tools/release_model.py's recipes give vLLM's heads of the same families
-    "Bailing": {**fitting.RECIPES["Bailing"]},
-    "MiMoV2": {**fitting.RECIPES["MiMoV2"]},
+    "Bailing": fitting.RECIPES["Bailing"],
+    "MiMoV2": fitting.RECIPES["MiMoV2"],
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},

@@ -126,9 +126,13 @@ def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:
 MAPPING_PARAMETERS = frozenset({"draft_id_to_target_id"})
 
 
+def _mapping(parameter: str) -> bool:
+    return parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS
+
+
 def vocab_parameter(parameter: str, exprs: tuple[Expr | None, ...] | None) -> bool:
     """A parameter of the vocabulary (sized by one, or the d2t mapping): the vocab contract's."""
-    return is_vocab(exprs) or parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS
+    return is_vocab(exprs) or _mapping(parameter)
 
 
 def _size(shape: tuple[int, ...]) -> str:
@@ -349,7 +353,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         # what the release raises when no tensor fills it (a vocabulary parameter is the vocab contract's unless
         # `vocab`; the d2t mapping exists only where D differs from T), and whether its rows are judged (DSP363)
         own = vocab or not vocab_parameter(parameter, exprs)
-        built = parameter.rsplit(".", 1)[-1] not in MAPPING_PARAMETERS or \
+        built = not _mapping(parameter) or \
             values.get("draft_vocab_size", values.get("vocab_size")) != values.get("target.vocab_size")
         required = model.missing.get(parameter) if own and built else None
         sized = not is_vocab(exprs) and all(e is not None for e in exprs)

@@ -66,6 +66,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     span, experts = landing.built_indices(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
+    whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
         if landing.vocab_parameter(parameter, exprs) or parameter in model.unfilled \
@@ -78,9 +79,12 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         leading = dims[:-1] if len(dims) > 1 else dims
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading else 0
         for i in (span if "{i}" in parameter and span is not None else (0,)):
-            written[parameter.replace("{i}", str(i))] = torch.zeros(max(size, 1), dtype=torch.bool)
+            concrete = parameter.replace("{i}", str(i))
+            written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
             if parameter in model.missing:
-                required.add(parameter.replace("{i}", str(i)))
+                required.add(concrete)
+                if None in dims:
+                    whole.add(concrete)
     refused: list[str] = []
     cut: list[str] = []
     for name in order:
@@ -114,15 +118,9 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             mask[start:start + rows] = True
             cursor[parameter] = start + rows
     missing = tuple(p for p, mask in written.items() if p in required and not bool(mask.any()))
-    # a parameter of unknown size is judged whole or missing only (its one row: any tensor that lands)
-    unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()) and p not in missing
-                     and (p not in required or None not in _dims(model, p, values)))
+    unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()) and p not in missing and p not in whole)
     return LandingRun(runtime, version, model.name, len(order), tuple(refused), tuple(cut), unfilled,
                       len(written), int(sum(r.numel() for r in written.values())), missing)
-
-
-def _dims(model: ArchitectureModel, parameter: str, values: Mapping[str, int]) -> list[int | None]:
-    return [e.value(values) if e is not None else None for e in model.parameters[normal(parameter)]]
 
 
 def against_check(run: LandingRun, found: Sequence[landing.Landing]) -> str | None:

@@ -638,6 +638,11 @@ class Feeder:
         return {"landed": landed, "unwritten": unwritten, "partly": partly, "error": error}
 
 
+def feeder_for(release: Any, model: Any) -> Feeder:
+    """A Feeder through the runtime's own loader where the release has one (vLLM's DefaultModelLoader)."""
+    return Feeder(release.torch, model, getattr(release, "load_weights", None))
+
+
 def dtype_of(name: str) -> str:
     return "int64" if name.rsplit(".", 1)[-1] in ("d2t", "t2d") else "float32"
 
@@ -674,14 +679,15 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     if base_model is None:
         return out
     out["structural"] = structural_keys(release, cls, config_for(recipe, BASE), built[0], frozenset(extra))
-    feeder = Feeder(release.torch, base_model, getattr(release, "load_weights", None))
+    feeder = feeder_for(release, base_model)
     fed: dict[str, Any] = {}
-    for key, layout in layouts(base_model).items():
+    base_layouts = layouts(base_model)  # the names each layout feeds (the model's parameters do not change)
+    for key, layout in base_layouts.items():
         tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
         fed[key] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(tensors)}
     out["layouts"] = fed
     best = min(fed, key=lambda k: (fed[k]["error"] is not None, len(fed[k]["unwritten"])))
-    canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layouts(base_model)[best].items()}
+    canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in base_layouts[best].items()}
     out["canonical"] = best
     if best.startswith("model.nextn"):  # the NextN layer's index, per num_hidden_layers (one sample each)
         out["nextn_layer"] = nextn_layers(release, cls, recipe, best, extra)
@@ -701,11 +707,11 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
         count = len({m.group(1) for c in canonical if (m := re.search(r"\.experts\.(\d+)\.", c))})
         fed_name = expert.replace(".experts.0.", f".experts.{count}.")
         out["unknown"]["experts.past"] = {"fed": fed_name, **feeder.feed({**canonical, fed_name: canonical[expert]})}
-    bare = next((c for c, (p, _, _) in layouts(base_model)[best].items()
+    bare = next((c for c, (p, _, _) in base_layouts[best].items()
                  if c in fed[best]["landed"] and not c.endswith((".weight", ".bias")) and "." in c), None)
     if bare is not None:  # a bare parameter shipped as `<name>.weight`, as some exporters write it
         nested = {k: v for k, v in canonical.items() if k != bare}
-        out["nested"] = {"name": bare, "parameter": layouts(base_model)[best][bare][0],
+        out["nested"] = {"name": bare, "parameter": base_layouts[best][bare][0],
                          **feeder.feed({**nested, f"{bare}.weight": canonical[bare]})}
     built_params: dict[str, Any] = _parameters(base_model)
     d2t = built_params.get("draft_id_to_target_id")
@@ -734,7 +740,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     # each parameter with none of its tensors shipped: whether the release refuses that (its loader's
     # not-initialised check, a class's own assertion), in which words; silence is DSP363's
     by_parameter: dict[str, set[str]] = {}
-    for ckpt, (pname, _, _) in layouts(base_model)[best].items():
+    for ckpt, (pname, _, _) in base_layouts[best].items():
         by_parameter.setdefault(pname, set()).add(ckpt)
     out["missing"] = {pname: {"fed": sorted(names), "error": feeder.feed(
         {c: v for c, v in canonical.items() if c not in names})["error"]} for pname, names in by_parameter.items()}
@@ -750,7 +756,7 @@ def nextn_layers(release: Release, cls: Any, recipe: dict[str, Any], best: str,
     for count in (BASE["num_hidden_layers"], *ALTERNATES["num_hidden_layers"]):
         values = {**BASE, **extra, "num_hidden_layers": count}
         model, _, _ = release.build(cls, config_for(recipe, values), values)
-        feeder = Feeder(release.torch, model, getattr(release, "load_weights", None))
+        feeder = feeder_for(release, model)
         loads = {}
         for key, layout in layouts(model).items():
             if key.startswith("model.nextn") and key.endswith(f"-{stacking}"):
@@ -889,7 +895,7 @@ def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any]
     except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
         return {"id": case["id"], "phase": "init", "error": _error(exc)}, None
     fed = {name: (tuple(shape), dtype_of(name)) for name, shape in case["tensors"].items()}
-    result = Feeder(release.torch, model, getattr(release, "load_weights", None)).feed(fed)
+    result = feeder_for(release, model).feed(fed)
     numel = {name: int(release.torch.Size(shape).numel()) for name, (shape, _) in fed.items()}
     cut = sorted(n for n, where in result["landed"].items() if sum(c for _, c in where) < numel[n])
     return {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,

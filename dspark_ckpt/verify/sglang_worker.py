@@ -30,7 +30,6 @@ import tempfile
 import traceback
 import types
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 PACKAGE = "sglang"
@@ -239,25 +238,31 @@ def _set_up_process_group(folder: str) -> str:
         from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return said
-    asked = getattr(dp_attention, "get_attention_dp_size", None)  # (0.5.19+ keep the state elsewhere)
-    try:
-        if asked is not None:
-            asked()
-    except AssertionError:
-        import torch
+    dp_size = getattr(dp_attention, "get_attention_dp_size", None)  # (0.5.19+ keep the state elsewhere)
+    if dp_size is None or _dp_attention_set(dp_size):
+        return said
+    import torch
 
-        said += "; layers/dp_attention.py initialize_dp_attention(ServerArgs(model_path='dummy'))"
-        try:
-            dp_attention.initialize_dp_attention(ServerArgs(model_path="dummy"), SimpleNamespace(
-                hidden_size=16, dtype=torch.float32, hf_config=SimpleNamespace()))
-        except Exception as exc:  # noqa: BLE001 - its last step, the gathered buffers' device, may find none
-            stopped = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
-            try:
-                dp_attention.get_attention_dp_size()  # the rank and size the layers read are set?
-                said += f" (stopped after the DP rank and size, at {stopped})"
-            except AssertionError:  # it raised before them (0.5.3 and older read the model's config): left unset
-                said += f" (raised {type(exc).__name__} before setting the DP rank and size, which stay unset)"
+    said += "; layers/dp_attention.py initialize_dp_attention(ServerArgs(model_path='dummy'))"
+    try:
+        dp_attention.initialize_dp_attention(ServerArgs(model_path="dummy"), types.SimpleNamespace(
+            hidden_size=16, dtype=torch.float32, hf_config=types.SimpleNamespace()))
+    except Exception as exc:  # noqa: BLE001 - its last step, the gathered buffers' device, may find none
+        if _dp_attention_set(dp_size):  # the rank and size the layers read are set
+            said += f" (stopped after the DP rank and size, at {type(exc).__name__}: " \
+                    f"{(str(exc).splitlines() or [''])[0]})"
+        else:  # it raised before them (0.5.3 and older read the model's config): left unset
+            said += f" (raised {type(exc).__name__} before setting the DP rank and size, which stay unset)"
     return said
+
+
+def _dp_attention_set(dp_size: Any) -> bool:
+    """Whether the release's DP-attention rank and size are set (its getter asserts they are)."""
+    try:
+        dp_size()
+    except AssertionError:
+        return False
+    return True
 
 
 def _set_up_groups(folder: str) -> str:

@@ -35,6 +35,7 @@ from dspark_ckpt.runtimes.release_model import (
     architecture_model,
     generated_releases,
     normal,
+    release_record,
 )
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
@@ -49,8 +50,7 @@ import sglang_release_model as sglang_fitting  # noqa: E402
 
 def _built(runtime: str, release: str) -> int:
     """How many registered classes the release's generated model could build on CPU."""
-    registry = json.loads((ROOT / "dspark_ckpt" / "runtimes" / "release_data" / f"{runtime}-{release}" /
-                           "release.json").read_text())["registry"]
+    registry = (release_record(runtime, release) or {}).get("registry", {})
     return sum((m := architecture_model(runtime, release, a)) is not None and m.not_built is None for a in registry)
 
 
@@ -135,8 +135,7 @@ def _write(folder: Path, config: dict[str, Any], tensors: dict[str, tuple[int, .
 def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, runtime: str, release: str) -> None:
     assert release in generated_releases(runtime)
     request = RECIPES[runtime]
-    registered = json.loads((ROOT / "dspark_ckpt" / "runtimes" / "release_data" / f"{runtime}-{release}" /
-                             "release.json").read_text())["registry"]
+    registered = (release_record(runtime, release) or {})["registry"]
     cases, predicted, built_archs = [], {}, set()
     for arch in sorted(registered):
         model = architecture_model(runtime, release, arch)
