@@ -1078,7 +1078,9 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP810", "deploy-unsupported-method", ERROR, "The method given is not one vLLM can confirm for this draft",
          "A method outside eagle, eagle3, dflash and dspark (mtp, medusa, mlp_speculator) goes through the "
          "detection chain; when nothing there matches the draft, vLLM raises "
-         "`NotImplementedError: Unsupported speculative method: '<method>'`. From 0.34 a configured method is kept "
+         "`NotImplementedError: Unsupported speculative method: '<method>'` (0.14 and older refuse every such "
+         "draft, method draft_model included: `Speculative decoding with draft model is not supported yet. ...`). "
+         "From 0.34 a configured method is kept "
          "and refused where the draft's class declares another (`speculative_config requested method=...`); a "
          "speculators `peagle` checkpoint is refused (`P-EAGLE (parallel drafting EAGLE-3) is not supported.`).",
          "The server does not start.", "`\"method\": \"mtp\"` with an EAGLE-3 draft.",

@@ -140,8 +140,12 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                        STATEMENT, through=r"without speculative model\.", inside=POST_INIT,
                        moved=Anchor(SPEC_CFG, r"^\s*def default_model\(", STATEMENT,
                                     through=r"without speculative model\.", inside=f"{DRAFT_CFG}.default_model")),
+    # 0.14 and older end in a refusal of every draft the detection does not recognise (draft_model included)
     "detect": Anchor(SPEC, r"# Automatically detect the method", STATEMENT,
-                     through=r"Unsupported speculative method", inside=POST_INIT, until="0.33.0"),
+                     through=r"Unsupported speculative method|Speculative decoding with draft model is not",
+                     inside=POST_INIT, until="0.33.0"),
+    "draft_model_refused": Anchor(SPEC, r'^\s*self\.method = "draft_model"\n\s*raise NotImplementedError\(',
+                                  through=r"eagle, or mtp\.", inside=POST_INIT, until="0.14.1"),
     # 0.34: the class the draft's model declares (speculator_config_class) first, else the path markers; a
     # configured method is kept and checked against the declared one
     "checkpoint_detect": _def_body(SPEC_CFG, "_resolve_checkpoint_config_class", since="0.34.0"),
@@ -205,7 +209,9 @@ SPEC_ANCHORS: dict[str, Anchor] = {
     "omni_call": Anchor(SPEC, r"^\s*_validate_qwen3_omni_dspark\(", inside=POST_INIT, since="0.29.0",
                         moved=Anchor(DSPARK_CFG, r"^\s*_validate_qwen3_omni_dspark\(",
                                      inside="DSparkSpeculatorConfig.apply_options")),
-    "equal_vocab": _def_body(SPEC, "verify_equal_vocab_size_if_draft_model", inside="SpeculativeConfig"),
+    # 0.15+ (0.14 and older refuse method draft_model in the detection: spec.draft_model_refused)
+    "equal_vocab": Anchor(SPEC, r"^\s*def verify_equal_vocab_size_if_draft_model\(", STATEMENT,
+                          inside="SpeculativeConfig", since="0.15.0"),
     # to 0.21, _verify_args refuses the methods fed the target's aux hidden states (eagle3; 0.17+ also
     # extract_hidden_states, 0.20+ dflash) for a target whose text model_type contains none of a list's names
     # (spec.json aux_targets: the methods, the list, the words); 0.22 dropped the check
@@ -224,7 +230,8 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                               (r"if \(\n\s*config_cls\.adaptive_verification_uses_draft_logits\n"
                                r"\s*and self\.enable_adaptive_verification")),
                        STATEMENT, since="0.28.0"),
-    "tensor_parallel": Anchor(SPEC, r"if self\.tensor_parallel_size is not None:", STATEMENT),
+    # 0.15+: a field refused in words (0.14 and older have no such field: the key is dropped, spec.extra_ignored)
+    "tensor_parallel": Anchor(SPEC, r"if self\.tensor_parallel_size is not None:", STATEMENT, since="0.15.0"),
     # 0.34: parallel_drafting is deprecated and ignored, but refused with a method other than dflash or dspark
     "parallel_drafting": Anchor(SPEC, r'if self\.parallel_drafting and self\.method not in \("dflash", "dspark"\):',
                                 STATEMENT, inside="SpeculativeConfig._verify_args", since="0.34.0"),
@@ -262,7 +269,11 @@ SPEC_ANCHORS: dict[str, Anchor] = {
                                moved=Anchor(SPEC_CFG, r"max_model_len=spec\.max_model_len,",
                                             through=r"spec_target_max_model_len=target\.max_model_len,",
                                             inside=f"{DRAFT_CFG}.configure")),
-    "length_keys": _def_body(CONVERTOR, "derive_max_model_len_and_key"),
+    # 0.13 and older: the same keys, inline in model.py's _get_and_verify_max_len
+    "length_keys": Anchor(CONVERTOR, r"^\s*def derive_max_model_len_and_key\(", STATEMENT,
+                          moved=Anchor(MODEL_CFG, r'^\s*derived_max_model_len = float\("inf"\)\n\s*possible_keys = \[',
+                                       through=r"derived_max_model_len = tmp_max_len",
+                                       inside="_get_and_verify_max_len")),
     "derived_len": Anchor(MODEL_CFG, r"^\s*elif max_model_len > derived_max_model_len:", BRANCH,
                           inside="_get_and_verify_max_len"),
     "rope_factor": Anchor(MODEL_CFG, r'if rope_type not in \(\s*"su",', STATEMENT,

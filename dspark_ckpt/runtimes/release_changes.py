@@ -26,8 +26,14 @@ class Change:
 _SPEC = "vllm/config/speculative.py"
 _TF = "vllm/transformers_utils/config.py"
 
-# Each release after the first one read (0.15) whose behaviour changed, oldest first.
+# Each release after the first one read (0.12) whose behaviour changed, oldest first.
 CHANGES: tuple[Change, ...] = (
+    Change("0.15.0",
+           f"{_SPEC} __post_init__: method draft_model is served (0.14: the detection's fallback refuses every draft "
+           "it does not recognise, draft_model included, `Speculative decoding with draft model is not supported "
+           "yet`), and _verify_args checks its vocabulary against the target's; a `tensor_parallel_size` field "
+           "refused in words (0.14: no such field, the key is dropped)",
+           appear=("spec.equal_vocab", "spec.tensor_parallel"), gone=("spec.draft_model_refused",)),
     Change("0.16.0",
            "vllm/config/utils.py: the `config` decorator makes SpeculativeConfig a pydantic dataclass with "
            "extra=\"forbid\" (0.15: a plain `@dataclass`, extra keys dropped without a word)",

@@ -29,6 +29,9 @@ TF_CONFIG = "vllm/transformers_utils/config.py"
 # --- the runtimes' own words (quoted exactly; `{}` fields are filled per draft) ---
 M_NO_MODEL = "num_speculative_tokens was provided but without speculative model."
 M_UNSUPPORTED = "Unsupported speculative method: '{method}'"
+# 0.14 and older: no independent draft models at all (speculative.py L388-393 @ v0.14.0)
+M_DRAFT_REFUSED = ("Speculative decoding with draft model is not supported yet. Please consider using other "
+                   "speculative decoding methods such as ngram, medusa, eagle, or mtp.")
 M_UNREGISTERED = "Model architectures {archs} are not supported for now. Supported architectures: [...]"
 M_MISSING = "A speculative model was provided, but `num_speculative_tokens` was not provided"
 # 0.16 and older raise nothing of their own: the chain of tokens is built from it (speculative.py L492-496 @ 0.16.0)
@@ -515,6 +518,9 @@ class _Run:
         path = self.model.lower()
         found = self.detected(path)
         if found is None:
+            if self.r.has("draft_model_refused"):  # 0.14 and older: whatever the method given
+                self.method, self.method_from = "draft_model", "the detection's fallback"
+                raise self.stop("DSP810", M_DRAFT_REFUSED, "draft_model_refused")
             if self.method != "draft_model":
                 raise self.stop("DSP810", M_UNSUPPORTED.format(method=self.method), "detect")
             return
@@ -679,7 +685,7 @@ class _Run:
         if adaptive is not None and method != "dspark" and spec.get("enable_adaptive_verification") and (
                 not self.r.adaptive_needs_argmax or spec.get("use_local_argmax_reduction")):
             raise self.stop("DSP824", adaptive, "adaptive")
-        if spec.get("tensor_parallel_size") is not None:
+        if self.r.has("tensor_parallel") and spec.get("tensor_parallel_size") is not None:  # 0.14-: no field
             raise self.stop("DSP824", M_TP, "tensor_parallel")
         if spec.get("use_heterogeneous_vocab") and method != "draft_model":
             raise self.stop("DSP824", M_HETERO, "heterogeneous")
@@ -694,7 +700,8 @@ class _Run:
     # 11. _verify_args: a plain draft model must share the target's vocabulary
     def equal_vocab(self) -> None:
         t, v = self.inp.target.vocab_size, _int(self.values.get("vocab_size"))
-        if self.method == "draft_model" and not self.spec.get("use_heterogeneous_vocab") and t and v and t != v:
+        if (self.r.has("equal_vocab") and self.method == "draft_model" and not self.spec.get("use_heterogeneous_vocab")
+                and t and v and t != v):
             raise self.stop("DSP814", M_EQUAL_VOCAB.format(t=t, v=v), "equal_vocab")
 
     def outcome(self, error: Problem | None) -> Outcome:

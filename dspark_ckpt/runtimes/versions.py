@@ -13,6 +13,7 @@ from functools import cache
 # list and every per-release table in runtimes/ derives from these or is keyed by them
 # (tests/unit/test_release_list.py fails on a second hand-kept list). A new release is one entry here.
 VLLM_RELEASES: tuple[str, ...] = (
+    "0.12.0", "0.13.0", "0.14.0", "0.14.1",
     "0.15.0", "0.15.1", "0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1", "0.19.0", "0.19.1", "0.20.0", "0.20.1", "0.20.2", "0.21.0", "0.22.0", "0.22.1", "0.23.0", "0.24.0", "0.25.0", "0.25.1", "0.26.0",
     "0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0",
 )

@@ -114,7 +114,7 @@ VLLM_ROWS: tuple[Contract, ...] = (
     _DFLASH2,
     replace(_DFLASH2, first="0.31.0", last=NEWEST, source=f"{_F2} @ {_on('0.31.0')}",
             lm_head_share=Share.IF_NOT_OWN_NOR_FLAGGED),
-    *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM", "LlamaModel", "0.15.0"),
+    *_eagle3(Family.EAGLE3_LLAMA, "llama_eagle3", "Eagle3LlamaForCausalLM", "LlamaModel", "0.12.0"),
     *_eagle3(Family.EAGLE3_QWEN3, "qwen3_eagle3", "Eagle3Qwen3ForCausalLM", "Qwen3Eagle3Model", "0.24.0"),
 )
 

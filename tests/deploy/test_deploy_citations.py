@@ -118,6 +118,9 @@ NEEDLES.update({  # 0.34's rules (its per-method SpeculatorConfig classes)
     "lm_head_quant_arch": ('{"DSparkDraftModel", "DSparkV41DraftModel"}', "draft_lm_head_quantization is only"),
     "speculators_peagle_refused": ("P-EAGLE (parallel drafting EAGLE-3) is not supported.",),
     "speculators_peagle_update": ("P-EAGLE (parallel drafting EAGLE-3) is not supported.",),
+    # 0.14 and older (speculative.py L388-393 @ v0.14.0)
+    "draft_model_refused": ('self.method = "draft_model"', "raise NotImplementedError(",
+                            '"Speculative decoding with draft model is not "'),
 })
 # The same rule in the file a later release moved it to (anchors' `moved`: 0.34's SpeculatorConfig classes)
 MOVED_NEEDLES: dict[str, tuple[str, ...]] = {
@@ -127,6 +130,9 @@ MOVED_NEEDLES: dict[str, tuple[str, ...]] = {
                   "must be divisible by {n_predict=}"),
     "block_default": ("if spec.num_speculative_tokens is None:", '"dspark_block_size"'),
     "draft_config_len": ("max_model_len=spec.max_model_len,", "spec_target_max_model_len=target.max_model_len,"),
+    # 0.13 and older: inline in vllm/config/model.py's _get_and_verify_max_len (L2045-2069 @ v0.13.0)
+    "length_keys": ("possible_keys = [", '"max_position_embeddings",', '"seq_len",',
+                    'if tmp_max_len := getattr(hf_config, "model_max_length", None):'),
     "raise_positions": ("if config_cls.shares_target_positions:",
                         "SpeculativeConfig._maybe_override_draft_max_position_embeddings("),
 }
@@ -153,9 +159,10 @@ OLDER_NEEDLES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 # And older still: rule -> (the first release with OLDER_NEEDLES' text, the needles before it)
 OLDEST_NEEDLES: dict[str, tuple[str, tuple[str, ...]]] = {
-    # no dflash detection before 0.20 (speculative.py L479-519 @ v0.18.0: eagle- and eagle3 only)
+    # no dflash detection before 0.20 (speculative.py L479-519 @ v0.18.0: eagle- and eagle3 only); 0.14 and older
+    # end in the refusal of every unrecognised draft (L352-394 @ v0.14.0)
     "detect": ("0.20.0", ('"eagle-" in self.draft_model_config.model.lower()', '"eagle3" in self.draft_model_config',
-                          "Unsupported speculative method")),
+                          "Unsupported speculative method || Speculative decoding with draft model is not ")),
 }
 
 
@@ -255,6 +262,7 @@ def test_registered_names_match_each_registry() -> None:
 # Each message dspark-ckpt quotes, the rule whose releases must contain it, and the wheel file it is in.
 MESSAGES: dict[str, tuple[str, str]] = {
     "M_NO_MODEL": ("no_model", sc.SPEC), "M_UNSUPPORTED": ("detect", sc.SPEC),
+    "M_DRAFT_REFUSED": ("draft_model_refused", sc.SPEC),
     "M_UNREGISTERED": ("unsupported_arch", sc.REGISTRY), "M_MISSING": ("missing", sc.SPEC),
     "M_DIVISIBLE": ("n_predict", sc.SPEC), "M_MIN_BLOCK": ("min_block", sc.SPEC),
     "M_TOPK_METHOD": ("topk_method", sc.SPEC), "M_TOPK_RANGE": ("topk_range", sc.SPEC),
@@ -271,6 +279,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
 WORDED: dict[str, Callable[[str], bool]] = {
     "M_MISSING": lambda v: "speculative_token_tree" not in vllm_release.RELEASE_RULES[v].fields,
     "M_MISSING_TREE": lambda v: "speculative_token_tree" in vllm_release.RELEASE_RULES[v].fields,  # 0.18-0.20
+    "M_UNSUPPORTED": lambda v: v not in sc.releases_with("draft_model_refused"),  # 0.14-: M_DRAFT_REFUSED
 }
 
 

@@ -50,6 +50,11 @@ NO_TOPK = vllm_before("0.28.0")  # dspark_draft_topk / enable_adaptive_verificat
 # for a path and model_type it does not recognise (L391-431 @ v0.16.0)
 NO_DEFAULT = vllm_before("0.17.0")
 M_NONE = "Unsupported speculative method: 'None'"
+# 0.14 and older serve no independent draft model: the detection's fallback refuses every draft it does not
+# recognise, whatever the method given (speculative.py L388-393 @ v0.14.0, L379-384 @ v0.12.0)
+NO_DRAFT_MODEL = vllm_before("0.15.0")
+M_NO_DRAFT_MODEL = sc.M_DRAFT_REFUSED
+OLD_WORDS = {**{v: M_NONE for v in NO_DEFAULT}, **{v: M_NO_DRAFT_MODEL for v in NO_DRAFT_MODEL}}
 WITH_DEFAULT = tuple(v for v in V if v not in NO_DEFAULT)
 NO_INDEX_SHARE = vllm_before("0.29.0")
 # 0.15 and older: SpeculativeConfig is a plain pydantic @dataclass (speculative.py L56-57 @ v0.15.0), which drops an
@@ -171,7 +176,7 @@ CASES: dict[str, Case] = {
                                          notes={v: ("DSP807",) for v in WITH_DEFAULT},
                                          expect={v: {"method": "draft_model",
                                                      "model_class": "Eagle3LlamaForCausalLM"} for v in WITH_DEFAULT},
-                                         exact={v: M_NONE for v in NO_DEFAULT}),
+                                         exact=OLD_WORDS),
     # 0.25-0.28 keep only Qwen3DSparkModel (and Gemma4DSparkModel from 0.26) from method dspark's DeepSeek-V4
     # rewrite (speculative.py @ v0.25.0 L899-908, @ v0.26.0 L934-944)
     "DSP808-qwen3-typed-dspark-draft": Case(
@@ -200,7 +205,8 @@ CASES: dict[str, Case] = {
                                   _spec(method="mtp", num_speculative_tokens=3),
                                   {**_all("DSP810", TO_033), V034: None}, notes={V034: ("DSP807",)},
                                   expect={V034: {"method": "mtp"}},
-                                  message={v: "Unsupported speculative method: 'mtp'" for v in TO_033}),
+                                  message={**{v: "Unsupported speculative method: 'mtp'" for v in TO_033},
+                                           **{v: M_NO_DRAFT_MODEL for v in NO_DRAFT_MODEL}}),
     "DSP810-medusa-gone-in-0.33": Case(_draft("eagle3-llama", model_type="llama"),
                                        _spec(method="medusa", num_speculative_tokens=3),
                                        {**_all("DSP810", V[:-1]), "0.33.0": "DSP804"}),
@@ -236,7 +242,7 @@ CASES: dict[str, Case] = {
                                      _spec(num_speculative_tokens=3), {**_all("DSP814"), **_all("DSP810", NO_DEFAULT)},
                                      notes={v: ("DSP807",) for v in WITH_DEFAULT},
                                      message={**{v: "Target model vocab_size=96. Draft model vocab_size=64"
-                                                 for v in WITH_DEFAULT}, **{v: M_NONE for v in NO_DEFAULT}}),
+                                                 for v in WITH_DEFAULT}, **OLD_WORDS}),
     "DSP815-topk-needs-dspark": Case(_draft("eagle3-llama", model_type="llama"),
                                      _spec(method="eagle3", num_speculative_tokens=3, dspark_draft_topk=4),
                                      {**_all("DSP815"), **_all("DSP803", NO_TOPK)}),
@@ -439,10 +445,16 @@ def test_0_15_drops_what_it_has_no_field_for(ws: Path, name: str, monkeypatch: p
     one of the same config without them (where 0.16 and newer refuse them, DSP803)."""
     case = CASES[name]
     _, given = deploy_of(ws, name, case, monkeypatch)
-    kept = dataclasses.replace(case, spec=lambda path: {k: v for k, v in case.spec(path).items()
-                                                        if k in vllm_release.RELEASE_RULES[DROPS_EXTRA[0]].fields})
-    _, without = deploy_of(ws, name, kept, monkeypatch, suffix="-kept")
-    for version in DROPS_EXTRA:
+    fields = {vllm_release.RELEASE_RULES[v].fields for v in DROPS_EXTRA if _dropped(case, v)}
+    for i, known in enumerate(fields):  # 0.14 has fewer fields than 0.15 (tensor_parallel_size)
+        kept = dataclasses.replace(case, spec=lambda path, known=known: {k: v for k, v in case.spec(path).items()
+                                                                          if k in known})
+        _, without = deploy_of(ws, name, kept, monkeypatch, suffix=f"-kept{i}")
+        _same_but_the_note(case, given, without, known)
+
+
+def _same_but_the_note(case: Case, given: dict[str, Any], without: dict[str, Any], known: frozenset[str]) -> None:
+    for version in (v for v in DROPS_EXTRA if _dropped(case, v) and vllm_release.RELEASE_RULES[v].fields == known):
         got, base = given[version], without[version]
         assert got["note_codes"] == ["DSP828", *base["note_codes"]], (version, got["note_codes"])
         assert all(f"drops {key!r}" in got["notes"][0] for key in _dropped(case, version))

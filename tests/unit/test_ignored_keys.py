@@ -19,6 +19,8 @@ from typing import Any
 from cli_runner import run_cli
 from conftest import ARCH, make_checkpoint
 
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
 
 def _finding(tmp_path: Path, *runtime: str, **config: Any) -> str | None:
     make_checkpoint(tmp_path / "d", family="eagle3-llama", target_vocab=96, markov=False,
@@ -35,20 +37,20 @@ def test_a_nested_norm_before_fc(tmp_path: Path) -> None:
     assert said is not None
     assert ("vLLM 0.18.0-0.21.0 do not read eagle_config.norm_before_fc (true) and build no model.input_norm.weight "
             "from it, as vLLM 0.22.0-0.34.0 do; they read norm_before_fc instead") in said
-    # 0.15-0.17 read it nowhere either, but a nested read is not recorded by the generated model: DSP366 claims a
+    # 0.12-0.17 read it nowhere either, but a nested read is not recorded by the generated model: DSP366 claims a
     # nested key ignored only where the release reads the same name at the top level (0.18-0.21)
-    assert "0.15.0" not in said.split(" as ")[0] and "0.22.0-0.34.0 do not read" not in said
+    assert VLLM_RELEASES[0] not in said.split(" as ")[0] and "0.22.0-0.34.0 do not read" not in said
 
 
 def test_a_top_level_norm_before_fc(tmp_path: Path) -> None:
     said = _finding(tmp_path, norm_before_fc=True)
-    assert said is not None and said.startswith("vLLM 0.15.0-0.17.1 do not read norm_before_fc (true)")
+    assert said is not None and said.startswith(f"vLLM {VLLM_RELEASES[0]}-0.17.1 do not read norm_before_fc (true)")
     assert "as vLLM 0.18.0-0.34.0 do" in said and "0.18.0-0.21.0 do not read" not in said
 
 
 def test_fc_norm_from_0_22(tmp_path: Path) -> None:
     said = _finding(tmp_path, fc_norm=True)
-    assert said is not None and said.startswith("vLLM 0.15.0-0.21.0 do not read fc_norm (true)")
+    assert said is not None and said.startswith(f"vLLM {VLLM_RELEASES[0]}-0.21.0 do not read fc_norm (true)")
 
 
 def test_a_false_flag_is_what_every_release_does_anyway(tmp_path: Path) -> None:
