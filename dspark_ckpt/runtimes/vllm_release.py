@@ -283,6 +283,7 @@ RELEASE_RULES: Mapping[str, ReleaseRules] = _Rules()
 # 0.27.1 differs from 0.27.0 only in _version.py and qwen3_dspark.py: its speculative.py is the same file (md5).
 
 
+@functools.cache  # asked once per release and draft evaluated; the answer depends on the version alone
 def rules_for(version: str) -> ReleaseRules | None:
     """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
     as the newest row (as the contract table assumes, with its DSP220 warning); None before the first row."""
