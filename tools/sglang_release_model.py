@@ -76,16 +76,27 @@ RECIPES: dict[str, dict[str, Any]] = {
     "LongcatFlash": {"model_type": "longcat_flash", **fitting._MLA},
     "Ernie": {"model_type": "ernie4_5_moe", **fitting._SMALL_MOE},
     "HYV3": {**fitting.RECIPES["HYV3"], **fitting._SMALL_MOE},  # HY-V3's config.json routing keys
-    "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE},
+    # K-EXAONE's config.json is_moe_layer (exaone_moe.py reads it plainly per layer, for the target too; transformers'
+    # class says the same as mlp_layer_types): the first layer dense (its first_k_dense_replace 1), the rest MoE, an
+    # entry for each layer count sampled (the MTP layer is layer 0: dense, as vLLM's ExaoneMoeMTP builds it)
+    "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE, "is_moe_layer": [False, True, True, True]},
     "Step3p5": {"model_type": "step3p5"},
     # heads on DeepSeek's MLA layer (deepseek_nextn.py, deepseek_v2.py, hunyuan_v4.py read its ranks)
-    "GigaChat35": DEEPSEEK,
+    # GigaChat 3.5's own model_type (configs/gigachat35.py GigaChat35Config, which SGLang registers with AutoConfig: its
+    # is_linear_attention_layer, which gigachat35.py calls), on DeepSeek's MLA layer
+    "GigaChat35": {**DEEPSEEK, "model_type": "gigachat3_5"},
     "Glm5Next": DEEPSEEK,
     "GlmMoeDsa": DEEPSEEK,
     "HYV4": DEEPSEEK,
     # the MTP configs tools/release_model.py's recipes give vLLM's heads of the same families
-    "Bailing": fitting.RECIPES["Bailing"],
-    "MiMoV2": fitting.RECIPES["MiMoV2"],
+    # Ling's config.json norm_topk_prob true (bailing_moe.py's MoE block reads it plainly, for the target too)
+    "Bailing": {**fitting.RECIPES["Bailing"], "norm_topk_prob": True},
+    # MiMo-V2-Flash's config.json sliding_window_size 128 (mimo_v2.py reads it plainly for the target's SWA layers,
+    # mimo_v2_nextn.py for the MTP layer)
+    "MiMoV2": {**fitting.RECIPES["MiMoV2"], "sliding_window_size": 128},
+    # configs/iquest_q1.py IQuestQ1MTPConfig (the MTP head's model_type); its rotary_dim (32 of head_dim 128) must be
+    # at most head_dim: 4 at the probe's sizes; its experts small
+    "IQuestQ1": {"model_type": "iquest_q1_mtp", "rotary_dim": 4, **fitting._SMALL_MOE},
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},
