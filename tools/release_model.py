@@ -91,7 +91,12 @@ RECIPES: dict[str, dict[str, Any]] = {
     "K3DSpark": {"model_type": "k3_dspark", "omit": ["draft_vocab_size"], "target_layer_ids": [0],
                  "num_target_layers": 1},  # it shares the target's head
     "Step5": {"model_type": "step5"},
-    "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0},
+    # Muse Spark's DSpark draft is dense (configs/muse_spark.py MuseSparkDSparkConfig: "a dense Muse Spark DSpark
+    # draft"; its MoEArgs default to enabled, so the draft's config.json says moe.is_enabled false), and its
+    # confidence-head flags are read plainly (qwen3_dspark.py's default when absent: no confidence head)
+    "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0,
+                        "moe": {"is_enabled": False}, "enable_confidence_head": False,
+                        "confidence_head_with_markov": False},
     "Cohere": {"model_type": "cohere2"},
     "Gemma4MTP": {"model_type": "gemma4_text"},
     "Qwen3Next": {"model_type": "qwen3_next"},
