@@ -113,6 +113,15 @@ RECIPES: dict[str, dict[str, Any]] = {
                 "use_bias": False, "use_qkv_bias": False, **_SMALL_MOE},
     "ExaoneMoe": {"model_type": "exaone_moe"},
     "Step3p5": {"model_type": "step3p5"},
+    # LiLiCorr (lilicorr.py LiLiCorrHead; SGLang's speculative/lilicorr_utils.py, which names them required, with no
+    # defaults): the head's lilicorr_* geometry and the trained block_size in dflash_config, tiny (candidate_topk a
+    # power of two, block_size above the one speculative token); its candidates need the target's full vocabulary
+    # (LiLiCorrForCausalLM refuses a draft_id_to_target_id), so draft_vocab_size is left out
+    "LiLiCorr": {"model_type": "qwen3", "omit": ["draft_vocab_size"],
+                 "dflash_config": {"target_layer_ids": [0], "block_size": 4, "lilicorr_hidden_size": 0,
+                                   "lilicorr_candidate_topk": 2, "lilicorr_num_layers": 1, "lilicorr_num_heads": 2,
+                                   "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 4, "lilicorr_vector_eps": 1e-6,
+                                   "lilicorr_logit_scale": 1.0}},
     # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
     # vocabulary is the config's vocab_size, the target's in the base sample.
     "XPress": {"omit": ["draft_vocab_size"]},

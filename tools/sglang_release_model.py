@@ -97,6 +97,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # configs/iquest_q1.py IQuestQ1MTPConfig (the MTP head's model_type); its rotary_dim (32 of head_dim 128) must be
     # at most head_dim: 4 at the probe's sizes; its experts small
     "IQuestQ1": {"model_type": "iquest_q1_mtp", "rotary_dim": 4, **fitting._SMALL_MOE},
+    "LiLiCorr": fitting.RECIPES["LiLiCorr"],  # the lilicorr_* geometry lilicorr_utils.py requires (no defaults)
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},
