@@ -122,6 +122,11 @@ RECIPES: dict[str, dict[str, Any]] = {
                                    "lilicorr_candidate_topk": 2, "lilicorr_num_layers": 1, "lilicorr_num_heads": 2,
                                    "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 4, "lilicorr_vector_eps": 1e-6,
                                    "lilicorr_logit_scale": 1.0}},
+    # MiniMax M3's DSpark draft: the text config it annotates (minimax_m3/common/dspark.py: MiniMaxM3VLTextConfig,
+    # transformers' minimax_m3_vl_text), its dense FFN (MiniMaxM3DSparkDecoderLayer refuses any other: the draft's
+    # config.json says dspark_use_dense_ffn) and that FFN's width, dspark_ffn_hidden_size (sampled)
+    "DSparkMiniMax": {"model_type": "minimax_m3_vl_text", "dspark_use_dense_ffn": True, "dspark_ffn_hidden_size": 24,
+                      VARY: ("dspark_ffn_hidden_size",)},
     # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
     # vocabulary is the config's vocab_size, the target's in the base sample.
     "XPress": {"omit": ["draft_vocab_size"]},
