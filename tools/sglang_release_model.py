@@ -73,7 +73,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     "MistralLarge3": DEEPSEEK,
     "Glm4Moe": {"model_type": "glm4_moe", **fitting._SMALL_MOE},
     "Glm4MoeLite": {"model_type": "glm4_moe_lite", **fitting._MLA},
-    "LongcatFlash": {"model_type": "longcat_flash", **fitting._MLA},
+    "LongcatFlash": fitting.RECIPES["LongCat"],  # LongCat-Flash's config.json MLA LoRA scaling, as vLLM's recipe
     "Ernie": {"model_type": "ernie4_5_moe", **fitting._SMALL_MOE},
     "HYV3": {**fitting.RECIPES["HYV3"], **fitting._SMALL_MOE},  # HY-V3's config.json routing keys
     # K-EXAONE's config.json is_moe_layer (exaone_moe.py reads it plainly per layer, for the target too; transformers'
