@@ -76,10 +76,10 @@ RECIPES: dict[str, dict[str, Any]] = {
     "LongcatFlash": fitting.RECIPES["LongCat"],  # LongCat-Flash's config.json MLA LoRA scaling, as vLLM's recipe
     "Ernie": {"model_type": "ernie4_5_moe", **fitting._SMALL_MOE},
     "HYV3": {**fitting.RECIPES["HYV3"], **fitting._SMALL_MOE},  # HY-V3's config.json routing keys
-    # K-EXAONE's config.json is_moe_layer (exaone_moe.py reads it plainly per layer, for the target too; transformers'
-    # class says the same as mlp_layer_types): the first layer dense (its first_k_dense_replace 1), the rest MoE, an
-    # entry for each layer count sampled (the MTP layer is layer 0: dense, as vLLM's ExaoneMoeMTP builds it)
-    "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE, "is_moe_layer": [False, True, True, True]},
+    # Not K-EXAONE's is_moe_layer (exaone_moe.py reads it per layer): with it the head builds, but its checkpoint names
+    # fc and pre_fc_norm_* under `mtp.` (exaone_moe.py load_weights, is_mtp), which no layout the probe feeds carries,
+    # so the record would call them unwritten on a real checkpoint; left not_built until the probe feeds that form
+    "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE},
     "Step3p5": {"model_type": "step3p5"},
     # heads on DeepSeek's MLA layer (deepseek_nextn.py, deepseek_v2.py, hunyuan_v4.py read its ranks)
     # GigaChat 3.5's own model_type (configs/gigachat35.py GigaChat35Config, which SGLang registers with AutoConfig: its
