@@ -91,7 +91,12 @@ RECIPES: dict[str, dict[str, Any]] = {
     "K3DSpark": {"model_type": "k3_dspark", "omit": ["draft_vocab_size"], "target_layer_ids": [0],
                  "num_target_layers": 1},  # it shares the target's head
     "Step5": {"model_type": "step5"},
-    "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0},
+    # Muse Spark's DSpark draft is dense (configs/muse_spark.py MuseSparkDSparkConfig: "a dense Muse Spark DSpark
+    # draft"; its MoEArgs default to enabled, so the draft's config.json says moe.is_enabled false), and its
+    # confidence-head flags are read plainly (qwen3_dspark.py's default when absent: no confidence head)
+    "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0,
+                        "moe": {"is_enabled": False}, "enable_confidence_head": False,
+                        "confidence_head_with_markov": False},
     "Cohere": {"model_type": "cohere2"},
     "Gemma4MTP": {"model_type": "gemma4_text"},
     "Qwen3Next": {"model_type": "qwen3_next"},
@@ -108,6 +113,20 @@ RECIPES: dict[str, dict[str, Any]] = {
                 "use_bias": False, "use_qkv_bias": False, **_SMALL_MOE},
     "ExaoneMoe": {"model_type": "exaone_moe"},
     "Step3p5": {"model_type": "step3p5"},
+    # LiLiCorr (lilicorr.py LiLiCorrHead; SGLang's speculative/lilicorr_utils.py, which names them required, with no
+    # defaults): the head's lilicorr_* geometry and the trained block_size in dflash_config, tiny (candidate_topk a
+    # power of two, block_size above the one speculative token); its candidates need the target's full vocabulary
+    # (LiLiCorrForCausalLM refuses a draft_id_to_target_id), so draft_vocab_size is left out
+    "LiLiCorr": {"model_type": "qwen3", "omit": ["draft_vocab_size"],
+                 "dflash_config": {"target_layer_ids": [0], "block_size": 4, "lilicorr_hidden_size": 0,
+                                   "lilicorr_candidate_topk": 2, "lilicorr_num_layers": 1, "lilicorr_num_heads": 2,
+                                   "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 4, "lilicorr_vector_eps": 1e-6,
+                                   "lilicorr_logit_scale": 1.0}},
+    # MiniMax M3's DSpark draft: the text config it annotates (minimax_m3/common/dspark.py: MiniMaxM3VLTextConfig,
+    # transformers' minimax_m3_vl_text), its dense FFN (MiniMaxM3DSparkDecoderLayer refuses any other: the draft's
+    # config.json says dspark_use_dense_ffn) and that FFN's width, dspark_ffn_hidden_size (sampled)
+    "DSparkMiniMax": {"model_type": "minimax_m3_vl_text", "dspark_use_dense_ffn": True, "dspark_ffn_hidden_size": 24,
+                      VARY: ("dspark_ffn_hidden_size",)},
     # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
     # vocabulary is the config's vocab_size, the target's in the base sample.
     "XPress": {"omit": ["draft_vocab_size"]},

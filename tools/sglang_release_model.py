@@ -73,19 +73,31 @@ RECIPES: dict[str, dict[str, Any]] = {
     "MistralLarge3": DEEPSEEK,
     "Glm4Moe": {"model_type": "glm4_moe", **fitting._SMALL_MOE},
     "Glm4MoeLite": {"model_type": "glm4_moe_lite", **fitting._MLA},
-    "LongcatFlash": {"model_type": "longcat_flash", **fitting._MLA},
+    "LongcatFlash": fitting.RECIPES["LongCat"],  # LongCat-Flash's config.json MLA LoRA scaling, as vLLM's recipe
     "Ernie": {"model_type": "ernie4_5_moe", **fitting._SMALL_MOE},
     "HYV3": {**fitting.RECIPES["HYV3"], **fitting._SMALL_MOE},  # HY-V3's config.json routing keys
+    # Not K-EXAONE's is_moe_layer (exaone_moe.py reads it per layer): with it the head builds, but its checkpoint names
+    # fc and pre_fc_norm_* under `mtp.` (exaone_moe.py load_weights, is_mtp), which no layout the probe feeds carries,
+    # so the record would call them unwritten on a real checkpoint; left not_built until the probe feeds that form
     "ExaoneMoE": {"model_type": "exaone_moe", **fitting._SMALL_MOE},
     "Step3p5": {"model_type": "step3p5"},
     # heads on DeepSeek's MLA layer (deepseek_nextn.py, deepseek_v2.py, hunyuan_v4.py read its ranks)
-    "GigaChat35": DEEPSEEK,
+    # GigaChat 3.5's own model_type (configs/gigachat35.py GigaChat35Config, which SGLang registers with AutoConfig: its
+    # is_linear_attention_layer, which gigachat35.py calls), on DeepSeek's MLA layer
+    "GigaChat35": {**DEEPSEEK, "model_type": "gigachat3_5"},
     "Glm5Next": DEEPSEEK,
     "GlmMoeDsa": DEEPSEEK,
     "HYV4": DEEPSEEK,
     # the MTP configs tools/release_model.py's recipes give vLLM's heads of the same families
-    "Bailing": fitting.RECIPES["Bailing"],
-    "MiMoV2": fitting.RECIPES["MiMoV2"],
+    # Ling's config.json norm_topk_prob true (bailing_moe.py's MoE block reads it plainly, for the target too)
+    "Bailing": {**fitting.RECIPES["Bailing"], "norm_topk_prob": True},
+    # MiMo-V2-Flash's config.json sliding_window_size 128 (mimo_v2.py reads it plainly for the target's SWA layers,
+    # mimo_v2_nextn.py for the MTP layer)
+    "MiMoV2": {**fitting.RECIPES["MiMoV2"], "sliding_window_size": 128},
+    # configs/iquest_q1.py IQuestQ1MTPConfig (the MTP head's model_type); its rotary_dim (32 of head_dim 128) must be
+    # at most head_dim: 4 at the probe's sizes; its experts small
+    "IQuestQ1": {"model_type": "iquest_q1_mtp", "rotary_dim": 4, **fitting._SMALL_MOE},
+    "LiLiCorr": fitting.RECIPES["LiLiCorr"],  # the lilicorr_* geometry lilicorr_utils.py requires (no defaults)
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},
