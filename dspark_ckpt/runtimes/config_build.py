@@ -9,6 +9,7 @@ after it. SGLang's builder is runtimes/sglang_build.py; a runtime with no builde
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -55,6 +56,11 @@ is_speculators = speculators.is_speculators_format  # one detection, shared with
 
 def _unsupported(archs: Sequence[str]) -> Issue:
     # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
+    return _unsupported_names(tuple(archs))
+
+
+@functools.cache  # one message per list, shared by every release that refuses it (a hostile name may be megabytes)
+def _unsupported_names(archs: tuple[str, ...]) -> Issue:
     return Issue("DSP309", f"Model architectures {list(archs)!r} are not supported for now.")
 
 

@@ -11,6 +11,7 @@ every other tensor against it, as for vLLM.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,6 +44,12 @@ def registered(version: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# One message per wording and name, shared by every release that words it so (a hostile name may be megabytes long).
+@functools.cache
+def _unregistered(wording: str, verbatim: bool, arch: str) -> Issue:
+    return Issue("DSP309", wording.format(arch=arch), verbatim)
+
+
 def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     archs = raw.get("architectures")
     arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
@@ -55,7 +62,7 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     family = family_for(arch, model_type)
     if arch is not None and arch not in registered(version) and not _entry_class(arch, family, version):
         said = refusal_messages(version)
-        error = Issue("DSP309", said.unregistered.format(arch=arch), said.unregistered_verbatim)
+        error = _unregistered(said.unregistered, said.unregistered_verbatim, arch)
     aux = None
     if family in AUX_FAMILIES and error is None:
         from dspark_ckpt.runtimes import eagle3_aux_sglang  # here: only an EAGLE-3 draft has aux facts

@@ -6,6 +6,7 @@ lookup (registry.py), EAGLEConfig's rename (transformers_utils/configs/eagle.py)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from dspark_ckpt.runtimes.vllm_release import ReleaseRules
 EAGLE_METHODS = ("eagle", "eagle3", "dflash")
 
 
+@functools.cache  # asked per release of the same name
 def implied_method(arch: str | None) -> str:
     """The method a draft is served with when the deploy command names the right one: its family's (Traits.method),
     else what its name says (a DSpark, DFlash or EAGLE-3 class no family models), else an independent draft."""

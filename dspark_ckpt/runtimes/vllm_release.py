@@ -185,7 +185,8 @@ class ReleaseRules:
 
     def registry_line(self, architecture: str) -> str:
         """registry.py's `_SPECULATIVE_DECODING_MODELS` entry of a modelled draft name (`registry.<name>`)."""
-        line = release_lines.first_line(self.version, f"registry.{architecture}")
+        named = architecture in release_lines.keys("registry", self.version)  # no key built for another name
+        line = release_lines.first_line(self.version, f"registry.{architecture}") if named else None
         return f"{REGISTRY_FILE} @ v{self.version}" + (f" L{line}" if line else "")
 
     # --- lines.json ---
