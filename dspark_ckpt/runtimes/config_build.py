@@ -46,21 +46,17 @@ def _arch(cfg: Mapping[str, Any]) -> str | None:
     return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
 
 
-def _archs(cfg: Mapping[str, Any]) -> list[str]:
+def _archs(cfg: Mapping[str, Any]) -> tuple[str, ...]:
     archs = cfg.get("architectures")
-    return [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
+    return tuple(a for a in archs if isinstance(a, str)) if isinstance(archs, list) else ()
 
 
 is_speculators = speculators.is_speculators_format  # one detection, shared with the deploy preflight
 
 
-def _unsupported(archs: Sequence[str]) -> Issue:
-    # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
-    return _unsupported_names(tuple(archs))
-
-
 @functools.cache  # one message per list, shared by every release that refuses it (a hostile name may be megabytes)
-def _unsupported_names(archs: tuple[str, ...]) -> Issue:
+def _unsupported(archs: tuple[str, ...]) -> Issue:
+    # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
     return Issue("DSP309", f"Model architectures {list(archs)!r} are not supported for now.")
 
 
@@ -84,7 +80,7 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     # The draft ModelConfig resolves its architectures in the registry before any method rewrite.
     if exact and vllm_hf_config.unsupported(r, [arch]):
         cites.append(f"{r.registry_line(arch)} (not registered)")
-        return _built(version, hf, arch, method, parallel, cls, cites, exact, error=_unsupported(_archs(hf) or [arch]))
+        return _built(version, hf, arch, method, parallel, cls, cites, exact, error=_unsupported(_archs(hf) or (arch,)))
     if method == "dspark" and "dspark" in r.methods:  # no such method, no rewrite (before 0.25)
         arch, hf = _dspark_rewrite(arch, hf, r, cites)
     elif vllm_hf_config.wraps(method, "speculators" if cls == "SpeculatorsConfig" else hf.get("model_type")):
@@ -93,7 +89,7 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
                      f"L{r.eagle_config_line}")
         cls = "EAGLEConfig"
         if renamed != arch and exact and vllm_hf_config.unsupported(r, [renamed]):
-            return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported([renamed]))
+            return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported((renamed,)))
         arch = renamed
     cites.append(r.registry_line(arch))
     error = _init_error(arch, hf, raw, cls, r, cites)

@@ -53,8 +53,7 @@ M_NONE = "Unsupported speculative method: 'None'"
 # 0.14 and older serve no independent draft model: the detection's fallback refuses every draft it does not
 # recognise, whatever the method given (speculative.py L388-393 @ v0.14.0, L379-384 @ v0.12.0)
 NO_DRAFT_MODEL = vllm_before("0.15.0")
-M_NO_DRAFT_MODEL = sc.M_DRAFT_REFUSED
-OLD_WORDS = {**{v: M_NONE for v in NO_DEFAULT}, **{v: M_NO_DRAFT_MODEL for v in NO_DRAFT_MODEL}}
+OLD_WORDS = {**{v: M_NONE for v in NO_DEFAULT}, **{v: sc.M_DRAFT_REFUSED for v in NO_DRAFT_MODEL}}
 WITH_DEFAULT = tuple(v for v in V if v not in NO_DEFAULT)
 NO_INDEX_SHARE = vllm_before("0.29.0")
 # 0.15 and older: SpeculativeConfig is a plain pydantic @dataclass (speculative.py L56-57 @ v0.15.0), which drops an
@@ -206,7 +205,7 @@ CASES: dict[str, Case] = {
                                   {**_all("DSP810", TO_033), V034: None}, notes={V034: ("DSP807",)},
                                   expect={V034: {"method": "mtp"}},
                                   message={**{v: "Unsupported speculative method: 'mtp'" for v in TO_033},
-                                           **{v: M_NO_DRAFT_MODEL for v in NO_DRAFT_MODEL}}),
+                                           **{v: sc.M_DRAFT_REFUSED for v in NO_DRAFT_MODEL}}),
     "DSP810-medusa-gone-in-0.33": Case(_draft("eagle3-llama", model_type="llama"),
                                        _spec(method="medusa", num_speculative_tokens=3),
                                        {**_all("DSP810", V[:-1]), "0.33.0": "DSP804"}),
