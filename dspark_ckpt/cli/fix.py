@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -165,10 +165,7 @@ def run_all(specs: list[str], job: FixJob) -> int:
 
 def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, Any]]:
     """Plan, then (unless dry run, refused, or skipped by --safe-only) apply; render; return (exit code, JSON)."""
-    from dspark_ckpt.repair import apply_fix, plan_for
-    from dspark_ckpt.repair.apply import out_exists, out_taken
     from dspark_ckpt.repair.render import fix_record
-    from dspark_ckpt.repair.safety import unsafe_reasons
     from dspark_ckpt.sources.resolve import hub_repo, missing_path
 
     if not os.path.lexists(spec):
@@ -176,23 +173,49 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
             raise missing_path(spec)
         raise UsageError(f"{spec} is no local path but a Hub repo id, and fix writes a local folder", code="DSP-E062",
                          hint="add --dry-run to see the plan, or --push to open a pull request with it")
-    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
-                    hints=job.run.hints)
-    skipped = unsafe_reasons(plan) if job.safe_only else []
-    out = job.out
-    if out is None and not job.in_place and not job.dry_run:
-        out = default_out(spec)
-        if plan.changes_anything and not skipped and out_taken(out):
-            raise out_exists(out, f"{out.name} is fix's default destination, maybe left by an earlier fix: "
-                                  "remove it, or pass --out DIR or --in-place")
-    result = None
-    if plan.changes_anything and not job.dry_run and not skipped:
-        bars = Console(stderr=True) if wanted(job.run.common.quiet) else None  # a terminal, and not -q
-        result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place, console=bars)
+    plan, result, skipped = _plan_and_apply(spec, job)
     record = fix_record(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
     if not job.json:
         _render_text(record, console, quiet=job.run.common.quiet, dry_run=job.dry_run)
     return _exit_code(plan, result, job, bool(skipped)), fix_entry(record)
+
+
+REPLANS = 3  # how often a fix plans again when another fix committed between its plan and its write
+
+
+def _plan_and_apply(spec: str, job: FixJob) -> tuple[Any, Any, list[str]]:
+    """Plan, then (unless dry run, refused, or skipped by --safe-only) apply. A plan whose source files are no
+    longer the ones it was made from is refused before anything is written (binding.StalePlan), and made again
+    from what is there now: after another fix committed, that plan finds what is left to do, often nothing."""
+    from dspark_ckpt.repair import apply_fix, plan_for
+    from dspark_ckpt.repair.apply import out_exists, out_taken
+    from dspark_ckpt.repair.binding import StalePlan
+    from dspark_ckpt.repair.safety import unsafe_reasons
+
+    replanned = None
+    for attempt in range(REPLANS + 1):
+        plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
+                        hints=job.run.hints)
+        plan = replace(plan, replanned=replanned) if replanned else plan
+        skipped = unsafe_reasons(plan) if job.safe_only else []
+        out = job.out
+        if out is None and not job.in_place and not job.dry_run:
+            out = default_out(spec)
+            if plan.changes_anything and not skipped and out_taken(out):
+                raise out_exists(out, f"{out.name} is fix's default destination, maybe left by an earlier fix: "
+                                      "remove it, or pass --out DIR or --in-place")
+        if not plan.changes_anything or job.dry_run or skipped:
+            return plan, None, skipped
+        bars = Console(stderr=True) if wanted(job.run.common.quiet) else None  # a terminal, and not -q
+        try:
+            return plan, apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place,
+                                   console=bars), skipped
+        except StalePlan as exc:
+            if attempt == REPLANS:
+                raise
+            replanned = (f"{', '.join(exc.names[:3])} changed after fix planned (another fix committed?); "
+                         "planned again from what is there now")
+    raise AssertionError("unreachable")
 
 
 def _render_text(record: FixRecord, console: Console, *, quiet: bool, dry_run: bool) -> None:

@@ -376,6 +376,13 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "A repair planned on a draft whose shards changed while fix ran.",
       "Run `dspark-ckpt check` on the checkpoint and repair the remaining errors first."),
     # --- DSP-E090-E099: hostile or broken Hub answers ---
+    E("DSP-E084", "fix-write-mismatch", "A tensor fix wrote differs from its source bytes: nothing was put in place",
+      "Before the commit, fix reads every staged shard back: its header must be the planned one and each tensor's "
+      "bytes must equal its source range (located by the source shard's own header) or the bytes the plan gives.",
+      "A tensor written from the wrong offset or the wrong file would load and serve garbage weights while every "
+      "header-only check passes. The staged files are removed and the original is untouched.",
+      "A file system that returned other bytes than were written, or a source rewritten in place while fix copied.",
+      "Run fix again; if it recurs, check the disk and report it with the checkpoint's headers."),
     E("DSP-E090", "hub-redirect-refused", "The server redirected to another host",
       "An answer redirected off the endpoint's host (and not to the Hub's own CDN); dspark-ckpt follows redirects "
       "within the endpoint's host only, so a token or a request never goes where the user did not point it.",

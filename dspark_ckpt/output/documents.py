@@ -133,6 +133,7 @@ def fix_entry(fix: FixRecord) -> dict[str, Any]:
         "warnings": [finding_json(w) for w in fix.warnings],
         "not_repaired_for": list(fix.not_repaired_for),
         "recovered": fix.recovered,
+        "replanned": fix.replanned,
     }
     if fix.result is not None:
         doc["result"] = _written(fix.result)

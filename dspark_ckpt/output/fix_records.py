@@ -108,6 +108,7 @@ class FixRecord:
     not_repaired_for: tuple[str, ...]
     recovered: str | None
     result: FixWritten | None = None
+    replanned: str | None = None  # why the plan shown was made again (its source changed after the first plan)
 
 
 def file_rows(changes: FixChanges | None) -> list[str]:

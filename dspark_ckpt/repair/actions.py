@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.model import repair_catalog as _table
@@ -12,6 +12,9 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+
+if TYPE_CHECKING:
+    from dspark_ckpt.repair.binding import SourceStamp
 
 # The strategy names, for the planner and executor (declared in model/repair_catalog.py; the strategies themselves,
 # with what each does, are repair/strategies.py).
@@ -183,7 +186,7 @@ class FixPlan:
     changes: FileChanges | None = None
     refusal: Refusal | None = None
     note: str | None = None  # why nothing is planned
-    fingerprints: tuple[tuple[str, int, int, int], ...] = ()  # (file, inode, size, mtime_ns) read when planning
+    fingerprints: tuple[SourceStamp, ...] = ()  # the files it was planned from, as planning read them (binding.py)
     target_omni: bool = False  # a Qwen3-Omni target: the re-check after applying must judge against it too
     # The resolved target and runtimes the plan was made for, handed on whole: apply re-checks the result against
     # exactly these (a TargetVocab rebuilt from target_vocab_size would lose head_rows, the Omni flag, its source).
@@ -192,6 +195,7 @@ class FixPlan:
     warnings: tuple[Finding, ...] = ()  # DSP505: runtimes --for all left out because no repair can satisfy them
     not_repaired_for: tuple[str, ...] = ()  # those runtimes
     recovered: str | None = None  # what was done, before planning, to a fix that an earlier run left half-done
+    replanned: str | None = None  # why this plan was made again (its source changed after an earlier plan of it)
     named_as: Named | None = None  # the checkpoint and target as the user gave them, for the commands hints name
 
     @property

@@ -25,6 +25,7 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.repair import actions as a
 from dspark_ckpt.repair import journal
+from dspark_ckpt.repair.binding import BoundSource, changed_since, verify_written
 from dspark_ckpt.repair.fsops import (
     Ownership,
     SpecialFile,
@@ -38,13 +39,14 @@ from dspark_ckpt.repair.fsops import (
     write_all,
     write_file,
 )
-from dspark_ckpt.repair.lock import fix_lock, pid_alive, try_lock
-from dspark_ckpt.repair.read import fingerprints
+from dspark_ckpt.repair.lock import fix_lock, held_by_writer, pid_alive, try_lock
 from dspark_ckpt.repair.recheck import StagedCheck, check_staged, committed_report, remaining_errors
 from dspark_ckpt.repair.source_tree import TreeEntry, changed, in_hf_cache, scan, special_file, stamp
 from dspark_ckpt.repair.stream import copy_range
 from dspark_ckpt.sources.base import CONFIG_NAME
 
+VERIFY_WRITTEN = True  # read every written shard back against its sources before the commit (bench_fix.py turns
+# it off to measure what it costs)
 PROGRESS_MIN_BYTES = 256 * 2**20  # copies smaller than this finish before a bar is worth drawing
 _NO_LINK = {errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES, errno.ENOTSUP}
 _OUT_STAGING = ".{name}.dspark-fix-{pid}.tmp"
@@ -104,11 +106,6 @@ def destination_conflict() -> RepairError:
                             "the default, NAME-fixed beside the checkpoint")
 
 
-def _changed_since(what: str, names: list[str]) -> RepairError:
-    return _refuse(f"the checkpoint changed {what} ({', '.join(names[:5])}); nothing was put in place",
-                   "DSP-E070", "make sure nothing else writes the checkpoint, then run fix again")
-
-
 def check_destination(source: Path, dest: Path, in_place: bool) -> None:
     if in_hf_cache(dest):
         raise _refuse(f"{dest} is inside a Hugging Face cache, whose files are links into shared blobs; "
@@ -156,36 +153,11 @@ def apply_fix(plan: a.FixPlan, *, out: Path | None = None, in_place: bool = Fals
     return result
 
 
-# --- reading the source: every byte from the files that were fingerprinted ---
-
-class SourceFiles:
-    """Source shards opened once each, never blocking, and only if still the file planning fingerprinted."""
-
-    def __init__(self, folder: Path, plan: a.FixPlan, stack: ExitStack) -> None:
-        self.folder, self._stack = folder, stack
-        self._expected = {name: (ino, size, mtime) for name, ino, size, mtime in plan.fingerprints}
-        self._fds: dict[str, int] = {}
-
-    def fd(self, name: str) -> int:
-        if name not in self._fds:
-            fd, st = open_regular(self.folder / name)
-            self._stack.callback(os.close, fd)
-            if name in self._expected and stamp(st) != self._expected[name]:
-                raise _changed_since("after it was planned", [name])
-            self._fds[name] = fd
-        return self._fds[name]
-
-
-def _unchanged_since_plan(folder: Path, plan: a.FixPlan) -> None:
-    now = fingerprints(folder, [f[0] for f in plan.fingerprints])
-    if now != plan.fingerprints:
-        names = sorted({f[0] for f in set(now) ^ set(plan.fingerprints)})
-        raise _changed_since("after it was planned or while fix read it", names)
-
+# --- reading the source: every byte from the files the plan was made from (binding.py) ---
 
 def _owner_of(folder: Path, name: str, plan: a.FixPlan) -> Ownership | None:
     """A rewritten file keeps its original's mode and owner; a new one takes a sibling's (a shard's, else config's)."""
-    siblings = [f[0] for f in plan.fingerprints if f[0].endswith(".safetensors")] if name.endswith(
+    siblings = [f.name for f in plan.fingerprints if f.name.endswith(".safetensors")] if name.endswith(
         ".safetensors") else []
     for candidate in (name, *siblings, CONFIG_NAME):
         try:
@@ -195,7 +167,7 @@ def _owner_of(folder: Path, name: str, plan: a.FixPlan) -> Ownership | None:
     return None
 
 
-def _write_shard(files: SourceFiles, out: Path, shard: a.ShardWrite, owner: Ownership | None,
+def _write_shard(files: BoundSource, out: Path, shard: a.ShardWrite, owner: Ownership | None,
                  console: Console | None = None) -> int:
     header = encode_header([TensorSpec(t.name, t.dtype, t.shape) for t in shard.tensors], shard.metadata)
     path = out / shard.file
@@ -220,8 +192,9 @@ def _write_shard(files: SourceFiles, out: Path, shard: a.ShardWrite, owner: Owne
     return len(header) + sum(t.nbytes for t in shard.tensors)
 
 
-def _write_changes(files: SourceFiles, out: Path, changes: a.FileChanges, plan: a.FixPlan,
+def _write_changes(files: BoundSource, out: Path, changes: a.FileChanges, plan: a.FixPlan,
                    result: FixResult, console: Console | None = None) -> None:
+    """Write every changed file into `out`, then read the shards back against their sources (DSP-E084)."""
     for shard in changes.shards:
         owner = _owner_of(files.folder, shard.file, plan)
         result.written.append((shard.file, _write_shard(files, out, shard, owner, console)))
@@ -231,6 +204,8 @@ def _write_changes(files: SourceFiles, out: Path, changes: a.FileChanges, plan: 
         owner = _owner_of(files.folder, text.file, plan)
         result.written.append((text.file, write_file(out / text.file, text.new.encode("utf-8"), owner)))
         crash_point(f"write:{text.file}")
+    if VERIFY_WRITTEN:
+        verify_written(files, out, changes.shards)
 
 
 def _fsync_tree(folder: Path, names: list[str]) -> None:
@@ -240,32 +215,37 @@ def _fsync_tree(folder: Path, names: list[str]) -> None:
 
 # --- in place: stage inside the checkpoint, then move each file over its original under the journal ---
 
-def _stage_for_check(folder: Path, stage: Path, plan: a.FixPlan, changes: a.FileChanges) -> None:
+def _stage_for_check(files: BoundSource, stage: Path, changes: a.FileChanges) -> None:
     """Hard links (else copies) of the unchanged files check reads, so the staged result can be checked whole."""
-    touched = set(changes.touched)
-    names = [f[0] for f in plan.fingerprints] + sorted(p.name for p in folder.glob("*.safetensors"))
-    with ExitStack() as stack:
-        files = SourceFiles(folder, plan, stack)
-        for name in dict.fromkeys(n for n in names if n not in touched):
-            target = stage / name
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            real = os.path.realpath(folder / name)
-            try:
-                os.link(real, target, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:
-                if exc.errno not in _NO_LINK:
-                    raise
+    folder, touched = files.folder, set(changes.touched)
+    names = [f.name for f in files.stamps] + sorted(p.name for p in folder.glob("*.safetensors"))
+    for name in dict.fromkeys(n for n in names if n not in touched):
+        target = stage / name
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        real = os.path.realpath(folder / name)
+        try:
+            os.link(real, target, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno not in _NO_LINK:
+                raise
+            if files.bound(name):
                 _copy_fd(files.fd(name), target, None)
+                continue
+            fd, st = open_regular(real)  # a JSON file (bound by content: recheck() proves it unchanged)
+            try:
+                _copy_fd(fd, target, None, st)
+            finally:
+                os.close(fd)
 
 
 def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path,
               console: Console | None = None) -> tuple[FixResult, StagedCheck]:
-    with fix_lock(folder):
+    with fix_lock(folder), ExitStack() as stack:
         crash_point("lock")
         recovered = journal.recover(folder)  # a dead run's leftovers, before comparing with the plan
-        _unchanged_since_plan(folder, plan)
+        files = BoundSource(folder, plan.fingerprints, stack)  # StalePlan here: nothing was written
         result = FixResult(str(folder), True, removed=changes.removed,
                            recovered=recovered.message() if recovered else None)
         record = journal.Journal(journal.STAGING, changes.put_order, changes.removed, os.getpid())
@@ -275,15 +255,14 @@ def _in_place(plan: a.FixPlan, changes: a.FileChanges, folder: Path,
             stage = folder / journal.STAGE_NAME
             os.mkdir(stage, 0o700)
             crash_point("stage-dir")
-            _stage_for_check(folder, stage, plan, changes)
+            _stage_for_check(files, stage, changes)
             crash_point("linked")
-            with ExitStack() as stack:
-                _write_changes(SourceFiles(folder, plan, stack), stage, changes, plan, result, console)
+            _write_changes(files, stage, changes, plan, result, console)
             _fsync_tree(stage, list(changes.put_order))
             crash_point("fsync-dir")
             staged = check_staged(stage, folder, plan)
             crash_point("verified")
-            _unchanged_since_plan(folder, plan)  # nothing else wrote it while fix read it
+            files.recheck()  # nothing else wrote it while fix read it
         except BaseException as exc:
             with interrupts_deferred():
                 journal.roll_back(folder)
@@ -373,13 +352,13 @@ def _place(e: TreeEntry, target: Path, result: FixResult, console: Console | Non
             raise
     else:
         if stamp(os.lstat(target)) != stamp(e.st):
-            raise _changed_since("while fix read it", [e.rel])
+            raise changed_since("while fix read it", [e.rel])
         result.linked += 1
         return
     fd, st = open_regular(e.real)
     try:
         if stamp(st) != stamp(e.st):
-            raise _changed_since("while fix read it", [e.rel])
+            raise changed_since("while fix read it", [e.rel])
         result.copied.append((e.rel, _copy_fd(fd, target, console, st)))
     finally:
         os.close(fd)
@@ -387,13 +366,19 @@ def _place(e: TreeEntry, target: Path, result: FixResult, console: Console | Non
 
 @contextmanager
 def _source_lock(source: Path) -> Iterator[None]:
-    """The same lock an in-place fix of the source takes. A source nobody may write (read-only, an HF cache) cannot
-    be fixed in place, so it is only locked where the kernel lock needs no file."""
-    with fix_lock(source, writable=not read_only(source) and not in_hf_cache(source)):
-        if journal.pending(source):
-            if read_only(source):
-                raise journal.unfinished(source)
+    """The lock an in-place fix of the source takes, shared: fixes that only read the source run together, none
+    beside one that writes it. What a dead in-place fix left is finished first, under the exclusive lock. A source
+    nobody may write (read-only, an HF cache) cannot be fixed in place, so it is only locked where the kernel lock
+    needs no file."""
+    writable = not read_only(source) and not in_hf_cache(source)
+    if journal.pending(source):
+        if read_only(source):
+            raise journal.unfinished(source)
+        with fix_lock(source, writable=writable):
             journal.recover(source)
+    with fix_lock(source, writable=writable, shared=True):
+        if journal.pending(source):  # an in-place fix that died between our two locks: its own lock is gone too
+            raise journal.unfinished(source) if read_only(source) else held_by_writer(source)
         yield
 
 
@@ -420,9 +405,9 @@ def _clean_stale_out(dest: Path) -> None:
 def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: Path,
                    console: Console | None) -> tuple[FixResult, StagedCheck]:
     entries = scan(source)  # links leaving the checkpoint and special files are refused before anything exists
-    with _source_lock(source):
+    with _source_lock(source), ExitStack() as stack:
         crash_point("lock")
-        _unchanged_since_plan(source, plan)
+        files = BoundSource(source, plan.fingerprints, stack)  # StalePlan here: nothing was written
         _clean_stale_out(dest)
         result = FixResult(str(dest), False, removed=changes.removed)
         staging = dest.parent / _OUT_STAGING.format(name=dest.name, pid=os.getpid())
@@ -433,15 +418,14 @@ def _to_new_folder(plan: a.FixPlan, changes: a.FileChanges, source: Path, dest: 
             crash_point("stage-dir")
             _populate(entries, staging, changes, result, console)
             crash_point("linked")
-            with ExitStack() as stack:
-                _write_changes(SourceFiles(source, plan, stack), staging, changes, plan, result, console)
+            _write_changes(files, staging, changes, plan, result, console)
             _fsync_tree(staging, list(changes.put_order))
             crash_point("fsync-dir")
             staged = check_staged(staging, dest, plan)
             crash_point("verified")
-            _unchanged_since_plan(source, plan)
+            files.recheck()
             if moved := changed(entries):
-                raise _changed_since("while fix read it", moved)
+                raise changed_since("while fix read it", moved)
             keep_ownership(staging, Ownership.of(source.stat()))
             crash_point("commit")
             with interrupts_deferred():

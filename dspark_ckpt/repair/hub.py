@@ -6,7 +6,6 @@ words come from the caller (output/push_text.py). Nothing here prints or decides
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -101,7 +100,6 @@ def plan_hub(spec: RepoSpec, target: TargetVocab | None, runtimes: Sequence[Runt
     target_vocab = checked_inputs(strategy, target)
     source = open_hub(spec, token=token)
     name = f"hf://{spec.repo_id}@{source.resolved.sha}"
-    # No local files to fingerprint: the commit is pinned. os.devnull/<name> is never a folder, so nothing is found.
-    situation = replace(situation_from(analyze(source, target=target_vocab, runtimes=runtimes), Path(os.devnull)),
-                        source=name, fingerprints=())
+    # No local files to bind the plan to: the commit is pinned.
+    situation = replace(situation_from(analyze(source, target=target_vocab, runtimes=runtimes)), source=name)
     return _plan(situation, name, target_vocab, runtimes, strategy, selectors, hints)

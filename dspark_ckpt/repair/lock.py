@@ -1,8 +1,10 @@
-"""One fix at a time per source checkpoint: a kernel lock (flock) on the checkpoint folder itself.
+"""Readers share, writers exclude: a kernel lock (flock) on the checkpoint folder itself.
 
-The kernel drops the lock when the process ends, however it ends, so a killed fix never leaves a stale lock and no
+A fix that writes the checkpoint (`--in-place`, or finishing an interrupted one) holds it exclusively; a fix that only
+reads it (`--out`) holds it shared, so any number of those run at once, and none beside a writer. The kernel drops the lock when the process ends, however it ends, so a killed fix never leaves a stale lock and no
 file is written for it (a read-only source can be locked too). Only where the file system has no flock is a pid file
-inside the folder used instead (`.dspark-fix.lock`, O_EXCL, broken only when its pid is gone).
+inside the folder used instead (`.dspark-fix.lock`, O_EXCL, broken only when its pid is gone), and there every
+fix excludes every other.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ def _held(folder: Path, pid: int | None, hint: str | None = None) -> RepairError
                        code="DSP-E071", hint=hint or "wait for it to finish, then run fix again")
 
 
+def held_by_writer(folder: Path) -> RepairError:
+    """A fix found another's journal under its shared lock: an in-place fix is (or was) writing the folder."""
+    return _held(folder, holder(folder), "wait for the in-place fix to finish (or `dspark-ckpt check` the folder to "
+                                         "finish an interrupted one), then run fix again")
+
+
 def _not_a_file(path: Path) -> RepairError:
     return RepairError(f"{path} is in the way of fix's lock: it is not a regular file; nothing was written",
                        code="DSP-E077", hint=f"remove or rename {path} (fix never deletes it for you)")
@@ -82,11 +90,12 @@ class FixLock:
         self._fd = self._file = None
 
 
-def try_lock(folder: Path, *, writable: bool = True) -> FixLock | None:
-    """Take the lock on `folder`, or None when a live fix holds it. `writable`: the fallback may create its file."""
+def try_lock(folder: Path, *, writable: bool = True, shared: bool = False) -> FixLock | None:
+    """Take the lock on `folder`, or None when a live fix holds it (exclusively, or at all when not `shared`).
+    `writable`: the fallback may create its file."""
     fd = os.open(folder, _DIR_FLAGS)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         return FixLock(folder, fd, None)
     except BlockingIOError:
         os.close(fd)
@@ -117,9 +126,10 @@ def holder(folder: Path) -> int | None:
 
 
 @contextmanager
-def fix_lock(folder: Path, *, writable: bool = True) -> Iterator[FixLock]:
-    """Hold the lock on the source checkpoint `folder` for the duration; DSP-E071 when another fix holds it."""
-    held = try_lock(folder, writable=writable)
+def fix_lock(folder: Path, *, writable: bool = True, shared: bool = False) -> Iterator[FixLock]:
+    """Hold the lock on the source checkpoint `folder` for the duration, exclusive or `shared`; DSP-E071 when
+    another fix holds it in a way that excludes this one."""
+    held = try_lock(folder, writable=writable, shared=shared)
     if held is None:
         raise _held(folder, holder(folder))
     try:

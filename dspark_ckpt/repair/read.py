@@ -11,6 +11,7 @@ from dspark_ckpt.errors import SourceError
 from dspark_ckpt.formats.mapping import absolute_to_offsets, t2d_ids
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.repair.binding import SourceStamp, stamp_sources
 from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
@@ -22,7 +23,8 @@ _BROKEN_D2T: frozenset[FindingCode] = frozenset({"DSP402", "DSP403"})
 
 
 def fingerprints(folder: Path, names: Sequence[str]) -> tuple[tuple[str, int, int, int], ...]:
-    """What apply compares before writing, so a checkpoint changed since planning is never half-repaired."""
+    """(name, inode, size, mtime_ns) of each of `names` that exists: what proves a staged result is the one put in
+    place (recheck.py). The source's own files are bound more strictly (binding.py)."""
     found = []
     for name in names:
         try:
@@ -56,11 +58,11 @@ def d2t_offsets(analysis: Analysis) -> tuple[tuple[int, ...] | None, str]:
     return tuple(offsets), ""
 
 
-def situation_from(analysis: Analysis, folder: Path | None) -> Situation:
-    """`folder`: where the files are fingerprinted for apply; None when only planning (a hint's check)."""
+def situation_from(analysis: Analysis, folder: Path | None = None, stamps: tuple[SourceStamp, ...] = ()) -> Situation:
+    """`folder`: the checkpoint; `stamps`: what binds a plan to the files it was made from (read_situation), none
+    when only planning (a hint's check, a Hub repo)."""
     loaded = analysis.loaded
     config, index = loaded.config_doc, loaded.index_doc
-    names = [CONFIG_NAME, INDEX_NAME, *loaded.headers]
     offsets, offsets_why = d2t_offsets(analysis)
     return Situation(
         source=str(folder), facts=analysis.facts if config is not None else None, findings=analysis.findings,
@@ -69,7 +71,7 @@ def situation_from(analysis: Analysis, folder: Path | None) -> Situation:
         config=config.raw if config else {}, config_text=config.text if config else "",
         index=index.raw if index else None, index_text=index.text if index else None,
         d2t_all_zero=analysis.mappings.d2t_all_zero, t2d_flags=t2d_flags(analysis),
-        fingerprints=fingerprints(folder, names) if folder is not None else (),
+        fingerprints=stamps,
         nested_settings=analysis.config.nested_settings if analysis.config is not None else (),
         d2t_broken=any(f.code in _BROKEN_D2T and f.tensor == (analysis.vocab.d2t.name if analysis.vocab.d2t
                                                               else None) for f in analysis.findings),
@@ -81,4 +83,6 @@ def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[Runtime
     if not folder.is_dir():
         raise SourceError(f"{folder}: fix works on a checkpoint folder", code="DSP-E062",
                           hint="give the folder that holds config.json and the safetensors files")
-    return situation_from(analyze(LocalFolder(folder), target=target, runtimes=runtimes), folder)
+    source = LocalFolder(folder)
+    analysis = analyze(source, target=target, runtimes=runtimes)
+    return situation_from(analysis, folder, stamp_sources(folder, source, analysis.loaded.headers, (CONFIG_NAME, INDEX_NAME)))

@@ -58,4 +58,4 @@ def fix_record(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_r
         skip_message=skip_message(plan, list(skipped)) if skipped else None,
         skip_command=command("fix", plan.named, plan.runtimes) if skipped else None,
         warnings=plan.warnings, not_repaired_for=plan.not_repaired_for, recovered=plan.recovered,
-        result=_written(result) if result is not None else None)
+        result=_written(result) if result is not None else None, replanned=plan.replanned)

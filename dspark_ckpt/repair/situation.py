@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.formats.vocab_tensors import VocabTensors
@@ -11,6 +11,9 @@ from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.runtimes.records import DraftFacts
+
+if TYPE_CHECKING:
+    from dspark_ckpt.repair.binding import SourceStamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +32,7 @@ class Situation:
     index_text: str | None
     d2t_all_zero: bool
     t2d_flags: bytes | None  # a t2d usable to rebuild d2t (BOOL, length T, D ids marked), else None
-    fingerprints: tuple[tuple[str, int, int, int], ...] = ()
+    fingerprints: tuple[SourceStamp, ...] = ()  # what binds a plan to the bytes it was made from (binding.py)
     nested_settings: tuple[tuple[str, str, Any], ...] = ()  # DraftConfig.nested_settings: what hoisting writes
     d2t_broken: bool = False  # a shipped d2t that maps outside [0, T) or out of order (check's DSP402/DSP403)
     # The offsets of a d2t that holds absolute target ids (formats/mapping.absolute_to_offsets), when a t2d, if

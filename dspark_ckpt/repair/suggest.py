@@ -50,7 +50,7 @@ def suggester(analysis: Analysis) -> Suggest | None:
     """check/hints.py asks it for each fix marker: None keeps the hint, a text (markers allowed) replaces it."""
     if analysis.facts is None:
         return None
-    s = situation_from(analysis, None)
+    s = situation_from(analysis)
     plans: dict[tuple[str | None, tuple[str, ...]], FixPlan] = {}  # one plan per (strategy, runtimes), any code
 
     def planned(strategy: str | None, chosen: Sequence[str]) -> FixPlan:

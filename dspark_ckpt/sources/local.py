@@ -40,6 +40,7 @@ class LocalFolder:
         blobs = hf_cache_blobs(folder.absolute())
         self._allowed = (root,) + ((blobs.resolve(),) if blobs is not None else ())
         self._seen: dict[str, tuple[int, int, int, int]] = {}  # name -> identity at first look (see _same_file)
+        self._texts: dict[str, bytes] = {}  # name -> the bytes read (config.json, the index)
 
     def notes(self) -> list[Finding]:
         return []
@@ -66,7 +67,17 @@ class LocalFolder:
             return None
         if self.status(name) is PathStatus.ESCAPES:
             raise PermissionError(f"{name} is a link that leaves the checkpoint folder")
-        return read_bounded(path)  # stat-checked on the open descriptor: a FIFO or /dev/zero is refused, not read
+        raw = read_bounded(path)  # stat-checked on the open descriptor: a FIFO or /dev/zero is refused, not read
+        self._texts[name] = raw
+        return raw
+
+    def identity_read(self, name: str) -> tuple[int, int, int, int] | None:
+        """(device, inode, size, mtime_ns) of the file every read of `name` went through (None: never opened)."""
+        return self._seen.get(name)
+
+    def text_read(self, name: str) -> bytes | None:
+        """The bytes `read_text_file(name)` returned (None: not read, or absent)."""
+        return self._texts.get(name)
 
     def safetensors_files(self) -> list[str]:
         if self._only is not None:

@@ -60,12 +60,20 @@ def test_in_place_and_out_of_one_checkpoint_exclude_each_other(tmp_path: Path) -
     assert tree_digest(tmp_path / "copy") == tree_digest(reference)
 
 
-def test_two_copies_to_different_places_still_exclude_each_other(tmp_path: Path) -> None:
+def test_two_copies_to_different_places_share_the_source(tmp_path: Path) -> None:
+    """Readers share: a fix writing a copy only reads the checkpoint, so a second copy runs beside it (issue 38)."""
     folder = make_checkpoint(tmp_path / "d", **PADDED)
-    with held_at("linked", str(folder), *FIX, "--out", str(tmp_path / "a")):
+    reference = make_checkpoint(tmp_path / "ref", **PADDED)
+    assert run_cli("fix", str(reference), *FIX, "--in-place").returncode == 0
+    original = tree_digest(folder)
+    with held_at("linked", str(folder), *FIX, "--out", str(tmp_path / "a")) as first:
         other = run_cli("fix", str(folder), *FIX, "--out", str(tmp_path / "b"))
-        assert other.returncode == 2 and "[DSP-E071]" in other.stderr
-    assert (tmp_path / "a" / "config.json").is_file() and not (tmp_path / "b").exists()
+        assert other.returncode == 0, other.stdout + other.stderr
+        in_place = run_cli("fix", str(folder), *FIX, "--in-place")  # while they read it, a writer is refused
+        assert in_place.returncode == 2 and "[DSP-E071]" in in_place.stderr and f"pid {first.pid}" in in_place.stderr
+    assert first.returncode == 0, first.stderr
+    assert tree_digest(folder) == original
+    assert tree_digest(tmp_path / "a") == tree_digest(tmp_path / "b") == tree_digest(reference)
 
 
 def _rewrite_in_place(path: Path) -> None:
