@@ -187,6 +187,45 @@ def bench_trim(root: Path, size: int) -> dict[str, Any]:
             "fix_peak_rss_mib": fix["maxrss_kib"] / 1024, "naive_peak_rss_mib": naive["maxrss_kib"] / 1024}
 
 
+def bench_verify_cost(root: Path, size: int, repeat: int, in_place: bool = False) -> dict[str, Any]:
+    """What reading the written shards back costs (repair/binding.verify_written): a trim of a large sparse draft
+    whose two shards each hold one trimmed tensor (so nearly every byte is copied, then read back), planned and
+    applied in process with the read-back on and off, alternating, medians."""
+    from dspark_ckpt.repair import apply as apply_module
+    from dspark_ckpt.repair import apply_fix, plan_fix
+
+    d = max(2048, size // (H * 2) // 2)
+    t = d - 1024
+    source = root / "verify-src"
+    source.mkdir()
+    weight_map = {}
+    for i, tensor in enumerate(("lm_head.weight", "markov_head.markov_w2.weight")):  # both trimmed: copied whole
+        name = f"model-{i + 1:05d}-of-00002.safetensors"
+        write_shard(source / name, [TensorSpec(tensor, "F16", (d, H))], {}, sparse=True)
+        weight_map[tensor] = name
+    (source / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {"total_size": 2 * d * H * 2}, "weight_map": weight_map}, indent=2))
+    (source / "config.json").write_text(json.dumps({"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3",
+                                                    "vocab_size": t, "draft_vocab_size": d, "hidden_size": H,
+                                                    "markov_rank": H}))
+    walls: dict[bool, list[float]] = {True: [], False: []}
+    written = 0
+    for i in range(repeat):
+        for verify in ((True, False) if i % 2 == 0 else (False, True)):
+            apply_module.VERIFY_WRITTEN = verify
+            out = root / "verify-out"
+            start = time.perf_counter()
+            plan = plan_fix(source, target_vocab_size=t, runtimes=["vllm==0.29.0"], strategy="trim")
+            written = apply_fix(plan, out=out).bytes_written
+            walls[verify].append(time.perf_counter() - start)
+            shutil.rmtree(out)
+    apply_module.VERIFY_WRITTEN = True
+    shutil.rmtree(source)
+    on, off = statistics.median(walls[True]), statistics.median(walls[False])
+    return {"source_bytes": 2 * d * H * 2, "bytes_written": written, "with_verify_s": on, "without_verify_s": off,
+            "verify_overhead": on / off - 1, "repeat": repeat}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--scale", type=float, default=1.0, help="scales 64 GiB, 64 MiB and 4 GiB together")
@@ -194,15 +233,25 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--naive-cap-gib", type=float, default=4.0, help="skip the naive run above this size (RAM)")
     ap.add_argument("--json", help="write the full record here")
+    ap.add_argument("--only-verify", action="store_true", help="only the read-back cost (bench_verify_cost)")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-fix-", dir=args.dir))
+    if args.only_verify:
+        try:
+            verify = bench_verify_cost(root, int(8 * GIB * args.scale), max(3, args.repeat))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        print(json.dumps(verify, indent=2))
+        return 0 if verify["verify_overhead"] < 0.10 else 1
     try:
         sizes = bench_size_independence(root, int(64 * GIB * args.scale), int(64 * MIB * args.scale), args.repeat,
                                         int(args.naive_cap_gib * GIB))
         trim = bench_trim(root, int(4 * GIB * args.scale))
+        verify = bench_verify_cost(root, int(8 * GIB * args.scale), max(3, args.repeat))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    record = {"scale": args.scale, "loadavg": os.getloadavg(), "size_independence": sizes, "trim": trim}
+    record = {"scale": args.scale, "loadavg": os.getloadavg(), "size_independence": sizes, "trim": trim,
+              "verify": verify}
     for r in sizes:
         print(f"{r['repair']:<32} small {r['small_s']:.3f}s big {r['big_s']:.3f}s ratio {r['ratio_big_over_small']:.2f}"
               f" (goal <= 1.2); bytes written {r['small_bytes_written']} vs {r['big_bytes_written']}; naive small "
@@ -211,12 +260,16 @@ def main() -> int:
     print(f"trim {trim['shard_bytes'] / GIB:.2f} GiB: cp {trim['cp']['mib_s']:.0f} MiB/s, fix {trim['fix']['mib_s']:.0f}"
           f" MiB/s ({trim['fix_over_cp_throughput']:.2f}x cp, goal >= 0.7), naive {trim['naive']['mib_s']:.0f} MiB/s;"
           f" peak RSS fix {trim['fix_peak_rss_mib']:.0f} MiB (goal <= 200), naive {trim['naive_peak_rss_mib']:.0f} MiB")
+    print(f"read-back of a {verify['source_bytes'] / GIB:.2f} GiB sparse trim ({verify['bytes_written'] / GIB:.2f} GiB "
+          f"written): {verify['with_verify_s']:.2f}s with, {verify['without_verify_s']:.2f}s without: "
+          f"+{verify['verify_overhead']:.1%} (goal < 10%)")
     if args.json:
         Path(args.json).write_text(json.dumps(record, indent=2))
     # Bytes written may differ by the digits of the index's total_size, nothing else.
     ok = all(r["ratio_big_over_small"] <= 1.2 and abs(r["small_bytes_written"] - r["big_bytes_written"]) < 32
              for r in sizes)
     ok = ok and trim["fix_over_cp_throughput"] >= 0.7 and trim["fix_peak_rss_mib"] <= 200
+    ok = ok and verify["verify_overhead"] < 0.10
     return 0 if ok else 1
 
 

@@ -7,11 +7,13 @@ of that same identity, and parsed to the same header), a JSON file's hash. At ap
 opens each stamped file once and keeps it only if its identity and hash are the planned ones (else StalePlan, with
 nothing written): every byte fix copies comes through those descriptors, at offsets their own headers give.
 `verify_written` then reads back each staged tensor, located by the staged header, and compares it with its source
-range (or its given bytes) before anything is put in place.
+range (or its given bytes) before anything is put in place; apply runs it while the shard's fsync writes it out, so
+it costs the CPU a read of the page cache, not the disk a second pass.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dspark_ckpt.errors import RepairError
-from dspark_ckpt.formats.json_doc import MAX_JSON_BYTES
+from dspark_ckpt.formats.names import MAX_JSON_BYTES
 from dspark_ckpt.formats.safetensors_header import MAX_HEADER_SIZE, SafetensorsHeader, parse_header
 from dspark_ckpt.repair.fsops import open_regular
 from dspark_ckpt.sources.local import LocalFolder
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from dspark_ckpt.repair import actions as a
 
 Identity = tuple[int, int, int, int]  # (device, inode, size, mtime_ns)
-VERIFY_CHUNK = 8 * 2**20  # what one comparison holds of each side
+VERIFY_CHUNK = 2**20  # what one comparison holds of each side (small: it stays in the CPU cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,56 +200,89 @@ def _mismatch(file: str, tensor: str, why: str) -> RepairError:
                        hint="run fix again; if it recurs, report it with the checkpoint's headers")
 
 
-def _same_bytes(left: int, left_at: int, right: int, right_at: int, nbytes: int) -> bool:
-    done = 0
-    while done < nbytes:
-        n = min(VERIFY_CHUNK, nbytes - done)
-        a_, b = os.pread(left, n, left_at + done), os.pread(right, n, right_at + done)
-        if len(a_) != n or a_ != b:
-            return False
-        done += n
-    return True
+class _Comparer:
+    """Byte ranges compared through two reused buffers (no allocation per chunk, and bytearray equality is one
+    memcmp); a hole in a sparse source is compared with zeros without reading it."""
 
+    def __init__(self) -> None:
+        self._left, self._right = bytearray(VERIFY_CHUNK), bytearray(VERIFY_CHUNK)
+        self._zeros = bytes(VERIFY_CHUNK)
 
-def _given_bytes(fd: int, at: int, data: bytes) -> bool:
-    view, done = memoryview(data), 0
-    while done < len(data):
-        n = min(VERIFY_CHUNK, len(data) - done)
-        if os.pread(fd, n, at + done) != view[done:done + n]:
-            return False
-        done += n
-    return True
+    @staticmethod
+    def _fill(fd: int, at: int, n: int, buf: bytearray) -> bool:
+        view, done = memoryview(buf), 0
+        while done < n:
+            got = os.preadv(fd, [view[done:n]], at + done)
+            if got <= 0:
+                return False
+            done += got
+        return True
 
+    @staticmethod
+    def _equal(mine: bytearray, theirs: bytes | bytearray, n: int) -> bool:
+        return mine == theirs if n == VERIFY_CHUNK else mine[:n] == theirs[:n]  # only a range's last chunk slices
 
-def verify_written(bound: BoundSource, stage: Path, shards: tuple[a.ShardWrite, ...]) -> int:
-    """Each staged shard, re-read from disk: its header is the planned one, and every tensor's bytes equal their
-    source range (located by the source's own header, as bound) or the bytes the plan gives. Returns the bytes
-    compared; a difference raises DSP-E084 before anything is put in place."""
-    compared = 0
-    for shard in shards:
-        fd, st = open_regular(stage / shard.file)
+    @staticmethod
+    def _data_from(fd: int, at: int) -> int:
+        """The next offset at or after `at` that holds data: the file's end after its last data, `at` itself
+        where the file system cannot tell."""
         try:
-            written, _ = read_header_at(fd, st.st_size)
-            if written is None:
-                raise _mismatch(shard.file, "the header", "cannot be read back")
-            for t in shard.tensors:
-                entry = written.get(t.name)
-                if entry is None or (entry.dtype, entry.shape, entry.nbytes) != (t.dtype, t.shape, t.nbytes):
-                    raise _mismatch(shard.file, t.name, "is not in the header as planned")
-                at = written.data_start + entry.begin
-                if t.data is not None:
-                    same = _given_bytes(fd, at, t.data)
-                else:
-                    assert t.source_file is not None
-                    source = bound.header(t.source_file)
-                    origin = source.get(t.name)
-                    if origin is None or source.data_start + origin.begin != t.source_begin \
-                            or t.nbytes > origin.nbytes:
-                        raise _mismatch(shard.file, t.name, f"has no such source range in {t.source_file}")
-                    same = _same_bytes(fd, at, bound.fd(t.source_file), t.source_begin, t.nbytes)
-                if not same:
-                    raise _mismatch(shard.file, t.name, f"differs from its source bytes ({t.nbytes:,} bytes)")
-                compared += t.nbytes
-        finally:
-            os.close(fd)
+            return os.lseek(fd, at, os.SEEK_DATA)
+        except OSError as exc:
+            return os.fstat(fd).st_size if exc.errno == errno.ENXIO else at
+
+    def same(self, written: int, written_at: int, source: int, source_at: int, nbytes: int) -> bool:
+        done, data = 0, -1
+        while done < nbytes:
+            n = min(VERIFY_CHUNK, nbytes - done)
+            if not self._fill(written, written_at + done, n, self._left):
+                return False
+            if data < source_at + done:
+                data = self._data_from(source, source_at + done)
+            if data >= source_at + done + n:  # a hole in the source: zeros
+                if not self._equal(self._left, self._zeros, n):
+                    return False
+            elif not self._fill(source, source_at + done, n, self._right) or \
+                    not self._equal(self._left, self._right, n):
+                return False
+            done += n
+        return True
+
+    def given(self, written: int, at: int, data: bytes) -> bool:
+        for done in range(0, len(data), VERIFY_CHUNK):
+            n = min(VERIFY_CHUNK, len(data) - done)
+            if not self._fill(written, at + done, n, self._left) or self._left[:n] != data[done:done + n]:
+                return False
+        return True
+
+
+def verify_written(bound: BoundSource, path: Path, shard: a.ShardWrite) -> int:
+    """The staged shard at `path`, re-read from disk: its header is the planned one, and every tensor's bytes equal
+    their source range (located by the source's own header, as bound) or the bytes the plan gives. Returns the bytes
+    compared; a difference raises DSP-E084 before anything is put in place."""
+    compared, compare = 0, _Comparer()
+    fd, st = open_regular(path)
+    try:
+        written, _ = read_header_at(fd, st.st_size)
+        if written is None:
+            raise _mismatch(shard.file, "the header", "cannot be read back")
+        for t in shard.tensors:
+            entry = written.get(t.name)
+            if entry is None or (entry.dtype, entry.shape, entry.nbytes) != (t.dtype, t.shape, t.nbytes):
+                raise _mismatch(shard.file, t.name, "is not in the header as planned")
+            at = written.data_start + entry.begin
+            if t.data is not None:
+                same = compare.given(fd, at, t.data)
+            else:
+                assert t.source_file is not None
+                source = bound.header(t.source_file)
+                origin = source.get(t.name)
+                if origin is None or source.data_start + origin.begin != t.source_begin or t.nbytes > origin.nbytes:
+                    raise _mismatch(shard.file, t.name, f"has no such source range in {t.source_file}")
+                same = compare.same(fd, at, bound.fd(t.source_file), t.source_begin, t.nbytes)
+            if not same:
+                raise _mismatch(shard.file, t.name, f"differs from its source bytes ({t.nbytes:,} bytes)")
+            compared += t.nbytes
+    finally:
+        os.close(fd)
     return compared
