@@ -53,3 +53,8 @@ def drafts(release: str) -> Mapping[str, str]:
     """`_SPECULATIVE_DECODING_MODELS` of the release: draft architecture -> the class it builds."""
     found: Mapping[str, str] = _doc(release)["registry"]["drafts"]
     return found
+
+
+def document(release: str) -> Mapping[str, Any]:
+    """The release's whole spec.json (`dspark-ckpt diff` compares two); KeyError where it has none."""
+    return _doc(release)
