@@ -23,7 +23,7 @@ from dspark_ckpt.runtimes.versions import release_key
 
 # Files of a release's folder that another maintainer command writes (tools/release_lines.py: the rules' citations
 # and SpeculativeConfig's columns): the layout neither compares nor removes them.
-OTHER_COMMANDS = frozenset({"lines.json", "spec.json", "vocab.json"})
+OTHER_COMMANDS = frozenset({"lines.json", "spec.json"})
 
 
 def text(doc: Any) -> str:
