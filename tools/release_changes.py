@@ -1,7 +1,7 @@
 """The changelog beside the generated release data: what changed in each vLLM release, in words (pure data).
 
 What execution and reading cannot say is what a change means. One `Change` per listed release whose behaviour
-changed, naming the lines.json citations (runtimes/anchors.py) that appear or go away with it; every behaviour flag
+changed, naming the lines.json citations (tools/release_anchors.py) that appear or go away with it; every behaviour flag
 itself is derived from those citations (runtimes/vllm_release.py), so nothing here is read by a run: the
 changelog is documentation that tests/unit/test_spec_facts.py holds to the generated files (each change shows in
 them, and every rule that appears or goes inside the list is named by its release's change).
