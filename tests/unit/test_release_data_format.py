@@ -155,3 +155,29 @@ def test_diff_command_text_and_json() -> None:
                        (["vllm==0.1.0", "vllm==0.33.0"], "DSP-E007")):
         done = run_cli("diff", *argv)
         assert done.returncode == 2 and code in done.stderr, done.stderr
+
+
+def test_writing_one_release_lays_out_its_runtime_again(tmp_path: Path) -> None:
+    """A regenerated release that now behaves otherwise takes its own copy, and so does the next release that had
+    shared the earlier one's; what each release says is unchanged by the order of writing."""
+    def release(version: str, x: str, y: str) -> release_layout.Release:
+        head = {"schema": 2, "runtime": "vllm", "release": version}
+        return release_layout.from_record({**head, "architectures": {
+            "X": {"where": f"vllm/x.py:{len(version)}", "reads": [x]}, "Y": {"where": "vllm/y.py:7", "reads": [y]}}})
+
+    first = {"0.1.0": release("0.1.0", "a", "b"), "0.2.0": release("0.2.0", "a", "b"),
+             "0.3.0": release("0.3.0", "a", "c")}
+    release_layout.write("vllm", first, tmp_path)
+    held = {p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("*/[XY].json")}
+    assert held == {"vllm-0.1.0/X.json", "vllm-0.1.0/Y.json", "vllm-0.3.0/Y.json"}
+    holders = json.loads((tmp_path / "vllm-0.3.0" / RELEASE_FILE).read_text())["architectures"]
+    assert holders == {"X": "0.1.0", "Y": "0.3.0"}
+    again = release("0.2.0", "z", "b")
+    release_layout.write("vllm", {"0.2.0": again}, tmp_path)
+    held = {p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("*/[XY].json")}
+    assert held == {"vllm-0.1.0/X.json", "vllm-0.1.0/Y.json", "vllm-0.2.0/X.json", "vllm-0.3.0/X.json",
+                    "vllm-0.3.0/Y.json"}
+    assert release_layout.read(tmp_path / "vllm-0.2.0") == again
+    assert release_layout.read(tmp_path / "vllm-0.3.0") == first["0.3.0"]
+    assert release_layout.check(tmp_path / "vllm-0.3.0", first["0.3.0"]) == []
+    assert release_layout.check(tmp_path / "vllm-0.1.0", again) == ["release.json", "X.json"]
