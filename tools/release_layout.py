@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from dspark_ckpt.runtimes.release_store import CITATIONS_FILE, DATA, RELEASE_FILE, split
+from dspark_ckpt.runtimes.release_store import CITATIONS_FILE, DATA, RELEASE_FILE, citation_text, split
 from dspark_ckpt.runtimes.versions import release_key
 
 # Files of a release's folder that another maintainer command writes (tools/release_lines.py: the rules' citations
@@ -89,7 +89,7 @@ def layout(releases: dict[str, Release]) -> dict[str, dict[str, str]]:
                 files[f"{name}.json"] = behaviour
         before = {name: (behaviour, holders[name]) for name, behaviour in data.behaviour.items()}
         files[RELEASE_FILE] = text({**data.head, "architectures": holders})
-        files[CITATIONS_FILE] = text({name: lines for name, lines in data.citations.items() if lines})
+        files[CITATIONS_FILE] = citation_text({name: lines for name, lines in data.citations.items() if lines})
         out[release] = files
     return out
 

@@ -264,7 +264,7 @@ def architecture_model(runtime: str, release: str, architecture: str) -> Archite
     doc = behaviour(runtime, holder, architecture)
     if doc is None:
         return None
-    return _architecture(architecture, doc, citations(runtime, release).get(architecture, {}))
+    return _architecture(architecture, doc, citations(runtime, release, architecture))
 
 
 @functools.cache
