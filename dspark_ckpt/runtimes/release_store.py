@@ -27,8 +27,7 @@ DATA = Path(__file__).resolve().parent / "release_data"
 RELEASE_FILE = "release.json"
 CITATIONS_FILE = "citations.json"
 WHERE = "where"
-_CITED = re.compile(r"(.+):(\d+)")  # a `where` with its line: `vllm/model_executor/layers/linear.py:408`
-_DECODER = json.JSONDecoder()
+_CITED = r"(.+):(\d+)"  # a `where` with its line: `vllm/model_executor/layers/linear.py:408` (compiled on use)
 
 
 def folder(runtime: str, release: str) -> Path:
@@ -63,7 +62,7 @@ def split(node: Any, prefix: str = "", lines: dict[str, int] | None = None) -> t
     if isinstance(node, Mapping):
         out = {}
         for k, v in node.items():
-            cited = _CITED.fullmatch(v) if k == WHERE and isinstance(v, str) else None
+            cited = re.fullmatch(_CITED, v) if k == WHERE and isinstance(v, str) else None
             if cited is not None:
                 out[k] = cited.group(1)
                 found[at(prefix, WHERE)] = int(cited.group(2))
@@ -83,20 +82,22 @@ def citation_text(citations: Mapping[str, Mapping[str, int]]) -> str:
 
 
 @functools.cache
-def _citation_file(runtime: str, release: str) -> str:
+def _citation_file(runtime: str, release: str) -> bytes:
     path = folder(runtime, release) / CITATIONS_FILE
-    return path.read_text(encoding="utf-8") if path.is_file() else "{}"
+    return path.read_bytes() if path.is_file() else b"{}"
 
 
 def citations(runtime: str, release: str, architecture: str) -> Mapping[str, int]:
     """pointer -> line of `architecture` in `runtime==release` (empty where it has none): its line of the file
-    alone is parsed."""
-    text = _citation_file(runtime, release)
-    key = f"\n{json.dumps(architecture)}: "
-    start = text.find(key)
+    alone is decoded and parsed."""
+    data = _citation_file(runtime, release)
+    key = f"\n{json.dumps(architecture)}: ".encode()
+    start = data.find(key)
     if start < 0:
         return {}
-    lines: Mapping[str, int] = _DECODER.raw_decode(text, start + len(key))[0]
+    start += len(key)
+    end = data.find(b"\n", start)
+    lines: Mapping[str, int] = json.loads(data[start:end].rstrip(b","))
     return lines
 
 
