@@ -1,5 +1,7 @@
 """Where each per-release citation is read in a vLLM wheel: one release-independent anchor per rule (pure data).
 
+A generator input (tools/release_lines.py reads it), kept out of the package: no run reads it.
+
 `tools/release_lines.py X.Y.Z` resolves every anchor against that release's extracted `.py` files and writes
 `release_data/vllm-X.Y.Z/lines.json` (runtimes/release_lines.py reads it): no line number is read off by hand.
 An anchor names the file and a regex whose first match (over the file's text with `re.MULTILINE`, so a pattern may

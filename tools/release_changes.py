@@ -1,5 +1,7 @@
 """The changelog beside the generated release data: what changed in each vLLM release, in words (pure data).
 
+Documentation held to the data by the tests, kept out of the package: no run reads it.
+
 What execution and reading cannot say is what a change means. One `Change` per listed release whose behaviour
 changed, naming the lines.json citations (tools/release_anchors.py) that appear or go away with it; every behaviour flag
 itself is derived from those citations (runtimes/vllm_release.py), so nothing here is read by a run: the

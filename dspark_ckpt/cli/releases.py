@@ -39,11 +39,11 @@ def diff(
 ) -> None:
     """Print what changes in behaviour from one release to another.
 
-    From the releases' generated data: the draft architectures each registers, and for each architecture both
-    register, every fact of its behaviour that differs (the keys it reads, its parameters' shapes, what its loader
-    does with each name and with a tensor one row off, in its words, what a missing key falls back to); for vLLM
-    also SpeculativeConfig's fields and methods and the rules its code has. Line numbers are left out. A release
-    without data of its own reads its minor's (vllm==0.27.1 reads 0.27.0's), as check does.
+    From the releases' generated data: the draft architectures each registers, and for each architecture
+    both register, every fact of its behaviour that differs (the keys it reads, its parameters' shapes, what
+    its loader does with each name and with a tensor one row off, in its words, what a missing key falls back
+    to); for vLLM also SpeculativeConfig's fields and methods and the rules its code has. Line numbers are
+    left out. A release without data of its own reads its minor's, as check does.
     """
     from dspark_ckpt.output.documents import release_diff_document
     from dspark_ckpt.output.release_diff import head, lines
@@ -59,9 +59,10 @@ def diff(
     try:
         found = release_diff.diff(runtime, before, after)
     except KeyError as missing:
-        raise UsageError(f"{runtime}=={missing.args[0]}: no generated data answers it (a release older than every "
-                         "release dspark-ckpt was generated from)", code="DSP-E007",
-                         hint=f"the {runtime} releases with data: {', '.join(generated_releases(runtime))}") from None
+        known = ", ".join(generated_releases(runtime))
+        raise UsageError(f"{runtime}=={missing.args[0]}: no generated data answers it (a release older than "
+                         "every release dspark-ckpt was generated from)", code="DSP-E007",
+                         hint=f"the {runtime} releases with data: {known}") from None
     console = stdout_console(o.color_choice(color, no_color).value)
     if output_format is o.DOC_JSON:
         console.file.write(json.dumps(release_diff_document(found), indent=2) + "\n")

@@ -47,6 +47,7 @@ def _line(change: Change) -> str:
         gone = [v for v in old if v not in new]
         came = [v for v in new if v not in old]
         if gone or came:
-            return f"  ~ {path}" + ", ".join([*(f"+{shown(v)}" for v in came), *(f"-{shown(v)}" for v in gone)])
+            return f"  ~ {path}" + ", ".join([*(f"+{shown(v)}" for v in came),
+                                               *(f"-{shown(v)}" for v in gone)])
         return f"  ~ {path}reordered {shown(new)}"
     return f"  ~ {path}{shown(old)} -> {shown(new)}"

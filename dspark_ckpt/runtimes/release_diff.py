@@ -1,9 +1,9 @@
-"""What changes in behaviour between two releases of a runtime, from their generated data (runtimes/release_store.py).
+"""What changes in behaviour between two releases of a runtime, from their generated data (release_store.py).
 
-Behaviour only: the draft architectures each registers (and the class each maps to), and for an architecture both
-register, every fact of its behaviour file that differs (a key it reads, a parameter's shape, what its loader does
-with a name or a tensor one row off, in its words, what an optional key falls back to); for vLLM, the
-SpeculativeConfig columns of spec.json and which rules lines.json cites. Line numbers, the machine and the
+Behaviour only: the draft architectures each registers (and the class each maps to), and for an architecture
+both register, every fact of its behaviour file that differs (a key it reads, a parameter's shape, what its
+loader does with a name or a tensor one row off, in its words, what an optional key falls back to); for vLLM,
+the SpeculativeConfig columns of spec.json and which rules lines.json cites. Line numbers, the machine and the
 generator's own notes are not behaviour and are left out. The data in, `Change`s out (output/release_diff.py
 writes them).
 """
@@ -21,8 +21,9 @@ from dspark_ckpt.runtimes.release_store import at, behaviour
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One fact that differs: where (`registry`, an architecture, `spec`, `rules`), the path of the fact inside it
-    (`tensors/fc.weight/off_by_one/1+`; empty: the whole thing), and its value before and after (None: absent)."""
+    """One fact that differs: where (`registry`, an architecture, `spec`, `rules`), the path of the fact
+    inside it (`tensors/fc.weight/off_by_one/1+`; empty: the whole thing), and its value before and after
+    (None: absent)."""
 
     scope: str
     path: str
@@ -38,7 +39,7 @@ class ReleaseDiff:
     runtime: str
     old: str  # the releases asked about
     new: str
-    old_data: str  # the releases whose data answers them (a patch release reads its minor's: modelled_release)
+    old_data: str  # the releases whose data answers them (a patch release may read its minor's)
     new_data: str
     architectures: int  # registered by either
     changed: tuple[str, ...]  # architectures whose behaviour differs, added or removed
@@ -47,7 +48,7 @@ class ReleaseDiff:
 
 
 def _flat(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(path, value) of every fact: a mapping is walked, anything else (a list, a number, words) is one fact."""
+    """(path, value) of every fact: a mapping is walked, anything else (a list, a number, words) is one."""
     if isinstance(node, Mapping) and node:
         for key, value in node.items():
             yield from _flat(value, at(prefix, str(key)))
@@ -83,7 +84,7 @@ def _architectures(runtime: str, release: str) -> Mapping[str, str]:
 
 
 def _rules(release: str) -> dict[str, str]:
-    """The rules lines.json cites in a vLLM release, with the file each is in (their lines are not behaviour)."""
+    """The rules lines.json cites in a vLLM release, with each one's file (their lines are not behaviour)."""
     return {key: file for key, (file, _) in release_lines.lines(release).items()}
 
 
