@@ -3,7 +3,7 @@
 
     python tools/release_model.py 0.33.0                       # fetch the wheel, run it, write the data file
     python tools/release_model.py 0.33.0 --check               # regenerate and compare with the committed file
-    python tools/release_model.py 0.33.0 --only Eagle3LlamaForCausalLM --out /tmp/x.json
+    python tools/release_model.py 0.33.0 --only Eagle3LlamaForCausalLM --out /tmp/x
 
 Steps: the wheel's .py files and vLLM's import-time dependencies as tools/probe_runtime.py fetches them (torch is
 the interpreter's CPU build); one worker subprocess (tools/release_model_worker.py) imports the release on CPU and,
