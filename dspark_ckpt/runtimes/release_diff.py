@@ -36,6 +36,8 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseDiff:
+    """What changes from one release of a runtime to another: the architectures that behave otherwise, each fact."""
+
     runtime: str
     old: str  # the releases asked about
     new: str
