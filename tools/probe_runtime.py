@@ -52,7 +52,8 @@ IMPORT_DEPS = ("regex", "psutil", "pyzmq", "urllib3", "transformers", "tokenizer
 # MTP heads of 0.26+) would pull its own numpy into deps.
 NO_DEPS = ("xgrammar", "compressed-tensors", "numba", "llvmlite")
 PINS = ROOT / "tools" / "probe-deps.txt"  # the exact versions every deps folder holds
-VOCAB_DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
+# what each release did with the project matrix: read by the tests alone, so kept out of the package
+VOCAB_DATA = ROOT / "tests" / "data" / "release_vocab"
 DEFAULT_CACHE = Path(os.environ.get("DSPARK_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 
 
@@ -190,7 +191,7 @@ def probe(version: str, tree: Path, deps: Path, families: list[str], timeout: fl
 
 
 def observation(seen: Any) -> dict[str, Any]:
-    """What the release itself did with one fixture, as the committed vocab.json keeps it: enough to rebuild the
+    """What the release itself did with one fixture, as the committed tests/data/release_vocab/vllm-X.json keeps it: enough to rebuild the
     engine's Observed for the vocabulary comparison (verify.engine.disagreement), the error's words up to where they
     list the available parameters (which vary with the build)."""
     error = seen.error.split(" The available", 1)[0] if isinstance(seen.error, str) else seen.error
@@ -200,7 +201,7 @@ def observation(seen: Any) -> dict[str, Any]:
 
 
 def vocab_data(result: dict[str, Any]) -> str:
-    """release_data/vllm-X/vocab.json: the release's own outcome for every cell of the project matrix."""
+    """tests/data/release_vocab/vllm-X.json: the release's own outcome for every cell of the project matrix."""
     outcomes: list[str] = []  # each distinct outcome once; a cell names its index
     cells: dict[str, int] = {}
     for cell in sorted(result["cells"], key=lambda c: c["case"]):
@@ -246,9 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prepare-only", action="store_true", help="fetch, extract and install deps; no probe")
     parser.add_argument("--json", type=Path, help="also write the cells here")
     parser.add_argument("--write", action="store_true",
-                        help="write the release's observations to release_data/vllm-X/vocab.json (project matrix; "
+                        help="write the release's observations to tests/data/release_vocab/vllm-X.json (project matrix; "
                              "tests/unit/test_vocab_observed.py holds every listed release's rows to them)")
-    parser.add_argument("--check", action="store_true", help="compare the observations with the committed vocab.json")
+    parser.add_argument("--check", action="store_true", help="compare the observations with the committed file")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds for the worker subprocess")
     args = parser.parse_args(argv)
     version = newest_release() if args.version == "newest" else base_release(args.version)
@@ -264,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
-    committed = VOCAB_DATA / f"vllm-{version}" / "vocab.json"
+    committed = VOCAB_DATA / f"vllm-{version}.json"
     if args.check:
         same = committed.is_file() and committed.read_text() == vocab_data(result)
         log(f"probe: {committed} {'is' if same else 'is NOT'} what vLLM {version} does")

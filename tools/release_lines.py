@@ -7,7 +7,7 @@
     python tools/release_lines.py 0.30.0 --source DIR --out /tmp/lines.json
 
 The wheel is fetched and its `.py` files extracted by tools/probe_runtime.py's `fetch_sources` (into
-~/.cache/dspark-ckpt/probe/vllm-X.Y.Z/, kept for the next run). Each anchor of `dspark_ckpt/runtimes/anchors.py` is
+~/.cache/dspark-ckpt/probe/vllm-X.Y.Z/, kept for the next run). Each anchor of `tools/release_anchors.py` is
 located in the released file (a regex for the first line, `ast` for where the statement, branch or function
 starting there ends) and written as `{"file": ..., "lines": "L12-34"}` under its key; an anchor the release does
 not have is left out. Exit 0 on success (with --check: the committed file is what the wheel says), 1 when --check
@@ -33,9 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
 from probe_runtime import DEFAULT_CACHE, fetch_sources  # tools/ is on sys.path (not a package)
-from release_spec import SpecError, spec_facts
-
-from dspark_ckpt.runtimes.anchors import (
+from release_anchors import (
     ANCHORS,
     BRANCH,
     DSPARK_KEEP,
@@ -47,6 +45,8 @@ from dspark_ckpt.runtimes.anchors import (
     Excluded,
     covers,
 )
+from release_spec import SpecError, spec_facts
+
 from dspark_ckpt.runtimes.release_lines import DATA, FILE_NAME
 from dspark_ckpt.runtimes.spec_facts import FILE_NAME as SPEC_FILE_NAME
 
@@ -248,7 +248,7 @@ def release_lines(version: str, tree: Path) -> dict[str, dict[str, str]]:
         if (found is not None) != covers(anchor, version):
             where = "found" if found is not None else "not found"
             raise AnchorError(f"{key}: {where} in vLLM {version} ({anchor.file}), against since={anchor.since} "
-                              f"until={anchor.until}: update the anchor or its bounds in runtimes/anchors.py")
+                              f"until={anchor.until}: update the anchor or its bounds in tools/release_anchors.py")
         if found is not None:
             doc[key] = {"file": found[0], "lines": found[1]}
     doc.update({k: {"file": SPECULATORS.file, "lines": v} for k, v in decorated(SPECULATORS, tree).items()})

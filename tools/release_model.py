@@ -3,15 +3,16 @@
 
     python tools/release_model.py 0.33.0                       # fetch the wheel, run it, write the data file
     python tools/release_model.py 0.33.0 --check               # regenerate and compare with the committed file
-    python tools/release_model.py 0.33.0 --only Eagle3LlamaForCausalLM --out /tmp/x.json
+    python tools/release_model.py 0.33.0 --only Eagle3LlamaForCausalLM --out /tmp/x
 
 Steps: the wheel's .py files and vLLM's import-time dependencies as tools/probe_runtime.py fetches them (torch is
 the interpreter's CPU build); one worker subprocess (tools/release_model_worker.py) imports the release on CPU and,
 for every architecture in its `_SPECULATIVE_DECODING_MODELS`, builds the registered class at tiny sizes over a set
 of config samples and feeds checkpoint layouts through its real `load_weights`; this command then fits each
 parameter's and each checkpoint tensor's shape as an expression of the config keys (and of the target's), and
-writes `dspark_ckpt/runtimes/release_data/vllm-V/` (release.json, then one file per architecture): per architecture the class and its file:line, the keys it
-reads, the layer count, every parameter, every checkpoint name and where it lands (or that it is skipped), what
+writes `dspark_ckpt/runtimes/release_data/vllm-V/` (release.json, a behaviour file per architecture whose behaviour
+is not the previous release's, and citations.json: tools/release_layout.py): per architecture the class and its
+file:line, the keys it reads, the layer count, every parameter, every checkpoint name and where it lands (or that it is skipped), what
 the release does with a name it has no parameter for, with a tensor one row or column off (raises, in its words,
 or cuts it silently), which parameters no checkpoint name fills, and what each optional key falls back to. Nothing
 here is transcribed: a fact that could not be observed is absent, and an architecture that cannot be built on CPU
@@ -39,12 +40,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
+import release_layout as store
+
 from dspark_ckpt.runtimes.landing import sorted_sets
-from dspark_ckpt.runtimes.release_model import EXPERT, LAYER, normal
+from dspark_ckpt.runtimes.release_model import EXPERT, LAYER, SCHEMA, normal
 
 DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 WORKER = ROOT / "tools" / "release_model_worker.py"
-SCHEMA = 1
 OMISSIONS = ("omit:", "bare-omit:")  # samples leaving one key out: of the model_type's config class, of a bare one
 ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 
@@ -626,31 +628,42 @@ def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def dump(record: dict[str, Any]) -> dict[str, str]:
-    """The data folder's files: release.json (what the release is) and one file per architecture."""
-    files = {f"{name}.json": json.dumps(arch, indent=1) + "\n" for name, arch in record["architectures"].items()}
-    head = {k: v for k, v in record.items() if k != "architectures"}
-    files["release.json"] = json.dumps({**head, "architectures": sorted(record["architectures"])}, indent=1) + "\n"
-    return files
+# What the data must not hold (tests/unit/test_release_data_format.py scans every file for it): where this machine
+# keeps the wheel (a cache under the home folder, a site-packages), the version in a documentation URL, and the
+# probe's own names (the worker runs as __main__; the recording subclass of a config class it builds is
+# `Recorded<Class>`, which the release itself would call `<Class>`).
+_MACHINE_PATH = re.compile(r"(?<![\w.])/[^\s'\"()<>,]*?/(?=(?:vllm|sglang|transformers|torch|triton|pydantic)/)")
+_PYDANTIC_URL = re.compile(r"\n *For further information visit https://errors\.pydantic\.dev/\S*")
+_VERSIONED_URL = re.compile(r"(https?://[^\s/]+)/v?\d+(?:\.\d+)+(?=/)")
+_PROBE_NAMES = ((re.compile(r"\b__main__\."), ""), (re.compile(r"\bRecorded(?=[A-Z]\w*Config\b)"), ""))
 
 
-# Files of a release's data folder that another maintainer command writes (tools/release_lines.py: the citations'
-# line numbers): this command neither compares nor removes them.
-OTHER_COMMANDS = frozenset({"lines.json", "spec.json", "vocab.json"})  # release_lines.py; probe_runtime.py --write
+def normalised(value: Any) -> Any:
+    """The record with every string as any machine would write it (see above)."""
+    if isinstance(value, dict):
+        return {k: normalised(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalised(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    value = _VERSIONED_URL.sub(r"\1", _PYDANTIC_URL.sub("", _MACHINE_PATH.sub("", value)))
+    for pattern, by in _PROBE_NAMES:
+        value = pattern.sub(by, value)
+    return value
 
 
-def _owned(folder: Path) -> list[Path]:
-    return [p for p in folder.glob("*.json") if p.name not in OTHER_COMMANDS]
+def stored(record: dict[str, Any]) -> store.Release:
+    """The release as the data folder holds it (tools/release_layout.py: behaviour files and citations)."""
+    return store.from_record(normalised(record))
 
 
-def check_folder(folder: Path, files: dict[str, str], verdict: str) -> int:
-    """--check: the folder's files this command owns against the regenerated ones; `verdict` has a `{}` for
-    "is" / "is NOT". Exit 0 when they are the same, 1 otherwise (with the first names that differ)."""
-    held = {p.name: p.read_text() for p in _owned(folder)} if folder.is_dir() else {}
-    same = held == files
-    print(verdict.format("is" if same else "is NOT")
-          + ("" if same else f" ({sorted(n for n in set(held) | set(files) if held.get(n) != files.get(n))[:8]})"))
-    return 0 if same else 1
+def check_folder(folder: Path, release: store.Release, verdict: str) -> int:
+    """--check: the committed release against the regenerated one, by what each says (whichever folder holds a
+    behaviour file); `verdict` has a `{}` for "is" / "is NOT". Exit 0 when they are the same, 1 otherwise (with the
+    first names that differ)."""
+    differ = store.check(folder, release)
+    print(verdict.format("is NOT" if differ else "is") + (f" ({differ[:8]})" if differ else ""))
+    return 1 if differ else 0
 
 
 def partial_refused(tool: str, only: list[str] | None, out: Path | None) -> bool:
@@ -663,13 +676,14 @@ def partial_refused(tool: str, only: list[str] | None, out: Path | None) -> bool
     return False
 
 
-def write_folder(folder: Path, files: dict[str, str]) -> None:
-    """The files, in place of those this command wrote before (another command's files stay)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in {p.name for p in _owned(folder)} - set(files):
-        (folder / stale).unlink()
-    for name, text in files.items():
-        (folder / name).write_text(text)
+def write_release(runtime: str, version: str, release: store.Release, out: Path | None) -> Path:
+    """The release into the package's data (its runtime laid out again: a class that behaves as in the release
+    before stores no copy), or, with --out, into that folder alone, every behaviour file in it."""
+    if out is not None:
+        store.write_folder(out, store.layout({version: release})[version])
+        return out
+    store.write(runtime, {version: release})
+    return DATA / f"{runtime}-{version}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -694,11 +708,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
-    files = dump(release_record(args.version, worker))
+    release = stored(release_record(args.version, worker))
     folder = args.out or DATA / f"vllm-{args.version}"
     if args.check:
-        return check_folder(folder, files, f"release_model: {folder} {{}} what vLLM {args.version} does")
-    write_folder(folder, files)
+        return check_folder(folder, release, f"release_model: {folder} {{}} what vLLM {args.version} does")
+    folder = write_release("vllm", args.version, release, args.out)
     print(f"release_model: wrote {folder} ({len(worker['architectures'])} architectures)")
     return 0
 

@@ -5,9 +5,10 @@ observes, by executing that release's own code on CPU, what it does with a draft
 
 The observation is dspark_ckpt/verify/release_worker.py, which `verify --engine installed` runs too (the installed
 package holds it; tools/ is not installed). This file runs it by path, since the worker runs with only the release
-on its path: as `__main__`, as it always ran (the generated data quote the reprs of its objects, `<__main__.Recording
-object>`), and, imported, under this file's name, as the module itself: `import release_model_worker` (the
-agreement tests) gets it, so what they set on it is what its functions read.
+on its path: as `__main__`, as it always ran (what the data quote of its objects' reprs is normalised by
+tools/release_model.py, so the name does not reach them), and, imported, under this file's name, as the module
+itself: `import release_model_worker` (the agreement tests) gets it, so what they set on it is what its functions
+read.
 """
 
 from __future__ import annotations

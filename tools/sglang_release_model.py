@@ -12,8 +12,8 @@ architectures the release registers are the EntryClass names of its sglang/srt/m
 tools/registry_data.py calls drafts (the same reading as runtimes/registered_architectures.json); one worker
 subprocess (tools/sglang_release_model_worker.py) imports the release on CPU and runs tools/release_model_worker.py's
 observation on each class; tools/release_model.py's fitting turns the samples into the record, written to
-`dspark_ckpt/runtimes/release_data/sglang-V/` (release.json, then one file per architecture). An architecture that
-cannot be built on CPU carries the error that stopped it, with its file:line; release.json says what was stubbed
+`dspark_ckpt/runtimes/release_data/sglang-V/` (release.json, behaviour files, citations.json:
+tools/release_layout.py). An architecture that cannot be built on CPU carries the error that stopped it, with its file:line; release.json says what was stubbed
 and how the process group was set up. Exit 0 on success (or, with --check, when the folder is unchanged), 1 when
 the committed folder differs, 2 when the release cannot be run.
 """
@@ -271,11 +271,12 @@ def main(argv: list[str] | None = None) -> int:
                             if any(p.name == req.replace("==", "-") for p in paths)]
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
-    files = fitting.dump(release_record(args.version, worker))
+    release = fitting.stored(release_record(args.version, worker))
     folder = args.out or DATA / f"sglang-{args.version}"
     if args.check:
-        return fitting.check_folder(folder, files, f"sglang_release_model: {folder} {{}} what SGLang {args.version} does")
-    fitting.write_folder(folder, files)
+        return fitting.check_folder(folder, release,
+                                    f"sglang_release_model: {folder} {{}} what SGLang {args.version} does")
+    folder = fitting.write_release("sglang", args.version, release, args.out)
     built = sum("not_built" not in a for a in release_record(args.version, worker)["architectures"].values())
     print(f"sglang_release_model: wrote {folder} ({len(worker['architectures'])} architectures, {built} built)")
     return 0

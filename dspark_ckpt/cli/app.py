@@ -43,6 +43,8 @@ COMMANDS: dict[str, CommandEntry] = {
     "verify": CommandEntry("dspark_ckpt.cli.verify", "verify", "Load drafts with torch as each runtime would."),
     "rules": CommandEntry("dspark_ckpt.cli.rules", "rules", "List the finding and error codes, or those under a prefix."),
     "explain": CommandEntry("dspark_ckpt.cli.rules", "explain", "Show the documentation of a code, or of a prefix's codes."),
+    "diff": CommandEntry("dspark_ckpt.cli.releases", "diff",
+                  "Print what changes in behaviour from one release to another."),
     "version": CommandEntry("dspark_ckpt.cli.version", "version", "Print the versions a bug report needs.",
                      aliases=("env",)),
 }

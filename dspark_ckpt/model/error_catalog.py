@@ -43,9 +43,11 @@ ERRORS: dict[str, ErrorDoc] = _errors(
     # --- DSP-E00x: runtime and target selection on the command line ---
     E("DSP-E001", "unknown-runtime", "`--runtime` names no runtime dspark-ckpt knows",
       "A `--runtime` (or fix's `--for`, or the settings file's `runtime`) is not vllm, sglang, installed or all, "
-      "or does not have the form `vllm==X.Y.Z` / `vllm>=X.Y`.", _STOP,
+      "or does not have the form `vllm==X.Y.Z` / `vllm>=X.Y`; or a release `diff` compares is not one "
+      "`runtime==version`, or the two are releases of two runtimes.", _STOP,
       "`dspark-ckpt check ./draft --runtime tgi==1.0`, or `--runtime 'vllm 0.30'` (no operator).",
-      "Use vllm==X.Y.Z, a range such as 'vllm>=0.30', vllm, sglang, installed or all."),
+      "Use vllm==X.Y.Z, a range such as 'vllm>=0.30', vllm, sglang, installed or all.",
+      shared=("runtimes/selectors.py", "cli/releases.py")),
     E("DSP-E002", "runtime-version-unknown", "A vLLM release newer than the contract table (retired)",
       "Raised by early releases for a vLLM version the contract table did not list.",
       "It made a new vLLM release break every preflight.", "`--runtime vllm==0.40.0` before it was known.",
@@ -69,10 +71,11 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "`dspark-ckpt check ./draft --runtime installed` on a laptop without vLLM.",
       "Run inside the deployment image (where `pip show vllm` finds it), or name it: `--runtime vllm==X.Y.Z`."),
     E("DSP-E007", "runtime-range-empty", "A version range matches none of the vLLM versions dspark-ckpt knows",
-      "A PEP 440 range such as `vllm>=0.40` selects no row of the contract table.",
+      "A PEP 440 range such as `vllm>=0.40` selects no row of the contract table; or a release `diff` "
+      "compares is older than every release with generated data.",
       "An empty selection would check nothing and pass. " + _STOP, "`dspark-ckpt check ./draft --runtime "
       "'vllm<0.20'`.", "Widen the range, or name one release exactly (`vllm==X.Y.Z`): an unknown single "
-      "release is evaluated with the newest row (DSP220)."),
+      "release is evaluated with the newest row (DSP220).", shared=("runtimes/selectors.py", "cli/releases.py")),
     E("DSP-E008", "bad-runtime-version", "A runtime version or range does not parse (PEP 440)",
       "The part after the runtime name is not a valid version (`vllm==abc`) or specifier (`vllm>=x.y`).", _STOP,
       "`dspark-ckpt check ./draft --runtime vllm==`.", "Write a version such as vllm==0.31.0 or a range such as "

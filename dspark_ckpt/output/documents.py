@@ -22,12 +22,14 @@ if TYPE_CHECKING:  # fix's and verify's records are created only by those comman
         VerifiedCheckpoint,
         VerifyResult,
     )
+    from dspark_ckpt.runtimes.release_diff import ReleaseDiff
 
 # Bump a command's version when a key changes meaning or goes away; adding keys keeps it.
 CHECK_SCHEMA_VERSION = 1
 VERIFY_SCHEMA_VERSION = 1  # check's document, each checkpoint with a `verify` object
 FIX_SCHEMA_VERSION = 2  # 2: always {"checkpoints": [...]}; runtime states are objects, not rendered strings
 PUSH_SCHEMA_VERSION = 1  # `fix --push`: one Hub repo, one pull request
+RELEASE_DIFF_SCHEMA_VERSION = 1  # `diff`: what changes in behaviour between two runtime releases
 
 
 def check_document(report: Report) -> dict[str, Any]:
@@ -158,6 +160,14 @@ def push_document(status: str, *, parent: str, pr_url: str | None, pr_revision: 
 def version_document(packages: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """`version --format json`: each package's row (cli/version.py environment()); `schema` is its version."""
     return {"schema": 1, "packages": list(packages)}
+
+
+def release_diff_document(found: ReleaseDiff) -> dict[str, Any]:
+    """`diff --format json`: the two releases (and whose data answers each), every fact that differs."""
+    return {"schema_version": RELEASE_DIFF_SCHEMA_VERSION, "command": "diff", "runtime": found.runtime,
+            "from": found.old, "to": found.new, "from_data": found.old_data, "to_data": found.new_data,
+            "architectures": found.architectures, "changed": list(found.changed), "alike": list(found.alike),
+            "changes": [c.as_json() for c in found.changes]}
 
 
 def codes_document(codes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from dspark_ckpt.model.codes import FindingCode
 # The rules' lines in each release's wheel (`max_len_field`, `draft_config_len`, `length_keys`, `derived_len`,
 # `rope_factor`, `raise_positions`, `positions_raised`, `rope_cache_only`, `spec_len`, `limit_to_draft`,
 # `draft_rotary`; the DFlash layers Qwen3 DSpark builds on size their rotary cache from the config) are generated
-# with speculative_config's: runtimes/anchors.py SPEC_ANCHORS, read through speculative_config.cite.
+# with speculative_config's: tools/release_anchors.py SPEC_ANCHORS, read through speculative_config.cite.
 
 # The runtimes' own words (`{}` fields filled per draft).
 M_DERIVED = ("User-specified max_model_len ({s}) is greater than the derived max_model_len ({key}={derived} or "

@@ -192,7 +192,7 @@ def runner_cite(release: str) -> str:
     v1 = f"{_RUNNER} @ v{read} L{ln.runner}, " if ln.runner is not None else ""
     v2 = f"{_RUNNER2} @ v{read} L{ln.runner2}, " if ln.runner2 is not None else ""
     default = release_lines.cited(read, "aux.default")
-    assert default is not None  # every release has a default (anchors.py: aux.default)
+    assert default is not None  # every release has a default (tools/release_anchors.py: aux.default)
     return f"{v1}{v2}{default[0]} @ v{read} L{ln.default}"
 
 

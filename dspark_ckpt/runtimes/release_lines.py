@@ -1,7 +1,7 @@
 """The generated citations of each vLLM release: where each rule is in its wheel's files, read lazily.
 
 `release_data/vllm-X.Y.Z/lines.json` is written by `python tools/release_lines.py X.Y.Z`, which resolves the
-anchors of `runtimes/anchors.py` against that release's wheel (never edited by hand). Each key (`spec.detect`,
+anchors of `tools/release_anchors.py` against that release's wheel (never edited by hand). Each key (`spec.detect`,
 `omni.block`, `build.expected`, `algos.dspark`, `aux.runner`, `registry.Qwen3DSparkModel`) holds the file and its
 lines (`L12`, `L12-34`, `L1, L7`); a rule the release does not have is absent. A release's file is read once, on
 first use.

@@ -1,12 +1,14 @@
 """The generated model of a runtime release: what its own code did with a draft's tensors, read from its data file.
 
-`runtimes/release_data/<runtime>-<release>/` (`release.json`, then one `<Architecture>.json` per registered draft
-architecture) is written by `python tools/release_model.py <release>` (vLLM) or `python tools/sglang_release_model.py
-<release>` (SGLang, the same schema), which executes that release's wheel on CPU (never edited by hand;
-docs/adding-a-runtime-release.md). A record holds, per registered draft architecture, the parameters its `__init__` builds (each dimension an expression of config keys and
-of the target's), where its `load_weights` puts each checkpoint name, what it does with a name it has no parameter
-for and with a tensor one row or column off, and what each optional key falls back to. A file is read lazily, once,
-and only for the (release, architecture) a run asks about.
+`runtimes/release_data/<runtime>-<release>/` (`release.json`, the behaviour file of each registered draft
+architecture, shared with the earlier releases that behave alike, and the release's own line numbers in
+`citations.json`: runtimes/release_store.py) is written by `python tools/release_model.py <release>` (vLLM) or
+`python tools/sglang_release_model.py <release>` (SGLang, the same schema), which executes that release's wheel on
+CPU (never edited by hand; docs/adding-a-runtime-release.md). A record holds, per registered draft architecture,
+the parameters its `__init__` builds (each dimension an expression of config keys and of the target's), where its
+`load_weights` puts each checkpoint name, what it does with a name it has no parameter for and with a tensor one row
+or column off, and what each optional key falls back to. A file is read lazily, once, and only for the (release,
+architecture) a run asks about.
 """
 
 from __future__ import annotations
@@ -17,13 +19,21 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from dspark_ckpt.runtimes.release_store import (
+    DATA,
+    RELEASE_FILE,
+    at,
+    behaviour,
+    citations,
+    cite,
+    folder,
+    join,
+)
 from dspark_ckpt.runtimes.versions import PRECISION, InvalidVersion, release_key
 
-DATA = Path(__file__).resolve().parent / "release_data"
-SCHEMA = 1
+SCHEMA = 2  # 2: behaviour files shared between releases, line numbers in citations.json
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
 EXPERT = re.compile(r"(?<=\.experts\.)\d+(?=\.)")  # a MoE checkpoint's tensor per expert: `mlp.experts.7.up_proj`
 V = TypeVar("V")
@@ -162,14 +172,14 @@ class OnLookup(Mapping[str, V], Generic[V]):
 
     __slots__ = ("_build", "_built", "_raw")
 
-    def __init__(self, raw: Mapping[str, Any], build: Callable[[Any], V]) -> None:
+    def __init__(self, raw: Mapping[str, Any], build: Callable[[str, Any], V]) -> None:
         self._raw, self._build = raw, build
         self._built: dict[str, V] = {}
 
     def __getitem__(self, key: str) -> V:
         built = self._built
         if key not in built:
-            built[key] = self._build(self._raw[key])  # KeyError for a name the file does not hold
+            built[key] = self._build(key, self._raw[key])  # KeyError for a name the file does not hold
         return built[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -179,33 +189,46 @@ class OnLookup(Mapping[str, V], Generic[V]):
         return len(self._raw)
 
 
-def _tensor_rule(fact: Mapping[str, Any]) -> TensorRule:
+def _tensor_rule(lines: Mapping[str, int], prefix: str, fact: Mapping[str, Any]) -> TensorRule:
     return TensorRule(fact.get("parameter"), tuple(_expr(d) for d in fact["shape"]) if fact.get("shape") else None,
-                      OnLookup(fact.get("off_by_one", {}), _outcome),  # read on a mismatch only
-                      _outcome(fact["refused"]) if "refused" in fact else None)
+                      # read on a mismatch only
+                      OnLookup(fact.get("off_by_one", {}),
+                               lambda axis, seen: _outcome(seen, lines, at(at(prefix, "off_by_one"), axis))),
+                      _outcome(fact["refused"], lines, at(prefix, "refused")) if "refused" in fact else None)
 
 
-def _outcome(seen: Mapping[str, Any]) -> LoadOutcome:
-    return LoadOutcome(raises=seen.get("raises"), message=str(seen.get("message", "")), where=str(seen.get("where", "")),
-                   cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
+def _outcome(seen: Mapping[str, Any], lines: Mapping[str, int], prefix: str) -> LoadOutcome:
+    """One outcome of the behaviour file at `prefix`, its `where` with the line this release's wheel has it at."""
+    return LoadOutcome(raises=seen.get("raises"), message=str(seen.get("message", "")),
+                       where=str(cite(seen.get("where", ""), lines, prefix)),
+                       cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
 
 
-def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
-    tensors: Mapping[str, TensorRule] = OnLookup(doc.get("tensors", {}), _tensor_rule)
+def _outcomes(doc: Mapping[str, Any], section: str, lines: Mapping[str, int]) -> dict[str, LoadOutcome]:
+    return {k: _outcome(v, lines, at(section, k)) for k, v in doc.get(section, {}).items()}
+
+
+def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int]) -> ArchitectureModel:
+    """The model of a behaviour file (shared by the releases that behave alike) with one release's `lines`."""
+    tensors: Mapping[str, TensorRule] = OnLookup(doc.get("tensors", {}),
+                                                 lambda key, fact: _tensor_rule(lines, at("tensors", key), fact))
     def falls_back(section: str) -> dict[str, str]:
         return {k: str(v["falls_back_to"]) for k, v in doc.get(section, {}).items()
                 if isinstance(v, Mapping) and v.get("falls_back_to") is not None}
 
     def requires(section: str) -> dict[str, Mapping[str, Any]]:
-        return {k: v["required"] for k, v in doc.get(section, {}).items() if isinstance(v, Mapping) and "required" in v}
+        return {k: join(v["required"], lines, at(at(section, k), "required"))
+                for k, v in doc.get(section, {}).items() if isinstance(v, Mapping) and "required" in v}
 
     layers = _expr(doc["layers"]) if doc.get("layers") else None
+    not_built = doc.get("not_built")
     return ArchitectureModel(
-        name=name, cls=str(doc.get("class")), where=str(doc.get("where")), not_built=doc.get("not_built"),
+        name=name, cls=str(doc.get("class")), where=str(cite(doc.get("where"), lines, "")),
+        not_built=join(not_built, lines, "not_built") if not_built is not None else None,
         layers=layers, parameters={k: tuple(_expr(d) for d in dims) for k, dims in doc.get("parameters", {}).items()},
-        tensors=tensors, unknown={k: _outcome(v) for k, v in doc.get("unknown_name", {}).items()},
-        nested=_outcome(doc["nested_weight"]) if doc.get("nested_weight") else None,
-        unfilled=frozenset(doc.get("unfilled", ())), missing={k: _outcome(v) for k, v in doc.get("missing", {}).items()},
+        tensors=tensors, unknown=_outcomes(doc, "unknown_name", lines),
+        nested=_outcome(doc["nested_weight"], lines, "nested_weight") if doc.get("nested_weight") else None,
+        unfilled=frozenset(doc.get("unfilled", ())), missing=_outcomes(doc, "missing", lines),
         fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
         structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
@@ -217,15 +240,11 @@ def _architecture(name: str, doc: Mapping[str, Any]) -> ArchitectureModel:
         if isinstance(doc.get("config"), Mapping) and doc["config"].get("class") else None)
 
 
-def _folder(runtime: str, release: str) -> Path:
-    return DATA / f"{runtime}-{release}"
-
-
 @functools.cache
 def release_record(runtime: str, release: str) -> Mapping[str, Any] | None:
-    """The release's own file (`release.json`: the registry, the generating command), or None when no model was
-    generated for `runtime==release`."""
-    path = _folder(runtime, release) / "release.json"
+    """The release's own file (`release.json`: the registry, the generating command, and for each architecture the
+    release whose folder holds its behaviour file), or None when no model was generated for `runtime==release`."""
+    path = folder(runtime, release) / RELEASE_FILE
     if not path.is_file():
         return None
     doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -238,19 +257,21 @@ def release_record(runtime: str, release: str) -> Mapping[str, Any] | None:
 def architecture_model(runtime: str, release: str, architecture: str) -> ArchitectureModel | None:
     """What `runtime==release` builds and loads for `architecture` (one small file, read once), or None when no
     model was generated for the release or the release does not register the architecture."""
-    if release_record(runtime, release) is None:
+    record = release_record(runtime, release)
+    holder = record["architectures"].get(architecture) if record is not None else None
+    if not isinstance(holder, str) or "/" in holder or holder.startswith("."):
         return None
-    path = _folder(runtime, release) / f"{architecture}.json"
-    if "/" in architecture or architecture.startswith(".") or not path.is_file():
+    doc = behaviour(runtime, holder, architecture)
+    if doc is None:
         return None
-    return _architecture(architecture, json.loads(path.read_text(encoding="utf-8")))
+    return _architecture(architecture, doc, citations(runtime, release, architecture))
 
 
 @functools.cache
 def generated_releases(runtime: str) -> tuple[str, ...]:
     """The releases of `runtime` with a generated model, oldest first."""
     prefix = f"{runtime}-"
-    found = [p.name[len(prefix):] for p in DATA.glob(f"{prefix}*") if (p / "release.json").is_file()]
+    found = [p.name[len(prefix):] for p in DATA.glob(f"{prefix}*") if (p / RELEASE_FILE).is_file()]
     return tuple(sorted(found, key=lambda r: release_key(r)))
 
 

@@ -6,7 +6,7 @@ the target's aux hidden states (0.21 and older), the names EAGLEConfig keeps und
 maps) are generated: `python tools/release_lines.py X.Y.Z` writes them to
 `release_data/vllm-X.Y.Z/spec.json` with `ast` (tools/release_spec.py); a release's file is read once, on first use.
 Every behaviour flag is derived from the release's generated citations (runtimes/vllm_release.py); what a change
-means, in words, is runtimes/release_changes.py.
+means, in words, is tools/release_changes.py.
 """
 
 from __future__ import annotations
@@ -53,3 +53,8 @@ def drafts(release: str) -> Mapping[str, str]:
     """`_SPECULATIVE_DECODING_MODELS` of the release: draft architecture -> the class it builds."""
     found: Mapping[str, str] = _doc(release)["registry"]["drafts"]
     return found
+
+
+def document(release: str) -> Mapping[str, Any]:
+    """The release's whole spec.json (`dspark-ckpt diff` compares two); KeyError where it has none."""
+    return _doc(release)

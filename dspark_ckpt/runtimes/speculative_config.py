@@ -110,7 +110,7 @@ class Cite:
 
 # Per rule, per release: the lines of the wheel it was read from, generated from the wheel
 # (`tools/release_lines.py`: `spec.<rule>` and `omni.<check>` of release_data/vllm-X/lines.json, located by the
-# anchors of runtimes/anchors.py). A release without a rule's entry does not have the rule.
+# anchors of tools/release_anchors.py). A release without a rule's entry does not have the rule.
 def cite(rule: str, version: str) -> Cite:
     found = release_lines.cited(version, f"spec.{rule}")
     if found is None:

@@ -90,7 +90,7 @@ def convert(cfg: Mapping[str, Any], r: ReleaseRules) -> Conversion:
 
 
 def _writes(r: ReleaseRules, key: str) -> bool:
-    """Whether the release's algos.py has that step (`build.algos_*` of lines.json, runtimes/anchors.py)."""
+    """Whether the release's algos.py has that step (`build.algos_*` of lines.json, tools/release_anchors.py)."""
     return r.citation(f"build.algos_{key}") is not None
 
 

@@ -4,9 +4,9 @@ its generated data, and consumed by check (runtimes/config_build.py), the deploy
 
 A row is generated data only: the release's columns (`release_data/vllm-X/spec.json`: the SpeculativeConfig fields,
 the `method` Literal, the MTP types, the architectures its method detection names, the topk and adaptive checks, the
-names EAGLEConfig keeps, its registry) and its line citations (`lines.json`, located by runtimes/anchors.py), from
+names EAGLEConfig keeps, its registry) and its line citations (`lines.json`, located by tools/release_anchors.py), from
 which every behaviour flag follows: a release has a behaviour exactly where it has that rule's lines. What a change
-means, in words, is runtimes/release_changes.py `CHANGES`. Nothing is read at import.
+means, in words, is tools/release_changes.py `CHANGES`. Nothing is read at import.
 """
 
 from __future__ import annotations

@@ -145,5 +145,5 @@ CLASS_FAMILY: dict[str, Family] = {
     "Gemma4DSparkForCausalLM": Family.GEMMA4_DSPARK,
 }
 # Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
-# dflash_config["..."], read where lines.json cites build.dflash2_conv and build.dflash2_selector (runtimes/anchors.py)
+# dflash_config["..."], read where lines.json cites build.dflash2_conv and build.dflash2_selector (tools/release_anchors.py)
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")

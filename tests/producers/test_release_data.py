@@ -25,7 +25,7 @@ def test_regenerated_data_equals_the_committed_file(release: str) -> None:
 
 @pytest.mark.parametrize("release", ["0.33.0", "0.25.0"])
 def test_regenerated_vocab_observations_equal_the_committed_file(release: str) -> None:
-    """vocab.json (what tests/unit/test_vocab_observed.py holds every listed release's rows to) is what the release's
+    """tests/data/release_vocab/vllm-X.json (what tests/unit/test_vocab_observed.py holds every listed release's rows to) is what the release's
     own classes do with the fixture matrix: tools/probe_runtime.py --check runs them again and compares."""
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "probe_runtime.py"), release, "--check"],
                           capture_output=True, text=True, timeout=3000, check=False)

@@ -1,5 +1,5 @@
 """The committed citations are where the release's files say: vLLM 0.33.0's lines.json regenerated from its wheel
-(tools/release_lines.py resolves runtimes/anchors.py against the extracted `.py` files) and compared byte for byte.
+(tools/release_lines.py resolves tools/release_anchors.py against the extracted `.py` files) and compared byte for byte.
 Slow (the wheel download, once; cached under ~/.cache/dspark-ckpt/probe after)."""
 
 from __future__ import annotations

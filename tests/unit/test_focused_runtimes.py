@@ -3,18 +3,24 @@ sglang_columns, and model/runtime_label; the tables checked against each other a
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import anchors, release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes import registered as registered_data
+from dspark_ckpt.runtimes import release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes.contracts import When
 from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED
 from dspark_ckpt.runtimes.sglang_build import build_sglang, registered
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, covers, version_key
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
+import release_anchors as anchors
 
 
 def at_least(release: str, first: str) -> bool:
@@ -33,7 +39,7 @@ def test_the_registry_data_agrees_with_the_first_registered_release(family: Fami
 
 
 def test_registered_for_unknown_names_and_unread_releases() -> None:
-    before_all = "0.{}.0".format(vllm_release.minor(VLLM_VERSIONS[0])[1] - 1)  # older than every release read
+    before_all = f"0.{vllm_release.minor(VLLM_VERSIONS[0])[1] - 1}.0"  # older than every release read
     assert before_all not in RULES and vllm_release.rules_for(before_all) is None
     assert not RULES["0.30.0"].registers("NoSuchModelForCausalLM")
     assert RULES["0.32.0"].registers("MedusaModel")
@@ -77,7 +83,7 @@ def test_minor_and_nearest_rules() -> None:
     assert rules.version == "0.29.0" and exact
     newer, exact_newer = vllm_release.nearest_rules("0.40.0")
     assert newer.version == VLLM_VERSIONS[-1] and not exact_newer
-    before_all = "0.{}.0".format(vllm_release.minor(VLLM_VERSIONS[0])[1] - 1)  # older than every listed release
+    before_all = f"0.{vllm_release.minor(VLLM_VERSIONS[0])[1] - 1}.0"  # older than every listed release
     older, exact_older = vllm_release.nearest_rules(before_all)
     assert older.version == VLLM_VERSIONS[0] and not exact_older
 

@@ -11,9 +11,10 @@ from types import ModuleType
 
 import pytest
 
-from dspark_ckpt.runtimes.anchors import BRANCH, STATEMENT, Anchor, Decorated, Excluded
-
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))  # the generator's inputs: not in the package
+from release_anchors import BRANCH, STATEMENT, Anchor, Decorated, Excluded
+
 SOURCE = textwrap.dedent('''\
     import os
 

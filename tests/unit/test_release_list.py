@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 from dspark_ckpt.runtimes import (
-    anchors,
     eagle3_aux,
-    release_changes,
     release_lines,
     selectors,
     sglang_rows,
@@ -21,17 +20,23 @@ from dspark_ckpt.runtimes import (
 )
 from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, VLLM_RELEASES, release_key
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
+import release_anchors as anchors
+import release_changes
+
 RUNTIMES = Path(vllm_rows.__file__).parent
 ONE_LIST = RUNTIMES / "versions.py"
 VERSION = re.compile(r"\d+\.\d+\.\d+(\.post\d+)?")
 KNOWN = set(VLLM_RELEASES) | set(SGLANG_RELEASES) | set(SGLANG_POSTS_READ)
 # Tables of release-independent bounds (a rule or behaviour from a release on): a bound past the newest listed
 # release covers none, so the list may drop that release without touching them.
-SINCE_TABLES = ("anchors.py", "spec_facts.py")
+SINCE_TABLES = ("release_anchors.py", "spec_facts.py")
+# the generator's inputs, kept in tools/ (no run reads them), are tables of runtimes/ all the same
+GENERATOR_INPUTS = (Path(anchors.__file__), Path(release_changes.__file__))
 
 
 def _modules() -> list[Path]:
-    return sorted(p for p in RUNTIMES.glob("*.py") if p != ONE_LIST)
+    return sorted([*(p for p in RUNTIMES.glob("*.py") if p != ONE_LIST), *GENERATOR_INPUTS])
 
 
 def _versions(node: ast.AST) -> list[str]:
@@ -57,7 +62,7 @@ def test_no_module_keeps_a_release_list_of_its_own() -> None:
 def test_every_release_a_table_names_is_in_the_list() -> None:
     """A release literal in runtimes/ at or after the first release read must be one of the list's; older ones are
     history (the first release that registers a family, bisected back to 0.8). An anchor's bound past the newest
-    listed release (runtimes/anchors.py: a rule that first appears there; runtimes/spec_facts.py: a behaviour
+    listed release (tools/release_anchors.py: a rule that first appears there; runtimes/spec_facts.py: a behaviour
     change) covers no release, so the list may drop that release without touching either."""
     first = {"vllm": release_key(VLLM_RELEASES[0]), "sglang": release_key(SGLANG_RELEASES[0])}
     newest = release_key(VLLM_RELEASES[-1])

@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from dspark_ckpt.runtimes import anchors, release_changes, release_lines, spec_facts, vllm_release, vllm_rows
+from dspark_ckpt.runtimes import release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))  # the generator's inputs: not in the package
+import release_anchors as anchors
+import release_changes
+
 PACKAGE = ROOT / "dspark_ckpt"
 APPENDED = "0.99.0"  # a made-up release: the newest listed release's files under another name
 
