@@ -5,7 +5,7 @@ Each round writes a fresh draft, then starts 2-4 jobs in separate long-lived pro
 real CLI entry point, imported once) at seeded random offsets within ~60 ms: in-place fixes of one strategy or of
 several, in-place beside `--out`, a fix beside a `check` loop, a fix beside an editor saving config.json. The truth
 for a round is computed by running the same fixes alone, in sequence, on copies. Seed and rounds:
-DSPARK_CKPT_RACE_SEED (default 38) and DSPARK_CKPT_RACE_ROUNDS (rounds per scenario, default 12).
+DSPARK_CKPT_RACE_SEED (default 38) and DSPARK_CKPT_RACE_ROUNDS (rounds per scenario, default 20: 220 in all).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from conftest import make_checkpoint, run_cli
 
 SEED = int(os.environ.get("DSPARK_CKPT_RACE_SEED", "38"))
-ROUNDS = int(os.environ.get("DSPARK_CKPT_RACE_ROUNDS", "12"))
+ROUNDS = int(os.environ.get("DSPARK_CKPT_RACE_ROUNDS", "20"))
 WORKERS = 4
 SPREAD_S = 0.06  # the jobs of a round start within this many seconds of each other
 SGLANG_READY = {"markov_head_type": "vanilla", "mask_token_id": 0}
