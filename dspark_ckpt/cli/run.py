@@ -109,6 +109,8 @@ def render_context(run: Run, report: Report, full: Report | None = None) -> Rend
     return RenderContext(fail_on=policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet,
                          outside_gate=len(policy.outside_gate(report)),
                          ungated_runtimes=policy.ungated_runtimes(report), gated=gated,
+                         outside=frozenset((c.source, f) for c in report.checkpoints for f in c.findings
+                                           if not policy.in_gate(f, c)),
                          policy=policy_record(run, full, report) if full is not None else None)
 
 

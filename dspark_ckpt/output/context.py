@@ -33,11 +33,16 @@ class RenderContext:
     # fail_on (a renderer called without a run's policy). JUnit failures, `::error` and SARIF `error` follow it.
     gated: frozenset[tuple[str, Finding]] | None = None
     policy: dict[str, Any] | None = None  # the policy that applied, as the JSON and SARIF documents record it
+    # The findings, of any severity, that only runtimes outside the gate report: the verdict counts them apart.
+    outside: frozenset[tuple[str, Finding]] = frozenset()
 
     def is_gated(self, c: CheckpointReport, f: Finding) -> bool:
         if self.gated is None:
             return f.severity.rank >= self.fail_on.rank
         return (c.source, f) in self.gated
+
+    def is_outside(self, c: CheckpointReport, f: Finding) -> bool:
+        return (c.source, f) in self.outside
 
     def shown_severity(self, c: CheckpointReport, f: Finding) -> Severity:
         """The severity a CI format gives the finding: an error that does not decide the exit code (a runtime
