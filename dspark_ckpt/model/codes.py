@@ -34,7 +34,7 @@ FindingCode = Literal[
 # Retired codes included: their documentation stays registered so a code is never reused (errors.check_code
 # refuses to raise one under the test suite).
 ErrorCode = Literal[
-    "DSP-E001", "DSP-E002", "DSP-E003", "DSP-E004", "DSP-E005", "DSP-E006", "DSP-E007", "DSP-E008",
+    "DSP-E001", "DSP-E002", "DSP-E003", "DSP-E004", "DSP-E005", "DSP-E006", "DSP-E007", "DSP-E008", "DSP-E009",
     "DSP-E010", "DSP-E011", "DSP-E012", "DSP-E013",
     "DSP-E020", "DSP-E021", "DSP-E022", "DSP-E023", "DSP-E024", "DSP-E025", "DSP-E026", "DSP-E027",
     "DSP-E028",

@@ -77,6 +77,14 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "The part after the runtime name is not a valid version (`vllm==abc`) or specifier (`vllm>=x.y`).", _STOP,
       "`dspark-ckpt check ./draft --runtime vllm==`.", "Write a version such as vllm==0.31.0 or a range such as "
       "'vllm>=0.30' (quote it in the shell)."),
+    E("DSP-E009", "runtime-version-not-a-release", "A runtime version is no release of that runtime",
+      "`==` names a version that is malformed (a number with a leading zero, `vllm==033`, which PEP 440 would read "
+      "as 33.0.0; or a bare major, `vllm==1`), or one inside the range of listed releases that was never released "
+      "(`vllm==0.33.2` between 0.33.0 and 0.34.0). A version newer than every listed release is not this: it is "
+      "evaluated with the newest row and a DSP220 warning.", "A typo would otherwise be answered from another "
+      "release's row, or read as a release far in the future, and gate on nothing real. " + _STOP,
+      "`dspark-ckpt check ./draft --runtime vllm==033`.", "Name a listed release (the message names the nearest "
+      "ones), a range such as 'vllm>=0.30', or vllm for every release."),
     # --- DSP-E01x: the checkpoint argument ---
     E("DSP-E010", "no-such-checkpoint", "The checkpoint is neither an existing path nor a Hub repo id",
       "The argument names no local file or folder, and cannot be an `org/repo[@rev]` Hub id, or it is shaped like "
