@@ -176,7 +176,7 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
             raise missing_path(spec)
         raise UsageError(f"{spec} is no local path but a Hub repo id, and fix writes a local folder", code="DSP-E062",
                          hint="add --dry-run to see the plan, or --push to open a pull request with it")
-    plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
+    plan = plan_for(spec, job.run.target, job.run.repair_runtimes, job.strategy, selectors=job.run.repair_selectors,
                     hints=job.run.hints)
     skipped = unsafe_reasons(plan) if job.safe_only else []
     out = job.out
@@ -189,10 +189,13 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
     if plan.changes_anything and not job.dry_run and not skipped:
         bars = Console(stderr=True) if wanted(job.run.common.quiet) else None  # a terminal, and not -q
         result = apply_fix(plan, out=None if job.in_place else out, in_place=job.in_place, console=bars)
-    record = fix_record(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
+    broken = job.run.stays_broken(plan.not_repaired_for, plan.older_than_architecture) if plan.refusal is None else ()
+    record = fix_record(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped,
+                        stays_broken=broken)
     if not job.json:
         _render_text(record, console, quiet=job.run.common.quiet, dry_run=job.dry_run)
-    return _exit_code(plan, result, job, bool(skipped)), fix_entry(record)
+    code = _exit_code(plan, result, job, bool(skipped))
+    return (EXIT_NOT_FIXED if broken else code), fix_entry(record)
 
 
 def _render_text(record: FixRecord, console: Console, *, quiet: bool, dry_run: bool) -> None:

@@ -56,6 +56,23 @@ class Run:
     common: Common
     hints: HintInputs = field(default_factory=HintInputs)  # target and runtimes as given, for hint commands
 
+    @property
+    def repair_runtimes(self) -> tuple[RuntimeVersion, ...]:
+        """What fix repairs for: what check gates on, every chosen runtime, else DEFAULT_GATE's (issue 41)."""
+        if self.runtime_selectors is not None:
+            return self.runtimes
+        return tuple(r for r in self.runtimes if self.policy.gate is None or r.runtime in self.policy.gate)
+
+    @property
+    def repair_selectors(self) -> tuple[str, ...]:
+        """The selectors fix plans with: as given, else the default gate's runtimes named bare (`vllm`)."""
+        return self.runtime_selectors or (self.policy.gate or DEFAULT_GATE)
+
+    def stays_broken(self, not_repaired_for: tuple[str, ...], older: tuple[str, ...]) -> tuple[str, ...]:
+        """Of the releases a plan leaves unrepaired, those check gates on: all but the releases older than the
+        draft's architecture reached through a broad selector (a release pinned with `==` gates)."""
+        return tuple(r for r in not_repaired_for if r not in older or r in self.policy.exact)
+
 
 def _split_config(config: Path | None, settings_file: Path | None) -> tuple[Path | None, Path | None]:
     """A `.toml` --config is settings: a draft config is JSON, so the suffix cannot be ambiguous."""

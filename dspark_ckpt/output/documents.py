@@ -132,6 +132,7 @@ def fix_entry(fix: FixRecord) -> dict[str, Any]:
         "skipped": list(fix.skipped),
         "warnings": [finding_json(w) for w in fix.warnings],
         "not_repaired_for": list(fix.not_repaired_for),
+        "stays_broken": list(fix.stays_broken),
         "recovered": fix.recovered,
     }
     if fix.result is not None:

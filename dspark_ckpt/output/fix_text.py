@@ -22,6 +22,9 @@ def state_text(s: FixState) -> str:
 
 def render_plan_text(fix: FixRecord, console: Console, *, diff: bool) -> None:
     console.print(Text(fix.source, style="bold underline"))
+    if fix.stays_broken:  # said first: the gate check applies still fails there, whatever is written below
+        console.print(Text.assemble(("FAILS ", "bold red"), f"{spans(list(fix.stays_broken))} stays broken after "
+                                    "this fix, and check gates on it (DSP505 below says why)"))
     if fix.recovered:
         console.print(Text(f"recovered: {fix.recovered}", style="yellow"))
     console.print(f"fix for {spans(fix.runtimes)} (T={fix.target_vocab_size})")
@@ -29,8 +32,9 @@ def render_plan_text(fix: FixRecord, console: Console, *, diff: bool) -> None:
         console.print(Text.assemble(("refused ", "bold red"), (fix.refusal.code, "bold"), f": {fix.refusal.message}"))
         if fix.refusal.hint:
             console.print(f"hint: {fix.refusal.hint}", style="dim", markup=False, soft_wrap=True)
-    elif not fix.actions:
-        console.print(Text(f"nothing to do: {fix.note}", style="green"))
+    elif not fix.actions:  # "nothing to do" only when nothing gated is left failing
+        console.print(Text(f"no repair: {fix.note}", style="red") if fix.stays_broken
+                      else Text(f"nothing to do: {fix.note}", style="green"))
     else:
         console.print(Text.assemble("strategy ", (fix.strategy or "", "bold")))
         for action in fix.actions:
@@ -87,6 +91,8 @@ def render_skip_text(fix: FixRecord, console: Console) -> None:
 
 def quiet_line(fix: FixRecord) -> str | None:
     """`fix -q`: one line per checkpoint that needs attention or got a repair; nothing when there is nothing to do."""
+    if fix.stays_broken:
+        return f"{fix.source}: FAILS: {spans(list(fix.stays_broken))} stays broken after this fix (check gates on it)"
     if fix.status == "nothing-to-do":
         return None
     if fix.refusal is not None:

@@ -107,7 +107,7 @@ def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str 
         warning = finding("DSP505", f"not repaired for {hints.spans(older)}, older than the draft's architecture "
                                     f"{_architecture(s)}: no release before its registration can load it")
         return replace(plan, warnings=(*plan.warnings, warning),
-                       not_repaired_for=(*older, *plan.not_repaired_for))
+                       not_repaired_for=(*older, *plan.not_repaired_for), older_than_architecture=tuple(older))
     if not best_effort:  # the unreachable runtimes matter only to a refused plan of fix's own choosing
         plan = _plan(s, runtimes, strategy)
         if strategy is None and plan.refusal is not None and (dropped := unreachable(s, runtimes)):
@@ -140,10 +140,10 @@ def _architecture(s: Situation) -> str | None:
 
 
 def _older(s: Situation, runtimes: Sequence[RuntimeVersion]) -> list[str]:
-    """The chosen vLLM releases that predate the draft's architecture (registered.predates; SGLang's releases are
-    left to best effort, as before)."""
+    """The chosen releases that predate the draft's architecture (registered.predates), of every runtime alike, as
+    check's gate leaves them out (issue 41)."""
     arch = _architecture(s)
-    return [str(r) for r in runtimes if r.runtime == "vllm" and predates(r.runtime, r.version, arch)]
+    return [str(r) for r in runtimes if predates(r.runtime, r.version, arch)]
 
 
 def _reasons(dropped: dict[str, str]) -> str:
@@ -160,12 +160,20 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
     others (among those named, else among every known runtime)."""
     assert s.facts is not None
     reasons = _reasons(dropped)
-    rest = [str(r) for r in runtimes if str(r) not in dropped]
-    if not rest:
+    pool = [r for r in runtimes if str(r) not in dropped]
+    if not pool:
         every = parse_selectors(["all"])
-        rest = [str(r) for r in every if str(r) not in unreachable(s, every)]
-    hint = (f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
-            if rest else "no runtime can load this draft: re-export it")
+        pool = [r for r in every if str(r) not in unreachable(s, every)]
+    rest = [str(r) for r in pool]
+    if not rest:
+        hint = "no runtime can load this draft: re-export it"
+    elif not _plan(s, pool, None).changes_anything:  # a `fix --for` those releases would do nothing
+        loads = all(p.loads for p in simulate(s.facts, (), pool))
+        where = ", ".join(hints.selectors(rest))
+        hint = (f"{f'it loads on {where} as it is' if loads else f'no repair improves it on {where} either'}; "
+                f"for {hints.spans(list(dropped))}, re-export the draft in the layout those releases load")
+    else:
+        hint = f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
 
