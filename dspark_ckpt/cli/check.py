@@ -171,6 +171,10 @@ def check(
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
     given = hook_folders(checkpoints or []) if checkpoint_folders else o.with_revision(checkpoints or [], revision)
+    if checkpoint_folders:  # a hook judges what is committed (issue 41)
+        from dspark_ckpt.cli.staged import refuse_not_staged
+
+        refuse_not_staged(given)
     deploy = deploy_plan(run, speculative_config, max_model_len)
     if deploy is None and not given and not checkpoint_folders:
         raise UsageError("no checkpoint given", code="DSP-E026",

@@ -35,7 +35,7 @@ FindingCode = Literal[
 # refuses to raise one under the test suite).
 ErrorCode = Literal[
     "DSP-E001", "DSP-E002", "DSP-E003", "DSP-E004", "DSP-E005", "DSP-E006", "DSP-E007", "DSP-E008", "DSP-E009",
-    "DSP-E010", "DSP-E011", "DSP-E012", "DSP-E013",
+    "DSP-E010", "DSP-E011", "DSP-E012", "DSP-E013", "DSP-E014",
     "DSP-E020", "DSP-E021", "DSP-E022", "DSP-E023", "DSP-E024", "DSP-E025", "DSP-E026", "DSP-E027",
     "DSP-E028",
     "DSP-E030", "DSP-E031", "DSP-E032", "DSP-E033", "DSP-E034", "DSP-E035", "DSP-E036", "DSP-E037",

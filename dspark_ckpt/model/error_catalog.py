@@ -110,6 +110,13 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "`dspark-ckpt verify ./draft --target-vocab-size 96` with `\"vocab_size\": 17179869184` in config.json.",
       "Run `dspark-ckpt check DRAFT` (DRAFT: the checkpoint) to see what is wrong with the sizes; for a draft that really is this large, "
       "run on a machine that has the memory and raise DSPARK_CKPT_VERIFY_MEMORY (e.g. 64G)."),
+    E("DSP-E014", "checkpoint-not-staged", "A hook's checkpoint folder holds files the commit would not hold",
+      "With `--checkpoint-folders` (the pre-commit hooks) inside a git work tree, a checkpoint file of a checked "
+      "folder (`*.safetensors`, the index, config.json) is untracked or differs from what is staged: a d2t shard "
+      "and an index that the fix-safe hook wrote, before `git add`.", "The check would judge files the commit "
+      "does not hold, and pass a commit whose clean checkout fails. The run stops and exits 2.",
+      "`git commit` again, without `git add`, after the fix-safe hook wrote a d2t shard.",
+      "Stage the files (`git add -- FOLDER`), or remove them, then commit again."),
     # --- DSP-E02x: settings, policy and command-line consistency ---
     E("DSP-E020", "code-matches-nothing", "A `--select`/`--ignore` code or prefix matches no finding code",
       "A code or prefix in --select, --extend-select, --ignore (or the settings file) is not the start of any "
