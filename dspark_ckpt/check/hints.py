@@ -179,6 +179,11 @@ Suggest = Callable[[FindingCode, Command, Sequence[str]], "str | list[str] | Non
 
 
 @cache
+def _order(selected: tuple[str, ...]) -> list[str]:
+    return [str(r) for r in parse_selectors(list(selected))]
+
+
+@cache
 def _releases(selected: tuple[str, ...]) -> frozenset[str]:
     """The releases a selection names (`vllm` -> every vLLM release), for hints (`installed` names none here)."""
     if any(s.strip().lower() == "installed" for s in selected):
@@ -196,8 +201,8 @@ def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInp
     gate = list(inputs.runtimes or DEFAULT_GATE)  # what fix repairs for by default: what check gates on
 
     def chosen(c: Command) -> list[str]:  # a fix repairs for the gate; a check or verify shows what the run showed
-        if c.verb == "fix" and about and set(about) <= _releases(tuple(gate)):
-            return gate  # one command for one repair, whichever finding's hint names it (issue 41)
+        if c.verb == "fix" and about and set(about) <= (every := _releases(tuple(gate))):
+            return sorted(every, key=_order(tuple(gate)).index)  # one command for one repair, whichever hint names it
         return about or list(inputs.runtimes or (DEFAULT_GATE if c.verb == "fix" else ()))
 
     template = f.template
