@@ -15,7 +15,7 @@ from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.write import stderr_console
-from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, folded, parse_selectors
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.target import resolve_target
 from dspark_ckpt.version import __version__
@@ -124,6 +124,7 @@ def render_context(run: Run, report: Report, full: Report | None = None) -> Rend
     gated = frozenset() if policy.exit_zero else frozenset(
         (c.source, f) for c in report.checkpoints for f in c.findings if policy.gates(f, c))
     return RenderContext(fail_on=policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet,
+                         verbose=run.common.verbose,
                          outside_gate=len(policy.outside_gate(report)),
                          ungated_runtimes=policy.ungated_runtimes(report), gated=gated,
                          outside=frozenset((c.source, f) for c in report.checkpoints for f in c.findings
@@ -219,5 +220,5 @@ def diagnose(run: Run, hidden: int) -> None:
     gate = ("every runtime shown" if policy.gate is None
             else f"{', '.join(policy.gate)} (the default; --runtime or settings `runtime` choose)")
     err.print(f"gate: {gate}", markup=False)
-    err.print(f"runtimes: {', '.join(str(r) for r in run.runtimes)}", markup=False)
+    err.print(f"runtimes: {folded(run.runtimes)}", markup=False)
     err.print(f"{hidden} finding(s) hidden by select/ignore", markup=False)

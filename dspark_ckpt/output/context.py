@@ -25,6 +25,7 @@ class RenderContext:
     tool_version: str = "0"
     root: Path = Path(".")  # relative locations are written relative to this folder (the working directory)
     quiet: bool = False
+    verbose: bool = False  # -v: the text report's long form (facts, matrix, whole messages and hints)
     # Findings at or above fail_on that do not fail the run, since they concern only runtimes outside the policy's
     # gate (check/policy.py DEFAULT_GATE), and those runtimes: the verdict line says so instead of implying a failure.
     outside_gate: int = 0
