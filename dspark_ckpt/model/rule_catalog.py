@@ -996,6 +996,14 @@ RULES: dict[str, Rule] = _rules(
          "The draft does not load on that runtime, and dspark-ckpt's table has no rule for why.",
          "A draft whose d2t is stored as a 2-D tensor, on a release that checks it differently.",
          "Read the runtime's message; fix the checkpoint accordingly and report it to the dspark-ckpt maintainers."),
+    Rule("DSP608", "probe-cannot-discriminate", INFO, "Every probe's logits tie: the padded-row probe measured "
+         "nothing",
+         "For every probe vector the loaded head gives every row the same logit (an all-zero or constant lm_head, "
+         "say), so the argmax is the first row whatever the rows hold and no illegal row can be seen to win or "
+         "lose. `verify` says so instead of reporting 0 illegal argmax as a result.",
+         "The padded-row risk of this draft is unmeasured; a head whose logits all tie also proposes the same "
+         "token for every input.", "A padded draft whose lm_head.weight is all zeros.",
+         "Check that the lm_head holds the trained weights; then verify again."),
     ),
     # --- DSP8xx: the deploy command (--speculative-config) ---
     *_section(Category.DEPLOY,

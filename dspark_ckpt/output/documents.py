@@ -64,7 +64,7 @@ def _stats_json(s: ProbeStats) -> dict[str, Any]:
             "topk_any_illegal": s.topk_any_illegal, "topk_any_illegal_fraction": share(s.topk_any_illegal),
             "topk_any_illegal_ci95": interval(s.topk_any_illegal),
             "topk_illegal_slots": s.topk_illegal_slots, "max_margin": s.max_margin,
-            "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe}
+            "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe, "tied": s.tied}
 
 
 def probe_json(p: ProbeReport) -> dict[str, Any]:

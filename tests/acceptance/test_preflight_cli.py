@@ -125,8 +125,16 @@ def test_sarif_to_output_file_validates(ws: Path) -> None:
     assert (out.stat().st_mode & 0o777) != 0o600 or (out.stat().st_mode & 0o044) == 0  # follows the umask
 
 
-def test_output_to_a_missing_folder_is_an_error(ws: Path) -> None:
-    result = check(ws, "clean", *T96, "--format", "json", "--output", str(ws / "nope" / "r.json"))
+def test_output_to_a_missing_folder_creates_it(ws: Path) -> None:
+    """`-o nodir/x.sarif` makes the folder, as the Action's script does (issue 41)."""
+    result = check(ws, "clean", *T96, "--format", "sarif", "--output", str(ws / "nodir" / "deeper" / "x.sarif"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads((ws / "nodir" / "deeper" / "x.sarif").read_text())["version"] == "2.1.0"
+
+
+def test_output_under_a_file_is_an_error(ws: Path) -> None:
+    (ws / "a-file").write_text("")
+    result = check(ws, "clean", *T96, "--format", "json", "--output", str(ws / "a-file" / "r.json"))
     assert result.returncode == 2 and "DSP-E030" in result.stderr
 
 
