@@ -36,6 +36,16 @@ class Policy:
     gate: tuple[str, ...] | None = None  # runtimes whose contract findings fail the run; None: every one evaluated
     # releases named one by one (`--runtime vllm==0.22.0`): they gate even where older than the draft's architecture
     exact: frozenset[str] = frozenset()
+    # (checkpoint source, its policy) where a settings file nearer the checkpoint, or a `per-path` entry, set
+    # another one than the run's (cli/run.py `Runs`); every other checkpoint has this one
+    per_source: tuple[tuple[str, Policy], ...] = ()
+
+    def for_(self, checkpoint: CheckpointReport) -> Policy:
+        """The policy that decides this checkpoint's findings."""
+        for source, policy in self.per_source:
+            if source == checkpoint.source:
+                return policy
+        return self
 
     def is_selected(self, code: str) -> bool:
         """Longest matching prefix wins; a tie goes to ignore, as in flake8's DecisionEngine."""
@@ -49,8 +59,9 @@ class Policy:
         return finding.severity.rank >= self.fail_on.rank
 
     def gates(self, finding: Finding, checkpoint: CheckpointReport) -> bool:
-        """It fails the run: at or above --fail-on, and in the gate (`in_gate`)."""
-        return self.fails(finding) and self.in_gate(finding, checkpoint)
+        """It fails the run: at or above --fail-on, and in the gate (`in_gate`), by the checkpoint's policy."""
+        own = self.for_(checkpoint)
+        return own.fails(finding) and own.in_gate(finding, checkpoint)
 
     def in_gate(self, finding: Finding, checkpoint: CheckpointReport) -> bool:
         """Not a problem of runtimes outside the gate only, whatever its severity (the verdict's counts).
@@ -58,8 +69,9 @@ class Policy:
         A finding whose code some runtime of the matrix reports (its load error or a silent problem) belongs to those
         runtimes; any other finding (headers, layout, config, mapping contents) is the draft's own and always counts.
         """
+        own = self.for_(checkpoint)
         named = [o for o in _outcomes(checkpoint) if finding.code in o.codes]
-        return not named or any(self.counts(o, checkpoint) for o in named)
+        return not named or any(own.counts(o, checkpoint) for o in named)
 
     def counts(self, outcome: ReleaseOutcome, checkpoint: CheckpointReport) -> bool:
         """This runtime release's outcome (its load, or its start-up with --speculative-config) gates the run: a
@@ -77,7 +89,8 @@ class Policy:
 
     def outside_gate(self, report: Report) -> tuple[Finding, ...]:
         """At or above --fail-on, but only on runtimes the run shows without gating on them."""
-        return tuple(f for c in report.checkpoints for f in c.findings if self.fails(f) and not self.gates(f, c))
+        return tuple(f for c in report.checkpoints for f in c.findings
+                     if self.for_(c).fails(f) and not self.gates(f, c))
 
     def ungated_runtimes(self, report: Report) -> tuple[str, ...]:
         """The runtimes in the matrix that do not gate (for the verdict line): `sglang` for a runtime outside the
@@ -85,9 +98,10 @@ class Policy:
         outside: dict[str, None] = {}
         older: dict[str, None] = {}
         for c in report.checkpoints:
+            own = self.for_(c)
             for o in _outcomes(c):
-                if not self.counts(o, c):
-                    (outside if self.gate is not None and o.runtime not in self.gate else older)[o.runtime] = None
+                if not own.counts(o, c):
+                    (outside if own.gate is not None and o.runtime not in own.gate else older)[o.runtime] = None
         named = list(outside)
         if older:
             named.append(f"{', '.join(older)} {PREDATES}")
@@ -169,7 +183,8 @@ def apply(report: Report, policy: Policy) -> Report:
 
 def selected(checkpoint: CheckpointReport, policy: Policy) -> CheckpointReport:
     """`apply` for one checkpoint (verify keeps each checkpoint's report beside what torch observed)."""
-    return replace(checkpoint, findings=tuple(f for f in checkpoint.findings if policy.is_selected(f.code)))
+    own = policy.for_(checkpoint)
+    return replace(checkpoint, findings=tuple(f for f in checkpoint.findings if own.is_selected(f.code)))
 
 
 def hidden_count(before: Report, after: Report) -> int:

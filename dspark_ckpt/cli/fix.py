@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -15,7 +15,7 @@ from rich.console import Console
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
 from dspark_ckpt.cli.progress import wanted
-from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
+from dspark_ckpt.cli.run import Common, Run, Runs, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
 from dspark_ckpt.output.documents import fix_document, fix_entry, fix_error_entry
@@ -146,11 +146,12 @@ def run_all(specs: list[str], job: FixJob) -> int:
     console = stdout_console(job.run.common.color.value)
     docs: list[dict[str, Any]] = []
     worst = EXIT_OK
+    runs = Runs(job.run)  # each checkpoint's nearest settings file, as check reads it (issue 41)
     for n, spec in enumerate(specs):
         if n and not job.json and not job.run.common.quiet:
             console.print()
         try:
-            code, doc = fix_one(spec, job, console)
+            code, doc = fix_one(spec, replace(job, run=runs.for_checkpoint(spec)), console)
         except DsparkCkptError as exc:
             if len(specs) == 1:
                 raise
