@@ -59,7 +59,8 @@ def facts(c: CheckpointReport) -> str:
     family = f"{c.family or 'unknown family'} ({terminal(c.architecture or 'no architecture', 200)})"
     kind = f", {c.vocab_kind} ({_KIND.get(c.vocab_kind, '?')})" if c.vocab_kind else ""
     target = f"T={c.target_vocab_size}" if c.target_vocab_size else "T=unknown"
-    return f"  {family}{kind}: {target}  V={c.input_vocab_size}  D={c.draft_vocab_size}"
+    revision = f"  revision {terminal(c.revision, 100)}" if c.revision else ""  # a Hub repo: the commit checked
+    return f"  {family}{kind}: {target}  V={c.input_vocab_size}  D={c.draft_vocab_size}{revision}"
 
 
 def _order(c: CheckpointReport, ctx: RenderContext | None) -> list[Finding]:

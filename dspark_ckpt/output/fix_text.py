@@ -101,9 +101,17 @@ def render_skip_text(fix: FixRecord, console: Console) -> None:
 
 
 def quiet_line(fix: FixRecord) -> str | None:
-    """`fix -q`: one line per checkpoint that needs attention or got a repair; nothing when there is nothing to do."""
-    if fix.stays_broken:
-        return f"{shown(fix.source)}: FAILS: {spans(list(fix.stays_broken))} stays broken after this fix (check gates on it)"
+    """`fix -q`: one line per checkpoint that needs attention or got a repair; nothing when there is nothing to do.
+    A gated runtime the fix leaves failing is said first."""
+    line = _quiet(fix)
+    if not fix.stays_broken:
+        return line
+    rest = line.split(": ", 1)[1] if line is not None else "no repair"
+    return (f"{shown(fix.source)}: FAILS: {spans(list(fix.stays_broken))} stays broken after this fix (check gates "
+            f"on it); {rest}")
+
+
+def _quiet(fix: FixRecord) -> str | None:
     if fix.status == "nothing-to-do":
         return None
     if fix.refusal is not None:

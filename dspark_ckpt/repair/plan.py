@@ -91,17 +91,18 @@ def _fails(results: Sequence[a.Predicted]) -> str:
 
 
 def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None, *,
-                best_effort: bool = False, required: Sequence[str] = ()) -> a.FixPlan:
+                best_effort: bool = False, required: Sequence[str] = (), pinned: Sequence[str] = ()) -> a.FixPlan:
     """Pick the repair whose result loads on every chosen runtime with the fewest silent problems. `best_effort`
     (`--for all`, `--for sglang`): runtimes no repair can make load are left out, named in a DSP505 warning, and the
     repair is planned for the others. `required`: releases named with `==`, never left out, and runtimes named bare
     (`sglang`), of which at least one release must stay. Releases older than the draft's architecture (they do not
     register it: vLLM 0.22 and a DSpark draft) are left out, named in a DSP505 warning, unless every chosen release
-    is one (`--for vllm==0.22.0` alone: refused, as it can never load there)."""
-    older = _older(s, runtimes)
+    is one (`--for vllm==0.22.0` alone: refused, as it can never load there), or it is `pinned` (named with `==`:
+    check gates on it, so fix must not leave it out)."""
+    older = [r for r in _older(s, runtimes) if r not in pinned]
     if older and len(older) < len(runtimes):
         plan = plan_repair(s, [r for r in runtimes if str(r) not in older], strategy, best_effort=best_effort,
-                           required=required)
+                           required=required, pinned=pinned)
         if plan.refusal is not None:
             return plan
         warning = finding("DSP505", f"not repaired for {hints.spans(older)}, older than the draft's architecture "

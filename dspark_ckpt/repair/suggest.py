@@ -11,7 +11,7 @@ from dspark_ckpt.check.hints import selectors
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.hint_template import Command
-from dspark_ckpt.repair import best_effort, required_runtimes
+from dspark_ckpt.repair import best_effort, pinned_runtimes, required_runtimes
 from dspark_ckpt.repair.actions import FixPlan
 from dspark_ckpt.repair.plan import plan_repair, unreachable
 from dspark_ckpt.repair.read import situation_from
@@ -30,7 +30,7 @@ def _plan(s: Situation, strategy: str | None, chosen: tuple[str, ...]) -> FixPla
     """What `fix --strategy strategy --for <chosen>` would plan (nothing is written)."""
     named = selectors(chosen)
     return plan_repair(s, parse_selectors(named), strategy, best_effort=best_effort(named),
-                       required=required_runtimes(named))
+                       required=required_runtimes(named), pinned=pinned_runtimes(named))
 
 
 def _changes(plan: FixPlan, code: FindingCode) -> tuple[bool, str]:

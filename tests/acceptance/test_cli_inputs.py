@@ -116,7 +116,7 @@ def pruned(tmp_path: Path) -> Path:
 
 
 def test_a_draft_correct_for_vllm_passes_the_default_gate(pruned: Path) -> None:
-    result = check(pruned.parent, "pruned", "--target-vocab-size", str(T))
+    result = check(pruned.parent, "pruned", "--target-vocab-size", str(T), "-v")  # the matrix: the long form
     assert result.returncode == 0, result.stdout
     rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("vllm ", "sglang "))]
     older, registered = vllm_before("0.25.0"), vllm_minors("0.25.0")  # off a terminal: one record per line
@@ -162,7 +162,7 @@ def test_markdown_headline_follows_the_gate(pruned: Path) -> None:
 def test_text_report_has_one_legend_line_and_the_verdict_last(tmp_path: Path) -> None:
     for name in ("a", "b"):
         make_checkpoint(tmp_path / name, vocab=T, draft_vocab=120, target_vocab=T)
-    result = check(tmp_path, "a", "b", "--target-vocab-size", str(T))
+    result = check(tmp_path, "a", "b", "--target-vocab-size", str(T), "-v")  # the legend: the long form
     lines = result.stdout.splitlines()
     legend = [line for line in lines if line.startswith("T: target vocab; V: draft input vocab")]
     assert len(legend) == 1 and "yes*: loads, but misbehaves silently" in result.stdout
