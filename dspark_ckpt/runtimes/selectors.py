@@ -11,8 +11,16 @@ from typing import Protocol
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, SGLANG_VERSIONS, VLLM_VERSIONS
-from dspark_ckpt.runtimes.versions import (SGLANG_POSTS_READ, InvalidVersion, malformed, nearest_releases,
-                                           never_released, normalise, order_key, parts)
+from dspark_ckpt.runtimes.versions import (
+    SGLANG_POSTS_READ,
+    InvalidVersion,
+    malformed,
+    nearest_releases,
+    never_released,
+    normalise,
+    order_key,
+    parts,
+)
 
 _SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>[<>=!~].*)?$")
 _EXACT = re.compile(r"^==\s*(?P<version>[^*,\s]+)$")

@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO, run_cli
 
 sys.path.insert(0, str(REPO / "tests" / "producers"))
-from producers import materialise  # noqa: E402
+from producers import materialise
 
 T96 = ("--target-vocab-size", "96", "--isolated")
 

@@ -31,7 +31,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from conftest import ARCH, draft_tensors, edit_config, make_checkpoint, run_cli, write_safetensors
+from conftest import ARCH, backbone_tensors, draft_tensors, edit_config, make_checkpoint, run_cli, write_safetensors
 from deploy.test_deploy_rules import OMNI_DRAFT, OMNI_TEXT, speculators
 from fakehub.server import FakeHub
 from hostile.corpus import entry, header_file, raw_file
@@ -381,6 +381,15 @@ def fp8_head(folder: Path, _: str) -> None:
     edit_config(folder, quantization_config={"quant_method": "fp8"})
 
 
+def zero_head(folder: Path, family: str) -> None:
+    """lm_head and markov_w2 all zero: every probe's logits tie, the probe measures nothing (DSP608)."""
+    out = draft_tensors(vocab=T + 4, draft_vocab=T + 4, target_vocab=T)
+    out["lm_head.weight"] = np.zeros_like(out["lm_head.weight"])
+    out["markov_head.markov_w2.weight"] = np.zeros_like(out["markov_head.markov_w2.weight"])
+    config = json.loads((folder / "config.json").read_text())
+    write_safetensors(folder / "model.safetensors", {**backbone_tensors(family, config), **out})
+
+
 def short_head_and_d2t() -> dict[str, np.ndarray]:
     """lm_head and d2t one row short: the torch loader fails on d2t first, check names lm_head (DSP605;
     tests/unit/test_verify_runtime.py)."""
@@ -676,6 +685,8 @@ TRIGGERS: dict[str, Trigger] = {
                                                              tensors=d2t_not_increasing())),
     "verify-fp8-head": Trigger(("DSP604",), then(verify("--probe", "8", vocab=T + 4, draft_vocab=T + 4), fp8_head),
                                ("qwen3-dspark",)),
+    "verify-tied-logits": Trigger(("DSP608",), then(verify("--probe", "8", vocab=T + 4, draft_vocab=T + 4),
+                                                     zero_head), ("qwen3-dspark",)),
     "verify-disagrees": Trigger(("DSP605",), verify("--probe", "0", draft_vocab=64, tensors=short_head_and_d2t()),
                                 ("qwen3-dspark",)),
     "verify-engine-fallback": Trigger(("DSP606",), verify("--probe", "0", "--engine", "installed"),

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import git, hook_repo_env, make_checkpoint, run_cli
 
-PRUNED = dict(vocab=128, draft_vocab=64, target_vocab=128, d2t=False, t2d=True,
-              config_extra={"markov_head_type": "vanilla"})
+PRUNED = {"vocab": 128, "draft_vocab": 64, "target_vocab": 128, "d2t": False, "t2d": True,
+          "config_extra": {"markov_head_type": "vanilla"}}
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def commit(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     identity = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
     return subprocess.run(["git", *identity, "commit", "-qm", "draft"], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, check=False)
 
 
 def user_repo(root: Path, env: dict[str, str]) -> Path:

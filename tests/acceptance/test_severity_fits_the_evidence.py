@@ -13,7 +13,7 @@ from conftest import REPO, make_checkpoint, run_cli
 from dspark_ckpt.model.rule_catalog import RULES
 
 sys.path.insert(0, str(REPO / "tests" / "producers"))
-from producers import materialise  # noqa: E402
+from producers import materialise
 
 T96 = ("--target-vocab-size", "96", "--isolated")
 EXAMPLE = ("check", "examples/inkling-small-dspark", "--target", "examples/inkling-small-target", "--isolated")

@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import draft_tensors, make_checkpoint, run_cli  # noqa: E402
+from conftest import draft_tensors, make_checkpoint, run_cli
 
 T = 96
 
