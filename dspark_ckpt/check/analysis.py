@@ -233,7 +233,8 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
     structural = tuple(findings)
     findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None,
-                                 cfg.family.value if cfg is not None and cfg.family is not None else None)
+                                 cfg.family.value if cfg is not None and cfg.family is not None else None,
+                                 cfg.architecture if cfg is not None else None)
     return Analysis(
         source=source.display, revision=source.revision, loaded=loaded, vocab=vocab, target=target, kind=kind,
         input_kind=input_kind(cfg.vocab_size if cfg else None, t), facts=facts, mappings=mappings,

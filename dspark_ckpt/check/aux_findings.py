@@ -57,7 +57,17 @@ def aux_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
                 by_code.setdefault(code, {}).setdefault((built.runtime, said), []).append(built)
     found = []
     for code, statements in sorted(by_code.items()):
-        parts = [f"{(_sglang if runtime == 'sglang' else vllm_releases)([b.version for b in group])} {said}"
-                 for (runtime, said), group in statements.items()]
+        said_by: dict[str, list[str]] = {}  # one statement once, with every runtime that makes it (issue 41)
+        for (runtime, said), group in statements.items():
+            said_by.setdefault(said, []).append(
+                (_sglang if runtime == "sglang" else vllm_releases)([b.version for b in group]))
+        parts = [f"{' and '.join(labels)} {_plural(said) if len(labels) > 1 else said}"
+                 for said, labels in said_by.items()]
         found.append(finding(code, "; ".join(parts) + ".", file="config.json"))
     return found
+
+
+def _plural(said: str) -> str:
+    """The statement's verb for several runtimes: `finds no ...` -> `find no ...`."""
+    verb, _, rest = said.partition(" ")
+    return f"{verb[:-1]} {rest}".replace(" and takes ", " and take ") if verb in ("finds", "reads") else said

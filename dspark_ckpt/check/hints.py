@@ -12,6 +12,7 @@ import os
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 from dspark_ckpt.check.policy import DEFAULT_GATE
@@ -177,6 +178,19 @@ def render(command: Command, where: Place, target: tuple[str, ...] | None, runti
 Suggest = Callable[[FindingCode, Command, Sequence[str]], "str | list[str] | None"]
 
 
+@cache
+def _order(selected: tuple[str, ...]) -> list[str]:
+    return [str(r) for r in parse_selectors(list(selected))]
+
+
+@cache
+def _releases(selected: tuple[str, ...]) -> frozenset[str]:
+    """The releases a selection names (`vllm` -> every vLLM release), for hints (`installed` names none here)."""
+    if any(s.strip().lower() == "installed" for s in selected):
+        return frozenset()
+    return frozenset(str(r) for r in parse_selectors(list(selected)))
+
+
 def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInputs,
              suggest: Suggest | None = None) -> Finding:
     if f.template is None:
@@ -184,7 +198,11 @@ def runnable(f: Finding, report: CheckpointReport, where: Place, inputs: HintInp
     target = target_words(inputs.target, report.target_vocab_size)
     about = runtimes_about(report, f.code)
 
+    gate = list(inputs.runtimes or DEFAULT_GATE)  # what fix repairs for by default: what check gates on
+
     def chosen(c: Command) -> list[str]:  # a fix repairs for the gate; a check or verify shows what the run showed
+        if c.verb == "fix" and about and set(about) <= (every := _releases(tuple(gate))):
+            return sorted(every, key=_order(tuple(gate)).index)  # one command for one repair, whichever hint names it
         return about or list(inputs.runtimes or (DEFAULT_GATE if c.verb == "fix" else ()))
 
     template = f.template

@@ -76,7 +76,7 @@ def ignored_key_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
                 continue
             instead = tuple(k for k, p in model.structural.items() if _changes(p) == changes)
             statements.setdefault((key, instead), []).append(version)
-    parts = []
+    parts, hints = [], []
     for (key, instead), versions in statements.items():
         base, changes = effects[key]
         readers = [v for v, (_, m) in models.items() if key in m.structural]
@@ -86,7 +86,11 @@ def ignored_key_findings(builds: Sequence[BuiltConfig]) -> list[Finding]:
         if instead:
             text += f"; they read {' or '.join(instead)} instead"
         parts.append(text)
+        where = f" where {vllm_releases(versions)} read it ({' or '.join(instead)})" if instead else ""
+        hints.append(f"{'Also write ' + key + where + ', or s' if where else 'S'}erve the draft on "
+                     f"{vllm_releases(readers)}, which read {key}")
     if not parts:
         return []
     return [finding("DSP366", "; ".join(parts) + ": those releases build the draft without what it was trained "
-                    "with; unless a tensor then fails to load, nothing says so.", file="config.json")]
+                    "with; unless a tensor then fails to load, nothing says so.", file="config.json",
+                    hint="; ".join(hints) + ".")]

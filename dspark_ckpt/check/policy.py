@@ -17,9 +17,10 @@ ALL = ("DSP",)  # the default selection: every registered code
 # drafts are served, and a draft correct for it must pass by default: SGLang's Qwen3 DSpark has no reduced-vocab
 # support at all (any d2t is an error), so gating on it would fail every pruned draft that loads on every vLLM.
 # Naming runtimes (`--runtime sglang`, `--runtime all`, or `runtime = [...]`) gates on exactly the ones named.
-# Either way, a release older than the draft's architecture (it does not register the name, a later release does:
-# vLLM 0.22 and a DSpark draft) is shown but does not gate unless named with `==`: no draft of that kind can load
-# there, as `fix --for vllm` does not repair for it.
+# Either way, a release older than the draft's architecture (it does not register the name, a later release of the
+# same runtime does: vLLM 0.22 or SGLang 0.5.10 and a DSpark draft) is shown but does not gate unless pinned with
+# `==`: no draft of that kind can load there, as `fix --for vllm` does not repair for it. That holds for every
+# runtime alike, so `--runtime all` and `runtime = ["vllm", "sglang"]` are green on a correct draft.
 DEFAULT_GATE: tuple[str, ...] = ("vllm",)
 PREDATES = "releases older than the draft's architecture"  # how the verdict line names those entries
 
@@ -35,6 +36,16 @@ class Policy:
     gate: tuple[str, ...] | None = None  # runtimes whose contract findings fail the run; None: every one evaluated
     # releases named one by one (`--runtime vllm==0.22.0`): they gate even where older than the draft's architecture
     exact: frozenset[str] = frozenset()
+    # (checkpoint source, its policy) where a settings file nearer the checkpoint, or a `per-path` entry, set
+    # another one than the run's (cli/run.py `Runs`); every other checkpoint has this one
+    per_source: tuple[tuple[str, Policy], ...] = ()
+
+    def for_(self, checkpoint: CheckpointReport) -> Policy:
+        """The policy that decides this checkpoint's findings."""
+        for source, policy in self.per_source:
+            if source == checkpoint.source:
+                return policy
+        return self
 
     def is_selected(self, code: str) -> bool:
         """Longest matching prefix wins; a tie goes to ignore, as in flake8's DecisionEngine."""
@@ -48,26 +59,29 @@ class Policy:
         return finding.severity.rank >= self.fail_on.rank
 
     def gates(self, finding: Finding, checkpoint: CheckpointReport) -> bool:
-        """It fails the run: at or above --fail-on, and not a problem of runtimes outside the gate only.
+        """It fails the run: at or above --fail-on, and in the gate (`in_gate`), by the checkpoint's policy."""
+        own = self.for_(checkpoint)
+        return own.fails(finding) and own.in_gate(finding, checkpoint)
+
+    def in_gate(self, finding: Finding, checkpoint: CheckpointReport) -> bool:
+        """Not a problem of runtimes outside the gate only, whatever its severity (the verdict's counts).
 
         A finding whose code some runtime of the matrix reports (its load error or a silent problem) belongs to those
         runtimes; any other finding (headers, layout, config, mapping contents) is the draft's own and always counts.
         """
-        if not self.fails(finding):
-            return False
+        own = self.for_(checkpoint)
         named = [o for o in _outcomes(checkpoint) if finding.code in o.codes]
-        return not named or any(self.counts(o, checkpoint) for o in named)
+        return not named or any(own.counts(o, checkpoint) for o in named)
 
     def counts(self, outcome: ReleaseOutcome, checkpoint: CheckpointReport) -> bool:
         """This runtime release's outcome (its load, or its start-up with --speculative-config) gates the run: a
-        release of a gated runtime (every runtime named, else vLLM), except a vLLM release older than the draft's
-        architecture (registered.predates) that was not named with `==`: no draft of its kind can load there (SGLang's
-        older releases stay with the gate as named: `--runtime sglang` is best effort elsewhere too)."""
+        release of a gated runtime (every runtime named, else vLLM), except a release older than the draft's
+        architecture (registered.predates, for every runtime alike) that was not pinned with `==`: no draft of its
+        kind can load there."""
         runtime, version = outcome.runtime, outcome.version
         if self.gate is not None and runtime not in self.gate:
             return False
-        return runtime != "vllm" or f"{runtime}=={version}" in self.exact or \
-            not predates(runtime, version, checkpoint.architecture)
+        return f"{runtime}=={version}" in self.exact or not predates(runtime, version, checkpoint.architecture)
 
     def failing(self, report: Report) -> tuple[Finding, ...]:
         """The findings that decide exit 1 (before --exit-zero)."""
@@ -75,14 +89,23 @@ class Policy:
 
     def outside_gate(self, report: Report) -> tuple[Finding, ...]:
         """At or above --fail-on, but only on runtimes the run shows without gating on them."""
-        return tuple(f for c in report.checkpoints for f in c.findings if self.fails(f) and not self.gates(f, c))
+        return tuple(f for c in report.checkpoints for f in c.findings
+                     if self.for_(c).fails(f) and not self.gates(f, c))
 
     def ungated_runtimes(self, report: Report) -> tuple[str, ...]:
-        """The runtimes in the matrix that do not gate (for the verdict line)."""
-        shown = dict.fromkeys(o.runtime if self.gate is not None and o.runtime not in self.gate
-                              else f"{o.runtime} {PREDATES}"
-                              for c in report.checkpoints for o in _outcomes(c) if not self.counts(o, c))
-        return tuple(shown)
+        """The runtimes in the matrix that do not gate (for the verdict line): `sglang` for a runtime outside the
+        gate, `vllm, sglang releases older than the draft's architecture` for the rest."""
+        outside: dict[str, None] = {}
+        older: dict[str, None] = {}
+        for c in report.checkpoints:
+            own = self.for_(c)
+            for o in _outcomes(c):
+                if not own.counts(o, c):
+                    (outside if own.gate is not None and o.runtime not in own.gate else older)[o.runtime] = None
+        named = list(outside)
+        if older:
+            named.append(f"{', '.join(older)} {PREDATES}")
+        return tuple(named)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +183,8 @@ def apply(report: Report, policy: Policy) -> Report:
 
 def selected(checkpoint: CheckpointReport, policy: Policy) -> CheckpointReport:
     """`apply` for one checkpoint (verify keeps each checkpoint's report beside what torch observed)."""
-    return replace(checkpoint, findings=tuple(f for f in checkpoint.findings if policy.is_selected(f.code)))
+    own = policy.for_(checkpoint)
+    return replace(checkpoint, findings=tuple(f for f in checkpoint.findings if own.is_selected(f.code)))
 
 
 def hidden_count(before: Report, after: Report) -> int:

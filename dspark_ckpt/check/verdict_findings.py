@@ -17,15 +17,15 @@ METHOD_PATH_MARKERS = (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "df
 # Where the right repair depends on the vocab kind, the registry's generic hint is replaced (command markers as in
 # model/hint_template.py: check fills them in for the checkpoint).
 KIND_HINTS: dict[tuple[FindingCode, str], str] = {
-    ("DSP302", "padded"): "Trim lm_head/markov_w2 to T rows and set draft_vocab_size = T ({fix --strategy trim}, "
-                          "loads everywhere); an explicit zero d2t loads on vLLM 0.25-0.29 only.",
+    ("DSP302", "padded"): "Trim lm_head/markov_w2 to T rows and set draft_vocab_size = T ({fix --strategy trim}); "
+                          "an explicit zero d2t loads on vLLM 0.25-0.29 only.",
     ("DSP303", "padded"): "Trim to T rows ({fix --strategy trim}), or drop the d2t for vLLM 0.30+ only.",
     ("DSP303", "equal"): "Drop the d2t: an equal-vocab draft maps by identity ({fix --strategy drop-d2t}).",
 }
 
 
 def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str | None = None,
-                     family: str | None = None) -> list[Finding]:
+                     family: str | None = None, architecture: str | None = None) -> list[Finding]:
     """One finding per problem code, naming every runtime that fails or misbehaves because of it; `family` (else
     the verdicts' rows') picks a rule's per-family hint."""
     # code -> (how, text) -> the verdicts: how is "fails" (load error), "first" (first draft step) or "silent"
@@ -51,11 +51,27 @@ def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str
                          f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else
                          f"loads on {where} but {text}")
         template = KIND_HINTS.get((code, kind or "")) or RULES[code].fix_for(family)  # the family's own, if any
+        if code == "DSP309" and (named := _registered_hint(architecture)) is not None:
+            template = named
         findings.append(finding(code, "; ".join(parts), template=template))
     assumed = [(v.runtime, v.version, row) for v in vs if (row := assumed_from(v.contract, v.version)) is not None]
     vllm = [(version, row) for runtime, version, row in assumed if runtime != "sglang"]
     sglang = [(version, row) for runtime, version, row in assumed if runtime == "sglang"]
     return findings + ([] if ASSUMED in already else assumption_findings(vllm, sglang))
+
+
+def _registered_hint(architecture: str | None) -> str | None:
+    """DSP309 for an EAGLE-3 draft already named as SGLang names it: where that name is registered, never "name it
+    LlamaForCausalLMEagle3" to a draft that has that name (issue 41)."""
+    if architecture != "LlamaForCausalLMEagle3":
+        return None
+    from dspark_ckpt.runtimes.registered import registrations
+
+    first: dict[str, str] = {}
+    for r in registrations(architecture):
+        first.setdefault(r.runtime, r.release)
+    where = ", ".join(f"{'vLLM' if rt == 'vllm' else 'SGLang'} from {v}" for rt, v in first.items())
+    return f"Deploy on a release that registers {architecture} ({where})."
 
 
 def _first_sentence(text: str, longer_than: int = 120) -> str:

@@ -219,7 +219,9 @@ def _suggest(exc: BaseException) -> None:
 def _usage(exc: BaseException) -> None:
     """click's `Error: ...` with its usage line; pydantic's "Value error, " (typer 0.29) never reaches the user."""
     _suggest(exc)
-    if isinstance(exc, _ShowsUsage):
+    if isinstance(exc, _exception_types("NoArgsIsHelpError")):  # bare `dspark-ckpt`: the help, as --help lays it out
+        exc.show()  # type: ignore[attr-defined]
+    elif isinstance(exc, _ShowsUsage):
         exc.message = " ".join(str(exc.message).replace("Value error, ", "").split())
         exc.show()
     else:

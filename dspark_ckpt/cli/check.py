@@ -19,6 +19,7 @@ from dspark_ckpt.cli.inputs import expand_folders, plan_inputs, refuse_wrong_fil
 from dspark_ckpt.cli.run import (
     Common,
     Run,
+    Runs,
     announce_policy,
     diagnose,
     hook_folders,
@@ -171,6 +172,10 @@ def check(
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
     given = hook_folders(checkpoints or []) if checkpoint_folders else o.with_revision(checkpoints or [], revision)
+    if checkpoint_folders:  # a hook judges what is committed (issue 41)
+        from dspark_ckpt.cli.staged import refuse_not_staged
+
+        refuse_not_staged(given)
     deploy = deploy_plan(run, speculative_config, max_model_len)
     if deploy is None and not given and not checkpoint_folders:
         raise UsageError("no checkpoint given", code="DSP-E026",
@@ -183,8 +188,16 @@ def check(
             stderr_console().print(f"dspark-ckpt: note: {line}", markup=False)
     inputs = plan_inputs(given)
     notes = {i.spec: i.note for i in inputs}
-    batch = run_checks([i.spec for i in inputs], lambda spec: check_one(spec, run, notes[spec], deploy), jobs=jobs,
-                       progress=None if not quiet else False)
+    runs = Runs(run)
+    own = {i.spec: runs.for_checkpoint(i.spec) for i in inputs}  # the nearest settings file of each (issue 41)
+
+    def one(spec: str) -> CheckpointReport:
+        report = check_one(spec, own[spec], notes[spec], deploy)
+        runs.note(report.source, own[spec])
+        return report
+
+    batch = run_checks([i.spec for i in inputs], one, jobs=jobs, progress=None if not quiet else False)
+    run = runs.resolved()
     for _spec, error in batch.failures:  # one line each, even with -q: its report carries DSP702 too
         report_error(error, hint=False)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))

@@ -15,7 +15,7 @@ from rich.console import Console
 from dspark_ckpt.cli import options as o
 from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
 from dspark_ckpt.cli.progress import wanted
-from dspark_ckpt.cli.run import Common, Run, diagnose, hook_folders, resolve_run
+from dspark_ckpt.cli.run import Common, Run, Runs, diagnose, hook_folders, resolve_run
 from dspark_ckpt.errors import DsparkCkptError, UsageError
 from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
 from dspark_ckpt.output.documents import fix_document, fix_entry, fix_error_entry
@@ -146,11 +146,12 @@ def run_all(specs: list[str], job: FixJob) -> int:
     console = stdout_console(job.run.common.color.value)
     docs: list[dict[str, Any]] = []
     worst = EXIT_OK
+    runs = Runs(job.run)  # each checkpoint's nearest settings file, as check reads it (issue 41)
     for n, spec in enumerate(specs):
         if n and not job.json and not job.run.common.quiet:
             console.print()
         try:
-            code, doc = fix_one(spec, job, console)
+            code, doc = fix_one(spec, replace(job, run=runs.for_checkpoint(spec)), console)
         except DsparkCkptError as exc:
             if len(specs) == 1:
                 raise
@@ -174,10 +175,13 @@ def fix_one(spec: str, job: FixJob, console: Console) -> tuple[int, dict[str, An
         raise UsageError(f"{spec} is no local path but a Hub repo id, and fix writes a local folder", code="DSP-E062",
                          hint="add --dry-run to see the plan, or --push to open a pull request with it")
     plan, result, skipped = _plan_and_apply(spec, job)
-    record = fix_record(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped)
+    broken = job.run.stays_broken(plan.not_repaired_for, plan.older_than_architecture) if plan.refusal is None else ()
+    record = fix_record(plan, result, in_place=job.in_place, dry_run=job.dry_run, skipped=skipped,
+                        stays_broken=broken)
     if not job.json:
         _render_text(record, console, quiet=job.run.common.quiet, dry_run=job.dry_run)
-    return _exit_code(plan, result, job, bool(skipped)), fix_entry(record)
+    code = _exit_code(plan, result, job, bool(skipped))
+    return (EXIT_NOT_FIXED if broken else code), fix_entry(record)
 
 
 REPLANS = 3  # how often a fix plans again when another fix committed between its plan and its write
@@ -194,8 +198,8 @@ def _plan_and_apply(spec: str, job: FixJob) -> tuple[Any, Any, list[str]]:
 
     replanned = None
     for attempt in range(REPLANS + 1):
-        plan = plan_for(spec, job.run.target, job.run.runtimes, job.strategy, selectors=job.run.runtime_selectors,
-                        hints=job.run.hints)
+        plan = plan_for(spec, job.run.target, job.run.repair_runtimes, job.strategy,
+                        selectors=job.run.repair_selectors, hints=job.run.hints)
         plan = replace(plan, replanned=replanned) if replanned else plan
         skipped = unsafe_reasons(plan) if job.safe_only else []
         out = job.out

@@ -27,7 +27,7 @@ from dspark_ckpt.sources.hub_push import FileDiff, hub_spec, local_options_refus
 
 def dry_run_command(checkpoint: str, run: Run, strategy: str | None, *, output_format: str) -> int:
     """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it."""
-    plan = plan_hub(hub_spec(checkpoint), run.target, run.runtimes, strategy, selectors=run.runtime_selectors,
+    plan = plan_hub(hub_spec(checkpoint), run.target, run.repair_runtimes, strategy, selectors=run.repair_selectors,
                     hints=run.hints, token=run.token)
     record = fix_record(plan, None, in_place=False, dry_run=True)
     console = stdout_console(run.common.color.value)  # pipe-friendly: no hard wraps, no trailing padding
@@ -62,7 +62,7 @@ def push_record(checkpoint: str, result: PushResult) -> PushRecord:
 
 def push_command(checkpoint: str, spec: RepoSpec, run: Run, strategy: str | None, *, output_format: str) -> int:
     """The `fix --push` command body: push, print the PR URL and the check of its revision; the exit code."""
-    result = push_fix(spec, run.target, run.runtimes, strategy, describe=_describe, selectors=run.runtime_selectors,
+    result = push_fix(spec, run.target, run.repair_runtimes, strategy, describe=_describe, selectors=run.repair_selectors,
                       hints=run.hints, token=run.token)
     push = push_record(checkpoint, result)
     console = stdout_console(run.common.color.value)  # pipe-friendly: no hard wraps, no trailing padding

@@ -8,14 +8,14 @@ from pathlib import Path
 from dspark_ckpt.check.hints import HintInputs, target_flags
 from dspark_ckpt.check.policy import DEFAULT_GATE, Layer, Policy, normalize, resolve
 from dspark_ckpt.cli.options import ColorChoice
-from dspark_ckpt.cli.settings import Settings, load_settings
+from dspark_ckpt.cli.settings import Settings, discover, load_settings, nearest, read_settings
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import Report
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.write import stderr_console
-from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
+from dspark_ckpt.runtimes.selectors import RuntimeVersion, folded, parse_selectors
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.target import resolve_target
 from dspark_ckpt.version import __version__
@@ -56,6 +56,23 @@ class Run:
     common: Common
     hints: HintInputs = field(default_factory=HintInputs)  # target and runtimes as given, for hint commands
 
+    @property
+    def repair_runtimes(self) -> tuple[RuntimeVersion, ...]:
+        """What fix repairs for: what check gates on, every chosen runtime, else DEFAULT_GATE's (issue 41)."""
+        if self.runtime_selectors is not None:
+            return self.runtimes
+        return tuple(r for r in self.runtimes if self.policy.gate is None or r.runtime in self.policy.gate)
+
+    @property
+    def repair_selectors(self) -> tuple[str, ...]:
+        """The selectors fix plans with: as given, else the default gate's runtimes named bare (`vllm`)."""
+        return self.runtime_selectors or (self.policy.gate or DEFAULT_GATE)
+
+    def stays_broken(self, not_repaired_for: tuple[str, ...], older: tuple[str, ...]) -> tuple[str, ...]:
+        """Of the releases a plan leaves unrepaired, those check gates on: all but the releases older than the
+        draft's architecture reached through a broad selector (a release pinned with `==` gates)."""
+        return tuple(r for r in not_repaired_for if r not in older or r in self.policy.exact)
+
 
 def _split_config(config: Path | None, settings_file: Path | None) -> tuple[Path | None, Path | None]:
     """A `.toml` --config is settings: a draft config is JSON, so the suffix cannot be ambiguous."""
@@ -73,11 +90,13 @@ def cli_layer(c: Common) -> Layer:
                  fail_on=c.fail_on, exit_zero=c.exit_zero)
 
 
-def resolve_run(c: Common, *, need_target: bool = True) -> Run:
+def resolve_run(c: Common, *, need_target: bool = True, settings: Settings | None = None) -> Run:
+    """`settings`: those of one checkpoint (`Runs.for_checkpoint`), else the file found from the working folder."""
     if c.quiet and c.verbose:
         raise UsageError("--quiet and --verbose contradict each other", code="DSP-E025")
     config, settings_file = _split_config(c.config, c.settings_file)
-    settings = load_settings(Path.cwd(), explicit=settings_file, isolated=c.isolated)
+    if settings is None:
+        settings = load_settings(Path.cwd(), explicit=settings_file, isolated=c.isolated)
     selectors = c.runtime or (list(settings.runtime) if settings.runtime is not None else None)
     # Runtimes chosen (flag or settings): every one of them gates. None chosen: all are shown, DEFAULT_GATE gates.
     runtimes = tuple(parse_selectors(selectors))
@@ -90,6 +109,49 @@ def resolve_run(c: Common, *, need_target: bool = True) -> Run:
     chosen = tuple(selectors) if selectors else None
     return Run(settings, policy, runtimes, chosen, target_vocab, config, c.token, c,
                HintInputs(target_flags(target, size), chosen))
+
+
+class Runs:
+    """Each checkpoint's run, as ruff resolves each file's settings: the nearest settings file above it and its
+    `per-path` entry (cli/settings.py `nearest`), resolved once per distinct settings (issue 41)."""
+
+    def __init__(self, run: Run, *, need_target: bool = True) -> None:
+        self.run = run
+        self._need_target = need_target
+        self._by_settings: dict[Settings, Run] = {run.settings: run}
+        self._files: dict[Path, Settings] = {}
+        self._found: dict[Path, Path | None] = {}
+        self.policies: dict[str, Policy] = {}  # report source -> its policy, where it is not the run's
+
+    def _read(self, path: Path) -> Settings:
+        if path not in self._files:
+            self._files[path] = read_settings(path)
+        return self._files[path]
+
+    def _discover(self, folder: Path) -> Path | None:
+        if folder not in self._found:
+            self._found[folder] = discover(folder)
+        return self._found[folder]
+
+    def for_checkpoint(self, spec: str) -> Run:
+        c = self.run.common
+        settings = nearest(spec, self.run.settings, explicit=c.settings_file is not None or
+                           (c.config is not None and c.config.suffix.lower() == ".toml"), isolated=c.isolated,
+                           read=self._read, find=self._discover)
+        if settings not in self._by_settings:
+            self._by_settings[settings] = resolve_run(c, need_target=self._need_target, settings=settings)
+        return self._by_settings[settings]
+
+    def note(self, source: str, run: Run) -> None:
+        """The checkpoint reported as `source` was checked under `run`: its policy decides its findings."""
+        if run is not self.run:
+            self.policies[source] = run.policy
+
+    def resolved(self) -> Run:
+        """The run, with each checkpoint's own policy where its settings differ (check/policy.py `for_`)."""
+        if not self.policies:
+            return self.run
+        return replace(self.run, policy=replace(self.run.policy, per_source=tuple(self.policies.items())))
 
 
 def read_paths(run: Run, specs: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -107,8 +169,11 @@ def render_context(run: Run, report: Report, full: Report | None = None) -> Rend
     gated = frozenset() if policy.exit_zero else frozenset(
         (c.source, f) for c in report.checkpoints for f in c.findings if policy.gates(f, c))
     return RenderContext(fail_on=policy.fail_on, tool_version=__version__, root=Path.cwd(), quiet=run.common.quiet,
+                         verbose=run.common.verbose,
                          outside_gate=len(policy.outside_gate(report)),
                          ungated_runtimes=policy.ungated_runtimes(report), gated=gated,
+                         outside=frozenset((c.source, f) for c in report.checkpoints for f in c.findings
+                                           if not policy.in_gate(f, c)),
                          policy=policy_record(run, full, report) if full is not None else None)
 
 
@@ -127,7 +192,7 @@ def policy_effect(run: Run, full: Report, shown: Report) -> Hidden:
     policy = run.policy
     baseline = Policy(gate=policy.gate)
     hidden_failing = tuple(f.code for c in full.checkpoints for f in c.findings
-                           if not policy.is_selected(f.code) and baseline.gates(f, c))
+                           if not policy.for_(c).is_selected(f.code) and baseline.gates(f, c))
     exit_now = 0 if policy.exit_zero or not policy.failing(shown) else 1
     return Hidden(len(full.findings) - len(shown.findings), hidden_failing, 1 if baseline.failing(full) else 0,
                   exit_now)
@@ -200,5 +265,5 @@ def diagnose(run: Run, hidden: int) -> None:
     gate = ("every runtime shown" if policy.gate is None
             else f"{', '.join(policy.gate)} (the default; --runtime or settings `runtime` choose)")
     err.print(f"gate: {gate}", markup=False)
-    err.print(f"runtimes: {', '.join(str(r) for r in run.runtimes)}", markup=False)
+    err.print(f"runtimes: {folded(run.runtimes)}", markup=False)
     err.print(f"{hidden} finding(s) hidden by select/ignore", markup=False)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dspark_ckpt.check.policy import Layer, normalize
@@ -16,7 +18,9 @@ PYPROJECT_NAME = "pyproject.toml"
 TOOL_TABLE = "dspark-ckpt"
 MAX_SETTINGS_BYTES = 2**20  # a pyproject.toml is kilobytes; tomllib is pure Python, so this also bounds its time
 KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size",
-        "speculative-config", "max-model-len", "allow-no-target")
+        "speculative-config", "max-model-len", "allow-no-target", "per-path")
+# What a `per-path` entry may set for the checkpoints its pattern matches (issue 41): their target and policy.
+PER_PATH_KEYS = ("target", "target-vocab-size", "runtime", "select", "extend-select", "ignore", "fail-on")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,40 @@ class Settings:
     speculative_config: str | None = None  # inline JSON, or a path already resolved against the file's folder
     max_model_len: int | None = None  # the deploy's `vllm serve --max-model-len`
     allow_no_target: bool | None = None  # check may pass without T (structural checks only)
+    # `per-path`: (pattern relative to the file's folder, what it sets), in the file's order; the first match applies
+    per_path: tuple[tuple[str, Settings], ...] = ()
+    pattern: str | None = None  # the per-path pattern these settings came through, if any
+
+
+def for_checkpoint(settings: Settings, checkpoint: Path) -> Settings:
+    """The settings for one checkpoint: the file's, with the first `per-path` entry whose pattern matches the
+    checkpoint's path (relative to the file's folder; the path itself or a folder above it) laid over them. A
+    target in the entry replaces both target keys; its `ignore` adds to the file's (as ruff's per-file-ignores)."""
+    if not settings.per_path or settings.path is None:
+        return settings
+    try:
+        relative = checkpoint.absolute().relative_to(settings.path.parent.absolute()).as_posix()
+    except ValueError:  # outside the file's folder: no pattern of it applies
+        return settings
+    candidates = [relative, *(str(p.as_posix()) for p in PurePosixPath(relative).parents if str(p) != ".")]
+    for pattern, entry in settings.per_path:
+        if any(fnmatch.fnmatchcase(c, pattern.rstrip("/")) for c in candidates):
+            return _overlay(settings, entry, pattern)
+    return settings
+
+
+def _overlay(base: Settings, entry: Settings, pattern: str) -> Settings:
+    targeted = entry.target is not None or entry.target_vocab_size is not None
+    layer, over = base.policy, entry.policy
+    ignore = over.ignore if over.ignore is None else tuple(dict.fromkeys((*(layer.ignore or ()), *over.ignore)))
+    policy = Layer(select=over.select if over.select is not None else layer.select,
+                   extend_select=tuple(dict.fromkeys((*layer.extend_select, *over.extend_select))),
+                   ignore=ignore if ignore is not None else layer.ignore,
+                   fail_on=over.fail_on or layer.fail_on, exit_zero=layer.exit_zero)
+    return replace(base, policy=policy, runtime=entry.runtime if entry.runtime is not None else base.runtime,
+                   target=entry.target if targeted else base.target,
+                   target_vocab_size=entry.target_vocab_size if targeted else base.target_vocab_size,
+                   per_path=(), pattern=pattern)
 
 
 def _bad(where: str, key: str, expected: str, value: Any) -> UsageError:
@@ -56,12 +94,22 @@ def _typed(table: dict[str, Any], key: str, kind: type, where: str, expected: st
     return value
 
 
-def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings:
+def _per_path(table: dict[str, Any], base: Path, where: str) -> tuple[tuple[str, Settings], ...]:
+    value = table.get("per-path")
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise _bad(where, "per-path", 'a table of path patterns, each a table ([per-path."drafts/qwen-*"])', value)
+    return tuple((pattern, parse_settings(entry, base=base, where=f"{where} per-path {pattern!r}",
+                                          keys=PER_PATH_KEYS)) for pattern, entry in value.items())
+
+
+def parse_settings(table: dict[str, Any], *, base: Path, where: str, keys: tuple[str, ...] = KEYS) -> Settings:
     """Pure: a TOML table -> Settings. Unknown keys are errors: a typo must not silently loosen the gate."""
-    unknown = sorted(set(table) - set(KEYS))
+    unknown = sorted(set(table) - set(keys))
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}", code="DSP-E022",
-                         hint=f"keys: {', '.join(KEYS)}")
+                         hint=f"keys: {', '.join(keys)}")
     fail_on = _typed(table, "fail-on", str, where, "error, warning or info")
     if fail_on is not None and fail_on not in {s.value for s in Severity}:
         raise _bad(where, "fail-on", "error, warning or info", fail_on)
@@ -79,7 +127,8 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str) -> Settings
                     target_vocab_size=_typed(table, "target-vocab-size", int, where, "an integer"),
                     speculative_config=_speculative_config(table, base, where),
                     max_model_len=_max_model_len(table, where),
-                    allow_no_target=_typed(table, "allow-no-target", bool, where, "true or false"))
+                    allow_no_target=_typed(table, "allow-no-target", bool, where, "true or false"),
+                    per_path=_per_path(table, base, where))
 
 
 def _target(value: str, base: Path) -> str:
@@ -166,6 +215,29 @@ def discover(start: Path) -> Path | None:
         if _is_file(candidate := folder / PYPROJECT_NAME) and _table(candidate, _read_toml(candidate)) is not None:
             return candidate
     return None
+
+
+def nearest(checkpoint: str, fallback: Settings, *, explicit: bool, isolated: bool,
+            read: Callable[[Path], Settings] = read_settings,
+            find: Callable[[Path], Path | None] = discover) -> Settings:
+    """The settings for one checkpoint, as ruff finds a file's: the nearest settings file above the checkpoint (a
+    local path; else, or where none is above it, the run's), then its `per-path` entry for the checkpoint.
+    `--settings FILE` and `--isolated` decide for every checkpoint."""
+    if isolated:
+        return fallback
+    path = Path(checkpoint)
+    try:
+        local = path.exists()
+    except OSError:
+        local = False
+    if not local:
+        return fallback
+    chosen = fallback
+    if not explicit:
+        found = find((path if path.is_dir() else path.parent).absolute())
+        if found is not None and (fallback.path is None or found.absolute() != fallback.path.absolute()):
+            chosen = read(found)
+    return for_checkpoint(chosen, path)
 
 
 def load_settings(cwd: Path, *, explicit: Path | None, isolated: bool) -> Settings:

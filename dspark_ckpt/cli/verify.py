@@ -113,7 +113,7 @@ def render(report: Report, verified: list[VerifiedCheckpoint], run: Run, fmt: o.
             render_text_quiet(report, console, ctx)
             return
         for i, v in enumerate(verified):
-            render_text(Report((v.report,), report.runtimes), console, ctx, summary=False, legend=i == 0)
+            render_text(Report((v.report,), report.runtimes), console, ctx, summary=False, legend=i == 0, long=True)
             render_verify(v.result, console)
             render_engine(v.engine or {}, console)
             console.print()

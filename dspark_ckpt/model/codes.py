@@ -24,7 +24,7 @@ FindingCode = Literal[
     "DSP361", "DSP362", "DSP363", "DSP364", "DSP365", "DSP366", "DSP367",
     "DSP401", "DSP402", "DSP403", "DSP404", "DSP405", "DSP406",
     "DSP501", "DSP502", "DSP503", "DSP504", "DSP505", "DSP506",
-    "DSP601", "DSP602", "DSP603", "DSP604", "DSP605", "DSP606", "DSP607",
+    "DSP601", "DSP602", "DSP603", "DSP604", "DSP605", "DSP606", "DSP607", "DSP608",
     "DSP701", "DSP702", "DSP703",
     "DSP801", "DSP802", "DSP803", "DSP804", "DSP805", "DSP806", "DSP807", "DSP808", "DSP809", "DSP810",
     "DSP811", "DSP812", "DSP813", "DSP814", "DSP815", "DSP816", "DSP817", "DSP818", "DSP819", "DSP820",
@@ -34,8 +34,8 @@ FindingCode = Literal[
 # Retired codes included: their documentation stays registered so a code is never reused (errors.check_code
 # refuses to raise one under the test suite).
 ErrorCode = Literal[
-    "DSP-E001", "DSP-E002", "DSP-E003", "DSP-E004", "DSP-E005", "DSP-E006", "DSP-E007", "DSP-E008",
-    "DSP-E010", "DSP-E011", "DSP-E012", "DSP-E013",
+    "DSP-E001", "DSP-E002", "DSP-E003", "DSP-E004", "DSP-E005", "DSP-E006", "DSP-E007", "DSP-E008", "DSP-E009",
+    "DSP-E010", "DSP-E011", "DSP-E012", "DSP-E013", "DSP-E014",
     "DSP-E020", "DSP-E021", "DSP-E022", "DSP-E023", "DSP-E024", "DSP-E025", "DSP-E026", "DSP-E027",
     "DSP-E028",
     "DSP-E030", "DSP-E031", "DSP-E032", "DSP-E033", "DSP-E034", "DSP-E035", "DSP-E036", "DSP-E037",

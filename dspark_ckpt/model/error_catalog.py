@@ -80,6 +80,14 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "The part after the runtime name is not a valid version (`vllm==abc`) or specifier (`vllm>=x.y`).", _STOP,
       "`dspark-ckpt check ./draft --runtime vllm==`.", "Write a version such as vllm==0.31.0 or a range such as "
       "'vllm>=0.30' (quote it in the shell)."),
+    E("DSP-E009", "runtime-version-not-a-release", "A runtime version is no release of that runtime",
+      "`==` names a version that is malformed (a number with a leading zero, `vllm==033`, which PEP 440 would read "
+      "as 33.0.0; or a bare major, `vllm==1`), or one inside the range of listed releases that was never released "
+      "(`vllm==0.33.2` between 0.33.0 and 0.34.0). A version newer than every listed release is not this: it is "
+      "evaluated with the newest row and a DSP220 warning.", "A typo would otherwise be answered from another "
+      "release's row, or read as a release far in the future, and gate on nothing real. " + _STOP,
+      "`dspark-ckpt check ./draft --runtime vllm==033`.", "Name a listed release (the message names the nearest "
+      "ones), a range such as 'vllm>=0.30', or vllm for every release."),
     # --- DSP-E01x: the checkpoint argument ---
     E("DSP-E010", "no-such-checkpoint", "The checkpoint is neither an existing path nor a Hub repo id",
       "The argument names no local file or folder, and cannot be an `org/repo[@rev]` Hub id, or it is shaped like "
@@ -105,6 +113,13 @@ ERRORS: dict[str, ErrorDoc] = _errors(
       "`dspark-ckpt verify ./draft --target-vocab-size 96` with `\"vocab_size\": 17179869184` in config.json.",
       "Run `dspark-ckpt check DRAFT` (DRAFT: the checkpoint) to see what is wrong with the sizes; for a draft that really is this large, "
       "run on a machine that has the memory and raise DSPARK_CKPT_VERIFY_MEMORY (e.g. 64G)."),
+    E("DSP-E014", "checkpoint-not-staged", "A hook's checkpoint folder holds files the commit would not hold",
+      "With `--checkpoint-folders` (the pre-commit hooks) inside a git work tree, a checkpoint file of a checked "
+      "folder (`*.safetensors`, the index, config.json) is untracked or differs from what is staged: a d2t shard "
+      "and an index that the fix-safe hook wrote, before `git add`.", "The check would judge files the commit "
+      "does not hold, and pass a commit whose clean checkout fails. The run stops and exits 2.",
+      "`git commit` again, without `git add`, after the fix-safe hook wrote a d2t shard.",
+      "Stage the files (`git add -- FOLDER`), or remove them, then commit again."),
     # --- DSP-E02x: settings, policy and command-line consistency ---
     E("DSP-E020", "code-matches-nothing", "A `--select`/`--ignore` code or prefix matches no finding code",
       "A code or prefix in --select, --extend-select, --ignore (or the settings file) is not the start of any "

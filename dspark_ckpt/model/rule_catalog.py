@@ -401,7 +401,10 @@ RULES: dict[str, Rule] = _rules(
          "Any time an illegal row wins, the draft proposes a non-token: the target rejects it (lost acceptance) or "
          "an out-of-range index is hit.",
          "Inkling-Small DSpark: T = 200058, D = 201024.",
-         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix})."),
+         "Trim lm_head and markov_w2 to T rows and set draft_vocab_size = T ({fix}).",
+         # the families with no Markov head: their hint names only what they have (issue 41)
+         family_fix=tuple((f, "Trim lm_head to T rows and set draft_vocab_size = T ({fix}).")
+                          for f in ("eagle3-llama", "eagle3-qwen3", "dflash", "dflash2"))),
     Rule("DSP306", "padded-without-lm-head", ERROR, "Padded draft (D > T) ships no lm_head of its own",
          "D > T and the checkpoint has no `lm_head`.",
          "vLLM 0.30+ loads it with an uninitialised lm_head (garbage proposals, no error); 0.29 refuses it; "
@@ -410,12 +413,13 @@ RULES: dict[str, Rule] = _rules(
          "Trim markov_w2 to T rows and set draft_vocab_size = T so the target head is shared "
          "({fix}).",
          d_sized=True),
-    Rule("DSP307", "own-weights-replaced", WARNING, "The runtime replaces the draft's own lm_head/embedding",
+    Rule("DSP307", "own-weights-replaced", INFO, "The runtime replaces the draft's own lm_head/embedding",
          "The runtime uses the target's lm_head or embed_tokens in place of the draft's own: vLLM's Gemma4 DSpark "
          "never marks its own lm_head/embed_tokens as its own and overwrites them with the target's; SGLang drafts "
          "some families with the target's lm_head or embeds with the target's embed_tokens. The message names the "
          "weight replaced.",
-         "The trained weights are silently discarded.", "Gemma4 DSpark with D == T and its own lm_head.",
+         "The trained weights are silently discarded. It is info: nothing in the checkpoint can change it, and the "
+         "draft loads and runs as the runtime's design means it to.", "Gemma4 DSpark with D == T and its own lm_head.",
          "Nothing to repair in the checkpoint; be aware that the weight the message names (lm_head, embed_tokens "
          "or both) comes from the target at run time, not from the draft's training."),
     Rule("DSP308", "omni-config-invalid", ERROR, "Qwen3-Omni DSpark needs 0 < D <= T and a mask id in [0, V)",
@@ -639,7 +643,7 @@ RULES: dict[str, Rule] = _rules(
          "and no `num_aux_hidden_states`: vLLM builds fc for 3.",
          "Set `num_aux_hidden_states` to the number of layers the draft names, and keep the list at the top level "
          "(where vLLM's runners read it) and in eagle_config (where SGLang's does) ({fix}, config only)."),
-    Rule("DSP357", "aux-layers-unset", WARNING, "The draft does not say which target layers it reads",
+    Rule("DSP357", "aux-layers-unset", INFO, "The draft does not say which target layers it reads",
          "No `eagle_aux_hidden_state_layer_ids` at the top level or in eagle_config: vLLM's model runners (V1 "
          "gpu_model_runner.py until 0.33, V2 eagle3_utils.py) then take the target model's default "
          "get_eagle3_default_aux_hidden_state_layers(), (2, L // 2, L - 3) for Llama and Qwen targets (interfaces.py, "
@@ -647,7 +651,8 @@ RULES: dict[str, Rule] = _rules(
          "The runtime guesses: that default is the EAGLE-3 reference's convention, but trainers differ (SpecForge "
          "and speculators record the layers they trained on, and their defaults are not vLLM's), and a draft "
          "trained on other layers gets the wrong hidden states: it loads and runs, and its acceptance collapses "
-         "with no error, hence a warning. With `num_aux_hidden_states` other "
+         "with no error. It is info: the usual case, and the draft gives no evidence that the default is wrong (a "
+         "layer list written where a release does not read it is DSP356, a warning). With `num_aux_hidden_states` other "
          "than 3 the three default layers do not fit fc and the first draft step fails (DSP329).",
          "An EAGLE-3 head exported without its layer list, trained on layers [1, 16, 29] of a 32-layer target "
          "(vLLM uses 2, 16, 29).",
@@ -991,6 +996,14 @@ RULES: dict[str, Rule] = _rules(
          "The draft does not load on that runtime, and dspark-ckpt's table has no rule for why.",
          "A draft whose d2t is stored as a 2-D tensor, on a release that checks it differently.",
          "Read the runtime's message; fix the checkpoint accordingly and report it to the dspark-ckpt maintainers."),
+    Rule("DSP608", "probe-cannot-discriminate", INFO, "Every probe's logits tie: the padded-row probe measured "
+         "nothing",
+         "For every probe vector the loaded head gives every row the same logit (an all-zero or constant lm_head, "
+         "say), so the argmax is the first row whatever the rows hold and no illegal row can be seen to win or "
+         "lose. `verify` says so instead of reporting 0 illegal argmax as a result.",
+         "The padded-row risk of this draft is unmeasured; a head whose logits all tie also proposes the same "
+         "token for every input.", "A padded draft whose lm_head.weight is all zeros.",
+         "Check that the lm_head holds the trained weights; then verify again."),
     ),
     # --- DSP8xx: the deploy command (--speculative-config) ---
     *_section(Category.DEPLOY,

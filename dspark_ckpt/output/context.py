@@ -25,6 +25,7 @@ class RenderContext:
     tool_version: str = "0"
     root: Path = Path(".")  # relative locations are written relative to this folder (the working directory)
     quiet: bool = False
+    verbose: bool = False  # -v: the text report's long form (facts, matrix, whole messages and hints)
     # Findings at or above fail_on that do not fail the run, since they concern only runtimes outside the policy's
     # gate (check/policy.py DEFAULT_GATE), and those runtimes: the verdict line says so instead of implying a failure.
     outside_gate: int = 0
@@ -33,11 +34,16 @@ class RenderContext:
     # fail_on (a renderer called without a run's policy). JUnit failures, `::error` and SARIF `error` follow it.
     gated: frozenset[tuple[str, Finding]] | None = None
     policy: dict[str, Any] | None = None  # the policy that applied, as the JSON and SARIF documents record it
+    # The findings, of any severity, that only runtimes outside the gate report: the verdict counts them apart.
+    outside: frozenset[tuple[str, Finding]] = frozenset()
 
     def is_gated(self, c: CheckpointReport, f: Finding) -> bool:
         if self.gated is None:
             return f.severity.rank >= self.fail_on.rank
         return (c.source, f) in self.gated
+
+    def is_outside(self, c: CheckpointReport, f: Finding) -> bool:
+        return (c.source, f) in self.outside
 
     def shown_severity(self, c: CheckpointReport, f: Finding) -> Severity:
         """The severity a CI format gives the finding: an error that does not decide the exit code (a runtime

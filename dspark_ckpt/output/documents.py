@@ -66,7 +66,7 @@ def _stats_json(s: ProbeStats) -> dict[str, Any]:
             "topk_any_illegal": s.topk_any_illegal, "topk_any_illegal_fraction": share(s.topk_any_illegal),
             "topk_any_illegal_ci95": interval(s.topk_any_illegal),
             "topk_illegal_slots": s.topk_illegal_slots, "max_margin": s.max_margin,
-            "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe}
+            "max_margin_row": s.max_margin_row, "max_margin_probe": s.max_margin_probe, "tied": s.tied}
 
 
 def probe_json(p: ProbeReport) -> dict[str, Any]:
@@ -134,6 +134,7 @@ def fix_entry(fix: FixRecord) -> dict[str, Any]:
         "skipped": list(fix.skipped),
         "warnings": [finding_json(w) for w in fix.warnings],
         "not_repaired_for": list(fix.not_repaired_for),
+        "stays_broken": list(fix.stays_broken),
         "recovered": fix.recovered,
         "replanned": fix.replanned,
     }

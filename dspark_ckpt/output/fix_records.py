@@ -108,6 +108,8 @@ class FixRecord:
     not_repaired_for: tuple[str, ...]
     recovered: str | None
     result: FixWritten | None = None
+    # Releases check gates on that the plan leaves failing (a runtime no repair can make load): fix exits 1
+    stays_broken: tuple[str, ...] = ()
     replanned: str | None = None  # why the plan shown was made again (its source changed after the first plan)
 
 

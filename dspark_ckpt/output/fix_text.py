@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.text import Text
 
@@ -14,6 +16,15 @@ from dspark_ckpt.output.runs import fold, split_selector
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 
+def shown(path: str) -> str:
+    """A path as check prints it: relative to the working folder where it lies inside it (issue 41)."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return relative if os.path.isabs(path) and not relative.startswith(os.pardir) else path
+
+
 def state_text(s: FixState) -> str:
     if not s.loads:
         return f"fails ({s.error_code})"
@@ -21,7 +32,10 @@ def state_text(s: FixState) -> str:
 
 
 def render_plan_text(fix: FixRecord, console: Console, *, diff: bool) -> None:
-    console.print(Text(fix.source, style="bold underline"))
+    console.print(Text(shown(fix.source), style="bold underline"))
+    if fix.stays_broken:  # said first: the gate check applies still fails there, whatever is written below
+        console.print(Text.assemble(("FAILS ", "bold red"), f"{spans(list(fix.stays_broken))} stays broken after "
+                                    "this fix, and check gates on it (DSP505 below says why)"))
     if fix.recovered:
         console.print(Text(f"recovered: {fix.recovered}", style="yellow"))
     if fix.replanned:
@@ -31,8 +45,9 @@ def render_plan_text(fix: FixRecord, console: Console, *, diff: bool) -> None:
         console.print(Text.assemble(("refused ", "bold red"), (fix.refusal.code, "bold"), f": {fix.refusal.message}"))
         if fix.refusal.hint:
             console.print(f"hint: {fix.refusal.hint}", style="dim", markup=False, soft_wrap=True)
-    elif not fix.actions:
-        console.print(Text(f"nothing to do: {fix.note}", style="green"))
+    elif not fix.actions:  # "nothing to do" only when nothing gated is left failing
+        console.print(Text(f"no repair: {fix.note}", style="red") if fix.stays_broken
+                      else Text(f"nothing to do: {fix.note}", style="green"))
     else:
         console.print(Text.assemble("strategy ", (fix.strategy or "", "bold")))
         for action in fix.actions:
@@ -63,7 +78,7 @@ def render_result_text(result: FixWritten, console: Console) -> None:
     mode = "in place" if result.in_place else "to a new folder"
     carried = result.linked + len(result.copied)  # how they were carried over (linked or copied) is in the JSON
     unchanged = ("other files untouched" if result.in_place else f"{carried} unchanged file(s) carried over")
-    console.print(f"wrote {result.destination} {mode}: {len(result.written)} file(s) written, "
+    console.print(f"wrote {shown(result.destination)} {mode}: {len(result.written)} file(s) written, "
                   f"{human_bytes(result.bytes_written)}; {unchanged}"
                   + (f"; removed {', '.join(result.removed)}" if result.removed else ""), markup=False)
     if result.via_link:
@@ -88,15 +103,25 @@ def render_skip_text(fix: FixRecord, console: Console) -> None:
 
 
 def quiet_line(fix: FixRecord) -> str | None:
-    """`fix -q`: one line per checkpoint that needs attention or got a repair; nothing when there is nothing to do."""
+    """`fix -q`: one line per checkpoint that needs attention or got a repair; nothing when there is nothing to do.
+    A gated runtime the fix leaves failing is said first."""
+    line = _quiet(fix)
+    if not fix.stays_broken:
+        return line
+    rest = line.split(": ", 1)[1] if line is not None else "no repair"
+    return (f"{shown(fix.source)}: FAILS: {spans(list(fix.stays_broken))} stays broken after this fix (check gates "
+            f"on it); {rest}")
+
+
+def _quiet(fix: FixRecord) -> str | None:
     if fix.status == "nothing-to-do":
         return None
     if fix.refusal is not None:
-        return f"{fix.source}: refused {fix.refusal.code}: {fix.refusal.message}"
+        return f"{shown(fix.source)}: refused {fix.refusal.code}: {fix.refusal.message}"
     if fix.status == "skipped":
-        return f"{fix.source}: skipped {fix.strategy} (--safe-only: it rewrites tensor data); nothing written"
+        return f"{shown(fix.source)}: skipped {fix.strategy} (--safe-only: it rewrites tensor data); nothing written"
     if fix.status == "planned":
-        return f"{fix.source}: would apply {fix.strategy} for {spans(fix.runtimes)} (dry run; nothing written)"
+        return f"{shown(fix.source)}: would apply {fix.strategy} for {spans(fix.runtimes)} (dry run; nothing written)"
     if fix.result is None:
-        return f"{fix.source}: {fix.status}"
-    return f"{fix.source}: applied {fix.strategy}, wrote {fix.result.destination}; {_verdict(fix.result)}"
+        return f"{shown(fix.source)}: {fix.status}"
+    return f"{shown(fix.source)}: applied {fix.strategy}, wrote {shown(fix.result.destination)}; {_verdict(fix.result)}"

@@ -172,6 +172,11 @@ def write_atomic(path: Path, data: bytes, *, what: str = "--output", inputs: Ite
     """
     real = writable_target(path, what=what, inputs=inputs, code="DSP-E030")
     folder = real.parent
+    try:  # `-o results/x.sarif`: the folder is made, as the Action's script makes it (issue 41)
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: cannot create {folder}: {exc.strerror or exc}",
+                          code="DSP-E030") from exc
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:

@@ -17,6 +17,7 @@ from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import terminal
+from dspark_ckpt.output.first_screen import MORE, OFF_TERMINAL, checkpoint_lines, long_hint_lines
 from dspark_ckpt.output.records import LEGEND, MAX_TEXT_FINDINGS, MAX_TEXT_MESSAGE, summary_line
 from dspark_ckpt.output.runs import runs
 
@@ -113,29 +114,43 @@ def _deploy(d: Deploy) -> list[str]:
 
 
 def _findings(c: CheckpointReport, width: int) -> list[str]:
-    rows = []
+    """output/render.py `_findings`: each finding a one-row grid, then its hint's commands on lines of their own."""
+    lines: list[str] = []
     for f in c.findings[:MAX_TEXT_FINDINGS]:
         where = terminal(":".join(p for p in (f.file, f.tensor) if p), 200)
         body = (f"{where}: " if where else "") + terminal(f.message, MAX_TEXT_MESSAGE)
+        found: Sequence[str] = ()
         if f.hint:
-            body += f"\nhint: {terminal(f.hint, MAX_TEXT_MESSAGE)}"
-        rows.append((f"{f.severity.value:<7} {f.code}", body))
+            said, found = long_hint_lines(f.hint)
+            body += f"\nhint: {terminal(said, MAX_TEXT_MESSAGE)}"
+        lines += _grid([(f"{f.severity.value:<7} {f.code}", body)], 1, width)
+        lines += [" " * 15 + terminal(command, MAX_TEXT_MESSAGE) for command in found]
     if (hidden := len(c.findings) - MAX_TEXT_FINDINGS) > 0:
         counts = ", ".join(f"{n:,} {code}" for code, n in Counter(f.code for f in c.findings[MAX_TEXT_FINDINGS:])
                            .most_common(5))
-        rows.append(("...", f"and {hidden:,} more findings not shown ({counts}); --format json lists every one"))
-    return _grid(rows, 1, width)
+        lines += _grid([("...", f"and {hidden:,} more findings not shown ({counts}); --format json lists every one")],
+                       1, width)
+    return lines
+
+
+def _first_screen(report: Report, ctx: RenderContext | None, *, quiet: bool) -> list[str]:
+    """output/render.py `_first_screen` off a terminal: no line longer than OFF_TERMINAL but a command."""
+    lines: list[str] = []
+    for c in report.checkpoints:
+        if quiet and not c.findings:
+            continue
+        lines += [text for text, _ in checkpoint_lines(c, ctx, OFF_TERMINAL, quiet=quiet, most=MAX_TEXT_FINDINGS)]
+        if not quiet:
+            lines.append("")
+    return lines if quiet else [*lines, MORE]
 
 
 def _lines(report: Report, ctx: RenderContext | None, width: int) -> list[str]:
-    lines: list[str] = []
     quiet = ctx is not None and ctx.quiet
+    long = ctx is None or ctx.verbose
+    lines: list[str] = _first_screen(report, ctx, quiet=quiet) if quiet or not long else []
     shown = False
-    for c in report.checkpoints:
-        if quiet:  # render_text_quiet: only the findings
-            if c.findings:
-                lines += [terminal(c.source, 500), *_findings(c, width)]
-            continue
+    for c in report.checkpoints if long and not quiet else ():
         lines += [terminal(c.source, 500), *_facts(c, width)]
         if c.compatibility:
             lines += _compatibility(c)

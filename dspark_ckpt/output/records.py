@@ -80,12 +80,14 @@ LEGEND = ("T: target vocab; V: draft input vocab (embed_tokens rows); D: draft o
 
 
 def summary_line(report: Report, ctx: RenderContext | None = None) -> str:
-    """The verdict line: counts, and the findings that do not fail the run because no gated runtime has them."""
-    counts = {s: sum(1 for f in report.findings if f.severity is s) for s in Severity}
+    """The verdict line: the counts of the findings in the gate (the ones that can decide the exit code), then how
+    many are shown apart because no gated runtime has them, and where they are."""
+    apart = [f for c in report.checkpoints for f in c.findings if ctx is not None and ctx.is_outside(c, f)]
+    counts = {s: sum(1 for f in report.findings if f.severity is s) - sum(1 for f in apart if f.severity is s)
+              for s in Severity}
     line = (f"{len(report.checkpoints)} checkpoint(s): {counts[Severity.ERROR]} error(s), "
             f"{counts[Severity.WARNING]} warning(s), {counts[Severity.INFO]} info")
-    if ctx is not None and ctx.outside_gate:
-        runtimes = ", ".join(ctx.ungated_runtimes) or "runtimes outside the gate"
-        line += (f"; {ctx.outside_gate} of them only on {runtimes}: shown, but not gated by default "
-                 "(--runtime all gates on every runtime)")
+    if apart and ctx is not None:
+        runtimes = " or on ".join(ctx.ungated_runtimes) or "runtimes outside the gate"
+        line += f"; {len(apart)} not gated (only on {runtimes})"
     return line

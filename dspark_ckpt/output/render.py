@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console, RenderableType
@@ -14,7 +15,8 @@ from dspark_ckpt.model.findings import Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import terminal
-from dspark_ckpt.output.plain import table
+from dspark_ckpt.output.first_screen import MORE, OFF_TERMINAL, checkpoint_lines, long_hint_lines
+from dspark_ckpt.output.plain import on_terminal, table
 from dspark_ckpt.output.records import LEGEND, MAX_TEXT_FINDINGS, MAX_TEXT_MESSAGE, summary_line
 from dspark_ckpt.output.runs import runs
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _KIND_NOTE = {"pruned": "D < T", "equal": "D == T", "padded": "D > T"}
+COMMAND_INDENT = " " * 15  # under a finding's message: `warning DSP305 ` is 15 columns
 
 
 def _facts(c: CheckpointReport) -> Table:
@@ -80,27 +83,57 @@ def _deploy(d: Deploy, console: Console) -> RenderableType:
     return table(console, Text(terminal(title, 500)), columns, rows)
 
 
-def _findings(c: CheckpointReport) -> Table:
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold")
+def _findings(c: CheckpointReport, console: Console) -> None:
+    """The long form (-v): each finding whole, its hint's prose, then each command the hint names on a line of its
+    own (soft-wrapped only by the terminal: a command is never broken inside, so a copied one runs)."""
     for f in c.findings[:MAX_TEXT_FINDINGS]:
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
         where = terminal(":".join(p for p in (f.file, f.tensor) if p), 200)
         body = Text.assemble((f"{where}: " if where else "", "dim"), terminal(f.message, MAX_TEXT_MESSAGE))
+        found: Sequence[str] = ()
         if f.hint:
-            body.append(f"\nhint: {terminal(f.hint, MAX_TEXT_MESSAGE)}", style="dim")
+            said, found = long_hint_lines(f.hint)
+            body.append(f"\nhint: {terminal(said, MAX_TEXT_MESSAGE)}", style="dim")
         grid.add_row(Text.assemble((f"{f.severity.value:<7} ", _STYLE[f.severity]), (f.code, "bold")), body)
+        console.print(grid)
+        for command in found:
+            console.print(Text(COMMAND_INDENT + terminal(command, MAX_TEXT_MESSAGE)), soft_wrap=True)
     if (hidden := len(c.findings) - MAX_TEXT_FINDINGS) > 0:
         counts = ", ".join(f"{n:,} {code}" for code, n in Counter(f.code for f in c.findings[MAX_TEXT_FINDINGS:])
                            .most_common(5))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
         grid.add_row(Text("...", style="bold"), Text(f"and {hidden:,} more findings not shown ({counts}); "
                                                      "--format json lists every one", style="dim"))
-    return grid
+        console.print(grid)
+
+
+def _first_screen(report: Report, console: Console, ctx: RenderContext | None, *, quiet: bool) -> None:
+    """The default: a verdict per checkpoint, a line per finding, each command once on its own line."""
+    limit = console.width if on_terminal(console) else OFF_TERMINAL
+    for c in report.checkpoints:
+        if quiet and not c.findings:
+            continue
+        for text, style in checkpoint_lines(c, ctx, limit, quiet=quiet, most=MAX_TEXT_FINDINGS):
+            console.print(Text(text, style=style), soft_wrap=True)
+        if not quiet:
+            console.print()
+    if not quiet:
+        console.print(Text(MORE, style="dim"), soft_wrap=True)
 
 
 def render_text(report: Report, console: Console, ctx: RenderContext | None = None, *, summary: bool = True,
-                legend: bool = True) -> None:
-    """`summary=False` leaves the verdict line to a caller that prints more sections (verify) before it."""
+                legend: bool = True, long: bool | None = None) -> None:
+    """`summary=False` leaves the verdict line to a caller that prints more sections (verify) before it; `long`:
+    the long form (facts, matrix, whole findings), by default with -v (ctx.verbose) or without a run's context."""
+    if not (long if long is not None else ctx is None or ctx.verbose):
+        _first_screen(report, console, ctx, quiet=False)
+        if summary:
+            console.print(summary_line(report, ctx))
+        return
     shown = not legend  # the legend goes under the first table, once
     for c in report.checkpoints:
         console.print(Text(terminal(c.source, 500), style="bold underline"))
@@ -114,7 +147,7 @@ def render_text(report: Report, console: Console, ctx: RenderContext | None = No
             shown = True
         if c.findings:
             console.print(Text("Findings", style="bold"))
-            console.print(_findings(c))
+            _findings(c, console)
         console.print()
     if summary:
         console.print(summary_line(report, ctx))
@@ -122,11 +155,8 @@ def render_text(report: Report, console: Console, ctx: RenderContext | None = No
 
 def render_text_quiet(report: Report, console: Console, ctx: RenderContext | None = None, *,
                       summary: bool = True) -> None:
-    """`-q`: only the findings and the summary line, for logs that should stay short."""
-    for c in report.checkpoints:
-        if c.findings:
-            console.print(Text(terminal(c.source, 500), style="bold underline"))
-            console.print(_findings(c))
+    """`-q`: only each checkpoint's verdict and a line per finding, and the summary line, for short logs."""
+    _first_screen(report, console, ctx, quiet=True)
     if summary:
         console.print(summary_line(report, ctx))
 

@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.report import Compatibility
+from dspark_ckpt.runtimes.selectors import LISTED
 
 FOLDED = frozenset({"sglang", "vllm"})
 T = TypeVar("T")
@@ -42,13 +43,23 @@ def fold(items: Sequence[T], release: Callable[[T], tuple[str, str]],
 
     for item in items:
         runtime = release(item)[0]
-        if group and (runtime != release(group[0])[0] or runtime not in FOLDED or outcome(item) != outcome(group[0])):
+        if group and (runtime != release(group[0])[0] or runtime not in FOLDED or outcome(item) != outcome(group[0])
+                      or not _next(release(group[-1]), release(item))):
             flush()
         group.append(item)
         if runtime not in FOLDED:
             flush()
     flush()
     return out
+
+
+def _next(before: tuple[str, str], after: tuple[str, str]) -> bool:
+    """`after` is the listed release right after `before`: a run never spans a release left out of the items (fix
+    `--for 'vllm>=0.25.0,<=0.28.0' --for 'vllm>=0.30.0'` is two runs, not `vllm 0.25.0-0.34.0`)."""
+    listed = LISTED.get(before[0], ())
+    if before[1] not in listed or after[1] not in listed:
+        return False
+    return listed.index(after[1]) == listed.index(before[1]) + 1
 
 
 def split_selector(name: str) -> tuple[str, str]:

@@ -74,6 +74,7 @@ class ProbeStats:
     max_margin: float | None  # max over probes of (best illegal logit - best legal logit); > 0: an illegal row won
     max_margin_row: int | None
     max_margin_probe: int | None  # the embed row (token id) or the Gaussian probe index
+    tied: int = 0  # probes whose logits all tie (every row the same logit): they cannot tell the rows apart
 
 
 @dataclass(frozen=True, slots=True)

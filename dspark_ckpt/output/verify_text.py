@@ -58,7 +58,13 @@ def _probe(r: VerifyResult, console: Console) -> RenderableType:
         margin = f"{s.max_margin:+.4g} ({s.max_margin_row})" if s.max_margin is not None else "-"
         rows.append([s.source, s.logits, str(s.probes), rate(s.argmax_illegal, s.probes),
                      f"{rate(s.topk_any_illegal, s.probes)} (k={s.top_k})", margin])
-    return table(console, title, columns, rows)
+    shown = table(console, title, columns, rows)
+    if p.stats and all(s.probes and s.tied == s.probes for s in p.stats):
+        from rich.console import Group
+
+        return Group(shown, Text("the probe could not discriminate: every probe's logits tie, so 0 illegal argmax "
+                                 "says nothing about the padded rows (DSP608)", style="yellow"))
+    return shown
 
 
 def render_verify(r: VerifyResult, console: Console) -> None:

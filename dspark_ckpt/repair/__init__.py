@@ -57,6 +57,11 @@ def best_effort(selectors: Sequence[str] | None) -> bool:
     return not selectors or any(s.strip().lower() in ("all", "sglang") for s in selectors)
 
 
+def pinned_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
+    """The releases named with `==`: check gates on them even where older than the draft's architecture."""
+    return tuple(str(r) for text in selectors or () if "==" in text for r in parse_selectors([text]))
+
+
 def required_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
     """What best effort may not leave out: every release named with `==` or a range, and each runtime named bare
     (at least one of its releases)."""
@@ -87,7 +92,7 @@ def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Seque
     named = Named(str(checkpoint), target_words(hints.target if hints else None, target.size))
     situation = replace(read_situation(folder, target, runtimes), named_as=named)
     plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors),
-                       required=required_runtimes(selectors))
+                       required=required_runtimes(selectors), pinned=pinned_runtimes(selectors))
     return replace(plan, recovered=recovered.message()) if recovered else plan
 
 

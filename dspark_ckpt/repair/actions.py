@@ -194,6 +194,7 @@ class FixPlan:
     runtime_versions: tuple[RuntimeVersion, ...] = ()
     warnings: tuple[Finding, ...] = ()  # DSP505: runtimes --for all left out because no repair can satisfy them
     not_repaired_for: tuple[str, ...] = ()  # those runtimes
+    older_than_architecture: tuple[str, ...] = ()  # of those, the releases before the draft's architecture
     recovered: str | None = None  # what was done, before planning, to a fix that an earlier run left half-done
     replanned: str | None = None  # why this plan was made again (its source changed after an earlier plan of it)
     named_as: Named | None = None  # the checkpoint and target as the user gave them, for the commands hints name

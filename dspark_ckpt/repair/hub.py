@@ -43,12 +43,12 @@ class PushResult:
 def _plan(situation: Situation, name: str, target: TargetVocab, runtimes: Sequence[RuntimeVersion],
           strategy: str | None, selectors: Sequence[str] | None, hints: HintInputs | None) -> FixPlan:
     """Plan as `repair.plan_for` does for a folder; the commands its hints suggest name the repo at `name`."""
-    from dspark_ckpt.repair import best_effort, required_runtimes
+    from dspark_ckpt.repair import best_effort, pinned_runtimes, required_runtimes
     from dspark_ckpt.repair.plan import plan_repair
 
     named = Named(name, target_words(hints.target if hints else None, target.size))
     return plan_repair(replace(situation, named_as=named), runtimes, strategy, best_effort=best_effort(selectors),
-                       required=required_runtimes(selectors))
+                       required=required_runtimes(selectors), pinned=pinned_runtimes(selectors))
 
 
 def push_fix(spec: RepoSpec, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion], strategy: str | None,

@@ -91,23 +91,24 @@ def _fails(results: Sequence[a.Predicted]) -> str:
 
 
 def plan_repair(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None = None, *,
-                best_effort: bool = False, required: Sequence[str] = ()) -> a.FixPlan:
+                best_effort: bool = False, required: Sequence[str] = (), pinned: Sequence[str] = ()) -> a.FixPlan:
     """Pick the repair whose result loads on every chosen runtime with the fewest silent problems. `best_effort`
     (`--for all`, `--for sglang`): runtimes no repair can make load are left out, named in a DSP505 warning, and the
     repair is planned for the others. `required`: releases named with `==`, never left out, and runtimes named bare
     (`sglang`), of which at least one release must stay. Releases older than the draft's architecture (they do not
     register it: vLLM 0.22 and a DSpark draft) are left out, named in a DSP505 warning, unless every chosen release
-    is one (`--for vllm==0.22.0` alone: refused, as it can never load there)."""
-    older = _older(s, runtimes)
+    is one (`--for vllm==0.22.0` alone: refused, as it can never load there), or it is `pinned` (named with `==`:
+    check gates on it, so fix must not leave it out)."""
+    older = [r for r in _older(s, runtimes) if r not in pinned]
     if older and len(older) < len(runtimes):
         plan = plan_repair(s, [r for r in runtimes if str(r) not in older], strategy, best_effort=best_effort,
-                           required=required)
+                           required=required, pinned=pinned)
         if plan.refusal is not None:
             return plan
         warning = finding("DSP505", f"not repaired for {hints.spans(older)}, older than the draft's architecture "
                                     f"{_architecture(s)}: no release before its registration can load it")
         return replace(plan, warnings=(*plan.warnings, warning),
-                       not_repaired_for=(*older, *plan.not_repaired_for))
+                       not_repaired_for=(*older, *plan.not_repaired_for), older_than_architecture=tuple(older))
     if not best_effort:  # the unreachable runtimes matter only to a refused plan of fix's own choosing
         plan = _plan(s, runtimes, strategy)
         if strategy is None and plan.refusal is not None and (dropped := unreachable(s, runtimes)):
@@ -140,10 +141,10 @@ def _architecture(s: Situation) -> str | None:
 
 
 def _older(s: Situation, runtimes: Sequence[RuntimeVersion]) -> list[str]:
-    """The chosen vLLM releases that predate the draft's architecture (registered.predates; SGLang's releases are
-    left to best effort, as before)."""
+    """The chosen releases that predate the draft's architecture (registered.predates), of every runtime alike, as
+    check's gate leaves them out (issue 41)."""
     arch = _architecture(s)
-    return [str(r) for r in runtimes if r.runtime == "vllm" and predates(r.runtime, r.version, arch)]
+    return [str(r) for r in runtimes if predates(r.runtime, r.version, arch)]
 
 
 def _reasons(dropped: dict[str, str]) -> str:
@@ -160,12 +161,20 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
     others (among those named, else among every known runtime)."""
     assert s.facts is not None
     reasons = _reasons(dropped)
-    rest = [str(r) for r in runtimes if str(r) not in dropped]
-    if not rest:
+    pool = [r for r in runtimes if str(r) not in dropped]
+    if not pool:
         every = parse_selectors(["all"])
-        rest = [str(r) for r in every if str(r) not in unreachable(s, every)]
-    hint = (f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
-            if rest else "no runtime can load this draft: re-export it")
+        pool = [r for r in every if str(r) not in unreachable(s, every)]
+    rest = [str(r) for r in pool]
+    if not rest:
+        hint = "no runtime can load this draft: re-export it"
+    elif not _plan(s, pool, None).changes_anything:  # a `fix --for` those releases would do nothing
+        loads = all(p.loads for p in simulate(s.facts, (), pool))
+        where = ", ".join(hints.selectors(rest))
+        hint = (f"{f'it loads on {where} as it is' if loads else f'no repair improves it on {where} either'}; "
+                f"for {hints.spans(list(dropped))}, re-export the draft in the layout those releases load")
+    else:
+        hint = f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
 

@@ -40,7 +40,7 @@ def _written(result: FixResult) -> FixWritten:
 
 
 def fix_record(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_run: bool,
-               skipped: Sequence[str] = ()) -> FixRecord:
+               skipped: Sequence[str] = (), stays_broken: Sequence[str] = ()) -> FixRecord:
     """`skipped`: why --safe-only left a planned repair alone (status `skipped`, nothing written)."""
     status = ("refused" if plan.refusal else "nothing-to-do" if not plan.actions else "skipped" if skipped
               else "planned" if dry_run else "applied")
@@ -58,4 +58,5 @@ def fix_record(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_r
         skip_message=skip_message(plan, list(skipped)) if skipped else None,
         skip_command=command("fix", plan.named, plan.runtimes) if skipped else None,
         warnings=plan.warnings, not_repaired_for=plan.not_repaired_for, recovered=plan.recovered,
-        result=_written(result) if result is not None else None, replanned=plan.replanned)
+        result=_written(result) if result is not None else None, stays_broken=tuple(stays_broken),
+        replanned=plan.replanned)

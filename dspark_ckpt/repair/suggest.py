@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from dspark_ckpt.check.analysis import Analysis
 from dspark_ckpt.check.hints import selectors
 from dspark_ckpt.model.codes import FindingCode
+from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.hint_template import Command
-from dspark_ckpt.repair import best_effort, required_runtimes
+from dspark_ckpt.repair import best_effort, pinned_runtimes, required_runtimes
 from dspark_ckpt.repair.actions import FixPlan
 from dspark_ckpt.repair.plan import plan_repair, unreachable
 from dspark_ckpt.repair.read import situation_from
@@ -29,7 +30,7 @@ def _plan(s: Situation, strategy: str | None, chosen: tuple[str, ...]) -> FixPla
     """What `fix --strategy strategy --for <chosen>` would plan (nothing is written)."""
     named = selectors(chosen)
     return plan_repair(s, parse_selectors(named), strategy, best_effort=best_effort(named),
-                       required=required_runtimes(named))
+                       required=required_runtimes(named), pinned=pinned_runtimes(named))
 
 
 def _changes(plan: FixPlan, code: FindingCode) -> tuple[bool, str]:
@@ -75,6 +76,8 @@ def suggester(analysis: Analysis) -> Suggest | None:
                 summary = BY_NAME[name].summary
                 return f"{summary[0].upper()}{summary[1:]} ({{fix --strategy {name}}})."
         reexport = BY_NAME[command.strategy].reexport if command.strategy else "re-export the draft"
+        if s.facts is not None and not traits(s.facts.family).markov_head:  # name only what the draft has
+            reexport = reexport.replace("lm_head and markov_w2", "lm_head").replace("markov_w2 of", "lm_head of")
         return f"fix cannot repair this checkpoint ({why.rstrip('.')}): {reexport}."
 
     return suggest

@@ -11,7 +11,16 @@ from typing import Protocol
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, SGLANG_VERSIONS, VLLM_VERSIONS
-from dspark_ckpt.runtimes.versions import InvalidVersion, normalise, order_key, parts
+from dspark_ckpt.runtimes.versions import (
+    SGLANG_POSTS_READ,
+    InvalidVersion,
+    malformed,
+    nearest_releases,
+    never_released,
+    normalise,
+    order_key,
+    parts,
+)
 
 _SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>[<>=!~].*)?$")
 _EXACT = re.compile(r"^==\s*(?P<version>[^*,\s]+)$")
@@ -137,6 +146,23 @@ def sglang_release(text: str) -> str:
         raise UsageError(f"{text!r} is not a version", code="DSP-E008", hint=_USAGE) from exc
 
 
+def _refuse_no_release(runtime: str, text: str, chosen: str) -> None:
+    """DSP-E009 for a version that is no release: malformed (`vllm==033`), or inside the listed range and not
+    listed (`vllm==0.33.2`; an SGLang post release of a listed base may be one not read: DSP220's path)."""
+    listed = LISTED.get(runtime)
+    if not listed:
+        return
+    base = chosen.split(".post", 1)[0] if runtime == "sglang" else chosen
+    if not malformed(text) and (chosen in listed or chosen in SGLANG_POSTS_READ or base in listed
+                                or not never_released(listed, base)):
+        return
+    near = [f"{runtime}=={r}" for r in nearest_releases(listed, text if malformed(text) else base)]
+    why = "is malformed (a leading zero or a bare major)" if malformed(text) else "was never released"
+    raise UsageError(f"{runtime}=={text} {why}; the nearest {runtime} releases are {' and '.join(near)}",
+                     code="DSP-E009", hint=f"name a release ({' or '.join(near)}), a range such as "
+                                           f"'{runtime}>={listed[0]}', or {runtime} for every release")
+
+
 def parse_selector(text: str) -> list[RuntimeVersion]:
     text = text.strip().lower()
     if text in ("all", ""):
@@ -151,9 +177,11 @@ def parse_selector(text: str) -> list[RuntimeVersion]:
     if not spec:
         return [RuntimeVersion(runtime, v) for v in _known(runtime)]
     exact = _EXACT.match(spec)
-    if exact:  # one release, known or not: the table evaluates (or refuses) it per family
+    if exact:  # one release, known or newer than all: the table evaluates (or refuses) it per family
         version = exact["version"]
-        return [RuntimeVersion(runtime, sglang_release(version) if runtime == "sglang" else release(version))]
+        chosen = sglang_release(version) if runtime == "sglang" else release(version)
+        _refuse_no_release(runtime, version, chosen)
+        return [RuntimeVersion(runtime, chosen)]
     return _range(runtime, spec)
 
 

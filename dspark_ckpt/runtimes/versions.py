@@ -121,3 +121,37 @@ def nearest_listed(releases: tuple[str, ...], version: str) -> str:
         return releases[-1]
     before = [r for r in releases if order_key(r) <= key]
     return before[-1] if before else releases[0]
+
+
+_LEADING_ZERO = re.compile(r"(?:^|\.)0\d")
+
+
+def malformed(text: str) -> bool:
+    """A version no runtime release is written as, though PEP 440 reads it: a number with a leading zero (`033`,
+    read as 33) or a bare major (`33`). A typo, not a release newer than the list (issue 41)."""
+    numbers = text.split("+", 1)[0]
+    return bool(_LEADING_ZERO.search(numbers)) or "." not in numbers
+
+
+def never_released(releases: tuple[str, ...], version: str) -> bool:
+    """Inside the listed range (oldest..newest listed release) but not listed itself: a release that does not
+    exist (`vllm==0.33.2`). A version past the newest listed one is not this: it may be new (DSP220)."""
+    key = order_key(version)
+    return order_key(releases[0]) <= key <= order_key(releases[-1]) and all(order_key(r) != key for r in releases)
+
+
+def nearest_releases(releases: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The listed releases a user most likely meant: for a malformed text those whose numbers hold every non-zero
+    number it gives (`033` -> 0.33.0), else the listed release just before and just after it."""
+    given = {int(n) for n in re.findall(r"\d+", text.split("+", 1)[0]) if int(n)}
+    if malformed(text) and given:
+        hits = [r for r in releases if given <= set(parts(r)[0])]
+        if hits:
+            return tuple(dict.fromkeys((hits[0], hits[-1])))
+    try:
+        key = order_key(text)
+    except InvalidVersion:
+        return releases[-1:]
+    before = [r for r in releases if order_key(r) < key]
+    after = [r for r in releases if order_key(r) > key]
+    return tuple(r for r in (before[-1] if before else None, after[0] if after else None) if r is not None)

@@ -33,6 +33,11 @@ def _probe_findings(result: VerifyResult) -> list[Finding]:
         return []
     detail = "; ".join(_describe(s) for s in p.stats)
     where = f"on {p.runtime}'s loaded lm_head ({p.illegal_rows} illegal rows, seed {p.seed})"
+    if p.stats and all(s.probes and s.tied == s.probes for s in p.stats):  # 0 illegal argmax would mean nothing
+        return [finding("DSP608", f"the padded-row probe could not discriminate {where}: every probe's logits "
+                                  f"tie ({', '.join(f'{s.tied:,} of {s.probes:,} {s.source} [{s.logits}]' for s in p.stats)}), "
+                                  "so the argmax is the first row whatever the rows hold and the probe measured "
+                                  "nothing.")]
     if any(s.argmax_illegal for s in p.stats):
         return [finding("DSP601", f"illegal rows win the argmax {where}: {detail}.")]
     if any(s.topk_any_illegal for s in p.stats):

@@ -36,12 +36,13 @@ class _Acc:
     slots: torch.Tensor
     best: torch.Tensor  # [3]: margin, illegal row, probe index
     k: int
+    tied: torch.Tensor  # probes whose logits all tie
 
     @classmethod
     def new(cls, device: torch.device, k: int) -> _Acc:
         zero = torch.zeros((), dtype=torch.long, device=device)
         best = torch.tensor([float("-inf"), -1.0, -1.0], dtype=torch.float64, device=device)
-        return cls(zero.clone(), zero.clone(), zero.clone(), best, k)
+        return cls(zero.clone(), zero.clone(), zero.clone(), best, k, zero.clone())
 
 
 def rms_norm(x: torch.Tensor, head: Head) -> torch.Tensor:
@@ -67,6 +68,7 @@ def _best(logits: torch.Tensor, head: Head) -> tuple[torch.Tensor, torch.Tensor,
 def _accumulate(acc: _Acc, logits: torch.Tensor, head: Head, probe_ids: torch.Tensor) -> None:
     illegal = head.illegal
     acc.argmax += illegal[logits.argmax(dim=1)].sum()
+    acc.tied += (logits.amax(dim=1) == logits.amin(dim=1)).sum()
     top = illegal[logits.topk(acc.k, dim=1).indices]
     acc.any_topk += top.any(dim=1).sum()
     acc.slots += top.sum()
@@ -78,11 +80,12 @@ def _accumulate(acc: _Acc, logits: torch.Tensor, head: Head, probe_ids: torch.Te
 
 
 def _stats(acc: _Acc, source: str, logits: str, probes: int) -> ProbeStats:
-    argmax, any_topk, slots = (int(v) for v in torch.stack([acc.argmax, acc.any_topk, acc.slots]).tolist())
+    argmax, any_topk, slots, tied = (int(v) for v in torch.stack([acc.argmax, acc.any_topk, acc.slots,
+                                                                   acc.tied]).tolist())
     margin, row, probe = acc.best.tolist()
     found = probes > 0 and margin != float("-inf")
     return ProbeStats(source, logits, probes, acc.k, argmax, any_topk, slots, margin if found else None,
-                      int(row) if found else None, int(probe) if found else None)
+                      int(row) if found else None, int(probe) if found else None, tied)
 
 
 def _batches(source: str, n: int, head: Head, legal_inputs: int, embed: torch.Tensor | None,

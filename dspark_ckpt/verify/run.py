@@ -179,6 +179,7 @@ def _report(analysis: Analysis, verdicts: list[Verdict], result: VerifyResult, d
     findings: list[Finding] = list(analysis.structural_findings)
     cfg = analysis.config
     findings += verdict_findings(verdicts, {f.code for f in findings}, kind.value if kind else None,
-                                 cfg.family.value if cfg is not None and cfg.family is not None else None)
+                                 cfg.family.value if cfg is not None and cfg.family is not None else None,
+                                 cfg.architecture if cfg is not None else None)
     findings += verify_findings(result)
     return replace(analysis.report, compatibility=compatibility(verdicts), findings=tuple(findings))

@@ -105,7 +105,9 @@ def test_the_hint_command_sets_the_count(tmp_path: Path, build: str, code: str, 
     (line,) = COMMAND.findall(hint(check(tmp_path, "my draft"), code))
     argv = shlex.split(line)
     assert argv[:3] == ["dspark-ckpt", "fix", "my draft"] and argv[argv.index("--strategy") + 1] == "set-aux-count"
-    assert argv[argv.index("--for") + 1] == runtimes
+    # a repair that loads on every release of the gate that registers the class names the gate, `vllm` (issue 41: one
+    # command per repair; fix leaves the releases before EAGLE-3 Qwen3's registration out, with a DSP505 warning)
+    assert argv[argv.index("--for") + 1] == ("vllm" if runtimes == QWEN3 else runtimes)
     fixed = run_cli(*argv[1:], "--isolated", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     out = tmp_path / "my draft-fixed"

@@ -54,7 +54,7 @@ def test_a_refusal_names_the_relative_path_and_the_target_folder(tmp_path: Path)
 
 def test_a_best_effort_warning_names_them_too(tmp_path: Path) -> None:
     setup(tmp_path)
-    found = hint_commands(fix_json(tmp_path, "--dry-run"))  # --for all: SGLang is left out (DSP505)
+    found = hint_commands(fix_json(tmp_path, "--dry-run", "--for", "all"))  # SGLang is left out (DSP505)
     assert any(argv[1] == "check" for argv in found), found
     for argv in found:
         assert_as_given(argv)

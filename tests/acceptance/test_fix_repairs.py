@@ -211,7 +211,7 @@ def test_inkling_shaped_draft_fixed_for_all_loads_on_every_runtime_check_knows(t
     """--for all: every vLLM and every SGLang release that has Qwen3 DSpark (vLLM 0.25.0+, SGLang 0.5.16+); the
     earlier releases have no class for it, which no repair changes (DSP505)."""
     before = make_checkpoint(tmp_path / "inkling", **INKLING, shards=2)
-    done = run_cli("fix", str(before), "--target-vocab-size", "96", "--out", str(tmp_path / "fixed"))
+    done = run_cli("fix", str(before), "--target-vocab-size", "96", "--out", str(tmp_path / "fixed"), "--for", "all")
     assert done.returncode == 0 and "strategy trim" in done.stdout, done.stdout + done.stderr
     assert "trim embed_tokens.weight to its first 96 rows" in done.stdout and "DSP505" in done.stdout
     checked = run_cli("check", str(tmp_path / "fixed"), "--target-vocab-size", "96", "--format", "json",
@@ -224,7 +224,7 @@ def test_inkling_shaped_draft_fixed_for_all_loads_on_every_runtime_check_knows(t
     assert all(c["loads"] and set(c["silent_codes"]) <= ({"DSP307"} if c["runtime"] == "sglang" else set())
                for c in compat), compat
     assert "nothing to do" in run_cli("fix", str(tmp_path / "fixed"), "--target-vocab-size", "96",
-                                      "--dry-run").stdout
+                                      "--dry-run", "--for", "all").stdout
     # vLLM never needs V = T: fixed for vLLM only, the same draft gets the plain output-side trim, nothing more.
     plain = json.loads(run_cli("fix", str(before), "--target-vocab-size", "96", "--for", *VLLM, "--dry-run",
                                "--format", "json").stdout)["checkpoints"][0]

@@ -31,7 +31,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from conftest import ARCH, draft_tensors, edit_config, make_checkpoint, run_cli, write_safetensors
+from conftest import ARCH, backbone_tensors, draft_tensors, edit_config, make_checkpoint, run_cli, write_safetensors
 from deploy.test_deploy_rules import OMNI_DRAFT, OMNI_TEXT, speculators
 from fakehub.server import FakeHub
 from hostile.corpus import entry, header_file, raw_file
@@ -130,7 +130,8 @@ def assert_true_for(family: str, f: dict[str, Any], path: str = DRAFT, target: l
     named = [arch for arch in FOREIGN[family] if re.search(rf"\b{arch}\b", hint)]
     assert not named, f"{where} names another family's architecture {named}"
     if family in FAMILIES and not family.startswith("eagle3"):
-        assert "EAGLE" not in hint.upper(), where
+        # `eagle_config` is a config key the release reads for every family (DSP366 names where it reads a key)
+        assert "EAGLE" not in hint.upper().replace("EAGLE_CONFIG", ""), where
     for weight in ("lm_head", "embed_tokens"):  # a finding about one weight is not answered about another
         if f["code"] == "DSP307" and weight in f["message"]:
             assert weight in hint, where
@@ -378,6 +379,15 @@ def fp8_head(folder: Path, _: str) -> None:
     out["lm_head.weight_scale"] = np.ones(1, dtype=np.float32)
     write_safetensors(folder / "model.safetensors", out, dtypes={"lm_head.weight": "F8_E4M3"})
     edit_config(folder, quantization_config={"quant_method": "fp8"})
+
+
+def zero_head(folder: Path, family: str) -> None:
+    """lm_head and markov_w2 all zero: every probe's logits tie, the probe measures nothing (DSP608)."""
+    out = draft_tensors(vocab=T + 4, draft_vocab=T + 4, target_vocab=T)
+    out["lm_head.weight"] = np.zeros_like(out["lm_head.weight"])
+    out["markov_head.markov_w2.weight"] = np.zeros_like(out["markov_head.markov_w2.weight"])
+    config = json.loads((folder / "config.json").read_text())
+    write_safetensors(folder / "model.safetensors", {**backbone_tensors(family, config), **out})
 
 
 def short_head_and_d2t() -> dict[str, np.ndarray]:
@@ -675,6 +685,8 @@ TRIGGERS: dict[str, Trigger] = {
                                                              tensors=d2t_not_increasing())),
     "verify-fp8-head": Trigger(("DSP604",), then(verify("--probe", "8", vocab=T + 4, draft_vocab=T + 4), fp8_head),
                                ("qwen3-dspark",)),
+    "verify-tied-logits": Trigger(("DSP608",), then(verify("--probe", "8", vocab=T + 4, draft_vocab=T + 4),
+                                                     zero_head), ("qwen3-dspark",)),
     "verify-disagrees": Trigger(("DSP605",), verify("--probe", "0", draft_vocab=64, tensors=short_head_and_d2t()),
                                 ("qwen3-dspark",)),
     "verify-engine-fallback": Trigger(("DSP606",), verify("--probe", "0", "--engine", "installed"),

@@ -43,8 +43,12 @@ def test_concise_is_one_line_per_finding_and_follows_the_gate(padded: Path) -> N
     assert sglang and all("[warning, not gated]" in line for line in sglang)  # outside the gate: not an error
     assert lines[-1].startswith("1 checkpoint(s): ")
     assert not err  # the verdict line is on stdout already
+    # --runtime all gates on every runtime, but not on the releases older than the draft's architecture
+    # (issue 41); pinned with ==, such a release gates
     code, out, _ = check(padded, "--format", "concise", "--runtime", "all")
-    assert not any("not gated" in line for line in out.splitlines()) and "DSP309 [error]" in out
+    assert "DSP309 [warning, not gated]" in out and "DSP302 [error]" in out
+    code, out, _ = check(padded, "--format", "concise", "--runtime", "all", "--runtime", "sglang==0.5.1")
+    assert "DSP309 [error]" in out
 
 
 def test_json_lines_is_one_object_per_finding(padded: Path) -> None:
@@ -114,11 +118,14 @@ def test_fix_quiet_is_one_line(padded: Path) -> None:
     # --for all is best effort: planned for the vLLM releases that register Qwen3DSparkModel (registry.py @
     # v0.25.0 L597 first), as one range
     planned = vllm_minors("0.25.0")
+    # SGLang 0.5.16+ cannot load it whatever the repair and --for all gates on it: said first (issue 41); the path
+    # as given, as check prints it
     assert quiet.stdout.splitlines() == [
-        f"{padded}: would apply trim for vllm {planned[0]}-{planned[-1]} (dry run; nothing written)"]
+        "d: FAILS: sglang 0.5.16-0.5.23 stays broken after this fix (check gates on it); would apply trim for "
+        f"vllm {planned[0]}-{planned[-1]} (dry run; nothing written)"]
     assert not quiet.stderr
     applied = run_cli("fix", "d", "--target-vocab-size", "96", "--in-place", "--isolated", "-q", cwd=padded.parent)
     assert applied.returncode == 0 and applied.stdout.splitlines() == [
-        f"{padded}: applied trim, wrote {padded}; check passes"], applied.stdout
+        "d: applied trim, wrote d; check passes"], applied.stdout
     again = run_cli("fix", "d", "--target-vocab-size", "96", "--in-place", "--isolated", "-q", cwd=padded.parent)
     assert again.returncode == 0 and again.stdout == ""  # nothing to do: nothing said

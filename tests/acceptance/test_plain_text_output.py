@@ -24,7 +24,7 @@ def _padded(tmp_path: Path) -> Path:
 
 def test_off_a_terminal_check_text_has_no_box_and_one_line_per_release(tmp_path: Path) -> None:
     draft = _padded(tmp_path)
-    result = run_cli("check", str(draft), "--target-vocab-size", "96", "--isolated")
+    result = run_cli("check", str(draft), "--target-vocab-size", "96", "--isolated", "-v")  # the matrix: -v
     assert result.returncode == 1, result.stderr
     assert not BOX & set(result.stdout)
     rows = [line for line in result.stdout.splitlines() if line.startswith("vllm 0.29.0 ")]

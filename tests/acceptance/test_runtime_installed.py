@@ -87,8 +87,8 @@ def test_check_never_imports_the_installed_runtime(tmp_path: Path) -> None:
     (site / "vllm").mkdir()
     (site / "vllm" / "__init__.py").write_text("raise RuntimeError('check imported vllm')\n")
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
-    done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "installed",
-                   env=with_path(site))
+    done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "installed", "-v",
+                   env=with_path(site))  # -v: the matrix names the release
     assert done.returncode == 0, done.stderr
     assert "vllm 0.31.0" in done.stdout and "check imported vllm" not in done.stderr
 

@@ -69,7 +69,7 @@ def test_the_issues_second_command_checks_the_configs_model(ws: Path) -> None:
 
 
 def test_a_failing_release_fails_the_gate_with_its_own_message(ws: Path) -> None:
-    result = check(ws, "--speculative-config", "deploy/no-tokens.json", "--target", "target", "--isolated")
+    result = check(ws, "--speculative-config", "deploy/no-tokens.json", "--target", "target", "--isolated", "-v")  # whole messages: -v
     assert result.returncode == 1, result.stdout + result.stderr
     # 0.25/0.26 detect dspark from the path as 0.27 does (speculative.py L848-852 @ v0.25.0) and want the count
     # (L939-942 @ v0.25.0, L992-995 @ v0.26.0); before 0.25 the draft ModelConfig fails on Qwen3DSparkModel (DSP809)
@@ -160,7 +160,8 @@ def deploy_part(stdout: str, fmt: str) -> str:
 @pytest.mark.parametrize("fmt", ["text", "json"])
 @pytest.mark.parametrize("case", sorted(GOLDEN_CASES))
 def test_golden(ws: Path, case: str, fmt: str) -> None:
-    result = check(ws, *GOLDEN_CASES[case], "--isolated", "--select", "DSP8", "--format", fmt)
+    verbose = ("-v",) if fmt == "text" else ()  # the Deploy table is the long form's (issue 41)
+    result = check(ws, *GOLDEN_CASES[case], "--isolated", "--select", "DSP8", "--format", fmt, *verbose)
     assert result.returncode == 1, result.stderr
     got = deploy_part(result.stdout, fmt)
     golden = GOLDEN / f"{case}.{'txt' if fmt == 'text' else 'json'}"

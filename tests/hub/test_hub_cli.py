@@ -23,7 +23,7 @@ def test_text_and_json_name_the_commit(tmp_path, hub):
     sha = publish(hub, "org/draft", draft(tmp_path, shards=2), tags=["v1.2"])
     run = check(hub, tmp_path, "hf://org/draft@v1.2", "--target-vocab-size", "96")
     assert run.returncode == 0, run.stderr
-    assert "org/draft@v1.2" in run.stdout and f"revision  {sha}" in run.stdout
+    assert "org/draft@v1.2" in run.stdout and f"revision {sha}" in run.stdout  # the first screen's facts line
     run = check(hub, tmp_path, "org/draft", "--target-vocab-size", "96", "--format", "json")
     [doc] = json.loads(run.stdout)["checkpoints"]
     assert (doc["source"], doc["revision"], doc["vocab_kind"]) == ("org/draft", sha, "pruned")

@@ -82,8 +82,8 @@ def test_the_first_step_kind_in_json_and_text(drafts: Drafts, tmp_path: Path) ->
     finding = next(f for f in doc["findings"] if f["code"] == "DSP340")
     assert finding["severity"] == "error"
     assert finding["message"].startswith("loads on sglang 0.5.16-0.5.21, then fails at the first draft step: ")
-    text = run_cli("check", str(path), "--target-vocab-size", str(T), "--runtime", "sglang", "--isolated",
-                   cwd=tmp_path)
+    text = run_cli("check", str(path), "--target-vocab-size", str(T), "--runtime", "sglang", "--isolated", "-v",
+                   cwd=tmp_path)  # the matrix: the long form
     assert text.returncode == 1
     # the DSP309 releases split where the refusal's words change (models/registry.py before 0.4.7)
     assert "sglang 0.4.2-0.4.6.post5" in text.stdout and "sglang 0.4.7-0.5.15" in text.stdout

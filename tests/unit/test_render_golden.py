@@ -23,15 +23,20 @@ CASES: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
 }
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
+# text: the first screen (issue 41); text-v: the long form behind -v
+SUFFIX = {"text": ".txt", "text-v": "-v.txt", "json": ".json"}
+
+
+@pytest.mark.parametrize("fmt", sorted(SUFFIX))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden(tmp_path: Path, case: str, fmt: str) -> None:
     build, args = CASES[case]
     make_checkpoint(tmp_path / case, **build)
-    result = run_cli("check", case, *args, "--format", fmt, "--isolated", cwd=tmp_path,
+    verbose = ("-v",) if fmt == "text-v" else ()
+    result = run_cli("check", case, *args, "--format", fmt.removesuffix("-v"), *verbose, "--isolated", cwd=tmp_path,
                      env={"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb"})
     assert result.returncode in (0, 1), result.stderr
-    golden = GOLDEN / f"{case}.{'txt' if fmt == 'text' else 'json'}"
+    golden = GOLDEN / f"{case}{SUFFIX[fmt]}"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(result.stdout)

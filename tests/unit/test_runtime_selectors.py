@@ -40,7 +40,7 @@ def test_ranges_select_known_versions(text: str, want: list[str]) -> None:
 
 @pytest.mark.parametrize(("text", "want"), [
     ("vllm==0.29", "vllm==0.29.0"), ("vllm==0.34.0", "vllm==0.34.0"), ("vllm==0.34.0rc1", "vllm==0.34.0"),
-    ("vllm==0.31.1+cpu", "vllm==0.31.1"), ("vllm==1.0", "vllm==1.0.0"), ("vllm==0.10.1.1", "vllm==0.10.1.1"),
+    ("vllm==0.34.1+cpu", "vllm==0.34.1"), ("vllm==1.0", "vllm==1.0.0"), ("vllm==0.10.1.1", "vllm==0.10.1.1"),
     ("VLLM == 0.30.0", "vllm==0.30.0"),
 ])
 def test_exact_versions_are_kept_even_when_unknown(text: str, want: str) -> None:
@@ -51,6 +51,8 @@ def test_exact_versions_are_kept_even_when_unknown(text: str, want: str) -> None
     ("vllm>=0.40", "DSP-E007"), (f"vllm<{VLLM_VERSIONS[0]}", "DSP-E007"), ("vllm==abc", "DSP-E008"),
     ("vllm>=x.y", "DSP-E008"),
     ("vllm==", "DSP-E008"), ("tgi==1.0", "DSP-E001"), ("vllm 0.30", "DSP-E001"),
+    # no release (issue 41): malformed, or inside the listed range and never released
+    ("vllm==033", "DSP-E009"), ("vllm==1", "DSP-E009"), ("vllm==0.31.1", "DSP-E009"), ("sglang==0.5.3.1", "DSP-E009"),
 ])
 def test_bad_selectors_are_usage_errors(text: str, code: str) -> None:
     with pytest.raises(UsageError) as err:
