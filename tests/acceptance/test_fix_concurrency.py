@@ -66,6 +66,7 @@ class Scenario:
     fixes: tuple[tuple[str, ...], ...]  # one in-place fix per entry (its flags after the folder)
     outs: tuple[tuple[str, ...], ...] = ()  # fixes writing a copy (--out), beside the in-place ones
     beside: str | None = None  # "check" loop, or "editor" saving config.json
+    one_destination: bool = False  # every --out names the same folder: one copy is made, the others refused
 
 
 SCENARIOS = [
@@ -77,6 +78,7 @@ SCENARIOS = [
     Scenario("metadata-only-x3", nested_rank, (HOIST,) * 3),
     Scenario("trim-and-pad", padded, (TRIM, PAD, TRIM)),
     Scenario("in-place-beside-out", padded, (TRIM,), outs=(TRIM, TRIM)),
+    Scenario("outs-to-one-destination", padded, (), outs=(TRIM, TRIM, TRIM), one_destination=True),
     Scenario("trim-beside-check", padded, (TRIM, TRIM), beside="check"),
     Scenario("trim-beside-editor", padded, (TRIM, TRIM), beside="editor"),
     Scenario("metadata-beside-editor", nested_rank, (HOIST, HOIST), beside="editor"),
@@ -164,12 +166,16 @@ class Truth:
 
 # --- one round ---
 
+def _out(scenario: Scenario, kind: str) -> str:
+    return "out" if scenario.one_destination else kind
+
+
 def _fix_outcome(answer: dict[str, Any], what: str) -> str | None:
     """'wrote' or 'not written' from the fix's JSON and exit code; an inconsistent answer fails the round."""
     rc, out, err = answer["rc"], answer["stdout"], answer["stderr"]
     assert "Traceback" not in out + err, f"{what}: traceback\n{out}{err}"
-    if rc == 2:
-        assert "[DSP-E071]" in err or "[DSP-E070]" in err, f"{what}: exit 2 without a lock/changed error\n{err}"
+    if rc == 2:  # another fix holds the checkpoint, it changed meanwhile, or another copy took the destination
+        assert any(f"[{code}]" in err for code in ("DSP-E070", "DSP-E071", "DSP-E065")), f"{what}: exit 2\n{err}"
         return "not written"
     entry = json.loads(out)["checkpoints"][0]
     if entry["status"] == "applied":
@@ -194,7 +200,7 @@ def run_round(scenario: Scenario, truth: Truth, workers: list[Worker], rng: rand
     for j, flags in enumerate(scenario.outs):
         jobs.append((workers[len(scenario.fixes) + j], f"out-{j}", flags))
     for worker, kind, flags in jobs:
-        place = ["--in-place"] if kind == "in-place" else ["--out", str(tmp / f"r{n}-{kind}")]
+        place = ["--in-place"] if kind == "in-place" else ["--out", str(tmp / f"r{n}-{_out(scenario, kind)}")]
         worker.send({"kind": "cli", "at": start + rng.uniform(0, SPREAD_S),
                      "argv": ["fix", str(folder), *flags, *place, "--format", "json"]})
     side = workers[-1]
@@ -214,11 +220,15 @@ def run_round(scenario: Scenario, truth: Truth, workers: list[Worker], rng: rand
         if kind == "in-place" and outcome == "wrote":
             wrote.append(flags)
         if kind.startswith("out-"):
-            copy = tmp / f"r{n}-{kind}"
+            copy = tmp / f"r{n}-{_out(scenario, kind)}"
             if outcome == "wrote":
                 assert tree(copy) == truth.copy_alone, f"{scenario.name} round {n}: {kind} is not the fix alone"
             else:
-                assert not copy.exists(), f"{scenario.name} round {n}: {kind} said not written, but wrote"
+                assert scenario.one_destination or not copy.exists(), f"{scenario.name} round {n}: {kind} wrote"
+    if scenario.one_destination:
+        copy = tmp / f"r{n}-{_out(scenario, 'out-0')}"
+        assert outcomes.count("wrote") == 1 and tree(copy) == truth.copy_alone, (scenario.name, n, outcomes)
+        shutil.rmtree(copy)
     if scenario.beside is not None:
         assert not extra.get("broken"), f"check printed a traceback: {extra['broken'][0]}"
         assert set(extra.get("codes", [])) <= {0, 1, 2}, extra
