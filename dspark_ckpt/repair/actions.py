@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.model import repair_catalog as _table
@@ -11,10 +11,8 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.repair.stamps import SourceStamp
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
-
-if TYPE_CHECKING:
-    from dspark_ckpt.repair.binding import SourceStamp
 
 # The strategy names, for the planner and executor (declared in model/repair_catalog.py; the strategies themselves,
 # with what each does, are repair/strategies.py).

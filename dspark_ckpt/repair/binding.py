@@ -18,7 +18,6 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,28 +25,13 @@ from dspark_ckpt.errors import RepairError
 from dspark_ckpt.formats.names import MAX_JSON_BYTES
 from dspark_ckpt.formats.safetensors_header import MAX_HEADER_SIZE, SafetensorsHeader, parse_header
 from dspark_ckpt.repair.fsops import open_regular
+from dspark_ckpt.repair.stamps import Identity, SourceStamp
 from dspark_ckpt.sources.local import LocalFolder
 
 if TYPE_CHECKING:
     from dspark_ckpt.repair import actions as a
 
-Identity = tuple[int, int, int, int]  # (device, inode, size, mtime_ns)
 VERIFY_CHUNK = 2**20  # what one comparison holds of each side (small: it stays in the CPU cache)
-
-
-@dataclass(frozen=True, slots=True)
-class SourceStamp:
-    """What one file was when planning read it: `identity` for a shard (fix copies byte ranges out of it), None for
-    a JSON file (bound by content: fix rewrites it from its text); `digest` is the sha256 of the shard's header
-    (8 + N bytes) or of the whole JSON file; "" with no identity: the file was absent and must stay so."""
-
-    name: str
-    identity: Identity | None
-    digest: str
-
-    @property
-    def absent(self) -> bool:
-        return self.identity is None and not self.digest
 
 
 def changed_since(when: str, names: Iterable[str]) -> RepairError:

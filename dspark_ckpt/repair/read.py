@@ -11,8 +11,9 @@ from dspark_ckpt.errors import SourceError
 from dspark_ckpt.formats.mapping import absolute_to_offsets, t2d_ids
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.repair.binding import SourceStamp, stamp_sources
+from dspark_ckpt.repair.binding import stamp_sources
 from dspark_ckpt.repair.situation import Situation
+from dspark_ckpt.repair.stamps import SourceStamp
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.base import CONFIG_NAME, INDEX_NAME
 from dspark_ckpt.sources.local import LocalFolder

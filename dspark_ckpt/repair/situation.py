@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dspark_ckpt.check.hints import Named, target_flags
 from dspark_ckpt.formats.vocab_tensors import VocabTensors
 from dspark_ckpt.model.findings import Finding
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
+from dspark_ckpt.repair.stamps import SourceStamp
 from dspark_ckpt.runtimes.records import DraftFacts
-
-if TYPE_CHECKING:
-    from dspark_ckpt.repair.binding import SourceStamp
 
 
 @dataclass(frozen=True, slots=True)
