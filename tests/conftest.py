@@ -185,6 +185,9 @@ def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96
         tensors = {**backbone_tensors(family, config),
                    **draft_tensors(vocab=vocab, draft_vocab=draft_vocab or vocab, target_vocab=target_vocab,
                                    hidden=hidden, rank=rank, **what)}
+        # fc last: the shards take every `shards`-th name, and the drafts written before fc was shipped keep theirs
+        tensors = {n: t for n, t in tensors.items() if n != "fc.weight"} | \
+            ({"fc.weight": tensors["fc.weight"]} if "fc.weight" in tensors else {})
     if shards == 1:
         write_safetensors(root / "model.safetensors", tensors)
         return root

@@ -122,11 +122,24 @@ def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hid
 def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
     """Parameters whose shape moves with a key the draft sets to another value than the release's samples."""
     out: set[str] = set()
+    lists = _sets_layer_list(config)
     for key, probe in model.structural.items():
         value = config_value(config, key)
-        if value is not None and value != probe.get("base"):
+        if (value is not None and value != probe.get("base")) or (lists and key.endswith(LAYER_LISTS)):
             out.update(normal(p) for p in probe.get("changes", ()))
     return frozenset(out)
+
+
+# The keys that list the target layers fc reads (its width is their count times the target's hidden size). A
+# release reads its own few of them, and the conversions before it (speculators, the DFlash and EAGLE renames) copy
+# one into another, so the record's width (sampled with none set) is not judged for a draft that sets any of them;
+# fc's presence still is (a list only resizes it).
+LAYER_LISTS = ("layer_ids",)
+
+
+def _sets_layer_list(config: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, list) and k.endswith(LAYER_LISTS) for mapping in
+               (config, *(v for v in config.values() if isinstance(v, Mapping))) for k, v in mapping.items())
 
 
 def _sized(value: Any) -> bool:
