@@ -84,3 +84,41 @@ def test_a_dspark_draft_without_its_markov_head_keeps_it_as_initialised(tmp_path
         assert seen["loads"] and seen["silent_codes"] == ["DSP363"], (version, seen)
         assert "model.markov_head.markov_w1.weight" in seen["silent"][0]
         assert "model.markov_head.markov_w2.weight" in seen["silent"][0]
+
+
+def test_a_dflash2_draft_missing_a_conv_kernel_is_reported_whatever_its_kernel_size(tmp_path: Path) -> None:
+    """dflash_config.conv_kernel_size is a structural key: the record sampled 3 and saw another value resize the conv
+    parameters (base_kernel [2, 3, H], kernel_projection [3H, H] at 3). At 5 their shapes are not judged, but they
+    are still built, so a draft that ships no attention_conv.base_kernel keeps it as initialised (it loaded "clean"
+    before issue 40)."""
+    from conftest import backbone_config, layout_checkpoint, write_safetensors
+
+    from dspark_ckpt.runtimes.landing import variables
+    from dspark_ckpt.runtimes.release_model import architecture_model
+
+    model = architecture_model("vllm", "0.33.0", "DFlash2DraftModel")
+    assert model is not None
+    k = 5
+    config = {"architectures": ["DFlash2DraftModel"], "model_type": "qwen3", "vocab_size": 96, "hidden_size": H,
+              **backbone_config(H), "dflash_config": {"target_layer_ids": [0], "conv_kernel_size": k, "conv_group_size": 2,
+                                                  "selector_rank": 4, "selector_top_k": 2}}
+    shapes = layout_checkpoint(model, variables(model, config, target_hidden=H, target_vocab=96), {"d2t": (96,)})
+    assert shapes is not None
+    shapes |= {"layers.0.attention_conv.base_kernel": (2, k, H), "layers.0.mlp_conv.base_kernel": (2, k, H),
+               "layers.0.attention_conv.kernel_projection.weight": (k * H, H),
+               "layers.0.mlp_conv.kernel_projection.weight": (k * H, H)}
+    shapes.pop("d2t")  # D == T: no mapping
+    for name, missing in (("complete", ()), ("nokernel", ("layers.0.attention_conv.base_kernel",))):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "config.json").write_text(json.dumps(config))
+        write_safetensors(root / "model.safetensors", {n: np.zeros(s, dtype=np.float32) for n, s in shapes.items()
+                                                       if n not in missing})
+        done = run_cli("check", str(root), "--target-vocab-size", "96", "--runtime", "vllm==0.33.0", "--format",
+                       "json", "--isolated")
+        (seen,) = json.loads(done.stdout.split("\n}\n", 1)[0] + "\n}")["checkpoints"][0]["compatibility"]
+        if not missing:
+            assert seen["loads"] and not seen["silent_codes"], seen
+        else:
+            assert seen["loads"] and seen["silent_codes"] == ["DSP363"], seen
+            assert "model.layers.0.attention_conv.base_kernel" in seen["silent"][0]
