@@ -19,8 +19,12 @@ from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.landing import Owner, owner
 from dspark_ckpt.runtimes.records import AUX_FAMILIES
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, generated_releases, \
-    release_record
+from dspark_ckpt.runtimes.release_model import (
+    ArchitectureModel,
+    architecture_model,
+    generated_releases,
+    release_record,
+)
 
 RUNTIMES = ("vllm", "sglang")
 
