@@ -189,6 +189,15 @@ def _mapping(parameter: str) -> bool:
     return parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS
 
 
+def built(parameter: str, values: Mapping[str, int]) -> bool:
+    """Whether the release builds this parameter for these values: the d2t mapping only where D differs from a known
+    T (unknown, it is not judged)."""
+    if not _mapping(parameter):
+        return True
+    target = values.get("target.vocab_size")
+    return target is not None and values.get("draft_vocab_size", values.get("vocab_size")) != target
+
+
 def vocab_parameter(parameter: str, exprs: tuple[Expr | None, ...] | None) -> bool:
     """A parameter of the vocabulary (sized by one, or the d2t mapping): the vocab contract's."""
     return is_vocab(exprs) or _mapping(parameter)
@@ -437,9 +446,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         # what the release raises when no tensor fills it (the d2t mapping exists only where D differs from T), and
         # whether its absence and its rows are judged (DSP363)
-        built = not _mapping(parameter) or \
-            values.get("draft_vocab_size", values.get("vocab_size")) != values.get("target.vocab_size")
-        required = model.missing.get(parameter) if built else None
+        if not built(parameter, values):
+            continue
+        required = model.missing.get(parameter)
         sized = presence_judged(parameter, exprs)
         if required is None and not sized:
             continue

@@ -72,8 +72,8 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
         if landing.owner(model, parameter, family) is not landing.Owner.LANDING or parameter in model.unfilled \
-                or parameter in absent or (not landing.presence_judged(parameter, exprs)
-                                           and parameter not in model.missing):
+                or parameter in absent or not landing.built(parameter, values) \
+                or (not landing.presence_judged(parameter, exprs) and parameter not in model.missing):
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
         # [rows, cols] in turn); unknown: any tensor that lands fills it

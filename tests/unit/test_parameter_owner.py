@@ -100,3 +100,27 @@ def test_the_markov_head_is_the_landings_and_the_vocab_contract_keeps_what_the_t
 
 def test_the_aux_families_are_the_records() -> None:
     assert landing.AUX_FAMILIES == AUX_FAMILIES
+
+
+def test_a_class_no_family_describes_has_its_d2t_judged_where_the_release_builds_it() -> None:
+    """The generated verdict's landing owns the vocabulary too: vLLM builds draft_id_to_target_id where D differs
+    from T and nothing but the checkpoint writes it, so a pruned draft without one keeps it as initialised; where D
+    equals T it is not built, and lm_head/embed_tokens, which the target may fill, are never reported missing."""
+    from conftest import backbone_config, layout_checkpoint
+
+    from dspark_ckpt.runtimes.landing import land, variables
+
+    model = architecture_model("vllm", "0.33.0", "Eagle3DeepseekV2ForCausalLM")
+    assert model is not None
+    config = {"architectures": [model.name], "model_type": "deepseek_v2", "hidden_size": 16, "vocab_size": 96,
+              "draft_vocab_size": 48, **backbone_config(16), "kv_lora_rank": 8, "q_lora_rank": 8,
+              "qk_nope_head_dim": 4, "qk_rope_head_dim": 4, "v_head_dim": 4}  # DeepSeek's MLA sizes
+    shapes = layout_checkpoint(model, variables(model, config, target_hidden=16, target_vocab=96), {"d2t": (48,)})
+    assert shapes is not None and "d2t" in shapes
+    assert land(model, config, shapes, target_hidden=16, target_vocab=96, family=None) == ()
+    without = {n: s for n, s in shapes.items() if n not in ("d2t", "lm_head.weight", "embed_tokens.weight")}
+    found = land(model, config, without, target_hidden=16, target_vocab=96, family=None)
+    assert [(p.kind, p.parameter) for p in found] == [("unfilled", "draft_id_to_target_id")]
+    equal = {**config, "draft_vocab_size": 96}
+    assert land(model, equal, {n: s for n, s in without.items()}, target_hidden=16, target_vocab=96,
+                family=None) == ()
