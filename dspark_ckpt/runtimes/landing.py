@@ -127,6 +127,8 @@ def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
         value = config_value(config, key)
         if (value is not None and value != probe.get("base")) or (lists and key.endswith(LAYER_LISTS)):
             out.update(normal(p) for p in probe.get("changes", ()))
+    if lists:  # fc too where the record probed none of the keys this draft sets (SGLang 0.5.11-0.5.17's DFlash)
+        out.update(p for p in AUX_PARAMETERS if p in model.parameters)
     return frozenset(out)
 
 
