@@ -50,6 +50,10 @@ AUX_FAMILIES = frozenset({Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3})
 # The vocabulary parameters the vocab contract judges for a family it describes: what the release may take from the
 # target after load (its sharing rules say when: lm_head, the embedding) and the d2t mapping (its presence and length)
 CONTRACT_LEAVES = ("lm_head.weight", "embed_tokens.weight", "word_embeddings.weight", "draft_id_to_target_id")
+# SGLang's contract judges a DSpark draft's Markov head whole (sglang_eval.py: its names, rows and columns, and one
+# it lacks, DSP345); vLLM's checks its rows only (compatibility.py, where it raises before any landing), so there the
+# Markov head's presence and shape are the landing's
+CONTRACT_LEAVES_BY_RUNTIME = {"sglang": (*CONTRACT_LEAVES, "markov_w1.weight", "markov_w2.weight")}
 
 
 class Owner(StrEnum):
@@ -217,7 +221,7 @@ def owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Ow
     parameter = normal(parameter)
     if family in AUX_FAMILIES and parameter in AUX_PARAMETERS:
         return Owner.AUX
-    if family is not None and parameter.endswith(CONTRACT_LEAVES) \
+    if family is not None and parameter.endswith(CONTRACT_LEAVES_BY_RUNTIME.get(model.runtime, CONTRACT_LEAVES)) \
             and vocab_parameter(parameter, model.parameters.get(parameter)):
         return Owner.VOCAB
     return Owner.LANDING

@@ -79,7 +79,9 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         # [rows, cols] in turn); unknown: any tensor that lands fills it
         dims = [e.value(values) if e is not None else None for e in exprs]
         leading = dims[:-1] if len(dims) > 1 else dims
-        size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading else 0
+        # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
+        size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
+            else 0
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)

@@ -45,10 +45,13 @@ def claims(model: ArchitectureModel, parameter: str, family: Family | None) -> l
     """Which evaluators judge this parameter, each by its own reading of the class (not by owner())."""
     exprs = model.parameters[parameter]
     out: list[Owner] = []
-    # the vocab contract (runtimes/compatibility.py, sglang_eval.py): lm_head, the embedding, d2t of a family
-    if family is not None and landing.vocab_parameter(parameter, exprs) \
-            and parameter.rsplit(".", 2)[-2:] in (["lm_head", "weight"], ["embed_tokens", "weight"],
-                                                  ["word_embeddings", "weight"], ["draft_id_to_target_id"]):
+    # the vocab contract (runtimes/compatibility.py, sglang_eval.py): lm_head, the embedding, d2t of a family, and
+    # in SGLang the Markov head (sglang_eval.py reports one missing, DSP345)
+    leaves = [["lm_head", "weight"], ["embed_tokens", "weight"], ["word_embeddings", "weight"],
+              ["draft_id_to_target_id"]]
+    if model.runtime == "sglang":
+        leaves += [["markov_w1", "weight"], ["markov_w2", "weight"]]
+    if family is not None and landing.vocab_parameter(parameter, exprs) and parameter.rsplit(".", 2)[-2:] in leaves:
         out.append(Owner.VOCAB)
     # the aux-state model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py): fc.weight of an EAGLE-3 family
     if family in AUX_FAMILIES and parameter.rsplit(".", 2)[-2:] == ["fc", "weight"]:
@@ -93,6 +96,9 @@ def test_the_markov_head_is_the_landings_and_the_vocab_contract_keeps_what_the_t
     model = architecture_model("vllm", "0.33.0", "Qwen3DSparkModel")
     assert model is not None
     assert owner(model, "model.markov_head.markov_w1.weight", Family.QWEN3_DSPARK) is Owner.LANDING
+    sglang = architecture_model("sglang", "0.5.23", "Qwen3DSparkModel")
+    assert sglang is not None  # SGLang's contract judges it whole (sglang_eval.py DSP345)
+    assert owner(sglang, "markov_head.markov_w1.weight", Family.QWEN3_DSPARK) is Owner.VOCAB
     for parameter in ("lm_head.weight", "model.embed_tokens.weight", "draft_id_to_target_id"):
         assert owner(model, parameter, Family.QWEN3_DSPARK) is Owner.VOCAB
         assert owner(model, parameter, None) is Owner.LANDING  # no contract: the generated verdict judges it
