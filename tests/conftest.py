@@ -141,10 +141,12 @@ def _open_attention(name: str, config: dict[str, Any]) -> tuple[int, ...] | None
 def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0") -> dict[str, np.ndarray]:
     """Every backbone tensor the family's class in vLLM `release` loads (the generated release model's layout,
     runtimes/release_data), shaped from `config`: a draft whose layers are complete (a release's loader may refuse
-    one that is not: "Following weights were not initialized from checkpoint"). Vocabulary tensors and fc are left
-    to the caller (draft_tensors); attention dimensions the model could not fit (Gemma 4's per-layer heads) are
-    stated by _open_attention."""
-    from dspark_ckpt.runtimes.landing import JUDGED_ELSEWHERE, is_vocab, variables
+    one that is not: "Following weights were not initialized from checkpoint"), fc included where the landing
+    judges it (landing.owner: not an EAGLE-3 class's). Vocabulary tensors and an EAGLE-3 fc are left to the caller
+    (draft_tensors); attention dimensions the model could not fit (Gemma 4's per-layer heads) are stated by
+    _open_attention."""
+    from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
+    from dspark_ckpt.runtimes.landing import Owner, is_vocab, owner, variables
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("vllm", release, ARCH[family])
@@ -155,7 +157,7 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     for name in model.layout:
         rule = model.tensors.get(name)
         if rule is None or rule.parameter is None or rule.shape is None or is_vocab(rule.shape) \
-                or rule.parameter in JUDGED_ELSEWHERE:
+                or owner(model, rule.parameter, ARCHITECTURE_FAMILY.get(model.name)) is not Owner.LANDING:
             continue
         shape = tuple(e.value(values) for e in rule.shape if e is not None) if None not in rule.shape \
             else _open_attention(name, config)
@@ -183,6 +185,9 @@ def make_checkpoint(root: Path, *, family: str = "qwen3-dspark", vocab: int = 96
         tensors = {**backbone_tensors(family, config),
                    **draft_tensors(vocab=vocab, draft_vocab=draft_vocab or vocab, target_vocab=target_vocab,
                                    hidden=hidden, rank=rank, **what)}
+        # fc last: the shards take every `shards`-th name, and the drafts written before fc was shipped keep theirs
+        tensors = {n: t for n, t in tensors.items() if n != "fc.weight"} | \
+            ({"fc.weight": tensors["fc.weight"]} if "fc.weight" in tensors else {})
     if shards == 1:
         write_safetensors(root / "model.safetensors", tensors)
         return root

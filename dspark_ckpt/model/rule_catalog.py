@@ -709,8 +709,12 @@ RULES: dict[str, Rule] = _rules(
          "exempts linear layers and every other layer with a quantisation method (DSP367 is the refusal); SGLang "
          "does not check. A parameter no shipped tensor fills, where the release does not refuse it, keeps its "
          "initial values, and so do the rows of one that the shipped tensors fill only in part (one expert's "
-         "projection missing from a fused MoE parameter, a q/k/v shard). Vocabulary tensors (lm_head, embed_tokens, "
-         "d2t, the Markov head) are judged by the vocab contract.",
+         "projection missing from a fused MoE parameter, a q/k/v shard). Each parameter has one judge "
+         "(runtimes/landing.owner): lm_head, embed_tokens and d2t, which the release may take from the target or "
+         "map, are the vocab contract's (on SGLang the Markov head too, DSP345), and an EAGLE-3 fc the aux-state "
+         "model's; the rest, vLLM's Markov head and the fc of DFlash and DSpark included, is judged here. A parameter a config key only resizes (a kernel "
+         "size, a list of target layers) is still required where the draft sets that key to a value the "
+         "release's samples did not cover; one a key may add or drop is not.",
          "The draft loads and proposes from random layers: acceptance is near zero, with no error.",
          "A checkpoint saved with only the trained adapter, an EAGLE-3 or DFlash draft with tensors under names "
          "its release skips, or a MoE layer with experts missing.",

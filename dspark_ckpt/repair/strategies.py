@@ -33,6 +33,13 @@ D2T_REFUSED: Final[FindingCode] = "DSP303"  # what a dropped d2t names where the
 _FACT_FIELDS = frozenset(f.name for f in fields(DraftFacts))
 
 
+def cut_rows(facts: DraftFacts, rows: int, *leaves: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The header shapes after a trim to `rows`: each tensor whose name ends in one of `leaves` (`lm_head.weight`,
+    `markov_w2.weight`, ...) cut to that many rows, as the landing (runtimes/landing.py) then sees them."""
+    return tuple((n, (rows, *shape[1:]) if shape and n.endswith(leaves) and shape[0] > rows else shape)
+                 for n, shape in facts.tensor_shapes)
+
+
 def update(facts: DraftFacts, **changes: Any) -> DraftFacts:
     # DraftFacts grows with the contract table; only set what this version of it knows.
     return replace(facts, **{k: v for k, v in changes.items() if k in _FACT_FIELDS})
@@ -133,7 +140,8 @@ class _OutputTrim(Strategy):
         t = facts.target_vocab_size
         return update(facts, draft_vocab_size=t, lm_head_rows=t if facts.has_lm_head else None,
                       markov_w2_rows=t if facts.markov_w2_rows is not None else None,
-                      has_d2t=False, d2t_length=None, draft_vocab_config="int")
+                      has_d2t=False, d2t_length=None, draft_vocab_config="int",
+                      tensor_shapes=cut_rows(facts, t, "lm_head.weight", "markov_w2.weight"))
 
 
 class Trim(_OutputTrim):
@@ -265,7 +273,8 @@ class TrimInput(Strategy):
     def after(self, facts: DraftFacts) -> DraftFacts:  # V := T, with the input-sized tensors cut to T rows
         t = facts.target_vocab_size
         return update(facts, vocab_size=t, embed_rows=t if facts.embed_rows is not None else None,
-                      markov_w1_rows=t if facts.markov_w1_rows is not None else None)
+                      markov_w1_rows=t if facts.markov_w1_rows is not None else None,
+                      tensor_shapes=cut_rows(facts, t, "embed_tokens.weight", "markov_w1.weight"))
 
 
 class HoistDsparkSettings(Strategy):

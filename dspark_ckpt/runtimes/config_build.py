@@ -300,7 +300,8 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     fused = fused_kv_error(verdict.runtime, verdict.version, verdict.contract.family, hf)
     if model is not None and model.not_built is None:
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
-                             target_vocab=f.target_vocab_size, config_class=config_class)
+                             target_vocab=f.target_vocab_size, config_class=config_class,
+                             family=verdict.contract.family)
         error, silent = landing_issues(found, model.cls)
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):

@@ -50,7 +50,7 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
     if (refused := target_refusal(built, contract, target_model_type)) is not None:  # _verify_args, no weight read
         return refused
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
-                            config_class=built.config_class, vocab=True)
+                            config_class=built.config_class, family=None)
     error, silent = landing_issues(problems, model.cls)
     return Verdict(built.runtime, built.version, contract, error, silent)
 

@@ -4,10 +4,12 @@ For every tensor of the checkpoint, after the release's own name mapping (runtim
 release has no parameter for raises in its words (or is skipped, where it skips); a tensor whose shape is not the
 one the release builds from the config raises, or is silently cut or left partly unwritten, as the release did when
 the probe fed it one row or column off. Every backbone parameter no shipped tensor fills stays as initialised: the
-release never says so. Vocabulary tensors (lm_head, embed_tokens, d2t, the Markov head: every parameter sized by a
-vocabulary) are the vocab contract's (runtimes/compatibility.py) and fc's width is the aux-layer model's
-(runtimes/eagle3_aux.py); this module judges the rest. A dimension whose value depends on a key the draft sets to
-something the release's samples did not cover is not judged.
+release never says so. Each parameter the release builds has one judge, `owner()`: the vocab contract
+(runtimes/compatibility.py) for what the release may take from the target (lm_head, the embedding) and the d2t
+mapping, the aux-state model (runtimes/eagle3_aux.py) for the fc of the EAGLE-3 classes it reads, and this module
+for every other one (the Markov head and fc of DFlash/DSpark included). A dimension whose value depends on a key the
+draft sets to something the release's samples did not cover is not judged; nor is the presence of a parameter such a
+key may add or drop (one it only resizes must still be shipped).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
+from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     ArchitectureModel,
@@ -39,7 +43,25 @@ CUT: Final[FindingCode] = "DSP362"
 UNFILLED: Final[FindingCode] = "DSP363"
 REQUIRED: Final[FindingCode] = "DSP367"  # a parameter no tensor fills, which the release refuses to leave so
 CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED, REQUIRED})
-JUDGED_ELSEWHERE = frozenset({"model.fc.weight", "fc.weight"})  # the aux-layer model's (runtimes/eagle3_aux.py)
+AUX_PARAMETERS = frozenset({"model.fc.weight", "fc.weight"})  # fc: the aux-layer model's for AUX_FAMILIES
+# The families whose fc the aux-state model sizes and judges (runtimes/records.AUX_FAMILIES; a test holds them equal:
+# records.py is not imported here, it would load the contract tables for a generated verdict alone)
+AUX_FAMILIES = frozenset({Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3})
+# The vocabulary parameters the vocab contract judges for a family it describes: what the release may take from the
+# target after load (its sharing rules say when: lm_head, the embedding) and the d2t mapping (its presence and length)
+CONTRACT_LEAVES = ("lm_head.weight", "embed_tokens.weight", "word_embeddings.weight", "draft_id_to_target_id")
+# SGLang's contract judges a DSpark draft's Markov head whole (sglang_eval.py: its names, rows and columns, and one
+# it lacks, DSP345); vLLM's checks its rows only (compatibility.py, where it raises before any landing), so there the
+# Markov head's presence and shape are the landing's
+CONTRACT_LEAVES_BY_RUNTIME = {"sglang": (*CONTRACT_LEAVES, "markov_w1.weight", "markov_w2.weight")}
+
+
+class Owner(StrEnum):
+    """Who judges a parameter's presence and shape: exactly one of these, by `owner()`."""
+
+    VOCAB = "vocab contract"  # runtimes/compatibility.py, sglang_eval.py
+    AUX = "aux-state model"  # runtimes/eagle3_aux.py, eagle3_aux_sglang.py
+    LANDING = "landing"  # this module
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +126,53 @@ def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hid
 def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
     """Parameters whose shape moves with a key the draft sets to another value than the release's samples."""
     out: set[str] = set()
+    lists = _sets_layer_list(config)
     for key, probe in model.structural.items():
         value = config_value(config, key)
-        if value is not None and value != probe.get("base"):
+        if (value is not None and value != probe.get("base")) or (lists and key.endswith(LAYER_LISTS)):
             out.update(normal(p) for p in probe.get("changes", ()))
+    if lists:  # fc too where the record probed none of the keys this draft sets (SGLang 0.5.11-0.5.17's DFlash)
+        out.update(p for p in AUX_PARAMETERS if p in model.parameters)
+    return frozenset(out)
+
+
+# The keys that list the target layers fc reads (its width is their count times the target's hidden size). A
+# release reads its own few of them, and the conversions before it (speculators, the DFlash and EAGLE renames) copy
+# one into another, so the record's width (sampled with none set) is not judged for a draft that sets any of them;
+# fc's presence still is (a list only resizes it).
+LAYER_LISTS = ("layer_ids",)
+
+
+def _sets_layer_list(config: Mapping[str, Any]) -> bool:
+    return any(isinstance(v, list) and k.endswith(LAYER_LISTS) for mapping in
+               (config, *(v for v in config.values() if isinstance(v, Mapping))) for k, v in mapping.items())
+
+
+def _sized(value: Any) -> bool:
+    """A value that sizes something: a positive count or a non-empty list (not a switch, not an empty list)."""
+    return (isinstance(value, int) and not isinstance(value, bool) and value > 0) or \
+        (isinstance(value, list) and len(value) > 0)
+
+
+def _resizes(probe: Mapping[str, Any], value: Any) -> bool:
+    """Whether another value of a structural key only resizes what it changes: the sampled value, its alternate and
+    the draft's all size it (a count, a list of layers; a base left unset, where the alternate is a list, is its
+    default list), so a parameter the base built is built at the draft's value too. A switch or a zero may add or
+    drop parameters: the record does not say which."""
+    base, alternate = probe.get("base"), probe.get("alternate")
+    return _sized(value) and _sized(alternate) and (_sized(base) or (base is None and isinstance(alternate, list)))
+
+
+def unseen(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
+    """The unjudged parameters whose presence is not judged either: those a key set to another value than the
+    samples' may add or drop (a parameter such a key only resizes must still be shipped; its shape is unjudged)."""
+    out: set[str] = set()
+    for key, probe in model.structural.items():
+        value = config_value(config, key)
+        if value is None or value == probe.get("base"):
+            continue
+        changes = {normal(p) for p in probe.get("changes", ())}
+        out.update(changes if not _resizes(probe, value) else changes - set(model.parameters))
     return frozenset(out)
 
 
@@ -130,9 +195,42 @@ def _mapping(parameter: str) -> bool:
     return parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS
 
 
+def built(parameter: str, values: Mapping[str, int]) -> bool:
+    """Whether the release builds this parameter for these values: the d2t mapping only where D differs from a known
+    T (unknown, it is not judged)."""
+    if not _mapping(parameter):
+        return True
+    target = values.get("target.vocab_size")
+    return target is not None and values.get("draft_vocab_size", values.get("vocab_size")) != target
+
+
 def vocab_parameter(parameter: str, exprs: tuple[Expr | None, ...] | None) -> bool:
     """A parameter of the vocabulary (sized by one, or the d2t mapping): the vocab contract's."""
     return is_vocab(exprs) or _mapping(parameter)
+
+
+# A vocabulary parameter the release may fill from the target after load (the vocab contract's sharing rules, an MTP
+# head's shared lm_head and embedding), which its load_weights does not show: its absence is no finding here
+TARGET_LEAVES = ("lm_head.weight", "embed_tokens.weight", "word_embeddings.weight", "head.weight")
+
+
+def owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Owner:
+    """The one evaluator that judges this parameter of this class (a name of `model.parameters`; a layer index is
+    generalised): `family` is the family whose vocab contract describes the draft, None where none does (the
+    generated verdict, runtimes/generated_verdict.py: then this module judges the vocabulary's shapes too)."""
+    parameter = normal(parameter)
+    if family in AUX_FAMILIES and parameter in AUX_PARAMETERS:
+        return Owner.AUX
+    if family is not None and parameter.endswith(CONTRACT_LEAVES_BY_RUNTIME.get(model.runtime, CONTRACT_LEAVES)) \
+            and vocab_parameter(parameter, model.parameters.get(parameter)):
+        return Owner.VOCAB
+    return Owner.LANDING
+
+
+def presence_judged(parameter: str, exprs: tuple[Expr | None, ...]) -> bool:
+    """Whether a parameter no tensor fills is a finding of its own (DSP363): every sized one but a vocabulary
+    parameter the release may take from the target."""
+    return all(e is not None for e in exprs) and not (is_vocab(exprs) and parameter.endswith(TARGET_LEAVES))
 
 
 def _size(shape: tuple[int, ...]) -> str:
@@ -298,23 +396,25 @@ def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: 
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
-         vocab: bool = False) -> tuple[Landing, ...]:
-    """Every problem of these tensors in this release's model of this architecture, errors first. `vocab`: judge
-    the shapes of the vocabulary tensors too (a class no vocab contract describes, runtimes/generated_verdict.py);
-    a vocabulary parameter no tensor fills is never reported here, since the release may take the target's after
-    loading (which its load_weights does not show)."""
+         family: Family | None) -> tuple[Landing, ...]:
+    """Every problem of these tensors in this release's model of this architecture, errors first, for the
+    parameters this module owns (`owner()`; `family`: the family whose vocab contract describes the draft, None for
+    a class none describes, runtimes/generated_verdict.py). A vocabulary parameter the release may take from the
+    target is never reported unfilled here, since the release may take the target's after loading (which its
+    load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)
     if (missing := _missing(model, config, config_class)) is not None:
         return (missing,)
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                        config_class=config_class)
-    return _landings(model, frozenset(values.items()), _unjudged(model, config),
-                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), vocab)
+    return _landings(model, frozenset(values.items()), _unjudged(model, config), unseen(model, config),
+                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family)
 
 
 @functools.lru_cache(maxsize=256)
 def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjudged: frozenset[str],
-              tensors: tuple[tuple[str, tuple[int, ...]], ...], vocab: bool = False) -> tuple[Landing, ...]:
+              absent: frozenset[str], tensors: tuple[tuple[str, tuple[int, ...]], ...],
+              family: Family | None) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -324,7 +424,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     for name, got in tensors:
         rule = model.tensors.get(normal(name))
         index = _layer_index(name)
-        if any(p == normal(name) or p.endswith("." + normal(name)) for p in unjudged):
+        if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
         side = beyond(name, span, experts)
         if rule is None or side:
@@ -335,7 +435,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
                                  rule.refused.where))
             continue
-        if rule.parameter is None or (is_vocab(rule.shape) and not vocab) or rule.parameter in JUDGED_ELSEWHERE:
+        if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
             continue
         want = _shape(rule.shape, values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
@@ -348,15 +448,14 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
     refused: dict[LoadOutcome, list[str]] = {}  # what the release raises -> the parameters it raises it for
     for parameter, exprs in sorted(model.parameters.items()):
-        if parameter in model.unfilled or parameter in JUDGED_ELSEWHERE or parameter in unjudged:
+        if parameter in model.unfilled or parameter in absent or owner(model, parameter, family) is not Owner.LANDING:
             continue
-        # what the release raises when no tensor fills it (a vocabulary parameter is the vocab contract's unless
-        # `vocab`; the d2t mapping exists only where D differs from T), and whether its rows are judged (DSP363)
-        own = vocab or not vocab_parameter(parameter, exprs)
-        built = not _mapping(parameter) or \
-            values.get("draft_vocab_size", values.get("vocab_size")) != values.get("target.vocab_size")
-        required = model.missing.get(parameter) if own and built else None
-        sized = not is_vocab(exprs) and all(e is not None for e in exprs)
+        # what the release raises when no tensor fills it (the d2t mapping exists only where D differs from T), and
+        # whether its absence and its rows are judged (DSP363)
+        if not built(parameter, values):
+            continue
+        required = model.missing.get(parameter)
+        sized = presence_judged(parameter, exprs)
         if required is None and not sized:
             continue
         rows = _shape(exprs, values)

@@ -153,6 +153,7 @@ class ArchitectureModel:
     # "key=value" -> the first layer's index where the config has that value, otherwise than first_layer says (a
     # NextN head of SGLang: layer 0 for a one-layer config, the exported head's; its target's count otherwise)
     first_layer_exceptions: Mapping[str, int] = field(default_factory=dict)
+    runtime: str = ""  # "vllm" or "sglang": whose release built it
 
 
 def config_value(config: Mapping[str, Any], key: str) -> Any:
@@ -208,7 +209,7 @@ def _outcomes(doc: Mapping[str, Any], section: str, lines: Mapping[str, int]) ->
     return {k: _outcome(v, lines, at(section, k)) for k, v in doc.get(section, {}).items()}
 
 
-def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int]) -> ArchitectureModel:
+def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], runtime: str = "") -> ArchitectureModel:
     """The model of a behaviour file (shared by the releases that behave alike) with one release's `lines`."""
     tensors: Mapping[str, TensorRule] = OnLookup(doc.get("tensors", {}),
                                                  lambda key, fact: _tensor_rule(lines, at("tensors", key), fact))
@@ -236,6 +237,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int]) -
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
         experts=_expr(doc["experts"]) if doc.get("experts") else None,
         first_layer_exceptions={str(k): int(v) for k, v in doc.get("first_layer_exceptions", {}).items()},
+        runtime=runtime,
         config_type=(str(doc["config"]["model_type"]), str(doc["config"]["class"]))
         if isinstance(doc.get("config"), Mapping) and doc["config"].get("class") else None)
 
@@ -264,7 +266,7 @@ def architecture_model(runtime: str, release: str, architecture: str) -> Archite
     doc = behaviour(runtime, holder, architecture)
     if doc is None:
         return None
-    return _architecture(architecture, doc, citations(runtime, release, architecture))
+    return _architecture(architecture, doc, citations(runtime, release, architecture), runtime)
 
 
 @functools.cache

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
+from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.runtimes import landing
@@ -178,17 +179,18 @@ def words_agree(seen: Observed, text: str) -> bool:
     return message.startswith(text) or (bool(words) and words in text)
 
 
-def judged_parameter(model: ArchitectureModel, parameter: str) -> bool:
-    """A backbone parameter the landing speaks about (not vocabulary-sized, not fc, not one no name can fill):
-    vocabulary parameters are the vocab contract's, and the target's may replace them after load_weights."""
+def judged_parameter(model: ArchitectureModel, parameter: str, family: Family | None) -> bool:
+    """A parameter the landing owns and speaks about when unwritten (landing.owner; not one no name can fill, not
+    a vocabulary parameter the target's may replace after load_weights)."""
     exprs = model.parameters.get(normal(parameter))
-    return exprs is not None and not landing.is_vocab(exprs) and normal(parameter) not in model.unfilled and \
-        normal(parameter) not in landing.JUDGED_ELSEWHERE and all(e is not None for e in exprs)
+    return exprs is not None and normal(parameter) not in model.unfilled and \
+        landing.owner(model, parameter, family) is landing.Owner.LANDING and landing.presence_judged(parameter, exprs)
 
 
-def judged_tensor(model: ArchitectureModel, name: str) -> bool:
+def judged_tensor(model: ArchitectureModel, name: str, family: Family | None) -> bool:
     rule = model.tensors.get(normal(name))
-    return rule is not None and not landing.is_vocab(rule.shape) and rule.parameter not in landing.JUDGED_ELSEWHERE
+    return rule is not None and rule.parameter is not None and \
+        landing.owner(model, rule.parameter, family) is landing.Owner.LANDING
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +199,7 @@ class Landed:
 
     model: ArchitectureModel
     found: tuple[landing.Landing, ...]
+    family: Family | None = None  # whose vocab contract judges the vocabulary (landing.owner)
 
     @property
     def unfilled(self) -> set[str]:
@@ -208,11 +211,11 @@ class Landed:
 
 
 def observed_unwritten(seen: Observed, said: Landed) -> set[str]:
-    return {p for p in seen.unwritten + seen.partly if judged_parameter(said.model, p)}
+    return {p for p in seen.unwritten + seen.partly if judged_parameter(said.model, p, said.family)}
 
 
 def observed_cut(seen: Observed, said: Landed) -> set[str]:
-    return {n for n in seen.cut if judged_tensor(said.model, n)}
+    return {n for n in seen.cut if judged_tensor(said.model, n, said.family)}
 
 
 def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts | None,
@@ -278,7 +281,8 @@ def landing_of(built: BuiltConfig | None, version: str, tensors: Mapping[str, tu
     if model is None or model.not_built is not None:
         return None
     return Landed(model, landing.land(model, built.hf, tensors, target_hidden=target_hidden,
-                                      target_vocab=target_vocab, config_class=built.config_class))
+                                      target_vocab=target_vocab, config_class=built.config_class,
+                                      family=built.family), built.family)
 
 
 # SGLang's phases the engine does not run: start-up (server args, the speculative worker's checks), the worker's

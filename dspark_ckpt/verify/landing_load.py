@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from dspark_ckpt.model.families import Family
 from dspark_ckpt.output.verify_records import LandingRun
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, normal
@@ -59,25 +60,28 @@ def _outcome(rule: TensorRule, got: torch.Size, want: Sequence[int | None]) -> L
 
 def load_landing(model: ArchitectureModel, runtime: str, version: str, config: Mapping[str, object],
                  shapes: Mapping[str, tuple[int, ...]], order: Sequence[str], *, target_hidden: int | None,
-                 target_vocab: int | None, config_class: str = "") -> LandingRun:
+                 target_vocab: int | None, config_class: str = "", family: Family | None = None) -> LandingRun:
     values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                                config_class=landing.config_class_of(model, config, config_class))
-    unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds
+    unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds or resizes
+    absent = landing.unseen(model, config)  # of which those it may add or drop
     span, experts = landing.built_indices(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
-        if landing.vocab_parameter(parameter, exprs) or parameter in model.unfilled \
-                or parameter in landing.JUDGED_ELSEWHERE \
-                or parameter in unjudged or (any(e is None for e in exprs) and parameter not in model.missing):
+        if landing.owner(model, parameter, family) is not landing.Owner.LANDING or parameter in model.unfilled \
+                or parameter in absent or not landing.built(parameter, values) \
+                or (not landing.presence_judged(parameter, exprs) and parameter not in model.missing):
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
         # [rows, cols] in turn); unknown: any tensor that lands fills it
         dims = [e.value(values) if e is not None else None for e in exprs]
         leading = dims[:-1] if len(dims) > 1 else dims
-        size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading else 0
+        # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
+        size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
+            else 0
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
@@ -90,7 +94,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     for name in order:
         got = torch.Size(shapes[name])
         key = normal(name)
-        if any(p == key or p.endswith("." + key) for p in unjudged):
+        if any(p == key or p.endswith("." + key) for p in absent):
             continue
         rule = model.tensors.get(key)
         index = _layer_index(name)
@@ -102,7 +106,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         if rule.refused is not None and rule.refused.raises is not None:
             refused.append(name)
             continue
-        if rule.parameter is None or landing.is_vocab(rule.shape) or rule.parameter in landing.JUDGED_ELSEWHERE:
+        if rule.parameter is None or landing.owner(model, rule.parameter, family) is not landing.Owner.LANDING:
             continue
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         want = _size(rule, values) if normal(rule.parameter) not in unjudged else None

@@ -154,9 +154,10 @@ def every_tensor(analysis: Analysis, order: list[str]) -> tuple[tuple[LandingRun
             continue
         model = found[1]
         run = load_landing(model, built.runtime, built.version, built.hf, shapes, order, target_hidden=hidden,
-                           target_vocab=vocab, config_class=built.config_class)
+                           target_vocab=vocab, config_class=built.config_class,
+                           family=built.family)
         said = landing.land(model, built.hf, shapes, target_hidden=hidden, target_vocab=vocab,
-                            config_class=built.config_class)
+                            config_class=built.config_class, family=built.family)
         runs.append(run)
         if (differs := against_check(run, said)) is not None:
             why.append(f"{RuntimeVersion(built.runtime, built.version)}: every tensor against {model.name}'s "

@@ -88,7 +88,9 @@ def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]], ran
     for name, shape in tensors.items():
         rule = model.tensors.get(normal(name))
         if "layers." in name and len(shape) == rank and rule is not None and rule.shape is not None \
-                and not landing.is_vocab(rule.shape) and rule.parameter not in landing.JUDGED_ELSEWHERE:
+                and rule.parameter is not None and not landing.is_vocab(rule.shape) \
+                and landing.owner(model, rule.parameter, None) is landing.Owner.LANDING \
+                and normal(rule.parameter) not in landing.AUX_PARAMETERS:
             return name
     return None
 
@@ -163,7 +165,7 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
                     built.architecture != arch:
                 continue  # the build refused it or renamed it: not this class's load to compare
             found = landing.land(model, built.hf, dict(shipped), target_hidden=None, target_vocab=t,
-                                 config_class=built.config_class)
+                                 config_class=built.config_class, family=built.family)
             # an MTP head: vLLM keeps the target's transformers config object and only renames its model_type
             # (hf_config_override: qwen3_5_mtp, deepseek_mtp, ...), which transformers has no class for; the worker
             # builds it from the config as shipped, the target's own

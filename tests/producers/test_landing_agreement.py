@@ -178,7 +178,7 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -
             verdict = analysis.verdicts[0]
             shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
             found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
-                                 target_vocab=T, config_class=built.config_class)
+                                 target_vocab=T, config_class=built.config_class, family=built.family)
             cases.append({"id": folder.name, "architecture": built.architecture, "config": dict(built.hf),
                           "tensors": shapes, "target_hidden": _layer(dict(built.hf)).get("hidden_size", 16),
                           "target_vocab": T, "bare": built.config_class in landing.BARE_CONFIGS})

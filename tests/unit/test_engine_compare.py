@@ -37,7 +37,7 @@ def _model() -> ArchitectureModel:
 
 def _check(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]]) -> tuple[Verdict, Landed]:
     """check's verdict as a generated one is made (runtimes/generated_verdict.py), and its landing."""
-    found = landing.land(model, CONFIG, tensors, target_hidden=16, target_vocab=128)
+    found = landing.land(model, CONFIG, tensors, target_hidden=16, target_vocab=128, family=None)
     error, silent = landing_issues(found, model.cls)
     contract = Contract("vllm", "0.33.0", "0.33.0", None, ARCH, "test")
     return Verdict("vllm", "0.33.0", contract, error, silent), Landed(model, found)

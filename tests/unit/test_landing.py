@@ -6,6 +6,7 @@ from typing import Any
 
 from conftest import layout_checkpoint
 
+from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
 from dspark_ckpt.runtimes.landing import built_indices, land, variables
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, modelled_release
 
@@ -37,6 +38,7 @@ def model(arch: str = "LlamaForCausalLMEagle3") -> Any:
 
 
 def run(tensors: dict[str, tuple[int, ...]], config: dict[str, Any] | None = None, **kw: Any) -> list[Any]:
+    kw.setdefault("family", ARCHITECTURE_FAMILY.get(model().name))
     return list(land(model(), config or LLAMA, tensors, target_hidden=H, target_vocab=96, **kw))
 
 
@@ -138,13 +140,13 @@ def test_an_mtp_head_follows_its_targets_layers_and_loads_every_expert() -> None
     assert built_indices(found, values) == (range(3, 4), 4)  # num_hidden_layers, n_routed_experts
     assert "model.layers.3.mlp.experts.3.down_proj.weight" in tensors
     assert tensors["model.layers.3.mlp.experts.0.gate_proj.weight"] == (8, H)  # moe_intermediate_size x hidden
-    assert land(found, DEEPSEEK, tensors, target_hidden=H, target_vocab=128) == ()
+    assert land(found, DEEPSEEK, tensors, target_hidden=H, target_vocab=128, family=None) == ()
 
 
 def test_a_missing_expert_leaves_its_fused_parameter_partly_unfilled() -> None:
     found, tensors = mtp("DeepSeekMTPModel", DEEPSEEK)
     del tensors["model.layers.3.mlp.experts.2.up_proj.weight"]
-    (problem,) = land(found, DEEPSEEK, tensors, target_hidden=H, target_vocab=128)
+    (problem,) = land(found, DEEPSEEK, tensors, target_hidden=H, target_vocab=128, family=None)
     assert problem.kind == "unfilled" and not problem.raises
     assert problem.parameter == "model.layers.3.mtp_block.mlp.experts.routed_experts.w13_weight"
     assert "fill 56 of its 64 rows" in problem.text  # 4 experts x (gate 8 + up 8), one up_proj short
@@ -153,14 +155,14 @@ def test_a_missing_expert_leaves_its_fused_parameter_partly_unfilled() -> None:
 def test_an_expert_past_the_count_and_a_stray_in_the_head_raise_a_stray_in_the_targets_layers_is_skipped() -> None:
     found, tensors = mtp("DeepSeekMTPModel", DEEPSEEK)
     fifth = {"model.layers.3.mlp.experts.4.gate_proj.weight": (8, H)}
-    (problem,) = land(found, DEEPSEEK, tensors | fifth, target_hidden=H, target_vocab=128)
+    (problem,) = land(found, DEEPSEEK, tensors | fifth, target_hidden=H, target_vocab=128, family=None)
     assert problem.raises and problem.text.startswith("KeyError:") and "experts.4.gate_proj" in problem.text
     (stray,) = land(found, DEEPSEEK, tensors | {"model.layers.3.stray_norm.weight": (H,)}, target_hidden=H,
-                    target_vocab=128)
+                    target_vocab=128, family=None)
     assert stray.raises and "stray_norm" in stray.text
     # the target's own layers, shipped beside the head (a whole target checkpoint): its loader skips them
     target_layer = {"model.layers.0.self_attn.o_proj.weight": (H, 8), "model.layers.0.stray_norm.weight": (H,)}
-    assert land(found, DEEPSEEK, tensors | target_layer, target_hidden=H, target_vocab=128) == ()
+    assert land(found, DEEPSEEK, tensors | target_layer, target_hidden=H, target_vocab=128, family=None) == ()
 
 
 def test_an_mtp_head_in_its_targets_checkpoint_names_lands_and_under_the_draft_prefix_is_skipped() -> None:
@@ -170,12 +172,12 @@ def test_an_mtp_head_in_its_targets_checkpoint_names_lands_and_under_the_draft_p
             "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8, "rms_norm_eps": 1e-6}
     found, tensors = mtp("Qwen3NextMTP", qwen)
     assert any(n.startswith("mtp.layers.0.mlp.experts.3.") for n in tensors)  # the target checkpoint's names
-    assert land(found, qwen, tensors, target_hidden=H, target_vocab=128) == ()
+    assert land(found, qwen, tensors, target_hidden=H, target_vocab=128, family=None) == ()
     # the same tensors under `model.` (an export that renamed them): qwen3_next_mtp.py skips every name that is not
     # `mtp.`, and vLLM's loader then refuses the norms it left unwritten (the linear layers, exempt from its check
     # since 0.21, would keep their initial values)
     renamed = {(n.replace("mtp.", "model.", 1) if n.startswith("mtp.") else n): s for n, s in tensors.items()}
-    problems = land(found, qwen, renamed, target_hidden=H, target_vocab=128)
+    problems = land(found, qwen, renamed, target_hidden=H, target_vocab=128, family=None)
     refused = [p for p in problems if p.raises]
     assert refused and {p.kind for p in refused} == {"missing"}
     assert refused[0].text.startswith("ValueError: Following weights were not initialized from checkpoint: {")
@@ -196,12 +198,12 @@ def test_a_norm_no_tensor_fills_is_refused_where_the_releases_loader_checks_it()
             "moe_intermediate_size": 8, "shared_expert_intermediate_size": 8, "rms_norm_eps": 1e-6}
     found, tensors = mtp("Qwen3NextMTP", qwen)
     norm = next(n for n in tensors if n.endswith("post_attention_layernorm.weight"))
-    (problem,) = land(found, qwen, {n: s for n, s in tensors.items() if n != norm}, target_hidden=H, target_vocab=128)
+    (problem,) = land(found, qwen, {n: s for n, s in tensors.items() if n != norm}, target_hidden=H, target_vocab=128, family=None)
     assert problem.kind == "missing" and problem.raises
     assert problem.text == ("ValueError: Following weights were not initialized from checkpoint: "
                             "{'model.layers.0.post_attention_layernorm.weight'}")
     proj = next(n for n in tensors if n.endswith("self_attn.o_proj.weight"))
-    (silent,) = land(found, qwen, {n: s for n, s in tensors.items() if n != proj}, target_hidden=H, target_vocab=128)
+    (silent,) = land(found, qwen, {n: s for n, s in tensors.items() if n != proj}, target_hidden=H, target_vocab=128, family=None)
     assert silent.kind == "unfilled" and not silent.raises
     old = architecture_model("vllm", "0.20.0", "Qwen3NextMTP")
     assert old is not None and "model.layers.{i}.self_attn.o_proj.weight" in old.missing  # no exemption before 0.21
@@ -221,10 +223,12 @@ def test_a_model_type_the_release_has_a_class_for_keeps_that_classs_defaults() -
     config = {"architectures": ["K3DSparkModel"], "model_type": "k3_dspark", "hidden_size": H,
               **{key: 4 for key in k3.required}}  # every key its class has no default for (none of them D)
     assert config_class_of(k3, config, "PretrainedConfig") == "K3DSparkConfig"
-    assert not [p for p in land(k3, config, {}, target_hidden=H, target_vocab=128, config_class="PretrainedConfig")
+    assert not [p for p in land(k3, config, {}, target_hidden=H, target_vocab=128, config_class="PretrainedConfig",
+                  family=None)
                 if p.kind == "missing-key"]
     other = {**config, "model_type": "llama"}
     assert config_class_of(k3, other, "PretrainedConfig") == "PretrainedConfig"
-    (missing,) = land(k3, other, {}, target_hidden=H, target_vocab=128, config_class="PretrainedConfig")
+    (missing,) = land(k3, other, {}, target_hidden=H, target_vocab=128, config_class="PretrainedConfig",
+                  family=None)
     assert missing.kind == "missing-key" and "'draft_vocab_size'" in missing.text
     assert config_class_of(k3, config, "SpeculatorsConfig") == "SpeculatorsConfig"  # no defaults, whatever the type

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import backbone_config, backbone_tensors, draft_tensors, make_checkpoint, run_cli
 
+from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.release_model import architecture_model
 from dspark_ckpt.verify.landing_load import against_check, load_landing
@@ -87,10 +88,13 @@ def test_against_check_names_each_difference() -> None:
     model = architecture_model("vllm", RELEASE, "Qwen3DSparkModel")
     assert model is not None
     config = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": 96, "hidden_size": 16,
-              **backbone_config(16)}
+              "markov_rank": 4, **backbone_config(16)}
     shapes = {n: tuple(t.shape) for n, t in backbone_tensors("qwen3-dspark", config, RELEASE).items()}
     shapes["layers.0.stray_norm.weight"] = (16,)
-    run = load_landing(model, "vllm", RELEASE, config, shapes, sorted(shapes), target_hidden=None, target_vocab=96)
-    found = landing.land(model, config, shapes, target_hidden=None, target_vocab=96)
+    # the Markov head is the landing's too (landing.owner): shipped, it is no difference
+    shapes |= {"markov_head.markov_w1.weight": (96, 4), "markov_head.markov_w2.weight": (96, 4)}
+    run = load_landing(model, "vllm", RELEASE, config, shapes, sorted(shapes), target_hidden=None, target_vocab=96,
+                       family=Family.QWEN3_DSPARK)
+    found = landing.land(model, config, shapes, target_hidden=None, target_vocab=96, family=Family.QWEN3_DSPARK)
     assert run.refused == ("layers.0.stray_norm.weight",) and against_check(run, found) is None
     assert against_check(run, ()) == "torch refused ['layers.0.stray_norm.weight'], check none"
