@@ -560,7 +560,9 @@ RULES: dict[str, Rule] = _rules(
          "so sizes kept in transformer_layer_config are never seen.",
          "The draft is built with the wrong sizes or not at all.",
          "A speculators EAGLE-3 config.json whose architectures name LlamaForCausalLMEagle3.",
-         "Convert the draft to SGLang's layout (top-level sizes, architecture LlamaForCausalLMEagle3)."),
+         "Convert the draft to SGLang's layout: the sizes at the top level of config.json and the architecture SGLang "
+         "registers for the family (LlamaForCausalLMEagle3 for EAGLE-3; Qwen3DSparkModel, or DSparkDraftModel with "
+         "model_type qwen3, for Qwen3 DSpark)."),
     Rule("DSP349", "vocab-truncated", WARNING, "The draft can never propose ids >= V",
          "SGLang 0.5.22+ masks the target head's columns [V, W) when the draft's Markov bias has only V columns: "
          "nothing fails, those ids are simply never proposed.",
@@ -779,8 +781,8 @@ RULES: dict[str, Rule] = _rules(
          "vouch for a deployment nobody checked. So it fails the run like a load error, on the releases the gate "
          "covers (a release older than the draft's architecture reached through a broad selector still does not "
          "gate), unless the run says it accepts unjudged releases.",
-         "An EAGLE-3 draft for DeepSeek (`Eagle3DeepseekV2ForCausalLM`) checked with `--runtime sglang==0.5.11`, "
-         "a release whose generated model does not build the class.",
+         "A Medusa head (`MedusaModel`, registered by vLLM 0.12-0.32) checked with `--runtime vllm==0.32.0`, a "
+         "release whose generated model does not build the class.",
          "Test the draft on that release yourself; then pass --allow-no-verdict (or `allow-no-verdict = true` in "
          "[tool.dspark-ckpt]) to accept the releases without a verdict, which are then shown but not gated."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
