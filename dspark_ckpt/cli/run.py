@@ -190,7 +190,7 @@ class Hidden:
 
 def policy_effect(run: Run, full: Report, shown: Report) -> Hidden:
     policy = run.policy
-    baseline = Policy(gate=policy.gate)
+    baseline = Policy(gate=policy.gate, allow_no_verdict=policy.allow_no_verdict)  # not a select/ignore effect
     hidden_failing = tuple(f.code for c in full.checkpoints for f in c.findings
                            if not policy.for_(c).is_selected(f.code) and baseline.gates(f, c))
     exit_now = 0 if policy.exit_zero or not policy.failing(shown) else 1
