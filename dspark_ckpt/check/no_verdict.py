@@ -22,9 +22,13 @@ def _unmodelled(built: BuiltConfig) -> str:
     arch = built.architecture
     if arch is None:
         return "config.json names no architecture the release builds a class for"
-    if registration(built.runtime, built.version, arch) is not None:
+    found = registration(built.runtime, built.version, arch)
+    if found is not None and found.draft:
         return (f"{arch} is registered there, but dspark-ckpt models no contract for it and the release's "
                 "generated model does not build it from this config (DSP232)")
+    if found is not None:
+        return (f"{arch} is registered there as a model, not a draft class: the release would build the target's "
+                "own class from this draft config, which dspark-ckpt does not judge")
     return f"the release builds {arch} from config.json, a class dspark-ckpt models no contract for"
 
 
