@@ -26,7 +26,7 @@ from conftest import ARCH, make_checkpoint, mapping_tables, run_cli, write_safet
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "producers"))
-import producers  # noqa: E402 - tests/producers is not a package
+import producers  # tests/producers is not a package: on the path above
 
 T = producers.T  # 96: the producers' recorded target vocabulary; the conftest families use it too
 LISTED = {"vllm": tuple(VLLM_RELEASES), "sglang": tuple(SGLANG_RELEASES)}
@@ -142,7 +142,7 @@ def _no_verdict(doc: dict[str, Any]) -> dict[str, list[str]]:
 @pytest.mark.parametrize("batch", ["drafts", "eagle1"])
 def test_every_listed_release_has_a_row_with_runtime_all(request: pytest.FixtureRequest, batch: str) -> None:
     drafts = request.getfixturevalue(batch)
-    code, out = _check(drafts, "--runtime", "all", "--format", "json")
+    _, out = _check(drafts, "--runtime", "all", "--format", "json")
     doc = json.loads(out)
     assert len(doc["checkpoints"]) == len(drafts)
     for source, rows in _rows(doc).items():
