@@ -560,9 +560,13 @@ RULES: dict[str, Rule] = _rules(
          "so sizes kept in transformer_layer_config are never seen.",
          "The draft is built with the wrong sizes or not at all.",
          "A speculators EAGLE-3 config.json whose architectures name LlamaForCausalLMEagle3.",
-         "Convert the draft to SGLang's layout: the sizes at the top level of config.json and the architecture SGLang "
-         "registers for the family (LlamaForCausalLMEagle3 for EAGLE-3; Qwen3DSparkModel, or DSparkDraftModel with "
-         "model_type qwen3, for Qwen3 DSpark)."),
+         "Convert the draft to SGLang's layout: the sizes at the top level of config.json and an architecture the "
+         "release registers for the draft's family.",
+         family_fix=(
+             *((f, "Convert the draft to SGLang's layout: the sizes at the top level of config.json, architecture "
+                   "LlamaForCausalLMEagle3.") for f in ("eagle3-llama", "eagle3-qwen3")),
+             ("qwen3-dspark", "Convert the draft to SGLang's layout: the sizes at the top level of config.json, "
+                              "architecture Qwen3DSparkModel (or DSparkDraftModel with model_type qwen3)."))),
     Rule("DSP349", "vocab-truncated", WARNING, "The draft can never propose ids >= V",
          "SGLang 0.5.22+ masks the target head's columns [V, W) when the draft's Markov bias has only V columns: "
          "nothing fails, those ids are simply never proposed.",
