@@ -563,10 +563,10 @@ RULES: dict[str, Rule] = _rules(
          "Convert the draft to SGLang's layout: the sizes at the top level of config.json and an architecture the "
          "release registers for the draft's family.",
          family_fix=(
-             *((f, "Convert the draft to SGLang's layout: the sizes at the top level of config.json, architecture "
-                   "LlamaForCausalLMEagle3.") for f in ("eagle3-llama", "eagle3-qwen3")),
-             ("qwen3-dspark", "Convert the draft to SGLang's layout: the sizes at the top level of config.json, "
-                              "architecture Qwen3DSparkModel (or DSparkDraftModel with model_type qwen3)."))),
+             *((f, ("Convert the draft to SGLang's layout: the sizes at the top level of config.json, architecture "
+                    "LlamaForCausalLMEagle3.")) for f in ("eagle3-llama", "eagle3-qwen3")),
+             ("qwen3-dspark", ("Convert the draft to SGLang's layout: the sizes at the top level of config.json, "
+                               "architecture Qwen3DSparkModel (or DSparkDraftModel with model_type qwen3).")))),
     Rule("DSP349", "vocab-truncated", WARNING, "The draft can never propose ids >= V",
          "SGLang 0.5.22+ masks the target head's columns [V, W) when the draft's Markov bias has only V columns: "
          "nothing fails, those ids are simply never proposed.",
