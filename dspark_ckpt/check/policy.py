@@ -44,10 +44,11 @@ class Policy:
     # --allow-no-verdict / `allow-no-verdict = true`: a release dspark-ckpt could not judge (DSP368) is shown, not gated
     allow_no_verdict: bool = False
 
-    def accepting_no_verdict(self) -> Policy:
-        """This policy, and every checkpoint's own, with the releases without a verdict outside the gate."""
-        return replace(self, allow_no_verdict=True,
-                       per_source=tuple((s, replace(p, allow_no_verdict=True)) for s, p in self.per_source))
+    def accepting_no_verdict(self, allowed: bool) -> Policy:
+        """This policy, and every checkpoint's own, with the releases without a verdict outside the gate (allowed)
+        or in it: the command line's choice over every settings file's."""
+        return replace(self, allow_no_verdict=allowed,
+                       per_source=tuple((s, replace(p, allow_no_verdict=allowed)) for s, p in self.per_source))
 
     def for_(self, checkpoint: CheckpointReport) -> Policy:
         """The policy that decides this checkpoint's findings."""

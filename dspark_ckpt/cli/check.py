@@ -200,8 +200,8 @@ def check(
 
     batch = run_checks([i.spec for i in inputs], one, jobs=jobs, progress=None if not quiet else False)
     run = runs.resolved()
-    if allow_no_verdict if allow_no_verdict is not None else bool(run.settings.allow_no_verdict):
-        run = replace(run, policy=run.policy.accepting_no_verdict())
+    if allow_no_verdict is not None:  # else each checkpoint's settings file decides (cli/run.py resolve_run)
+        run = replace(run, policy=run.policy.accepting_no_verdict(allow_no_verdict))
     for _spec, error in batch.failures:  # one line each, even with -q: its report carries DSP702 too
         report_error(error, hint=False)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))

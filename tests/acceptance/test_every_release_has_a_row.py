@@ -201,3 +201,17 @@ def test_speculators_dspark_on_sglang_0523_is_refused_not_silent(tmp_path: Path)
     assert [e["version"] for e in sglang] == list(SGLANG_RELEASES)
     registered = SGLANG_RELEASES[SGLANG_RELEASES.index("0.5.17"):]  # DSparkDraftModel's EntryClass
     assert {e["error_code"] for e in sglang if e["version"] in registered} == {"DSP348"}
+
+
+def test_allow_no_verdict_shows_the_row_without_gating_it(tmp_path: Path) -> None:
+    """Gated by default (exit 1, SARIF error); --allow-no-verdict or `allow-no-verdict = true`: shown, not gated."""
+    draft = [str(_medusa(tmp_path / "medusa"))]
+    code, out = _check(draft, "--runtime", "vllm==0.32.0", "--format", "sarif")
+    assert code == 1 and {r["ruleId"]: r["level"] for r in json.loads(out)["runs"][0]["results"]}["DSP368"] == "error"
+    code, out = _check(draft, "--runtime", "vllm==0.32.0", "--format", "sarif", "--allow-no-verdict")
+    assert code == 0 and {r["ruleId"]: r["level"] for r in json.loads(out)["runs"][0]["results"]}["DSP368"] != "error"
+    (tmp_path / "dspark-ckpt.toml").write_text("allow-no-verdict = true\n")
+    code, text = _check(draft, "--runtime", "vllm==0.32.0", "-v")
+    assert code == 0 and "no verdict" in text and "only on releases without a verdict, --allow-no-verdict" in text
+    code, _ = _check(draft, "--runtime", "vllm==0.32.0", "--no-allow-no-verdict")
+    assert code == 1
