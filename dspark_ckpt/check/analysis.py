@@ -16,6 +16,7 @@ from dspark_ckpt.check.built import (
 )
 from dspark_ckpt.check.ignored_keys import ignored_key_findings
 from dspark_ckpt.check.load import Loaded, load, read_mapping
+from dspark_ckpt.check.no_verdict import NO_VERDICT, every_release
 from dspark_ckpt.check.registration import registration_findings
 from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
 from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints
@@ -231,8 +232,13 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     findings += aux_findings(built)  # T plays no part
     findings += ignored_key_findings(built)
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
+    if target is not None:  # without T no release is evaluated: DSP206 says so (and DSP-E038 gates it)
+        vs = every_release(vs, runtimes, built, raw, cfg, facts)
     structural = tuple(findings)
-    findings += verdict_findings(vs, {f.code for f in findings}, kind.value if kind else None,
+    already = {f.code for f in findings}
+    if "DSP231" in already:  # not a draft: that error is the whole story, each row says so
+        already.add(NO_VERDICT)
+    findings += verdict_findings(vs, already, kind.value if kind else None,
                                  cfg.family.value if cfg is not None and cfg.family is not None else None,
                                  cfg.architecture if cfg is not None else None)
     return Analysis(

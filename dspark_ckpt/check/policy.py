@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from dspark_ckpt.check.no_verdict import NO_VERDICT
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.findings import Finding, Severity
 from dspark_ckpt.model.report import CheckpointReport, Report
@@ -23,6 +24,7 @@ ALL = ("DSP",)  # the default selection: every registered code
 # runtime alike, so `--runtime all` and `runtime = ["vllm", "sglang"]` are green on a correct draft.
 DEFAULT_GATE: tuple[str, ...] = ("vllm",)
 PREDATES = "releases older than the draft's architecture"  # how the verdict line names those entries
+NO_VERDICT_ALLOWED = "releases without a verdict, --allow-no-verdict"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,14 @@ class Policy:
     # (checkpoint source, its policy) where a settings file nearer the checkpoint, or a `per-path` entry, set
     # another one than the run's (cli/run.py `Runs`); every other checkpoint has this one
     per_source: tuple[tuple[str, Policy], ...] = ()
+    # --allow-no-verdict / `allow-no-verdict = true`: a release dspark-ckpt could not judge (DSP368) is shown, not gated
+    allow_no_verdict: bool = False
+
+    def accepting_no_verdict(self, allowed: bool) -> Policy:
+        """This policy, and every checkpoint's own, with the releases without a verdict outside the gate (allowed)
+        or in it: the command line's choice over every settings file's."""
+        return replace(self, allow_no_verdict=allowed,
+                       per_source=tuple((s, replace(p, allow_no_verdict=allowed)) for s, p in self.per_source))
 
     def for_(self, checkpoint: CheckpointReport) -> Policy:
         """The policy that decides this checkpoint's findings."""
@@ -70,6 +80,8 @@ class Policy:
         runtimes; any other finding (headers, layout, config, mapping contents) is the draft's own and always counts.
         """
         own = self.for_(checkpoint)
+        if own.allow_no_verdict and finding.code == NO_VERDICT:
+            return False
         named = [o for o in _outcomes(checkpoint) if finding.code in o.codes]
         return not named or any(own.counts(o, checkpoint) for o in named)
 
@@ -105,6 +117,9 @@ class Policy:
         named = list(outside)
         if older:
             named.append(f"{', '.join(older)} {PREDATES}")
+        if any(own.allow_no_verdict and f.code == NO_VERDICT for c in report.checkpoints
+               for own in (self.for_(c),) for f in c.findings):
+            named.append(NO_VERDICT_ALLOWED)
         return tuple(named)
 
 

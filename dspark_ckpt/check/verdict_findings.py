@@ -32,13 +32,14 @@ def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str
     by_code: dict[FindingCode, dict[tuple[str, str], list[Verdict]]] = {}
     for v in vs:
         if v.error is not None:
-            by_code.setdefault(v.error.code, {}).setdefault(("fails", v.error.text), []).append(v)
+            how = "none" if v.error.code == "DSP368" else "fails"  # check/no_verdict.py: not judged, not refused
+            by_code.setdefault(v.error.code, {}).setdefault((how, v.error.text), []).append(v)
         if v.first_step is not None:
             by_code.setdefault(v.first_step.code, {}).setdefault(("first", v.first_step.text), []).append(v)
         for issue in v.silent:
             by_code.setdefault(issue.code, {}).setdefault(("silent", issue.text), []).append(v)
     findings = []
-    order = {"fails": 0, "first": 1, "silent": 2}
+    order = {"fails": 0, "none": 0, "first": 1, "silent": 2}
     family = family or next((v.contract.family.value for v in vs if v.contract.family is not None), None)
     for code, groups in sorted(by_code.items()):
         if code in already:
@@ -48,6 +49,7 @@ def verdict_findings(vs: Sequence[Verdict], already: set[FindingCode], kind: str
             where = folded(group)
             text = _first_sentence(text) if len(groups) > 1 else text  # each group's whole words are in the table
             parts.append(f"fails to load on {where}: {text}" if how == "fails" else
+                         f"{text.replace('no verdict: ', f'no verdict on {where}: ', 1)}" if how == "none" else
                          f"loads on {where}, then fails at the first draft step: {text}" if how == "first" else
                          f"loads on {where} but {text}")
         template = KIND_HINTS.get((code, kind or "")) or RULES[code].fix_for(family)  # the family's own, if any

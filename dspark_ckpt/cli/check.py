@@ -4,6 +4,7 @@
 # each one would be compiled again by eval (typing.get_type_hints).
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -158,6 +159,7 @@ def check(
     speculative_config: o.SpeculativeConfig = None,
     max_model_len: o.MaxModelLen = None,
     allow_no_target: o.AllowNoTarget = None,
+    allow_no_verdict: o.AllowNoVerdict = None,
 ) -> None:
     """Check drafts from config.json and safetensors headers, per runtime.
 
@@ -198,6 +200,8 @@ def check(
 
     batch = run_checks([i.spec for i in inputs], one, jobs=jobs, progress=None if not quiet else False)
     run = runs.resolved()
+    if allow_no_verdict is not None:  # else each checkpoint's settings file decides (cli/run.py resolve_run)
+        run = replace(run, policy=run.policy.accepting_no_verdict(allow_no_verdict))
     for _spec, error in batch.failures:  # one line each, even with -q: its report carries DSP702 too
         report_error(error, hint=False)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))

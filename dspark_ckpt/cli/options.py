@@ -93,6 +93,9 @@ ExitZero = Annotated[bool | None, typer.Option(
 AllowNoTarget = Annotated[bool | None, typer.Option(
     "--allow-no-target/--no-allow-no-target", help="Let a check without a target vocabulary T pass (structural "
                                                    "checks only; by default it exits 2).")]
+AllowNoVerdict = Annotated[bool | None, typer.Option(
+    "--allow-no-verdict/--no-allow-no-verdict", help="Let a requested release dspark-ckpt could not judge pass: its "
+                                                     "row still says no verdict (DSP368), shown but not gated.")]
 SettingsFile = Annotated[Path | None, typer.Option(
     "--settings", metavar="FILE", help="A dspark-ckpt.toml or pyproject.toml to use instead of the one found "
                                        "upward.")]

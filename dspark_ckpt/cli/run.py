@@ -101,7 +101,8 @@ def resolve_run(c: Common, *, need_target: bool = True, settings: Settings | Non
     # Runtimes chosen (flag or settings): every one of them gates. None chosen: all are shown, DEFAULT_GATE gates.
     runtimes = tuple(parse_selectors(selectors))
     exact = frozenset(str(r) for s in selectors or () if "==" in s for r in parse_selectors([s]))
-    policy = replace(resolve(settings.policy, cli_layer(c)), gate=None if selectors else DEFAULT_GATE, exact=exact)
+    policy = replace(resolve(settings.policy, cli_layer(c)), gate=None if selectors else DEFAULT_GATE, exact=exact,
+                     allow_no_verdict=bool(settings.allow_no_verdict))  # check's --allow-no-verdict overrides it
     target, size = c.target, c.target_vocab_size
     if target is None and size is None:  # either flag replaces both settings keys: they are one choice
         target, size = settings.target, settings.target_vocab_size
@@ -190,7 +191,7 @@ class Hidden:
 
 def policy_effect(run: Run, full: Report, shown: Report) -> Hidden:
     policy = run.policy
-    baseline = Policy(gate=policy.gate)
+    baseline = Policy(gate=policy.gate, allow_no_verdict=policy.allow_no_verdict)  # not a select/ignore effect
     hidden_failing = tuple(f.code for c in full.checkpoints for f in c.findings
                            if not policy.for_(c).is_selected(f.code) and baseline.gates(f, c))
     exit_now = 0 if policy.exit_zero or not policy.failing(shown) else 1

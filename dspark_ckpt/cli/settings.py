@@ -18,7 +18,7 @@ PYPROJECT_NAME = "pyproject.toml"
 TOOL_TABLE = "dspark-ckpt"
 MAX_SETTINGS_BYTES = 2**20  # a pyproject.toml is kilobytes; tomllib is pure Python, so this also bounds its time
 KEYS = ("select", "extend-select", "ignore", "fail-on", "exit-zero", "runtime", "target", "target-vocab-size",
-        "speculative-config", "max-model-len", "allow-no-target", "per-path")
+        "speculative-config", "max-model-len", "allow-no-target", "allow-no-verdict", "per-path")
 # What a `per-path` entry may set for the checkpoints its pattern matches (issue 41): their target and policy.
 PER_PATH_KEYS = ("target", "target-vocab-size", "runtime", "select", "extend-select", "ignore", "fail-on")
 
@@ -35,6 +35,7 @@ class Settings:
     speculative_config: str | None = None  # inline JSON, or a path already resolved against the file's folder
     max_model_len: int | None = None  # the deploy's `vllm serve --max-model-len`
     allow_no_target: bool | None = None  # check may pass without T (structural checks only)
+    allow_no_verdict: bool | None = None  # a requested release without a verdict (DSP368) does not gate
     # `per-path`: (pattern relative to the file's folder, what it sets), in the file's order; the first match applies
     per_path: tuple[tuple[str, Settings], ...] = ()
     pattern: str | None = None  # the per-path pattern these settings came through, if any
@@ -128,6 +129,7 @@ def parse_settings(table: dict[str, Any], *, base: Path, where: str, keys: tuple
                     speculative_config=_speculative_config(table, base, where),
                     max_model_len=_max_model_len(table, where),
                     allow_no_target=_typed(table, "allow-no-target", bool, where, "true or false"),
+                    allow_no_verdict=_typed(table, "allow-no-verdict", bool, where, "true or false"),
                     per_path=_per_path(table, base, where))
 
 

@@ -40,6 +40,16 @@ class Compatibility:
     first_step_error_code: FindingCode | None = None
     first_step_verbatim: bool = True
 
+    @property
+    def judged(self) -> bool:
+        """False for a release dspark-ckpt could not judge: its row says "no verdict" and why (DSP368)."""
+        return self.error_code != "DSP368"
+
+    @property
+    def loads_or_none(self) -> bool | None:
+        """`loads` as the documents publish it: null where the release was not judged."""
+        return self.loads if self.judged else None
+
 
 @dataclass(frozen=True, slots=True)
 class CheckpointReport:

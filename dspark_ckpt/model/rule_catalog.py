@@ -560,7 +560,13 @@ RULES: dict[str, Rule] = _rules(
          "so sizes kept in transformer_layer_config are never seen.",
          "The draft is built with the wrong sizes or not at all.",
          "A speculators EAGLE-3 config.json whose architectures name LlamaForCausalLMEagle3.",
-         "Convert the draft to SGLang's layout (top-level sizes, architecture LlamaForCausalLMEagle3)."),
+         "Convert the draft to SGLang's layout: the sizes at the top level of config.json and an architecture the "
+         "release registers for the draft's family.",
+         family_fix=(
+             *((f, ("Convert the draft to SGLang's layout: the sizes at the top level of config.json, architecture "
+                    "LlamaForCausalLMEagle3.")) for f in ("eagle3-llama", "eagle3-qwen3")),
+             ("qwen3-dspark", ("Convert the draft to SGLang's layout: the sizes at the top level of config.json, "
+                               "architecture Qwen3DSparkModel (or DSparkDraftModel with model_type qwen3).")))),
     Rule("DSP349", "vocab-truncated", WARNING, "The draft can never propose ids >= V",
          "SGLang 0.5.22+ masks the target head's columns [V, W) when the draft's Markov bias has only V columns: "
          "nothing fails, those ids are simply never proposed.",
@@ -773,6 +779,20 @@ RULES: dict[str, Rule] = _rules(
          "load_weights reports its loads and that ships no `q_proj`.",
          "Export every tensor of the draft's layers under the names the release loads (the message names the "
          "parameters)."),
+    Rule("DSP368", "no-verdict", ERROR, "A requested release was not judged: no verdict, which is not a pass",
+         "dspark-ckpt gives this runtime release no load verdict for the draft, and says why in the release's row of "
+         "the compatibility matrix (`no verdict`): the class it builds is registered but not modelled and its "
+         "generated model does not build it (DSP232), the conversion makes a class no family or generated model "
+         "describes, config.json names a target model (DSP231), or no contract row describes the family there. "
+         "Every requested release gets a row in every format; this is the row of one that could not be judged.",
+         "A release without a verdict is not a release that loads the draft: a gate that stayed green on it would "
+         "vouch for a deployment nobody checked. So it fails the run like a load error, on the releases the gate "
+         "covers (a release older than the draft's architecture reached through a broad selector still does not "
+         "gate), unless the run says it accepts unjudged releases.",
+         "A Medusa head (`MedusaModel`, registered by vLLM 0.12-0.32) checked with `--runtime vllm==0.32.0`, a "
+         "release whose generated model does not build the class.",
+         "Test the draft on that release yourself; then pass --allow-no-verdict (or `allow-no-verdict = true` in "
+         "[tool.dspark-ckpt]) to accept the releases without a verdict, which are then shown but not gated."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -39,7 +39,7 @@ def _compatibility(c: CheckpointReport) -> list[str]:
     for run in runs(c.compatibility):  # consecutive SGLang releases with one verdict share a row
         name, e = run.label, run.entry
         if e.error:
-            rows.append(f"| {cell(name)} | ❌ no | {e.error_code}: {cell(e.error)} |")
+            rows.append(f"| {cell(name)} | ❌ {'no' if e.judged else 'no verdict'} | {e.error_code}: {cell(e.error)} |")
         elif e.first_step_error:
             rows.append(f"| {name} | ❌ 1st step | {e.first_step_error_code}: fails at the first draft step: "
                         f"{cell(e.first_step_error)} |")

@@ -90,7 +90,7 @@ def _compatibility(c: CheckpointReport) -> list[str]:
     for run in runs(c.compatibility):
         name, e = run.label, run.entry
         if e.error:
-            rows.append([name, "no", terminal(f"{e.error_code}: {e.error}")])
+            rows.append([name, "no" if e.judged else "no verdict", terminal(f"{e.error_code}: {e.error}")])
         elif e.first_step_error:
             rows.append([name, "1st step", terminal(f"{e.first_step_error_code}: fails at the first draft step: "
                                                     f"{e.first_step_error}")])

@@ -38,7 +38,7 @@ def checkpoint_json(c: CheckpointReport) -> dict[str, Any]:
         "hidden_size": c.hidden_size,
         "tensors": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "file": t.file} for t in c.tensors],
         "compatibility": [
-            {"runtime": e.runtime, "version": e.version, "loads": e.loads, "error": e.error,
+            {"runtime": e.runtime, "version": e.version, "loads": e.loads_or_none, "error": e.error,
              "error_code": e.error_code, "error_verbatim": e.verbatim if e.error else None,
              "silent": list(e.silent), "silent_codes": list(e.silent_codes), "source": e.source,
              "first_step_error": e.first_step_error, "first_step_error_code": e.first_step_error_code,

@@ -52,7 +52,9 @@ def _compatibility(c: CheckpointReport, console: Console) -> RenderableType:
     rows: list[list[str | Text]] = []
     for run in runs(c.compatibility):  # consecutive SGLang releases with one verdict share a row
         name, e = run.label, run.entry
-        if e.error:
+        if not e.judged:
+            rows.append([name, Text("no verdict", style="bold red"), Text(terminal(f"{e.error_code}: {e.error}"))])
+        elif e.error:
             rows.append([name, Text("no", style="bold red"), Text(terminal(f"{e.error_code}: {e.error}"))])
         elif e.first_step_error:  # it loads, then its first draft step fails
             rows.append([name, Text("1st step", style="bold red"),

@@ -19,7 +19,8 @@ from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import registered as entry_classes
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
-from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS
+from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS, unread_speculators
+from dspark_ckpt.runtimes.sglang_config import SPECULATORS_UNREAD as UNREAD_TEXT
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row, refusal_messages
 from dspark_ckpt.runtimes.versions import in_range
 
@@ -44,6 +45,11 @@ def registered(version: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# The same words as the rows' own check (sglang_eval.registration), given here too so that a speculators config whose
+# class no family describes (a DSparkDraftModel without model_type) is answered, not left without a row.
+SPECULATORS_UNREAD = Issue("DSP348", UNREAD_TEXT, verbatim=False)
+
+
 # One message per wording and name, shared by every release that words it so (a hostile name may be megabytes long).
 @functools.cache
 def _unregistered(wording: str, verbatim: bool, arch: str) -> Issue:
@@ -63,6 +69,8 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
     if arch is not None and arch not in registered(version) and not _entry_class(arch, family, version):
         said = refusal_messages(version)
         error = _unregistered(said.unregistered, said.unregistered_verbatim, arch)
+    elif arch is not None and unread_speculators(raw):
+        error = SPECULATORS_UNREAD  # the class resolves, but from sizes SGLang never reads
     aux = None
     if family in AUX_FAMILIES and error is None:
         from dspark_ckpt.runtimes import eagle3_aux_sglang  # here: only an EAGLE-3 draft has aux facts

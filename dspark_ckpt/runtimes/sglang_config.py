@@ -239,6 +239,17 @@ def _domino(cfg: Mapping[str, Any]) -> tuple[str, bool, str | None, tuple[int | 
     return "'domino'", True, first, (gru, nested_emb if nested_emb is not None else top_emb)
 
 
+SPECULATORS_UNREAD = ("SGLang reads no speculators-format config: LlamaConfig takes top-level keys only, so the sizes "
+                      "in transformer_layer_config are never seen")  # DSP348, in the build and in the rows' check
+
+
+def unread_speculators(cfg: Mapping[str, Any]) -> bool:
+    """A speculators-format config whose sizes are not at the top level, where SGLang reads them (no release reads
+    speculators_model_type or transformer_layer_config: docs/upstream-notes.md section 3, Registration)."""
+    return isinstance(cfg.get("speculators_model_type"), str) \
+        and not all(key in cfg for key in ("vocab_size", "hidden_size"))
+
+
 def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The SglangConfig fields config.json alone decides (a config-only repair changes them)."""
     archs = cfg.get("architectures")
@@ -250,8 +261,7 @@ def config_fields(cfg: Mapping[str, Any]) -> dict[str, Any]:
     projector, domino, domino_error, dims = _domino(cfg)
     return {
         "architecture": arch, "model_type": model_type,
-        "speculators": isinstance(cfg.get("speculators_model_type"), str)
-        and not all(key in cfg for key in ("vocab_size", "hidden_size")),
+        "speculators": unread_speculators(cfg),
         "tie_word_embeddings": cfg.get("tie_word_embeddings") is True,
         "num_hidden_layers": _int(cfg.get("num_hidden_layers")),  # LlamaConfig reads the top level
         "target_hidden_differs": "target_hidden_size" in cfg and target_hidden != hidden,

@@ -22,6 +22,7 @@ from dspark_ckpt.runtimes.sglang_config import (
     DOMINO_REQUIRED,
     HEAD_TYPES,
     MARKOV_PARAMS,
+    SPECULATORS_UNREAD,
     SglangConfig,
     config_fields,
     draft_vocab_config,
@@ -92,8 +93,7 @@ def registration(k: Contract, cfg: SglangConfig) -> Issue | None:
                          verbatim=False)
         return Issue("DSP309", k.messages.unregistered.format(arch=arch), k.messages.unregistered_verbatim)
     if cfg.speculators and not k.reads_speculators:
-        return Issue("DSP348", "SGLang reads no speculators-format config: LlamaConfig takes top-level keys only, so "
-                               "the sizes in transformer_layer_config are never seen", verbatim=False)
+        return Issue("DSP348", SPECULATORS_UNREAD, verbatim=False)
     return None
 
 

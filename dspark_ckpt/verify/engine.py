@@ -223,6 +223,8 @@ def disagreement(seen: Observed, said: Verdict | None, facts: DraftFacts | None,
     """Why the runtime's own load and check's verdict differ (None when they agree): the outcome, the error's words,
     the d2t decision (a vocab family), the backbone parameters no tensor wrote and the tensors cut to fit (where
     check has the release's generated model of the class: `landed_as`)."""
+    if said is not None and said.error is not None and said.error.code == "DSP368":
+        said = None  # check's row says it could not judge this release (check/no_verdict.py): no prediction
     if said is None:
         return f"{seen.label} loaded a family the table has no row for" if seen.registered and facts is not None \
             else None

@@ -173,9 +173,12 @@ def test_a_class_the_release_model_could_not_build_gets_no_verdict(tmp_path: Pat
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "architectures": ["KimiK3MTPModel"],
                                                     "model_type": "kimi_k3"}))
-    _, doc = check(folder, runtime)
-    assert not any((c["runtime"], c["version"]) == ("vllm", "0.33.0") for c in doc["compatibility"])
+    code, doc = check(folder, runtime)
+    # the release still has its row (issue 42): no verdict, and why; not a pass
+    (row,) = [c for c in doc["compatibility"] if (c["runtime"], c["version"]) == ("vllm", "0.33.0")]
+    assert row["loads"] is None and row["error_code"] == "DSP368" and "(DSP232)" in row["error"]
     assert f"no verdict is given on {runtime}" in codes(doc)["DSP232"]["message"]
+    assert codes(doc)["DSP368"]["severity"] == "error" and code == 1
 
 
 

@@ -540,6 +540,9 @@ TRIGGERS: dict[str, Trigger] = {
     "unknown-architecture": Trigger(("DSP203",), with_config(check(), architectures=["FooDraftModel"]), UNKNOWN),
     "registered-not-modelled": Trigger(("DSP232",), with_config(
         check(), architectures=["Eagle3DeepseekV2ForCausalLM"]), UNKNOWN),
+    # issue 42: a requested release the tool cannot judge has a row that says so, and fails the run (DSP368)
+    "no-verdict": Trigger(("DSP368",), with_config(check("--runtime", "vllm==0.32.0"), architectures=["MedusaModel"]),
+                          UNKNOWN),
     "target-as-draft": Trigger(("DSP231",), with_config(check(), architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                         **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
     "no-vocab-size": Trigger(("DSP204",), with_config(check(), vocab_size="many")),

@@ -127,5 +127,9 @@ def test_target_folder_as_the_draft_is_not_a_draft(tmp_path: Path, runtime: str)
     assert found["severity"] == "error"
     assert found["message"].startswith("not a draft: config.json names the target model Qwen2ForCausalLM")
     assert "--target" in found["message"]
-    assert "DSP309" not in codes and "DSP203" not in codes and doc["compatibility"] == []
+    assert "DSP309" not in codes and "DSP203" not in codes
+    # every requested release still gets its row (issue 42): no verdict, and why; DSP231 alone is the finding
+    (row,) = doc["compatibility"]
+    assert f"{row['runtime']}=={row['version']}" == runtime and row["loads"] is None
+    assert row["error_code"] == "DSP368" and "not a draft (DSP231)" in row["error"] and "DSP368" not in codes
     assert code == 1

@@ -277,4 +277,7 @@ def test_a_text_model_as_draft_is_not_called_unregistered(tmp_path: Path) -> Non
     def plain(cfg: dict[str, Any]) -> None:
         cfg["architectures"] = ["Qwen3ForCausalLM"]
 
-    assert run(tmp_path, "dflash-0.1.0-dflash", config=plain).verdicts == ()
+    verdicts = run(tmp_path, "dflash-0.1.0-dflash", config=plain).verdicts
+    # each release keeps its row (issue 42), and none calls the class unregistered: no verdict, and why
+    assert verdicts and {v.error.code for v in verdicts if v.error} == {"DSP368"}
+    assert all("registered there as a model, not a draft class" in v.error.text for v in verdicts if v.error)
