@@ -28,6 +28,101 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 sys.path.insert(0, str(Path(__file__).parent))
 
 from cli_runner import run_cli, run_subprocess  # noqa: F401 - re-exported: tests import them from here
+from upstream_guard import Guard, UpstreamReached, wheel_caches
+
+# Every test not marked `upstream` runs under the guard (tests/upstream_guard.py): no wheel, no network.
+GUARD = Guard(wheel_caches())
+
+
+def _guarded(item: pytest.Item) -> Any:
+    """Runs one phase of a test (setup, call or teardown: a module's fixture may fetch in its setup) under the guard,
+    unless the test is in the upstream tier; a refusal the test swallowed still fails it."""
+    if item.get_closest_marker("upstream") is not None:
+        return (yield)
+    children = GUARD.child_environment()
+    saved = {key: os.environ.get(key) for key in children}
+    os.environ.update(children)
+    GUARD.violations.clear()
+    GUARD.active = True
+    try:
+        result = yield
+    finally:
+        GUARD.active = False
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    if GUARD.violations:
+        raise UpstreamReached(f"outside the upstream tier, this test reached for: {GUARD.violations}")
+    return result
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--releases", default=os.environ.get("DSPARK_CKPT_UPSTREAM_RELEASES"),
+                     help="the upstream tier: only the checks of these releases, comma-separated runtime-X.Y.Z "
+                          "(vllm-0.34.0,sglang-0.5.23); 'newest': the newest listed vLLM and SGLang release "
+                          "(env DSPARK_CKPT_UPSTREAM_RELEASES)")
+
+
+def selected_releases(text: str | None) -> set[str] | None:
+    """--releases as a set of runtime-release names; None: every release."""
+    if not text:
+        return None
+    from dspark_ckpt.runtimes.release_model import generated_releases
+    from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
+
+    names: set[str] = set()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if part == "newest":
+            names |= {f"vllm-{VLLM_RELEASES[-1]}", f"sglang-{SGLANG_RELEASES[-1]}"}
+            continue
+        runtime, _, release = part.partition("-")
+        listed = {"vllm": VLLM_RELEASES, "sglang": SGLANG_RELEASES}.get(runtime, ())
+        if release not in listed and (runtime not in ("vllm", "sglang") or release not in generated_releases(runtime)):
+            raise pytest.UsageError(f"--releases: {part!r} is no listed or generated release (runtime-X.Y.Z, e.g. "
+                                    f"vllm-{VLLM_RELEASES[-1]}, or 'newest')")
+        names.add(part)
+    return names
+
+
+def upstream_release(item: pytest.Item) -> str | None:
+    """The runtime-release an upstream check is about: its `runtime` and `release` parameters, else the marker's
+    (`@pytest.mark.upstream(runtime="vllm", release="0.33.0")`; a module's runtime for a `release` parameter)."""
+    marker = item.get_closest_marker("upstream")
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    runtime = params.get("runtime") or (marker.kwargs.get("runtime") if marker else None)
+    release = params.get("release") or (marker.kwargs.get("release") if marker else None)
+    return f"{runtime}-{release}" if runtime and release else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--releases keeps the upstream checks of those releases; the hermetic tests are not its business."""
+    wanted = selected_releases(config.getoption("--releases"))
+    if wanted is None:
+        return
+    keep, drop = [], []
+    for item in items:
+        upstream = item.get_closest_marker("upstream") is not None
+        (drop if upstream and upstream_release(item) not in wanted else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Any:
+    return (yield from _guarded(item))
 
 NP_DTYPE = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4", "BOOL": "|b1", "U8": "|u1"}
 ARCH = {
