@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
@@ -367,26 +368,48 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
 
 
+@pytest.fixture(scope="session")
+def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One hook repository and one pre-commit cache for every hook test of the run: the hook's environment (a venv
+    with this project installed, ~10-30 s) is built once, not per module; the xdist workers share it (the first
+    makes the copy under a lock, pre-commit locks its own cache)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / "hook-repo"
+    with open(shared / "hook-repo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        root.mkdir(exist_ok=True)
+        return hook_repo_env(root)
+
+
 def hook_repo_env(base: Path) -> dict[str, str]:
     """A committed copy of this project under `base` for `pre-commit try-repo` (it clones it like a hook
-    repository), and the environment its hook venv runs in: this environment's packages, no index, no build
-    isolation; TOOL_REPO names the copy."""
+    repository; made once), and the environment its hook venv runs in: this environment's packages, no index, no
+    build isolation; TOOL_REPO names the copy."""
     tool = base / "tool"
-    tool.mkdir()
-    for name in HOOK_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, tool / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, tool / name)
-    git(tool, "init", "-q")
-    git(tool, "add", "-A")
-    git(tool, "commit", "-qm", "tool")
+    if not tool.is_dir():
+        _committed_copy(tool)
     site = os.pathsep.join(dict.fromkeys([*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
                                           *(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]))
     return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
             "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
             "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+
+
+def _committed_copy(tool: Path) -> None:
+    staging = tool.with_name(tool.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for name in HOOK_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, staging / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, staging / name)
+    git(staging, "init", "-q")
+    git(staging, "add", "-A")
+    git(staging, "commit", "-qm", "tool")
+    staging.rename(tool)
 
 
 def prepared_vllm_env(version: str) -> dict[str, str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import make_checkpoint, run_cli
 from test_fix_repairs import tree_digest
-from test_preflight_precommit import git, hook_env, try_repo  # noqa: F401 - hook_env is a fixture
+from test_preflight_precommit import git, try_repo
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)  # no d2t: rebuild-d2t adds a small shard

@@ -12,14 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import git, hook_repo_env, make_checkpoint
+from conftest import git, make_checkpoint
 
 REPO = Path(__file__).parents[2]
-
-
-@pytest.fixture(scope="module")
-def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return hook_repo_env(tmp_path_factory.mktemp("precommit"))
 
 
 def user_repo(root: Path, *, padded: bool) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import git, hook_repo_env, make_checkpoint
+from conftest import git, make_checkpoint
 
 REPO = Path(__file__).parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -71,11 +71,6 @@ def test_the_action_input_names_the_deploy_file(tmp_path: Path) -> None:
 
 
 # --- the pre-commit hook ---
-@pytest.fixture(scope="module")
-def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return hook_repo_env(tmp_path_factory.mktemp("precommit-deploy"))
-
-
 def try_repo(repo: Path, env: dict[str, str], *files: str) -> subprocess.CompletedProcess[str]:
     git(repo, "init", "-q")
     git(repo, "add", "-A")
