@@ -62,8 +62,21 @@ def _guarded(item: pytest.Item) -> Any:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--releases", default=os.environ.get("DSPARK_CKPT_UPSTREAM_RELEASES"),
                      help="the upstream tier: only the checks of these releases, comma-separated runtime-X.Y.Z "
-                          "(vllm-0.34.0,sglang-0.5.23); 'newest': the newest listed vLLM and SGLang release "
-                          "(env DSPARK_CKPT_UPSTREAM_RELEASES)")
+                          "(vllm-0.34.0,sglang-0.5.23); 'newest': the newest listed vLLM and SGLang release; "
+                          "'vllm' or 'sglang': every release of that runtime (env DSPARK_CKPT_UPSTREAM_RELEASES)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A run that selects the upstream tier (`-m upstream`) runs in one process, with -n set or not: its tools fill
+    the wheel caches without locks (two workers preparing one release, or one transformers pin, would race) and a
+    release's worker takes gigabytes of memory; its progress is one line per check (-v) and the tools' own log."""
+    from _pytest.mark.expression import Expression
+
+    expr = config.option.markexpr
+    if expr and Expression.compile(expr).evaluate(lambda name: name == "upstream") \
+            and getattr(config.option, "numprocesses", None):
+        config.option.numprocesses = 0
 
 
 def selected_releases(text: str | None) -> set[str] | None:
@@ -77,6 +90,10 @@ def selected_releases(text: str | None) -> set[str] | None:
     for part in filter(None, (p.strip() for p in text.split(","))):
         if part == "newest":
             names |= {f"vllm-{VLLM_RELEASES[-1]}", f"sglang-{SGLANG_RELEASES[-1]}"}
+            continue
+        if part in ("vllm", "sglang"):  # every release of that runtime, listed or generated
+            names |= {f"{part}-{r}" for r in (*{"vllm": VLLM_RELEASES, "sglang": SGLANG_RELEASES}[part],
+                                              *generated_releases(part))}
             continue
         runtime, _, release = part.partition("-")
         listed = {"vllm": VLLM_RELEASES, "sglang": SGLANG_RELEASES}.get(runtime, ())
@@ -93,7 +110,7 @@ def upstream_release(item: pytest.Item) -> str | None:
     marker = item.get_closest_marker("upstream")
     params = getattr(getattr(item, "callspec", None), "params", {})
     runtime = params.get("runtime") or (marker.kwargs.get("runtime") if marker else None)
-    release = params.get("release") or (marker.kwargs.get("release") if marker else None)
+    release = params.get("release") or params.get("version") or (marker.kwargs.get("release") if marker else None)
     return f"{runtime}-{release}" if runtime and release else None
 
 
