@@ -400,17 +400,32 @@ def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def hook_repo_env(base: Path) -> dict[str, str]:
-    """A committed copy of this project under `base` for `pre-commit try-repo` (it clones it like a hook
-    repository; made once), and the environment its hook venv runs in: this environment's packages, no index, no
-    build isolation; TOOL_REPO names the copy."""
-    tool = base / "tool"
+    """A committed copy of this project under `base` that pre-commit clones as a hook repository (made once), a
+    config naming its hooks at that commit, and the environment the hook venv is built and runs in: this
+    environment's packages, no index, no build isolation. TOOL_REPO names the copy, HOOK_CONFIG the config."""
+    tool, config = base / "tool", base / "pre-commit-config.yaml"
     if not tool.is_dir():
         _committed_copy(tool)
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tool, check=True, capture_output=True,
+                             text=True).stdout.strip()
+        hooks = "".join(f"  - id: {h}\n" for h in ("dspark-ckpt-check", "dspark-ckpt-fix-safe"))
+        config.write_text(f"repos:\n- repo: {tool}\n  rev: {rev}\n  hooks:\n{hooks}")
     site = os.pathsep.join(dict.fromkeys([*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
                                           *(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]))
     return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
             "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
-            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool), "HOOK_CONFIG": str(config)}
+
+
+def pre_commit_run(repo: Path, env: dict[str, str], hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run HOOK` in `repo` as a project that lists this one's hooks runs it: the config (outside the
+    repo) names the hook repository at its commit. pre-commit keeps one hook environment per repository and commit
+    in PRE_COMMIT_HOME, so a test run builds it once (`pre-commit try-repo` built it again in a scratch store on
+    every call, ~10-20 s each). `--files` or `--all-files`: no stash, so the config need not be staged."""
+    selection = ["--files", *files] if files else ["--all-files"]
+    return subprocess.run([sys.executable, "-m", "pre_commit", "run", hook, "--config", env["HOOK_CONFIG"],
+                           *selection, "--verbose"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
 
 
 def _committed_copy(tool: Path) -> None:
