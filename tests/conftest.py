@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
@@ -28,6 +29,118 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 sys.path.insert(0, str(Path(__file__).parent))
 
 from cli_runner import run_cli, run_subprocess  # noqa: F401 - re-exported: tests import them from here
+from upstream_guard import Guard, UpstreamReached, wheel_caches
+
+# Every test not marked `upstream` runs under the guard (tests/upstream_guard.py): no wheel, no network.
+GUARD = Guard(wheel_caches())
+
+
+def _guarded(item: pytest.Item) -> Any:
+    """Runs one phase of a test (setup, call or teardown: a module's fixture may fetch in its setup) under the guard,
+    unless the test is in the upstream tier; a refusal the test swallowed still fails it."""
+    if item.get_closest_marker("upstream") is not None:
+        return (yield)
+    children = GUARD.child_environment()
+    saved = {key: os.environ.get(key) for key in children}
+    os.environ.update(children)
+    GUARD.violations.clear()
+    GUARD.active = True
+    try:
+        result = yield
+    finally:
+        GUARD.active = False
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    if GUARD.violations:
+        raise UpstreamReached(f"outside the upstream tier, this test reached for: {GUARD.violations}")
+    return result
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--releases", default=os.environ.get("DSPARK_CKPT_UPSTREAM_RELEASES"),
+                     help="the upstream tier: only the checks of these releases, comma-separated runtime-X.Y.Z "
+                          "(vllm-0.34.0,sglang-0.5.23); 'newest': the newest listed vLLM and SGLang release; "
+                          "'vllm' or 'sglang': every release of that runtime (env DSPARK_CKPT_UPSTREAM_RELEASES)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """A run that selects the upstream tier (`-m upstream`) runs in one process, with -n set or not: its tools fill
+    the wheel caches without locks (two workers preparing one release, or one transformers pin, would race) and a
+    release's worker takes gigabytes of memory; its progress is one line per check (-v) and the tools' own log."""
+    from _pytest.mark.expression import Expression
+
+    expr = config.option.markexpr
+    if expr and Expression.compile(expr).evaluate(lambda name: name == "upstream") \
+            and getattr(config.option, "numprocesses", None):
+        config.option.numprocesses = 0
+
+
+def selected_releases(text: str | None) -> set[str] | None:
+    """--releases as a set of runtime-release names; None: every release."""
+    if not text:
+        return None
+    from dspark_ckpt.runtimes.release_model import generated_releases
+    from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
+
+    names: set[str] = set()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if part == "newest":
+            names |= {f"vllm-{VLLM_RELEASES[-1]}", f"sglang-{SGLANG_RELEASES[-1]}"}
+            continue
+        if part in ("vllm", "sglang"):  # every release of that runtime, listed or generated
+            names |= {f"{part}-{r}" for r in (*{"vllm": VLLM_RELEASES, "sglang": SGLANG_RELEASES}[part],
+                                              *generated_releases(part))}
+            continue
+        runtime, _, release = part.partition("-")
+        listed = {"vllm": VLLM_RELEASES, "sglang": SGLANG_RELEASES}.get(runtime, ())
+        if release not in listed and (runtime not in ("vllm", "sglang") or release not in generated_releases(runtime)):
+            raise pytest.UsageError(f"--releases: {part!r} is no listed or generated release (runtime-X.Y.Z, e.g. "
+                                    f"vllm-{VLLM_RELEASES[-1]}, or 'newest')")
+        names.add(part)
+    return names
+
+
+def upstream_release(item: pytest.Item) -> str | None:
+    """The runtime-release an upstream check is about: its `runtime` and `release` parameters, else the marker's
+    (`@pytest.mark.upstream(runtime="vllm", release="0.33.0")`; a module's runtime for a `release` parameter)."""
+    marker = item.get_closest_marker("upstream")
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    runtime = params.get("runtime") or (marker.kwargs.get("runtime") if marker else None)
+    release = params.get("release") or params.get("version") or (marker.kwargs.get("release") if marker else None)
+    return f"{runtime}-{release}" if runtime and release else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--releases keeps the upstream checks of those releases; the hermetic tests are not its business."""
+    wanted = selected_releases(config.getoption("--releases"))
+    if wanted is None:
+        return
+    keep, drop = [], []
+    for item in items:
+        upstream = item.get_closest_marker("upstream") is not None
+        (drop if upstream and upstream_release(item) not in wanted else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Any:
+    return (yield from _guarded(item))
 
 NP_DTYPE = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4", "BOOL": "|b1", "U8": "|u1"}
 ARCH = {
@@ -277,26 +390,63 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
 
 
+@pytest.fixture(scope="session")
+def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One hook repository and one pre-commit cache for every hook test of the run: the hook's environment (a venv
+    with this project installed, ~10-30 s) is built once, not per module; the xdist workers share it (the first
+    makes the copy under a lock, pre-commit locks its own cache)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / "hook-repo"
+    with open(shared / "hook-repo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        root.mkdir(exist_ok=True)
+        return hook_repo_env(root)
+
+
 def hook_repo_env(base: Path) -> dict[str, str]:
-    """A committed copy of this project under `base` for `pre-commit try-repo` (it clones it like a hook
-    repository), and the environment its hook venv runs in: this environment's packages, no index, no build
-    isolation; TOOL_REPO names the copy."""
-    tool = base / "tool"
-    tool.mkdir()
-    for name in HOOK_FILES:
-        src = REPO / name
-        if src.is_dir():
-            shutil.copytree(src, tool / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, tool / name)
-    git(tool, "init", "-q")
-    git(tool, "add", "-A")
-    git(tool, "commit", "-qm", "tool")
+    """A committed copy of this project under `base` that pre-commit clones as a hook repository (made once), a
+    config naming its hooks at that commit, and the environment the hook venv is built and runs in: this
+    environment's packages, no index, no build isolation. TOOL_REPO names the copy, HOOK_CONFIG the config."""
+    tool, config = base / "tool", base / "pre-commit-config.yaml"
+    if not tool.is_dir():
+        _committed_copy(tool)
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tool, check=True, capture_output=True,
+                             text=True).stdout.strip()
+        hooks = "".join(f"  - id: {h}\n" for h in ("dspark-ckpt-check", "dspark-ckpt-fix-safe"))
+        config.write_text(f"repos:\n- repo: {tool}\n  rev: {rev}\n  hooks:\n{hooks}")
     site = os.pathsep.join(dict.fromkeys([*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
                                           *(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))]))
     return {**os.environ, "PRE_COMMIT_HOME": str(base / "cache"), "PYTHONPATH": site, "PIP_NO_INDEX": "1",
             "PIP_NO_BUILD_ISOLATION": "0",  # pip's inverted spelling: this turns build isolation off
-            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool)}
+            "NO_COLOR": "1", "COLUMNS": "100", "TOOL_REPO": str(tool), "HOOK_CONFIG": str(config)}
+
+
+def pre_commit_run(repo: Path, env: dict[str, str], hook: str, *files: str) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run HOOK` in `repo` as a project that lists this one's hooks runs it: the config (outside the
+    repo) names the hook repository at its commit. pre-commit keeps one hook environment per repository and commit
+    in PRE_COMMIT_HOME, so a test run builds it once (`pre-commit try-repo` built it again in a scratch store on
+    every call, ~10-20 s each). `--files` or `--all-files`: no stash, so the config need not be staged."""
+    selection = ["--files", *files] if files else ["--all-files"]
+    return subprocess.run([sys.executable, "-m", "pre_commit", "run", hook, "--config", env["HOOK_CONFIG"],
+                           *selection, "--verbose"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def _committed_copy(tool: Path) -> None:
+    staging = tool.with_name(tool.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for name in HOOK_FILES:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, staging / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, staging / name)
+    git(staging, "init", "-q")
+    git(staging, "add", "-A")
+    git(staging, "commit", "-qm", "tool")
+    staging.rename(tool)
 
 
 def prepared_vllm_env(version: str) -> dict[str, str]:

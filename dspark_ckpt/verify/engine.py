@@ -127,6 +127,15 @@ def run_worker(cases: Sequence[Mapping[str, Any]], *, device: str, env: Mapping[
                version: str | None = None) -> WorkerRun:
     """One subprocess for all cases (the runtime imports once); its crash or hang is a reason, never a traceback
     here. `version`: the installed release (SGLang's worker is told its draft classes from that release's data)."""
+    doc = worker_document(cases, device=device, env=env, python=python, timeout=timeout, runtime=runtime,
+                          version=version)
+    return worker_run(doc, runtime)
+
+
+def worker_document(cases: Sequence[Mapping[str, Any]], *, device: str, env: Mapping[str, str] | None = None,
+                    python: str | None = None, timeout: float = WORKER_TIMEOUT_S, runtime: str = "vllm",
+                    version: str | None = None) -> dict[str, Any]:
+    """The worker's JSON document for these cases; a worker that hung or died is `{"ok": false, "reason": ...}`."""
     label = LABEL.get(runtime, runtime)
     extra, extra_env = _request(runtime, version)
     with tempfile.TemporaryDirectory(prefix="dspark-engine-") as tmp:
@@ -141,11 +150,16 @@ def run_worker(cases: Sequence[Mapping[str, Any]], *, device: str, env: Mapping[
                                    str(request), str(out)], env=full_env,
                                   capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
-            return WorkerRun(False, f"the {label} worker ran past {timeout:.0f} s", None, None, {}, {})
+            return {"ok": False, "reason": f"the {label} worker ran past {timeout:.0f} s"}
         if not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-            return WorkerRun(False, f"the {label} worker died: {tail[0]}", None, None, {}, {})
-        doc = json.loads(out.read_text())
+            return {"ok": False, "reason": f"the {label} worker died: {tail[0]}"}
+        doc: dict[str, Any] = json.loads(out.read_text())
+        return doc
+
+
+def worker_run(doc: Mapping[str, Any], runtime: str) -> WorkerRun:
+    """What the worker's document says: whether the runtime imported, its version and file, each case observed."""
     results = doc.get("results") or []
     return WorkerRun(bool(doc.get("ok")), doc.get("reason"), doc.get("vllm_version") or doc.get("version"),
                      doc.get("vllm_file") or doc.get("file"),

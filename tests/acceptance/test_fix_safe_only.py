@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import make_checkpoint, run_cli
 from test_fix_repairs import tree_digest
-from test_preflight_precommit import git, hook_env, try_repo  # noqa: F401 - hook_env is a fixture
+from test_preflight_precommit import git, run_hook
 
 PADDED = dict(vocab=100, draft_vocab=100, target_vocab=96)
 PRUNED = dict(vocab=128, draft_vocab=32, target_vocab=128, t2d=True)  # no d2t: rebuild-d2t adds a small shard
@@ -119,7 +119,7 @@ def test_fix_safe_hook_applies_metadata_only_and_refuses_rewrites(tmp_path: Path
     meta = hook_repo(tmp_path / "meta", PRUNED, 'target-vocab-size = 128\nruntime = ["vllm==0.30.0"]\n')
     draft = meta / "drafts" / "d"
     weights = sha(draft / "model.safetensors")
-    first = try_repo(meta, hook_env, "dspark-ckpt-fix-safe")
+    first = run_hook(meta, hook_env, "dspark-ckpt-fix-safe")
     out = flat(first.stdout)
     assert first.returncode == 1, first.stdout + first.stderr  # new files were written: stage them, then commit
     assert "dspark-ckpt fix (metadata-only repairs)" in out and "Failed" in out and "strategy rebuild-d2t" in out
@@ -128,12 +128,12 @@ def test_fix_safe_hook_applies_metadata_only_and_refuses_rewrites(tmp_path: Path
     assert sorted(p.name for p in (meta / "drafts").iterdir()) == ["d"], "no lock or staging folder left"
     assert run_cli("check", str(draft), "--target-vocab-size", "128", "--runtime", "vllm==0.30.0").returncode == 0
     git(meta, "add", "-A")
-    second = try_repo(meta, hook_env, "dspark-ckpt-fix-safe")
+    second = run_hook(meta, hook_env, "dspark-ckpt-fix-safe")
     assert second.returncode == 0 and "Passed" in second.stdout, second.stdout + second.stderr
 
     rewrite = hook_repo(tmp_path / "rewrite", PADDED, 'target-vocab-size = 96\nruntime = ["vllm==0.29.0"]\n')
     before = tree_digest(rewrite / "drafts")
-    refused = try_repo(rewrite, hook_env, "dspark-ckpt-fix-safe")
+    refused = run_hook(rewrite, hook_env, "dspark-ckpt-fix-safe")
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "skipped (--safe-only): trim is not a metadata-only repair" in flat(refused.stdout)
     assert "files were modified" not in refused.stdout and tree_digest(rewrite / "drafts") == before

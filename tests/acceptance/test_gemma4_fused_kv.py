@@ -1,6 +1,7 @@
 """DSP364: vLLM's Gemma4 DSpark load_weights ends in _build_fused_kv_buffers, which asserts every layer shares K and V
-(a full-attention layer of a config with attention_k_eq_v). check says so per release; the slow test holds the
-rule against vLLM 0.33.0's own __init__ + load_weights, executed on CPU."""
+(a full-attention layer of a config with attention_k_eq_v). check says so per release; the last test holds the
+rule against vLLM 0.33.0's own __init__ + load_weights, executed on CPU in the upstream tier, and against its recording
+in the hermetic suite (tests/recorded.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 from conftest import edit_config, make_checkpoint, run_cli
 from listed import vllm_before
+from recorded import observations, sources
 
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -61,11 +63,11 @@ def test_every_vllm_release_refuses_layers_that_do_not_share_k_and_v(tmp_path: P
     assert all(r["error_code"] != "DSP364" for (runtime, _), r in rows.items() if runtime == "sglang")
 
 
-@pytest.mark.slow
-def test_the_rule_is_what_vllm_own_load_does(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_the_rule_is_what_vllm_own_load_does(tmp_path: Path, source: str) -> None:
     """Each case through vLLM 0.33.0's Gemma4DSparkForCausalLM: __init__ from the config, load_weights on the
-    checkpoint's tensors (tools/release_model_worker.py, load mode)."""
-    pytest.importorskip("torch")
+    checkpoint's tensors (tools/release_model_worker.py, load mode; the upstream tier runs it, the hermetic suite
+    reads its recording, tests/recorded.py)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
     from test_landing_agreement import _observe  # fetches the wheel and its import-time deps (the probe's)
 
@@ -78,7 +80,7 @@ def test_the_rule_is_what_vllm_own_load_does(tmp_path: Path) -> None:
         tensors = {n: e["shape"] for n, e in header.items() if n != "__metadata__"}
         cases.append({"id": name, "architecture": "Gemma4DSparkModel", "config": config, "tensors": tensors,
                       "target_hidden": config["hidden_size"], "target_vocab": 96, "bare": False})
-    observed = _observe("0.33.0", cases)
+    observed = observations("gemma4-fused-kv", "vllm", "0.33.0", cases, source, lambda: _observe("0.33.0", cases))
     for name, (_, survives) in CASES.items():
         error = observed[name]["error"]
         assert (error is None or "attention_k_eq_v" not in error["message"]) is survives, (name, error)

@@ -1,4 +1,5 @@
-"""The pre-commit hooks, run for real: `pre-commit try-repo` installs this project into a hook environment.
+"""The pre-commit hooks, run for real: `pre-commit run` with a config naming this project (a committed copy) as
+the hook repository installs it into a hook environment, once per test run (conftest.hook_env, pre_commit_run).
 
 Offline and quick: the hook's virtualenv sees the test interpreter's site-packages through PYTHONPATH, so pip finds
 every dependency already installed and builds only dspark-ckpt itself (no index, no build isolation).
@@ -12,14 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import git, hook_repo_env, make_checkpoint
+from conftest import git, make_checkpoint, pre_commit_run
 
 REPO = Path(__file__).parents[2]
-
-
-@pytest.fixture(scope="module")
-def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return hook_repo_env(tmp_path_factory.mktemp("precommit"))
 
 
 def user_repo(root: Path, *, padded: bool) -> Path:
@@ -34,9 +30,8 @@ def user_repo(root: Path, *, padded: bool) -> Path:
     return root
 
 
-def try_repo(repo: Path, env: dict[str, str], hook: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", env["TOOL_REPO"], hook, "--all-files",
-                           "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+def run_hook(repo: Path, env: dict[str, str], hook: str) -> subprocess.CompletedProcess[str]:
+    return pre_commit_run(repo, env, hook)
 
 
 def test_hook_definitions() -> None:
@@ -48,10 +43,10 @@ def test_hook_definitions() -> None:
 
 
 def test_check_hook_blocks_a_broken_draft_and_passes_a_good_one(tmp_path: Path, hook_env: dict[str, str]) -> None:
-    bad = try_repo(user_repo(tmp_path / "bad", padded=True), hook_env, "dspark-ckpt-check")
+    bad = run_hook(user_repo(tmp_path / "bad", padded=True), hook_env, "dspark-ckpt-check")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "dspark-ckpt check" in bad.stdout and "Failed" in bad.stdout
     assert "DSP302" in bad.stdout and "drafts/d" in bad.stdout and "tools" not in bad.stdout.split("Failed", 1)[1]
-    good = try_repo(user_repo(tmp_path / "good", padded=False), hook_env, "dspark-ckpt-check")
+    good = run_hook(user_repo(tmp_path / "good", padded=False), hook_env, "dspark-ckpt-check")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout

@@ -1,9 +1,11 @@
 """`verify --engine installed|modelled` through the real CLI.
 
 The fallback is always tested (no vLLM here, or a vLLM whose metadata exists but which cannot be imported). The
-installed path runs a real vLLM source tree prepared by the maintainer probe's own download step (`pip download
---no-deps vllm==0.30.0`, the .py files extracted, import-time deps installed beside it); it is skipped, saying why,
-when that step cannot run (no network to the package index, pip refusing).
+installed path runs a real vLLM source tree in the upstream tier, prepared by the maintainer probe's own download
+step (`pip download --no-deps vllm==0.30.0`, the .py files extracted, import-time deps installed beside it; skipped,
+saying why, when that step cannot run), and holds the worker's documents to their recording; the hermetic suite
+installs only vLLM 0.30.0's metadata and replays that recording (tests/recorded.py, EngineAnswers), so everything
+after the worker (the comparison with check, the report, the exit code) runs in both.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import draft_tensors, make_checkpoint, prepared_vllm_env, run_cli
+from recorded import EngineAnswers
 
 pytest.importorskip("torch")
 
@@ -95,10 +99,21 @@ def test_an_installed_sglang_without_a_generated_model_falls_back(tmp_path: Path
     assert "DSP606" in _codes(entry) and "DSP605" not in _codes(entry)
 
 
-@pytest.fixture(scope="module")
-def vllm_tree(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """vLLM 0.30.0 as the probe prepares it (conftest.prepared_vllm_env)."""
-    return prepared_vllm_env(VERSION)
+@pytest.fixture(scope="module", params=["recorded", pytest.param("release", marks=pytest.mark.upstream(
+    runtime="vllm", release=VERSION))])
+def vllm_source(request: pytest.FixtureRequest) -> tuple[str, dict[str, str]]:
+    """The recording, or vLLM 0.30.0 as the probe prepares it (conftest.prepared_vllm_env)."""
+    return request.param, prepared_vllm_env(VERSION) if request.param == "release" else {}
+
+
+@pytest.fixture
+def vllm_tree(vllm_source: tuple[str, dict[str, str]], request: pytest.FixtureRequest,
+              tmp_path: Path) -> Iterator[dict[str, str]]:
+    """vLLM 0.30.0 installed for verify's engine, the CLI in this process (EngineAnswers): the environment its
+    worker runs in (the release's tree on PYTHONPATH in the upstream tier; nothing more for the recording)."""
+    source, env = vllm_source
+    with EngineAnswers(request.node.originalname, "vllm", VERSION, source, tmp_path / "site", env):
+        yield env
 
 
 def test_installed_engine_answers_in_vllms_own_words(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
@@ -160,7 +175,7 @@ def test_worker_runs_vllms_own_loader_on_each_family(tmp_path: Path, vllm_tree: 
                                         target_vocab=96, markov=False, d2t=True),
     }
     cases = [{"id": family, "folder": str(path), "target_vocab": 96} for family, path in drafts.items()]
-    run = run_worker(cases, device="cpu", env={**vllm_tree, **with_path(vllm_tree["PYTHONPATH"], ROOT)})
+    run = run_worker(cases, device="cpu", env={**vllm_tree, **with_path(ROOT)})
     assert run.ok, run.reason
     assert run.version == VERSION and not run.adapter_errors
     q, f, e = (run.observed[k] for k in drafts)
@@ -178,7 +193,7 @@ def test_unregistered_architecture_is_the_registrys_answer(tmp_path: Path, vllm_
     draft = make_checkpoint(tmp_path / "x", vocab=96, draft_vocab=96, target_vocab=96,
                             config_extra={"architectures": ["NoSuchDSparkModel"]})
     run = run_worker([{"id": "x", "folder": str(draft), "target_vocab": 96}], device="cpu",
-                     env={**vllm_tree, **with_path(vllm_tree["PYTHONPATH"], ROOT)})
+                     env={**vllm_tree, **with_path(ROOT)})
     seen = run.observed["x"]
     assert not seen.registered and not seen.loads
     assert seen.verbatim == "NoSuchDSparkModel is not in this vLLM's _SPECULATIVE_DECODING_MODELS"
@@ -192,9 +207,11 @@ def test_worker_without_vllm_says_why(tmp_path: Path) -> None:
     assert not run.ok and run.reason is not None and "vllm" in run.reason.lower()
 
 
-def test_probe_prints_agreement_figures(vllm_tree: dict[str, str]) -> None:
-    """The maintainer probe on the prepared tree, one family: every cell of the fixture matrix agrees."""
-    tree = vllm_tree["PYTHONPATH"].split(os.pathsep)[0]
+@pytest.mark.upstream(runtime="vllm", release=VERSION)
+def test_probe_prints_agreement_figures() -> None:
+    """The maintainer probe on the prepared tree, one family: every cell of the fixture matrix agrees (the hermetic
+    suite holds check to every release's recorded cells: tests/unit/test_vocab_observed.py)."""
+    tree = prepared_vllm_env(VERSION)["PYTHONPATH"].split(os.pathsep)[0]
     done = subprocess.run([sys.executable, str(PROBE), VERSION, "--source", tree, "--family", "qwen3-dspark"],
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]

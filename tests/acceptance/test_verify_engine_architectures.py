@@ -1,6 +1,7 @@
 """`verify --engine installed` on whole checkpoints of draft classes beyond the vocab families, through the real CLI,
 with a real vLLM release (0.33.0, prepared by the maintainer probe's own download step, as the landing agreement
-test prepares it; skipped, saying why, when that step cannot run).
+test prepares it; skipped, saying why, when that step cannot run) in the upstream tier, which holds the worker's
+documents to their recording; the hermetic suite replays that recording (tests/recorded.py, EngineAnswers).
 
 Each checkpoint is written from the release's generated record of its class (tests/producers/
 test_every_architecture_agreement.py's writer: the recipe's config at the worker's base sizes, every tensor of the
@@ -21,9 +22,8 @@ from typing import Any
 
 import pytest
 from conftest import prepared_vllm_env, run_cli
+from recorded import EngineAnswers
 
-pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "producers"))
@@ -48,10 +48,11 @@ MUTATIONS = ("as-built", "one-missing", "stray-tensor", "one-wider")
 EDITED = "layers.0.mlp.down_proj.weight"  # the backbone tensor the missing and wider mutations edit (asserted)
 
 
-@pytest.fixture(scope="module")
-def vllm_env() -> dict[str, str]:
-    """vLLM 0.33.0 as the probe prepares it (conftest.prepared_vllm_env)."""
-    return prepared_vllm_env(VERSION)
+@pytest.fixture(scope="module", params=["recorded", pytest.param("release", marks=pytest.mark.upstream(
+    runtime="vllm", release=VERSION))])
+def vllm_env(request: pytest.FixtureRequest) -> tuple[str, dict[str, str]]:
+    """The recording, or vLLM 0.33.0 as the probe prepares it (conftest.prepared_vllm_env)."""
+    return request.param, prepared_vllm_env(VERSION) if request.param == "release" else {}
 
 
 def _whole(runtime: str, release: str, architecture: str) -> tuple[ArchitectureModel, dict[str, Any],
@@ -78,13 +79,16 @@ def _write_case(root: Path, architecture: str, mutation: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def answered(vllm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def answered(vllm_env: tuple[str, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[str, dict[str, Any]]:
     """Every case through one `verify --engine installed` run: the JSON entry of each, by folder name."""
     root = tmp_path_factory.mktemp("engine-architectures")
     folders = [_write_case(root, arch, mutation) for arch in CLASSES for mutation in MUTATIONS]
-    done = run_cli("verify", *map(str, folders), "--target-vocab-size", str(T), "--device", "cpu", "--probe", "0",
-                   "--runtime", f"vllm=={VERSION}", "--engine", "installed", "--format", "json", env=vllm_env,
-                   timeout=900)
+    source, env = vllm_env
+    with EngineAnswers("verify-engine-architectures-vllm", "vllm", VERSION, source, root / "site", env):
+        done = run_cli("verify", *map(str, folders), "--target-vocab-size", str(T), "--device", "cpu", "--probe",
+                       "0", "--runtime", f"vllm=={VERSION}", "--engine", "installed", "--format", "json", env=env,
+                       timeout=900)
     assert done.returncode in (0, 1), done.stderr[-3000:]
     entries = json.loads(done.stdout)["checkpoints"]
     return {Path(e["source"]).name: e for e in entries}
@@ -207,10 +211,9 @@ SGLANG_CLASSES = {"LlamaForCausalLMEagle": "sglang.srt.models.llama_eagle.LlamaF
                   "DFlashDraftModel": "sglang.srt.models.dflash.DFlashDraftModel"}
 
 
-@pytest.fixture(scope="module")
-def sglang_answered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """Every SGLang case through one `verify --engine installed` run, SGLang 0.5.23 on the path (its wheel, the
-    transformers it pins, its import-time deps: tools/sglang_release_model.py's own preparation)."""
+def _sglang_env() -> dict[str, str]:
+    """SGLang 0.5.23 on the path (its wheel, the transformers it pins, its import-time deps:
+    tools/sglang_release_model.py's own preparation)."""
     sys.path.insert(0, str(ROOT / "tools"))
     import sglang_release_model
 
@@ -218,6 +221,15 @@ def sglang_answered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[
         paths, _ = sglang_release_model.release_paths(SGLANG)
     except Exception as exc:  # noqa: BLE001 - no package index here: say why
         pytest.skip(f"could not prepare sglang=={SGLANG}: {exc}")
+    return {"PYTHONPATH": os.pathsep.join([*map(str, paths), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+@pytest.fixture(scope="module", params=["recorded", pytest.param("release", marks=pytest.mark.upstream(
+    runtime="sglang", release=SGLANG))])
+def sglang_answered(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                    ) -> dict[str, dict[str, Any]]:
+    """Every SGLang case through one `verify --engine installed` run: the recording, or SGLang itself."""
+    env = _sglang_env() if request.param == "release" else {}
     root = tmp_path_factory.mktemp("engine-sglang")
     folders = []
     for arch in SGLANG_CLASSES:
@@ -227,10 +239,10 @@ def sglang_answered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[
             if shipped is not None:
                 folders.append(root / f"{arch}--{mutation}")
                 _write(folders[-1], config, shipped)
-    path = os.pathsep.join([*map(str, paths), *filter(None, [os.environ.get("PYTHONPATH")])])
-    done = run_cli("verify", *map(str, folders), "--target-vocab-size", str(T), "--device", "cpu", "--probe", "0",
-                   "--runtime", f"sglang=={SGLANG}", "--engine", "installed", "--format", "json",
-                   env={"PYTHONPATH": path}, timeout=900)
+    with EngineAnswers("verify-engine-architectures-sglang", "sglang", SGLANG, request.param, root / "site", env):
+        done = run_cli("verify", *map(str, folders), "--target-vocab-size", str(T), "--device", "cpu", "--probe",
+                       "0", "--runtime", f"sglang=={SGLANG}", "--engine", "installed", "--format", "json", env=env,
+                       timeout=900)
     assert done.returncode in (0, 1), done.stderr[-3000:]
     return {Path(e["source"]).name: e for e in json.loads(done.stdout)["checkpoints"]}
 

@@ -1,6 +1,6 @@
 """The deploy file in CI: `speculative-config = "deploy/spec.json"` in [tool.dspark-ckpt] makes the pre-commit hook
-(run for real with `pre-commit try-repo`) and the GitHub Action (its script, with the runner's environment) check
-the deploy file with the checkpoint it names."""
+(run for real with `pre-commit run`, this project as the hook repository) and the GitHub Action (its script, with
+the runner's environment) check the deploy file with the checkpoint it names."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import git, hook_repo_env, make_checkpoint
+from conftest import git, make_checkpoint, pre_commit_run
 
 REPO = Path(__file__).parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -71,25 +71,17 @@ def test_the_action_input_names_the_deploy_file(tmp_path: Path) -> None:
 
 
 # --- the pre-commit hook ---
-@pytest.fixture(scope="module")
-def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return hook_repo_env(tmp_path_factory.mktemp("precommit-deploy"))
-
-
-def try_repo(repo: Path, env: dict[str, str], *files: str) -> subprocess.CompletedProcess[str]:
+def run_hook(repo: Path, env: dict[str, str], *files: str) -> subprocess.CompletedProcess[str]:
     git(repo, "init", "-q")
     git(repo, "add", "-A")
-    selection = ["--files", *files] if files else ["--all-files"]
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", env["TOOL_REPO"], "dspark-ckpt-check",
-                           *selection, "--verbose"], cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    return pre_commit_run(repo, env, "dspark-ckpt-check", *files)
 
 
 def test_the_hook_runs_on_the_deploy_file_and_checks_it_with_its_checkpoint(tmp_path: Path,
                                                                           hook_env: dict[str, str]) -> None:
-    bad = try_repo(user_repo(tmp_path / "bad", BAD), hook_env, "deploy/spec.json")  # only the deploy file changed
+    bad = run_hook(user_repo(tmp_path / "bad", BAD), hook_env, "deploy/spec.json")  # only the deploy file changed
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "DSP811" in bad.stdout and "drafts/d" in bad.stdout
-    good = try_repo(user_repo(tmp_path / "good", GOOD), hook_env)
+    good = run_hook(user_repo(tmp_path / "good", GOOD), hook_env)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout

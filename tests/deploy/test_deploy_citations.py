@@ -1,34 +1,35 @@
-"""Every line range the deploy rules cite, re-read in the released wheel it names (fetched once, then cached).
+"""Every line range the deploy rules cite, re-read in the release it names.
 
 The needles are the upstream text each rule depends on: a line number that drifts, or a rule attributed to a
-release that does not have it, fails here.
+release that does not have it, fails here. The hermetic suite reads the recorded answers to what these tests ask of
+each wheel (tests/wheel_excerpts.py); the upstream tier asks the wheels (fetched once, then cached) and checks that
+every recorded answer is still the wheel's.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from released_sources import release_tree
+from recorded import sources
+from wheel_excerpts import Wheel, WheelTree, ask_again, recorded_questions
+from wheel_excerpts import wheel as release_files
 
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import spec_facts, vllm_release
 from dspark_ckpt.runtimes import speculative_config as sc
-from dspark_ckpt.runtimes.versions import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
 import release_anchors as anchors
 
-pytestmark = pytest.mark.slow  # the first run downloads seven vLLM wheels (cached after)
 
-
-def wheel(version: str) -> Path:
-    """The extracted `.py` files of vLLM `version`'s wheel."""
-    return release_tree("vllm", version)
+def wheel(version: str, source: str) -> Wheel:
+    """The `.py` files of vLLM `version`'s wheel, as `source` answers for them."""
+    return release_files("vllm", version, source)
 
 
 NEEDLES: dict[str, tuple[str, ...]] = {
@@ -192,31 +193,33 @@ OMNI_NEEDLES = {
 }
 
 
-def cited_text(c: sc.Cite) -> str:
-    lines = (wheel(c.version) / c.file).read_text().splitlines()
+def cited_text(c: sc.Cite, source: str) -> str:
     text = []
     for part in c.lines.split(", "):
         first, _, last = part.removeprefix("L").partition("-")
-        text += lines[int(first) - 1:int(last or first)]
+        text += wheel(c.version, source).lines(c.file, int(first), int(last or first))
     return "\n".join(text)
 
 
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize("rule", sorted(anchors.SPEC_ANCHORS))
-def test_each_rule_cites_the_lines_that_hold_it(rule: str) -> None:
+def test_each_rule_cites_the_lines_that_hold_it(rule: str, source: str) -> None:
     assert rule in NEEDLES, f"add the upstream text {rule} depends on to NEEDLES"
     for version in sc.releases_with(rule):
-        text = cited_text(sc.cite(rule, version))
+        text = cited_text(sc.cite(rule, version), source)
         for needle in needles(rule, sc.cite(rule, version)):
             assert any(n in text for n in needle.split(" || ")), f"{sc.cite(rule, version)} does not contain {needle!r}"
 
 
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize("check", sorted(anchors.OMNI_ANCHORS))
-def test_each_omni_check_is_cited_where_it_is(check: str) -> None:
+def test_each_omni_check_is_cited_where_it_is(check: str, source: str) -> None:
     for version in (v for v, rules in vllm_release.RELEASE_RULES.items() if rules.omni_validation):
-        assert OMNI_NEEDLES[check] in cited_text(sc.omni_cite(check, version)), (check, version)
+        assert OMNI_NEEDLES[check] in cited_text(sc.omni_cite(check, version), source), (check, version)
 
 
-def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_rules_absent_from_a_release_are_absent_from_its_wheel(source: str) -> None:
     """A rule the table gives only some releases must not be in the others (e.g. the 0.27-only block minimum)."""
     for rule, needles in (("min_block", NEEDLES["min_block"]), ("speculators_verifier", NEEDLES["speculators_verifier"]),
                           ("topk_field", NEEDLES["topk_field"]), ("block_default", ("if self.use_dspark():",)),
@@ -226,40 +229,47 @@ def test_rules_absent_from_a_release_are_absent_from_its_wheel() -> None:
         for version in vllm_release.VERSIONS:
             if version in sc.releases_with(rule):
                 continue
-            file = wheel(version) / anchors.SPEC_ANCHORS[rule].file
-            assert needles[0] not in file.read_text(), (rule, version)
+            assert not wheel(version, source).has(anchors.SPEC_ANCHORS[rule].file, needles[0]), (rule, version)
 
 
-def test_field_lists_match_each_wheel() -> None:
-    import ast
-
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_field_lists_match_each_wheel(source: str) -> None:
     for version, rules in vllm_release.RELEASE_RULES.items():
-        tree = ast.parse((wheel(version) / sc.SPEC).read_text())
-        cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SpeculativeConfig")
-        names = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
-        assert names == rules.fields, version
+        assert set(wheel(version, source).fields(sc.SPEC, "SpeculativeConfig")) == rules.fields, version
 
 
-def test_method_literal_and_mtp_types_match_each_wheel() -> None:
-    import re
+def _literal_type(w: Wheel, name: str) -> str:
+    """The inside of `NAME = Literal[...]` in speculative.py."""
+    first = w.find(sc.SPEC, f"{name} = Literal[")
+    assert first is not None, name
+    last = w.find(sc.SPEC, "]", "in", first)
+    assert last is not None, name
+    return "\n".join(w.lines(sc.SPEC, first, last)).split(f"{name} = Literal[", 1)[1].split("]", 1)[0]
 
+
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_method_literal_and_mtp_types_match_each_wheel(source: str) -> None:
     for version, rules in vllm_release.RELEASE_RULES.items():
-        src = (wheel(version) / sc.SPEC).read_text()
-        mtp = set(re.findall(r'"(\w+)"', src.split("MTPModelTypes = Literal[", 1)[1].split("]", 1)[0]))
+        w = wheel(version, source)
+        mtp = set(re.findall(r'"(\w+)"', _literal_type(w, "MTPModelTypes")))
         assert mtp == rules.mtp_types, version
-        method = src.split("SpeculativeMethod = Literal[", 1)[1].split("]", 1)[0]
+        method = _literal_type(w, "SpeculativeMethod")
         assert ('"medusa"' in method) == ("medusa" in rules.methods), version
 
 
-def test_registered_names_match_each_registry() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_registered_names_match_each_registry(source: str) -> None:
     """Every `_SPECULATIVE_DECODING_MODELS` entry spec.json holds is in the release's registry.py, with its class."""
     for version, rules in vllm_release.RELEASE_RULES.items():
-        src = (wheel(version) / sc.REGISTRY).read_text()
+        w = wheel(version, source)
         drafts = spec_facts.drafts(version)
-        assert drafts and src.count('": (') >= len(drafts), version
+        assert drafts and w.count(sc.REGISTRY, '": (') >= len(drafts), version
         for name, cls in drafts.items():
             assert rules.model_class(name) == cls and rules.registers(name), (name, version)
-            entry = "\n".join(src.split(f'"{name}":', 1)[1].splitlines()[:3])
+            at = w.find(sc.REGISTRY, f'"{name}":')
+            assert at is not None, (name, version)
+            entry = "\n".join([w.line(sc.REGISTRY, at).split(f'"{name}":', 1)[1],
+                               *w.lines(sc.REGISTRY, at + 1, at + 2)])
             assert f'"{cls}"' in entry, (name, version)
 
 
@@ -287,97 +297,99 @@ WORDED: dict[str, Callable[[str], bool]] = {
 }
 
 
-@functools.cache
-def templates(path: Path) -> list[re.Pattern[str]]:
-    """Every string literal of a file, implicit concatenation and f-strings included, as a regex ({...} -> .+);
-    f-strings with less than 20 characters of literal text are left out (they would match anything)."""
-    import ast
-
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.JoinedStr):
-            literal = [v.value for v in node.values if isinstance(v, ast.Constant)]
-            if sum(len(str(v)) for v in literal) < 20:
-                continue
-            parts = [re.escape(v.value) if isinstance(v, ast.Constant) else ".+?" for v in node.values]
-            found.append(re.compile("".join(parts), re.DOTALL))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 20:
-            found.append(re.compile(re.escape(node.value)))
-    return found
-
-
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize("name", sorted(MESSAGES))
-def test_each_quoted_message_is_the_wheels_own(name: str) -> None:
+def test_each_quoted_message_is_the_wheels_own(name: str, source: str) -> None:
     rule, file = MESSAGES[name]
     sample = re.sub(r"\{\w+\}", "X", getattr(sc, name))
     releases = [v for v in sc.releases_with(rule) if WORDED.get(name, lambda _: True)(v)]
     assert releases, name
     for version in releases:
         # the file named, or where the release cites the rule (0.34 moved some into its SpeculatorConfig classes)
-        files = {file, sc.cite(rule, version).file} if rule in anchors.SPEC_ANCHORS else {file}
-        assert any(t.fullmatch(sample) for f in files for t in templates(wheel(version) / f)), (name, version)
+        files = sorted({file, sc.cite(rule, version).file} if rule in anchors.SPEC_ANCHORS else {file})
+        w = wheel(version, source)
+        assert any(w.matching(f, sample) for f in files), (name, version)
 
 
-def test_the_adaptive_verification_messages() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_the_adaptive_verification_messages(source: str) -> None:
     for version, rules in vllm_release.RELEASE_RULES.items():
         if rules.adaptive_message is not None:
             sample = rules.adaptive_message
-            assert any(t.fullmatch(sample) for t in templates(wheel(version) / sc.SPEC)), version
+            assert wheel(version, source).matching(sc.SPEC, sample), version
             assert version in sc.releases_with("adaptive")
 
 
-def test_the_two_topk_architecture_messages() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_the_two_topk_architecture_messages(source: str) -> None:
     for version, rules in vllm_release.RELEASE_RULES.items():
         if rules.topk_archs is not None:
             sample = rules.topk_arch_message
             where = sc.cite("topk_arch", version).file  # 0.34: dspark/config.py
-            assert any(t.fullmatch(sample) for t in templates(wheel(version) / where)), version
+            assert wheel(version, source).matching(where, sample), version
 
 
-def test_which_methods_get_max_position_embeddings_raised_is_each_wheels() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_which_methods_get_max_position_embeddings_raised_is_each_wheels(source: str) -> None:
     """The SpecRules column against the call site each release cites: eagle and eagle3 only, or all but draft_model;
     and the served length lowered to the draft's (0.33's V2 runner) exactly where the table says."""
     for version, rules in vllm_release.RELEASE_RULES.items():
         if version not in sc.releases_with("raise_positions"):  # 0.20-0.26: no raise, no max_position_embeddings
             assert rules.positions_raised_for == (), version
-            assert "max_position_embeddings" not in (wheel(version) / sc.SPEC).read_text(), version
+            assert not wheel(version, source).has(sc.SPEC, "max_position_embeddings"), version
             assert not rules.limit_to_draft, version
             continue
-        call = cited_text(sc.cite("raise_positions", version))
+        call = cited_text(sc.cite("raise_positions", version), source)
         if rules.positions_raised_for is None:
             assert ('if self.method != "draft_model":' in call  # 0.34: each config class but draft_model's
                     or "if config_cls.shares_target_positions:" in call), version
-            assert "if not _rope_only_sizes_cache(draft_hf_config):" in cited_text(sc.cite("positions_raised", version))
+            assert "if not _rope_only_sizes_cache(draft_hf_config):" in cited_text(sc.cite("positions_raised", version),
+                                                                                    source)
         else:
             methods = ", ".join(f'"{m}"' for m in rules.positions_raised_for)
             assert f"if self.method in ({methods}):" in call, version
-        has_limit = "def _limit_max_model_len_to_draft(self)" in (wheel(version) / anchors.VLLM_CFG).read_text()
+        has_limit = wheel(version, source).has(anchors.VLLM_CFG, "def _limit_max_model_len_to_draft(self)")
         assert has_limit is rules.limit_to_draft, version
 
 
-def test_the_length_keys_and_plain_rope_types_are_each_wheels() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_the_length_keys_and_plain_rope_types_are_each_wheels(source: str) -> None:
     import ast
 
     for version in vllm_release.VERSIONS:
-        keys = cited_text(sc.cite("length_keys", version)).split("possible_keys = [", 1)[1].split("]", 1)[0]
+        keys = cited_text(sc.cite("length_keys", version), source).split("possible_keys = [", 1)[1].split("]", 1)[0]
         assert tuple(re.findall(r'"(\w+)"', keys)) == dc.LENGTH_KEYS, version
-        exempt = cited_text(sc.cite("rope_factor", version)).split("not in (", 1)[1].split(")", 1)[0]
+        exempt = cited_text(sc.cite("rope_factor", version), source).split("not in (", 1)[1].split(")", 1)[0]
         assert "llama3" in ast.literal_eval(f"({exempt})"), version  # no factor applied to its length
-    cache_only = cited_text(sc.cite("rope_cache_only", "0.33.0")).split("frozenset(", 1)[1].split(")", 1)[0]
+    cache_only = cited_text(sc.cite("rope_cache_only", "0.33.0"), source).split("frozenset(", 1)[1].split(")", 1)[0]
     assert dc.PLAIN_ROPE <= ast.literal_eval(cache_only.strip())
 
 
-def test_the_max_model_len_messages_are_the_wheels_own() -> None:
+@pytest.mark.parametrize("source", sources("vllm"))
+def test_the_max_model_len_messages_are_the_wheels_own(source: str) -> None:
     """M_DERIVED is model.py's `msg`, then `{msg} To allow overriding ... {warning}` with the `warning` constant;
     M_SPEC_LEN the f-string of _maybe_override_draft_max_model_len (pydantic prefixes `Value error, `)."""
     for version in vllm_release.VERSIONS:
-        model = templates(wheel(version) / anchors.MODEL_CFG)
+        w = wheel(version, source)
         sample = dc.M_DERIVED.format(s=4096, key="max_position_embeddings", derived=2048.0)
         msg, rest = sample.split(" To allow overriding", 1)
         warning = rest.split("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. ", 1)[1]
-        assert any(t.fullmatch(msg) for t in model), version
-        assert any(t.pattern == re.escape(warning) for t in model), version
-        assert any(t.fullmatch(f"X To allow overriding{rest}") and "ALLOW_LONG_MAX_MODEL_LEN=1" in t.pattern
-                   for t in model), version
-        spec = templates(wheel(version) / sc.SPEC)
-        assert any(t.fullmatch(dc.M_SPEC_LEN.format(s=8192, t=4096)) for t in spec), version
+        assert w.matching(anchors.MODEL_CFG, msg), version
+        assert re.escape(warning) in w.matching(anchors.MODEL_CFG, warning), version  # the constant itself
+        assert any("ALLOW_LONG_MAX_MODEL_LEN=1" in t for t in w.matching(anchors.MODEL_CFG,
+                                                                          f"X To allow overriding{rest}")), version
+        assert w.matching(sc.SPEC, dc.M_SPEC_LEN.format(s=8192, t=4096)), version
+
+
+@pytest.mark.upstream(runtime="vllm")
+@pytest.mark.parametrize("release", VLLM_RELEASES)
+def test_each_recorded_answer_is_the_wheels(release: str) -> None:
+    """The recording the hermetic suite reads (tests/data/wheel_excerpts/vllm-X.json: what this file, the EAGLE-3
+    aux citations and the speculators agreement ask of each wheel) is what the wheel answers today."""
+    from released_sources import release_tree
+
+    held = recorded_questions("vllm", release)
+    assert held, f"nothing recorded for vllm {release} (tests/wheel_excerpts.py)"
+    tree = WheelTree(release_tree("vllm", release))
+    differ = [key for key, answer in held.items() if ask_again(tree, key) != answer]
+    assert not differ, f"vLLM {release}'s wheel answers otherwise: {differ[:10]}"

@@ -10,8 +10,10 @@ recipe of tools/release_model.py, or tools/sglang_release_model.py, for that nam
 every tensor of the layout that fills the most parameters, at the shapes the record's expressions give for that
 config. Then the mutations users hit: one backbone tensor missing, one norm missing, a stray tensor (in layer 0, and in the first
 layer the release builds: an MTP head's follows its target's layers), an expert past the count a MoE layer loads,
-one backbone tensor a column wider. Compared: loads or not, the parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). Needs the
-wheel and the runtime's import-time dependencies (the generators fetch them: slow, CI runs it).
+one backbone tensor a column wider. Compared: loads or not, the parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). The
+release's answers come from its wheel and the runtime's import-time dependencies in the upstream tier (the generators
+fetch them), which holds them to tests/data/observed/every-architecture; the hermetic suite holds check to that
+recording (tests/recorded.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import layout_checkpoint, write_safetensors
+from recorded import observations, sources
 from test_landing_agreement import _observe, disagreements
 
 from dspark_ckpt.check.analysis import analyze
@@ -41,7 +44,6 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
 from dspark_ckpt.sources.local import local_source
 
-pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import release_model as fitting  # noqa: E402 - tools/ is not a package
@@ -134,8 +136,10 @@ def _write(folder: Path, config: dict[str, Any], tensors: dict[str, tuple[int, .
     write_safetensors(folder / "model.safetensors", arrays)
 
 
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize(("runtime", "release"), RELEASES, ids=[f"{r}-{v}" for r, v in RELEASES])
-def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, runtime: str, release: str) -> None:
+def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, runtime: str, release: str,
+                                                               source: str) -> None:
     assert release in generated_releases(runtime)
     request = RECIPES[runtime]
     registered = (release_record(runtime, release) or {})["registry"]
@@ -180,7 +184,8 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
             built_archs.add(arch)
     # at least 8 classes (8 on SGLang 0.5.8, the fewest; 17 on vLLM 0.20.0)
     assert len(built_archs) >= 8, f"only {sorted(built_archs)} could be compared"
-    observed = _observed(runtime, release, cases)
+    observed = observations("every-architecture", runtime, release, cases, source,
+                            lambda: _observed(runtime, release, cases))
     disagree = disagreements(predicted, observed)
     outcomes = {"raises": sum(observed[c]["error"] is not None for c in predicted),
                 "unwritten": sum(bool(observed[c].get("unwritten")) for c in predicted if observed[c]["error"] is None)}

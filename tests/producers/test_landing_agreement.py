@@ -6,8 +6,9 @@ intermediate_size, a narrowed down_proj).
 Per case the release's own code (tools/release_model_worker.py, load mode) builds the class from the config vLLM
 builds (check's BuiltConfig.hf) and loads marker tensors of the checkpoint's shapes; compared with check: loads or
 not (check's whole verdict: vocab contract and landing), the error's words where the landing decides it, the
-parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). Needs the wheel and vLLM's import-time
-dependencies (tools/probe_runtime.py fetches them: slow, CI runs it).
+parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). The release's answers come from its wheel
+and vLLM's import-time dependencies in the upstream tier (tools/probe_runtime.py fetches them), which holds them to
+tests/data/observed/landing; the hermetic suite holds check to that recording (tests/recorded.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 import pytest
 from conftest import write_safetensors
 from producers import layout, materialise, names
+from recorded import observations, sources
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -34,7 +36,6 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.verify.engine import judged_parameter, judged_tensor
 
-pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 RELEASES = ("0.33.0", "0.28.0")  # the newest, and the oldest whose layers need an inert compiled op on CPU
 T = 96
@@ -157,8 +158,9 @@ def disagreements(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str
     return disagree
 
 
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize("release", RELEASES)
-def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -> None:
+def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str, source: str) -> None:
     assert release in generated_releases("vllm")
     cases, predicted = [], {}
     for name in names():
@@ -184,6 +186,6 @@ def test_check_agrees_with_vllm_own_load_weights(tmp_path: Path, release: str) -
                           "target_vocab": T, "bare": built.config_class in landing.BARE_CONFIGS})
             predicted[folder.name] = (verdict, found, model)
     assert len(cases) >= 60, f"only {len(cases)} cases could be compared"
-    observed = _observe(release, cases)
+    observed = observations("landing", "vllm", release, cases, source, lambda: _observe(release, cases))
     disagree = disagreements(predicted, observed)
     assert not disagree, f"{len(disagree)} of {len(predicted)} cases disagree:\n" + "\n".join(disagree)

@@ -1,7 +1,7 @@
-"""The committed release data is what the release does: regenerated from the wheels of vLLM 0.34.0 (the newest
-generated release, not yet listed: its config rules are still assumed from 0.33.0) and 0.33.0 (the newest listed), their
-own code executed on CPU by tools/release_model.py, and compared byte for byte with runtimes/release_data/vllm-X/.
-Slow (the wheel, vLLM's import-time dependencies, ~70 class builds each); CI runs it."""
+"""The upstream tier: the committed release data is what each release does, regenerated from its wheel (its own code
+executed on CPU by tools/release_model.py; the fixture matrix by tools/probe_runtime.py) and compared byte for byte
+with runtimes/release_data/vllm-X/. Every generated release; `--releases vllm-0.34.0` picks some. The wheel, vLLM's
+import-time dependencies (~70 class builds each): minutes per release on an empty cache (README.md)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+from dspark_ckpt.runtimes.release_model import generated_releases
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
+pytestmark = pytest.mark.upstream(runtime="vllm")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("release", ["0.34.0", "0.33.0"])
+@pytest.mark.parametrize("release", generated_releases("vllm"))
 def test_regenerated_data_equals_the_committed_file(release: str) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "release_model.py"), release, "--check"],
                           capture_output=True, text=True, timeout=3000, check=False)
@@ -23,7 +26,7 @@ def test_regenerated_data_equals_the_committed_file(release: str) -> None:
     assert f"is what vLLM {release} does" in done.stdout
 
 
-@pytest.mark.parametrize("release", ["0.33.0", "0.25.0"])
+@pytest.mark.parametrize("release", VLLM_RELEASES)
 def test_regenerated_vocab_observations_equal_the_committed_file(release: str) -> None:
     """tests/data/release_vocab/vllm-X.json (what tests/unit/test_vocab_observed.py holds every listed release's rows to) is what the release's
     own classes do with the fixture matrix: tools/probe_runtime.py --check runs them again and compares."""

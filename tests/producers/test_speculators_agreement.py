@@ -3,7 +3,8 @@
 Issue 20: a speculators EAGLE-3 config that carries `"model_type": "speculators"` was 'not supported' (DSP309) in check
 and 'starts' in deploy, in one report. vLLM's HFConfigParser.parse converts it (model_type "speculators" is in
 _SPECULATIVE_DECODING_CONFIGS), so both now call one detection and one conversion; these tests run each release's own
-detection lines and its algos.py update_* functions (docs/upstream-notes.md section 2).
+detection lines and its algos.py update_* functions (docs/upstream-notes.md section 2): as recorded from each wheel in
+the hermetic suite, read in the wheel in the upstream tier (tests/wheel_excerpts.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 import pytest
 from conftest import run_cli
 from producers import T, layout, materialise, names
-from released_sources import release_tree
+from recorded import sources
+from wheel_excerpts import wheel
 
 from dspark_ckpt.model.draft_config import is_speculators_format
 from dspark_ckpt.runtimes import speculative_config as sc
@@ -37,49 +39,60 @@ def _with_model_type(cfg: dict[str, Any], model_type: str | None) -> dict[str, A
     return edited
 
 
-def _vllm_detects(release: str, config_dict: dict[str, Any]) -> bool:
+CONFIG = "vllm/transformers_utils/config.py"
+
+
+def _vllm_detects(release: str, source: str, config_dict: dict[str, Any]) -> bool:
     """Run the release's own detection lines of HFConfigParser.parse, then its `in _SPECULATIVE_DECODING_CONFIGS`;
     a release without that set (0.18: config.py L194 @ v0.18.0 `if model_type in _CONFIG_REGISTRY`) converts the
     model types its _CONFIG_REGISTRY maps to SpeculatorsConfig (L106 @ v0.18.0 `speculators="SpeculatorsConfig"`)."""
-    source = (release_tree("vllm", release) / "vllm/transformers_utils/config.py").read_text().splitlines()
-    first = next(i for i, line in enumerate(source) if 'model_type = config_dict.get("model_type")' in line)
-    last = next(i for i in range(first, len(source)) if source[i].strip() == ")")
+    w = wheel("vllm", release, source)
+    first = w.find(CONFIG, 'model_type = config_dict.get("model_type")')
+    assert first is not None, release
+    last = w.find(CONFIG, ")", "is", first)
+    assert last is not None, release
     scope: dict[str, Any] = {"config_dict": config_dict}
-    exec(textwrap.dedent("\n".join(source[first:last + 1])), scope)  # noqa: S102 - the release's own lines
-    configs = next((line for line in source if line.startswith("_SPECULATIVE_DECODING_CONFIGS")), None)
+    exec(textwrap.dedent("\n".join(w.lines(CONFIG, first, last))), scope)  # noqa: S102 - the release's own lines
+    configs = w.find(CONFIG, "_SPECULATIVE_DECODING_CONFIGS", "startswith")
     if configs is not None:
-        exec(configs, scope)  # noqa: S102
+        exec(w.line(CONFIG, configs), scope)  # noqa: S102
         return scope["model_type"] in scope["_SPECULATIVE_DECODING_CONFIGS"]
-    start = next(i for i, line in enumerate(source) if line.startswith("_CONFIG_REGISTRY"))
-    end = next(i for i in range(start, len(source)) if source[i] == ")")
-    assert any(line.strip() == "if model_type in _CONFIG_REGISTRY:" for line in source[last:]), release
-    registry = dict(re.findall(r"^\s+(\w+)=\"(\w+)\",?$", "\n".join(source[start + 1:end]), re.MULTILINE))
+    start = w.find(CONFIG, "_CONFIG_REGISTRY", "startswith")
+    assert start is not None, release
+    end = w.find(CONFIG, ")", "line", start)
+    assert end is not None, release
+    assert w.find(CONFIG, "if model_type in _CONFIG_REGISTRY:", "is", last) is not None, release
+    registry = dict(re.findall(r"^\s+(\w+)=\"(\w+)\",?$", "\n".join(w.lines(CONFIG, start + 1, end - 1)),
+                               re.MULTILINE))
     assert registry.get("speculators") == "SpeculatorsConfig", release
     return registry.get(scope["model_type"]) == "SpeculatorsConfig"
 
 
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize("release", VLLM_RELEASES)
-def test_the_detection_is_the_releases(release: str) -> None:
+def test_the_detection_is_the_releases(release: str, source: str) -> None:
     cases = [{"speculators_config": {}}, {"model_type": "speculators"}, {"model_type": "speculators",
              "speculators_config": {}}, {"model_type": "llama", "speculators_config": {}}, {}, {"model_type": None}]
     for cfg in cases:
-        assert is_speculators_format(cfg) == _vllm_detects(release, dict(cfg)), cfg
+        assert is_speculators_format(cfg) == _vllm_detects(release, source, dict(cfg)), cfg
 
 
-def _algos(release: str) -> dict[str, Any]:
+def _algos(release: str, source: str) -> dict[str, Any]:
     scope: dict[str, Any] = {}
-    path = release_tree("vllm", release) / vllm_release.ALGOS_FILE
-    exec(compile(path.read_text(), str(path), "exec"), scope)  # noqa: S102 - algos.py imports nothing
+    path = vllm_release.ALGOS_FILE
+    text = wheel("vllm", release, source).text(path)
+    exec(compile(text, f"vllm-{release}/{path}", "exec"), scope)  # noqa: S102 - algos.py imports nothing
     types: dict[str, Any] = scope["SUPPORTED_SPECULATORS_TYPES"]
     return types
 
 
+@pytest.mark.parametrize("source", sources("vllm"))
 @pytest.mark.parametrize("release", VLLM_RELEASES)
-def test_the_conversion_is_the_releases_algos(release: str) -> None:
+def test_the_conversion_is_the_releases_algos(release: str, source: str) -> None:
     """Every recorded speculators layout: our hf_config == transformer_layer_config after the release's update_*."""
     rules, exact = vllm_release.nearest_rules(release)
     assert exact
-    updaters = _algos(release)
+    updaters = _algos(release, source)
     assert tuple(updaters) == rules.speculators_types
     for name in SPECULATORS:
         cfg = layout(name)["config"]

@@ -1,19 +1,23 @@
-"""The registration data is what the releases' own registries say: regenerated from two wheels, compared."""
+"""The registration data is what the releases' own registries say: regenerated from each wheel and compared in the
+upstream tier; in the hermetic suite, the committed file is as tools/registry_data.py writes it and agrees with the
+other generated data of every release (spec.json's drafts, the release model's registry)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from released_sources import release_tree
 
-from dspark_ckpt.runtimes import registered
+from dspark_ckpt.runtimes import registered, spec_facts
+from dspark_ckpt.runtimes.release_model import release_record
 
 ROOT = Path(__file__).resolve().parents[2]
+EVERY = [(runtime, release) for runtime, releases in registered.RELEASES.items() for release in releases]
 
 
 def _tool() -> ModuleType:
@@ -25,15 +29,47 @@ def _tool() -> ModuleType:
     return module
 
 
-@pytest.mark.parametrize(("runtime", "release"), [("vllm", "0.33.0"), ("vllm", "0.32.0"), ("sglang", "0.5.23"),
-                                                   ("sglang", "0.5.11")])
+def _committed(runtime: str, release: str) -> dict[str, tuple[str, str]]:
+    return {name: (r.kind, r.where) for name in registered.names(runtime)
+            if (r := registered.registration(runtime, release, name)) is not None}
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize(("runtime", "release"), EVERY)
 def test_committed_data_is_the_release_registry(runtime: str, release: str) -> None:
+    from released_sources import release_tree
+
     tool = _tool()
     read = tool.vllm_entries if runtime == "vllm" else tool.sglang_entries
-    fresh = read(release_tree(runtime, release))
-    committed = {name: (r.kind, r.where) for name in registered.names(runtime)
-                 if (r := registered.registration(runtime, release, name)) is not None}
-    assert committed == fresh
+    assert _committed(runtime, release) == read(release_tree(runtime, release))
+
+
+def test_the_file_is_as_the_tool_writes_it() -> None:
+    """One architecture a line, in the tool's order: a hand edit that the tool would not write fails here."""
+    text = registered.DATA.read_text()
+    doc = json.loads(text)
+    assert _tool().render(doc) == text
+    for runtime in registered.RELEASES:
+        assert list(doc[runtime]["architectures"]) == sorted(doc[runtime]["architectures"]), runtime  # build() sorts
+
+
+@pytest.mark.parametrize(("runtime", "release"), EVERY)
+def test_each_entry_is_well_formed(runtime: str, release: str) -> None:
+    """A draft or a model, registered at a file:line of the runtime's own package."""
+    where = re.compile(rf"{runtime}/[\w/]+\.py:[1-9]\d*")
+    for name, (kind, at) in _committed(runtime, release).items():
+        assert kind in ("draft", "model") and where.fullmatch(at), (name, kind, at)
+
+
+@pytest.mark.parametrize(("runtime", "release"), EVERY)
+def test_the_drafts_are_those_the_other_generated_data_build(runtime: str, release: str) -> None:
+    """Three generators read the same registry: tools/registry_data.py (this file), tools/release_spec.py (vLLM's
+    spec.json) and the release model's worker (its registry): they name the same drafts."""
+    drafts = {name for name, (kind, _) in _committed(runtime, release).items() if kind == "draft"}
+    assert drafts, release
+    assert drafts == set((release_record(runtime, release) or {}).get("registry", {})), release
+    if runtime == "vllm":
+        assert drafts == set(spec_facts.drafts(release)), release
 
 
 def test_data_lists_the_covered_releases() -> None:

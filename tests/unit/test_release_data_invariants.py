@@ -1,0 +1,40 @@
+"""Every generated release model loads and holds together (runtimes/release_data, read through the package's own
+loader): the hermetic side of the regeneration the upstream tier runs (tests/producers/test_release_data.py,
+test_sglang_release_data.py: each release's wheel executed again and compared byte for byte)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, release_record
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
+
+GENERATED = [(runtime, release) for runtime in ("vllm", "sglang") for release in generated_releases(runtime)]
+TOOL = {"vllm": "tools/release_model.py", "sglang": "tools/sglang_release_model.py"}
+
+
+def test_every_listed_release_is_generated() -> None:
+    assert set(VLLM_RELEASES) <= set(generated_releases("vllm"))
+    assert set(SGLANG_RELEASES) <= set(generated_releases("sglang"))
+
+
+@pytest.mark.parametrize(("runtime", "release"), GENERATED, ids=[f"{r}-{v}" for r, v in GENERATED])
+def test_each_release_loads_and_holds_together(runtime: str, release: str) -> None:
+    """The record names its release and the command that wrote it; every class its registry lists has a model,
+    built (its class, where its file defines it, each tensor landing on a parameter it builds, its layout made of
+    names it has rules for) or not, with what the release raised."""
+    record = release_record(runtime, release)
+    assert record is not None
+    assert (record["runtime"], record["release"]) == (runtime, release)
+    assert record["generated_by"] == f"python {TOOL[runtime]} {release}"
+    assert record["registry"], release
+    for name in record["registry"]:
+        model = architecture_model(runtime, release, name)
+        assert model is not None, name
+        if model.not_built is not None:
+            assert isinstance(model.not_built.get("type") or model.not_built.get("message"), str), name
+            continue
+        assert model.cls and model.where.startswith(f"{runtime}/"), (name, model.where)
+        unknown = {rule.parameter for rule in model.tensors.values()} - {None, *model.parameters}
+        assert not unknown, (name, unknown)
+        assert all(n in model.tensors for n in model.layout), name
