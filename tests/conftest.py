@@ -115,7 +115,10 @@ def upstream_release(item: pytest.Item) -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--releases keeps the upstream checks of those releases; the hermetic tests are not its business."""
+    """The `slow` tests first (a few take tens of seconds: started last, one would run alone at the end while the
+    other workers idle); --releases keeps the upstream checks of those releases, the hermetic tests are not its
+    business."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: otherwise collection order
     wanted = selected_releases(config.getoption("--releases"))
     if wanted is None:
         return

@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 DATA = Path(__file__).parent / "data" / "observed"
 RECORD_ENV = "DSPARK_CKPT_RECORD"
@@ -157,7 +157,7 @@ class EngineAnswers:
         self.calls[key] = _portable(self._real(cases, **kwargs), self.runtime)
         return self.calls[key]
 
-    def __enter__(self) -> EngineAnswers:
+    def __enter__(self) -> Self:
         import contextlib
         import sys
         from unittest import mock
@@ -175,7 +175,7 @@ class EngineAnswers:
         self._stack.enter_context(mock.patch.object(engine, "worker_document", self._document))
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stack.close()
         if self.source != "release" or exc[0] is not None:
             return

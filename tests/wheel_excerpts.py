@@ -208,7 +208,7 @@ def wheel(package: str, version: str, source: str) -> Wheel:
 
     tree = WheelTree(release_tree(package, version))
     if os.environ.get(RECORD_ENV) != "1":
-        return Wheel(tree_asker(tree))
+        return Wheel(TreeAsker(tree))
     if not _RECORDERS:
         atexit.register(_write_recorders)
     recorder = _RECORDERS.setdefault((package, version), Recorder(package, version, tree))
@@ -220,7 +220,9 @@ def _recorded(package: str, version: str) -> Wheel:
     return Wheel(Excerpt(package, version))
 
 
-class tree_asker:  # noqa: N801 - a tiny adapter: WheelTree's methods as `ask`
+class TreeAsker:
+    """WheelTree's methods as `ask`, the one call Wheel makes of its source."""
+
     def __init__(self, tree: WheelTree) -> None:
         self.tree = tree
 

@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from conftest import make_checkpoint, run_cli
 from test_fix_repairs import tree_digest
 from test_preflight_precommit import git, run_hook
@@ -115,6 +116,7 @@ def hook_repo(root: Path, draft: dict, settings: str) -> Path:
     return root
 
 
+@pytest.mark.slow  # the first builds the hook environment (a venv with this project), once a run
 def test_fix_safe_hook_applies_metadata_only_and_refuses_rewrites(tmp_path: Path, hook_env: dict[str, str]) -> None:
     meta = hook_repo(tmp_path / "meta", PRUNED, 'target-vocab-size = 128\nruntime = ["vllm==0.30.0"]\n')
     draft = meta / "drafts" / "d"

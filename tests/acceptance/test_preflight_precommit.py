@@ -8,7 +8,6 @@ every dependency already installed and builds only dspark-ckpt itself (no index,
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -42,6 +41,7 @@ def test_hook_definitions() -> None:
     assert "--safe-only" in hooks["dspark-ckpt-fix-safe"]["entry"]
 
 
+@pytest.mark.slow  # the first builds the hook environment (a venv with this project), once a run
 def test_check_hook_blocks_a_broken_draft_and_passes_a_good_one(tmp_path: Path, hook_env: dict[str, str]) -> None:
     bad = run_hook(user_repo(tmp_path / "bad", padded=True), hook_env, "dspark-ckpt-check")
     assert bad.returncode == 1, bad.stdout + bad.stderr

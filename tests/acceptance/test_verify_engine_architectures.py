@@ -24,7 +24,6 @@ import pytest
 from conftest import prepared_vllm_env, run_cli
 from recorded import EngineAnswers
 
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "producers"))
 from test_every_architecture_agreement import RECIPES, _mutated, _tensors, _write, worker

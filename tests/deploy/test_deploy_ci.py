@@ -77,6 +77,7 @@ def run_hook(repo: Path, env: dict[str, str], *files: str) -> subprocess.Complet
     return pre_commit_run(repo, env, "dspark-ckpt-check", *files)
 
 
+@pytest.mark.slow  # the first builds the hook environment (a venv with this project), once a run
 def test_the_hook_runs_on_the_deploy_file_and_checks_it_with_its_checkpoint(tmp_path: Path,
                                                                           hook_env: dict[str, str]) -> None:
     bad = run_hook(user_repo(tmp_path / "bad", BAD), hook_env, "deploy/spec.json")  # only the deploy file changed

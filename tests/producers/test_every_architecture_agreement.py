@@ -50,6 +50,7 @@ import release_model as fitting  # noqa: E402 - tools/ is not a package
 import release_model_worker as worker  # noqa: E402
 import sglang_release_model as sglang_fitting  # noqa: E402
 
+
 def _built(runtime: str, release: str) -> int:
     """How many registered classes the release's generated model could build on CPU."""
     registry = (release_record(runtime, release) or {}).get("registry", {})
