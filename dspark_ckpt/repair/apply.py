@@ -418,7 +418,9 @@ def _clean_stale_out(dest: Path) -> None:
         if held is None:
             continue
         pid = entry.name[len(prefix):-len(suffix)]
-        dead = held.kernel or not (pid.isdigit() and pid_alive(int(pid)))
+        # Lockable is not enough: a live run makes its folder, then locks it. Only a folder whose run is gone is
+        # removed (a reused pid leaves a dead run's folder in place: harmless, never someone's live copy).
+        dead = not (pid.isdigit() and pid_alive(int(pid)))
         held.release()
         if dead:
             shutil.rmtree(entry.path, ignore_errors=True)

@@ -36,6 +36,7 @@ TENSORS = (
     TensorSpec("markov_head.markov_w1.weight", "F32", (96, 4)),
     TensorSpec("markov_head.markov_w2.weight", "F32", (96, 4)),
     TensorSpec("lm_head.weight", "F32", (96, 16)),
+    TensorSpec("fc.weight", "F32", (16, 16)),  # [hidden, num_hidden_layers x target hidden]: the landing judges it
 )
 
 

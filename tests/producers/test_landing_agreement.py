@@ -29,6 +29,7 @@ from producers import layout, materialise, names
 from recorded import observations, sources
 
 from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
@@ -147,11 +148,11 @@ def disagreements(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str
                 if not verdict.error.text.endswith(words) and words not in verdict.error.text:
                     disagree.append(f"{case_id}: vLLM says {words!r}; check {verdict.error.text!r}")
             continue
-        unwritten = {p for p in seen["unwritten"] + seen["partly"] if judged_parameter(model, p)}
+        unwritten = {p for p in seen["unwritten"] + seen["partly"] if judged_parameter(model, p, ARCHITECTURE_FAMILY.get(model.name))}
         unfilled = {p.parameter for p in found if p.kind == "unfilled"}
         if unwritten != unfilled:
             disagree.append(f"{case_id}: unwritten {sorted(unwritten)}; check {sorted(unfilled)}")
-        cut = {n for n in seen["cut"] if judged_tensor(model, n)}
+        cut = {n for n in seen["cut"] if judged_tensor(model, n, ARCHITECTURE_FAMILY.get(model.name))}
         said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten")}
         if cut != said_cut:
             disagree.append(f"{case_id}: cut {sorted(cut)}; check {sorted(said_cut)}")
