@@ -86,12 +86,20 @@ def checked(test: str, runtime: str, release: str, cases: Mapping[str, Any],
                         f"(a change upstream, or in the cases: review, then {RECORD_ENV}=1): {differ[:10]}")
 
 
+def _error(error: Mapping[str, Any]) -> dict[str, Any]:
+    """An error as recorded: each set of names its message prints sorted (a set's order varies with the hash seed
+    from run to run; check compares the words the same way, landing.sorted_sets)."""
+    from dspark_ckpt.runtimes.landing import sorted_sets
+
+    return {**error, "message": sorted_sets(error["message"])} if isinstance(error.get("message"), str) else dict(error)
+
+
 def answer(result: Mapping[str, Any]) -> dict[str, Any]:
     """A result as recorded: without the case's id (its key) and the release file:line an error was raised at (the
-    comparisons read the words; a line number moves with nearly every release)."""
+    comparisons read the words; a line number moves with nearly every release), its message's sets sorted."""
     kept = {k: v for k, v in result.items() if k != "id"}
     if isinstance(kept.get("error"), dict):
-        kept["error"] = {k: v for k, v in kept["error"].items() if k != "where"}
+        kept["error"] = _error({k: v for k, v in kept["error"].items() if k != "where"})
     return kept
 
 
@@ -123,11 +131,15 @@ def _engine_case(case: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _portable(doc: Mapping[str, Any], runtime: str) -> dict[str, Any]:
-    """The worker's document without where this machine keeps the release: its file from the package folder on."""
+    """The worker's document without where this machine keeps the release (its file from the package folder on)
+    and with each error's sets of names sorted (_error)."""
     found = dict(doc)
     for key in ("vllm_file", "file"):
         if isinstance(found.get(key), str) and f"/{runtime}/" in found[key]:
             found[key] = f"{runtime}/" + found[key].split(f"/{runtime}/", 1)[1]
+    if "results" in found:
+        found["results"] = [{k: _error(v) if k.endswith("error") and isinstance(v, dict) else v
+                             for k, v in r.items()} for r in found["results"]]
     return found
 
 

@@ -1,13 +1,15 @@
-"""The `.py` files of a runtime's released wheel, fetched once with pip and cached between runs.
+"""The `.py` files of a runtime's released wheel, fetched once with pip and cached between runs: the upstream tier's.
 
-Tests that hold the tool's citations against a release read the release itself: `release_tree("vllm", "0.30.0")`
-is a folder laid out as the wheel is (`vllm/config/speculative.py`, ...). The first call downloads the wheel with
-`pip download --no-deps` (the registry the machine's pip is configured for), keeps only its Python files and drops
-the wheel; later calls, in this run or the next, read the cache. A development machine's extracted wheels under
-/work/wheels (`vllm-0.30.0/...`) are used as they are when present.
+The upstream tests that hold the tool's citations against a release read the release itself:
+`release_tree("vllm", "0.30.0")` is a folder laid out as the wheel is (`vllm/config/speculative.py`, ...). The first
+call downloads the wheel with `pip download --no-deps` (the registry the machine's pip is configured for), keeps only
+its Python files and drops the wheel; later calls, in this run or the next, read the cache. A development machine's
+extracted wheels under /work/wheels (`vllm-0.30.0/...`) are used as they are when present. The hermetic suite never
+calls it (tests/upstream_guard.py fails a test that reads a cache); it reads what these trees answered, recorded
+(tests/wheel_excerpts.py).
 
 The cache is DSPARK_CKPT_TEST_WHEELS, else ~/.cache/dspark-ckpt-tests/wheels. A download that fails is a test
-failure that says why, never a skip: on a fresh clone these tests run.
+failure that says why, never a skip.
 """
 
 from __future__ import annotations
