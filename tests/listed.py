@@ -3,7 +3,8 @@ granularity vLLM's contract rows cover: a release appended to the list joins its
 
 from __future__ import annotations
 
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 
 def _minor(version: str) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dspark_ckpt.runtimes.versions import release_key
+from dspark_ckpt.runtimes.release import release_key
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"

@@ -18,7 +18,8 @@ from typing import Any
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import release_lines
 from dspark_ckpt.runtimes.release_model import config_value
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, nearest_listed
+from dspark_ckpt.runtimes.release import resolve
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 TOP = "eagle_aux_hidden_state_layer_ids"
 NESTED = "eagle_config.eagle_aux_hidden_state_layer_ids"
@@ -169,7 +170,8 @@ def _runner(hf: Mapping[str, Any], name: str, release: str) -> tuple[str, str | 
 
 def lines_for(release: str) -> tuple[str, Lines]:
     """The lines of `release`, or of the newest release read for a newer one, of the oldest for an older one."""
-    read = nearest_listed(RELEASES, release)
+    found = resolve("vllm", release, RELEASES)
+    read = found.name if found is not None else RELEASES[-1]
     return read, lines_of(read)
 
 

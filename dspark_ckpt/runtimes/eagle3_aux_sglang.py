@@ -21,7 +21,7 @@ from typing import Any
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.eagle3_aux import NESTED, TOP, AuxRead, _count, _int
 from dspark_ckpt.runtimes.release_model import config_value
-from dspark_ckpt.runtimes.versions import nearest_listed
+from dspark_ckpt.runtimes.release import resolve
 
 RUNNER = "SGLang"  # the name AuxRead.runners gives SGLang's one model runner
 COUNT_KEYS_FROM_0_5_12 = ("num_aux_hidden_states", NESTED)
@@ -86,13 +86,11 @@ LINES: dict[str, SgLines] = {
 
 
 def _lines(release: str) -> tuple[str, SgLines]:
-    if release in LINES:
-        return release, LINES[release]
-    key = tuple(int(p) for p in release.split(".")[:3] if p.isdigit())
-    if key < (0, 5, 1):  # a 0.4.x post release: the listed 0.4.x release at or before it
-        read = nearest_listed(tuple(r for r in LINES if r.startswith("0.4.")), release)
-        return read, LINES[read]
-    return ("0.5.23", LINES["0.5.23"]) if key >= (0, 5, 23) else ("0.5.1", LINES["0.5.1"])
+    """The lines of the release whose code answers for `release` (release.resolve: its own; a post release its
+    base's, or the post release listed before it; the newest for a newer one; the oldest for an older one)."""
+    found = resolve("sglang", release, tuple(LINES))
+    read = found.name if found is not None else next(reversed(LINES))
+    return read, LINES[read]
 
 
 def cite(release: str) -> str:

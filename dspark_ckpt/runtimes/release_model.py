@@ -31,7 +31,7 @@ from dspark_ckpt.runtimes.release_store import (
     folder,
     join,
 )
-from dspark_ckpt.runtimes.versions import PRECISION, InvalidVersion, release_key
+from dspark_ckpt.runtimes.release import ordered, resolve
 
 SCHEMA = 2  # 2: behaviour files shared between releases, line numbers in citations.json
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
@@ -274,25 +274,15 @@ def generated_releases(runtime: str) -> tuple[str, ...]:
     """The releases of `runtime` with a generated model, oldest first."""
     prefix = f"{runtime}-"
     found = [p.name[len(prefix):] for p in DATA.glob(f"{prefix}*") if (p / RELEASE_FILE).is_file()]
-    return tuple(sorted(found, key=lambda r: release_key(r)))
+    return tuple(ordered(runtime, found))
 
 
 @functools.cache
 def modelled_release(runtime: str, release: str) -> str | None:
-    """The generated model a verdict on `runtime==release` reads: its own; else the newest generated release of
-    the same row granularity at or below it (versions.PRECISION: vLLM changes behaviour by minor, so 0.27.1 reads
+    """The generated model a verdict on `runtime==release` reads, as release.resolve answers (`modelled`): its own;
+    else the newest generated release of its line at or below it (vLLM changes behaviour by minor, so 0.27.1 reads
     0.27.0's, as the contract rows do; SGLang by release, so only a post release reads its base's); else, for a
     release newer than every generated one, the newest (the verdict says DSP220 already). Any other release has
     none: its code may differ in kind."""
-    known = generated_releases(runtime)
-    if release in known:
-        return release
-    try:
-        key = release_key(release)
-    except InvalidVersion:
-        return None
-    n = PRECISION.get(runtime, 3)
-    same = [r for r in known if release_key(r)[:n] == key[:n] and release_key(r) <= key]
-    if same:
-        return same[-1]
-    return known[-1] if known and key > release_key(known[-1]) else None
+    found = resolve(runtime, release, generated_releases(runtime))
+    return found.modelled if found is not None else None

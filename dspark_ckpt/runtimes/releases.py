@@ -12,7 +12,8 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
 from dspark_ckpt.runtimes.release_model import modelled_release
-from dspark_ckpt.runtimes.rows import CONTRACTS, covers, version_key
+from dspark_ckpt.runtimes.release import Release, ordered, parse
+from dspark_ckpt.runtimes.rows import CONTRACTS, covers
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
 
 ASSUMED: Final[FindingCode] = "DSP220"  # the warning for verdicts no contract row describes
@@ -47,6 +48,10 @@ def _rows(runtime: str, family: Family) -> list[Contract]:
     return [c for c in CONTRACTS if c.runtime == runtime and c.family == family and c.first != "*"]
 
 
+def _v(text: str) -> Release:
+    return parse("vllm", text)
+
+
 def _unregistered(version: str, family: Family, reg: FirstRegistration) -> Contract:
     text = (f"{reg.architecture} is not registered in vLLM {version}: its _SPECULATIVE_DECODING_MODELS first maps "
             f"it in {reg.first} ({reg.source}), so this version cannot load the draft.")
@@ -61,13 +66,13 @@ def beyond_table(runtime: str, version: str, family: Family) -> Contract | None:
     rows = _rows(runtime, family)
     if runtime != "vllm" or not rows:
         return None
-    key = version_key(version)
-    newest = max(rows, key=lambda c: version_key(c.last))
-    if key[:2] > version_key(newest.last)[:2]:
+    asked = _v(version)
+    newest = max(rows, key=lambda c: _v(c.last))
+    if asked.line > _v(newest.last).line:
         return replace(newest, verbatim_errors=False, source=f"{newest.source}; assumed for v{version}")
-    oldest = min(rows, key=lambda c: version_key(c.first))
+    oldest = min(rows, key=lambda c: _v(c.first))
     reg = FIRST_REGISTERED.get(family)
-    if reg is not None and key < version_key(reg.first):
+    if reg is not None and asked < _v(reg.first):
         return _unregistered(version, family, reg)
     return replace(oldest, verbatim_errors=False, source=f"{oldest.source}; assumed for v{version}")
 
@@ -78,25 +83,25 @@ def assumed_from(contract: Contract, version: str) -> str | None:
         return assumed_row(contract, version)
     if contract.runtime != "vllm" or not contract.supported or covers(contract, version):
         return None
-    return contract.last if version_key(version)[:2] > version_key(contract.last)[:2] else contract.first
+    return contract.last if _v(version).line > _v(contract.last).line else contract.first
 
 
 def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tuple[str, str]] = ()) -> list[Finding]:
     """One DSP220 warning for the (version, row version) pairs whose verdict no contract row describes (vLLM's, then
     SGLang's)."""
-    pairs = sorted(set(assumed), key=lambda p: version_key(p[0]))
+    pairs = sorted(set(assumed), key=lambda p: _v(p[0]))
     sglang_text = assumption_text(sorted(set(sglang)))
     if not pairs:
         return [finding(ASSUMED, sglang_text + ".")] if sglang_text else []
     parts = []
-    for row in sorted({r for _, r in pairs}, key=version_key):
+    for row in ordered("vllm", list({r for _, r in pairs})):
         versions = ", ".join(f"vllm=={v}" for v, r in pairs if r == row)
-        newer = all(version_key(v) > version_key(row) for v, r in pairs if r == row)
+        newer = all(_v(v) > _v(row) for v, r in pairs if r == row)
         why = ("newer than every release dspark-ckpt has read; its loader may differ" if newer else
                "older than every release whose vocabulary contract dspark-ckpt has read, though the family is "
                "registered there")
-        own = sorted({m for v, r in pairs if r == row and (m := modelled_release("vllm", v)) not in (None, row)},
-                     key=version_key)
+        modelled = {modelled_release("vllm", v) for v, r in pairs if r == row}
+        own = ordered("vllm", [m for m in modelled if m is not None and m != row])
         if own:  # runtimes/release_data holds the release's own model: the tensors outside the vocab are not assumed
             why += f"; the other tensors are judged on each release's own generated model (vLLM {', '.join(own)})"
         parts.append(f"{versions}: verdict assumed from vLLM {row} ({why})")

@@ -10,21 +10,12 @@ from typing import Protocol
 
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model import runtime_label
+from dspark_ckpt.runtimes.release import InvalidVersion, Release, parse, refusal, within
 from dspark_ckpt.runtimes.table import CONTRACTS, RUNTIMES, SGLANG_VERSIONS, VLLM_VERSIONS
-from dspark_ckpt.runtimes.versions import (
-    SGLANG_POSTS_READ,
-    InvalidVersion,
-    malformed,
-    nearest_releases,
-    never_released,
-    normalise,
-    order_key,
-    parts,
-)
+from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ
 
 _SELECTOR = re.compile(r"^(?P<runtime>[a-z]+)\s*(?P<spec>[<>=!~].*)?$")
 _EXACT = re.compile(r"^==\s*(?P<version>[^*,\s]+)$")
-_BOUND = re.compile(r"(>=|<=)([0-9]+(?:\.[0-9]+)*(?:\.post[0-9]+)?)")  # what check/hints.py `selectors` writes for a run
 _USAGE = "use vllm==X.Y.Z, a range such as 'vllm>=0.30' or 'vllm~=0.31', vllm, sglang, installed or all"
 
 
@@ -34,6 +25,11 @@ class RuntimeVersion:
 
     runtime: str
     version: str
+
+    @property
+    def release(self) -> Release:
+        """The typed release (parsed once: release.parse is cached per text)."""
+        return parse(self.runtime, self.version)
 
     def __str__(self) -> str:
         return runtime_label.selector(self.runtime, self.version)
@@ -84,39 +80,28 @@ def _known(runtime: str) -> tuple[str, ...]:
     return ("*",) if any(c.runtime == runtime for c in CONTRACTS) else ()
 
 
-def release(text: str) -> str:
-    """A release as the contract table names it: X.Y.Z (a 0.29 is 0.29.0; rc/dev/post/local parts dropped)."""
+def selected(runtime: str, text: str) -> Release:
+    """The release a run evaluates for `runtime==text`, parsed here once: rc/dev/local parts dropped, and for vLLM,
+    whose rows name minors, the post release too (an SGLang post release is kept: 0.5.4.post2 differs from 0.5.4)."""
     try:
-        numbers = parts(text)[0]
+        chosen = parse(runtime, text.strip()).final
     except InvalidVersion as exc:
         raise UsageError(f"{text!r} is not a version", code="DSP-E008", hint=_USAGE) from exc
-    return ".".join(str(p) for p in (numbers + (0, 0))[: max(3, len(numbers))])
+    return chosen if runtime == "sglang" else chosen.base
 
 
-def _within(runtime: str, spec: str) -> list[str] | None:
-    """The known releases a range of plain `>=X`/`<=Y` bounds holds, compared as PEP 440 orders them (what SpecifierSet
-    does for a release without a local part); None for any other range. Hint planning writes such ranges, and
-    packaging.specifiers costs ~3 ms to import."""
-    bounds = [_BOUND.fullmatch(part) for part in spec.split(",")]
-    if runtime not in ("vllm", "sglang") or not all(bounds):
-        return None
-    limits = [(m[1], order_key(m[2])) for m in bounds if m is not None]
-    return [v for v in _known(runtime)
-            if all(order_key(v) >= bound if op == ">=" else order_key(v) <= bound for op, bound in limits)]
+def release(text: str) -> str:
+    """A vLLM release as the contract table names it: X.Y.Z (a 0.29 is 0.29.0; rc/dev/post/local parts dropped)."""
+    return selected("vllm", text).name
 
 
 def _range(runtime: str, spec: str) -> list[RuntimeVersion]:
     known = _known(runtime)
-    chosen = _within(runtime, spec)
-    if chosen is None:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # here: only a range needs it (~2 ms)
-
-        try:
-            specifiers = SpecifierSet(spec)
-        except InvalidSpecifier as exc:
-            raise UsageError(f"'{runtime}{spec}' is not a version specifier (PEP 440)", code="DSP-E008",
-                             hint=_USAGE) from exc
-        chosen = [v for v in known if specifiers.contains(v, prereleases=True)]
+    try:
+        chosen = within(runtime, spec, known) if runtime in LISTED else []
+    except InvalidVersion as exc:
+        raise UsageError(f"'{runtime}{spec}' is not a version specifier (PEP 440)", code="DSP-E008",
+                         hint=_USAGE) from exc
     if not chosen:
         name = "SGLang" if runtime == "sglang" else "vLLM"
         raise UsageError(f"{runtime}{spec} matches none of the {name} versions dspark-ckpt knows", code="DSP-E007",
@@ -134,30 +119,20 @@ def installed_selection() -> list[RuntimeVersion]:
         raise UsageError("--runtime installed: neither vLLM nor SGLang is installed in this environment",
                          code="DSP-E006", hint="run dspark-ckpt inside the deployment image (where `pip show vllm` "
                                                "finds it), or name the version: --runtime vllm==X.Y.Z")
-    return [RuntimeVersion(i.runtime, release(i.version) if i.runtime == "vllm" else sglang_release(i.version))
-            for i in found]
+    return [RuntimeVersion(i.runtime, selected(i.runtime, i.version).name) for i in found]
 
 
-def sglang_release(text: str) -> str:
-    """An SGLang release as its rows name it: X.Y.Z with a post release kept (0.5.4.post2 differs from 0.5.4)."""
-    try:
-        return normalise(text)
-    except InvalidVersion as exc:
-        raise UsageError(f"{text!r} is not a version", code="DSP-E008", hint=_USAGE) from exc
-
-
-def _refuse_no_release(runtime: str, text: str, chosen: str) -> None:
+def _refuse_no_release(runtime: str, text: str) -> None:
     """DSP-E009 for a version that is no release: malformed (`vllm==033`), or inside the listed range and not
     listed (`vllm==0.33.2`; an SGLang post release of a listed base may be one not read: DSP220's path)."""
     listed = LISTED.get(runtime)
     if not listed:
         return
-    base = chosen.split(".post", 1)[0] if runtime == "sglang" else chosen
-    if not malformed(text) and (chosen in listed or chosen in SGLANG_POSTS_READ or base in listed
-                                or not never_released(listed, base)):
+    refused = refusal(runtime, listed, SGLANG_POSTS_READ if runtime == "sglang" else (), text)
+    if refused is None:
         return
-    near = [f"{runtime}=={r}" for r in nearest_releases(listed, text if malformed(text) else base)]
-    why = "is malformed (a leading zero or a bare major)" if malformed(text) else "was never released"
+    why, nearest = refused
+    near = [f"{runtime}=={r}" for r in nearest]
     raise UsageError(f"{runtime}=={text} {why}; the nearest {runtime} releases are {' and '.join(near)}",
                      code="DSP-E009", hint=f"name a release ({' or '.join(near)}), a range such as "
                                            f"'{runtime}>={listed[0]}', or {runtime} for every release")
@@ -179,9 +154,9 @@ def parse_selector(text: str) -> list[RuntimeVersion]:
     exact = _EXACT.match(spec)
     if exact:  # one release, known or newer than all: the table evaluates (or refuses) it per family
         version = exact["version"]
-        chosen = sglang_release(version) if runtime == "sglang" else release(version)
-        _refuse_no_release(runtime, version, chosen)
-        return [RuntimeVersion(runtime, chosen)]
+        chosen = selected(runtime, version)
+        _refuse_no_release(runtime, version)
+        return [RuntimeVersion(runtime, chosen.name)]
     return _range(runtime, spec)
 
 

@@ -22,7 +22,7 @@ from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS, unread_speculators
 from dspark_ckpt.runtimes.sglang_config import SPECULATORS_UNREAD as UNREAD_TEXT
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row, refusal_messages
-from dspark_ckpt.runtimes.versions import in_range
+from dspark_ckpt.runtimes.release import covers
 
 SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
 
@@ -38,7 +38,7 @@ def registered(version: str) -> frozenset[str]:
     outside the table takes the nearest row of each family."""
     names: set[str] = set()
     for family in Family:
-        row = next((c for c in SGLANG_ROWS if c.family == family and in_range("sglang", c.first, c.last, version)),
+        row = next((c for c in SGLANG_ROWS if c.family == family and covers("sglang", c.first, c.last, version)),
                    None) or nearest_row(version, family)
         if row is not None and row.supported:
             names |= set(row.architectures)

@@ -17,13 +17,8 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL, SGLANG_REGISTRY, Messages
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
-from dspark_ckpt.runtimes.versions import (
-    SGLANG_POSTS_READ,
-    SGLANG_RELEASES,
-    InvalidVersion,
-    normalise,
-    release_key,
-)
+from dspark_ckpt.runtimes.release import InvalidVersion, Release, parse
+from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES
 
 SGLANG_VERSIONS = SGLANG_RELEASES  # the one list (runtimes/versions.py)
 FIRST, LAST = SGLANG_VERSIONS[0], SGLANG_VERSIONS[-1]
@@ -35,19 +30,23 @@ _UNREG_LINES = ":52 (0.4.7-0.5.5), :54 (0.5.6-0.5.8), :55 (0.5.9), :151 (0.5.10-
 # models/registry.py _raise_for_unsupported (:33 @ 0.4.2-0.4.6.post5), "Model architectures [...] are not supported
 # for now. Supported architectures: dict_keys([...])".
 REGISTRY_REFUSAL_LAST = "0.4.6.post5"
+
+
+def _r(text: str) -> Release:
+    return parse("sglang", text)
+
+
 _REGISTRY = "sglang/srt/models/registry.py:33 (0.4.2-0.4.6.post5) raises 'Model architectures [...] are not supported'"
 
 
 def _messages(last: str) -> Messages:
     """The words a release refuses an unregistered name with: its registry's before 0.4.7, else model_loader's."""
-    return SGLANG_REGISTRY if release_key(last, upper=True) <= release_key(REGISTRY_REFUSAL_LAST, upper=True) \
-        else SGLANG
+    return SGLANG_REGISTRY if _r(last).upper <= _r(REGISTRY_REFUSAL_LAST).upper else SGLANG
 
 
 def _split(row: Contract) -> tuple[Contract, ...]:
     """A row across 0.4.6.post5 / 0.4.7 as two, each with the words its releases refuse an unregistered name with."""
-    if release_key(row.first) > release_key(REGISTRY_REFUSAL_LAST, upper=True) or \
-            release_key(row.last, upper=True) <= release_key(REGISTRY_REFUSAL_LAST, upper=True):
+    if _r(row.first) > _r(REGISTRY_REFUSAL_LAST).upper or _r(row.last).upper <= _r(REGISTRY_REFUSAL_LAST).upper:
         return (replace(row, messages=replace(row.messages, unregistered=_messages(row.last).unregistered,
                                               unregistered_verbatim=_messages(row.last).unregistered_verbatim)),)
     return (replace(row, last=REGISTRY_REFUSAL_LAST, messages=SGLANG_REGISTRY), replace(row, first="0.4.7"))
@@ -256,7 +255,7 @@ SGLANG_ROWS: tuple[Contract, ...] = (
 def refusal_messages(version: str) -> Messages:
     """The words `sglang==version` refuses an architecture no EntryClass lists with (runtimes/sglang_build.py)."""
     try:
-        old = release_key(version) <= release_key(REGISTRY_REFUSAL_LAST, upper=True)
+        old = _r(version).final <= _r(REGISTRY_REFUSAL_LAST).upper
     except InvalidVersion:
         old = False
     return SGLANG_REGISTRY if old else SGLANG
@@ -265,7 +264,7 @@ def refusal_messages(version: str) -> Messages:
 def known_release(version: str) -> bool:
     """A release whose code was read: every base release above, 0.5.4.post2, and the post releases read."""
     try:
-        return normalise(version) in SGLANG_VERSIONS + SGLANG_POSTS_READ
+        return _r(version).final.name in SGLANG_VERSIONS + SGLANG_POSTS_READ
     except InvalidVersion:
         return False
 
@@ -276,11 +275,11 @@ def nearest_row(version: str, family: Family) -> Contract | None:
     if not rows:
         return None
     try:
-        key = release_key(version)
+        asked = _r(version).final
     except InvalidVersion:
         return None
-    newest = max(rows, key=lambda c: release_key(c.last, upper=True))
-    row = newest if key > release_key(newest.last, upper=True) else min(rows, key=lambda c: release_key(c.first))
+    newest = max(rows, key=lambda c: _r(c.last).upper)
+    row = newest if asked > _r(newest.last).upper else min(rows, key=lambda c: _r(c.first))
     return replace(row, verbatim_errors=False, source=f"{row.source}; assumed for {version}")
 
 
@@ -289,7 +288,7 @@ def assumed_row(contract: Contract, version: str) -> str | None:
     if known_release(version):
         return None
     try:
-        newer = release_key(version) > release_key(contract.last, upper=True)
+        newer = _r(version).final > _r(contract.last).upper
     except InvalidVersion:
         newer = False
     return contract.last if newer else contract.first
@@ -300,12 +299,12 @@ def assumption_text(pairs: list[tuple[str, str]]) -> str | None:
     if not pairs:
         return None
     parts = []
-    for row in dict.fromkeys(r for _, r in sorted(pairs, key=lambda p: release_key(p[1]))):
+    for row in dict.fromkeys(r for _, r in sorted(pairs, key=lambda p: _r(p[1]))):
         versions = [v for v, r in pairs if r == row]
         named = ", ".join(f"sglang=={v}" for v in versions)
-        if all(release_key(v) > release_key(LAST, upper=True) for v in versions):
+        if all(_r(v) > _r(LAST).upper for v in versions):
             why = "newer than every release dspark-ckpt has read; its loader may differ"
-        elif all(release_key(v) < release_key(FIRST) for v in versions):
+        elif all(_r(v) < _r(FIRST) for v in versions):
             why = "older than every release dspark-ckpt has read"
         else:
             why = "not a release dspark-ckpt has read; the row covering it was used"

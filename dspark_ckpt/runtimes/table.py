@@ -5,13 +5,13 @@ from __future__ import annotations
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.releases import beyond_table
-from dspark_ckpt.runtimes.rows import CONTRACTS, covers, version_key
+from dspark_ckpt.runtimes.rows import CONTRACTS, covers
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_VERSIONS
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 VLLM_VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py)
 RUNTIMES = ("vllm", "sglang")
-__all__ = ["CONTRACTS", "RUNTIMES", "SGLANG_VERSIONS", "VLLM_VERSIONS", "contract_for", "covers", "version_key"]
+__all__ = ["CONTRACTS", "RUNTIMES", "SGLANG_VERSIONS", "VLLM_VERSIONS", "contract_for", "covers"]
 
 
 def contract_for(runtime: str, version: str, family: Family) -> Contract | None:

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from dspark_ckpt.runtimes import registered, release_lines, spec_facts
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, nearest_listed, release_key
+from dspark_ckpt.runtimes.release import How, parse, resolve
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC_FILE = "vllm/config/speculative.py"
 ALGOS_FILE = "vllm/transformers_utils/configs/speculators/algos.py"
@@ -24,14 +25,6 @@ BASE_FILE = "vllm/transformers_utils/configs/speculators/base.py"
 REGISTRY_FILE = "vllm/model_executor/models/registry.py"
 
 VERSIONS = VLLM_RELEASES  # the one list (runtimes/versions.py); RELEASE_RULES has one row per entry
-
-
-def minor(release: str) -> tuple[int, ...]:
-    """(major, minor) of a release; vLLM's behaviour changes by minor (0.29.x all alike)."""
-    try:
-        return tuple(int(p) for p in release.split(".")[:2])
-    except ValueError:
-        return (0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,30 +279,26 @@ RELEASE_RULES: Mapping[str, ReleaseRules] = _Rules()
 
 @functools.cache  # asked once per release and draft evaluated; the answer depends on the version alone
 def rules_for(version: str) -> ReleaseRules | None:
-    """The row of the release line `version` belongs to (same major.minor); a newer release is assumed to behave
-    as the newest row (as the contract table assumes, with its DSP220 warning); None before the first row."""
-    key = minor(version)
-    if not any(minor(r) == key for r in VERSIONS):
-        newest = RELEASE_RULES[VERSIONS[-1]]
-        return newest if key > minor(newest.version) else None
-    # the release itself where it is listed (0.27.1), else the listed one of its line before it (0.27.3: 0.27.1)
-    found = nearest_listed(VERSIONS, version)
-    return RELEASE_RULES[found if minor(found) == key else next(r for r in VERSIONS if minor(r) == key)]
+    """The row of the release line `version` belongs to (release.resolve: its own, its minor's, the newest for a
+    newer release, as the contract table assumes with its DSP220 warning); None before the first row."""
+    found = resolve("vllm", version, VERSIONS)
+    return RELEASE_RULES[found.modelled] if found is not None and found.modelled is not None else None
 
 
 def nearest_rules(version: str) -> tuple[ReleaseRules, bool]:
     """The row read nearest `version` (an older release than every row takes the first), and whether it is the
     release line of `version` itself."""
-    own = rules_for(version)
-    if own is not None:
-        return own, minor(own.version) == minor(version)
-    return RELEASE_RULES[VERSIONS[0]], False
+    found = resolve("vllm", version, VERSIONS)
+    if found is None:
+        return RELEASE_RULES[VERSIONS[0]], False
+    return RELEASE_RULES[found.name], found.how in (How.OWN, How.LINE)
 
 
 def later_field(key: str, version: str) -> str | None:
     """The first release whose SpeculativeConfig has `key` when `version` does not, if any."""
+    asked = parse("vllm", version)
     return next((r.version for r in RELEASE_RULES.values()
-                 if release_key(r.version) > release_key(version) and key in r.fields), None)
+                 if parse("vllm", r.version) > asked and key in r.fields), None)
 
 
 def earlier_field(key: str, version: str) -> str | None:
@@ -317,5 +306,6 @@ def earlier_field(key: str, version: str) -> str | None:
     e.g. use_heterogeneous_vocab after 0.33), if any."""
     if version in VERSIONS and key in RELEASE_RULES[version].fields:
         return None
+    asked = parse("vllm", version)
     return next((r.version for r in reversed(list(RELEASE_RULES.values()))
-                 if release_key(r.version) < release_key(version) and key in r.fields), None)
+                 if parse("vllm", r.version) < asked and key in r.fields), None)

@@ -32,7 +32,7 @@ from dspark_ckpt.runtimes.release_model import (
     normal,
     release_record,
 )
-from dspark_ckpt.runtimes.selectors import release
+from dspark_ckpt.runtimes.selectors import release, selected
 from dspark_ckpt.runtimes.table import contract_for
 
 WORKER_FILE = Path(__file__).with_name("engine_vllm.py")
@@ -354,7 +354,7 @@ def availability(requested: Engine) -> Availability:
         if installed is None:
             continue
         try:
-            found.append((runtime, release(installed.version)))
+            found.append((runtime, selected(runtime, installed.version).name))
         except Exception as exc:  # noqa: BLE001 - an unparseable version in someone's metadata
             unusable.append(f"the installed {LABEL[runtime]} has an unusable version ({exc})")
     if found:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from conftest import make_checkpoint, run_cli
 
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 
 def with_path(*folders: object) -> dict[str, str]:

@@ -21,7 +21,8 @@ from wheel_excerpts import wheel as release_files
 from dspark_ckpt.runtimes import draft_context as dc
 from dspark_ckpt.runtimes import spec_facts, vllm_release
 from dspark_ckpt.runtimes import speculative_config as sc
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
 import release_anchors as anchors

@@ -13,7 +13,8 @@ from listed import vllm_minors
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_release
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
 from release_anchors import (

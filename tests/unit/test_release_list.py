@@ -18,7 +18,8 @@ from dspark_ckpt.runtimes import (
     vllm_release,
     vllm_rows,
 )
-from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES, VLLM_RELEASES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
 import release_anchors as anchors

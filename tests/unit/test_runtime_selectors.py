@@ -15,7 +15,7 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED, assumed_from
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors, release
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS, contract_for
-from dspark_ckpt.runtimes.versions import release_key
+from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.sources.local import local_source
 
 # A vLLM release older than every listed one (the minor before the first listed release's)
@@ -166,17 +166,19 @@ def test_runtime_version_str() -> None:
 
 @pytest.mark.parametrize("runtime", ["vllm", "sglang"])
 def test_plain_bounds_choose_what_specifier_set_chooses(runtime: str) -> None:
-    """selectors._within answers `>=X`/`<=Y` ranges without packaging.specifiers; it must agree with it."""
+    """release.plain_bounds answers `>=X`/`<=Y` ranges without packaging.specifiers; it must agree with it."""
     from packaging.specifiers import SpecifierSet
 
     from dspark_ckpt.runtimes import selectors as s
+    from dspark_ckpt.runtimes.release import plain_bounds
 
     known = s._known(runtime)
     bounds = [*known, "0", "0.5", "0.30", "0.29.1", "0.5.4.post1", "9.0"]
     specs = [f"{op}{a}" for op in (">=", "<=") for a in bounds] + [f">={a},<={b}" for a in bounds for b in bounds]
     for spec in specs:
-        assert s._within(runtime, spec) == [v for v in known if SpecifierSet(spec).contains(v, prereleases=True)]
-    assert s._within(runtime, ">0.30") is None and s._within(runtime, ">= 0.30") is None
+        assert plain_bounds(runtime, spec, known) == [v for v in known
+                                                      if SpecifierSet(spec).contains(v, prereleases=True)]
+    assert plain_bounds(runtime, ">0.30", known) is None and plain_bounds(runtime, ">= 0.30", known) is None
 
 
 def test_folded_writes_runs_of_three_listed_releases_as_ranges() -> None:

@@ -16,7 +16,7 @@ from dspark_ckpt.runtimes.sglang_config import sglang_config
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, contract_for
-from dspark_ckpt.runtimes.versions import release_key
+from dspark_ckpt.runtimes.release import release_key
 
 T, P, H = 96, 128, 16
 ARCH = {Family.QWEN3_DSPARK: "Qwen3DSparkModel", Family.DFLASH: "DFlashDraftModel",

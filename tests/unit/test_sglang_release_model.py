@@ -12,7 +12,8 @@ from dspark_ckpt.runtimes.release_model import (
     modelled_release,
     release_record,
 )
-from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 
 
 def test_the_newest_sglang_release_has_generated_data() -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from dspark_ckpt.runtimes import release_lines, spec_facts, vllm_release, vllm_rows
-from dspark_ckpt.runtimes.versions import VLLM_RELEASES, release_key
+from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))  # the generator's inputs: not in the package
