@@ -21,6 +21,7 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.target_config import text_config
 from dspark_ckpt.runtimes import draft_context, vllm_release
 from dspark_ckpt.runtimes import speculative_config as sc
+from dspark_ckpt.runtimes.release import parse
 
 MAX_SPEC_BYTES = 1 << 20  # a speculative config is a few hundred bytes
 INLINE = "--speculative-config"
@@ -211,7 +212,7 @@ def _published(version: str, o: sc.Outcome) -> DeployRuntime:
         num_speculative_tokens_from=o.num_speculative_tokens_from, draft_vocab_size=o.draft_vocab_size,
         error=error.text if error else None, error_code=error.code if error else None,
         notes=tuple(n.text for n in o.notes), note_codes=tuple(n.code for n in o.notes),
-        source=_cites(where) + ("" if o.version.rsplit(".", 1)[0] == version.rsplit(".", 1)[0]
+        source=_cites(where) + ("" if parse("vllm", o.version).line == parse("vllm", version).line
                                 else f"; assumed for v{version}"))
 
 
