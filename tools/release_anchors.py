@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dspark_ckpt.runtimes import registered
 from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -401,12 +403,23 @@ AUX_ANCHORS: dict[str, Anchor] = {
                            inside="update_eagle3"),
 }
 
-# registry.py's `_SPECULATIVE_DECODING_MODELS` entry of each draft architecture dspark-ckpt models.
-REGISTRY_SINCE = {"Qwen3DSparkModel": "0.25.0", "Qwen3OmniDSparkModel": "0.29.0", "Gemma4DSparkModel": "0.26.0",
-                  "DFlashDraftModel": "0.20.0", "DFlash2DraftModel": "0.28.0", "Eagle3LlamaForCausalLM": None,
-                  "LlamaForCausalLMEagle3": None, "Eagle3Qwen3ForCausalLM": "0.24.0", "DSparkDraftModel": "0.25.0",
-                  "PEagleDraftModel": "0.22.0", "PeagleLlamaForCausalLM": "0.22.0", "PeagleQwen3ForCausalLM": "0.24.0"}
-REGISTRY_UNTIL = {"PEagleDraftModel": "0.33.0", "PeagleLlamaForCausalLM": "0.33.0", "PeagleQwen3ForCausalLM": "0.33.0"}
+# registry.py's `_SPECULATIVE_DECODING_MODELS` entry of each draft architecture dspark-ckpt models. Which releases
+# register each is the generated registry data's (registered_architectures.json, tools/registry_data.py): the first
+# listed release that registers it (None: the oldest listed already does) and the last (where a newer one dropped it).
+REGISTRY_NAMES = ("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "DFlashDraftModel",
+                  "DFlash2DraftModel", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3", "Eagle3Qwen3ForCausalLM",
+                  "DSparkDraftModel", "PEagleDraftModel", "PeagleLlamaForCausalLM", "PeagleQwen3ForCausalLM")
+
+
+def _registered_span(name: str) -> tuple[str, str]:
+    held = [r for r in VLLM_RELEASES if (g := registered.registration("vllm", r, name)) is not None and g.draft]
+    return held[0], held[-1]
+
+
+REGISTRY_SINCE: dict[str, str | None] = {
+    n: first if first != VLLM_RELEASES[0] else None for n in REGISTRY_NAMES for first, _ in [_registered_span(n)]}
+REGISTRY_UNTIL: dict[str, str] = {
+    n: last for n in REGISTRY_NAMES for _, last in [_registered_span(n)] if last != VLLM_RELEASES[-1]}
 
 
 def _registry(name: str, since: str | None) -> Anchor:

@@ -17,14 +17,15 @@ from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, ins
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED
 from dspark_ckpt.runtimes.sglang_build import build_sglang, registered
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
-from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, covers, version_key
+from dspark_ckpt.runtimes.release import How, parse, resolve
+from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, covers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package
 import release_anchors as anchors
 
 
 def at_least(release: str, first: str) -> bool:
-    return version_key(release) >= version_key(first)
+    return parse("vllm", release) >= parse("vllm", first)
 
 
 # --- vllm_release.py: the one record per release (registry, build lines, behaviour) ---
@@ -39,7 +40,7 @@ def test_the_registry_data_agrees_with_the_first_registered_release(family: Fami
 
 
 def test_registered_for_unknown_names_and_unread_releases() -> None:
-    before_all = f"0.{vllm_release.minor(VLLM_VERSIONS[0])[1] - 1}.0"  # older than every release read
+    before_all = f"0.{parse('vllm', VLLM_VERSIONS[0]).line[1] - 1}.0"  # older than every release read
     assert before_all not in RULES and vllm_release.rules_for(before_all) is None
     assert not RULES["0.30.0"].registers("NoSuchModelForCausalLM")
     assert RULES["0.32.0"].registers("MedusaModel")
@@ -72,18 +73,19 @@ def test_draft_classes_first_release_agrees_with_the_registry(name: str) -> None
     first, cls = vllm_rows.DRAFT_CLASSES[name]
     until = anchors.REGISTRY_UNTIL.get(name)  # the PEagle names: gone from 0.34.0's registry
     for release, rules in RULES.items():
-        gone = until is not None and version_key(release) > version_key(until)
+        gone = until is not None and parse("vllm", release) > parse("vllm", until)
         assert rules.registers(name) is (at_least(release, first) and not gone), (name, release)
     assert cls in vllm_rows.CLASS_FAMILY or cls == "DSparkDeepseekV4ForCausalLM"  # the one class not modelled
 
 
 def test_minor_and_nearest_rules() -> None:
-    assert vllm_release.minor("0.29.3") == (0, 29) and vllm_release.minor("garbage") == (0, 0)
+    assert parse("vllm", "0.29.3").line == (0, 29) and resolve("vllm", "garbage", VLLM_VERSIONS) is None
+    assert resolve("vllm", "0.29.3", VLLM_VERSIONS).how is How.LINE  # type: ignore[union-attr]
     rules, exact = vllm_release.nearest_rules("0.29.5")
     assert rules.version == "0.29.0" and exact
     newer, exact_newer = vllm_release.nearest_rules("0.40.0")
     assert newer.version == VLLM_VERSIONS[-1] and not exact_newer
-    before_all = f"0.{vllm_release.minor(VLLM_VERSIONS[0])[1] - 1}.0"  # older than every listed release
+    before_all = f"0.{parse('vllm', VLLM_VERSIONS[0]).line[1] - 1}.0"  # older than every listed release
     older, exact_older = vllm_release.nearest_rules(before_all)
     assert older.version == VLLM_VERSIONS[0] and not exact_older
 
