@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.runtimes import registered
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
 from dspark_ckpt.runtimes.release_model import modelled_release
 from dspark_ckpt.runtimes.release import Release, ordered, parse
 from dspark_ckpt.runtimes.rows import CONTRACTS, covers
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 ASSUMED: Final[FindingCode] = "DSP220"  # the warning for verdicts no contract row describes
 
@@ -30,18 +33,48 @@ class FirstRegistration:
 
 _REGISTRY = "vllm/model_executor/models/registry.py"
 
-# Bisected over every vLLM release 0.8.0 ... 0.33.0 (`pip download --no-deps vllm==V`, registry.py read).
-# A family with two names (EAGLE-3 Llama) is registered from its first name; the alias `LlamaForCausalLMEagle3`
-# only from 0.10.2 (0.10.1 has it commented out, L265).
-FIRST_REGISTERED: dict[Family, FirstRegistration] = {
-    Family.EAGLE3_LLAMA: FirstRegistration("0.8.5", "Eagle3LlamaForCausalLM", f"{_REGISTRY} @ v0.8.5 L218"),
-    Family.DFLASH: FirstRegistration("0.20.0", "DFlashDraftModel", f"{_REGISTRY} @ v0.20.0 L576"),
-    Family.EAGLE3_QWEN3: FirstRegistration("0.24.0", "Eagle3Qwen3ForCausalLM", f"{_REGISTRY} @ v0.24.0 L614"),
-    Family.QWEN3_DSPARK: FirstRegistration("0.25.0", "Qwen3DSparkModel", f"{_REGISTRY} @ v0.25.0 L597"),
-    Family.GEMMA4_DSPARK: FirstRegistration("0.26.0", "Gemma4DSparkModel", f"{_REGISTRY} @ v0.26.0 L612"),
-    Family.QWEN3_OMNI_DSPARK: FirstRegistration("0.29.0", "Qwen3OmniDSparkModel", f"{_REGISTRY} @ v0.29.0 L626"),
-    Family.DFLASH2: FirstRegistration("0.28.0", "DFlash2DraftModel", f"{_REGISTRY} @ v0.28.0 L628"),
+# The vLLM architecture each family is registered under first. A family with two names (EAGLE-3 Llama) is registered
+# from its first name; the alias `LlamaForCausalLMEagle3` only from 0.10.2 (0.10.1 has it commented out, L265).
+_FIRST_NAME: dict[Family, str] = {
+    Family.EAGLE3_LLAMA: "Eagle3LlamaForCausalLM", Family.DFLASH: "DFlashDraftModel",
+    Family.EAGLE3_QWEN3: "Eagle3Qwen3ForCausalLM", Family.QWEN3_DSPARK: "Qwen3DSparkModel",
+    Family.GEMMA4_DSPARK: "Gemma4DSparkModel", Family.QWEN3_OMNI_DSPARK: "Qwen3OmniDSparkModel",
+    Family.DFLASH2: "DFlash2DraftModel",
 }
+# Registered before the first listed release: bisected over vLLM 0.8.0 ... 0.12.0 (`pip download --no-deps vllm==V`,
+# registry.py read). Every other first registration is the generated registry data's (registered_architectures.json).
+_BEFORE_THE_LIST = {Family.EAGLE3_LLAMA: FirstRegistration("0.8.5", "Eagle3LlamaForCausalLM", f"{_REGISTRY} @ v0.8.5 L218")}
+
+
+@functools.cache
+def _first_registration(family: Family) -> FirstRegistration:
+    name = _FIRST_NAME[family]
+    for release in VLLM_RELEASES:
+        found = registered.registration("vllm", release, name)
+        if found is not None and found.draft:
+            if release == VLLM_RELEASES[0]:  # registered before the list: its bisection
+                return _BEFORE_THE_LIST[family]
+            file, _, line = found.where.rpartition(":")
+            return FirstRegistration(release, name, f"{file} @ v{release} L{line}")
+    raise KeyError(family)
+
+
+class _FirstRegistered(Mapping[Family, FirstRegistration]):
+    """The first vLLM release registering each family's architecture, read from the generated data on first use."""
+
+    def __getitem__(self, family: Family) -> FirstRegistration:
+        if family not in _FIRST_NAME:
+            raise KeyError(family)
+        return _first_registration(family)
+
+    def __iter__(self) -> Iterator[Family]:
+        return iter(_FIRST_NAME)
+
+    def __len__(self) -> int:
+        return len(_FIRST_NAME)
+
+
+FIRST_REGISTERED: Mapping[Family, FirstRegistration] = _FirstRegistered()
 
 
 def _rows(runtime: str, family: Family) -> list[Contract]:
