@@ -19,9 +19,7 @@ then (its import costs check's start-up ~2.5 ms; docs/architecture.md, "Start-up
 
 from __future__ import annotations
 
-import enum
 import re
-from dataclasses import dataclass
 from functools import cache
 
 # How many release components a runtime's behaviour changes by (the rest, and rc/dev/local parts, are ignored).
@@ -36,33 +34,45 @@ class InvalidVersion(ValueError):
     """Text that is not a PEP 440 version."""
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class Release:
-    """One release of one runtime, as packaging's `Version` reads it; equal and ordered as PEP 440 orders them
-    (0.30 == 0.30.0 < 0.30.0.post1 < 0.30.1; an rc before its final release)."""
+    """One release of one runtime, as packaging's `Version` reads it; immutable, equal and ordered as PEP 440 orders
+    them (0.30 == 0.30.0 < 0.30.0.post1 < 0.30.1; an rc before its final release). A plain slotted class, its order
+    key computed once: a check compares releases a few thousand times, and a frozen dataclass costs start-up
+    (docs/architecture.md, "Start-up")."""
 
+    __slots__ = ("runtime", "numbers", "post", "pre", "dev", "local", "key", "_hash")
     runtime: str
     numbers: tuple[int, ...]
-    post: int | None = None
-    pre: tuple[str, int] | None = None
-    dev: int | None = None
-    local: str | None = None
+    post: int | None
+    pre: tuple[str, int] | None
+    dev: int | None
+    local: str | None
+    key: tuple[object, ...]
 
-    @property
-    def key(self) -> tuple[object, ...]:
-        numbers = self.numbers
-        while len(numbers) > 1 and numbers[-1] == 0:
-            numbers = numbers[:-1]
-        pre: tuple[object, ...] = (0, self.pre) if self.pre is not None else \
-            (-1,) if self.post is None and self.dev is not None else (1,)
-        dev: tuple[int, ...] = (0, self.dev) if self.dev is not None else (1,)
-        return numbers, pre, -1 if self.post is None else self.post, dev
+    def __init__(self, runtime: str, numbers: tuple[int, ...], post: int | None = None,
+                 pre: tuple[str, int] | None = None, dev: int | None = None, local: str | None = None) -> None:
+        trimmed = numbers
+        while len(trimmed) > 1 and trimmed[-1] == 0:
+            trimmed = trimmed[:-1]
+        pre_key: tuple[object, ...] = (0, pre) if pre is not None else (-1,) if post is None and dev is not None \
+            else (1,)
+        key = (trimmed, pre_key, -1 if post is None else post, (0, dev) if dev is not None else (1,))
+        for name, value in (("runtime", runtime), ("numbers", tuple(numbers)), ("post", post), ("pre", pre),
+                            ("dev", dev), ("local", local), ("key", key), ("_hash", hash((runtime, key)))):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Release is immutable ({name})")
+
+    def __repr__(self) -> str:
+        return f"Release({self.runtime!r}, {self.numbers!r}, post={self.post!r}, pre={self.pre!r}, " \
+               f"dev={self.dev!r}, local={self.local!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Release) and (self.runtime, self.key) == (other.runtime, other.key)
+        return isinstance(other, Release) and self.runtime == other.runtime and self.key == other.key
 
     def __hash__(self) -> int:
-        return hash((self.runtime, self.key))
+        return self._hash
 
     def __lt__(self, other: Release) -> bool:
         return self.key < other.key
@@ -146,8 +156,9 @@ def ordered(runtime: str, names: tuple[str, ...] | list[str]) -> list[str]:
     return sorted(names, key=lambda n: parse(runtime, n))
 
 
-class How(enum.Enum):
-    """How a table's listed release answers for the release asked about (the module docstring)."""
+class How:
+    """How a table's listed release answers for the release asked about (the module docstring): constants, not an
+    Enum, whose class creation a check would pay for at start-up."""
 
     OWN = "own"
     LINE = "line"
@@ -156,13 +167,16 @@ class How(enum.Enum):
     OLDER = "older"
 
 
-@dataclass(frozen=True, slots=True)
 class Resolution:
-    """Which listed release's facts answer `asked`, and how."""
+    """Which listed release's facts answer `asked`, and `how` (a How constant)."""
 
-    asked: Release
-    answer: Release
-    how: How
+    __slots__ = ("asked", "answer", "how")
+
+    def __init__(self, asked: Release, answer: Release, how: str) -> None:
+        self.asked, self.answer, self.how = asked, answer, how
+
+    def __repr__(self) -> str:
+        return f"Resolution({self.asked.name}, {self.answer.name}, {self.how})"
 
     @property
     def name(self) -> str:

@@ -19,6 +19,7 @@ from dspark_ckpt.check.deploy import (
 from dspark_ckpt.errors import DsparkCkptError
 from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes import vllm_release
+from dspark_ckpt.runtimes.release import parse
 
 
 def test_inline_json_and_a_json_file_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,7 +148,7 @@ def test_newer_releases_take_the_newest_row_and_older_ones_none() -> None:
     assert vllm_release.rules_for("0.34.0") is rules["0.34.0"]
     assert vllm_release.rules_for("0.35.0") is rules[vllm_release.VERSIONS[-1]]
     assert vllm_release.rules_for("0.26.0") is rules["0.26.0"]
-    before_all = "0.{}.0".format(vllm_release.minor(vllm_release.VERSIONS[0])[1] - 1)  # older than every listed one
+    before_all = "0.{}.0".format(parse("vllm", vllm_release.VERSIONS[0]).line[1] - 1)  # older than every listed one
     assert vllm_release.rules_for(before_all) is None
 
 

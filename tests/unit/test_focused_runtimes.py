@@ -80,7 +80,7 @@ def test_draft_classes_first_release_agrees_with_the_registry(name: str) -> None
 
 def test_minor_and_nearest_rules() -> None:
     assert parse("vllm", "0.29.3").line == (0, 29) and resolve("vllm", "garbage", VLLM_VERSIONS) is None
-    assert resolve("vllm", "0.29.3", VLLM_VERSIONS).how is How.LINE  # type: ignore[union-attr]
+    assert resolve("vllm", "0.29.3", VLLM_VERSIONS).how == How.LINE  # type: ignore[union-attr]
     rules, exact = vllm_release.nearest_rules("0.29.5")
     assert rules.version == "0.29.0" and exact
     newer, exact_newer = vllm_release.nearest_rules("0.40.0")
