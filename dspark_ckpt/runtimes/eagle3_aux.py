@@ -17,8 +17,8 @@ from typing import Any
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import release_lines
-from dspark_ckpt.runtimes.release_model import config_value
 from dspark_ckpt.runtimes.release import resolve
+from dspark_ckpt.runtimes.release_model import config_value
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 TOP = "eagle_aux_hidden_state_layer_ids"

@@ -20,8 +20,8 @@ from typing import Any
 
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.eagle3_aux import NESTED, TOP, AuxRead, _count, _int
-from dspark_ckpt.runtimes.release_model import config_value
 from dspark_ckpt.runtimes.release import resolve
+from dspark_ckpt.runtimes.release_model import config_value
 
 RUNNER = "SGLang"  # the name AuxRead.runners gives SGLang's one model runner
 COUNT_KEYS_FROM_0_5_12 = ("num_aux_hidden_states", NESTED)

@@ -40,7 +40,7 @@ class Release:
     key computed once: a check compares releases a few thousand times, and a frozen dataclass costs start-up
     (docs/architecture.md, "Start-up")."""
 
-    __slots__ = ("runtime", "numbers", "post", "pre", "dev", "local", "key", "_hash")
+    __slots__ = ("_hash", "dev", "key", "local", "numbers", "post", "pre", "runtime")
     runtime: str
     numbers: tuple[int, ...]
     post: int | None
@@ -48,6 +48,7 @@ class Release:
     dev: int | None
     local: str | None
     key: tuple[object, ...]
+    _hash: int
 
     def __init__(self, runtime: str, numbers: tuple[int, ...], post: int | None = None,
                  pre: tuple[str, int] | None = None, dev: int | None = None, local: str | None = None) -> None:
@@ -170,7 +171,7 @@ class How:
 class Resolution:
     """Which listed release's facts answer `asked`, and `how` (a How constant)."""
 
-    __slots__ = ("asked", "answer", "how")
+    __slots__ = ("answer", "asked", "how")
 
     def __init__(self, asked: Release, answer: Release, how: str) -> None:
         self.asked, self.answer, self.how = asked, answer, how

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from dspark_ckpt.runtimes.release import ordered, resolve
 from dspark_ckpt.runtimes.release_store import (
     DATA,
     RELEASE_FILE,
@@ -31,7 +32,6 @@ from dspark_ckpt.runtimes.release_store import (
     folder,
     join,
 )
-from dspark_ckpt.runtimes.release import ordered, resolve
 
 SCHEMA = 2  # 2: behaviour files shared between releases, line numbers in citations.json
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")

@@ -13,8 +13,8 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes import registered
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
-from dspark_ckpt.runtimes.release_model import modelled_release
 from dspark_ckpt.runtimes.release import Release, ordered, parse
+from dspark_ckpt.runtimes.release_model import modelled_release
 from dspark_ckpt.runtimes.rows import CONTRACTS, covers
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES

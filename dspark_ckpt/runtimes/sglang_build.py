@@ -19,10 +19,10 @@ from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import registered as entry_classes
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
+from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS, unread_speculators
 from dspark_ckpt.runtimes.sglang_config import SPECULATORS_UNREAD as UNREAD_TEXT
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row, refusal_messages
-from dspark_ckpt.runtimes.release import covers
 
 SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
 

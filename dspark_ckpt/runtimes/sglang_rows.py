@@ -16,8 +16,8 @@ from dataclasses import replace
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL, SGLANG_REGISTRY, Messages
-from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.release import InvalidVersion, Release, parse
+from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES
 
 SGLANG_VERSIONS = SGLANG_RELEASES  # the one list (runtimes/versions.py)

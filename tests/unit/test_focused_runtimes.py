@@ -14,10 +14,10 @@ from dspark_ckpt.runtimes import registered as registered_data
 from dspark_ckpt.runtimes import release_lines, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes.contracts import When
 from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
+from dspark_ckpt.runtimes.release import How, parse, resolve
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED
 from dspark_ckpt.runtimes.sglang_build import build_sglang, registered
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
-from dspark_ckpt.runtimes.release import How, parse, resolve
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, VLLM_VERSIONS, covers
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))  # the generator's inputs: not in the package

@@ -75,11 +75,10 @@ def scan(source: str) -> list[str]:
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.ImportFrom) and node.module in ("packaging.version", "packaging.specifiers"):
             found.append(f"{line}: imports {node.module}")
-        elif isinstance(node, ast.ImportFrom) and node.module == "packaging" and \
-                {a.name for a in node.names} & {"version", "specifiers"}:
-            found.append(f"{line}: imports packaging's version parser")
-        elif isinstance(node, ast.Import) and any(a.name in ("packaging.version", "packaging.specifiers")
-                                                  for a in node.names):
+        elif (isinstance(node, ast.ImportFrom) and node.module == "packaging"
+              and {a.name for a in node.names} & {"version", "specifiers"}) or \
+                (isinstance(node, ast.Import)
+                 and any(a.name in ("packaging.version", "packaging.specifiers") for a in node.names)):
             found.append(f"{line}: imports packaging's version parser")
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dspark_ckpt.runtimes") \
                 and {a.name for a in node.names} & RETIRED:
