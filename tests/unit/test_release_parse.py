@@ -67,3 +67,40 @@ def test_names_and_keys_are_unchanged_for_the_forms_runs_see() -> None:
     assert parse("vllm", "0.31.1+cpu").line == (0, 31) and parse("sglang", "0.5.4.post2").line == (0, 5, 4)
     assert rel.release_key("0.5.4", upper=True) == (0, 5, 4, POST_ANY)
     assert release("v0.31.1") == "0.31.1"
+
+
+@pytest.mark.parametrize(("runtime", "asked", "listed", "answer", "how"), [
+    ("sglang", "0.5.13", SGLANG_RELEASES, "0.5.13", "own"),
+    ("sglang", "0.5.13.post1", SGLANG_RELEASES, "0.5.13", "line"),  # a post release: its base
+    ("sglang", "0.5.4.post3", SGLANG_RELEASES, "0.5.4.post2", "line"),  # the post release listed before it
+    ("sglang", "0.5.4.post1", SGLANG_RELEASES, "0.5.4", "line"),
+    ("sglang", "0.4.4", ("0.4.4.post2", "0.4.5"), "0.4.4.post2", "line"),  # none before it on its line: the oldest
+    ("sglang", "0.5.99", SGLANG_RELEASES, SGLANG_RELEASES[-1], "newer"),
+    ("sglang", "0.4.1", SGLANG_RELEASES, SGLANG_RELEASES[0], "older"),
+    ("sglang", "0.5.5", ("0.5.1", "0.5.12"), "0.5.1", "before"),  # a line nothing lists: the nearest before
+    ("vllm", "0.27.3", VLLM_RELEASES, "0.27.1", "line"),  # vLLM's line is the minor
+    ("vllm", "0.27.0.post1", VLLM_RELEASES, "0.27.0", "line"),
+    ("vllm", "0.34.0rc1", VLLM_RELEASES, "0.34.0", "own"),  # rc parts dropped, as a run's selection drops them
+    ("vllm", "0.40.0", VLLM_RELEASES, VLLM_RELEASES[-1], "newer"),
+    ("vllm", "0.11.0", VLLM_RELEASES, VLLM_RELEASES[0], "older"),
+])
+def test_one_policy_resolves_every_kind_of_release(runtime: str, asked: str, listed: tuple[str, ...], answer: str,
+                                                   how: str) -> None:
+    found = rel.resolve(runtime, asked, listed)
+    assert found is not None and (found.name, found.how) == (answer, how)
+    assert found.modelled == (answer if how in ("own", "line", "newer") else None)
+
+
+def test_covers_is_the_rows_granularity() -> None:
+    assert rel.covers("vllm", "0.27.0", "0.29.0", "0.29.7") and not rel.covers("vllm", "0.27.0", "0.29.0", "0.30.0")
+    assert rel.covers("sglang", "0.5.4.post2", "0.5.11", "0.5.11.post3")  # a last without post covers its posts
+    assert not rel.covers("sglang", "0.5.4.post2", "0.5.11", "0.5.4.post1")
+    assert rel.covers("sglang", "0.5.1", "0.5.4.post1", "0.5.4.post1")
+    assert not rel.covers("sglang", "0.5.1", "0.5.4.post1", "0.5.4.post2")
+
+
+def test_a_release_is_immutable_and_hashes_as_it_compares() -> None:
+    r = parse("vllm", "0.30")
+    with pytest.raises(AttributeError):
+        r.post = 1  # type: ignore[misc]
+    assert {r: 1}[parse("vllm", "0.30.0")] == 1 and r != parse("sglang", "0.30.0")
