@@ -187,3 +187,27 @@ def test_nothing_else_parses_or_compares_version_strings() -> None:
     found = {str(path.relative_to(PACKAGE)): hits for path in sorted(PACKAGE.rglob("*.py")) if path != THE_ONE
              if (hits := scan(path.read_text(encoding="utf-8")))}
     assert found == {}
+
+
+# Where a runtime release may be written as a literal: the one list (versions.py), the release module, and the data
+# tables keyed by release: the contract rows, SGLang's EAGLE-3 aux-state lines, and the one registration older than
+# the list (releases.py `_BEFORE_THE_LIST`). Anything else asks these. The other literals of that form are no runtime
+# releases: SARIF's schema version, the SGLang worker's torchvision stub, dspark-ckpt's own version.
+RELEASE_DATA = {"runtimes/versions.py", "runtimes/release.py", "runtimes/vllm_rows.py", "runtimes/sglang_rows.py",
+                "runtimes/eagle3_aux_sglang.py", "runtimes/releases.py"}
+NOT_RELEASES = {("output/sarif.py", "2.1.0"), ("verify/sglang_worker.py", "0.28.0"), ("version.py", None)}
+_RELEASE_LITERAL = re.compile(r"\d+\.\d+\.\d+(?:\.post\d+)?")
+
+
+def release_literals(source: str) -> set[str]:
+    return {n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and _RELEASE_LITERAL.fullmatch(n.value)}
+
+
+def test_release_literals_live_in_the_data_and_the_release_module() -> None:
+    found = {str(path.relative_to(PACKAGE)): literals for path in sorted(PACKAGE.rglob("*.py"))
+             if (literals := release_literals(path.read_text(encoding="utf-8")))}
+    assert release_literals('x = ["0.5.4.post2", "0.30.0", "a 0.30.0 b"]') == {"0.5.4.post2", "0.30.0"}
+    strays = {(module, literal) for module, literals in found.items() if module not in RELEASE_DATA
+              for literal in literals}
+    assert {(m, lit) for m, lit in strays if (m, lit) not in NOT_RELEASES and (m, None) not in NOT_RELEASES} == set()
