@@ -32,7 +32,7 @@ from dspark_ckpt.runtimes.release_model import (
     normal,
     release_record,
 )
-from dspark_ckpt.runtimes.selectors import release, selected
+from dspark_ckpt.runtimes.selectors import selected
 from dspark_ckpt.runtimes.table import contract_for
 
 WORKER_FILE = Path(__file__).with_name("engine_vllm.py")
@@ -520,7 +520,8 @@ def _one_runtime(subjects: Sequence[Subject], runtime: str, version: str, *, dev
                 f"({run.adapter_errors[str(i)]})"
             out.append((None, why, None, version))
         else:
-            out.append((run.observed[str(i)], None, run.location, release(run.version) if run.version else version))
+            out.append((run.observed[str(i)], None, run.location,
+                        selected(runtime, run.version).name if run.version else version))
     return out
 
 
