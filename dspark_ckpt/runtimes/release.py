@@ -40,7 +40,7 @@ class Release:
     key computed once: a check compares releases a few thousand times, and a frozen dataclass costs start-up
     (docs/architecture.md, "Start-up")."""
 
-    __slots__ = ("_hash", "dev", "key", "local", "numbers", "post", "pre", "runtime")
+    __slots__ = ("_hash", "dev", "key", "line", "local", "numbers", "post", "pre", "runtime")
     runtime: str
     numbers: tuple[int, ...]
     post: int | None
@@ -48,6 +48,7 @@ class Release:
     dev: int | None
     local: str | None
     key: tuple[object, ...]
+    line: tuple[int, ...]  # what the runtime's behaviour changes by: vLLM (major, minor), SGLang (major, minor, micro)
     _hash: int
 
     def __init__(self, runtime: str, numbers: tuple[int, ...], post: int | None = None,
@@ -59,7 +60,8 @@ class Release:
             else (1,)
         key = (trimmed, pre_key, -1 if post is None else post, (0, dev) if dev is not None else (1,))
         for name, value in (("runtime", runtime), ("numbers", tuple(numbers)), ("post", post), ("pre", pre),
-                            ("dev", dev), ("local", local), ("key", key), ("_hash", hash((runtime, key)))):
+                            ("dev", dev), ("local", local), ("key", key), ("_hash", hash((runtime, key))),
+                            ("line", (numbers + (0, 0, 0))[: PRECISION.get(runtime, 3)])):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -96,22 +98,20 @@ class Release:
     @property
     def final(self) -> Release:
         """The release without its rc/dev/local parts: what a run evaluates (`vllm==0.34.0rc1` is 0.34.0)."""
+        if self.pre is None and self.dev is None and self.local is None:
+            return self
         return Release(self.runtime, self.numbers, self.post)
 
     @property
     def base(self) -> Release:
         """The release without its post release (0.5.13.post1: 0.5.13)."""
-        return Release(self.runtime, self.numbers)
+        return self if self.post is None and self.pre is None and self.dev is None and self.local is None \
+            else Release(self.runtime, self.numbers)
 
     @property
     def upper(self) -> Release:
         """As an upper bound: a release without a post covers its post releases (0.5.4 up to 0.5.4.postN)."""
         return self if self.post is not None else Release(self.runtime, self.numbers, POST_ANY)
-
-    @property
-    def line(self) -> tuple[int, ...]:
-        """What the runtime's behaviour changes by: vLLM (major, minor), SGLang (major, minor, micro)."""
-        return (self.numbers + (0, 0, 0))[: PRECISION.get(self.runtime, 3)]
 
     def __str__(self) -> str:
         return self.name
