@@ -1,0 +1,176 @@
+"""Execute a vLLM release's own config rewrites for a draft and record what they do, per release.
+
+Two pieces of the release's code decide which class a draft config becomes before any weight is read:
+`SpeculativeConfig.hf_config_override` (vllm/config/speculative.py), which every draft ModelConfig gets as its
+hf_overrides (model_type deepseek_v3 -> deepseek_mtp and architectures ["DeepSeekMTPModel"], ...), and
+`EAGLEConfig.__init__` (vllm/transformers_utils/configs/eagle.py), which renames the architecture per method
+(LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM). This tool cuts each out of the release's file with `ast`, runs
+it as written over stand-in config objects (no torch, no transformers: the rewrites read and set attributes only),
+and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json`
+(runtimes/config_rewrites.py reads it). Every model_type the override compares with is fed; every architecture of
+RENAME_PROBES under every method EAGLEConfig knows.
+
+    python tools/release_config_rewrites.py 0.33.0 [0.34.0 ...]   # wheels under ~/.cache/dspark-ckpt/probe/vllm-X
+    python tools/release_config_rewrites.py --all                  # every listed release
+"""
+
+from __future__ import annotations
+
+import __future__
+import argparse
+import ast
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("DSPARK_CKPT_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
+OUT = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
+SPEC = "vllm/config/speculative.py"
+EAGLE = "vllm/transformers_utils/configs/eagle.py"
+FILE = "config_rewrites.json"
+METHODS = ("eagle", "eagle3", "dflash")
+# Base classes drafts are exported as, and draft classes whose names each rule keeps.
+RENAME_PROBES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM",
+                 "DeepseekV3ForCausalLM", "DeepSeekMTPModel", "LagunaForCausalLM", "Gemma4ForCausalLM",
+                 "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3",
+                 "Eagle3DeepseekV2ForCausalLM", "DFlashDraftModel", "Qwen3DFlash", "LiLiCorrDraftModel",
+                 "DSparkDraftModel")
+
+
+class Stand:
+    """A stand-in hf_config: attributes, `update` (PretrainedConfig.update sets each key), `to_dict`."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def update(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _function(tree: ast.Module, cls: str, name: str) -> ast.FunctionDef | ast.ClassDef | None:
+    owner = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+    if owner is None:
+        return None
+    if not name:
+        return owner
+    return next((n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _compiled(text: str, node: ast.AST, scope: dict[str, Any]) -> dict[str, Any]:
+    source = textwrap.dedent(ast.get_source_segment(text, node) or "")
+    tree = ast.parse(source)
+    for top in tree.body:
+        if isinstance(top, (ast.FunctionDef, ast.ClassDef)):
+            top.decorator_list = []
+    code = compile(tree, "<release>", "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    exec(code, scope)  # the release's own text, run over stand-ins
+    return scope
+
+
+def _compared_types(fn: ast.FunctionDef) -> list[str]:
+    """Every string the function compares `hf_config.model_type` with, in source order."""
+    found: list[str] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute)
+                and node.left.attr == "model_type"):
+            continue
+        for comp in node.comparators:
+            items = comp.elts if isinstance(comp, (ast.Tuple, ast.List, ast.Set)) else [comp]
+            found += [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+    return list(dict.fromkeys(found))
+
+
+def _outcome(call: Any, cfg: Stand) -> dict[str, Any]:
+    before = dict(cfg.__dict__)
+    try:
+        out = call(cfg)
+    except Exception as exc:  # what the release raises is a fact too
+        return {"raises": f"{type(exc).__name__}: {exc}"}
+    after = out.__dict__ if isinstance(out, Stand) else {}
+    changed = {k: v for k, v in after.items() if before.get(k, object()) != v}
+    return {"model_type": after.get("model_type"), "architectures": after.get("architectures"),
+            "changed": sorted(changed)}
+
+
+def overrides(text: str) -> dict[str, Any]:
+    tree = ast.parse(text)
+    fn = _function(tree, "SpeculativeConfig", "hf_config_override")
+    if not isinstance(fn, ast.FunctionDef):
+        return {"file": SPEC, "line": None, "model_types": {}}
+    scope = _compiled(text, fn, {"Any": Any})
+    call = scope["hf_config_override"]
+    table = {mt: _outcome(call, Stand(model_type=mt, architectures=["ProbeArch"], num_nextn_predict_layers=1,
+                                      layer_types=[]))
+             for mt in _compared_types(fn)}
+    return {"file": SPEC, "line": fn.lineno, "end": fn.end_lineno, "model_types": table}
+
+
+class _Base:
+    """transformers' PretrainedConfig as EAGLEConfig uses it: keyword arguments become attributes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.__dict__.update(kwargs)
+
+
+def renames(text: str) -> dict[str, Any]:
+    tree = ast.parse(text)
+    cls = _function(tree, "EAGLEConfig", "")
+    init = _function(tree, "EAGLEConfig", "__init__")
+    if not isinstance(cls, ast.ClassDef) or not isinstance(init, ast.FunctionDef):
+        return {"file": EAGLE, "line": None, "names": {}}
+    stubs = {"PretrainedConfig": _Base, "PreTrainedConfig": _Base, "DeepseekV2Config": _Base,
+             "AutoConfig": None, "without_trust_remote_code": lambda kw: kw, "os": os}
+    scope = _compiled(text, cls, dict(stubs))
+    eagle = scope["EAGLEConfig"]
+    names: dict[str, dict[str, Any]] = {}
+    for arch in RENAME_PROBES:
+        row: dict[str, Any] = {}
+        for method in METHODS:
+            try:
+                built = eagle(Stand(architectures=[arch], vocab_size=8), method=method)
+                row[method] = built.architectures[0]
+            except Exception as exc:
+                row[method] = {"raises": f"{type(exc).__name__}: {exc}"}
+        names[arch] = row
+    return {"file": EAGLE, "line": init.lineno, "end": init.end_lineno, "names": names}
+
+
+def record(version: str) -> dict[str, Any]:
+    wheel = CACHE / f"vllm-{version}"
+    return {"generated_by": f"python tools/release_config_rewrites.py {version}",
+            "hf_config_override": overrides((wheel / SPEC).read_text()),
+            "eagle_config": renames((wheel / EAGLE).read_text())}
+
+
+def write(version: str) -> Path:
+    path = OUT / f"vllm-{version}" / FILE
+    path.write_text(json.dumps(record(version), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="*")
+    parser.add_argument("--all", action="store_true", help="every listed vLLM release (runtimes/versions.py)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
+    versions = args.versions or (list(VLLM_RELEASES) if args.all else [])
+    for version in versions:
+        if not (CACHE / f"vllm-{version}").is_dir():
+            print(f"vllm {version}: no wheel under {CACHE}", file=sys.stderr)
+            return 1
+        print(write(version))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
