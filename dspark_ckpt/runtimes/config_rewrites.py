@@ -1,0 +1,66 @@
+"""What a vLLM release's own config rewrites do to a draft config, as executed: `config_rewrites.json` beside each
+listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`
+and `EAGLEConfig.__init__` over stand-in configs). Read lazily, one file per release asked.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dspark_ckpt.runtimes.release_store import folder
+
+FILE = "config_rewrites.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """hf_config_override's outcome for one model_type: the model_type and architectures it leaves (None: kept)."""
+
+    model_type: str | None
+    architectures: tuple[str, ...] | None
+    where: str  # speculative.py @ vX Lfirst-last
+
+
+@functools.cache
+def _record(release: str) -> Mapping[str, Any]:
+    path = folder("vllm", release) / FILE
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _where(part: Mapping[str, Any], release: str) -> str:
+    return f"{part.get('file')} @ v{release} L{part.get('line')}-{part.get('end')}"
+
+
+def override(release: str, model_type: str | None) -> Override | None:
+    """The draft ModelConfig's hf_overrides for this model_type (every method), None where the release's function
+    leaves it alone or was not replayed (it raised over the stand-in: recorded as `raises`)."""
+    part = _record(release).get("hf_config_override") or {}
+    entry = (part.get("model_types") or {}).get(model_type or "")
+    if not isinstance(entry, dict) or "raises" in entry:
+        return None
+    changed = entry.get("changed") or []
+    if "architectures" not in changed and "model_type" not in changed:
+        return None
+    archs = entry.get("architectures")
+    return Override(entry.get("model_type") if "model_type" in changed else model_type,
+                    tuple(archs) if "architectures" in changed and isinstance(archs, list) else None,
+                    _where(part, release))
+
+
+def renames(release: str) -> Mapping[str, Mapping[str, Any]]:
+    """architecture -> method -> the name EAGLEConfig gives it (or {"raises": ...}), for the probed names."""
+    part = _record(release).get("eagle_config") or {}
+    names = part.get("names")
+    return names if isinstance(names, dict) else {}
+
+
+def eagle_where(release: str) -> str:
+    return _where(_record(release).get("eagle_config") or {}, release)
