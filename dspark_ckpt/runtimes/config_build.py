@@ -74,7 +74,7 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None) 
         hf, method, parallel, cls = step.hf, step.method, step.parallel, "SpeculatorsConfig"
     else:
         hf, parallel = vllm_hf_config.overridden(r, raw, cites), None
-        method = method or vllm_hf_config.implied_method(_arch(hf))
+        method = method or vllm_hf_config.implied_method(_arch(raw))  # named for the class as written
         cls = CONFIG_CLASS.get(str(raw.get("model_type")), "PretrainedConfig")
     arch = _arch(hf)
     if arch is None:
@@ -87,8 +87,7 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None) 
         arch, hf = _dspark_rewrite(arch, hf, r, cites)
     elif vllm_hf_config.wraps(method, "speculators" if cls == "SpeculatorsConfig" else hf.get("model_type")):
         (renamed,) = vllm_hf_config.renamed(r, [arch], method)
-        cites.append(f"vllm/transformers_utils/configs/eagle.py L46-79 via {SPEC_FILE} @ v{r.version} "
-                     f"L{r.eagle_config_line}")
+        cites.append(f"{vllm_hf_config.eagle_where(r)} via {SPEC_FILE} @ v{r.version} L{r.eagle_config_line}")
         cls = "EAGLEConfig"
         if renamed != arch and exact and vllm_hf_config.unsupported(r, [renamed]):
             return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported((renamed,)))

@@ -55,6 +55,11 @@ def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None 
     return hf
 
 
+def eagle_where(r: ReleaseRules) -> str:
+    """EAGLEConfig.__init__'s lines in this release (its executed record), `eagle.py @ vX La-b`."""
+    return config_rewrites.eagle_where(r.version)
+
+
 def unsupported(r: ReleaseRules, architectures: Sequence[str]) -> bool:
     """ModelRegistry._raise_for_unsupported: no name of the list is mapped by any `_*_MODELS` dict."""
     return not any(r.registers(a) for a in architectures)
