@@ -10,8 +10,8 @@ and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_
 (runtimes/config_rewrites.py reads it). Every model_type the override compares with is fed; every architecture of
 RENAME_PROBES under every method EAGLEConfig knows.
 
-    python tools/release_config_rewrites.py 0.33.0 [0.34.0 ...]   # wheels under ~/.cache/dspark-ckpt/probe/vllm-X
-    python tools/release_config_rewrites.py --all                  # every listed release
+    python tools/release_config_rewrites.py 0.33.0 [0.34.0 ...]   # the wheel's .py files (probe_runtime's cache)
+    python tools/release_config_rewrites.py --all [--check]        # every listed release; --check compares
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from probe_runtime import DEFAULT_CACHE, fetch_sources  # tools/ is on sys.path (not a package)
+
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("DSPARK_CKPT_PROBE_CACHE", Path.home() / ".cache" / "dspark-ckpt" / "probe"))
 OUT = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 SPEC = "vllm/config/speculative.py"
 EAGLE = "vllm/transformers_utils/configs/eagle.py"
@@ -142,34 +143,35 @@ def renames(text: str) -> dict[str, Any]:
     return {"file": EAGLE, "line": init.lineno, "end": init.end_lineno, "names": names}
 
 
-def record(version: str) -> dict[str, Any]:
-    wheel = CACHE / f"vllm-{version}"
-    return {"generated_by": f"python tools/release_config_rewrites.py {version}",
-            "hf_config_override": overrides((wheel / SPEC).read_text()),
-            "eagle_config": renames((wheel / EAGLE).read_text())}
-
-
-def write(version: str) -> Path:
-    path = OUT / f"vllm-{version}" / FILE
-    path.write_text(json.dumps(record(version), indent=1, sort_keys=True) + "\n")
-    return path
+def dump(version: str, tree: Path) -> str:
+    doc = {"generated_by": f"python tools/release_config_rewrites.py {version}",
+           "hf_config_override": overrides((tree / SPEC).read_text(encoding="utf-8")),
+           "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))}
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("versions", nargs="*")
+    parser.add_argument("versions", nargs="*", help="vLLM releases, e.g. 0.33.0")
     parser.add_argument("--all", action="store_true", help="every listed vLLM release (runtimes/versions.py)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where wheels are extracted")
+    parser.add_argument("--check", action="store_true", help="compare with the committed files; write nothing")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
-    versions = args.versions or (list(VLLM_RELEASES) if args.all else [])
-    for version in versions:
-        if not (CACHE / f"vllm-{version}").is_dir():
-            print(f"vllm {version}: no wheel under {CACHE}", file=sys.stderr)
-            return 1
-        print(write(version))
-    return 0
+    differ = 0
+    for version in args.versions or (list(VLLM_RELEASES) if args.all else []):
+        text = dump(version, fetch_sources(version, args.cache))
+        path = OUT / f"vllm-{version}" / FILE
+        if args.check:
+            same = path.is_file() and path.read_text(encoding="utf-8") == text
+            differ += not same
+            print(f"release_config_rewrites: {path} {'is' if same else 'is NOT'} what vLLM {version}'s code does")
+            continue
+        path.write_text(text, encoding="utf-8")
+        print(f"release_config_rewrites: wrote {path}")
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
