@@ -4,7 +4,8 @@ Two pieces of the release's code decide which class a draft config becomes befor
 `SpeculativeConfig.hf_config_override` (vllm/config/speculative.py), which every draft ModelConfig gets as its
 hf_overrides (model_type deepseek_v3 -> deepseek_mtp and architectures ["DeepSeekMTPModel"], ...), and
 `EAGLEConfig.__init__` (vllm/transformers_utils/configs/eagle.py), which renames the architecture per method
-(LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM). This tool cuts each out of the release's file with `ast`, runs
+(LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM); and for a Medusa head (model_type "medusa", 0.12-0.32)
+`MedusaConfig.__init__` (vllm/transformers_utils/configs/medusa.py) completes a missing `architectures`. This tool cuts each out of the release's file with `ast`, runs
 it as written over stand-in config objects (no torch, no transformers: the rewrites read and set attributes only),
 and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json`
 (runtimes/config_rewrites.py reads it). Every model_type the override compares with is fed; every architecture of
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 SPEC = "vllm/config/speculative.py"
 EAGLE = "vllm/transformers_utils/configs/eagle.py"
+MEDUSA = "vllm/transformers_utils/configs/medusa.py"  # 0.12-0.32: model_type "medusa" builds a MedusaConfig
 FILE = "config_rewrites.json"
 METHODS = ("eagle", "eagle3", "dflash")
 # Base classes drafts are exported as, and draft classes whose names each rule keeps.
@@ -143,10 +145,29 @@ def renames(text: str) -> dict[str, Any]:
     return {"file": EAGLE, "line": init.lineno, "end": init.end_lineno, "names": names}
 
 
+def medusa(tree: Path) -> dict[str, Any]:
+    """What MedusaConfig (the class vLLM's config parser builds for model_type "medusa") makes of a config.json
+    that names no architectures: its __init__ run as written over the stand-in base."""
+    path = tree / MEDUSA
+    if not path.is_file():
+        return {"file": MEDUSA, "line": None, "architectures": None}
+    text = path.read_text(encoding="utf-8")
+    tree_ = ast.parse(text)
+    cls, init = _function(tree_, "MedusaConfig", ""), _function(tree_, "MedusaConfig", "__init__")
+    if not isinstance(cls, ast.ClassDef) or not isinstance(init, ast.FunctionDef):
+        return {"file": MEDUSA, "line": None, "architectures": None}
+    stubs = {"PretrainedConfig": _Base, "PreTrainedConfig": _Base, "without_trust_remote_code": lambda kw: kw,
+             "os": os}
+    built = _compiled(text, cls, dict(stubs))["MedusaConfig"]()
+    return {"file": MEDUSA, "line": init.lineno, "end": init.end_lineno,
+            "architectures": getattr(built, "architectures", None)}
+
+
 def dump(version: str, tree: Path) -> str:
     doc = {"generated_by": f"python tools/release_config_rewrites.py {version}",
            "hf_config_override": overrides((tree / SPEC).read_text(encoding="utf-8")),
-           "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))}
+           "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8")),
+           "medusa_config": medusa(tree)}
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 

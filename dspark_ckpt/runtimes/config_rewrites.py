@@ -1,6 +1,6 @@
 """What a vLLM release's own config rewrites do to a draft config, as executed: `config_rewrites.json` beside each
-listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`
-and `EAGLEConfig.__init__` over stand-in configs). Read lazily, one file per release asked.
+listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`,
+`EAGLEConfig.__init__` and `MedusaConfig.__init__` over stand-in configs). Read lazily, one file per release asked.
 """
 
 from __future__ import annotations
@@ -53,6 +53,16 @@ def override(release: str, model_type: str | None) -> Override | None:
     return Override(entry.get("model_type") if "model_type" in changed else model_type,
                     tuple(archs) if "architectures" in changed and isinstance(archs, list) else None,
                     _where(part, release))
+
+
+def medusa_architectures(release: str) -> Override | None:
+    """The architectures MedusaConfig.__init__ gives a config.json that names none (0.12-0.32; None where the
+    release has no MedusaConfig)."""
+    part = _record(release).get("medusa_config") or {}
+    archs = part.get("architectures")
+    if not isinstance(archs, list) or not archs:
+        return None
+    return Override("medusa", tuple(str(a) for a in archs), _where(part, release))
 
 
 def renames(release: str) -> Mapping[str, Mapping[str, Any]]:

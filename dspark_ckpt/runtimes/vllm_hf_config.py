@@ -39,10 +39,16 @@ def implied_method(arch: str | None) -> str:
 
 
 def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None) -> dict[str, Any]:
-    """The draft's hf_config after `hf_config_override`, which every draft ModelConfig gets whatever the method:
+    """The draft's hf_config as its config class builds it (a Medusa config without architectures gets MedusaConfig's
+    ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
     model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the
     release's function executed over each model_type it names); the config as written where it changes nothing."""
     model_type = raw.get("model_type")
+    completed = config_rewrites.medusa_architectures(r.version) if model_type == "medusa" else None
+    if completed is not None and completed.architectures and not raw.get("architectures"):
+        raw = {**raw, "architectures": list(completed.architectures)}  # MedusaConfig's own default
+        if cites is not None:
+            cites.append(f"{completed.where} (MedusaConfig: architectures {list(completed.architectures)})")
     found = config_rewrites.override(r.version, model_type if isinstance(model_type, str) else None)
     if found is None:
         return dict(raw)

@@ -52,3 +52,19 @@ def test_an_outcome_the_stand_in_could_not_replay_is_not_guessed() -> None:
     assert raised, "every rewrite replayed: drop this test"
     for release, model_type in raised:
         assert config_rewrites.override(release, model_type) is None
+
+
+@pytest.mark.parametrize("release", VLLM_RELEASES)
+def test_a_medusa_config_without_architectures_is_completed_where_the_release_has_medusa_config(release: str) -> None:
+    """MedusaConfig.__init__ (transformers_utils/configs/medusa.py, 0.12-0.32) sets ["MedusaModel"] when config.json
+    names none; 0.33 dropped the file (and the model_type), so nothing completes it there."""
+    r = RELEASE_RULES[release]
+    raw = {"model_type": "medusa", "hidden_size": 16, "vocab_size": 96}
+    recorded = config_rewrites._record(release)["medusa_config"]
+    hf = vllm_hf_config.overridden(r, raw)
+    if recorded["line"] is None:
+        assert "architectures" not in hf
+    else:
+        assert hf["architectures"] == ["MedusaModel"]
+        assert vllm_hf_config.overridden(r, {**raw, "architectures": ["Mine"]})["architectures"] == ["Mine"]
+    assert (recorded["line"] is None) == (VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.33.0"))
