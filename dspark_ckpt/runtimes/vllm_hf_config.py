@@ -23,7 +23,8 @@ EAGLE_METHODS = ("eagle", "eagle3", "dflash")
 @functools.cache  # asked per release of the same name
 def implied_method(arch: str | None) -> str:
     """The method a draft is served with when the deploy command names the right one: its family's (Traits.method),
-    else what its name says (a DSpark, DFlash or EAGLE-3 class no family models), else an independent draft."""
+    else what its name says (a DSpark, DFlash, EAGLE-3 or EAGLE-1 class no family models), else an independent
+    draft."""
     family = ARCHITECTURE_FAMILY.get(arch or "")
     if family is not None:
         return traits(family).method
@@ -35,6 +36,8 @@ def implied_method(arch: str | None) -> str:
         return "dflash"
     if "Eagle3" in arch or arch.startswith(("Peagle", "PEagle")):
         return "eagle3"
+    if arch.startswith("Eagle") or arch.endswith("Eagle"):  # EAGLE-1 heads: EagleLlamaForCausalLM, EagleDeepSeekMTPModel
+        return "eagle"
     return "draft_model"
 
 
