@@ -5,10 +5,11 @@ its draft ModelConfig resolves `architectures[0]` as written, rewriting only the
 target checkpoint (`ModelConfig._config_draft_model`, sglang/srt/configs/model_config.py:1010-1212 @ 0.5.23;
 :DRAFT_RENAMED below). So an EAGLE-1 head exported as `LlamaForCausalLM` is built as the target class itself: its
 parameters are `model.*` and `lm_head.*`, and its load_weights skips every name it has no parameter for with a
-warning ("Parameter ... not found in params_dict", models/llama.py:708-772 @ 0.5.23), so the draft's `fc` and its
+warning ("Parameter ... not found in params_dict", models/llama.py:708-779 @ 0.5.23), so the draft's `fc` and its
 un-prefixed layers land nowhere and the draft proposes from initial values. Under EAGLE3 the draft worker then reads
 the class's `hot_token_id`, which no target class defines: AttributeError at start-up
-(speculative/eagle_worker_v2.py:366 @ 0.5.23, :355 @ 0.5.21, :333 @ 0.5.16).
+(speculative/eagle_worker_v2.py:366 @ 0.5.23, :355 @ 0.5.21, :333 @ 0.5.16, :226 @ 0.5.12; eagle_worker.py:191
+@ 0.5.12). Read from the wheels of 0.5.12-0.5.23; the releases before are assumed to route the same way.
 """
 
 from __future__ import annotations
@@ -56,5 +57,5 @@ def issue(arch: str, method: str) -> Issue:
     return Issue(CODE, f"SGLang serves {arch} under {method.upper()} as the target class {arch}, not a draft "
                        f"class: it renames no architecture by algorithm ({WHERE}). The class's load_weights skips "
                        "every tensor it has no parameter for (anything outside `model.` and `lm_head.`: an EAGLE "
-                       "head's fc and its un-prefixed layers; models/llama.py:708-772 @ 0.5.23), so the draft's "
+                       "head's fc and its un-prefixed layers; models/llama.py:708-779 @ 0.5.23), so the draft's "
                        f"layers keep their initial values{then}.", verbatim=False)

@@ -1,8 +1,8 @@
 """The serving method is an input (issue 40 item 3): a base-class architecture served with a named method is routed
 as each release routes it, and "not a draft" (DSP231) is said only where no method applies. Real tiny checkpoints
 through the CLI, one per class. The truth, from the releases' own code:
-- vLLM renames the class by method in EAGLEConfig.__init__ (vllm/transformers_utils/configs/eagle.py L17-90 @ v0.33.0,
-  L15-84 @ v0.12.0, executed per release: runtimes/release_data/vllm-X/config_rewrites.json), after every draft
+- vLLM renames the class by method in EAGLEConfig.__init__ (vllm/transformers_utils/configs/eagle.py L14-88 @ v0.33.0,
+  L12-73 @ v0.12.0, executed per release: runtimes/release_data/vllm-X/config_rewrites.json), after every draft
   ModelConfig's hf_overrides (SpeculativeConfig.hf_config_override, vllm/config/speculative.py L711-1169 @ v0.33.0:
   model_type deepseek_v3 -> deepseek_mtp, architectures ["DeepSeekMTPModel"]), and update_arch_ (L1872-1887 @ v0.33.0)
   resolves the renamed name in the registry: `Model architectures [...] are not supported for now` where it has none.
