@@ -14,10 +14,11 @@ the class's `hot_token_id`, which no target class defines: AttributeError at sta
 
 from __future__ import annotations
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes.records import Issue
 from dspark_ckpt.runtimes.registered import registration
 
-CODE = "DSP369"
+CODE: FindingCode = "DSP369"
 # The algorithms (vLLM's method names) whose draft worker takes the draft's class as it is built.
 EAGLE_METHODS = frozenset({"eagle", "eagle3"})
 # The architectures `_config_draft_model` rewrites to a draft class (model_config.py:1032-1211 @ 0.5.23): these

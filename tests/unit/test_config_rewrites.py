@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from dspark_ckpt.runtimes import config_rewrites, vllm_hf_config
-from dspark_ckpt.runtimes.vllm_release import RELEASE_RULES
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+from dspark_ckpt.runtimes.vllm_release import RELEASE_RULES
 
 
 @pytest.mark.parametrize("release", VLLM_RELEASES)
