@@ -7,8 +7,9 @@ hf_overrides (model_type deepseek_v3 -> deepseek_mtp and architectures ["DeepSee
 (LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM); and for a Medusa head (model_type "medusa", 0.12-0.32)
 `MedusaConfig.__init__` (vllm/transformers_utils/configs/medusa.py) completes a missing `architectures`. This tool cuts each out of the release's file with `ast`, runs
 it as written over stand-in config objects (no torch, no transformers: the rewrites read and set attributes only),
-and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json`
-(runtimes/config_rewrites.py reads it). Every model_type the override compares with is fed; every architecture of
+and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json` (the override and
+Medusa's completion, read by every vLLM build) and `eagle_renames.json` beside it (runtimes/config_rewrites.py reads
+both). Every model_type the override compares with is fed; every architecture of
 RENAME_PROBES under every method EAGLEConfig knows.
 
     python tools/release_config_rewrites.py 0.33.0 [0.34.0 ...]   # the wheel's .py files (probe_runtime's cache)
@@ -35,6 +36,7 @@ SPEC = "vllm/config/speculative.py"
 EAGLE = "vllm/transformers_utils/configs/eagle.py"
 MEDUSA = "vllm/transformers_utils/configs/medusa.py"  # 0.12-0.32: model_type "medusa" builds a MedusaConfig
 FILE = "config_rewrites.json"
+EAGLE_FILE = "eagle_renames.json"
 METHODS = ("eagle", "eagle3", "dflash")
 # Base classes drafts are exported as, and draft classes whose names each rule keeps.
 RENAME_PROBES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM",
@@ -95,11 +97,9 @@ def _outcome(call: Any, cfg: Stand) -> dict[str, Any]:
     try:
         out = call(cfg)
     except Exception as exc:  # noqa: BLE001 - whatever the release's code raises is recorded as its outcome
-        return {"raises": f"{type(exc).__name__}: {exc}"}
+        return {"raises": f"{type(exc).__name__}: {str(exc)[:120]}"}
     after = out.__dict__ if isinstance(out, Stand) else {}
-    changed = {k: v for k, v in after.items() if before.get(k, object()) != v}
-    return {"model_type": after.get("model_type"), "architectures": after.get("architectures"),
-            "changed": sorted(changed)}
+    return {k: after.get(k) for k in ("model_type", "architectures") if before.get(k, object()) != after.get(k)}
 
 
 def overrides(text: str) -> dict[str, Any]:
@@ -109,9 +109,10 @@ def overrides(text: str) -> dict[str, Any]:
         return {"file": SPEC, "line": None, "model_types": {}}
     scope = _compiled(text, fn, {"Any": Any})
     call = scope["hf_config_override"]
-    table = {mt: _outcome(call, Stand(model_type=mt, architectures=["ProbeArch"], num_nextn_predict_layers=1,
-                                      layer_types=[]))
-             for mt in _compared_types(fn)}
+    outcomes = {mt: _outcome(call, Stand(model_type=mt, architectures=["ProbeArch"], num_nextn_predict_layers=1,
+                                         layer_types=[]))
+                for mt in _compared_types(fn)}
+    table = {mt: out for mt, out in outcomes.items() if out}  # a model_type left as written is not listed
     return {"file": SPEC, "line": fn.lineno, "end": fn.end_lineno, "model_types": table}
 
 
@@ -163,12 +164,30 @@ def medusa(tree: Path) -> dict[str, Any]:
             "architectures": getattr(built, "architectures", None)}
 
 
-def dump(version: str, tree: Path) -> str:
-    doc = {"generated_by": f"python tools/release_config_rewrites.py {version}",
-           "hf_config_override": overrides((tree / SPEC).read_text(encoding="utf-8")),
-           "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8")),
-           "medusa_config": medusa(tree)}
-    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+def dump(version: str, tree: Path) -> dict[str, str]:
+    """The two files: what every vLLM build reads (the override, Medusa's completion), and EAGLEConfig's renames
+    (read only for a draft EAGLEConfig wraps)."""
+    by = {"generated_by": f"python tools/release_config_rewrites.py {version}"}
+    return {FILE: _written({**by, "hf_config_override": overrides((tree / SPEC).read_text(encoding="utf-8")),
+                            "medusa_config": medusa(tree)}),
+            EAGLE_FILE: _written({**by, "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))})}
+
+
+def _written(doc: dict[str, Any]) -> str:
+    """One entry a line (each model_type, each architecture): small to read at check time, a reviewable diff."""
+    def block(node: dict[str, Any]) -> str:
+        rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(node.items()))
+        return "{\n" + rows + "\n }"
+
+    parts = []
+    for key, value in sorted(doc.items()):
+        if isinstance(value, dict):
+            inner = [f"{json.dumps(k)}: {block(v) if isinstance(v, dict) and v else json.dumps(v)}"
+                     for k, v in sorted(value.items())]
+            parts.append(f"{json.dumps(key)}: {{" + ", ".join(inner) + "}")
+        else:
+            parts.append(f"{json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,15 +202,15 @@ def main(argv: list[str] | None = None) -> int:
 
     differ = 0
     for version in args.versions or (list(VLLM_RELEASES) if args.all else []):
-        text = dump(version, fetch_sources(version, args.cache))
-        path = OUT / f"vllm-{version}" / FILE
-        if args.check:
-            same = path.is_file() and path.read_text(encoding="utf-8") == text
-            differ += not same
-            print(f"release_config_rewrites: {path} {'is' if same else 'is NOT'} what vLLM {version}'s code does")
-            continue
-        path.write_text(text, encoding="utf-8")
-        print(f"release_config_rewrites: wrote {path}")
+        for name, text in dump(version, fetch_sources(version, args.cache)).items():
+            path = OUT / f"vllm-{version}" / name
+            if args.check:
+                same = path.is_file() and path.read_text(encoding="utf-8") == text
+                differ += not same
+                print(f"release_config_rewrites: {path} {'is' if same else 'is NOT'} what vLLM {version}'s code does")
+                continue
+            path.write_text(text, encoding="utf-8")
+            print(f"release_config_rewrites: wrote {path}")
     return 1 if differ else 0
 
 

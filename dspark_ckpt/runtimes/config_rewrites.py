@@ -1,5 +1,5 @@
-"""What a vLLM release's own config rewrites do to a draft config, as executed: `config_rewrites.json` beside each
-listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`,
+"""What a vLLM release's own config rewrites do to a draft config, as executed: `config_rewrites.json` and
+`eagle_renames.json` beside each listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`,
 `EAGLEConfig.__init__` and `MedusaConfig.__init__` over stand-in configs). Read lazily, one file per release asked.
 """
 
@@ -13,7 +13,8 @@ from typing import Any
 
 from dspark_ckpt.runtimes.release_store import folder
 
-FILE = "config_rewrites.json"
+FILE = "config_rewrites.json"  # every vLLM build reads it
+EAGLE_FILE = "eagle_renames.json"  # only a draft EAGLEConfig wraps
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +27,8 @@ class Override:
 
 
 @functools.cache
-def _record(release: str) -> Mapping[str, Any]:
-    path = folder("vllm", release) / FILE
+def _record(release: str, name: str = FILE) -> Mapping[str, Any]:
+    path = folder("vllm", release) / name
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -40,18 +41,15 @@ def _where(part: Mapping[str, Any], release: str) -> str:
 
 
 def override(release: str, model_type: str | None) -> Override | None:
-    """The draft ModelConfig's hf_overrides for this model_type (every method), None where the release's function
-    leaves it alone or was not replayed (it raised over the stand-in: recorded as `raises`)."""
+    """The draft ModelConfig's hf_overrides for this model_type (every method): the model_type and architectures it
+    changes (a model_type it leaves alone is not recorded); None where it changes neither, or was not replayed (it
+    raised over the stand-in: recorded as `raises`)."""
     part = _record(release).get("hf_config_override") or {}
     entry = (part.get("model_types") or {}).get(model_type or "")
-    if not isinstance(entry, dict) or "raises" in entry:
-        return None
-    changed = entry.get("changed") or []
-    if "architectures" not in changed and "model_type" not in changed:
+    if not isinstance(entry, dict) or "raises" in entry or not entry:
         return None
     archs = entry.get("architectures")
-    return Override(entry.get("model_type") if "model_type" in changed else model_type,
-                    tuple(archs) if "architectures" in changed and isinstance(archs, list) else None,
+    return Override(entry.get("model_type", model_type), tuple(archs) if isinstance(archs, list) else None,
                     _where(part, release))
 
 
@@ -67,10 +65,10 @@ def medusa_architectures(release: str) -> Override | None:
 
 def renames(release: str) -> Mapping[str, Mapping[str, Any]]:
     """architecture -> method -> the name EAGLEConfig gives it (or {"raises": ...}), for the probed names."""
-    part = _record(release).get("eagle_config") or {}
+    part = _record(release, EAGLE_FILE).get("eagle_config") or {}
     names = part.get("names")
     return names if isinstance(names, dict) else {}
 
 
 def eagle_where(release: str) -> str:
-    return _where(_record(release).get("eagle_config") or {}, release)
+    return _where(_record(release, EAGLE_FILE).get("eagle_config") or {}, release)
