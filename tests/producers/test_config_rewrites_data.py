@@ -22,3 +22,11 @@ def test_regenerated_rewrites_equal_the_committed_file(release: str) -> None:
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert f"is what vLLM {release}'s code does" in done.stdout
+
+
+@pytest.mark.upstream(runtime="sglang")
+def test_the_sglang_target_class_lines_are_what_the_wheels_say() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "sglang_target_class_lines.py"), "--all", "--check"],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "is what the SGLang wheels say" in done.stdout
