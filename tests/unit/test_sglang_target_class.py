@@ -8,7 +8,7 @@ import pytest
 from dspark_ckpt.runtimes import sglang_target_class as stc
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 
-READ = tuple((stc._table().get("releases") or {}))
+READ = tuple(stc._table().get("releases") or {})
 
 
 def test_the_table_holds_listed_releases_with_their_lines() -> None:
