@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -18,6 +18,7 @@ from dspark_ckpt.check.ignored_keys import ignored_key_findings
 from dspark_ckpt.check.load import Loaded, load, read_mapping
 from dspark_ckpt.check.no_verdict import NO_VERDICT, every_release
 from dspark_ckpt.check.registration import registration_findings
+from dspark_ckpt.check.served import served_config
 from dspark_ckpt.check.verdict_findings import method_findings, verdict_findings
 from dspark_ckpt.formats.mapping import check_d2t, check_t2d, d2t_targets, decode_ints
 from dspark_ckpt.formats.vocab_tensors import VocabTensors, find_vocab_tensors, shape_findings
@@ -33,6 +34,7 @@ from dspark_ckpt.runtimes.config_build import build_all, verdicts_for
 from dspark_ckpt.runtimes.generated_verdict import unmodelled_verdicts
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.serving_method import ServingMethod, serving_method
 from dspark_ckpt.runtimes.sglang_config import draft_vocab_config, sglang_config
 from dspark_ckpt.sources.base import CheckpointSource
 
@@ -68,6 +70,7 @@ class Analysis:
     findings: tuple[Finding, ...]  # every finding: the structural ones, then one per problem the verdicts name
     structural_findings: tuple[Finding, ...]  # what the headers, config and mappings show before any verdict
     builds: tuple[BuiltConfig, ...] = ()  # what each runtime release builds from config.json (config_build.py)
+    method: ServingMethod | None = None  # the serving method, derived once (runtimes/serving_method.py)
 
     @property
     def config(self) -> DraftConfig | None:
@@ -187,12 +190,16 @@ def mapping_findings(v: VocabTensors, m: Mappings, cfg: DraftConfig | None, targ
 
 
 def analyze(source: CheckpointSource, *, target: TargetVocab | None,
-            runtimes: Sequence[RuntimeVersion]) -> Analysis:
-    return analyze_loaded(source, load(source), target=target, runtimes=runtimes)
+            runtimes: Sequence[RuntimeVersion], speculative: Mapping[str, Any] | None = None) -> Analysis:
+    """`speculative`: the deploy's --speculative-config for this checkpoint, where one goes with it."""
+    return analyze_loaded(source, load(source), target=target, runtimes=runtimes, speculative=speculative)
 
 
 def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVocab | None,
-                   runtimes: Sequence[RuntimeVersion]) -> Analysis:
+                   runtimes: Sequence[RuntimeVersion], speculative: Mapping[str, Any] | None = None) -> Analysis:
+    raw = loaded.config_doc.raw if loaded.config_doc else None
+    method = serving_method(speculative, raw)  # the one place the serving method is derived
+    loaded = served_config(loaded, method)  # a base class served with a named method is routed as that draft
     cfg = loaded.config
     vocab = find_vocab_tensors(loaded.tensors)
     recorded = recorded_target(vocab) if target is None else None  # without --target, T as the draft's t2d records it
@@ -212,8 +219,8 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     mappings = decode_mappings(vocab, raw_mappings)
     findings += mapping_findings(vocab, mappings, cfg, t, kind)
     facts = None
-    raw = loaded.config_doc.raw if loaded.config_doc else None
-    builds = build_all(raw, runtimes) if target is not None else ()
+    named = method.name if method.named else None
+    builds = build_all(raw, runtimes, named) if target is not None else ()
     if recorded is not None:
         findings.append(recorded_target_finding(recorded))
     if target is None:
@@ -228,12 +235,12 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
         target_hidden=target.hidden if target is not None else None, target_vocab=t,
         target_model_type=target.text_model_type if target is not None else None)
-    built = builds or (build_all(raw, runtimes) if cfg is not None else ())
+    built = builds or (build_all(raw, runtimes, named) if cfg is not None else ())
     findings += aux_findings(built)  # T plays no part
     findings += ignored_key_findings(built)
-    findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs)
+    findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs, method)
     if target is not None:  # without T no release is evaluated: DSP206 says so (and DSP-E038 gates it)
-        vs = every_release(vs, runtimes, built, raw, cfg, facts)
+        vs = every_release(vs, runtimes, built, raw, cfg, facts, method)
     structural = tuple(findings)
     already = {f.code for f in findings}
     if "DSP231" in already:  # not a draft: that error is the whole story, each row says so
@@ -245,7 +252,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         source=source.display, revision=source.revision, loaded=loaded, vocab=vocab, target=target, kind=kind,
         input_kind=input_kind(cfg.vocab_size if cfg else None, t), facts=facts, mappings=mappings,
         runtimes=tuple(runtimes), verdicts=vs, findings=tuple(findings), structural_findings=structural,
-        builds=builds,
+        builds=builds, method=method,
     )
 
 

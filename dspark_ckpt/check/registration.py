@@ -21,6 +21,7 @@ from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, folded
+from dspark_ckpt.runtimes.serving_method import ServingMethod
 
 # What a registration finding says instead: a target model's config (DSP231) is neither an unknown draft family
 # (DSP203) nor an unsupported one (DSP309); a registered draft class dspark-ckpt does not model (DSP232) is not an
@@ -114,16 +115,20 @@ def _generated_text(architecture: str, runtimes: Sequence[RuntimeVersion], verdi
 
 def registration_findings(raw: Mapping[str, Any] | None, cfg: DraftConfig | None, vocab: VocabTensors,
                           runtimes: Sequence[RuntimeVersion], findings: Sequence[Finding],
-                          verdicts: tuple[Verdict, ...]) -> tuple[list[Finding], tuple[Verdict, ...]]:
-    """The findings and verdicts, with DSP231/DSP232 in place of what they replace."""
+                          verdicts: tuple[Verdict, ...], method: ServingMethod | None = None,
+                          ) -> tuple[list[Finding], tuple[Verdict, ...]]:
+    """The findings and verdicts, with DSP231/DSP232 in place of what they replace; "not a draft" (DSP231) only
+    where no serving method was named (runtimes/serving_method.py)."""
     if raw is None or cfg is None:
         return list(findings), verdicts
-    target = target_architecture(dict(raw))
+    target = target_architecture(dict(raw)) if method is None or not method.named else None
     if target is not None:
         models = [r for r in registrations(target) if not r.draft]
         known = f"; registered as a model by {_spans(models)}" if models else ""
         found = finding("DSP231", f"not a draft: config.json names the target model {target}{known}. Pass the "
-                                  "draft's folder as the checkpoint and this folder as --target.", file="config.json")
+                                  "draft's folder as the checkpoint and this folder as --target; a draft exported "
+                                  "under a base class (an EAGLE-1 head as LlamaForCausalLM) is judged as served "
+                                  "when --speculative-config names its method.", file="config.json")
         return [*(f for f in findings if f.code not in REPLACED_BY_TARGET), found], ()
     if cfg.family is not None or cfg.architecture is None:
         return list(findings), verdicts

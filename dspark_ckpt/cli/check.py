@@ -62,9 +62,11 @@ def check_one(spec: str, run: Run, note: Finding | None = None, deploy: "DeployP
 
         stderr_console().print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
     source = open_source(spec, config=run.config, token=run.token)
-    analysis = analyze(source, target=run.target, runtimes=run.runtimes)
+    paired = deploy is not None and deploy.applies(spec)  # the speculative config goes with this checkpoint
+    analysis = analyze(source, target=run.target, runtimes=run.runtimes,
+                       speculative=deploy.request.spec if paired and deploy is not None else None)
     report = analysis.with_findings((note,) if note else ()).with_findings(source_notes(source)).report
-    if deploy is not None and deploy.applies(spec):  # the speculative config, with the checkpoint it names
+    if deploy is not None and paired:  # the speculative config, with the checkpoint it names
         report = deploy.apply(report, spec, analysis.raw_config, analysis.config.family if analysis.config else None)
     suggest = None
     if any(f.template and "{fix" in f.template for f in report.findings):

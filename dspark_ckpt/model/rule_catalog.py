@@ -793,6 +793,22 @@ RULES: dict[str, Rule] = _rules(
          "release whose generated model does not build the class.",
          "Test the draft on that release yourself; then pass --allow-no-verdict (or `allow-no-verdict = true` in "
          "[tool.dspark-ckpt]) to accept the releases without a verdict, which are then shown but not gated."),
+    Rule("DSP369", "target-class-as-draft", ERROR, "SGLang builds the target's own class for a base-class draft",
+         "The draft's config.json names a plain model class (`LlamaForCausalLM`) and the deploy serves it as an "
+         "EAGLE, EAGLE-3 or DFlash draft (--speculative-config's `method`). vLLM renames the class by method "
+         "(EAGLEConfig: EagleLlamaForCausalLM, Eagle3LlamaForCausalLM); SGLang does not: its draft ModelConfig "
+         "resolves `architectures[0]` as written (model_config.py `_config_draft_model` rewrites only MTP/NextN "
+         "heads), so it builds the target class, whose load_weights skips every tensor it has no parameter for.",
+         "The draft's fc and layers land nowhere and it proposes from initial values (acceptance near zero, no "
+         "error); under EAGLE3 the draft worker reads `hot_token_id` (DFLASH, 0.5.19+: `candidate_selector`), "
+         "which a target class lacks, and the server does not start. Said for the releases whose files were read "
+         "(release_data/sglang_target_class.json); another gets no verdict (DSP368).",
+         "An EAGLE-1 head from the EAGLE repository (`architectures: [\"LlamaForCausalLM\"]`, un-prefixed "
+         "`layers.0.*`, `fc.weight`) served with `--speculative-algorithm EAGLE`.",
+         "For SGLang, name the draft class it registers for the method in config.json: `LlamaForCausalLMEagle3` "
+         "for EAGLE-3 (vLLM keeps that name too), `LlamaForCausalLMEagle` for EAGLE (vLLM would rename it to "
+         "EagleLlamaForCausalLMEagle, which it does not register: keep one config per runtime); or serve it with "
+         "vLLM, whose rename routes the base class."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -60,7 +60,9 @@ def _unsupported(archs: tuple[str, ...]) -> Issue:
     return Issue("DSP309", f"Model architectures {list(archs)!r} are not supported for now.")
 
 
-def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
+def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None) -> BuiltConfig:
+    """`method`: the one the draft is served with (runtimes/serving_method.py), None for the one its name implies;
+    a speculators config's own conversion locks it (speculative.py, speculators_override)."""
     r, exact = nearest_rules(version)
     cites: list[str] = []
     if is_speculators(raw):
@@ -71,9 +73,9 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
                           error=step.error)
         hf, method, parallel, cls = step.hf, step.method, step.parallel, "SpeculatorsConfig"
     else:
-        hf, parallel = dict(raw), None
-        method = vllm_hf_config.implied_method(_arch(hf))
-        cls = CONFIG_CLASS.get(str(hf.get("model_type")), "PretrainedConfig")
+        hf, parallel = vllm_hf_config.overridden(r, raw, cites), None
+        method = method or vllm_hf_config.implied_method(_arch(raw))  # named for the class as written
+        cls = CONFIG_CLASS.get(str(raw.get("model_type")), "PretrainedConfig")
     arch = _arch(hf)
     if arch is None:
         return _built(version, hf, None, method, parallel, cls, cites, exact)
@@ -85,8 +87,7 @@ def build_vllm(raw: Mapping[str, Any], version: str) -> BuiltConfig:
         arch, hf = _dspark_rewrite(arch, hf, r, cites)
     elif vllm_hf_config.wraps(method, "speculators" if cls == "SpeculatorsConfig" else hf.get("model_type")):
         (renamed,) = vllm_hf_config.renamed(r, [arch], method)
-        cites.append(f"vllm/transformers_utils/configs/eagle.py L46-79 via {SPEC_FILE} @ v{r.version} "
-                     f"L{r.eagle_config_line}")
+        cites.append(f"{vllm_hf_config.eagle_where(r)} via {SPEC_FILE} @ v{r.version} L{r.eagle_config_line}")
         cls = "EAGLEConfig"
         if renamed != arch and exact and vllm_hf_config.unsupported(r, [renamed]):
             return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported((renamed,)))
@@ -170,16 +171,19 @@ def as_written(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfi
                        positive_int(raw.get("draft_vocab_size")) or vocab)
 
 
-BUILDERS: dict[str, Callable[[Mapping[str, Any], str], BuiltConfig]] = {"vllm": build_vllm, "sglang": build_sglang}
+BUILDERS: dict[str, Callable[[Mapping[str, Any], str, str | None], BuiltConfig]] = {
+    "vllm": build_vllm, "sglang": build_sglang}
 
 
-def build_config(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfig:
+def build_config(raw: Mapping[str, Any], runtime: str, version: str, method: str | None = None) -> BuiltConfig:
+    """`method`: a serving method the deploy or the producer named (runtimes/serving_method.py), else None."""
     builder = BUILDERS.get(runtime)
-    return builder(raw, version) if builder is not None else as_written(raw, runtime, version)
+    return builder(raw, version, method) if builder is not None else as_written(raw, runtime, version)
 
 
-def build_all(raw: Mapping[str, Any] | None, runtimes: Sequence[RuntimeVersion]) -> tuple[BuiltConfig, ...]:
-    return tuple(build_config(raw, rv.runtime, rv.version) for rv in runtimes) if raw is not None else ()
+def build_all(raw: Mapping[str, Any] | None, runtimes: Sequence[RuntimeVersion],
+              method: str | None = None) -> tuple[BuiltConfig, ...]:
+    return tuple(build_config(raw, rv.runtime, rv.version, method) for rv in runtimes) if raw is not None else ()
 
 
 # --- the contract, evaluated on what each release built ---
@@ -217,6 +221,8 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
     """The verdict of one release: the build's own error first (conversion, registry, rewrite), then the contract's
     config-time validation, then the model __init__'s attribute reads, then load_weights."""
     contract = contract_for(built.runtime, built.version, built.family) if built.family is not None else None
+    if built.error is None and built.silent and contract is None:  # loads; the build alone shows what goes wrong
+        return Verdict(built.runtime, built.version, replace(_placeholder(built), supported=True), None, built.silent)
     if built.error is not None and (built.before_validation or contract is None):
         return Verdict(built.runtime, built.version, contract or _placeholder(built), built.error, ())
     if contract is None or facts is None:

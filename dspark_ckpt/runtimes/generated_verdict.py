@@ -62,7 +62,7 @@ def unmodelled_verdicts(builds: Sequence[BuiltConfig], tensors: Mapping[str, tup
     model's verdict where there is one."""
     out = []
     for built in builds:
-        verdict = built_verdict(built, None) if built.error is not None else generated_verdict(
+        verdict = built_verdict(built, None) if built.error is not None or built.silent else generated_verdict(
             built, tensors, target_hidden=target_hidden, target_vocab=target_vocab, target_model_type=target_model_type)
         if verdict is not None:
             out.append(verdict)

@@ -52,6 +52,7 @@ class BuiltConfig:
     source: str = ""  # the files and lines each step was read from
     aux: AuxRead | None = None  # EAGLE-3: the aux hidden states fc is sized for, the runners' layers
     hf: Mapping[str, Any] | None = field(default=None, compare=False)  # the config the class is built from
+    silent: tuple[Issue, ...] = ()  # what the build alone shows goes wrong without an error (sglang_target_class)
 
 
 @dataclass(frozen=True, slots=True)

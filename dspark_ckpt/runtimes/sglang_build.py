@@ -18,6 +18,7 @@ from typing import Any
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import registered as entry_classes
+from dspark_ckpt.runtimes import sglang_target_class
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
 from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS, unread_speculators
@@ -56,7 +57,8 @@ def _unregistered(wording: str, verbatim: bool, arch: str) -> Issue:
     return Issue("DSP309", wording.format(arch=arch), verbatim)
 
 
-def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
+def build_sglang(raw: Mapping[str, Any], version: str, method: str | None = None) -> BuiltConfig:
+    """`method`: the serving method the deploy or producer named (vLLM's spelling of SGLang's algorithm), or None."""
     archs = raw.get("architectures")
     arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
     model_type = raw.get("model_type") if isinstance(raw.get("model_type"), str) else None
@@ -71,11 +73,15 @@ def build_sglang(raw: Mapping[str, Any], version: str) -> BuiltConfig:
         error = _unregistered(said.unregistered, said.unregistered_verbatim, arch)
     elif arch is not None and unread_speculators(raw):
         error = SPECULATORS_UNREAD  # the class resolves, but from sizes SGLang never reads
+    silent: tuple[Issue, ...] = ()
+    if error is None and family is None and sglang_target_class.routed_as_target(version, arch, method):
+        found = sglang_target_class.issue(version, str(arch), str(method))
+        error, silent = (found, ()) if sglang_target_class.raises(str(method)) else (None, (found,))
     aux = None
     if family in AUX_FAMILIES and error is None:
         from dspark_ckpt.runtimes import eagle3_aux_sglang  # here: only an EAGLE-3 draft has aux facts
 
         aux = eagle3_aux_sglang.read_aux(raw, family, version)
     return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
-                       None, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
-                       error=error, source=SOURCE, aux=aux, hf=dict(raw))
+                       method, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
+                       error=error, source=SOURCE, aux=aux, hf=dict(raw), silent=silent)

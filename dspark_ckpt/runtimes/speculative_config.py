@@ -490,6 +490,11 @@ class _Run:
         if not view.architectures:
             raise _Stop(None)
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
+        if view.model_type != "speculators":  # the draft ModelConfig's hf_overrides (check replays the same)
+            self.values = vllm_hf_config.overridden(self.r, view.values)
+            model_type = self.values.get("model_type")
+            self.model_type = model_type if isinstance(model_type, str) else None
+            self.archs = _archs(self.values) or self.archs
         if self.r.has("qwen3_override") and vllm_hf_config.qwen3_renamed(self.r, self.archs, self.model_type):
             self.archs = ("Qwen3DSparkModel",)  # hf_config_override, for every method (0.34)
             self.values["architectures"] = list(self.archs)

@@ -1,7 +1,9 @@
 """Pure: how one vLLM release turns the draft's hf_config into the architecture it builds, the steps check
-(runtimes/config_build.py) and the deploy preflight (runtimes/speculative_config.py) both replay, once: the registry
-lookup (registry.py), EAGLEConfig's rename (transformers_utils/configs/eagle.py) and method dspark's rewrite
-(config/speculative.py `__post_init__`). Every rule reads the release's row (runtimes/vllm_release.py).
+(runtimes/config_build.py) and the deploy preflight (runtimes/speculative_config.py) both replay, once: the draft
+ModelConfig's hf_overrides (config/speculative.py `hf_config_override`, as executed: runtimes/config_rewrites.py),
+the registry lookup (registry.py), EAGLEConfig's rename (transformers_utils/configs/eagle.py; tied to its executed
+table by tests/unit/test_config_rewrites.py) and method dspark's rewrite (config/speculative.py `__post_init__`).
+Every rule reads the release's row (runtimes/vllm_release.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, traits
+from dspark_ckpt.runtimes import config_rewrites
 from dspark_ckpt.runtimes.vllm_release import ReleaseRules
 
 EAGLE_METHODS = ("eagle", "eagle3", "dflash")
@@ -20,7 +23,8 @@ EAGLE_METHODS = ("eagle", "eagle3", "dflash")
 @functools.cache  # asked per release of the same name
 def implied_method(arch: str | None) -> str:
     """The method a draft is served with when the deploy command names the right one: its family's (Traits.method),
-    else what its name says (a DSpark, DFlash or EAGLE-3 class no family models), else an independent draft."""
+    else what its name says (a DSpark, DFlash, EAGLE-3 or EAGLE-1 class no family models), else an independent
+    draft."""
     family = ARCHITECTURE_FAMILY.get(arch or "")
     if family is not None:
         return traits(family).method
@@ -32,7 +36,37 @@ def implied_method(arch: str | None) -> str:
         return "dflash"
     if "Eagle3" in arch or arch.startswith(("Peagle", "PEagle")):
         return "eagle3"
+    if arch.startswith("Eagle") or arch.endswith("Eagle"):  # EAGLE-1 heads: EagleLlamaForCausalLM, EagleDeepSeekMTPModel
+        return "eagle"
     return "draft_model"
+
+
+def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None) -> dict[str, Any]:
+    """The draft's hf_config as its config class builds it (a Medusa config without architectures gets MedusaConfig's
+    ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
+    model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the
+    release's function executed over each model_type it names); the config as written where it changes nothing."""
+    model_type = raw.get("model_type")
+    completed = config_rewrites.medusa_architectures(r.version) if model_type == "medusa" else None
+    if completed is not None and completed.architectures and not raw.get("architectures"):
+        raw = {**raw, "architectures": list(completed.architectures)}  # MedusaConfig's own default
+        if cites is not None:
+            cites.append(f"{completed.where} (MedusaConfig: architectures {list(completed.architectures)})")
+    found = config_rewrites.override(r.version, model_type if isinstance(model_type, str) else None)
+    if found is None:
+        return dict(raw)
+    hf = {**raw, "model_type": found.model_type}
+    if found.architectures is not None:
+        hf["architectures"] = list(found.architectures)
+    if cites is not None:
+        cites.append(f"{found.where} (hf_config_override: model_type {model_type} -> {found.model_type}"
+                     + (f", architectures {list(found.architectures)})" if found.architectures else ")"))
+    return hf
+
+
+def eagle_where(r: ReleaseRules) -> str:
+    """EAGLEConfig.__init__'s lines in this release (its executed record), `eagle.py @ vX La-b`."""
+    return config_rewrites.eagle_where(r.version)
 
 
 def unsupported(r: ReleaseRules, architectures: Sequence[str]) -> bool:

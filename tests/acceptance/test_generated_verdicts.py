@@ -31,8 +31,10 @@ def _rand(*shape: int) -> np.ndarray:
 
 
 def mla_eagle3(root: Path, *, replace: dict[str, tuple[int, ...]] | None = None, drop: tuple[str, ...] = (),
-               extra: dict[str, tuple[int, ...]] | None = None) -> Path:
-    """A DeepSeek/Kimi-MLA EAGLE-3 draft as SpecForge exports it: `midlayer.` names, q_a/kv_a split, pruned."""
+               extra: dict[str, tuple[int, ...]] | None = None, model_type: str = "kimi_k2") -> Path:
+    """A DeepSeek/Kimi-MLA EAGLE-3 draft as SpecForge exports it: `midlayer.` names, q_a/kv_a split, pruned.
+    (model_type deepseek_v3 would be rewritten to DeepSeek MTP by vLLM's hf_config_override, and the draft fail:
+    tests/acceptance/test_serving_method.py.)"""
     layer = "midlayer.self_attn."
     shapes: dict[str, tuple[int, ...]] = {
         "embed_tokens.weight": (V, H), "fc.weight": (H, 3 * H), "norm.weight": (H,), "lm_head.weight": (D, H),
@@ -48,7 +50,7 @@ def mla_eagle3(root: Path, *, replace: dict[str, tuple[int, ...]] | None = None,
     shapes.update(extra or {})
     tensors: dict[str, np.ndarray] = {n: _rand(*s) for n, s in shapes.items() if n not in drop}
     tensors["d2t"] = np.arange(D, dtype=np.int64) // 2  # target ids i + i // 2: distinct, below T
-    config = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": V,
+    config = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": model_type, "vocab_size": V,
               "draft_vocab_size": D, "hidden_size": H, "num_hidden_layers": 1, "num_attention_heads": HEADS,
               "kv_lora_rank": KV_RANK, "q_lora_rank": Q_RANK, "qk_nope_head_dim": NOPE, "qk_rope_head_dim": ROPE,
               "v_head_dim": V_HEAD, "intermediate_size": INTER, "rms_norm_eps": 1e-6, "tie_word_embeddings": False,

@@ -545,6 +545,10 @@ TRIGGERS: dict[str, Trigger] = {
                           UNKNOWN),
     "target-as-draft": Trigger(("DSP231",), with_config(check(), architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                         **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
+    # issue 40: a base class served as an EAGLE-3 draft, which SGLang builds as the target class (DSP369)
+    "target-class-as-draft": Trigger(("DSP369",), with_config(
+        check("--runtime", "sglang==0.5.23", "--speculative-config", '{"method": "eagle3"}'),
+        architectures=["LlamaForCausalLM"], model_type="llama", **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
     "no-vocab-size": Trigger(("DSP204",), with_config(check(), vocab_size="many")),
     "bad-draft-vocab": Trigger(("DSP205",), with_config(check(), draft_vocab_size=-1)),
     "bad-hidden-size": Trigger(("DSP208",), with_config(check(), hidden_size="x")),

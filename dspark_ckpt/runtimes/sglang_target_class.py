@@ -1,0 +1,99 @@
+"""Pure: SGLang serving a base-class architecture (`LlamaForCausalLM`) as an EAGLE, EAGLE-3 or DFlash draft.
+
+SGLang never renames a draft's architecture by algorithm (vLLM's EAGLEConfig does: runtimes/vllm_hf_config.rename):
+its draft ModelConfig resolves `architectures[0]` as written, rewriting only the MTP/NextN heads that ship inside a
+target checkpoint (`ModelConfig._config_draft_model`; DRAFT_RENAMED below, model_config.py:1032-1211 @ 0.5.23). So an
+EAGLE-1 head exported as `LlamaForCausalLM` is built as the target class itself: its parameters are `model.*` and
+`lm_head.*`, and its default load_weights skips every name it has no parameter for ("Parameter {name} not found in
+params_dict"), so the draft's `fc` and un-prefixed layers land nowhere and it proposes from initial values. Under
+EAGLE3 the worker then reads the class's `hot_token_id`, under DFLASH its `candidate_selector` (0.5.19+), which no
+target class defines: AttributeError at start-up. Each release's lines come from its own files
+(`release_data/sglang_target_class.json`, tools/sglang_target_class_lines.py); a release without them (no wheel read)
+gets no verdict rather than a guess.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from dspark_ckpt.model.codes import FindingCode
+from dspark_ckpt.runtimes.records import Issue
+from dspark_ckpt.runtimes.registered import registration
+from dspark_ckpt.runtimes.release_store import DATA
+
+CODE: FindingCode = "DSP369"
+# The algorithms (vLLM's method names) whose draft worker takes the draft's class as it is built, and the attribute
+# of the draft model each worker reads that a target class lacks (None: it reads none, the draft loads).
+WORKER_READS: dict[str, str | None] = {"eagle": None, "eagle3": "hot_token_id", "dflash": "candidate_selector"}
+LINE_OF_READ = {"hot_token_id": "hot_token_id", "candidate_selector": "dflash_selector"}
+EAGLE_METHODS = frozenset(WORKER_READS)
+# The architectures `_config_draft_model` rewrites to a draft class (model_config.py:1032-1211 @ 0.5.23): these
+# are routed, not built as the target class.
+DRAFT_RENAMED = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM", "DeepseekV4ForCausalLM",
+    "Glm4MoeForCausalLM", "Glm4MoeLiteForCausalLM", "Glm5NextForConditionalGeneration",
+    "GlmOcrForConditionalGeneration", "LongcatFlashForCausalLM", "MiMoForCausalLM", "Step3p5ForCausalLM",
+    "InklingForConditionalGeneration", "GigaChat35ForCausalLM", "Step3p7ForConditionalGeneration",
+    "BailingMoeV2ForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM",
+    "Ernie4_5_MoeForCausalLM", "Qwen3NextForCausalLM", "Qwen4ExpForConditionalGeneration", "Qwen3MoeForCausalLM",
+    "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM",
+    "Qwen3_5MoeForCausalLM", "InternS2PreviewForConditionalGeneration", "InternS2MobiusForConditionalGeneration",
+    "ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM", "NemotronH_Omni_Reasoning_V3", "NemotronHForCausalLM",
+    "NemotronHPuzzleForCausalLM", "HYV3ForCausalLM", "HYV4ForCausalLM",
+})
+FILE = "sglang_target_class.json"
+# The target classes whose default load_weights was read (`skip_unknown` in the table is models/llama.py's skip);
+# another base class (Qwen3, Laguna: its loader checks for dropped expert weights) gets no verdict, not a guess.
+READ_LOADERS = frozenset({"LlamaForCausalLM"})
+
+
+@functools.cache
+def _table() -> Mapping[str, Any]:
+    try:
+        doc = json.loads((DATA / FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _lines(version: str) -> Mapping[str, int]:
+    found = (_table().get("releases") or {}).get(version)
+    return found if isinstance(found, dict) else {}
+
+
+def _cite(version: str, key: str) -> str:
+    return f"{(_table().get('files') or {}).get(key)}:{_lines(version).get(key)} @ {version}"
+
+
+def routed_as_target(version: str, arch: str | None, method: str | None) -> bool:
+    """The release builds a registered target class for a draft served under EAGLE/EAGLE3/DFLASH, and its files
+    were read (the lines of that routing are recorded)."""
+    if arch not in READ_LOADERS or method not in WORKER_READS or arch in DRAFT_RENAMED:
+        return False
+    lines = _lines(version)
+    read = WORKER_READS[method]
+    if not lines or (read is not None and LINE_OF_READ[read] not in lines):
+        return False
+    found = registration("sglang", version, arch)
+    return found is not None and not found.draft
+
+
+def raises(method: str) -> bool:
+    """EAGLE3's and DFLASH's workers fail at start-up on the target class; EAGLE's loads it."""
+    return WORKER_READS.get(method) is not None
+
+
+def issue(version: str, arch: str, method: str) -> Issue:
+    read = WORKER_READS.get(method)
+    then = (f"; then the {method.upper()} draft worker reads the model's {read}, which a target class lacks: "
+            f"AttributeError: '{arch}' object has no attribute '{read}' at start-up "
+            f"({_cite(version, LINE_OF_READ[read])})" if read is not None else "")
+    return Issue(CODE, f"SGLang serves {arch} under {method.upper()} as the target class {arch}, not a draft "
+                       "class: it renames no architecture by algorithm (_config_draft_model, "
+                       f"{_cite(version, 'config_draft_model')}, rewrites only MTP/NextN heads). The class's "
+                       "load_weights skips every tensor it has no parameter for (anything outside `model.` and "
+                       f"`lm_head.`: an EAGLE head's fc and its un-prefixed layers; {_cite(version, 'skip_unknown')}"
+                       f"), so the draft's layers keep their initial values{then}.", verbatim=False)

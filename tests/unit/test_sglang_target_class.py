@@ -1,0 +1,38 @@
+"""SGLang's routing of a base-class draft (runtimes/sglang_target_class.py) rests on the lines each release's files
+show (release_data/sglang_target_class.json, tools/sglang_target_class_lines.py): said only where they were read."""
+
+from __future__ import annotations
+
+import pytest
+
+from dspark_ckpt.runtimes import sglang_target_class as stc
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
+
+READ = tuple(stc._table().get("releases") or {})
+
+
+def test_the_table_holds_listed_releases_with_their_lines() -> None:
+    assert READ and set(READ) <= set(SGLANG_RELEASES)
+    for release in READ:
+        lines = stc._lines(release)
+        assert {"config_draft_model", "skip_unknown", "hot_token_id"} <= set(lines), release
+        assert all(isinstance(n, int) and n > 0 for n in lines.values())
+
+
+@pytest.mark.parametrize("release", SGLANG_RELEASES)
+def test_routed_only_where_the_release_was_read(release: str) -> None:
+    read = release in READ
+    assert stc.routed_as_target(release, "LlamaForCausalLM", "eagle") is read
+    assert stc.routed_as_target(release, "LlamaForCausalLM", "eagle3") is read
+    assert stc.routed_as_target(release, "LlamaForCausalLM", "dflash") is ("dflash_selector" in stc._lines(release))
+    assert not stc.routed_as_target(release, "LlamaForCausalLM", "draft_model")
+    assert not stc.routed_as_target(release, "DeepseekV3ForCausalLM", "eagle3")  # a NextN rename, not a target
+    assert not stc.routed_as_target(release, "LagunaForCausalLM", "dflash")  # its loader was not read
+
+
+def test_the_words_cite_the_release_s_own_lines() -> None:
+    release = READ[-1]
+    text = stc.issue(release, "LlamaForCausalLM", "eagle3").text
+    assert f"eagle_worker_v2.py:{stc._lines(release)['hot_token_id']} @ {release}" in text
+    assert f"models/llama.py:{stc._lines(release)['skip_unknown']} @ {release}" in text
+    assert stc.raises("eagle3") and stc.raises("dflash") and not stc.raises("eagle")

@@ -1,0 +1,218 @@
+"""Execute a vLLM release's own config rewrites for a draft and record what they do, per release.
+
+Two pieces of the release's code decide which class a draft config becomes before any weight is read:
+`SpeculativeConfig.hf_config_override` (vllm/config/speculative.py), which every draft ModelConfig gets as its
+hf_overrides (model_type deepseek_v3 -> deepseek_mtp and architectures ["DeepSeekMTPModel"], ...), and
+`EAGLEConfig.__init__` (vllm/transformers_utils/configs/eagle.py), which renames the architecture per method
+(LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM); and for a Medusa head (model_type "medusa", 0.12-0.32)
+`MedusaConfig.__init__` (vllm/transformers_utils/configs/medusa.py) completes a missing `architectures`. This tool cuts each out of the release's file with `ast`, runs
+it as written over stand-in config objects (no torch, no transformers: the rewrites read and set attributes only),
+and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json` (the override and
+Medusa's completion, read by every vLLM build) and `eagle_renames.json` beside it (runtimes/config_rewrites.py reads
+both). Every model_type the override compares with is fed; every architecture of
+RENAME_PROBES under every method EAGLEConfig knows.
+
+    python tools/release_config_rewrites.py 0.33.0 [0.34.0 ...]   # the wheel's .py files (probe_runtime's cache)
+    python tools/release_config_rewrites.py --all [--check]        # every listed release; --check compares
+"""
+
+from __future__ import annotations
+import __future__
+
+import argparse
+import ast
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from probe_runtime import DEFAULT_CACHE, fetch_sources  # tools/ is on sys.path (not a package)
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
+SPEC = "vllm/config/speculative.py"
+EAGLE = "vllm/transformers_utils/configs/eagle.py"
+MEDUSA = "vllm/transformers_utils/configs/medusa.py"  # 0.12-0.32: model_type "medusa" builds a MedusaConfig
+FILE = "config_rewrites.json"
+EAGLE_FILE = "eagle_renames.json"
+METHODS = ("eagle", "eagle3", "dflash")
+# Base classes drafts are exported as, and draft classes whose names each rule keeps.
+RENAME_PROBES = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM",
+                 "DeepseekV3ForCausalLM", "DeepSeekMTPModel", "LagunaForCausalLM", "Gemma4ForCausalLM",
+                 "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3",
+                 "Eagle3DeepseekV2ForCausalLM", "DFlashDraftModel", "Qwen3DFlash", "LiLiCorrDraftModel",
+                 "DSparkDraftModel")
+
+
+class Stand:
+    """A stand-in hf_config: attributes, `update` (PretrainedConfig.update sets each key), `to_dict`."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def update(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _function(tree: ast.Module, cls: str, name: str) -> ast.FunctionDef | ast.ClassDef | None:
+    owner = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+    if owner is None:
+        return None
+    if not name:
+        return owner
+    return next((n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def _compiled(text: str, node: ast.AST, scope: dict[str, Any]) -> dict[str, Any]:
+    source = textwrap.dedent(ast.get_source_segment(text, node) or "")
+    tree = ast.parse(source)
+    for top in tree.body:
+        if isinstance(top, (ast.FunctionDef, ast.ClassDef)):
+            top.decorator_list = []
+    code = compile(tree, "<release>", "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    exec(code, scope)  # noqa: S102 - the release's own text (a maintainer tool), run over stand-ins
+    return scope
+
+
+def _compared_types(fn: ast.FunctionDef) -> list[str]:
+    """Every string the function compares `hf_config.model_type` with, in source order."""
+    found: list[str] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute)
+                and node.left.attr == "model_type"):
+            continue
+        for comp in node.comparators:
+            items = comp.elts if isinstance(comp, (ast.Tuple, ast.List, ast.Set)) else [comp]
+            found += [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+    return list(dict.fromkeys(found))
+
+
+def _outcome(call: Any, cfg: Stand) -> dict[str, Any]:
+    before = dict(cfg.__dict__)
+    try:
+        out = call(cfg)
+    except Exception as exc:  # noqa: BLE001 - whatever the release's code raises is recorded as its outcome
+        return {"raises": f"{type(exc).__name__}: {str(exc)[:120]}"}
+    after = out.__dict__ if isinstance(out, Stand) else {}
+    return {k: after.get(k) for k in ("model_type", "architectures") if before.get(k, object()) != after.get(k)}
+
+
+def overrides(text: str) -> dict[str, Any]:
+    tree = ast.parse(text)
+    fn = _function(tree, "SpeculativeConfig", "hf_config_override")
+    if not isinstance(fn, ast.FunctionDef):
+        return {"file": SPEC, "line": None, "model_types": {}}
+    scope = _compiled(text, fn, {"Any": Any})
+    call = scope["hf_config_override"]
+    outcomes = {mt: _outcome(call, Stand(model_type=mt, architectures=["ProbeArch"], num_nextn_predict_layers=1,
+                                         layer_types=[]))
+                for mt in _compared_types(fn)}
+    table = {mt: out for mt, out in outcomes.items() if out}  # a model_type left as written is not listed
+    return {"file": SPEC, "line": fn.lineno, "end": fn.end_lineno, "model_types": table}
+
+
+class _Base:
+    """transformers' PretrainedConfig as EAGLEConfig uses it: keyword arguments become attributes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.__dict__.update(kwargs)
+
+
+def renames(text: str) -> dict[str, Any]:
+    tree = ast.parse(text)
+    cls = _function(tree, "EAGLEConfig", "")
+    init = _function(tree, "EAGLEConfig", "__init__")
+    if not isinstance(cls, ast.ClassDef) or not isinstance(init, ast.FunctionDef):
+        return {"file": EAGLE, "line": None, "names": {}}
+    stubs = {"PretrainedConfig": _Base, "PreTrainedConfig": _Base, "DeepseekV2Config": _Base,
+             "AutoConfig": None, "without_trust_remote_code": lambda kw: kw, "os": os}
+    scope = _compiled(text, cls, dict(stubs))
+    eagle = scope["EAGLEConfig"]
+    names: dict[str, dict[str, Any]] = {}
+    for arch in RENAME_PROBES:
+        row: dict[str, Any] = {}
+        for method in METHODS:
+            try:
+                built = eagle(Stand(architectures=[arch], vocab_size=8), method=method)
+                row[method] = built.architectures[0]
+            except Exception as exc:  # noqa: BLE001 - the release's own refusal (ValueError) is an outcome
+                row[method] = {"raises": f"{type(exc).__name__}: {exc}"}
+        names[arch] = row
+    return {"file": EAGLE, "line": init.lineno, "end": init.end_lineno, "names": names}
+
+
+def medusa(tree: Path) -> dict[str, Any]:
+    """What MedusaConfig (the class vLLM's config parser builds for model_type "medusa") makes of a config.json
+    that names no architectures: its __init__ run as written over the stand-in base."""
+    path = tree / MEDUSA
+    if not path.is_file():
+        return {"file": MEDUSA, "line": None, "architectures": None}
+    text = path.read_text(encoding="utf-8")
+    tree_ = ast.parse(text)
+    cls, init = _function(tree_, "MedusaConfig", ""), _function(tree_, "MedusaConfig", "__init__")
+    if not isinstance(cls, ast.ClassDef) or not isinstance(init, ast.FunctionDef):
+        return {"file": MEDUSA, "line": None, "architectures": None}
+    stubs = {"PretrainedConfig": _Base, "PreTrainedConfig": _Base, "without_trust_remote_code": lambda kw: kw,
+             "os": os}
+    built = _compiled(text, cls, dict(stubs))["MedusaConfig"]()
+    return {"file": MEDUSA, "line": init.lineno, "end": init.end_lineno,
+            "architectures": getattr(built, "architectures", None)}
+
+
+def dump(version: str, tree: Path) -> dict[str, str]:
+    """The two files: what every vLLM build reads (the override, Medusa's completion), and EAGLEConfig's renames
+    (read only for a draft EAGLEConfig wraps)."""
+    by = {"generated_by": f"python tools/release_config_rewrites.py {version}"}
+    return {FILE: _written({**by, "hf_config_override": overrides((tree / SPEC).read_text(encoding="utf-8")),
+                            "medusa_config": medusa(tree)}),
+            EAGLE_FILE: _written({**by, "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))})}
+
+
+def _written(doc: dict[str, Any]) -> str:
+    """One entry a line (each model_type, each architecture): small to read at check time, a reviewable diff."""
+    def block(node: dict[str, Any]) -> str:
+        rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}" for k, v in sorted(node.items()))
+        return "{\n" + rows + "\n }"
+
+    parts = []
+    for key, value in sorted(doc.items()):
+        if isinstance(value, dict):
+            inner = [f"{json.dumps(k)}: {block(v) if isinstance(v, dict) and v else json.dumps(v)}"
+                     for k, v in sorted(value.items())]
+            parts.append(f"{json.dumps(key)}: {{" + ", ".join(inner) + "}")
+        else:
+            parts.append(f"{json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("versions", nargs="*", help="vLLM releases, e.g. 0.33.0")
+    parser.add_argument("--all", action="store_true", help="every listed vLLM release (runtimes/versions.py)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where wheels are extracted")
+    parser.add_argument("--check", action="store_true", help="compare with the committed files; write nothing")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from dspark_ckpt.runtimes.versions import VLLM_RELEASES
+
+    differ = 0
+    for version in args.versions or (list(VLLM_RELEASES) if args.all else []):
+        for name, text in dump(version, fetch_sources(version, args.cache)).items():
+            path = OUT / f"vllm-{version}" / name
+            if args.check:
+                same = path.is_file() and path.read_text(encoding="utf-8") == text
+                differ += not same
+                print(f"release_config_rewrites: {path} {'is' if same else 'is NOT'} what vLLM {version}'s code does")
+                continue
+            path.write_text(text, encoding="utf-8")
+            print(f"release_config_rewrites: wrote {path}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
