@@ -12,8 +12,9 @@ install, no GPU): models/dspark.py build_markov_head (the head `__init__` builds
 VanillaMarkov.sample_block (run_markov_block: `logits + bias`, 0.5.16-0.5.21) or speculative/dspark_components/
 dspark_draft.py draft_markov_block over kernels/ops/speculative/dspark/markov_sample.py MarkovSampleStep's torch
 path (0.5.22+; its `_check` asserts are the ones the CUDA kernel runs). Each head type (vanilla, gated, rnn) is
-fed tiny tensors for V < W, V = W and V > W at two sizes, with two kinds of previous token: the zeros a CUDA-graph
-capture feeds (`capture`) and the last id the target head can propose, W - 1 (`target`). An outcome is `ok` or the
+fed tiny tensors for V < W, V = W and V > W at two sizes, with three kinds of previous token: the zeros a CUDA-graph
+capture feeds (`capture`), the last id with a markov_w1 row the target head can propose (`inside`), and the first id
+without one (`outside`, V, where V < W; null elsewhere). An outcome is `ok`, null, or the
 exception's type, text (the sizes written as {v} and {w}; the two sizes must agree) and the release's own frame
 that raised it (file:line inside the wheel). check reads the file (runtimes/first_step.py).
 Exit 0 on success (or, with --check, when the file is unchanged), 1 when it differs, 2 when the release cannot be
@@ -138,6 +139,13 @@ def _outcome(run: Callable[[], Any], tree: Path, v: int, w: int) -> dict[str, An
     return "ok"
 
 
+def previous_token(anchor: str, v: int, w: int) -> int | None:
+    """The previous token an anchor feeds: 0 (`capture`), the last id that has a markov_w1 row and that the target
+    head can propose (`inside`: min(V, W) - 1), the first id without a row (`outside`: V, only where the target head
+    can propose it, V < W); None where the anchor cannot happen."""
+    return {"capture": 0, "inside": min(v, w) - 1, "outside": v if v < w else None}[anchor]
+
+
 def observe(tree: Path) -> dict[str, Any] | None:
     """head type -> relation -> anchor -> outcome, every relation sampled at both sizes (which must agree)."""
     found = release_step(tree)
@@ -152,10 +160,15 @@ def observe(tree: Path) -> dict[str, Any] | None:
             for anchor in ANCHORS:
                 seen = []
                 for w, v in SIZES[relation]:
-                    def run(w: int = w, v: int = v, anchor: str = anchor) -> Any:
+                    token = previous_token(anchor, v, w)
+                    if token is None:
+                        seen.append(None)
+                        continue
+
+                    def run(w: int = w, v: int = v, token: int = token) -> Any:
                         head = build(head_type, v)
                         logits = crop(torch.randn(ROWS * GAMMA, w + 8), w).view(ROWS, GAMMA, w)
-                        ids = torch.full((ROWS,), 0 if anchor == "capture" else w - 1, dtype=torch.long)
+                        ids = torch.full((ROWS,), token, dtype=torch.long)
                         return step(head, logits, ids, torch.randn(ROWS, GAMMA, HIDDEN))
                     seen.append(_outcome(run, tree, v, w))
                 if seen[0] != seen[1]:

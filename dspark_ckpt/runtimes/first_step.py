@@ -1,9 +1,10 @@
 """What each SGLang release's own DSpark first draft step did with a Markov vocab V against the target head's width W,
 as tools/probe_first_step.py recorded it by executing the release (`release_data/sglang-X/first_step.json`).
 
-The step runs twice per relation: with the zeros a CUDA-graph capture feeds as the previous token (`capture`, what
-the server runs at start-up), then with the last id the target head can propose, W - 1 (`target`). The first of
-the two that fails is the first draft step's failure.
+Per relation the step ran with three previous tokens: the zeros a CUDA-graph capture feeds (`capture`, what the
+server runs at start-up); the last id that has a markov_w1 row (`inside`); the first that has none (`outside`: V,
+recorded where V < W, null elsewhere). The first draft step's failure is the capture's, else the `outside` one
+where the target can propose an id >= V (V < T), else the `inside` one.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ FILE = "first_step.json"
 SCHEMA = 1
 HEAD_TYPES = ("vanilla", "gated", "rnn")  # models/dspark.py build_markov_head's types
 RELATIONS = ("V<W", "V=W", "V>W")
-ANCHORS = ("capture", "target")  # in the order the server meets them
+ANCHORS = ("capture", "inside", "outside")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,12 +52,12 @@ def recorded(release: str) -> dict[str, Any] | None:
     return steps
 
 
-def dspark_failure(steps: dict[str, Any], head_type: str, v: int, w: int) -> StepFailure | None:
+def dspark_failure(steps: dict[str, Any], head_type: str, v: int, w: int, t: int) -> StepFailure | None:
     """The first failure, in a release's recorded steps, of the first draft step for a Markov head of V columns
-    over W base logits; None when it runs."""
+    over W base logits, behind a target that proposes ids below T; None when it runs."""
     table = steps.get(head_type) or steps["vanilla"]
-    for anchor in ANCHORS:
+    for anchor in ("capture", "outside" if v < min(t, w) else "inside"):
         seen = table[relation(v, w)][anchor]
-        if seen != "ok":
+        if seen not in ("ok", None):
             return StepFailure(seen["raises"], seen["text"], seen.get("where"), anchor)
     return None
