@@ -202,6 +202,7 @@ def run_release(version: str, check: bool) -> int:
             print(f"probe_first_step: {path.name} of SGLang {version} differs from what the release does",
                   file=sys.stderr)
             return 1
+        print(f"probe_first_step: {path.name} of SGLang {version} is what SGLang {version} does")
         return 0
     if want is None:
         path.unlink(missing_ok=True)
