@@ -165,7 +165,7 @@ def observe(tree: Path) -> dict[str, Any] | None:
                         seen.append(None)
                         continue
 
-                    def run(w: int = w, v: int = v, token: int = token) -> Any:
+                    def run(w: int = w, v: int = v, token: int = token, head_type: str = head_type) -> Any:
                         head = build(head_type, v)
                         logits = crop(torch.randn(ROWS * GAMMA, w + 8), w).view(ROWS, GAMMA, w)
                         ids = torch.full((ROWS,), token, dtype=torch.long)
