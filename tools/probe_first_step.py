@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import traceback
 import types
@@ -133,9 +134,8 @@ def _outcome(run: Callable[[], Any], tree: Path, v: int, w: int) -> dict[str, An
     try:
         run()
     except Exception as exc:  # noqa: BLE001 - the release's own exception is the observation
-        text = str(exc) or type(exc).__name__
-        return {"raises": type(exc).__name__, "text": text.replace(f"({w})", "({w})").replace(f"({v})", "({v})"),
-                "where": _frame(exc, tree)}
+        text = re.sub(rf"\b{v}\b", "{v}", re.sub(rf"\b{w}\b", "{w}", str(exc) or type(exc).__name__))
+        return {"raises": type(exc).__name__, "text": text, "where": _frame(exc, tree)}
     return "ok"
 
 
@@ -146,45 +146,68 @@ def previous_token(anchor: str, v: int, w: int) -> int | None:
     return {"capture": 0, "inside": min(v, w) - 1, "outside": v if v < w else None}[anchor]
 
 
-def observe(tree: Path) -> dict[str, Any] | None:
-    """head type -> relation -> anchor -> outcome, every relation sampled at both sizes (which must agree)."""
+def relations(case: Callable[[int, int, int], Any], tree: Path) -> dict[str, Any]:
+    """relation -> anchor -> outcome of `case(v, w, previous token)`, each at both sizes (which must agree)."""
+    table: dict[str, Any] = {}
+    for relation in RELATIONS:
+        table[relation] = {}
+        for anchor in ANCHORS:
+            seen = []
+            for w, v in SIZES[relation]:
+                token = previous_token(anchor, v, w)
+                seen.append(None if token is None else _outcome(lambda: case(v, w, token), tree, v, w))  # noqa: B023
+            if seen[0] != seen[1]:
+                raise SystemExit(f"probe_first_step: {relation} {anchor}: the two sizes disagree: {seen}")
+            table[relation][anchor] = seen[0]
+    return table
+
+
+def observe_dspark(tree: Path) -> dict[str, Any] | None:
+    """head type -> relation -> anchor -> outcome of the Markov step."""
     found = release_step(tree)
     if found is None:
         return None
     build, crop, step, ran = found
-    table: dict[str, Any] = {}
-    for head_type in HEAD_TYPES:
-        table[head_type] = {}
-        for relation in RELATIONS:
-            table[head_type][relation] = {}
-            for anchor in ANCHORS:
-                seen = []
-                for w, v in SIZES[relation]:
-                    token = previous_token(anchor, v, w)
-                    if token is None:
-                        seen.append(None)
-                        continue
 
-                    def run(w: int = w, v: int = v, token: int = token, head_type: str = head_type) -> Any:
-                        head = build(head_type, v)
-                        logits = crop(torch.randn(ROWS * GAMMA, w + 8), w).view(ROWS, GAMMA, w)
-                        ids = torch.full((ROWS,), token, dtype=torch.long)
-                        return step(head, logits, ids, torch.randn(ROWS, GAMMA, HIDDEN))
-                    seen.append(_outcome(run, tree, v, w))
-                if seen[0] != seen[1]:
-                    raise SystemExit(f"probe_first_step: {head_type} {relation} {anchor}: the two sizes disagree: "
-                                     f"{seen}")
-                table[head_type][relation][anchor] = seen[0]
-    return {"ran": ran, "steps": table}
+    def case(head_type: str) -> Callable[[int, int, int], Any]:
+        def run(v: int, w: int, token: int) -> Any:
+            head = build(head_type, v)
+            logits = crop(torch.randn(ROWS * GAMMA, w + 8), w).view(ROWS, GAMMA, w)
+            ids = torch.full((ROWS,), token, dtype=torch.long)
+            return step(head, logits, ids, torch.randn(ROWS, GAMMA, HIDDEN))
+        return run
+    return {"ran": ran, "steps": {head_type: relations(case(head_type), tree) for head_type in HEAD_TYPES}}
+
+
+def observe_dflash2(tree: Path) -> dict[str, Any] | None:
+    """relation -> anchor -> outcome of models/dflash.py CandidateSelector.build_lattice (0.5.19+): codebooks of V
+    rows looked up with the candidate ids the target head's top-k gives (and the verified anchor token).
+    torch.compile around its `_score_edges` is left off (`is_npu` answered True): the eager function it wraps runs."""
+    path = tree / "sglang" / "srt" / "models" / "dflash.py"
+    if not path.is_file() or "class CandidateSelector" not in path.read_text(encoding="utf-8"):
+        return None
+    module = _cut(path, ["CandidateSelector"], {**_stubs(), "is_npu": lambda: True,
+                                                "get_compiler_backend": lambda: "eager", "_flashinfer_top_k": None})
+    module["logger"] = types.SimpleNamespace(warning=lambda *a, **k: None)  # flashinfer's absence, once per build
+    selector = module["CandidateSelector"]
+
+    def run(v: int, w: int, token: int) -> Any:
+        head = selector(hidden_size=HIDDEN, vocab_size=v, state_rank=RANK, top_k=2)
+        ids = torch.full((ROWS, GAMMA, 2), token, dtype=torch.long)
+        return head.build_lattice(candidate_ids=ids, unary_logits=torch.randn(ROWS, GAMMA, 2),
+                                  hidden_states=torch.randn(ROWS, GAMMA, HIDDEN),
+                                  anchor_token_ids=torch.full((ROWS,), token, dtype=torch.long))
+    return {"ran": ["CandidateSelector.build_lattice"], "steps": relations(run, tree)}
 
 
 def record(version: str, tree: Path) -> dict[str, Any] | None:
-    seen = observe(tree)
-    if seen is None:
+    seen = {name: found for name, observe in (("dspark", observe_dspark), ("dflash2", observe_dflash2))
+            if (found := observe(tree)) is not None}
+    if not seen:
         return None
     return {"schema": SCHEMA, "runtime": "sglang", "release": version,
             "generated_by": f"python tools/probe_first_step.py {version}", "torch": torch.__version__.split("+")[0],
-            "dspark": seen}
+            **seen}
 
 
 def text(doc: dict[str, Any]) -> str:

@@ -1,5 +1,6 @@
-"""What each SGLang release's own DSpark first draft step did with a Markov vocab V against the target head's width W,
-as tools/probe_first_step.py recorded it by executing the release (`release_data/sglang-X/first_step.json`).
+"""What each SGLang release's own first draft step did with a draft vocab V against the target head's width W, as
+tools/probe_first_step.py recorded it by executing the release (`release_data/sglang-X/first_step.json`): DSpark's
+Markov step (`dspark`, per head type) and DFlash2's candidate selector (`dflash2`, 0.5.19+).
 
 Per relation the step ran with three previous tokens: the zeros a CUDA-graph capture feeds (`capture`, what the
 server runs at start-up); the last id that has a markov_w1 row (`inside`); the first that has none (`outside`: V,
@@ -41,23 +42,39 @@ def relation(v: int, w: int) -> str:
 
 
 @functools.cache
-def recorded(release: str) -> dict[str, Any] | None:
-    """The release's recorded DSpark steps (head type -> relation -> anchor -> outcome); None where nothing was
-    recorded (no DSpark class, or a release the probe has not run)."""
+def _document(release: str) -> dict[str, Any] | None:
     path = folder("sglang", release) / FILE
     if not path.is_file():
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    steps: dict[str, Any] = doc["dspark"]["steps"]
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc
+
+
+def recorded(release: str, step: str = "dspark") -> dict[str, Any] | None:
+    """The release's recorded steps of one kind (`dspark`: head type -> relation -> anchor -> outcome; `dflash2`:
+    relation -> anchor -> outcome); None where nothing was recorded (no such class, or a release the probe has not
+    run)."""
+    doc = _document(release)
+    steps: dict[str, Any] | None = doc[step]["steps"] if doc is not None and step in doc else None
     return steps
 
 
-def dspark_failure(steps: dict[str, Any], head_type: str, v: int, w: int, t: int) -> StepFailure | None:
-    """The first failure, in a release's recorded steps, of the first draft step for a Markov head of V columns
-    over W base logits, behind a target that proposes ids below T; None when it runs."""
-    table = steps.get(head_type) or steps["vanilla"]
-    for anchor in ("capture", "outside" if v < min(t, w) else "inside"):
+def first_failure(table: dict[str, Any], v: int, w: int, outside: bool) -> StepFailure | None:
+    """The first failure of a recorded relation table: the capture's, then (`outside`: an id without a row of the
+    V-row table reaches it) the first id without a row's, else the last id with one's; None when it runs."""
+    for anchor in ("capture", "outside" if outside else "inside"):
         seen = table[relation(v, w)][anchor]
         if seen not in ("ok", None):
             return StepFailure(seen["raises"], seen["text"], seen.get("where"), anchor)
     return None
+
+
+def dspark_failure(steps: dict[str, Any], head_type: str, v: int, w: int, t: int) -> StepFailure | None:
+    """DSpark's Markov step for V bias columns over W base logits, behind a target whose own tokens (the previous
+    token, looked up in markov_w1) are below T."""
+    return first_failure(steps.get(head_type) or steps["vanilla"], v, w, outside=v < min(t, w))
+
+
+def dflash2_failure(steps: dict[str, Any], v: int, w: int) -> StepFailure | None:
+    """DFlash2's selector: codebooks of V rows looked up with the target head's top-k candidate ids (below W)."""
+    return first_failure(steps, v, w, outside=v < w)

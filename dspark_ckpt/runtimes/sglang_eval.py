@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.contracts import Contract
-from dspark_ckpt.runtimes.first_step import StepFailure, dspark_failure, recorded
+from dspark_ckpt.runtimes.first_step import StepFailure, dflash2_failure, dspark_failure, recorded
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.sglang_config import (
@@ -386,10 +386,10 @@ def width_issue(r: Row, v: int, w: int) -> Issue | None:
     return Issue("DSP340", r.k.messages.width)
 
 
-def recorded_step(r: Row) -> dict[str, Any] | None:
+def recorded_step(r: Row, step: str = "dspark") -> dict[str, Any] | None:
     """The release's own first draft step as tools/probe_first_step.py recorded it (runtimes/first_step.py); a
     release it has not run (one newer than the table) takes its row's last release's."""
-    return (recorded(r.version) if r.version else None) or recorded(r.k.last)
+    return (recorded(r.version, step) if r.version else None) or recorded(r.k.last, step)
 
 
 def step_issue(failure: StepFailure, v: int, w: int, t: int) -> Issue:
@@ -482,10 +482,16 @@ def selector_index(k: Contract, v: int, w: int, observed: str | None = None) -> 
 
 
 def _dflash_first_step(r: Row) -> Issue | None:
-    w = head_width(r.f)
-    if r.c.loader is Loader.DFLASH2 and r.f.vocab_size < w:
-        return selector_index(r.k, r.f.vocab_size, w)
-    return None
+    """DFlash2's selector codebooks (V rows) meet the target head's candidate ids (below W), from the release's
+    recorded execution; the modelled lookup where nothing was recorded. DFlash has no vocab-wide step."""
+    v, w = r.f.vocab_size, head_width(r.f)
+    if r.c.loader is not Loader.DFLASH2:
+        return None
+    steps = recorded_step(r, "dflash2")
+    if steps is None:
+        return selector_index(r.k, v, w) if v < w else None
+    failure = dflash2_failure(steps, v, w)
+    return None if failure is None else selector_index(r.k, v, w, observed=failure.words(v, w))
 
 
 def _dflash_silent(r: Row) -> list[Issue]:

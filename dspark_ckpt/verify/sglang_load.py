@@ -200,8 +200,8 @@ def _dflash_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
         return None
     v, w = r.f.vocab_size, head_width(r.f)
     codebook = torch.zeros((v, max(1, r.cfg.selector_rank)))
-    try:
-        codebook[torch.tensor([w - 1])]
+    try:  # the first candidate id without a row, where the head proposes one (as tools/probe_first_step.py feeds it)
+        codebook[torch.tensor([min(v, w - 1)])]
     except IndexError as exc:
         return selector_index(r.k, v, w, observed=str(exc))
     return None

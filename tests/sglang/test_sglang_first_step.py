@@ -21,6 +21,8 @@ from dspark_ckpt.runtimes.table import SGLANG_VERSIONS
 from dspark_ckpt.sources.local import local_source
 
 FILE = "first_step.json"
+T_DFLASH2 = 96
+SELECTOR = {"architectures": ["DFlash2DraftModel"], "dflash_config": {"selector_rank": 4, "selector_top_k": 8}}
 RECORDED = {v: json.loads((DATA / f"sglang-{v}" / FILE).read_text(encoding="utf-8"))
             for v in SGLANG_VERSIONS if (DATA / f"sglang-{v}" / FILE).is_file()}
 # (head type, V, T, W): padded (V > W), pruned (V < T), equal, and V = T under a target head padded to W
@@ -46,6 +48,35 @@ def checked(path: Path, t: int, w: int) -> dict[str, Compatibility]:
     target = TargetVocab(t, "test", head_rows=w if w != t else None)
     report = inspect_checkpoint(local_source(path), target=target, runtimes=parse_selectors(["sglang"]))
     return {e.version: e for e in report.compatibility if e.runtime == "sglang"}
+
+
+def test_every_release_with_a_dflash2_class_has_its_selector_recorded() -> None:
+    with_dflash2 = {v for v in SGLANG_VERSIONS if (r := release_record("sglang", v)) is not None
+                    and "DFlash2DraftModel" in r["architectures"]}
+    assert {v for v, doc in RECORDED.items() if "dflash2" in doc} == with_dflash2 and with_dflash2
+    for version in with_dflash2:
+        table = RECORDED[version]["dflash2"]["steps"]
+        assert set(table) == {"V<W", "V=W", "V>W"}
+        assert all(set(anchors) == {"capture", "inside", "outside"} for anchors in table.values())
+
+
+@pytest.mark.parametrize(("v", "w"), [(64, 96), (96, 96), (128, 96), (96, 128)])
+def test_check_reports_the_recorded_dflash2_selector_step(tmp_path: Path, v: int, w: int) -> None:
+    path = Drafts(tmp_path)(family="dflash", vocab=v, draft_vocab=v, target_vocab=T_DFLASH2, markov=False,
+                            config_extra=SELECTOR)
+    found = checked(path, T_DFLASH2, w)
+    for version, doc in RECORDED.items():
+        if "dflash2" not in doc:
+            continue
+        table = doc["dflash2"]["steps"]["V<W" if v < w else "V=W" if v == w else "V>W"]
+        want = next((o for o in (table["capture"], table["outside" if v < w else "inside"]) if o not in ("ok", None)),
+                    None)
+        got = found[version]
+        if want is None:
+            assert got.first_step_error_code is None, (version, got.first_step_error)
+        else:
+            text = want["text"].replace("{v}", str(v)).replace("{w}", str(w))
+            assert got.first_step_error_code == "DSP340" and text in (got.first_step_error or ""), (version, got)
 
 
 def test_every_release_with_a_dspark_class_has_its_step_recorded() -> None:
