@@ -22,8 +22,9 @@ from dspark_ckpt.runtimes.release_store import CITATIONS_FILE, DATA, RELEASE_FIL
 from dspark_ckpt.runtimes.release import release_key
 
 # Files of a release's folder that another maintainer command writes (tools/release_lines.py: the rules' citations
-# and SpeculativeConfig's columns): the layout neither compares nor removes them.
-OTHER_COMMANDS = frozenset({"lines.json", "spec.json"})
+# and SpeculativeConfig's columns; tools/probe_first_step.py: SGLang's DSpark first draft step): the layout neither
+# compares nor removes them.
+OTHER_COMMANDS = frozenset({"lines.json", "spec.json", "first_step.json"})
 
 
 def text(doc: Any) -> str:

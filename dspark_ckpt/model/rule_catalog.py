@@ -500,11 +500,14 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP340", "head-width-mismatch", ERROR, "The draft's vocab-wide head bias does not match the target "
          "head's width: the first draft step fails",
          "SGLang drafts DSpark and DFlash2 with the target's lm_head (W rows, W = T for Qwen3 targets). DSpark adds a "
-         "Markov bias of V = vocab_size columns to those logits; DFlash2 indexes selector codebooks of V rows with "
-         "the target head's candidate ids. With V != W the draft loads, then its first draft step fails (with CUDA "
-         "graphs on, the default, that step runs at start-up during graph capture).",
+         "Markov bias of V = vocab_size columns to those logits and looks the previous token, an id the target "
+         "head proposed, up in markov_w1 (V rows); DFlash2 indexes selector codebooks of V rows with the target "
+         "head's candidate ids. With V != W the draft loads, then its first draft step fails (with CUDA graphs on, "
+         "the default, that step runs at start-up during graph capture). What each release's own step does is "
+         "executed and recorded (tools/probe_first_step.py, release_data/sglang-X/first_step.json).",
          "The server does not come up (0.5.16-0.5.21: `The size of tensor a (W) must match the size of tensor b "
-         "(V) ...`; 0.5.22+: a bare AssertionError when V > W), or a DFlash2 draft hits an index error.",
+         "(V) ...`; 0.5.22+: a bare AssertionError when V > W, and when V < T the first target token >= V fails "
+         "markov_w1's lookup, a device-side assert on CUDA), or a DFlash2 draft hits an index error.",
          "An Inkling-shaped padded DSpark draft (V = 201024) for a target whose head has T = 200058 rows.",
          "Trim the input side to T rows together with the output side ({fix --any}: trim + trim-input sets "
          "vocab_size = T and cuts markov_w1/markov_w2 to T rows)."),
@@ -569,9 +572,10 @@ RULES: dict[str, Rule] = _rules(
                                "architecture Qwen3DSparkModel (or DSparkDraftModel with model_type qwen3).")))),
     Rule("DSP349", "vocab-truncated", WARNING, "The draft can never propose ids >= V",
          "SGLang 0.5.22+ masks the target head's columns [V, W) when the draft's Markov bias has only V columns: "
-         "nothing fails, those ids are simply never proposed.",
+         "nothing fails there, those ids are simply never proposed. (With V < T the target's own tokens >= V fail "
+         "markov_w1's lookup instead: DSP340, from the release's recorded first step.)",
          "Lower acceptance wherever the target would pick such an id.",
-         "A DSpark draft with vocab_size 151669 for a Qwen3 target (T = 151936).",
+         "A DSpark draft with vocab_size = T = 200058 for a target whose head pads to W = 201024 rows.",
          "Re-export the draft with vocab_size = T."),
     Rule("DSP350", "head-without-parameter", ERROR, "The draft ships a head its runtime model has no module for",
          "vLLM's DFlash (DFlashQwen3Model) and EAGLE-3 (LlamaModel, Qwen3Eagle3Model) backbones build no Markov or "

@@ -97,6 +97,11 @@ E_DSPARK_MARKOV_UNKNOWN = ("DSpark unexpected markov weight {name!r} not found i
                            "params require a {head} head).")
 E_DSPARK_WIDTH = "The size of tensor a ({w}) must match the size of tensor b ({v}) at non-singleton dimension 1"
 E_DSPARK_WIDTH_KERNEL = "AssertionError"  # 0.5.22+: `assert bias.shape[1] <= base_logits.shape[1]`, no message
+# The Markov head's lookup of the previous token, an id the target head proposed (models/dspark.py
+# get_prev_embeddings: markov_w1 is nn.Embedding(V, r)); `observed`: what the release raised on CPU, as recorded by
+# tools/probe_first_step.py (release_data/sglang-X/first_step.json)
+E_DSPARK_LOOKUP = ("the previous token, an id the target proposes (up to {last}), is looked up in markov_w1 "
+                   "(V = {v} rows): {observed} (a device-side assert on CUDA)")
 E_DFLASH_MASK_OUTSIDE = ("DFLASH mask_token_id is outside the target vocab size. mask_token_id={m}, vocab_size={t}. "
                          "This likely means mask_token={token!r} requires vocab expansion beyond the model's "
                          "embedding size. SGLang does not support resizing target embeddings for DFLASH yet.")

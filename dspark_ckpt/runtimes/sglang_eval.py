@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.first_step import StepFailure, dflash2_failure, dspark_failure, recorded
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.sglang_config import (
@@ -37,6 +38,7 @@ class Row:
     c: SglangColumns
     f: DraftFacts
     cfg: SglangConfig
+    version: str | None = None  # the release judged: its recorded first draft step (None: the row's last release)
 
 
 class Stop(Exception):
@@ -78,10 +80,10 @@ def refreshed(f: DraftFacts) -> DraftFacts:
     return replace(f, draft_vocab_config=draft_vocab_config(f.raw_config), sglang=view)
 
 
-def row(k: Contract, f: DraftFacts) -> Row:
+def row(k: Contract, f: DraftFacts, version: str | None = None) -> Row:
     assert k.sglang is not None
     f = refreshed(f)
-    return Row(k, k.sglang, f, config_view(k, f))
+    return Row(k, k.sglang, f, config_view(k, f), version)
 
 
 def registration(k: Contract, cfg: SglangConfig) -> Issue | None:
@@ -384,8 +386,31 @@ def width_issue(r: Row, v: int, w: int) -> Issue | None:
     return Issue("DSP340", r.k.messages.width)
 
 
+def recorded_step(r: Row, step: str = "dspark") -> dict[str, Any] | None:
+    """The release's own first draft step as tools/probe_first_step.py recorded it (runtimes/first_step.py); a
+    release it has not run (one newer than the table) takes its row's last release's."""
+    return (recorded(r.version, step) if r.version else None) or recorded(r.k.last, step)
+
+
+def step_issue(failure: StepFailure, v: int, w: int, t: int) -> Issue:
+    """A recorded failure in the release's words. One that only a previous token without a markov_w1 row raises
+    (`outside`: an id >= V the target proposes) is that lookup: said so, with what CUDA makes of it."""
+    words = failure.words(v, w)
+    if failure.anchor != "outside":
+        return Issue("DSP340", words)
+    return Issue("DSP340", m.E_DSPARK_LOOKUP.format(v=v, last=min(t, w) - 1, observed=words), verbatim=False)
+
+
 def _dspark_first_step(r: Row) -> Issue | None:
-    return width_issue(r, r.f.vocab_size, head_width(r.f))
+    """The Markov step over the target head's base logits (V bias columns against W), from the release's recorded
+    execution; the modelled width check where nothing was recorded."""
+    v, w = r.f.vocab_size, head_width(r.f)
+    steps = recorded_step(r)
+    if steps is None:
+        return width_issue(r, v, w)
+    t = r.f.target_vocab_size
+    failure = dspark_failure(steps, r.cfg.markov_head_type_top, v, w, t)
+    return None if failure is None else step_issue(failure, v, w, t)
 
 
 def shared_silent(r: Row, *, head_shipped: bool, embed_shipped: bool, embed_loaded: bool) -> list[Issue]:
@@ -457,10 +482,16 @@ def selector_index(k: Contract, v: int, w: int, observed: str | None = None) -> 
 
 
 def _dflash_first_step(r: Row) -> Issue | None:
-    w = head_width(r.f)
-    if r.c.loader is Loader.DFLASH2 and r.f.vocab_size < w:
-        return selector_index(r.k, r.f.vocab_size, w)
-    return None
+    """DFlash2's selector codebooks (V rows) meet the target head's candidate ids (below W), from the release's
+    recorded execution; the modelled lookup where nothing was recorded. DFlash has no vocab-wide step."""
+    v, w = r.f.vocab_size, head_width(r.f)
+    if r.c.loader is not Loader.DFLASH2:
+        return None
+    steps = recorded_step(r, "dflash2")
+    if steps is None:
+        return selector_index(r.k, v, w) if v < w else None
+    failure = dflash2_failure(steps, v, w)
+    return None if failure is None else selector_index(r.k, v, w, observed=failure.words(v, w))
 
 
 def _dflash_silent(r: Row) -> list[Issue]:
@@ -512,7 +543,7 @@ def worker_issue(r: Row) -> Issue | None:
 
 
 def evaluate_sglang(k: Contract, version: str, f: DraftFacts) -> Verdict:
-    r = row(k, f)
+    r = row(k, f, version)
     error = startup_issue(r)
     if error is None:
         phases = PHASES[r.c.loader]

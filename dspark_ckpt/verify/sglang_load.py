@@ -165,16 +165,21 @@ def _dspark_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
     v, w, rank = r.f.vocab_size, head_width(r.f), r.cfg.markov_rank_top
     w1 = out.params.get(W1, torch.zeros((v, rank))).cpu().float()  # a missing factor keeps nn init: same shape
     w2 = out.params.get(W2, torch.zeros((v, rank))).cpu().float()
-    bias = w1[torch.zeros(1, dtype=torch.long)] @ w2.T
+    bias = w1[torch.zeros(1, dtype=torch.long)] @ w2.T  # the capture's previous token: 0
     base = torch.zeros((1, w))
     if r.c.width is Width.KERNEL:  # markov_sample.py: `assert bias.shape[1] <= base_logits.shape[1]`, then masked
         if bias.shape[1] > base.shape[1]:
             return Issue("DSP340", r.k.messages.width)
-        return None
-    try:
-        base + bias
-    except RuntimeError as exc:
-        return Issue("DSP340", str(exc))
+    else:
+        try:
+            base + bias
+        except RuntimeError as exc:
+            return Issue("DSP340", str(exc))
+    last = min(r.f.target_vocab_size, w) - 1
+    try:  # then a previous token the target proposed, up to min(T, W) - 1 (models/dspark.py get_prev_embeddings)
+        torch.nn.functional.embedding(torch.tensor([last]), w1)
+    except IndexError as exc:
+        return Issue("DSP340", m.E_DSPARK_LOOKUP.format(v=v, last=last, observed=str(exc)), verbatim=False)
     return None
 
 
@@ -195,8 +200,8 @@ def _dflash_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
         return None
     v, w = r.f.vocab_size, head_width(r.f)
     codebook = torch.zeros((v, max(1, r.cfg.selector_rank)))
-    try:
-        codebook[torch.tensor([w - 1])]
+    try:  # the first candidate id without a row, where the head proposes one (as tools/probe_first_step.py feeds it)
+        codebook[torch.tensor([min(v, w - 1)])]
     except IndexError as exc:
         return selector_index(r.k, v, w, observed=str(exc))
     return None

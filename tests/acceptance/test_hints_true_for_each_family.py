@@ -601,7 +601,9 @@ TRIGGERS: dict[str, Trigger] = {
     "aux-unsaid": Trigger(("DSP357",), check()),
     # --- SGLang's own contracts ---
     "sglang-padded": Trigger(("DSP340",), check("--runtime", "sglang", vocab=128, draft_vocab=128, config=SGLANG)),
-    "sglang-narrow": Trigger(("DSP349",), check("--runtime", "sglang", vocab=64, draft_vocab=64, config=SGLANG)),
+    # V = T below a padded target head (W = 128): 0.5.22+ mask [V, W); with V < T the lookup fails instead (DSP340)
+    "sglang-narrow": Trigger(("DSP349",), then(check("--runtime", "sglang", config=SGLANG),
+                                               lambda f, _: target(f.parent, padded_vocab_size=128))),
     "sglang-mask": Trigger(("DSP343",), check("--runtime", "sglang==0.5.17", config={**SGLANG, "mask_token_id": 100})),
     "sglang-no-markov-w2": Trigger(("DSP345",), check("--runtime", "sglang", config=SGLANG,
                                                       tensors=tensors(markov_head__markov_w2__weight=None)())),
