@@ -446,10 +446,19 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
     return math.prod(dims[:-1] if len(dims) > 1 else dims)
 
 
+# SGLang's parallel linear loaders (QKV, merged column, row: layers/linear.py, parameter.py) take another branch under
+# the CPU engine the generator runs: `if _is_cpu:` pads a checkpoint tensor narrower than the shard
+# (narrow_padded_param_and_loaded_weight), which the record calls "leaves unwritten"; the CUDA branch users run
+# narrows the tensor to the shard and torch raises (executed: tests/producers/test_sglang_whole_agreement.py,
+# observed with the worker's "loaders": "gpu"; docs/upstream-notes.md)
+NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
+                       "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
+
+
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
-              parameter: str) -> Landing | None:
+              parameter: str, rule_runtime: str = "") -> Landing | None:
     """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
-    the rule's parameter at this tensor's layer index)."""
+    the rule's parameter at this tensor's layer index; `rule_runtime`: whose release, for SGLang's CUDA branch)."""
     if len(got) != len(want):
         return Landing("shape", name, parameter, True,
                        f"{name}: {len(got)}-D in the checkpoint, the release builds a {len(want)}-D parameter "
@@ -461,6 +470,8 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
         if seen is None:
             return None
+        if seen.leaves_unwritten and rule_runtime == "sglang":
+            seen = NARROWED
         if seen.raises is not None and CONTEXT_WORDS.search(seen.message) and None not in want:
             words = _context_words(seen.message, name, got, tuple(int(w) for w in want if w is not None))
             return Landing("shape", name, parameter, True, f"{seen.raises}: {words}", seen.where)
@@ -544,7 +555,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         want = context if context is not None and normal(rule.parameter) == FC else _shape(rule.shape, values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         if want is not None and normal(rule.parameter) not in unjudged:
-            problem = _mismatch(rule, name, got, want, parameter)
+            problem = _mismatch(rule, name, got, want, parameter, model.runtime)
             if problem is not None:
                 found.append(problem)
             if problem is not None and problem.raises:
