@@ -302,7 +302,7 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                              target_vocab=f.target_vocab_size, config_class=config_class,
                              family=verdict.contract.family)
-        error, silent = landing_issues(found, model.cls)
+        error, silent = landing_issues(found, model.cls, hf)
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):
             return replace(verdict, error=error)
@@ -310,12 +310,23 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     return replace(verdict, error=fused, silent=()) if fused is not None else verdict
 
 
-def landing_issues(found: Sequence[landing.Landing], cls: str) -> tuple[Issue | None, tuple[Issue, ...]]:
+def raised_code(problem: landing.Landing, config: Mapping[str, Any] | None) -> FindingCode:
+    """The finding a raising landing problem becomes: by its kind; a key __init__ reads that the draft holds only
+    in a nested section is DSP215 (fix hoists it), whichever path (the hand-read build, _init_error, or the
+    generated record) saw the raise: one cause, one finding."""
+    if problem.kind == "missing-key" and config is not None and \
+            any(key == problem.key for key, _, _ in nested_settings(dict(config))):
+        return "DSP215"
+    return _RAISED_AS.get(problem.kind, landing.SHAPE)
+
+
+def landing_issues(found: Sequence[landing.Landing], cls: str,
+                   config: Mapping[str, Any] | None = None) -> tuple[Issue | None, tuple[Issue, ...]]:
     """The landing problems as a verdict's parts: the first one the loader raises on is the error; tensors cut to
     fit (DSP362) and parameters left unfilled (DSP363) are silent problems."""
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
-        return Issue(_RAISED_AS.get(raised.kind, landing.SHAPE), raised.text), ()
+        return Issue(raised_code(raised, config), raised.text), ()
     silent: list[Issue] = []
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:

@@ -51,7 +51,7 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
         return refused
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
                             config_class=built.config_class, family=None)
-    error, silent = landing_issues(problems, model.cls)
+    error, silent = landing_issues(problems, model.cls, built.hf)
     return Verdict(built.runtime, built.version, contract, error, silent)
 
 

@@ -76,6 +76,7 @@ class Landing:
     text: str
     where: str = ""
     filled: tuple[int, int] | None = None  # "unfilled" in part: (rows the shipped tensors fill, rows it has)
+    key: str | None = None  # "missing-key": the config key __init__ reads
 
 
 def _positive(value: Any) -> int | None:
@@ -499,7 +500,7 @@ def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: 
         if key not in config and error.get("type") == "AttributeError":
             return Landing("missing-key", None, None, True,
                            f"AttributeError: '{config_class or 'PretrainedConfig'}' object has no attribute '{key}'",
-                           str(error.get("where", "")))
+                           str(error.get("where", "")), key=key)
     return None
 
 
