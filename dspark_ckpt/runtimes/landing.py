@@ -447,11 +447,13 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
     return math.prod(dims[:-1] if len(dims) > 1 else dims)
 
 
-# SGLang's parallel linear loaders (QKV, merged column, row: layers/linear.py, parameter.py) take another branch under
-# the CPU engine the generator runs: `if _is_cpu:` pads a checkpoint tensor narrower than the shard
+# SGLang's QKV loader (layers/linear.py QKVParallelLinear.weight_loader) takes another branch under the CPU engine
+# the generator runs: `if _is_cpu:` pads a checkpoint tensor with fewer rows than its shard
 # (narrow_padded_param_and_loaded_weight), which the record calls "leaves unwritten"; the CUDA branch users run
-# narrows the tensor to the shard and torch raises (executed: tests/producers/test_sglang_whole_agreement.py,
-# observed with the worker's "loaders": "gpu"; docs/upstream-notes.md)
+# narrows the tensor to the shard and torch raises. The merged-column and row loaders pad on both branches
+# (pad_or_narrow_weight). Executed: tests/producers/test_sglang_whole_agreement.py, the worker's "loaders": "gpu";
+# docs/upstream-notes.md
+NARROWING = ("qkv_proj.weight",)
 NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
                        "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
 
@@ -471,7 +473,7 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
         if seen is None:
             return None
-        if seen.leaves_unwritten and rule_runtime == "sglang":
+        if seen.leaves_unwritten and rule_runtime == "sglang" and axis == 0 and parameter.endswith(NARROWING):
             seen = NARROWED
         if seen.raises is not None and CONTEXT_WORDS.search(seen.message) and None not in want:
             words = _context_words(seen.message, name, got, tuple(int(w) for w in want if w is not None))
