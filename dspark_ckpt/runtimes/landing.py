@@ -343,6 +343,52 @@ def unknown_outcome(model: ArchitectureModel, name: str, side: str = "") -> Load
     return outcome
 
 
+@functools.lru_cache(maxsize=64)
+def prefix_aliases(model: ArchitectureModel) -> tuple[tuple[str, str], ...]:
+    """Checkpoint prefixes the release maps alike, learnt from the names the probe fed under both: two names that
+    differ only in their first component(s) and land in the same parameter (EAGLE-3's `midlayer.` and
+    `layers.{i}.`, its load_weights' rename). A name under one prefix that the record does not hold is then the
+    release's own name under the other (a `rotary_emb.inv_freq` it skips under either)."""
+    by_parameter: dict[str, list[str]] = {}
+    for key in model.tensors:
+        parameter = model.tensors[key].parameter
+        if parameter is not None:
+            by_parameter.setdefault(parameter, []).append(key)
+    seen: dict[tuple[str, str], int] = {}
+    for keys in by_parameter.values():
+        for a in keys:
+            for b in keys:
+                if a == b:
+                    continue
+                rest = _common_tail(a, b)
+                if rest and a != rest and b != rest:
+                    pair = (a[:-len(rest)], b[:-len(rest)])
+                    seen[pair] = seen.get(pair, 0) + 1
+    return tuple(sorted(pair for pair, n in seen.items() if n >= 2))  # a rename of a module, not of one name
+
+
+def _common_tail(a: str, b: str) -> str:
+    """The longest common dotted suffix of two names."""
+    pa, pb = a.split("."), b.split(".")
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[-1 - n] == pb[-1 - n]:
+        n += 1
+    return ".".join(pa[len(pa) - n:]) if n else ""
+
+
+def rule_for(model: ArchitectureModel, name: str) -> TensorRule | None:
+    """The record's rule for a checkpoint name: its own, else the one of the name the release renames it to
+    (`prefix_aliases`)."""
+    key = normal(name)
+    rule = model.tensors.get(key)
+    if rule is not None:
+        return rule
+    for mine, theirs in prefix_aliases(model):
+        if key.startswith(mine) and (found := model.tensors.get(theirs + key[len(mine):])) is not None:
+            return found
+    return None
+
+
 def _unknown(model: ArchitectureModel, name: str, side: str = "") -> Landing | None:
     """A name the release has no parameter for: its error, naming the first component it lacks, as it does."""
     nested = model.nested
@@ -536,7 +582,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
-        rule = model.tensors.get(normal(name))
+        rule = rule_for(model, name)
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw

@@ -97,7 +97,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         key = normal(name)
         if any(p == key or p.endswith("." + key) for p in absent):
             continue
-        rule = model.tensors.get(key)
+        rule = landing.rule_for(model, name)  # a renamed prefix (midlayer. <-> layers.{i}.) as check reads it
         index = _layer_index(name)
         side = landing.beyond(name, span, experts)
         if rule is None or side:
