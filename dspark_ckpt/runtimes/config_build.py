@@ -291,6 +291,14 @@ _RAISED_AS: dict[str, FindingCode] = {"no-parameter": landing.NO_PARAMETER, "mis
                                        "missing": landing.REQUIRED}
 
 
+def ignored_suffixes(runtime: str, version: str) -> tuple[str, ...]:
+    """The name suffixes a release's AutoWeightsLoader skips where it has no parameter for them: `.bias` from vLLM
+    0.25.0 (models/utils.py `ignore_unexpected_suffixes.append(".bias")`, lines.json build.ignore_bias)."""
+    if runtime != "vllm":
+        return ()
+    return (".bias",) if nearest_rules(version)[0].citation("build.ignore_bias") is not None else ()
+
+
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
     on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems. Then what
@@ -301,7 +309,8 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     if model is not None and model.not_built is None:
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                              target_vocab=f.target_vocab_size, config_class=config_class,
-                             family=verdict.contract.family)
+                             family=verdict.contract.family,
+                             ignored=ignored_suffixes(verdict.runtime, verdict.version))
         error, silent = landing_issues(found, model.cls, hf)
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):

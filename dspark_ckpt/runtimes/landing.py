@@ -389,8 +389,15 @@ def rule_for(model: ArchitectureModel, name: str) -> TensorRule | None:
     return None
 
 
-def _unknown(model: ArchitectureModel, name: str, side: str = "") -> Landing | None:
-    """A name the release has no parameter for: its error, naming the first component it lacks, as it does."""
+# The words of vLLM's AutoWeightsLoader for a name it has no parameter for; from 0.25.0 its load_weights ignores an
+# unexpected `.bias` instead (models/utils.py, lines.json build.ignore_bias): `ignored` of land()
+AUTO_LOADER_WORDS = "There is no module or parameter named"
+
+
+def _unknown(model: ArchitectureModel, name: str, side: str = "",
+             ignored: tuple[str, ...] = ()) -> Landing | None:
+    """A name the release has no parameter for: its error, naming the first component it lacks, as it does; None
+    where it skips it (`ignored`: the suffixes its AutoWeightsLoader ignores)."""
     nested = model.nested
     stem = name[:-len(".weight")] if name.endswith(".weight") else None
     bare = model.tensors.get(normal(stem)) if stem is not None else None
@@ -400,7 +407,7 @@ def _unknown(model: ArchitectureModel, name: str, side: str = "") -> Landing | N
         words = nested.message.replace("{name}", name).replace("{param}", stem or "")
         return Landing("no-parameter", name, None, True, f"{nested.raises}: {words}", nested.where)
     outcome = unknown_outcome(model, name, side)
-    if outcome is None:
+    if outcome is None or (ignored and name.endswith(ignored) and AUTO_LOADER_WORDS in outcome.message):
         return None
     if "{leaf}" in outcome.message:  # the loader quotes its own rewrite of the name: {i} its layer, {leaf} the rest
         index = _layer_index(name)
@@ -554,11 +561,12 @@ def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: 
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
-         family: Family | None) -> tuple[Landing, ...]:
+         family: Family | None, ignored: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first, for the
     parameters this module owns (`owner()`; `family`: the family whose vocab contract describes the draft, None for
-    a class none describes, runtimes/generated_verdict.py). A vocabulary parameter the release may take from the
-    target is never reported unfilled here, since the release may take the target's after loading (which its
+    a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the release's loader skips
+    where it has no parameter for them, config_build.ignored_suffixes). A vocabulary parameter the release may take
+    from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)
     if (missing := _missing(model, config, config_class)) is not None:
@@ -567,14 +575,14 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
                        config_class=config_class)
     return _landings(model, frozenset(values.items()), _unjudged(model, config), unseen(model, config),
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
-                     appearing(model, config), context_width(model, config, values))
+                     appearing(model, config), context_width(model, config, values), ignored)
 
 
 @functools.lru_cache(maxsize=256)
 def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjudged: frozenset[str],
               absent: frozenset[str], tensors: tuple[tuple[str, tuple[int, ...]], ...],
               family: Family | None, appear: frozenset[str] = frozenset(),
-              context: tuple[int, int] | None = None) -> tuple[Landing, ...]:
+              context: tuple[int, int] | None = None, ignored: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -592,7 +600,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         side = beyond(name, span, experts)
         if rule is None or side:
-            if (problem := _unknown(model, name, side)) is not None:
+            if (problem := _unknown(model, name, side, ignored)) is not None:
                 found.append(problem)
             continue
         if rule.refused is not None and rule.refused.raises is not None:
