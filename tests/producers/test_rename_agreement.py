@@ -24,9 +24,10 @@ from test_landing_agreement import _observe, _read, disagreements
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import architecture_model
+from dspark_ckpt.runtimes.release_model import architecture_model, normal
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.verify.engine import judged_parameter
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -94,3 +95,77 @@ def test_renamed_prefixes_and_a_bias_as_vllm_loads_them(tmp_path: Path, release:
     disagree = disagreements(predicted, observed)
     print(f"vllm {release}: {len(predicted) - len(disagree)}/{len(predicted)} agree")
     assert not disagree, f"{len(disagree)} of {len(predicted)} cases disagree:\n" + "\n".join(disagree)
+
+
+def _rename(old: str, new: str) -> Any:
+    def edit(tensors: dict[str, np.ndarray]) -> None:
+        tensors[new] = tensors.pop(old)
+    return edit
+
+
+# Issue 40, Why 3: a key set to a value the samples did not cover. Qwen3 DSpark's confidence head exists only where
+# `enable_confidence_head` is set (the samples' base leaves it unset); DFlash2's conv kernels at a kernel size the
+# samples did not take (z-lab's 2; sampled 3 and 7). layout -> (tensors dropped, tensor edit)
+PRESENCE: dict[str, tuple[str, tuple[str, ...], Any]] = {
+    "confidence-head--as-shipped": ("speculators-0.9.0-dspark-equal", (), None),
+    "confidence-head--missing": ("speculators-0.9.0-dspark-equal",
+                                 ("confidence_head.proj.weight", "confidence_head.proj.bias"), None),
+    "dflash2--bare-codebooks": ("dflash-0.1.0-dflash2", (), lambda t: [
+        _rename(f"candidate_selector.{c}_codebook.weight", f"candidate_selector.{c}_codebook")(t)
+        for c in ("predecessor", "successor")]),
+    "dflash2--bare-codebooks-no-conv": ("dflash-0.1.0-dflash2", ("layers.0.attention_conv.base_kernel",), lambda t: [
+        _rename(f"candidate_selector.{c}_codebook.weight", f"candidate_selector.{c}_codebook")(t)
+        for c in ("predecessor", "successor")]),
+}
+
+
+def _presence_case(folder: Path, name: str) -> Path:
+    layout, dropped, retensor = PRESENCE[name]
+    folder = materialise(folder, layout, drop=dropped)
+    if retensor is not None:
+        (file,) = sorted(folder.glob("*.safetensors"))
+        found, dtypes = _read(file)
+        retensor(found)
+        write_safetensors(file, found, dtypes={n: "BF16" for n in found if dtypes.get(n, dtypes.get(n + ".weight"))
+                                               == "BF16"})
+    return folder
+
+
+@pytest.mark.parametrize("source", sources("vllm"))
+@pytest.mark.parametrize("release", RELEASES)
+def test_presence_is_judged_where_a_key_leaves_the_shape_unjudged(tmp_path: Path, release: str,
+                                                                  source: str) -> None:
+    cases, predicted = [], {}
+    for name in PRESENCE:
+        folder = _presence_case(tmp_path / name, name)
+        analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
+                           runtimes=[RuntimeVersion("vllm", release)])
+        built = analysis.builds[0]
+        model = architecture_model("vllm", release, built.architecture or "")
+        assert built.error is None and built.hf is not None and model is not None, built
+        shapes = {n: list(s.shape) for n, s in analysis.loaded.tensors.items()}
+        found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
+                             target_vocab=T, config_class=built.config_class, family=built.family)
+        config: dict[str, Any] = dict(built.hf)
+        cases.append({"id": name, "architecture": built.architecture, "config": config, "tensors": shapes,
+                      "target_hidden": config.get("hidden_size", 16), "target_vocab": T,
+                      "bare": landing.config_class_of(model, built.hf, built.config_class) in landing.BARE_CONFIGS})
+        predicted[name] = (analysis.verdicts[0], found, model, landing.appearing(model, built.hf),
+                           built.family)
+    observed = observations("presence", "vllm", release, cases, source, lambda: _observe(release, cases))
+    disagree = []
+    for name, (verdict, found, model, appear, family) in predicted.items():
+        seen = observed[name]
+        if (seen["error"] is None) != verdict.loads:
+            disagree.append(f"{name}: vLLM {seen['error'] and seen['error']['message'][:120]}; check "
+                            f"{verdict.error.text[:120] if verdict.error else 'loads'}")
+            continue
+        if seen["error"] is not None:
+            continue
+        judged = {p for p in seen["unwritten"] + seen["partly"]
+                  if judged_parameter(model, p, family) or normal(p) in appear}
+        named = {p.parameter for p in found if p.kind == "unfilled"}
+        if judged != named:
+            disagree.append(f"{name}: unwritten {sorted(judged)}; check {sorted(named)}")
+    print(f"vllm {release}: {len(predicted) - len(disagree)}/{len(predicted)} agree")
+    assert not disagree, "\n".join(disagree)
