@@ -185,3 +185,50 @@ def test_check_agrees_with_sglang_on_whole_checkpoints(tmp_path: Path, release: 
     print(f"sglang {release}: {len(predicted) - len(wrong)}/{len(predicted)} agree; per class: " + ", ".join(
         f"{m} {sum(c not in wrong for c in ids)}/{len(ids)}" for m, ids in tally.items()))
     assert not disagree, f"{len(disagree)} of {len(predicted)} cases disagree:\n" + "\n".join(disagree)
+
+
+def _lilicorr_case(release: str, case_id: str, topk: int) -> dict[str, Any]:
+    """A correct LiLiCorr draft at the record's base sizes (tools/sglang_release_model.py's recipe), with
+    `lilicorr_candidate_topk` set to `topk` and the candidate-rank embedding sized for it, as the class builds it
+    (executed: [1, 1, 1, topk, H])."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import release_model_worker as worker
+    import sglang_release_model as sf
+    from test_every_architecture_agreement import _tensors
+
+    model = architecture_model("sglang", release, "LiLiCorrDraftModel")
+    assert model is not None and model.not_built is None
+    request = {"default_recipe": sf.DEFAULT_RECIPE, "recipe_rules": sf.RECIPES}
+    config = worker.config_for(worker.recipe_for("LiLiCorrDraftModel", request), dict(worker.BASE))
+    config.pop(worker.TARGET_IS_DRAFT, None)
+    tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
+                                                target_vocab=worker.BASE["target.vocab_size"]))
+    assert tensors is not None
+    config["dflash_config"] = {**config["dflash_config"], "lilicorr_candidate_topk": topk}
+    rank = tensors["lilicorr.rank_embedding"]
+    tensors["lilicorr.rank_embedding"] = (*rank[:3], topk, *rank[4:])
+    return {"id": case_id, "architecture": "LiLiCorrDraftModel", "config": config,
+            "tensors": {n: list(s) for n, s in tensors.items()}, "target_hidden": worker.BASE["target.hidden_size"],
+            "target_vocab": worker.BASE["target.vocab_size"], "bare": False}
+
+
+@pytest.mark.parametrize("source", sources("sglang"))
+@pytest.mark.parametrize("release", ("0.5.23", "0.5.21"))
+def test_a_key_whose_alternate_sample_was_refused_leaves_its_constants_unjudged(tmp_path: Path, release: str,
+                                                                               source: str) -> None:
+    """Issue 40, Why 3: LiLiCorr's `lilicorr_candidate_topk` (sampled 2; its alternate 5 refused: a power of two is
+    required) at 4, a correct draft: no false DSP361 against the sampled constant."""
+    cases = [_lilicorr_case(release, f"lilicorr--topk-{k}", k) for k in (2, 4)]
+    observed = observations("sglang-whole-refused", "sglang", release, cases, source,
+                            lambda: _observe(release, cases))
+    for case in cases:
+        folder = tmp_path / case["id"]
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(case["config"]))
+        write_safetensors(folder / "model.safetensors",
+                          {n: np.zeros(s, np.float32) for n, s in case["tensors"].items()})
+        (verdict,) = analyze(local_source(folder), target=TargetVocab(case["target_vocab"], "test"),
+                             runtimes=[RuntimeVersion("sglang", release)]).verdicts
+        seen = observed[case["id"]]
+        assert seen["error"] is None and not seen["partly"], seen  # the release loads it
+        assert verdict.loads and "DSP361" not in {i.code for i in verdict.silent}, verdict
