@@ -31,8 +31,8 @@ from dspark_ckpt.verify.engine import judged_parameter
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-import release_model as fitting  # noqa: E402 - tools/ is not a package
-import release_model_worker as worker  # noqa: E402
+import release_model as fitting
+import release_model_worker as worker
 
 RELEASES = ("0.33.0", "0.28.0")
 T = 96
