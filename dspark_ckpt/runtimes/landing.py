@@ -232,8 +232,9 @@ def context_width(model: ArchitectureModel, config: Mapping[str, Any],
     rule = model.tensors.get(FC) if model.runtime == "sglang" and FC in model.parameters else None
     seen = rule.off_by_one.get("1+") if rule is not None and rule.shape is not None else None
     sampled = CONTEXT_WORDS.search(seen.message) if seen is not None else None
-    if rule is None or rule.shape is None or sampled is None or int(sampled.group(1)) <= 0:
-        return None
+    if rule is None or rule.shape is None or sampled is None or int(sampled.group(1)) <= 0 \
+            or isinstance(config.get("quantization_config"), Mapping):  # a packed fc (Nemotron 3.5's NVFP4): the
+        return None  # release compares its logical shape (models/dflash.py _logical_linear_weight_shape), not this
     if values is None:
         values = variables(model, config, target_hidden=None, target_vocab=None)
     chosen = next((v for v in (config_value(config, k) for k in CONTEXT_LISTS) if v is not None), None)
