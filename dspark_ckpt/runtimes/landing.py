@@ -221,7 +221,7 @@ def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[
 # and its load_weights raises on another fc width in words that name num_context_features (docs/upstream-notes.md):
 # the record's fc, sampled at one list, is rescaled to the draft's
 CONTEXT_LISTS = ("dflash_config.target_layer_ids", "target_layer_ids")
-CONTEXT_WORDS = re.compile(r"num_context_features=(\d+)")
+CONTEXT_WORDS = r"num_context_features=(\d+)"  # compiled on first use (re caches it): SGLang only
 FC = "fc.weight"
 
 
@@ -231,7 +231,7 @@ def context_width(model: ArchitectureModel, config: Mapping[str, Any],
     its own words about fc); None elsewhere, or where the list is not a non-empty list."""
     rule = model.tensors.get(FC) if model.runtime == "sglang" and FC in model.parameters else None
     seen = rule.off_by_one.get("1+") if rule is not None and rule.shape is not None else None
-    sampled = CONTEXT_WORDS.search(seen.message) if seen is not None else None
+    sampled = re.search(CONTEXT_WORDS, seen.message) if seen is not None else None
     if rule is None or rule.shape is None or sampled is None or int(sampled.group(1)) <= 0 \
             or isinstance(config.get("quantization_config"), Mapping):  # a packed fc (Nemotron 3.5's NVFP4): the
         return None  # release compares its logical shape (models/dflash.py _logical_linear_weight_shape), not this
@@ -254,7 +254,7 @@ def _context_words(message: str, name: str, got: tuple[int, ...], want: tuple[in
     """The release's fc words at the draft's values (the record's were written at its sampled list)."""
     rows, width = want
     text = re.sub(r"shape=\([^)]*\)", f"shape=({rows}, {width})", message)
-    text = CONTEXT_WORDS.sub(f"num_context_features={width // rows if rows else 0}", text)
+    text = re.sub(CONTEXT_WORDS, f"num_context_features={width // rows if rows else 0}", text)
     text = text.replace("hidden_size={want_dim}", f"hidden_size={rows}")
     text = re.sub(r"but got \([^)]*\)", "but got (" + ", ".join(str(g) for g in got) + ")", text)
     return text.replace("for weight 'fc.weight'", f"for weight '{name}'")
@@ -529,7 +529,7 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
             return None
         if seen.leaves_unwritten and rule_runtime == "sglang" and axis == 0 and parameter.endswith(NARROWING):
             seen = NARROWED
-        if seen.raises is not None and CONTEXT_WORDS.search(seen.message) and None not in want:
+        if seen.raises is not None and re.search(CONTEXT_WORDS, seen.message) and None not in want:
             words = _context_words(seen.message, name, got, tuple(int(w) for w in want if w is not None))
             return Landing("shape", name, parameter, True, f"{seen.raises}: {words}", seen.where)
         if seen.raises is not None:
