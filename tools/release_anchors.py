@@ -48,6 +48,7 @@ RUNNER = "vllm/v1/worker/gpu_model_runner.py"
 RUNNER2 = "vllm/v1/worker/gpu/spec_decode/eagle/eagle3_utils.py"
 INTERFACES = "vllm/model_executor/models/interfaces.py"
 LLAMA = "vllm/model_executor/models/llama.py"
+MODEL_UTILS = "vllm/model_executor/models/utils.py"
 # vLLM 0.34 moved the per-method parts of SpeculativeConfig.__post_init__ into one SpeculatorConfig class per method
 SPEC_CFG = "vllm/v1/worker/gpu/spec_decode/speculator_config.py"
 DSPARK_CFG = "vllm/v1/worker/gpu/spec_decode/dspark/config.py"
@@ -334,6 +335,10 @@ BUILD_ANCHORS: dict[str, Anchor] = {
                             STATEMENT, since="0.26.0"),
     "gemma4_fused_kv": Anchor(GEMMA4_DSPARK, r"assert all\(a\.use_k_eq_v for a in layers_attn\)",
                               through=r"assumes uniform attention_k_eq_v layers", since="0.26.0"),
+    # AutoWeightsLoader ignores an unexpected `.bias` (GPTQ's extra biases): a `.bias` name the loader has no
+    # parameter for is skipped where it would raise for another name (runtimes/landing.py IGNORED_SUFFIXES)
+    "ignore_bias": Anchor(MODEL_UTILS, r'self\.ignore_unexpected_suffixes\.append\("\.bias"\)',
+                          inside="AutoWeightsLoader.load_weights", since="0.25.0"),
     # 0.34: called from the post-load hook Gemma4DSparkForCausalLM inherits (through Qwen3DSparkForCausalLM)
     "gemma4_fused_call": Anchor(GEMMA4_DSPARK, r"self\.model\._build_fused_kv_buffers\(\)",
                                 inside="Gemma4DSparkForCausalLM.load_weights", since="0.26.0",

@@ -17,7 +17,9 @@ TOP_LEVEL_DSPARK_KEYS = ("markov_rank", "markov_head_type", "enable_confidence_h
 # Where producers nest them: SpecForge 0.2.0 writes dflash_config (and reads only it); its older Inkling config
 # used dspark_config. The first section holding a key wins, as SpecForge built its tensors from dflash_config.
 NESTED_SECTIONS = ("dflash_config", "dspark_config", "eagle_config")
-_QWEN3_DSPARK = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK})
+# The DSpark families whose vLLM class reads the settings at the top level only (each __init__ reads
+# config.markov_rank as a plain attribute: qwen3_dspark.py, gemma4_dspark.py; the generated records agree)
+_QWEN3_DSPARK = frozenset({Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK, Family.GEMMA4_DSPARK})
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,7 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
         nested_settings=nested_settings(cfg) if family in _QWEN3_DSPARK and speculators_type is None else (),
     )
     if config.nested_settings:
-        findings.append(nested_finding(config.nested_settings, file))
+        findings.append(nested_finding(config.nested_settings, file, family))
     if architecture == "DSparkDraftModel" and model_type == "qwen3" and speculators_type is None:
         findings.append(finding("DSP218", "architectures names DSparkDraftModel with model_type qwen3: vLLM 0.25-0.28 "
                                           "build the DeepSeek-V4 draft from that name (config/speculative.py), only "
@@ -195,10 +197,13 @@ def nested_settings(cfg: dict[str, Any]) -> tuple[tuple[str, str, Any], ...]:
     return tuple(found)
 
 
-def nested_finding(settings: tuple[tuple[str, str, Any], ...], file: str) -> Finding:
+def nested_finding(settings: tuple[tuple[str, str, Any], ...], file: str, family: Family | None = None) -> Finding:
     where = ", ".join(f"{key} (in {section})" for key, section, _ in settings)
     missing_rank = any(key == "markov_rank" for key, _, _ in settings)
-    effect = ("Qwen3DSparkModel.__init__ reads config.markov_rank, so every vLLM version fails before any weight is "
+    effect = ("Gemma4DSparkModel.__init__ reads config.markov_rank, so every vLLM release that registers it fails "
+              "before any weight is loaded (AttributeError: no attribute 'markov_rank')"
+              if missing_rank and family is Family.GEMMA4_DSPARK else
+              "Qwen3DSparkModel.__init__ reads config.markov_rank, so every vLLM version fails before any weight is "
               "loaded: AttributeError: 'Qwen3Config' object has no attribute 'markov_rank'" if missing_rank else
               "vLLM reads them at the top level only and uses its defaults instead")
     return finding("DSP215", f"DSpark settings only in a nested config: {where}. {effect}.", file=file)

@@ -297,6 +297,14 @@ _RAISED_AS: dict[str, FindingCode] = {"no-parameter": landing.NO_PARAMETER, "mis
                                        "missing": landing.REQUIRED}
 
 
+def ignored_suffixes(runtime: str, version: str) -> tuple[str, ...]:
+    """The name suffixes a release's AutoWeightsLoader skips where it has no parameter for them: `.bias` from vLLM
+    0.25.0 (models/utils.py `ignore_unexpected_suffixes.append(".bias")`, lines.json build.ignore_bias)."""
+    if runtime != "vllm":
+        return ()
+    return (".bias",) if nearest_rules(version)[0].citation("build.ignore_bias") is not None else ()
+
+
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
     on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems. Then what
@@ -307,8 +315,9 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     if model is not None and model.not_built is None:
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                              target_vocab=f.target_vocab_size, config_class=config_class,
-                             family=verdict.contract.family)
-        error, silent = landing_issues(found, model.cls)
+                             family=verdict.contract.family,
+                             ignored=ignored_suffixes(verdict.runtime, verdict.version))
+        error, silent = landing_issues(found, model.cls, hf)
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):
             return replace(verdict, error=error)
@@ -316,12 +325,23 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     return replace(verdict, error=fused, silent=()) if fused is not None else verdict
 
 
-def landing_issues(found: Sequence[landing.Landing], cls: str) -> tuple[Issue | None, tuple[Issue, ...]]:
+def raised_code(problem: landing.Landing, config: Mapping[str, Any] | None) -> FindingCode:
+    """The finding a raising landing problem becomes: by its kind; a key __init__ reads that the draft holds only
+    in a nested section is DSP215 (fix hoists it), whichever path (the hand-read build, _init_error, or the
+    generated record) saw the raise: one cause, one finding."""
+    if problem.kind == "missing-key" and config is not None and \
+            any(key == problem.key for key, _, _ in nested_settings(dict(config))):
+        return "DSP215"
+    return _RAISED_AS.get(problem.kind, landing.SHAPE)
+
+
+def landing_issues(found: Sequence[landing.Landing], cls: str,
+                   config: Mapping[str, Any] | None = None) -> tuple[Issue | None, tuple[Issue, ...]]:
     """The landing problems as a verdict's parts: the first one the loader raises on is the error; tensors cut to
     fit (DSP362) and parameters left unfilled (DSP363) are silent problems."""
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
-        return Issue(_RAISED_AS.get(raised.kind, landing.SHAPE), raised.text), ()
+        return Issue(raised_code(raised, config), raised.text), ()
     silent: list[Issue] = []
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:

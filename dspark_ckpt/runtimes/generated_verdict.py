@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.config_build import built_verdict, landing_issues, target_refusal
+from dspark_ckpt.runtimes.config_build import built_verdict, ignored_suffixes, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Verdict
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release
@@ -50,8 +50,9 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
     if (refused := target_refusal(built, contract, target_model_type)) is not None:  # _verify_args, no weight read
         return refused
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
-                            config_class=built.config_class, family=None)
-    error, silent = landing_issues(problems, model.cls)
+                            config_class=built.config_class, family=None,
+                            ignored=ignored_suffixes(built.runtime, built.version))
+    error, silent = landing_issues(problems, model.cls, built.hf)
     return Verdict(built.runtime, built.version, contract, error, silent)
 
 

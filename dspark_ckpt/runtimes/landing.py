@@ -76,6 +76,7 @@ class Landing:
     text: str
     where: str = ""
     filled: tuple[int, int] | None = None  # "unfilled" in part: (rows the shipped tensors fill, rows it has)
+    key: str | None = None  # "missing-key": the config key __init__ reads
 
 
 def _positive(value: Any) -> int | None:
@@ -124,15 +125,22 @@ def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hid
 
 
 def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
-    """Parameters whose shape moves with a key the draft sets to another value than the release's samples."""
+    """Parameters whose shape moves with a key the draft sets to another value than the release's samples: those
+    the key's samples changed; for a key whose alternate sample the class refused (the record cannot say what it
+    moves), every parameter with a dimension the samples fitted as a constant."""
     out: set[str] = set()
     lists = _sets_layer_list(config)
     for key, probe in model.structural.items():
         value = config_value(config, key)
         if (value is not None and value != probe.get("base")) or (lists and key.endswith(LAYER_LISTS)):
             out.update(normal(p) for p in probe.get("changes", ()))
+            if "refused" in probe and value is not None and value != probe.get("base"):
+                out.update(p for p, exprs in model.parameters.items()
+                           if any(e is not None and not e.variables for e in exprs))
     if lists:  # fc too where the record probed none of the keys this draft sets (SGLang 0.5.11-0.5.17's DFlash)
         out.update(p for p in AUX_PARAMETERS if p in model.parameters)
+    if context_width(model, config) is not None:
+        out.difference_update(AUX_PARAMETERS)
     return frozenset(out)
 
 
@@ -165,15 +173,91 @@ def _resizes(probe: Mapping[str, Any], value: Any) -> bool:
 
 def unseen(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
     """The unjudged parameters whose presence is not judged either: those a key set to another value than the
-    samples' may add or drop (a parameter such a key only resizes must still be shipped; its shape is unjudged)."""
+    samples' may add or drop (a parameter such a key only resizes must still be shipped; its shape is unjudged; one
+    the key's alternate sample added, at that value, is `appearing`)."""
     out: set[str] = set()
     for key, probe in model.structural.items():
         value = config_value(config, key)
         if value is None or value == probe.get("base"):
             continue
         changes = {normal(p) for p in probe.get("changes", ())}
-        out.update(changes if not _resizes(probe, value) else changes - set(model.parameters))
+        if value == probe.get("alternate"):  # the sample saw this value: what it added is built, what it
+            out.update(changes & set(model.parameters))  # changed of the base's may be resized or dropped
+        else:
+            out.update(changes if not _resizes(probe, value) else changes - set(model.parameters))
     return frozenset(out)
+
+
+def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
+    """Parameters the base sample does not build that the draft's value of a structural key adds, as the key's
+    alternate sample (the same value) did: required, their shape unjudged (a switch such as
+    `enable_confidence_head` or `attention_bias` set on)."""
+    out: set[str] = set()
+    for key, probe in model.structural.items():
+        value = config_value(config, key)
+        if value is None or value == probe.get("base") or value != probe.get("alternate"):
+            continue
+        out.update(p for p in (normal(c) for c in probe.get("changes", ())) if p not in model.parameters)
+    return frozenset(out)
+
+
+def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[str]) -> str | None:
+    """The appearing parameter a checkpoint name fills: by its own name (a prefix the release adds allowed), or a
+    bias by its weight's mapping (`q_proj.bias` -> `qkv_proj.bias`, as the release stacks the weight)."""
+    key = normal(name)
+    hit = next((p for p in sorted(appear) if p == key or p.endswith("." + key)), None)
+    if hit is not None or not key.endswith(".bias"):
+        return hit
+    rule = model.tensors.get(key.removesuffix(".bias") + ".weight")
+    if rule is None or rule.parameter is None or not rule.parameter.endswith(".weight"):
+        return None
+    stacked = normal(rule.parameter.removesuffix(".weight") + ".bias")
+    return stacked if stacked in appear else None
+
+
+# SGLang's DFlash backbone (DFlash, DFlash2, DSpark and their variants; models/dflash.py DFlashDraftModel.__init__)
+# sizes fc's input as len(target_layer_ids) x hidden_size, the list read from dflash_config first, then the top
+# level (speculative/dflash_utils.py parse_dflash_draft_config), else one per draft layer (build_target_layer_ids),
+# and its load_weights raises on another fc width in words that name num_context_features (docs/upstream-notes.md):
+# the record's fc, sampled at one list, is rescaled to the draft's
+CONTEXT_LISTS = ("dflash_config.target_layer_ids", "target_layer_ids")
+CONTEXT_WORDS = r"num_context_features=(\d+)"  # compiled on first use (re caches it): SGLang only
+FC = "fc.weight"
+
+
+def context_width(model: ArchitectureModel, config: Mapping[str, Any],
+                  values: Mapping[str, int] | None = None) -> tuple[int, int] | None:
+    """fc's shape where the release sizes it from the draft's target-layer list (SGLang's DFlash backbone, known by
+    its own words about fc); None elsewhere, or where the list is not a non-empty list."""
+    rule = model.tensors.get(FC) if model.runtime == "sglang" and FC in model.parameters else None
+    seen = rule.off_by_one.get("1+") if rule is not None and rule.shape is not None else None
+    sampled = re.search(CONTEXT_WORDS, seen.message) if seen is not None else None
+    if rule is None or rule.shape is None or sampled is None or int(sampled.group(1)) <= 0 \
+            or isinstance(config.get("quantization_config"), Mapping):  # a packed fc (Nemotron 3.5's NVFP4): the
+        return None  # release compares its logical shape (models/dflash.py _logical_linear_weight_shape), not this
+    if values is None:
+        values = variables(model, config, target_hidden=None, target_vocab=None)
+    chosen = next((v for v in (config_value(config, k) for k in CONTEXT_LISTS) if v is not None), None)
+    if chosen is None:
+        count = layer_count(model, values)
+    else:
+        count = len(chosen) if isinstance(chosen, list) and chosen else None
+    shape = _shape(rule.shape, values)
+    if count is None or shape is None or len(shape) != 2 or None in shape:
+        return None
+    rows, width = shape
+    assert rows is not None and width is not None
+    return rows, width // int(sampled.group(1)) * count
+
+
+def _context_words(message: str, name: str, got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    """The release's fc words at the draft's values (the record's were written at its sampled list)."""
+    rows, width = want
+    text = re.sub(r"shape=\([^)]*\)", f"shape=({rows}, {width})", message)
+    text = re.sub(CONTEXT_WORDS, f"num_context_features={width // rows if rows else 0}", text)
+    text = text.replace("hidden_size={want_dim}", f"hidden_size={rows}")
+    text = re.sub(r"but got \([^)]*\)", "but got (" + ", ".join(str(g) for g in got) + ")", text)
+    return text.replace("for weight 'fc.weight'", f"for weight '{name}'")
 
 
 def _shape(exprs: tuple[Expr | None, ...] | None, values: Mapping[str, int]) -> tuple[int | None, ...] | None:
@@ -228,9 +312,10 @@ def owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Ow
 
 
 def presence_judged(parameter: str, exprs: tuple[Expr | None, ...]) -> bool:
-    """Whether a parameter no tensor fills is a finding of its own (DSP363): every sized one but a vocabulary
-    parameter the release may take from the target."""
-    return all(e is not None for e in exprs) and not (is_vocab(exprs) and parameter.endswith(TARGET_LEAVES))
+    """Whether a parameter no tensor fills is a finding of its own (DSP363): every one with a dimension the samples
+    fitted (a fused projection whose rows they could not fit is still built) but a vocabulary parameter the
+    release may take from the target."""
+    return any(e is not None for e in exprs) and not (is_vocab(exprs) and parameter.endswith(TARGET_LEAVES))
 
 
 def _size(shape: tuple[int, ...]) -> str:
@@ -259,8 +344,61 @@ def unknown_outcome(model: ArchitectureModel, name: str, side: str = "") -> Load
     return outcome
 
 
-def _unknown(model: ArchitectureModel, name: str, side: str = "") -> Landing | None:
-    """A name the release has no parameter for: its error, naming the first component it lacks, as it does."""
+@functools.lru_cache(maxsize=64)
+def prefix_aliases(model: ArchitectureModel) -> tuple[tuple[str, str], ...]:
+    """Checkpoint prefixes the release maps alike, learnt from the names the probe fed under both: two names that
+    differ only in their first component(s) and land in the same parameter (EAGLE-3's `midlayer.` and
+    `layers.{i}.`, its load_weights' rename). A name under one prefix that the record does not hold is then the
+    release's own name under the other (a `rotary_emb.inv_freq` it skips under either)."""
+    by_parameter: dict[str, list[str]] = {}
+    for key in model.tensors:
+        parameter = model.tensors[key].parameter
+        if parameter is not None:
+            by_parameter.setdefault(parameter, []).append(key)
+    seen: dict[tuple[str, str], int] = {}
+    for keys in by_parameter.values():
+        for a in keys:
+            for b in keys:
+                if a == b:
+                    continue
+                rest = _common_tail(a, b)
+                if rest and a != rest and b != rest:
+                    pair = (a[:-len(rest)], b[:-len(rest)])
+                    seen[pair] = seen.get(pair, 0) + 1
+    return tuple(sorted(pair for pair, n in seen.items() if n >= 2))  # a rename of a module, not of one name
+
+
+def _common_tail(a: str, b: str) -> str:
+    """The longest common dotted suffix of two names."""
+    pa, pb = a.split("."), b.split(".")
+    n = 0
+    while n < min(len(pa), len(pb)) and pa[-1 - n] == pb[-1 - n]:
+        n += 1
+    return ".".join(pa[len(pa) - n:]) if n else ""
+
+
+def rule_for(model: ArchitectureModel, name: str) -> TensorRule | None:
+    """The record's rule for a checkpoint name: its own, else the one of the name the release renames it to
+    (`prefix_aliases`)."""
+    key = normal(name)
+    rule = model.tensors.get(key)
+    if rule is not None:
+        return rule
+    for mine, theirs in prefix_aliases(model):
+        if key.startswith(mine) and (found := model.tensors.get(theirs + key[len(mine):])) is not None:
+            return found
+    return None
+
+
+# The words of vLLM's AutoWeightsLoader for a name it has no parameter for; from 0.25.0 its load_weights ignores an
+# unexpected `.bias` instead (models/utils.py, lines.json build.ignore_bias): `ignored` of land()
+AUTO_LOADER_WORDS = "There is no module or parameter named"
+
+
+def _unknown(model: ArchitectureModel, name: str, side: str = "",
+             ignored: tuple[str, ...] = ()) -> Landing | None:
+    """A name the release has no parameter for: its error, naming the first component it lacks, as it does; None
+    where it skips it (`ignored`: the suffixes its AutoWeightsLoader ignores)."""
     nested = model.nested
     stem = name[:-len(".weight")] if name.endswith(".weight") else None
     bare = model.tensors.get(normal(stem)) if stem is not None else None
@@ -270,7 +408,7 @@ def _unknown(model: ArchitectureModel, name: str, side: str = "") -> Landing | N
         words = nested.message.replace("{name}", name).replace("{param}", stem or "")
         return Landing("no-parameter", name, None, True, f"{nested.raises}: {words}", nested.where)
     outcome = unknown_outcome(model, name, side)
-    if outcome is None:
+    if outcome is None or (ignored and name.endswith(ignored) and AUTO_LOADER_WORDS in outcome.message):
         return None
     if "{leaf}" in outcome.message:  # the loader quotes its own rewrite of the name: {i} its layer, {leaf} the rest
         index = _layer_index(name)
@@ -318,10 +456,22 @@ def _layer_index(name: str) -> int | None:
     return None
 
 
+def layer_count(model: ArchitectureModel, values: Mapping[str, int]) -> int | None:
+    """How many layers the release builds: the record's expression; where that is a constant because the class
+    refused every sample that varied it (a DFlash backbone's layer selection), the num_hidden_layers it reads
+    (SGLang models/dflash.py: `num_layers = config.num_hidden_layers`)."""
+    if model.layers is None:
+        return None
+    if not model.layers.variables and model.samples_refused and model.first_layer is None \
+            and "num_hidden_layers" in model.reads and "num_hidden_layers" in values:
+        return values["num_hidden_layers"]
+    return model.layers.value(values)
+
+
 def built_indices(model: ArchitectureModel, values: Mapping[str, int]) -> tuple[range | None, int | None]:
     """The layer indices the release builds for these values (an MTP head's start after its target's layers), and
     how many experts a MoE layer loads; None where the record does not say or the values do not decide it."""
-    layers = model.layers.value(values) if model.layers is not None else None
+    layers = layer_count(model, values)
     first = model.first_layer.value(values) if model.first_layer is not None else 0
     for condition, index in model.first_layer_exceptions.items():
         key, _, value = condition.partition("=")
@@ -351,10 +501,21 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
     return math.prod(dims[:-1] if len(dims) > 1 else dims)
 
 
+# SGLang's QKV loader (layers/linear.py QKVParallelLinear.weight_loader) takes another branch under the CPU engine
+# the generator runs: `if _is_cpu:` pads a checkpoint tensor with fewer rows than its shard
+# (narrow_padded_param_and_loaded_weight), which the record calls "leaves unwritten"; the CUDA branch users run
+# narrows the tensor to the shard and torch raises. The merged-column and row loaders pad on both branches
+# (pad_or_narrow_weight). Executed: tests/producers/test_sglang_whole_agreement.py, the worker's "loaders": "gpu";
+# docs/upstream-notes.md
+NARROWING = ("qkv_proj.weight",)
+NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
+                       "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
+
+
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
-              parameter: str) -> Landing | None:
+              parameter: str, rule_runtime: str = "") -> Landing | None:
     """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
-    the rule's parameter at this tensor's layer index)."""
+    the rule's parameter at this tensor's layer index; `rule_runtime`: whose release, for SGLang's CUDA branch)."""
     if len(got) != len(want):
         return Landing("shape", name, parameter, True,
                        f"{name}: {len(got)}-D in the checkpoint, the release builds a {len(want)}-D parameter "
@@ -366,6 +527,11 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
         if seen is None:
             return None
+        if seen.leaves_unwritten and rule_runtime == "sglang" and axis == 0 and parameter.endswith(NARROWING):
+            seen = NARROWED
+        if seen.raises is not None and re.search(CONTEXT_WORDS, seen.message) and None not in want:
+            words = _context_words(seen.message, name, got, tuple(int(w) for w in want if w is not None))
+            return Landing("shape", name, parameter, True, f"{seen.raises}: {words}", seen.where)
         if seen.raises is not None:
             words = seen.message.replace("{got}", _size(got)).replace("{want}", _size(full)) \
                 .replace("{got_dim}", str(g)).replace("{want_dim}", str(w))
@@ -390,17 +556,18 @@ def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: 
         if key not in config and error.get("type") == "AttributeError":
             return Landing("missing-key", None, None, True,
                            f"AttributeError: '{config_class or 'PretrainedConfig'}' object has no attribute '{key}'",
-                           str(error.get("where", "")))
+                           str(error.get("where", "")), key=key)
     return None
 
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
-         family: Family | None) -> tuple[Landing, ...]:
+         family: Family | None, ignored: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first, for the
     parameters this module owns (`owner()`; `family`: the family whose vocab contract describes the draft, None for
-    a class none describes, runtimes/generated_verdict.py). A vocabulary parameter the release may take from the
-    target is never reported unfilled here, since the release may take the target's after loading (which its
+    a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the release's loader skips
+    where it has no parameter for them, config_build.ignored_suffixes). A vocabulary parameter the release may take
+    from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)
     if (missing := _missing(model, config, config_class)) is not None:
@@ -408,13 +575,15 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                        config_class=config_class)
     return _landings(model, frozenset(values.items()), _unjudged(model, config), unseen(model, config),
-                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family)
+                     tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
+                     appearing(model, config), context_width(model, config, values), ignored)
 
 
 @functools.lru_cache(maxsize=256)
 def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjudged: frozenset[str],
               absent: frozenset[str], tensors: tuple[tuple[str, tuple[int, ...]], ...],
-              family: Family | None) -> tuple[Landing, ...]:
+              family: Family | None, appear: frozenset[str] = frozenset(),
+              context: tuple[int, int] | None = None, ignored: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -422,13 +591,17 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
-        rule = model.tensors.get(normal(name))
+        rule = rule_for(model, name)
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
+        if (added := _appearing_parameter(model, name, appear)) is not None:  # its shape unjudged
+            concrete = added.replace("{i}", str(index if index is not None else 0))
+            covered[concrete] = covered.get(concrete, 0) + 1
+            continue
         side = beyond(name, span, experts)
         if rule is None or side:
-            if (problem := _unknown(model, name, side)) is not None:
+            if (problem := _unknown(model, name, side, ignored)) is not None:
                 found.append(problem)
             continue
         if rule.refused is not None and rule.refused.raises is not None:
@@ -437,10 +610,10 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
             continue
-        want = _shape(rule.shape, values)
+        want = context if context is not None and normal(rule.parameter) == FC else _shape(rule.shape, values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         if want is not None and normal(rule.parameter) not in unjudged:
-            problem = _mismatch(rule, name, got, want, parameter)
+            problem = _mismatch(rule, name, got, want, parameter, model.runtime)
             if problem is not None:
                 found.append(problem)
             if problem is not None and problem.raises:
@@ -470,6 +643,13 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
                                      f"initial values", filled=(have, need) if have and need else None))
+    for parameter in sorted(appear):
+        for i in (span if "{i}" in parameter and span is not None else (0,)):
+            concrete = parameter.replace("{i}", str(i))
+            if not covered.get(concrete):
+                found.append(Landing("unfilled", None, concrete, False,
+                                     f"{concrete}: no tensor fills it; the release loads without a word and it "
+                                     "keeps its initial values"))
     found.extend(_refused_missing(refused))
     # what load_weights raises on comes first; the refusal of what it left unwritten is raised after it returns
     return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.kind, x.tensor or "",

@@ -154,6 +154,9 @@ class ArchitectureModel:
     # NextN head of SGLang: layer 0 for a one-layer config, the exported head's; its target's count otherwise)
     first_layer_exceptions: Mapping[str, int] = field(default_factory=dict)
     runtime: str = ""  # "vllm" or "sglang": whose release built it
+    # how many of the samples the class refused (`samples_refused`: a DFlash backbone refuses every sample that
+    # varies its layer count, so its fitted count is the base sample's constant)
+    samples_refused: int = 0
 
 
 def config_value(config: Mapping[str, Any], key: str) -> Any:
@@ -237,7 +240,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
         experts=_expr(doc["experts"]) if doc.get("experts") else None,
         first_layer_exceptions={str(k): int(v) for k, v in doc.get("first_layer_exceptions", {}).items()},
-        runtime=runtime,
+        runtime=runtime, samples_refused=len(doc.get("samples_refused") or {}),
         config_type=(str(doc["config"]["model_type"]), str(doc["config"]["class"]))
         if isinstance(doc.get("config"), Mapping) and doc["config"].get("class") else None)
 

@@ -433,8 +433,9 @@ def shared_silent(r: Row, *, head_shipped: bool, embed_shipped: bool, embed_load
 def dspark_silent(r: Row, *, markov_missing: list[str], **shared: bool) -> list[Issue]:
     found = shared_silent(r, **shared)
     if markov_missing:
-        found.append(Issue("DSP345", f"{' and '.join(f'markov_head.{n}' for n in markov_missing)} not in the "
-                                     "checkpoint: it keeps its random initialisation"))
+        named = " and ".join(f"markov_head.{n}.weight" for n in markov_missing)  # the parameters the loader
+        keeps = "they keep their" if len(markov_missing) > 1 else "it keeps its"  # leaves unwritten
+        found.append(Issue("DSP345", f"{named} not in the checkpoint: {keeps} random initialisation"))
     v, w = r.f.vocab_size, head_width(r.f)
     if r.c.width is Width.KERNEL and v < w:
         found.append(Issue("DSP349", f"the Markov bias covers ids [0, {v}) only: ids [{v}, {w}) of the target head "

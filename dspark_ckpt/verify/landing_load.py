@@ -64,7 +64,8 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                                config_class=landing.config_class_of(model, config, config_class))
     unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds or resizes
-    absent = landing.unseen(model, config)  # of which those it may add or drop
+    # of which those it may add or drop, and those the draft's value adds (judged by check's landing alone)
+    absent = landing.unseen(model, config) | landing.appearing(model, config)
     span, experts = landing.built_indices(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
@@ -96,7 +97,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         key = normal(name)
         if any(p == key or p.endswith("." + key) for p in absent):
             continue
-        rule = model.tensors.get(key)
+        rule = landing.rule_for(model, name)  # a renamed prefix (midlayer. <-> layers.{i}.) as check reads it
         index = _layer_index(name)
         side = landing.beyond(name, span, experts)
         if rule is None or side:

@@ -420,6 +420,23 @@ def engine_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
     return {"id": case["id"], **out}
 
 
+# The modules whose weight loaders take another branch under the CPU engine (`if _is_cpu:`): linear.py's and
+# parameter.py's pad a checkpoint tensor narrower than the shard (narrow_padded_param_and_loaded_weight) where the
+# CUDA branch narrows it and raises; a load-mode request with "loaders": "gpu" runs the CUDA branch (CPU tensors)
+GPU_BRANCH_MODULES = ("sglang.srt.layers.linear", "sglang.srt.layers.parameter")
+
+
+def gpu_loaders() -> list[str]:
+    """Sets `_is_cpu` False in the loaders' modules (imported by then); returns the modules it set it in."""
+    done = []
+    for name in GPU_BRANCH_MODULES:
+        module = importlib.import_module(name)
+        if getattr(module, "_is_cpu", None) is True:
+            module._is_cpu = False  # type: ignore[attr-defined]
+            done.append(name)
+    return done
+
+
 def main(argv: list[str]) -> int:
     request = json.loads(Path(argv[0]).read_text())
     doc: dict[str, Any] = {"ok": False}
@@ -434,7 +451,8 @@ def main(argv: list[str]) -> int:
                 Path(argv[1]).write_text(json.dumps(doc))
                 return 0
             if request.get("mode") == "load":  # whole checkpoints through the release's own load (agreement tests)
-                doc = {"ok": True, "version": release.version,
+                branch = gpu_loaders() if request.get("loaders") == "gpu" else []
+                doc = {"ok": True, "version": release.version, **({"gpu_loaders": branch} if branch else {}),
                        "results": [observe.load_case(release, case) for case in request["cases"]]}
                 Path(argv[1]).write_text(json.dumps(doc))
                 return 0
