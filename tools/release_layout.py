@@ -123,6 +123,15 @@ def write(runtime: str, releases: dict[str, Release], data: Path = DATA) -> list
     return [p for release, files in layout(every).items() for p in write_folder(data / f"{runtime}-{release}", files)]
 
 
+def merged(held: Release, part: Release) -> Release:
+    """The committed release with the classes `part` regenerated (`--only ... --merge`) in place of its own: their
+    behaviour and citations, and whatever the part's run stubbed added to the release's list (in its order)."""
+    stubbed = [*held.head.get("stubbed", []), *(s for s in part.head.get("stubbed", [])
+                                                 if s not in held.head.get("stubbed", []))]
+    return Release({**held.head, **{k: v for k, v in part.head.items() if k != "stubbed"}, "stubbed": stubbed},
+                   {**held.behaviour, **part.behaviour}, {**held.citations, **part.citations})
+
+
 def check(folder: Path, regenerated: Release) -> list[str]:
     """What differs between the release committed in `folder` and the regenerated one (empty: the same)."""
     held = read(folder)

@@ -54,6 +54,7 @@ ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 # producer's config.json carries for that family; the model_type picks the transformers config class, as vLLM's
 # own config loading does.
 TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT: a recipe key, not a config key
+TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
@@ -124,14 +125,34 @@ RECIPES: dict[str, dict[str, Any]] = {
                                    "lilicorr_candidate_topk": 2, "lilicorr_num_layers": 1, "lilicorr_num_heads": 2,
                                    "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 4, "lilicorr_vector_eps": 1e-6,
                                    "lilicorr_logit_scale": 1.0}},
+    # Laguna's DFlash draft shares the target's lm_head and refuses a draft_vocab_size other than the target's
+    # vocabulary (laguna_dflash.py DFlashLagunaForCausalLM.__init__ @ 0.33.0): the target's is tied to it
+    # (the shapes are then expressions of the draft's own key). Its config class is transformers' laguna (uniform
+    # full-attention layer_types by default, as the class requires; a dense first layer then MoE ones, tiny), and
+    # the dflash_config entries it reads
+    "DFlashLaguna": {"model_type": "laguna", "dflash_config": {"target_layer_ids": [0], "mask_token_id": 0},
+                     **_SMALL_MOE, TIED: {"target.vocab_size": "draft_vocab_size"}},
+    # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
+    # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
+    "DFlash2Beam": {"model_type": "beam", "is_causal": False,
+                    "dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
+                                      "selector_top_k": 2, "target_layer_ids": [0], "final_logit_softcapping": 30.0}},
     # MiniMax M3's DSpark draft: the text config it annotates (minimax_m3/common/dspark.py: MiniMaxM3VLTextConfig,
     # transformers' minimax_m3_vl_text), its dense FFN (MiniMaxM3DSparkDecoderLayer refuses any other: the draft's
     # config.json says dspark_use_dense_ffn) and that FFN's width, dspark_ffn_hidden_size (sampled)
     "DSparkMiniMax": {"model_type": "minimax_m3_vl_text", "dspark_use_dense_ffn": True, "dspark_ffn_hidden_size": 24,
                       VARY: ("dspark_ffn_hidden_size",)},
+    # Medusa's config class is vLLM's own (transformers_utils/configs/medusa.py MedusaConfig), whose from_pretrained
+    # renames every key holding "num" and "heads" to num_heads (a Medusa config.json ships no attention heads: they
+    # are left out; num_attention_heads is a property there, 0). Its heads and each head's residual layers are
+    # sampled, from one head: a head's parameters are named by its index, which the record does not generalise, so a
+    # draft's heads past the first meet the release's skip of an unknown name, never a head the base built
+    "Medusa": {"model_type": "medusa", "num_heads": 1, "omit": ["num_attention_heads", "num_key_value_heads"],
+               VARY: ("num_heads",)},
     # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
-    # vocabulary is the config's vocab_size, the target's in the base sample.
-    "XPress": {"omit": ["draft_vocab_size"]},
+    # vocabulary is the config's vocab_size, which it refuses unless it is the target's (qwen3_xpress.py
+    # Qwen3XPressForCausalLM.__init__ @ 0.33.0): the target's is tied to it
+    "XPress": {"omit": ["draft_vocab_size"], TIED: {"target.vocab_size": "vocab_size"}},
     # Qwen3.5's MTP layer is built from the text config transformers names qwen3_5_text / qwen3_5_moe_text (the
     # "Qwen3" rule's qwen3 is refused: qwen3_5.py raises "Invalid model_type").
     "Qwen3_5": {"model_type": "qwen3_5_text"},
@@ -666,14 +687,24 @@ def check_folder(folder: Path, release: store.Release, verdict: str) -> int:
     return 1 if differ else 0
 
 
-def partial_refused(tool: str, only: list[str] | None, out: Path | None) -> bool:
-    """`--only` without `--out`: a partial record written into the package folder would delete every other
-    architecture's file (and --check would compare a part with the whole). Says so; True when refused."""
-    if only and out is None:
-        print(f"{tool}: --only writes a partial record; give --out DIR (the package folder takes whole releases)",
-              file=sys.stderr)
+def partial_refused(tool: str, only: list[str] | None, out: Path | None, merge: bool = False) -> bool:
+    """`--only` without `--out` or `--merge`: a partial record written into the package folder would delete every
+    other architecture's file (and --check would compare a part with the whole). Says so; True when refused."""
+    if only and out is None and not merge:
+        print(f"{tool}: --only writes a partial record; give --out DIR, or --merge to put these classes into the "
+              "committed release (the package folder takes whole releases)", file=sys.stderr)
+        return True
+    if merge and not only:
+        print(f"{tool}: --merge puts the --only classes into the committed release; name them", file=sys.stderr)
         return True
     return False
+
+
+def merged_release(runtime: str, version: str, part: store.Release) -> store.Release | None:
+    """--merge: the committed release with the regenerated classes in place (None: nothing committed to merge into;
+    the classes of a recipe change are regenerated alone, the rest of the release is as the last whole run wrote)."""
+    held = store.read(DATA / f"{runtime}-{version}")
+    return None if held is None else store.merged(held, part)
 
 
 def write_release(runtime: str, version: str, release: store.Release, out: Path | None) -> Path:
@@ -693,9 +724,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write this folder instead of the package's data folder")
     parser.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --only: put these classes into the committed release (the others as they are)")
     parser.add_argument("--timeout", type=float, default=3000.0)
     args = parser.parse_args(argv)
-    if partial_refused("release_model", args.only, args.out):
+    if partial_refused("release_model", args.only, args.out, args.merge):
         return 2
     from probe_runtime import DEFAULT_CACHE, ensure_deps, fetch_sources
 
@@ -709,6 +742,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
     release = stored(release_record(args.version, worker))
+    if args.merge and args.out is None:
+        whole = merged_release("vllm", args.version, release)
+        if whole is None:
+            print(f"release_model: no committed vllm-{args.version} to merge into", file=sys.stderr)
+            return 2
+        release = whole
     folder = args.out or DATA / f"vllm-{args.version}"
     if args.check:
         return check_folder(folder, release, f"release_model: {folder} {{}} what vLLM {args.version} does")

@@ -34,6 +34,21 @@ def generated_model(built: BuiltConfig) -> tuple[str, ArchitectureModel] | None:
     return release, model  # type: ignore[return-value]
 
 
+def not_modelled(runtime: str, version: str, architecture: str) -> str | None:
+    """Why the release's generated model has no class to judge with (its own code stopped building it on CPU: the
+    error, where), in a few words; None where it built it or has no data for the release."""
+    release = modelled_release(runtime, version)
+    model = architecture_model(runtime, release, architecture) if release is not None else None
+    if model is None or model.not_built is None:
+        return None
+    stop = model.not_built
+    message = " ".join(str(stop.get("message", "")).split())
+    message = message if len(message) <= 160 else message[:157] + "..."
+    said = f"{stop.get('type', 'an error')}{': ' + message if message else ''}"
+    return (f"registered, not modelled: {runtime} {release}'s own code stops building {architecture} on CPU "
+            f"({said}, {stop.get('where', '?')}{', ' + str(stop['phase']) if stop.get('phase') else ''})")
+
+
 def is_generated(contract: Contract) -> bool:
     return contract.family is None and contract.supported and GENERATED in contract.source
 
