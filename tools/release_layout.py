@@ -79,7 +79,7 @@ def layout(releases: dict[str, Release]) -> dict[str, dict[str, str]]:
     first release of each run of consecutive releases (oldest first) that behave alike for it."""
     out: dict[str, dict[str, str]] = {}
     before: dict[str, tuple[str, str]] = {}  # class -> (the previous release's behaviour text, its holder)
-    for release in sorted(releases, key=release_key):
+    for release in sorted(releases, key=lambda r: (release_key(r), r)):  # 0.10.1 before 0.10.1.1 (one key)
         data = releases[release]
         files, holders = {}, {}
         for name, behaviour in data.behaviour.items():

@@ -452,6 +452,13 @@ def _size_template(message: str, fed: list[int], want: list[int]) -> str:
     return message
 
 
+def _most(landed: list[list[Any]]) -> str:
+    """The parameter a tensor's marker filled most of (the first of those): where a loader transforms another
+    tensor's values after loading, they may equal this marker somewhere (XPress folds its raw mixer into
+    `mix_L * tril + I`, whose diagonal then holds the next tensor's marker)."""
+    return str(max(landed, key=lambda hit: hit[1])[0])
+
+
 def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
     """Checkpoint name -> where it lands (normalised parameter), its expected shape, and off-by-one outcomes."""
     tensors: dict[str, Any] = {}
@@ -463,7 +470,7 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
             landed = layout["landed"].get(ckpt)
             fact = tensors.setdefault(key, {})
             if landed:
-                fact["parameter"] = normal(landed[0][0])
+                fact["parameter"] = normal(_most(landed))
                 fact["shape"] = expected.get(key)
             else:
                 fact.setdefault("skipped", True)
@@ -577,6 +584,23 @@ def nested_fact(arch: dict[str, Any]) -> dict[str, Any] | None:
     return {"raises": err["type"], "where": err["where"], "message": message}
 
 
+UNTIED = "untied:"  # release_model_worker.samples: a tied key at another value than its source's
+
+
+def refused_apart(samples: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs of keys the class refuses to differ (a recipe ties them; the `untied:` sample sets them apart), in
+    its words: `keys` the tied key and its source (`target.*`: the target's)."""
+    out = []
+    for label, sample in sorted(samples.items()):
+        if label.startswith(UNTIED) and "error" in sample:
+            err, keys = sample["error"], label[len(UNTIED):].split("=", 1)
+            message = words(err["message"], 300)
+            for key in keys:  # the two values in its words, as placeholders: {draft_vocab_size}, {target.vocab_size}
+                message = re.sub(rf"(?<![\w.]){sample['values'][key]}(?![\w.])", f"{{{key}}}", message)
+            out.append({"keys": keys, "raises": err["type"], "message": message, "where": err["where"]})
+    return out
+
+
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
     for failure in ("import_error", "worker_error"):
@@ -586,7 +610,8 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     base = samples.get("base")
     if base is None or "parameters" not in base:
         return {**record, "not_built": (base or {}).get("error", {"message": "no sample"})}
-    refused = {label: s["error"] for label, s in samples.items() if "error" in s and not label.startswith(OMISSIONS)}
+    refused = {label: s["error"] for label, s in samples.items()
+               if "error" in s and not label.startswith((*OMISSIONS, UNTIED))}
     parameters = fit_shapes(samples, "parameters")
     expected = fit_shapes(samples, "expected")
     canonical = arch["layouts"][arch["canonical"]]
@@ -631,6 +656,8 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
                             for k, v in arch["layouts"].items() if v["error"] is not None and not k.startswith("mtp.")
                             and ".nextn" not in k},
     })
+    if apart := refused_apart(samples):
+        record["refused_apart"] = apart
     if refused:
         record["samples_refused"] = {k: {"raises": v["type"], "message": words(v["message"], 300), "where": v["where"]}
                                      for k, v in sorted(refused.items())}

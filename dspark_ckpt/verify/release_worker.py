@@ -69,7 +69,7 @@ TARGET_IS_DRAFT = "__target_is_draft__"
 VARY = "__vary__"
 # A recipe key, never written to the config: sampled keys the class refuses to see apart (key -> the key whose
 # value it takes: the target's vocabulary, which XPress and Laguna DFlash refuse to differ from the draft's), tied in
-# every sample but one, `untied:<key>`, which records the refusal in the release's words.
+# every sample, and apart in one more, `untied:<key>=<source>`, which records the refusal in the release's words.
 TIED = "__tied__"
 # The head a draft may take from its target after loading: fed left out too, where every layout with it raises.
 TARGET_HEADS = frozenset({"lm_head.weight"})
@@ -447,16 +447,16 @@ def samples(seed: int, extra: dict[str, int] | None = None,
             tied: dict[str, str] | None = None) -> list[tuple[str, dict[str, int]]]:
     """The base, each alternate alone, then joint samples (num_attention_heads a multiple of kv heads). `extra`:
     keys a recipe sets that are sampled too (the recipe's value is their base; 2x and 3x it their alternates);
-    `tied`: key -> the key whose value it takes in every sample (TIED), less one `untied:<key>` sample at the base."""
+    `tied`: key -> the key whose value it takes in every sample (TIED), plus one `untied:<key>=<source>` sample."""
     out = _samples(seed, extra or {})
     base = dict(out[0][1])
     for key, source in (tied or {}).items():
         out = [(label, {**values, key: values[source]} if key in values and source in values else values)
                for label, values in out]
     # the base with the tied key at a value its source does not have: the class's refusal, in its words
-    untied = {key: next((v for v in (base[key], *ALTERNATES.get(key, ())) if v != base[source]), base[key])
+    untied = {(key, source): next((v for v in (base[key], *ALTERNATES.get(key, ())) if v != base[source]), base[key])
               for key, source in (tied or {}).items() if key in base and source in base}
-    return out + [(f"untied:{key}", {**base, key: value}) for key, value in untied.items()]
+    return out + [(f"untied:{key}={source}", {**base, key: value}) for (key, source), value in untied.items()]
 
 
 def _samples(seed: int, extra: dict[str, int]) -> list[tuple[str, dict[str, int]]]:
