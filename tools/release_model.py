@@ -55,6 +55,7 @@ ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 # own config loading does.
 TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT: a recipe key, not a config key
 TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
+PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
@@ -127,11 +128,12 @@ RECIPES: dict[str, dict[str, Any]] = {
                                    "lilicorr_logit_scale": 1.0}},
     # Laguna's DFlash draft shares the target's lm_head and refuses a draft_vocab_size other than the target's
     # vocabulary (laguna_dflash.py DFlashLagunaForCausalLM.__init__ @ 0.33.0): the target's is tied to it
-    # (the shapes are then expressions of the draft's own key). Its config class is transformers' laguna (uniform
-    # full-attention layer_types by default, as the class requires; a dense first layer then MoE ones, tiny), and
-    # the dflash_config entries it reads
+    # (the shapes are then expressions of the draft's own key). Its config class is transformers' laguna (0.31+) or
+    # vLLM's own (0.25-0.30, no default layer_types): a uniform full-attention layer_types, as the class requires, a
+    # dense first layer then MoE ones (tiny), and the dflash_config entries it reads
     "DFlashLaguna": {"model_type": "laguna", "dflash_config": {"target_layer_ids": [0], "mask_token_id": 0},
-                     **_SMALL_MOE, TIED: {"target.vocab_size": "draft_vocab_size"}},
+                     **_SMALL_MOE, TIED: {"target.vocab_size": "draft_vocab_size"},
+                     PER_LAYER: {"layer_types": "full_attention"}},
     # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
     # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
     "DFlash2Beam": {"model_type": "beam", "is_causal": False,
@@ -149,10 +151,9 @@ RECIPES: dict[str, dict[str, Any]] = {
     # draft's heads past the first meet the release's skip of an unknown name, never a head the base built
     "Medusa": {"model_type": "medusa", "num_heads": 1, "omit": ["num_attention_heads", "num_key_value_heads"],
                VARY: ("num_heads",)},
-    # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
-    # vocabulary is the config's vocab_size, which it refuses unless it is the target's (qwen3_xpress.py
-    # Qwen3XPressForCausalLM.__init__ @ 0.33.0): the target's is tied to it
-    "XPress": {"omit": ["draft_vocab_size"], TIED: {"target.vocab_size": "vocab_size"}},
+    # XPress refuses a draft vocabulary other than the target's: its draft_vocab_size, vocab_size where the config
+    # has none (qwen3_xpress.py Qwen3XPressForCausalLM.__init__ L279-304 @ 0.33.0): the target's is tied to it
+    "XPress": {TIED: {"target.vocab_size": "draft_vocab_size"}},
     # Qwen3.5's MTP layer is built from the text config transformers names qwen3_5_text / qwen3_5_moe_text (the
     # "Qwen3" rule's qwen3 is refused: qwen3_5.py raises "Invalid model_type").
     "Qwen3_5": {"model_type": "qwen3_5_text"},

@@ -73,6 +73,10 @@ VARY = "__vary__"
 TIED = "__tied__"
 # The head a draft may take from its target after loading: fed left out too, where every layout with it raises.
 TARGET_HEADS = frozenset({"lm_head.weight"})
+# A recipe key, never written to the config: keys that list one value per layer (key -> that value), written as a
+# list as long as the sample's num_hidden_layers (Laguna's DFlash: `layer_types`, which vLLM's own LagunaConfig of
+# 0.25-0.30 does not default and the class requires).
+PER_LAYER = "__per_layer__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
@@ -435,7 +439,9 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED)}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER)}
+    layers = values.get("num_hidden_layers", BASE["num_hidden_layers"])
+    raw.update({key: [value] * layers for key, value in recipe.get(PER_LAYER, {}).items()})
     for key, value in values.items():
         if not key.startswith(("target.", "omit:", "bare")) and key not in recipe.get("omit", ()) \
                 and f"omit:{key}" not in values:
@@ -712,8 +718,9 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     for key, layout in base_layouts.items():
         tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
         fed[key] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(tensors)}
-    if all(f["error"] is not None for f in fed.values()):  # a head its loader refuses in the checkpoint (the
-        for key, layout in list(base_layouts.items()):  # target's, aliased after loading: DFlash2 for Beam)
+    if all(f["error"] is not None and any(f"'{h.split('.')[0]}'" in f["error"]["message"] for h in TARGET_HEADS)
+           for f in fed.values()):  # a head its loader refuses by name (the target's, aliased after loading: Beam)
+        for key, layout in list(base_layouts.items()):
             headless = {c: v for c, v in layout.items() if v[0] not in TARGET_HEADS}
             if headless != layout and headless not in base_layouts.values():
                 base_layouts[f"{key}-headless"] = headless

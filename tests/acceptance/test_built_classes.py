@@ -40,9 +40,15 @@ RELEASES = sorted({r for r, _ in CLASSES})
 REQUEST = {"default_recipe": fitting.DEFAULT_RECIPE, "recipe_rules": fitting.RECIPES}
 
 
+# Laguna's config makes every layer after the first a MoE one (transformers' mlp_layer_types default), and the record
+# generalises a layer's names from the first layer: one layer (docs/upstream-notes.md section 22)
+ONE_LAYER = frozenset({"DFlashLagunaForCausalLM"})
+
+
 def _config(arch: str, **changed: Any) -> dict[str, Any]:
     recipe = worker.recipe_for(arch, REQUEST)
-    return {**worker.config_for(recipe, dict(SIZES)), **changed}
+    sizes = {**SIZES, **({"num_hidden_layers": 1} if arch in ONE_LAYER else {})}
+    return {**worker.config_for(recipe, sizes), **changed}
 
 
 def _required(model: Any, tensors: dict[str, tuple[int, ...]]) -> str:
