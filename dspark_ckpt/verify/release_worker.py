@@ -718,8 +718,9 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     for key, layout in base_layouts.items():
         tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
         fed[key] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(tensors)}
-    if all(f["error"] is not None and any(f"'{h.split('.')[0]}'" in f["error"]["message"] for h in TARGET_HEADS)
-           for f in fed.values()):  # a head its loader refuses by name (the target's, aliased after loading: Beam)
+    if all(f["error"] is not None for f in fed.values()) and any(  # every layout raises, one on the head by name
+            f"'{h.split('.')[0]}'" in f["error"]["message"] for f in fed.values() for h in TARGET_HEADS):
+        # (the target's, aliased after loading: DFlash2 for Beam): each layout without it too
         for key, layout in list(base_layouts.items()):
             headless = {c: v for c, v in layout.items() if v[0] not in TARGET_HEADS}
             if headless != layout and headless not in base_layouts.values():
