@@ -80,7 +80,7 @@ def layout(releases: dict[str, Release]) -> dict[str, dict[str, str]]:
     first release of each run of consecutive releases (oldest first) that behave alike for it."""
     out: dict[str, dict[str, str]] = {}
     before: dict[str, tuple[str, str]] = {}  # class -> (the previous release's behaviour text, its holder)
-    for release in sorted(releases, key=release_key):
+    for release in sorted(releases, key=lambda r: (release_key(r), r)):  # 0.10.1 before 0.10.1.1 (one key)
         data = releases[release]
         files, holders = {}, {}
         for name, behaviour in data.behaviour.items():
@@ -122,6 +122,15 @@ def write(runtime: str, releases: dict[str, Release], data: Path = DATA) -> list
     every = {r: found for r in known - set(releases) if (found := read(data / f"{runtime}-{r}")) is not None}
     every.update(releases)
     return [p for release, files in layout(every).items() for p in write_folder(data / f"{runtime}-{release}", files)]
+
+
+def merged(held: Release, part: Release) -> Release:
+    """The committed release with the classes `part` regenerated (`--only ... --merge`) in place of its own: their
+    behaviour and citations, and whatever the part's run stubbed added to the release's list (in its order)."""
+    stubbed = [*held.head.get("stubbed", []), *(s for s in part.head.get("stubbed", [])
+                                                 if s not in held.head.get("stubbed", []))]
+    return Release({**held.head, **{k: v for k, v in part.head.items() if k != "stubbed"}, "stubbed": stubbed},
+                   {**held.behaviour, **part.behaviour}, {**held.citations, **part.citations})
 
 
 def check(folder: Path, regenerated: Release) -> list[str]:

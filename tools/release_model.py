@@ -54,6 +54,8 @@ ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 # producer's config.json carries for that family; the model_type picks the transformers config class, as vLLM's
 # own config loading does.
 TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT: a recipe key, not a config key
+TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
+PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
@@ -124,14 +126,34 @@ RECIPES: dict[str, dict[str, Any]] = {
                                    "lilicorr_candidate_topk": 2, "lilicorr_num_layers": 1, "lilicorr_num_heads": 2,
                                    "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 4, "lilicorr_vector_eps": 1e-6,
                                    "lilicorr_logit_scale": 1.0}},
+    # Laguna's DFlash draft shares the target's lm_head and refuses a draft_vocab_size other than the target's
+    # vocabulary (laguna_dflash.py DFlashLagunaForCausalLM.__init__ @ 0.33.0): the target's is tied to it
+    # (the shapes are then expressions of the draft's own key). Its config class is transformers' laguna (0.31+) or
+    # vLLM's own (0.25-0.30, no default layer_types): a uniform full-attention layer_types, as the class requires, a
+    # dense first layer then MoE ones (tiny), and the dflash_config entries it reads
+    "DFlashLaguna": {"model_type": "laguna", "dflash_config": {"target_layer_ids": [0], "mask_token_id": 0},
+                     **_SMALL_MOE, TIED: {"target.vocab_size": "draft_vocab_size"},
+                     PER_LAYER: {"layer_types": "full_attention"}},
+    # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
+    # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
+    "DFlash2Beam": {"model_type": "beam", "is_causal": False,
+                    "dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
+                                      "selector_top_k": 2, "target_layer_ids": [0], "final_logit_softcapping": 30.0}},
     # MiniMax M3's DSpark draft: the text config it annotates (minimax_m3/common/dspark.py: MiniMaxM3VLTextConfig,
     # transformers' minimax_m3_vl_text), its dense FFN (MiniMaxM3DSparkDecoderLayer refuses any other: the draft's
     # config.json says dspark_use_dense_ffn) and that FFN's width, dspark_ffn_hidden_size (sampled)
     "DSparkMiniMax": {"model_type": "minimax_m3_vl_text", "dspark_use_dense_ffn": True, "dspark_ffn_hidden_size": 24,
                       VARY: ("dspark_ffn_hidden_size",)},
-    # XPress shares the target's lm_head and refuses another vocabulary: without draft_vocab_size the draft's
-    # vocabulary is the config's vocab_size, the target's in the base sample.
-    "XPress": {"omit": ["draft_vocab_size"]},
+    # Medusa's config class is vLLM's own (transformers_utils/configs/medusa.py MedusaConfig), whose from_pretrained
+    # renames every key holding "num" and "heads" to num_heads (a Medusa config.json ships no attention heads: they
+    # are left out; num_attention_heads is a property there, 0). Its heads and each head's residual layers are
+    # sampled, from one head: a head's parameters are named by its index, which the record does not generalise, so a
+    # draft's heads past the first meet the release's skip of an unknown name, never a head the base built
+    "Medusa": {"model_type": "medusa", "num_heads": 1, "omit": ["num_attention_heads", "num_key_value_heads"],
+               VARY: ("num_heads",)},
+    # XPress refuses a draft vocabulary other than the target's: its draft_vocab_size, vocab_size where the config
+    # has none (qwen3_xpress.py Qwen3XPressForCausalLM.__init__ L279-304 @ 0.33.0): the target's is tied to it
+    "XPress": {TIED: {"target.vocab_size": "draft_vocab_size"}},
     # Qwen3.5's MTP layer is built from the text config transformers names qwen3_5_text / qwen3_5_moe_text (the
     # "Qwen3" rule's qwen3 is refused: qwen3_5.py raises "Invalid model_type").
     "Qwen3_5": {"model_type": "qwen3_5_text"},
@@ -431,6 +453,13 @@ def _size_template(message: str, fed: list[int], want: list[int]) -> str:
     return message
 
 
+def _most(landed: list[list[Any]]) -> str:
+    """The parameter a tensor's marker filled most of (the first of those): where a loader transforms another
+    tensor's values after loading, they may equal this marker somewhere (XPress folds its raw mixer into
+    `mix_L * tril + I`, whose diagonal then holds the next tensor's marker)."""
+    return str(max(landed, key=lambda hit: hit[1])[0])
+
+
 def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
     """Checkpoint name -> where it lands (normalised parameter), its expected shape, and off-by-one outcomes."""
     tensors: dict[str, Any] = {}
@@ -442,7 +471,7 @@ def tensor_facts(arch: dict[str, Any], expected: dict[str, Any]) -> dict[str, An
             landed = layout["landed"].get(ckpt)
             fact = tensors.setdefault(key, {})
             if landed:
-                fact["parameter"] = normal(landed[0][0])
+                fact["parameter"] = normal(_most(landed))
                 fact["shape"] = expected.get(key)
             else:
                 fact.setdefault("skipped", True)
@@ -556,6 +585,23 @@ def nested_fact(arch: dict[str, Any]) -> dict[str, Any] | None:
     return {"raises": err["type"], "where": err["where"], "message": message}
 
 
+UNTIED = "untied:"  # release_model_worker.samples: a tied key at another value than its source's
+
+
+def refused_apart(samples: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs of keys the class refuses to differ (a recipe ties them; the `untied:` sample sets them apart), in
+    its words: `keys` the tied key and its source (`target.*`: the target's)."""
+    out = []
+    for label, sample in sorted(samples.items()):
+        if label.startswith(UNTIED) and "error" in sample:
+            err, keys = sample["error"], label[len(UNTIED):].split("=", 1)
+            message = words(err["message"], 300)
+            for key in keys:  # the two values in its words, as placeholders: {draft_vocab_size}, {target.vocab_size}
+                message = re.sub(rf"(?<![\w.]){sample['values'][key]}(?![\w.])", f"{{{key}}}", message)
+            out.append({"keys": keys, "raises": err["type"], "message": message, "where": err["where"]})
+    return out
+
+
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
     for failure in ("import_error", "worker_error"):
@@ -565,7 +611,8 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     base = samples.get("base")
     if base is None or "parameters" not in base:
         return {**record, "not_built": (base or {}).get("error", {"message": "no sample"})}
-    refused = {label: s["error"] for label, s in samples.items() if "error" in s and not label.startswith(OMISSIONS)}
+    refused = {label: s["error"] for label, s in samples.items()
+               if "error" in s and not label.startswith((*OMISSIONS, UNTIED))}
     parameters = fit_shapes(samples, "parameters")
     expected = fit_shapes(samples, "expected")
     canonical = arch["layouts"][arch["canonical"]]
@@ -610,6 +657,8 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
                             for k, v in arch["layouts"].items() if v["error"] is not None and not k.startswith("mtp.")
                             and ".nextn" not in k},
     })
+    if apart := refused_apart(samples):
+        record["refused_apart"] = apart
     if refused:
         record["samples_refused"] = {k: {"raises": v["type"], "message": words(v["message"], 300), "where": v["where"]}
                                      for k, v in sorted(refused.items())}
@@ -666,14 +715,24 @@ def check_folder(folder: Path, release: store.Release, verdict: str) -> int:
     return 1 if differ else 0
 
 
-def partial_refused(tool: str, only: list[str] | None, out: Path | None) -> bool:
-    """`--only` without `--out`: a partial record written into the package folder would delete every other
-    architecture's file (and --check would compare a part with the whole). Says so; True when refused."""
-    if only and out is None:
-        print(f"{tool}: --only writes a partial record; give --out DIR (the package folder takes whole releases)",
-              file=sys.stderr)
+def partial_refused(tool: str, only: list[str] | None, out: Path | None, merge: bool = False) -> bool:
+    """`--only` without `--out` or `--merge`: a partial record written into the package folder would delete every
+    other architecture's file (and --check would compare a part with the whole). Says so; True when refused."""
+    if only and out is None and not merge:
+        print(f"{tool}: --only writes a partial record; give --out DIR, or --merge to put these classes into the "
+              "committed release (the package folder takes whole releases)", file=sys.stderr)
+        return True
+    if merge and not only:
+        print(f"{tool}: --merge puts the --only classes into the committed release; name them", file=sys.stderr)
         return True
     return False
+
+
+def merged_release(runtime: str, version: str, part: store.Release) -> store.Release | None:
+    """--merge: the committed release with the regenerated classes in place (None: nothing committed to merge into;
+    the classes of a recipe change are regenerated alone, the rest of the release is as the last whole run wrote)."""
+    held = store.read(DATA / f"{runtime}-{version}")
+    return None if held is None else store.merged(held, part)
 
 
 def write_release(runtime: str, version: str, release: store.Release, out: Path | None) -> Path:
@@ -693,9 +752,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write this folder instead of the package's data folder")
     parser.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --only: put these classes into the committed release (the others as they are)")
     parser.add_argument("--timeout", type=float, default=3000.0)
     args = parser.parse_args(argv)
-    if partial_refused("release_model", args.only, args.out):
+    if partial_refused("release_model", args.only, args.out, args.merge):
         return 2
     from probe_runtime import DEFAULT_CACHE, ensure_deps, fetch_sources
 
@@ -709,6 +770,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
     release = stored(release_record(args.version, worker))
+    if args.merge and args.out is None:
+        whole = merged_release("vllm", args.version, release)
+        if whole is None:
+            print(f"release_model: no committed vllm-{args.version} to merge into", file=sys.stderr)
+            return 2
+        release = whole
     folder = args.out or DATA / f"vllm-{args.version}"
     if args.check:
         return check_folder(folder, release, f"release_model: {folder} {{}} what vLLM {args.version} does")

@@ -10,6 +10,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import target_architecture
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.generated_verdict import not_modelled
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.registered import registration
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -28,8 +29,9 @@ def _unmodelled(built: BuiltConfig, named: bool) -> str:
                 "dspark-ckpt models no draft contract for it")
     found = registration(built.runtime, built.version, arch)
     if found is not None and found.draft:
+        why = not_modelled(built.runtime, built.version, arch)
         return (f"{arch} is registered there, but dspark-ckpt models no contract for it and the release's "
-                "generated model does not build it from this config (DSP232)")
+                f"generated model does not build it from this config{': ' + why if why else ''} (DSP232)")
     if found is not None:
         return (f"{arch} is registered there as a model, not a draft class: the release would build the target's "
                 "own class from this draft config, which dspark-ckpt does not judge")

@@ -16,7 +16,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import DraftConfig
 from dspark_ckpt.model.families import target_architecture
 from dspark_ckpt.model.findings import Finding, finding
-from dspark_ckpt.runtimes.generated_verdict import is_generated
+from dspark_ckpt.runtimes.generated_verdict import is_generated, not_modelled
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.registered import RELEASES, Registration, registration, registrations
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
@@ -108,6 +108,8 @@ def _generated_text(architecture: str, runtimes: Sequence[RuntimeVersion], verdi
                  "__init__ and load_weights, run on CPU), the vocabulary tensors' shapes included")
     if left:
         text += f"{';' if judged else ','} no verdict is given on {folded(left)}"
+        whys = list(dict.fromkeys(why for rv in left if (why := not_modelled(rv.runtime, rv.version, architecture))))
+        text += f" ({'; '.join(whys)})" if whys else ""
     elif not judged:
         text += ", so no verdict is given where a release registers it"
     return text + "."

@@ -793,8 +793,9 @@ RULES: dict[str, Rule] = _rules(
          "vouch for a deployment nobody checked. So it fails the run like a load error, on the releases the gate "
          "covers (a release older than the draft's architecture reached through a broad selector still does not "
          "gate), unless the run says it accepts unjudged releases.",
-         "A Medusa head (`MedusaModel`, registered by vLLM 0.12-0.32) checked with `--runtime vllm==0.32.0`, a "
-         "release whose generated model does not build the class.",
+         "A Kimi/DeepSeek-MLA EAGLE-3 draft (`Eagle3DeepseekV2ForCausalLM`) checked with `--runtime vllm==0.28.0`, "
+         "a release whose own code stops building the class on CPU (its MLA prefill backend imports a FlashAttention "
+         "API the CPU build lacks): the row says so, in those words.",
          "Test the draft on that release yourself; then pass --allow-no-verdict (or `allow-no-verdict = true` in "
          "[tool.dspark-ckpt]) to accept the releases without a verdict, which are then shown but not gated."),
     Rule("DSP369", "target-class-as-draft", ERROR, "SGLang builds the target's own class for a base-class draft",
@@ -813,6 +814,18 @@ RULES: dict[str, Rule] = _rules(
          "for EAGLE-3 (vLLM keeps that name too), `LlamaForCausalLMEagle` for EAGLE (vLLM would rename it to "
          "EagleLlamaForCausalLMEagle, which it does not register: keep one config per runtime); or serve it with "
          "vLLM, whose rename routes the base class."),
+    Rule("DSP370", "config-values-refused-apart", ERROR, "The release's class refuses two config values that differ",
+         "The class the release builds for this draft compares two values in its __init__ and refuses to build when "
+         "they differ: Laguna's DFlash draft shares the target's lm_head and requires draft_vocab_size to be the "
+         "target's vocabulary; Qwen3 XPress requires a full-vocabulary draft (its vocab_size the target's). Which "
+         "pairs each release refuses, and in which words, was observed by building the class with them apart "
+         "(runtimes/release_data, `refused_apart`); judged where both values are known (the second one is the "
+         "target's: give --target or --target-vocab-size).",
+         "The server fails before loading any weight, in the class's words: `ValueError: Laguna DFlash shares the "
+         "target lm_head and requires `draft_vocab_size` to match the target vocabulary size (128 != 192).`",
+         "A Laguna DFlash draft pruned to a 32k draft vocabulary for a target of 100352 tokens.",
+         "Export the draft with the target's vocabulary (the class takes no pruned or padded one), or serve it with "
+         "the target it was trained for.", also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.config_build import built_verdict, ignored_suffixes, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
-from dspark_ckpt.runtimes.records import BuiltConfig, Verdict
+from dspark_ckpt.runtimes.records import BuiltConfig, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release
 
 GENERATED = "the release's generated model"  # how a generated verdict's source says where it comes from
@@ -32,6 +32,41 @@ def generated_model(built: BuiltConfig) -> tuple[str, ArchitectureModel] | None:
     if model is None or model.not_built is not None:
         return None
     return release, model  # type: ignore[return-value]
+
+
+REFUSED_APART = "DSP370"
+
+
+def refused_apart(model: ArchitectureModel, built: BuiltConfig, *, target_hidden: int | None,
+                  target_vocab: int | None) -> Issue | None:
+    """The class's own refusal of two values that differ (its record's `refused_apart`: Laguna's DFlash and XPress
+    refuse a vocabulary other than the target's), in its words at the draft's values; None where they agree or one
+    is unknown."""
+    assert built.hf is not None
+    values = landing.variables(model, built.hf, target_hidden=target_hidden, target_vocab=target_vocab,
+                               config_class=landing.config_class_of(model, built.hf, built.config_class))
+    for key, other, said in model.refused_apart:
+        mine, theirs = values.get(key), values.get(other)
+        if mine is not None and theirs is not None and mine != theirs:
+            words = said.message.replace(f"{{{key}}}", str(mine)).replace(f"{{{other}}}", str(theirs))
+            return Issue(REFUSED_APART, f"{said.raises}: {words} ({said.where}, in __init__: {key} {mine}, "
+                                        f"{other} {theirs})")
+    return None
+
+
+def not_modelled(runtime: str, version: str, architecture: str) -> str | None:
+    """Why the release's generated model has no class to judge with (its own code stopped building it on CPU: the
+    error, where), in a few words; None where it built it or has no data for the release."""
+    release = modelled_release(runtime, version)
+    model = architecture_model(runtime, release, architecture) if release is not None else None
+    if model is None or model.not_built is None:
+        return None
+    stop = model.not_built
+    message = " ".join(str(stop.get("message", "")).split())
+    message = message if len(message) <= 160 else message[:157] + "..."
+    said = f"{stop.get('type', 'an error')}{': ' + message if message else ''}"
+    return (f"registered, not modelled: {runtime} {release}'s own code stops building {architecture} on CPU "
+            f"({said}, {stop.get('where', '?')}{', ' + str(stop['phase']) if stop.get('phase') else ''})")
 
 
 def is_generated(contract: Contract) -> bool:
@@ -49,6 +84,8 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
                         f"{model.where} @ v{release} ({GENERATED}, runtimes/release_data)")
     if (refused := target_refusal(built, contract, target_model_type)) is not None:  # _verify_args, no weight read
         return refused
+    if (apart := refused_apart(model, built, target_hidden=target_hidden, target_vocab=target_vocab)) is not None:
+        return Verdict(built.runtime, built.version, contract, apart, ())
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
                             config_class=built.config_class, family=None,
                             ignored=ignored_suffixes(built.runtime, built.version))

@@ -157,6 +157,8 @@ class ArchitectureModel:
     # how many of the samples the class refused (`samples_refused`: a DFlash backbone refuses every sample that
     # varies its layer count, so its fitted count is the base sample's constant)
     samples_refused: int = 0
+    # pairs of keys (`target.*`: the target's) whose values the class's __init__ refuses to differ, and its words
+    refused_apart: tuple[tuple[str, str, LoadOutcome], ...] = ()
 
 
 def config_value(config: Mapping[str, Any], key: str) -> Any:
@@ -241,6 +243,8 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         experts=_expr(doc["experts"]) if doc.get("experts") else None,
         first_layer_exceptions={str(k): int(v) for k, v in doc.get("first_layer_exceptions", {}).items()},
         runtime=runtime, samples_refused=len(doc.get("samples_refused") or {}),
+        refused_apart=tuple((str(r["keys"][0]), str(r["keys"][1]), _outcome(r, lines, at("refused_apart", str(i))))
+                            for i, r in enumerate(doc.get("refused_apart", ()))),
         config_type=(str(doc["config"]["model_type"]), str(doc["config"]["class"]))
         if isinstance(doc.get("config"), Mapping) and doc["config"].get("class") else None)
 

@@ -67,11 +67,24 @@ TARGET_IS_DRAFT = "__target_is_draft__"
 # A recipe key, never written to the config: the config keys the recipe sets that are sampled too, so that the
 # shapes they decide are fitted as expressions of them (MLA ranks, expert counts) rather than read as constants.
 VARY = "__vary__"
+# A recipe key, never written to the config: sampled keys the class refuses to see apart (key -> the key whose
+# value it takes: the target's vocabulary, which XPress and Laguna DFlash refuse to differ from the draft's), tied in
+# every sample, and apart in one more, `untied:<key>=<source>`, which records the refusal in the release's words.
+TIED = "__tied__"
+# The head a draft may take from its target after loading: fed left out too, where every layout with it raises.
+TARGET_HEADS = frozenset({"lm_head.weight"})
+# A recipe key, never written to the config: keys that list one value per layer (key -> that value), written as a
+# list as long as the sample's num_hidden_layers (Laguna's DFlash: `layer_types`, which vLLM's own LagunaConfig of
+# 0.25-0.30 does not default and the class requires).
+PER_LAYER = "__per_layer__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
 # How producers name a tensor whose parameter the release names otherwise (the probe feeds the producers' name).
-CHECKPOINT_NAMES = {"draft_id_to_target_id": "d2t", "model.draft_id_to_target_id": "model.d2t"}
+CHECKPOINT_NAMES = {"draft_id_to_target_id": "d2t", "model.draft_id_to_target_id": "model.d2t",
+                    # XPress's mixer ships raw as `mix.L`, folded into mix_L after loading (its load_weights skips
+                    # the parameter's own name; qwen3_xpress.py HYBRID_KEY_MAP, L232 and L317-356 @ vLLM 0.33.0)
+                    "xpress_head.mix_L": "xpress_head.mix.L", "model.xpress_head.mix_L": "model.xpress_head.mix.L"}
 
 
 class Recording:
@@ -412,7 +425,12 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
     if bare:
         return PretrainedConfig(**copy.deepcopy(fields))
     if registry and raw.get("model_type") in registry:
-        return registry[raw["model_type"]](**copy.deepcopy(fields))
+        own = registry[raw["model_type"]]
+        if "from_pretrained" in vars(own):  # its own loading rewrites keys (MedusaConfig: each `num*heads` key
+            with tempfile.TemporaryDirectory() as folder:  # is num_heads): as vLLM reads a config.json
+                Path(folder, "config.json").write_text(json.dumps(raw, default=dict))
+                return own.from_pretrained(folder)
+        return own(**copy.deepcopy(fields))
     try:
         return AutoConfig.for_model(raw.get("model_type") or "llama", **copy.deepcopy(fields))
     except (ValueError, KeyError):
@@ -421,7 +439,9 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY)}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER)}
+    layers = values.get("num_hidden_layers", BASE["num_hidden_layers"])
+    raw.update({key: [value] * layers for key, value in recipe.get(PER_LAYER, {}).items()})
     for key, value in values.items():
         if not key.startswith(("target.", "omit:", "bare")) and key not in recipe.get("omit", ()) \
                 and f"omit:{key}" not in values:
@@ -429,10 +449,23 @@ def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]
     return raw
 
 
-def samples(seed: int, extra: dict[str, int] | None = None) -> list[tuple[str, dict[str, int]]]:
+def samples(seed: int, extra: dict[str, int] | None = None,
+            tied: dict[str, str] | None = None) -> list[tuple[str, dict[str, int]]]:
     """The base, each alternate alone, then joint samples (num_attention_heads a multiple of kv heads). `extra`:
-    keys a recipe sets that are sampled too (the recipe's value is their base; 2x and 3x it their alternates)."""
-    extra = extra or {}
+    keys a recipe sets that are sampled too (the recipe's value is their base; 2x and 3x it their alternates);
+    `tied`: key -> the key whose value it takes in every sample (TIED), plus one `untied:<key>=<source>` sample."""
+    out = _samples(seed, extra or {})
+    base = dict(out[0][1])
+    for key, source in (tied or {}).items():
+        out = [(label, {**values, key: values[source]} if key in values and source in values else values)
+               for label, values in out]
+    # the base with the tied key at a value its source does not have: the class's refusal, in its words
+    untied = {(key, source): next((v for v in (base[key], *ALTERNATES.get(key, ())) if v != base[source]), base[key])
+              for key, source in (tied or {}).items() if key in base and source in base}
+    return out + [(f"untied:{key}={source}", {**base, key: value}) for (key, source), value in untied.items()]
+
+
+def _samples(seed: int, extra: dict[str, int]) -> list[tuple[str, dict[str, int]]]:
     first, other = {**BASE, **extra}, {**OTHER_BASE, **extra}
     alternates = {**ALTERNATES, **{k: (2 * v, 3 * v) for k, v in extra.items()}}
     out = [("base", dict(first))]
@@ -658,7 +691,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     built: list[dict[str, Any]] = []
     base_model = None
     extra = {k: recipe[k] for k in recipe.get(VARY, ()) if isinstance(recipe.get(k), int)}
-    for label, values in samples(seed, extra):
+    for label, values in samples(seed, extra, recipe.get(TIED)):
         raw = config_for(recipe, values)
         try:
             model, hf_reads, target_reads = release.build(cls, raw, values)
@@ -685,6 +718,16 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     for key, layout in base_layouts.items():
         tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
         fed[key] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(tensors)}
+    if all(f["error"] is not None for f in fed.values()) and any(  # every layout raises, one on the head by name
+            f"'{h.split('.')[0]}'" in f["error"]["message"] for f in fed.values() for h in TARGET_HEADS):
+        # (the target's, aliased after loading: DFlash2 for Beam): each layout without it too
+        for key, layout in list(base_layouts.items()):
+            headless = {c: v for c, v in layout.items() if v[0] not in TARGET_HEADS}
+            if headless != layout and headless not in base_layouts.values():
+                base_layouts[f"{key}-headless"] = headless
+                tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in headless.items()}
+                fed[f"{key}-headless"] = {"names": {c: [p, o] for c, (p, _, o) in headless.items()},
+                                          **feeder.feed(tensors)}
     out["layouts"] = fed
     best = min(fed, key=lambda k: (fed[k]["error"] is not None, len(fed[k]["unwritten"])))
     canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in base_layouts[best].items()}

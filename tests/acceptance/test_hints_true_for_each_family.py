@@ -541,8 +541,12 @@ TRIGGERS: dict[str, Trigger] = {
     "registered-not-modelled": Trigger(("DSP232",), with_config(
         check(), architectures=["Eagle3DeepseekV2ForCausalLM"]), UNKNOWN),
     # issue 42: a requested release the tool cannot judge has a row that says so, and fails the run (DSP368)
-    "no-verdict": Trigger(("DSP368",), with_config(check("--runtime", "vllm==0.32.0"), architectures=["MedusaModel"]),
-                          UNKNOWN),
+    "no-verdict": Trigger(("DSP368",), with_config(check("--runtime", "vllm==0.28.0"),
+                                                   architectures=["Eagle3DeepseekV2ForCausalLM"]), UNKNOWN),
+    # Laguna's DFlash draft refuses a draft vocabulary other than the target's (its record's refused_apart)
+    "config-values-refused-apart": Trigger(("DSP370",), with_config(
+        check("--runtime", "vllm==0.33.0"), architectures=["DFlashLagunaForCausalLM"], model_type="laguna",
+        draft_vocab_size=T // 2), UNKNOWN),
     "target-as-draft": Trigger(("DSP231",), with_config(check(), architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                         **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
     # issue 40: a base class served as an EAGLE-3 draft, which SGLang builds as the target class (DSP369)

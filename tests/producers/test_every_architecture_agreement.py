@@ -137,11 +137,9 @@ def _write(folder: Path, config: dict[str, Any], tensors: dict[str, tuple[int, .
     write_safetensors(folder / "model.safetensors", arrays)
 
 
-@pytest.mark.parametrize("source", sources("vllm"))
-@pytest.mark.parametrize(("runtime", "release"), RELEASES, ids=[f"{r}-{v}" for r, v in RELEASES])
-def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, runtime: str, release: str,
-                                                               source: str) -> None:
-    assert release in generated_releases(runtime)
+def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[str, Any]], dict[str, Any], set[str]]:
+    """The cases of every class the release's generated model builds (what the release is given), check's
+    prediction for each, and the classes compared."""
     request = RECIPES[runtime]
     registered = (release_record(runtime, release) or {})["registry"]
     cases, predicted, built_archs = [], {}, set()
@@ -183,6 +181,15 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
                               model, built.hf, built.config_class) in landing.BARE_CONFIGS})
             predicted[folder.name] = (analysis.verdicts[0], found, model)
             built_archs.add(arch)
+    return cases, predicted, built_archs
+
+
+@pytest.mark.parametrize("source", sources("vllm"))
+@pytest.mark.parametrize(("runtime", "release"), RELEASES, ids=[f"{r}-{v}" for r, v in RELEASES])
+def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, runtime: str, release: str,
+                                                               source: str) -> None:
+    assert release in generated_releases(runtime)
+    cases, predicted, built_archs = build_cases(tmp_path, runtime, release)
     # at least 8 classes (8 on SGLang 0.5.8, the fewest; 17 on vLLM 0.20.0)
     assert len(built_archs) >= 8, f"only {sorted(built_archs)} could be compared"
     observed = observations("every-architecture", runtime, release, cases, source,

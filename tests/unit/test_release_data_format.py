@@ -187,3 +187,19 @@ def test_writing_one_release_lays_out_its_runtime_again(tmp_path: Path) -> None:
     assert release_layout.read(tmp_path / "vllm-0.3.0") == first["0.3.0"]
     assert release_layout.check(tmp_path / "vllm-0.3.0", first["0.3.0"]) == []
     assert release_layout.check(tmp_path / "vllm-0.1.0", again) == ["release.json", "X.json"]
+
+
+def test_merging_regenerated_classes_keeps_every_other_class(tmp_path: Path) -> None:
+    """`release_model.py V --only A --merge`: the committed release with A's behaviour and citations replaced, every
+    other class and the head as they were, and what the partial run stubbed added once to the release's list."""
+    head = {"schema": 2, "runtime": "vllm", "release": "0.1.0", "stubbed": ["op a"]}
+    held = release_layout.from_record({**head, "architectures": {
+        "A": {"where": "vllm/a.py:1", "not_built": {"type": "E", "message": "m", "where": "vllm/a.py:2"}},
+        "B": {"where": "vllm/b.py:3", "reads": ["x"]}}})
+    part = release_layout.from_record({**head, "stubbed": ["op a", "op b"], "architectures": {
+        "A": {"where": "vllm/a.py:5", "reads": ["y"]}}})
+    whole = release_layout.merged(held, part)
+    assert whole.behaviour == {"A": part.behaviour["A"], "B": held.behaviour["B"]}
+    assert whole.citations == {"A": part.citations["A"], "B": held.citations["B"]}
+    assert whole.head["stubbed"] == ["op a", "op b"]
+    assert whole.differences(held) == ["release.json", "A.json", "citations.json of A"]
