@@ -24,7 +24,7 @@ from dspark_ckpt.runtimes.release import release_key
 # Files of a release's folder that another maintainer command writes (tools/release_lines.py: the rules' citations
 # and SpeculativeConfig's columns; tools/probe_first_step.py: SGLang's DSpark first draft step): the layout neither
 # compares nor removes them.
-OTHER_COMMANDS = frozenset({"lines.json", "spec.json", "first_step.json"})
+OTHER_COMMANDS = frozenset({"lines.json", "spec.json", "first_step.json", "config_rewrites.json", "eagle_renames.json"})
 
 
 def text(doc: Any) -> str:

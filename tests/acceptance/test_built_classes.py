@@ -135,7 +135,7 @@ def test_a_class_its_release_cannot_build_on_cpu_says_why(tmp_path: Path) -> Non
     """EAGLE-3 for DeepSeek/Kimi on vLLM 0.28.0: its MLA prefill backend imports a FlashAttention API that release's
     CPU branch does not define, so its own code stops before any parameter exists: registered, not modelled, with
     the release's words, on the row and in DSP232; a pass it is not."""
-    config = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "deepseek_v3", "vocab_size": T,
+    config = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "kimi_k2", "vocab_size": T,
               "hidden_size": 32, "num_hidden_layers": 1}
     folder = _write(tmp_path / "mla", config, {"embed_tokens.weight": (T, 32)})
     done = run_cli("check", str(folder), "--target-vocab-size", str(T), "--runtime", "vllm==0.28.0",

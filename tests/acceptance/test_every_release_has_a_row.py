@@ -84,7 +84,7 @@ def _drafts(root: Path) -> Iterator[Path]:
 def _unbuilt(root: Path) -> Path:
     root.mkdir(parents=True)
     (root / "config.json").write_text(json.dumps({"architectures": ["Eagle3DeepseekV2ForCausalLM"],
-                                                  "model_type": "deepseek_v3", "vocab_size": T, "hidden_size": H}))
+                                                  "model_type": "kimi_k2", "vocab_size": T, "hidden_size": H}))
     write_safetensors(root / "model.safetensors", {"embed_tokens.weight": np.zeros((T, H), np.float32)})
     return root
 
