@@ -18,8 +18,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from dspark_ckpt.runtimes.release_store import CITATIONS_FILE, DATA, RELEASE_FILE, citation_text, split
 from dspark_ckpt.runtimes.release import release_key
+from dspark_ckpt.runtimes.release_store import CITATIONS_FILE, DATA, RELEASE_FILE, citation_text, split
 
 # Files of a release's folder that another maintainer command writes (tools/release_lines.py: the rules' citations
 # and SpeculativeConfig's columns; tools/probe_first_step.py: SGLang's DSpark first draft step): the layout neither

@@ -24,8 +24,8 @@ from dspark_ckpt.runtimes.release_model import architecture_model
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-import release_model as fitting  # noqa: E402 - tools/ is not a package
-import release_model_worker as worker  # noqa: E402
+import release_model as fitting
+import release_model_worker as worker
 
 T = 192
 # the draft's own sizes: none of them the probe's base, so every expression is evaluated at values it did not see

@@ -31,7 +31,15 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from conftest import ARCH, backbone_tensors, draft_tensors, edit_config, make_checkpoint, run_cli, write_safetensors
+from conftest import (
+    ARCH,
+    backbone_tensors,
+    draft_tensors,
+    edit_config,
+    make_checkpoint,
+    run_cli,
+    write_safetensors,
+)
 from deploy.test_deploy_rules import OMNI_DRAFT, OMNI_TEXT, speculators
 from fakehub.server import FakeHub
 from hostile.corpus import entry, header_file, raw_file

@@ -96,7 +96,7 @@ def test_check_never_imports_the_installed_runtime(tmp_path: Path) -> None:
 
 def test_range_and_unregistered_version_on_the_command_line(tmp_path: Path) -> None:
     draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=96, target_vocab=96)
-    older = "0.{}.0".format(release_key(VLLM_RELEASES[0], precision=2)[1] - 1)  # before every listed release
+    older = f"0.{release_key(VLLM_RELEASES[0], precision=2)[1] - 1}.0"  # before every listed release
     done = run_cli("check", str(draft), "--target-vocab-size", "96", "--runtime", "vllm~=0.31",
                    "--runtime", "vllm==0.24.0", "--runtime", f"vllm=={older}", "--format", "json")
     entry = _json(done)

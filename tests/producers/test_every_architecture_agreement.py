@@ -46,9 +46,9 @@ from dspark_ckpt.sources.local import local_source
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-import release_model as fitting  # noqa: E402 - tools/ is not a package
-import release_model_worker as worker  # noqa: E402
-import sglang_release_model as sglang_fitting  # noqa: E402
+import release_model as fitting
+import release_model_worker as worker
+import sglang_release_model as sglang_fitting
 
 
 def _built(runtime: str, release: str) -> int:

@@ -12,14 +12,14 @@ from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.runtimes.releases import FIRST_REGISTERED, assumed_from
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors, release
 from dspark_ckpt.runtimes.table import VLLM_VERSIONS, contract_for
-from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.sources.local import local_source
 
 # A vLLM release older than every listed one (the minor before the first listed release's)
-OLDER = "0.{}.0".format(release_key(VLLM_VERSIONS[0], precision=2)[1] - 1)
+OLDER = f"0.{release_key(VLLM_VERSIONS[0], precision=2)[1] - 1}.0"
 
 
 def names(*texts: str) -> list[str]:

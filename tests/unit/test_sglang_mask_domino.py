@@ -12,11 +12,11 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.records import DraftFacts, Verdict
+from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.runtimes.sglang_config import sglang_config
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS
 from dspark_ckpt.runtimes.table import SGLANG_VERSIONS, contract_for
-from dspark_ckpt.runtimes.release import release_key
 
 T, P, H = 96, 128, 16
 ARCH = {Family.QWEN3_DSPARK: "Qwen3DSparkModel", Family.DFLASH: "DFlashDraftModel",

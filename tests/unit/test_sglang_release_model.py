@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.runtimes.release_model import (
     DATA,
     architecture_model,
@@ -12,7 +13,6 @@ from dspark_ckpt.runtimes.release_model import (
     modelled_release,
     release_record,
 )
-from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 
 
