@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dspark_ckpt.model.families import Family, family_for, speculators_family
-from dspark_ckpt.model.findings import Finding, finding
+from dspark_ckpt.model.findings import Finding, finding, shown_name
 
 MAX_VOCAB = 2**40  # far above any real vocabulary; larger values are corrupt configs
 # The DSpark settings vLLM's Qwen3 DSpark reads from the top level only, in every release 0.27-0.33 (markov_rank as a
@@ -114,7 +114,8 @@ def parse_draft_config(cfg: dict[str, Any], *, file: str = "config.json") -> tup
     speculators_type = speculators_type if isinstance(speculators_type, str) else None
     family = _family(cfg, architecture, model_type, speculators_type)
     if family is None:
-        named = architecture or (f"speculators type {speculators_type!r}" if speculators_type else "no architecture")
+        named = shown_name(architecture) if architecture else (
+            f"speculators type {shown_name(speculators_type)!r}" if speculators_type else "no architecture")
         findings.append(finding("DSP203", f"Unknown draft family ({named}): no family contract applies; each runtime's "
                                           "verdict is its own registry's (DSP309 where it has no class for the name).", file=file))
 

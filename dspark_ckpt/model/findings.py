@@ -9,7 +9,15 @@ from dspark_ckpt.model.hint_template import generic, has_markers
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 from dspark_ckpt.model.severity import Severity
 
-__all__ = ["Finding", "Severity", "finding", "rule"]
+__all__ = ["Finding", "Severity", "finding", "rule", "shown_name"]
+
+NAME_SHOWN = 200  # a class name is tens of characters; a longer one is quoted this far in a message, then its length
+
+
+def shown_name(name: str) -> str:
+    """A name from the user's files as a message quotes it: whole, or its first NAME_SHOWN characters and its length
+    (a hostile 10 MB architecture name is one field of the report, not a copy in every release's row)."""
+    return name if len(name) <= NAME_SHOWN else f"{name[:NAME_SHOWN]}... ({len(name):,} characters)"
 
 
 @dataclass(frozen=True, slots=True)

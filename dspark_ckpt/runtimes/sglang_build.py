@@ -17,6 +17,7 @@ from typing import Any
 
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
+from dspark_ckpt.model.findings import shown_name
 from dspark_ckpt.runtimes import registered as entry_classes
 from dspark_ckpt.runtimes import sglang_target_class
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
@@ -54,7 +55,7 @@ SPECULATORS_UNREAD = Issue("DSP348", UNREAD_TEXT, verbatim=False)
 # One message per wording and name, shared by every release that words it so (a hostile name may be megabytes long).
 @functools.cache
 def _unregistered(wording: str, verbatim: bool, arch: str) -> Issue:
-    return Issue("DSP309", wording.format(arch=arch), verbatim)
+    return Issue("DSP309", wording.format(arch=shown_name(arch)), verbatim)
 
 
 def build_sglang(raw: Mapping[str, Any], version: str, method: str | None = None) -> BuiltConfig:

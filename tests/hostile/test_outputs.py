@@ -91,3 +91,18 @@ def test_a_file_that_changes_between_reads_is_dsp020(tmp_path: Path) -> None:
     fresh, problems = read_mapping(LocalFolder(ckpt), d2t)  # a new check of the new file is fine
     assert fresh is not None and problems == [] and np.frombuffer(fresh, "<i8").shape == (64,)
 
+
+
+@pytest.mark.parametrize("fmt", ("json", "json-lines", "sarif", "junit"))
+def test_a_long_name_is_quoted_once_not_in_every_releases_row(tmp_path: Path, fmt: str) -> None:
+    """A 10 MB architecture name: each release that refuses it says so (DSP309) with the name's first characters and
+    its length, so the report stays about the size of the input (it was 70 copies: 740 MB of JSON)."""
+    case = next(c for c in CASES2 if c.name == "architecture-10-mb")
+    built = case.build(tmp_path)
+    out = run_format(case.args(built), fmt)
+    assert len(out) < 3 * 10_000_000, len(out)  # the name itself, in the `architecture` field and one message
+    assert "(10,000,000 characters)" in out
+    if fmt == "json":
+        rows = strict_json(out)["checkpoints"][0]["compatibility"]
+        refused = [r for r in rows if r["error_code"] == "DSP309"]
+        assert len(refused) > 10 and all(len(r["error"]) < 1000 for r in refused)
