@@ -22,6 +22,7 @@ from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import landing, speculators, vllm_hf_config
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
+from dspark_ckpt.runtimes.config_classes import config_class
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import E_GEMMA4_FUSED_KV
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, DraftFacts, Issue, Verdict
@@ -30,16 +31,6 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
 from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_rules, rules_for
-
-# transformers' config class per model_type: the class an AttributeError names (AutoConfig picks it by model_type).
-CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "gemma4": "Gemma4Config",
-                "qwen3_moe": "Qwen3MoeConfig", "speculators": "SpeculatorsConfig"}
-# The plain-attribute reads of each class's __init__ that a draft config can lack (the rest have defaults).
-INIT_READS: dict[Family, tuple[str, ...]] = {
-    Family.QWEN3_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
-    Family.QWEN3_OMNI_DSPARK: ("vocab_size", "hidden_size", "draft_vocab_size", "markov_rank"),
-    Family.DFLASH2: ("vocab_size", "hidden_size", "draft_vocab_size", "dflash_config"),
-}
 
 
 def _arch(cfg: Mapping[str, Any]) -> str | None:
@@ -76,7 +67,7 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None) 
     else:
         hf, parallel = vllm_hf_config.overridden(r, raw, cites), None
         method = method or vllm_hf_config.implied_method(_arch(raw))  # named for the class as written
-        cls = CONFIG_CLASS.get(str(raw.get("model_type")), "PretrainedConfig")
+        cls = config_class("vllm", raw.get("model_type")) or "PretrainedConfig"
     arch = _arch(hf)
     if arch is None:
         return _built(version, hf, None, method, parallel, cls, cites, exact)
@@ -94,7 +85,7 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None) 
             return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported((renamed,)))
         arch = renamed
     cites.append(r.registry_line(arch))
-    error = _init_error(arch, hf, raw, cls, r, cites)
+    error = _init_error(arch, hf, raw, cls, r, cites, version)
     built = _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
     family = built.family
     if family not in AUX_FAMILIES or error is not None:
@@ -118,33 +109,40 @@ def _dspark_rewrite(arch: str, hf: dict[str, Any], r: ReleaseRules,
 
 
 def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: str, r: ReleaseRules,
-                cites: list[str]) -> Issue | None:
-    """The first plain-attribute read of the model's __init__ that the built config cannot answer."""
+                cites: list[str], version: str) -> Issue | None:
+    """The first plain-attribute read of the model's __init__ that the built config cannot answer: for a class the
+    contract rows describe, the key its generated record requires (release_model `required`, e.g. Qwen3 and Gemma 4
+    DSpark's markov_rank), judged here, before the rows' load checks, because __init__ runs before load_weights; the
+    rest is judged with every tensor (landed). Two reads the records cannot show stay hand-read: the DeepSeek-V4
+    draft's hc_mult (its class is not built on CPU: the record keeps only the raise) and DFlash2's dflash_config
+    entries (every sample ships dflash_config, so no record sees one missing)."""
     family = _family_of(arch)
-    hc_mult, markov_rank = r.citation("build.hc_mult"), r.citation("build.markov_rank")  # 0.25+
+    hc_mult = r.citation("build.hc_mult")  # 0.25+
     if arch == "DSparkDraftModel" and "hc_mult" not in hf and hc_mult:  # the DeepSeek-V4 draft's own keys
         cites.append(f"{hc_mult} (config.hc_mult)")
         return Issue("DSP309", f"AttributeError: '{cls}' object has no attribute 'hc_mult'")
-    if family in (Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK) and "markov_rank" not in hf and markov_rank:
-        cites.append(f"{markov_rank} (config.markov_rank)")
-        hoistable = any(key == "markov_rank" for key, _, _ in nested_settings(dict(raw)))
-        return Issue("DSP215" if hoistable else "DSP333",
-                     f"AttributeError: '{cls}' object has no attribute 'markov_rank'")
+    release = modelled_release("vllm", version) if family is not None else None
+    model = architecture_model("vllm", release, arch) if release is not None else None
+    if model is not None and model.not_built is None and (
+            missing := landing.missing_key(model, hf, landing.config_class_of(model, hf, cls))) is not None:
+        file, _, line = missing.where.rpartition(":")
+        cites.append(f"{file} @ v{release} L{line} (config.{missing.key})" if file else f"config.{missing.key}")
+        return Issue(raised_code(missing, raw), missing.text)
     if family is Family.DFLASH2:
         cites.extend(c for key in ("build.dflash2_conv", "build.dflash2_selector") if (c := r.citation(key)))
         section = hf.get("dflash_config")
         if not isinstance(section, Mapping):
             return Issue("DSP333", f"AttributeError: '{cls}' object has no attribute 'dflash_config'")
-        missing = next((k for k in rows.DFLASH2_KEYS if k not in section), None)
-        return Issue("DSP333", f"KeyError: '{missing}'") if missing else None
+        missing_entry = next((k for k in rows.DFLASH2_KEYS if k not in section), None)
+        return Issue("DSP333", f"KeyError: '{missing_entry}'") if missing_entry else None
     return None
 
 
 def _family_of(arch: str | None) -> Family | None:
     if arch == "Qwen3OmniDSparkModel":
         return Family.QWEN3_OMNI_DSPARK
-    entry = rows.DRAFT_CLASSES.get(arch or "")
-    return rows.CLASS_FAMILY.get(entry[1]) if entry else None
+    cls = rows.DRAFT_CLASSES.get(arch or "")
+    return rows.CLASS_FAMILY.get(cls) if cls else None
 
 
 def _built(version: str, hf: Mapping[str, Any], arch: str | None, method: str | None, parallel: bool | None,
@@ -157,7 +155,7 @@ def _built(version: str, hf: Mapping[str, Any], arch: str | None, method: str | 
         runtime="vllm", version=version, architecture=arch,
         model_type=model_type if isinstance(model_type, str) else None, config_class=cls, method=method,
         family=family, vocab_size=vocab, draft_vocab_size=positive_int(hf.get("draft_vocab_size")) or vocab,
-        parallel_drafting=parallel, reads=INIT_READS.get(family, ()) if family else (), error=error,
+        parallel_drafting=parallel, error=error,
         before_validation=before_validation, source="; ".join(cites) + ("" if exact else f"; assumed for v{version}"),
         hf=dict(hf))
 
@@ -168,7 +166,7 @@ def as_written(raw: Mapping[str, Any], runtime: str, version: str) -> BuiltConfi
     family = family_for(_arch(raw), model_type if isinstance(model_type, str) else None)
     vocab = positive_int(raw.get("vocab_size"))
     return BuiltConfig(runtime, version, _arch(raw), model_type if isinstance(model_type, str) else None,
-                       CONFIG_CLASS.get(str(model_type), "PretrainedConfig"), None, family, vocab,
+                       config_class(runtime, model_type) or "PretrainedConfig", None, family, vocab,
                        positive_int(raw.get("draft_vocab_size")) or vocab)
 
 

@@ -549,8 +549,9 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
     return None
 
 
-def _missing(model: ArchitectureModel, config: Mapping[str, Any], config_class: str) -> Landing | None:
-    """A key the class reads as a plain attribute, with no fallback in this config class: __init__ raises."""
+def missing_key(model: ArchitectureModel, config: Mapping[str, Any], config_class: str) -> Landing | None:
+    """A key the class reads as a plain attribute, with no fallback in this config class: __init__ raises (the
+    record's `required`; `config_class` as config_class_of resolves it). Also config_build's __init__ step."""
     required = model.required_bare if config_class in BARE_CONFIGS else model.required
     for key, error in sorted(required.items()):
         if key not in config and error.get("type") == "AttributeError":
@@ -570,7 +571,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)
-    if (missing := _missing(model, config, config_class)) is not None:
+    if (missing := missing_key(model, config, config_class)) is not None:
         return (missing,)
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                        config_class=config_class)

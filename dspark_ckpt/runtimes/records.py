@@ -46,7 +46,6 @@ class BuiltConfig:
     vocab_size: int | None  # V, as the model reads it
     draft_vocab_size: int | None  # D, as the model reads it (V when absent or null)
     parallel_drafting: bool | None = None  # forced by the conversion (speculators peagle), else None
-    reads: tuple[str, ...] = ()  # the top-level keys the model's __init__ reads as plain attributes
     error: Issue | None = None  # the first error raised while building
     before_validation: bool = True  # the error comes before SpeculativeConfig's own checks (False: __init__)
     source: str = ""  # the files and lines each step was read from

@@ -13,7 +13,7 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes import registered
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import VLLM
-from dspark_ckpt.runtimes.release import Release, ordered, parse
+from dspark_ckpt.runtimes.release import How, Release, ordered, parse, resolve
 from dspark_ckpt.runtimes.release_model import modelled_release
 from dspark_ckpt.runtimes.rows import CONTRACTS, covers
 from dspark_ckpt.runtimes.sglang_rows import assumed_row, assumption_text, nearest_row
@@ -93,30 +93,35 @@ def _unregistered(version: str, family: Family, reg: FirstRegistration) -> Contr
 
 
 def beyond_table(runtime: str, version: str, family: Family) -> Contract | None:
-    """The contract for a vLLM version outside every row: None only for a family vLLM never had."""
+    """The contract for a release no row covers, as release.resolve answers it (one policy): newer than every listed
+    release, the newest row, assumed; else not registered before the family's first registration; else the row
+    covering the listed release that answers it (the oldest for an older one), assumed. None only for a family the
+    runtime never had, or text that is no version."""
     if runtime == "sglang":
         return nearest_row(version, family)
     rows = _rows(runtime, family)
-    if runtime != "vllm" or not rows:
+    found = resolve(runtime, version, VLLM_RELEASES) if runtime == "vllm" and rows else None
+    if found is None:
         return None
-    asked = _v(version)
     newest = max(rows, key=lambda c: _v(c.last))
-    if asked.line > _v(newest.last).line:
+    if found.how == How.NEWER:
         return replace(newest, verbatim_errors=False, source=f"{newest.source}; assumed for v{version}")
-    oldest = min(rows, key=lambda c: _v(c.first))
     reg = FIRST_REGISTERED.get(family)
-    if reg is not None and asked < _v(reg.first):
+    if reg is not None and found.asked < _v(reg.first):
         return _unregistered(version, family, reg)
-    return replace(oldest, verbatim_errors=False, source=f"{oldest.source}; assumed for v{version}")
+    row = next((c for c in rows if covers(c, found.name)), None) or min(rows, key=lambda c: _v(c.first))
+    return replace(row, verbatim_errors=False, source=f"{row.source}; assumed for v{version}")
 
 
 def assumed_from(contract: Contract, version: str) -> str | None:
-    """The row version a verdict was taken from when no row covers `version` (None: a row describes it)."""
+    """The row version a verdict was taken from when no row covers `version` (None: a row describes it): the row's
+    bound on the side release.resolve answers from (its newest for a newer release, else its oldest)."""
     if contract.runtime == "sglang":  # SGLang rows cite every release read; any other release is an assumption
         return assumed_row(contract, version)
     if contract.runtime != "vllm" or not contract.supported or covers(contract, version):
         return None
-    return contract.last if _v(version).line > _v(contract.last).line else contract.first
+    found = resolve("vllm", version, VLLM_RELEASES)
+    return contract.last if found is not None and found.how == How.NEWER else contract.first
 
 
 def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tuple[str, str]] = ()) -> list[Finding]:
@@ -129,7 +134,8 @@ def assumption_findings(assumed: Sequence[tuple[str, str]], sglang: Sequence[tup
     parts = []
     for row in ordered("vllm", list({r for _, r in pairs})):
         versions = ", ".join(f"vllm=={v}" for v, r in pairs if r == row)
-        newer = all(_v(v) > _v(row) for v, r in pairs if r == row)
+        newer = all((found := resolve("vllm", v, VLLM_RELEASES)) is not None and found.how == How.NEWER
+                    for v, r in pairs if r == row)
         why = ("newer than every release dspark-ckpt has read; its loader may differ" if newer else
                "older than every release whose vocabulary contract dspark-ckpt has read, though the family is "
                "registered there")

@@ -20,10 +20,11 @@ from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.findings import shown_name
 from dspark_ckpt.runtimes import registered as entry_classes
 from dspark_ckpt.runtimes import sglang_target_class
+from dspark_ckpt.runtimes.config_classes import config_class
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
 from dspark_ckpt.runtimes.release import covers
-from dspark_ckpt.runtimes.sglang_config import CONFIG_CLASS, unread_speculators
 from dspark_ckpt.runtimes.sglang_config import SPECULATORS_UNREAD as UNREAD_TEXT
+from dspark_ckpt.runtimes.sglang_config import unread_speculators
 from dspark_ckpt.runtimes.sglang_rows import SGLANG_ROWS, nearest_row, refusal_messages
 
 SOURCE = "sglang/srt/model_loader/utils.py get_model_architecture (architectures[0] against the EntryClass names)"
@@ -83,6 +84,6 @@ def build_sglang(raw: Mapping[str, Any], version: str, method: str | None = None
         from dspark_ckpt.runtimes import eagle3_aux_sglang  # here: only an EAGLE-3 draft has aux facts
 
         aux = eagle3_aux_sglang.read_aux(raw, family, version)
-    return BuiltConfig("sglang", version, arch, model_type, CONFIG_CLASS.get(model_type or "", "PretrainedConfig"),
+    return BuiltConfig("sglang", version, arch, model_type, config_class("sglang", model_type) or "PretrainedConfig",
                        method, family, vocab, positive_int(raw.get("draft_vocab_size")) or vocab,
                        error=error, source=SOURCE, aux=aux, hf=dict(raw), silent=silent)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dspark_ckpt.runtimes import messages as m
+from dspark_ckpt.runtimes.config_classes import config_class
 
 _PREFIXED = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
 HEAD_TYPES = ("vanilla", "gated", "rnn")
@@ -26,9 +27,6 @@ MARKOV_PARAMS: dict[str, tuple[str, frozenset[str]]] = {
                                             "gate_proj.bias"})),
     "rnn": ("RNNHead", frozenset({"markov_w1.weight", "markov_w2.weight", "joint_proj.weight", "joint_proj.bias"})),
 }
-# transformers' config class per model_type, as named in an AttributeError (AutoConfig picks it by model_type).
-CONFIG_CLASS = {"llama": "LlamaConfig", "qwen3": "Qwen3Config", "qwen2": "Qwen2Config", "qwen3_moe": "Qwen3MoeConfig",
-                "mistral": "MistralConfig", "gpt_oss": "GptOssConfig"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +79,8 @@ class SglangConfig:
 
     @property
     def config_class(self) -> str | None:
-        return CONFIG_CLASS.get(self.model_type or "")
+        """The class SGLang builds the config with (runtimes/config_classes.py); None for a model_type none knows."""
+        return config_class("sglang", self.model_type)
 
 
 def _int(value: Any) -> int | None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
 from dspark_ckpt.runtimes.messages import SGLANG, SGLANG_KERNEL, SGLANG_REGISTRY, Messages
-from dspark_ckpt.runtimes.release import InvalidVersion, Release, parse
+from dspark_ckpt.runtimes.release import How, InvalidVersion, Release, Resolution, covers, parse, resolve
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ, SGLANG_RELEASES
 
@@ -269,44 +269,55 @@ def known_release(version: str) -> bool:
         return False
 
 
+def _answering(version: str) -> Resolution | None:
+    """Which listed release answers `sglang==version`: release.resolve's one policy (its own, its line's, the nearest
+    listed before it, the newest, the oldest)."""
+    return resolve("sglang", version, SGLANG_VERSIONS)
+
+
 def nearest_row(version: str, family: Family) -> Contract | None:
-    """The row for a release outside every range (newer: the newest row, older: the oldest), as an assumption."""
+    """The row for a release outside every range, as an assumption: the family's row covering the listed release
+    that release.resolve says answers it (newer: the newest; older: the oldest; on an unlisted line: the nearest
+    listed before it), else the family's newest or oldest row."""
     rows = [c for c in SGLANG_ROWS if c.family == family]
-    if not rows:
+    found = _answering(version)
+    if not rows or found is None:
         return None
-    try:
-        asked = _r(version).final
-    except InvalidVersion:
-        return None
-    newest = max(rows, key=lambda c: _r(c.last).upper)
-    row = newest if asked > _r(newest.last).upper else min(rows, key=lambda c: _r(c.first))
+    row = next((c for c in rows if covers("sglang", c.first, c.last, found.name)), None) or \
+        (max(rows, key=lambda c: _r(c.last).upper) if found.how == How.NEWER else min(rows, key=lambda c: _r(c.first)))
     return replace(row, verbatim_errors=False, source=f"{row.source}; assumed for {version}")
 
 
 def assumed_row(contract: Contract, version: str) -> str | None:
-    """The release a verdict for an SGLang release nobody read was taken from (None: a release that was read)."""
+    """The release a verdict for an SGLang release nobody read was taken from (None: a release that was read): the
+    one release.resolve answers with, where the row covers it, else the row's bound on that side."""
     if known_release(version):
         return None
-    try:
-        newer = _r(version).final > _r(contract.last).upper
-    except InvalidVersion:
-        newer = False
-    return contract.last if newer else contract.first
+    found = _answering(version)
+    if found is None:
+        return contract.first
+    if covers("sglang", contract.first, contract.last, found.name):
+        return found.name
+    return contract.last if found.how == How.NEWER else contract.first
+
+
+_WHY = {How.NEWER: "newer than every release dspark-ckpt has read; its loader may differ",
+        How.OLDER: "older than every release dspark-ckpt has read"}
+
+
+def _why(version: str) -> str:
+    found = _answering(version)
+    return _WHY.get(found.how if found is not None else "",
+                    "not a release dspark-ckpt has read; the row covering it was used")
 
 
 def assumption_text(pairs: list[tuple[str, str]]) -> str | None:
-    """DSP220's words for (SGLang release, row release) pairs: which row answered for a release nobody read."""
+    """DSP220's words for (SGLang release, row release) pairs: which row answered for a release nobody read, and why
+    (as release.resolve answers it: newer, older, or inside the list)."""
     if not pairs:
         return None
     parts = []
-    for row in dict.fromkeys(r for _, r in sorted(pairs, key=lambda p: _r(p[1]))):
-        versions = [v for v, r in pairs if r == row]
-        named = ", ".join(f"sglang=={v}" for v in versions)
-        if all(_r(v) > _r(LAST).upper for v in versions):
-            why = "newer than every release dspark-ckpt has read; its loader may differ"
-        elif all(_r(v) < _r(FIRST) for v in versions):
-            why = "older than every release dspark-ckpt has read"
-        else:
-            why = "not a release dspark-ckpt has read; the row covering it was used"
+    for row, why in dict.fromkeys((r, _why(v)) for v, r in sorted(pairs, key=lambda p: (_r(p[1]), _r(p[0])))):
+        named = ", ".join(f"sglang=={v}" for v, r in pairs if r == row and _why(v) == why)
         parts.append(f"{named}: verdict assumed from SGLang {row} ({why})")
     return "; ".join(parts)

@@ -119,21 +119,23 @@ VLLM_ROWS: tuple[Contract, ...] = (
 )
 
 
-# The draft architectures of _SPECULATIVE_DECODING_MODELS whose class dspark-ckpt models: name -> (first release that
-# registers it, the class it maps to). Lines per release are in the citation of each build (registry.py).
-DRAFT_CLASSES: dict[str, tuple[str, str]] = {
-    "Eagle3LlamaForCausalLM": ("0.8.5", "Eagle3LlamaForCausalLM"),
-    "LlamaForCausalLMEagle3": ("0.10.2", "Eagle3LlamaForCausalLM"),
-    "PEagleDraftModel": ("0.22.0", "Eagle3LlamaForCausalLM"),
-    "PeagleLlamaForCausalLM": ("0.22.0", "Eagle3LlamaForCausalLM"),
-    "Eagle3Qwen3ForCausalLM": ("0.24.0", "Eagle3Qwen3ForCausalLM"),
-    "PeagleQwen3ForCausalLM": ("0.24.0", "Eagle3Qwen3ForCausalLM"),
-    "DFlashDraftModel": ("0.20.0", "DFlashQwen3ForCausalLM"),
-    "DFlash2DraftModel": ("0.28.0", "DFlash2Qwen3ForCausalLM"),
-    "Qwen3DSparkModel": ("0.25.0", "Qwen3DSparkForCausalLM"),
-    "Qwen3OmniDSparkModel": ("0.29.0", "Qwen3DSparkForCausalLM"),
-    "Gemma4DSparkModel": ("0.26.0", "Gemma4DSparkForCausalLM"),
-    "DSparkDraftModel": ("0.25.0", "DSparkDeepseekV4ForCausalLM"),
+# The draft architectures of _SPECULATIVE_DECODING_MODELS whose class dspark-ckpt models: name -> the class it maps
+# to. Which releases register each, and where, is the generated registry data's (registered_architectures.json,
+# runtimes/registered.py), and the class each maps to is every release record's `registry` (release_data/*/release.json):
+# tests/unit/test_focused_runtimes.py holds this table to both.
+DRAFT_CLASSES: dict[str, str] = {
+    "Eagle3LlamaForCausalLM": "Eagle3LlamaForCausalLM",
+    "LlamaForCausalLMEagle3": "Eagle3LlamaForCausalLM",
+    "PEagleDraftModel": "Eagle3LlamaForCausalLM",
+    "PeagleLlamaForCausalLM": "Eagle3LlamaForCausalLM",
+    "Eagle3Qwen3ForCausalLM": "Eagle3Qwen3ForCausalLM",
+    "PeagleQwen3ForCausalLM": "Eagle3Qwen3ForCausalLM",
+    "DFlashDraftModel": "DFlashQwen3ForCausalLM",
+    "DFlash2DraftModel": "DFlash2Qwen3ForCausalLM",
+    "Qwen3DSparkModel": "Qwen3DSparkForCausalLM",
+    "Qwen3OmniDSparkModel": "Qwen3DSparkForCausalLM",
+    "Gemma4DSparkModel": "Gemma4DSparkForCausalLM",
+    "DSparkDraftModel": "DSparkDeepseekV4ForCausalLM",
 }
 # The family whose contract rows describe each class (Qwen3OmniDSparkModel: the Omni rows, same class).
 CLASS_FAMILY: dict[str, Family] = {
