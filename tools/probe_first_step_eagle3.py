@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from probe_sglang import _cut, _method
 from torch import nn
 
-from probe_sglang import _cut, _method
+from dspark_ckpt.runtimes.first_step import EAGLE3_KINDS, order_key
 
 HIDDEN, ROWS = 8, 2
-KINDS = ("own", "null", "tied", "tied-null")  # untied with D; untied, D null; tied with D; tied, D null
 ANCHORS = ("capture", "last")
 SCALES = ((24, 40, 56), (64, 72, 88))  # a size per rank, at two scales whose numbers (each minus one too) differ
 
@@ -44,13 +44,6 @@ def orders(names: str) -> list[dict[str, int]]:
         if set(ranks) == set(range(max(ranks) + 1)):
             found.append(dict(zip(names, ranks, strict=True)))
     return found
-
-
-def order_key(sizes: dict[str, int]) -> str:
-    """`C<L=R`: the sizes named, smallest first, ties joined by `=` (names in order within a tie)."""
-    ranked = sorted(sizes, key=lambda n: (sizes[n], n))
-    return "".join(n if i == 0 else ("=" if sizes[n] == sizes[ranked[i - 1]] else "<") + n
-                   for i, n in enumerate(ranked))
 
 
 def _statements(path: Path, cls: str, name: str, first: str, last: str) -> list[ast.stmt]:
@@ -170,7 +163,7 @@ def observe_eagle3(tree: Path, frame: Callable[[BaseException, Path], str | None
     if run is None:
         return None
     table: dict[str, Any] = {}
-    for kind in KINDS:
+    for kind in EAGLE3_KINDS:
         tied, null = kind.startswith("tied"), kind.endswith("null")
         for ranks in orders("CR") + orders("CRL"):
             for anchor in ANCHORS:
