@@ -9,8 +9,8 @@ Each checkpoint (tools/probe_runtime.py's matrix, `realistic`: Markov heads only
 and loaded by the release's own code (verify/engine_vllm.py), then tools/vllm_first_step_worker.py shares the
 target's embedding and head as the release's loaders do and runs the step twice: hidden states of zeros (what a
 CUDA-graph capture feeds: `capture`) and a head whose last row wins (`last`). Only releases whose
-v1/worker/gpu/spec_decode/eagle/utils.py holds share_target_lm_head (0.34) run: older ones share inside the
-proposer's load_model (v1/spec_decode/eagle.py, llm_base_proposer.py), not cut out here. Exit 0 on success (or, with
+v1/worker/gpu/spec_decode/eagle/utils.py holds _should_share and maybe_share_target_embed (0.30+) run: older ones
+share inside the proposer's load_model (v1/spec_decode/eagle.py, llm_base_proposer.py), not run here. Exit 0 on success (or, with
 --check, when the file is unchanged), 1 when it differs, 2 when the release cannot be run.
 """
 
@@ -37,28 +37,48 @@ FILE = "first_step.json"
 
 
 def runs_here(tree: Path) -> bool:
+    """0.30+: the loaders' sharing goes through eagle/utils.py _should_share and maybe_share_target_embed."""
     path = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "eagle" / "utils.py"
-    return path.is_file() and "def share_target_lm_head" in path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return "def _should_share" in text and "def maybe_share_target_embed" in text
 
 
-def record(version: str, timeout: float = 1200) -> dict[str, Any] | None:
+def execute(version: str, cases: list[dict[str, Any]], timeout: float = 1200) -> dict[str, Any] | None:
+    """Each case ({id, folder, target_vocab, family}) through the release's load and first step; None where the
+    release's sharing is not the one the worker runs (before 0.30)."""
     tree, deps = fetch_sources(version, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
     if not runs_here(tree):
         return None
+    dflash = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "dflash" / "utils.py"
+    flag = dflash.is_file() and "config, \"has_own_lm_head\"" in dflash.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
-        paths = list(fixture_matrix(Path(tmp), list(FAMILIES), markov_everywhere=False))
-        cases = [{"id": p.name, "folder": str(p), "target_vocab": T,
-                  "family": next(f for f in FAMILIES if p.name.startswith(f + "-"))} for p in paths]
         request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
-        request.write_text(json.dumps({"cases": cases}))
+        request.write_text(json.dumps({"cases": cases, "dflash_flag": flag}))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(deps), str(ROOT)]),
                "VLLM_TARGET_DEVICE": "cpu"}
         done = subprocess.run([sys.executable, str(ROOT / "tools" / "vllm_first_step_worker.py"), str(request),
                                str(out)], env=env, capture_output=True, text=True, timeout=timeout, check=False)
         if done.returncode != 0 or not out.is_file():
             raise SystemExit(f"probe_vllm_first_step: vLLM {version} could not be run:\n{done.stderr[-3000:]}")
-        result = json.loads(out.read_text())
+        result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def record(version: str) -> dict[str, Any] | None:
+    with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
+        paths = list(fixture_matrix(Path(tmp), list(FAMILIES), markov_everywhere=False))
+        result = execute(version, [{"id": p.name, "folder": str(p), "target_vocab": T,
+                                    "family": next(f for f in FAMILIES if p.name.startswith(f + "-"))}
+                                   for p in paths])
+    if result is None:
+        return None
     cells = {r.pop("id"): r for r in sorted(result["results"], key=lambda r: r["id"])}
+    for cell in cells.values():  # the refusal's words up to where they list the parameters (a set: unordered)
+        if "load" in cell:
+            error = cell["load"]["error"]
+            text = error.get("message", "") if isinstance(error, dict) else str(error)
+            cell["load"] = {"type": error.get("type") if isinstance(error, dict) else None,
+                            "message": text.split(" The available", 1)[0]}
     return {"schema": 1, "runtime": "vllm", "release": version, "target_vocab": T,
             "generated_by": f"python tools/probe_vllm_first_step.py {version}", "cells": cells}
 

@@ -1,9 +1,9 @@
 """Worker (run under one vLLM release's PYTHONPATH, tools/probe_vllm_first_step.py starts it): each checkpoint
 through the release's own build and load (dspark_ckpt/verify/engine_vllm.py: registered class, real __init__,
 real load_weights on the checkpoint's data), then its sharing and first draft step on CPU:
-v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed and share_target_lm_head (the DSpark loader's
-`can_share=draft_output_vocab_size == target_vocab_size`, dspark/utils.py; DFlash's inline condition,
-dflash/utils.py) against a target of T rows (the release's VocabParallelEmbedding / ParallelLMHead), then
+v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed and _should_share under each loader's condition
+(dspark/utils.py `draft_output_vocab_size == target_vocab_size`; dflash/utils.py `not config.has_own_lm_head`
+from 0.31) against a target of T rows (the release's VocabParallelEmbedding / ParallelLMHead), then
 compute_logits (EAGLE-3, DFlash: the d2t scatter) or compute_draft_logits + markov_embed + markov_bias +
 map_draft_to_target (Qwen3 DSpark, dspark/speculator.py's greedy path), the argmax, and the target embedding's
 lookup of the proposed ids. `python vllm_first_step_worker.py REQUEST OUT`.
@@ -43,7 +43,7 @@ def _rising(torch: Any, rows: int, hidden: int) -> Any:
     return (torch.arange(rows, dtype=torch.float32)[:, None].expand(rows, hidden) / rows).contiguous()
 
 
-def first_step(release: Any, model: Any, family: str, t: int, anchor: str) -> str:
+def first_step(release: Any, model: Any, family: str, t: int, anchor: str, dflash_flag: bool) -> str:
     """The stage reached: `ok`; raises where the release raises."""
     torch = release.torch
     from vllm.model_executor.layers.vocab_parallel_embedding import (  # type: ignore[import-not-found]
@@ -71,15 +71,15 @@ def first_step(release: Any, model: Any, family: str, t: int, anchor: str) -> st
         own.weight.data.copy_(_rising(torch, own.weight.shape[0], hidden_size))
     if family != "qwen3-dspark" or draft_vocab <= t:  # dspark/utils.py: embeddings shared only where V <= T
         utils.maybe_share_target_embed(model, model.model, SimpleNamespace(embed_tokens=target_embed))
-    if family == "dflash":  # dflash/utils.py's inline condition
-        if not getattr(model.config, "has_own_lm_head", False) and utils._should_share(
-                model, "has_own_lm_head", own, target_head):
-            if own is not None:
-                del model.lm_head
-            model.lm_head = target_head
-    else:
-        utils.share_target_lm_head(model, target_head, None,
-                                   can_share=family != "qwen3-dspark" or d_out == t)
+    # the head: each loader's condition, then _should_share (eagle/utils.py load_eagle_model, 0.30-0.33 inline,
+    # 0.34 share_target_lm_head; dspark/utils.py: draft_output_vocab_size == target_vocab_size; dflash/utils.py:
+    # not config.has_own_lm_head from 0.31)
+    can = (d_out == t if family == "qwen3-dspark" else
+           not getattr(model.config, "has_own_lm_head", False) if family == "dflash" and dflash_flag else True)
+    if can and utils._should_share(model, "has_own_lm_head", own, target_head):
+        if own is not None:
+            del model.lm_head
+        model.lm_head = target_head
     hidden = (torch.zeros if anchor == "capture" else torch.ones)(2, hidden_size)
     if family == "qwen3-dspark":
         logits = model.compute_draft_logits(hidden)
@@ -119,7 +119,8 @@ def main(argv: list[str]) -> int:
                 continue
             for anchor in ("capture", "last"):
                 try:
-                    out[anchor] = first_step(release, model, case["family"], int(case["target_vocab"]), anchor)
+                    out[anchor] = first_step(release, model, case["family"], int(case["target_vocab"]), anchor,
+                                             bool(request.get("dflash_flag")))
                 except Exception as exc:  # noqa: BLE001 - the release's own exception is the observation
                     out[anchor] = {"raises": type(exc).__name__, "text": (str(exc) or type(exc).__name__)[:400],
                                    "where": _where(exc)}
