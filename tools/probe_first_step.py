@@ -39,6 +39,7 @@ from torch import nn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
+from probe_first_step_eagle3 import observe_eagle3
 from probe_runtime import DEFAULT_CACHE
 from probe_sglang import _cut, _Struct
 from sglang_release_model import fetch_sources
@@ -201,7 +202,8 @@ def observe_dflash2(tree: Path) -> dict[str, Any] | None:
 
 
 def record(version: str, tree: Path) -> dict[str, Any] | None:
-    seen = {name: found for name, observe in (("dspark", observe_dspark), ("dflash2", observe_dflash2))
+    seen = {name: found for name, observe in (("dspark", observe_dspark), ("dflash2", observe_dflash2),
+                                              ("eagle3", lambda t: observe_eagle3(t, _frame)))
             if (found := observe(tree)) is not None}
     if not seen:
         return None
@@ -229,17 +231,19 @@ def run_release(version: str, check: bool) -> int:
         return 0
     if want is None:
         path.unlink(missing_ok=True)
-        print(f"probe_first_step: SGLang {version} has no DSpark draft step")
+        print(f"probe_first_step: SGLang {version} has no draft step this probe runs")
     elif want != have:
         path.write_text(want, encoding="utf-8")
         print(f"probe_first_step: wrote {path.relative_to(ROOT)}")
     return 0
 
 
-def has_dspark(version: str) -> bool:
-    """Whether the release registers a DSpark draft (its generated release.json): the releases worth fetching."""
+def has_step(version: str) -> bool:
+    """Whether the release registers a DSpark or an EAGLE-3 draft (its generated release.json): the releases worth
+    fetching (an EAGLE-3 release older than LogitsProcessor._copy_logits_to_buffer, 0.5.12, records nothing)."""
     path = data_folder("sglang", version) / RELEASE_FILE
-    return path.is_file() and "Qwen3DSparkModel" in json.loads(path.read_text(encoding="utf-8"))["architectures"]
+    names = json.loads(path.read_text(encoding="utf-8"))["architectures"] if path.is_file() else []
+    return "Qwen3DSparkModel" in names or "LlamaForCausalLMEagle3" in names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("version", help="an SGLang release, or 'all'")
     parser.add_argument("--check", action="store_true", help="compare with the committed file; write nothing")
     args = parser.parse_args(argv)
-    versions = [v for v in SGLANG_RELEASES if has_dspark(v)] if args.version == "all" else [args.version]
+    versions = [v for v in SGLANG_RELEASES if has_step(v)] if args.version == "all" else [args.version]
     return max((run_release(v, args.check) for v in versions), default=0)
 
 

@@ -66,15 +66,15 @@ REPAIRS: tuple[Repair, ...] = (
     Repair(SHARE_TARGET_HEAD, "trim markov_w2 to T rows and set draft_vocab_size = T, so the target head is shared "
            "(a padded draft without its own head)", ("DSP306", "DSP305", "DSP315", "DSP303"), Applicability.UNSAFE,
            "re-export the draft with markov_w2 of T rows and draft_vocab_size = T", hint_for=("DSP306",)),
-    Repair(REBUILD_D2T, "rebuild d2t exactly from a valid t2d (a pruned draft whose d2t is missing, all zero, or maps "
-           "outside [0, T) or out of order)",
-           ("DSP302", "DSP401", "DSP405", "DSP603", "DSP402", "DSP403"), Applicability.SAFE, D2T_REEXPORT,
+    Repair(REBUILD_D2T, "rebuild d2t exactly from a valid t2d (a pruned draft whose d2t is missing, all zero, maps "
+           "outside [0, T) or out of order, or has another length than D)",
+           ("DSP302", "DSP401", "DSP405", "DSP603", "DSP402", "DSP403", "DSP324"), Applicability.SAFE, D2T_REEXPORT,
            hint_for=("DSP302", "DSP401", "DSP405", "DSP603")),
     Repair(OFFSET_D2T, "convert a d2t that holds absolute target ids to the offsets the runtimes add (d2t[i] - i; "
            "the ids a strictly increasing subset of [0, T), agreeing with t2d where there is one)",
            ("DSP402", "DSP403", "DSP405", "DSP603"), Applicability.SAFE, D2T_REEXPORT,
            hint_for=("DSP402", "DSP403")),
-    Repair(DROP_D2T, "drop a d2t the runtime has no parameter for (an equal or padded draft)", ("DSP303",),
+    Repair(DROP_D2T, "drop a d2t the runtime has no parameter for (an equal or padded draft)", ("DSP303", "DSP324"),
            Applicability.SAFE, "re-export the draft without the d2t", hint_for=("DSP303",)),
     Repair(IDENTITY_D2T, "add an explicit zero d2t (a pin for vLLM 0.27-0.29 only; never chosen unless forced)",
            ("DSP302",), Applicability.SAFE),

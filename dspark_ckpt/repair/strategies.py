@@ -182,10 +182,11 @@ class RebuildD2t(_WritesD2t):
 
     def why_not(self, s: Situation, f: DraftFacts) -> str | None:
         v, d, pruned = s.vocab, f.draft_vocab_size, f.kind is VocabKind.PRUNED
-        needs_d2t = pruned and (not v.d2t or s.d2t_all_zero or s.d2t_broken)
+        short = f.d2t_length is not None and f.d2t_length != d  # SGLang's hot_token_id lookup fails (DSP324)
+        needs_d2t = pruned and (not v.d2t or s.d2t_all_zero or s.d2t_broken or short)
         return (None if needs_d2t and v.lm_head and s.t2d_flags is not None else
                 "the draft is not pruned (D >= T)" if not pruned else
-                "its d2t is a valid map (not all zero, inside [0, T), increasing)" if not needs_d2t else
+                "its d2t is a valid map (D entries, not all zero, inside [0, T), increasing)" if not needs_d2t else
                 "it ships no lm_head" if not v.lm_head else
                 f"it has no valid t2d (BOOL, length T, exactly {d} ids marked) to rebuild from")
 

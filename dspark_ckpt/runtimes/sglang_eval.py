@@ -16,7 +16,14 @@ from typing import Any, NoReturn
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import messages as m
 from dspark_ckpt.runtimes.contracts import Contract
-from dspark_ckpt.runtimes.first_step import StepFailure, dflash2_failure, dspark_failure, recorded
+from dspark_ckpt.runtimes.first_step import (
+    StepFailure,
+    dflash2_failure,
+    dspark_failure,
+    eagle3_failure,
+    eagle3_sizes,
+    recorded,
+)
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.sglang_config import (
@@ -28,6 +35,7 @@ from dspark_ckpt.runtimes.sglang_config import (
     config_fields,
     draft_vocab_config,
 )
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +183,30 @@ def short_d2t(k: Contract, n: int, width: int, observed: str | None = None) -> I
 
 
 def _eagle3_first_step(r: Row) -> Issue | None:
+    """The head's logits cropped, the top id mapped through hot_token_id, from the release's recorded execution
+    (runtimes/first_step.py `eagle3`, 0.5.12+); modelled where nothing was recorded or the draft keeps its own
+    embedding (target_hidden_size != hidden_size: set_embed returns early, which the probe does not vary)."""
+    f, cfg = r.f, r.cfg
+    listed = r.version in SGLANG_RELEASES  # a listed release the probe did not run (before 0.5.12) is modelled
+    steps = recorded(r.version, "eagle3") if listed and r.version else recorded_step(r, "eagle3")
+    if steps is None or cfg.target_hidden_differs or f.draft_vocab_config == "absent":
+        return modelled_eagle3_first_step(r)
+    null = f.draft_vocab_config == "null"
+    kind = ("tied" if cfg.tie_word_embeddings else "null" if null else "own") + ("-null" if null and
+                                                                                cfg.tie_word_embeddings else "")
+    c, rows = f.vocab_size if null else f.draft_vocab_size, f.target_head_rows or f.target_vocab_size
+    length = f.d2t_length if f.has_d2t and f.d2t_length is not None else None
+    failure = eagle3_failure(steps, kind, c, rows, length)
+    if failure is None:
+        return None
+    words = failure.fill(eagle3_sizes(c, rows, length))
+    if failure.stage == "lookup" and length is not None:
+        last = int(words.split()[1]) if words.startswith("index ") else eagle3_width(r) - 1
+        return short_d2t(r.k, length, last + 1, observed=words)
+    return Issue("DSP342" if failure.stage == "crop" else "DSP324", words)
+
+
+def modelled_eagle3_first_step(r: Row) -> Issue | None:
     f = r.f
     if r.cfg.tie_word_embeddings and f.draft_vocab_config == "null" and r.c.null_crop_fails:
         return Issue("DSP342", r.k.messages.null_crop)

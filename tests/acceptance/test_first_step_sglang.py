@@ -16,7 +16,8 @@ from dspark_ckpt.runtimes.table import SGLANG_VERSIONS
 
 T = 96
 READY = {"markov_head_type": "vanilla", "mask_token_id": 0}
-DSPARK = [v for v in SGLANG_VERSIONS if (DATA / f"sglang-{v}" / "first_step.json").is_file()]
+DSPARK = [v for v in SGLANG_VERSIONS if (DATA / f"sglang-{v}" / "first_step.json").is_file()
+          and '"dspark"' in (DATA / f"sglang-{v}" / "first_step.json").read_text(encoding="utf-8")]
 
 
 def recorded(version: str, relation: str, anchor: str) -> Any:

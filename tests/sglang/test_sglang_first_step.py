@@ -82,8 +82,10 @@ def test_check_reports_the_recorded_dflash2_selector_step(tmp_path: Path, v: int
 def test_every_release_with_a_dspark_class_has_its_step_recorded() -> None:
     with_dspark = {v for v in SGLANG_VERSIONS if (r := release_record("sglang", v)) is not None
                    and "Qwen3DSparkModel" in r["architectures"]}
-    assert set(RECORDED) == with_dspark and with_dspark
+    assert {v for v, doc in RECORDED.items() if "dspark" in doc} == with_dspark and with_dspark
     for version, doc in RECORDED.items():
+        if "dspark" not in doc:
+            continue
         assert (doc["runtime"], doc["release"], doc["schema"]) == ("sglang", version, 1)
         steps = doc["dspark"]["steps"]
         assert set(steps) == {"vanilla", "gated", "rnn"}
@@ -101,6 +103,8 @@ def test_check_reports_the_recorded_first_step_release_by_release(tmp_path: Path
                             config_extra={**DSPARK_READY, "markov_head_type": head})
     found = checked(path, t, w)
     for version, doc in RECORDED.items():
+        if "dspark" not in doc:
+            continue
         want, got = recorded_outcome(doc, head, v, t, w), found[version]
         assert got.error_code is None, (version, got.error)
         if want is None:

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Maintainer command: run one vLLM release's own first draft step (EAGLE-3, DFlash, Qwen3 DSpark) on CPU over the
+probe's fixture matrix and record what it raised, per cell, in release_data/vllm-X/first_step.json.
+
+    python tools/probe_vllm_first_step.py 0.34.0            # write the file
+    python tools/probe_vllm_first_step.py 0.34.0 --check    # regenerate and compare with the committed file
+
+Each checkpoint (tools/probe_runtime.py's matrix, `realistic`: Markov heads only in DSpark drafts; T = 96) is built
+and loaded by the release's own code (verify/engine_vllm.py), then tools/vllm_first_step_worker.py shares the
+target's embedding and head as the release's loaders do and runs the step twice: hidden states of zeros (what a
+CUDA-graph capture feeds: `capture`) and a head whose last row wins (`last`). Only releases whose
+v1/worker/gpu/spec_decode/eagle/utils.py holds _should_share and maybe_share_target_embed (0.30+) run: older ones
+share inside the proposer's load_model (v1/spec_decode/eagle.py, llm_base_proposer.py), not run here. Exit 0 on success (or, with
+--check, when the file is unchanged), 1 when it differs, 2 when the release cannot be run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
+
+from probe_runtime import DEFAULT_CACHE, T, ensure_deps, fetch_sources, fixture_matrix
+
+from dspark_ckpt.runtimes.release_store import folder as data_folder
+
+FAMILIES = ("eagle3-llama", "dflash", "qwen3-dspark")
+FILE = "first_step.json"
+
+
+def runs_here(tree: Path) -> bool:
+    """0.30+: the loaders' sharing goes through eagle/utils.py _should_share and maybe_share_target_embed."""
+    path = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "eagle" / "utils.py"
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    return "def _should_share" in text and "def maybe_share_target_embed" in text
+
+
+def execute(version: str, cases: list[dict[str, Any]], timeout: float = 1200) -> dict[str, Any] | None:
+    """Each case ({id, folder, target_vocab, family}) through the release's load and first step; None where the
+    release's sharing is not the one the worker runs (before 0.30)."""
+    tree, deps = fetch_sources(version, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
+    if not runs_here(tree):
+        return None
+    dflash = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "dflash" / "utils.py"
+    flag = dflash.is_file() and "config, \"has_own_lm_head\"" in dflash.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
+        request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
+        request.write_text(json.dumps({"cases": cases, "dflash_flag": flag}))
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(deps), str(ROOT)]),
+               "VLLM_TARGET_DEVICE": "cpu"}
+        done = subprocess.run([sys.executable, str(ROOT / "tools" / "vllm_first_step_worker.py"), str(request),
+                               str(out)], env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        if done.returncode != 0 or not out.is_file():
+            raise SystemExit(f"probe_vllm_first_step: vLLM {version} could not be run:\n{done.stderr[-3000:]}")
+        result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
+def record(version: str) -> dict[str, Any] | None:
+    with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
+        paths = list(fixture_matrix(Path(tmp), list(FAMILIES), markov_everywhere=False))
+        result = execute(version, [{"id": p.name, "folder": str(p), "target_vocab": T,
+                                    "family": next(f for f in FAMILIES if p.name.startswith(f + "-"))}
+                                   for p in paths])
+    if result is None:
+        return None
+    cells = {r.pop("id"): r for r in sorted(result["results"], key=lambda r: r["id"])}
+    for cell in cells.values():  # the refusal's words up to where they list the parameters (a set: unordered)
+        if "load" in cell:
+            error = cell["load"]["error"]
+            text = error.get("message", "") if isinstance(error, dict) else str(error)
+            cell["load"] = {"type": error.get("type") if isinstance(error, dict) else None,
+                            "message": text.split(" The available", 1)[0]}
+    return {"schema": 1, "runtime": "vllm", "release": version, "target_vocab": T,
+            "generated_by": f"python tools/probe_vllm_first_step.py {version}", "cells": cells}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("version")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    doc = record(args.version)
+    if doc is None:
+        print(f"probe_vllm_first_step: vLLM {args.version}: not modelled (its loaders share the target's head "
+              "inside the proposer; see the docstring)")
+        return 0
+    want = json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    path = data_folder("vllm", args.version) / FILE
+    have = path.read_text(encoding="utf-8") if path.is_file() else None
+    if args.check:
+        print(f"probe_vllm_first_step: {path.name} of vLLM {args.version} "
+              + ("is what the release does" if want == have else "differs from what the release does"))
+        return 0 if want == have else 1
+    path.write_text(want, encoding="utf-8")
+    print(f"probe_vllm_first_step: wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
