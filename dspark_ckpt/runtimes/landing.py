@@ -231,8 +231,9 @@ def _list_lengths(config: Mapping[str, Any]) -> set[int]:
 
 
 def _sized(value: Any) -> bool:
-    """A value that sizes something: a positive count or a non-empty list (not a switch, not an empty list)."""
-    return (isinstance(value, int) and not isinstance(value, bool) and value > 0) or \
+    """A value that sizes something: a positive count (a ratio too), a non-empty list (not a switch, not an empty
+    list)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0) or \
         (isinstance(value, list) and len(value) > 0)
 
 
