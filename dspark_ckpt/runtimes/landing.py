@@ -7,9 +7,10 @@ the probe fed it one row or column off. Every backbone parameter no shipped tens
 release never says so. Each parameter the release builds has one judge, `owner()`: the vocab contract
 (runtimes/compatibility.py) for what the release may take from the target (lm_head, the embedding) and the d2t
 mapping, the aux-state model (runtimes/eagle3_aux.py) for the fc of the EAGLE-3 classes it reads, and this module
-for every other one (the Markov head and fc of DFlash/DSpark included). A dimension whose value depends on a key the
-draft sets to something the release's samples did not cover is not judged; nor is the presence of a parameter such a
-key may add or drop (one it only resizes must still be shipped).
+for every other one (the Markov head and fc of DFlash/DSpark included). A structural key the draft sets to a value
+the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
+the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
+may add or drop (one it only resizes must still be shipped).
 """
 
 from __future__ import annotations
