@@ -1017,7 +1017,7 @@ def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list
         for v in values_list:
             try:
                 model, _, _ = release.build(cls, _with(config_for(recipe, core), name, v), core)
-            except Exception:  # noqa: BLE001 - refused at these sizes: no point
+            except Exception:  # noqa: BLE001, S112 - refused at these sizes: no point
                 continue
             params = {n: list(p.shape) for n, p in _parameters(model).items()}
             points.append({"values": {**core, variable: _sized_value(v)},

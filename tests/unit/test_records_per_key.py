@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from cli_runner import run_cli
 from conftest import layout_checkpoint, write_safetensors
 
-from cli_runner import run_cli
 from dspark_ckpt.runtimes.landing import keyed, variables
 from dspark_ckpt.runtimes.release_model import architecture_model
 
