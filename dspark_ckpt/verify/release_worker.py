@@ -976,7 +976,9 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
         moved = sorted(n for n in set(params) | set(against) if params.get(n) != against.get(n))
         if not moved:
             continue
-        entry: dict[str, Any] = {"base": value, "alternate": alt, "changes": moved,
+        # a nested key absent at base is recorded as absent (null), as before the one-id list was compared
+        shown = None if sub_absent(name, value, present) else value
+        entry: dict[str, Any] = {"base": shown, "alternate": alt, "changes": moved,
                                  "appears": sorted(n for n in moved if n not in against),
                                  "disappears": sorted(n for n in moved if n not in params),
                                  "resized": sorted(n for n in moved if n in params and n in against)}
@@ -992,6 +994,11 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
                                                  [alt, *(a for a, _ in accepted[1:])], entry["resized"])
         out[name] = entry
     return out
+
+
+def sub_absent(name: str, value: Any, present: bool) -> bool:
+    """A nested key (`section.entry`) the base config does not hold, probed as a one-id list."""
+    return "." in name and value == [0] and not present
 
 
 def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list[dict[str, Any]], name: str,
