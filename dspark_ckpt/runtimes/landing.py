@@ -138,7 +138,9 @@ def _differs(probe: Mapping[str, Any], value: Any) -> bool:
     out and built from a default (a DFlash backbone's one target layer per draft layer)."""
     if value is None:
         return False
-    if isinstance(value, list):
+    if isinstance(value, list) and value and value != probe.get("base"):
+        return True
+    if isinstance(value, list) and value and "shapes" in probe:  # judged by its own length
         return True
     return value != probe.get("base") and value not in probe.get("as_base", ())
 
