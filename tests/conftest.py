@@ -222,14 +222,18 @@ def draft_tensors(*, vocab: int, draft_vocab: int, target_vocab: int, hidden: in
 
 
 # The backbone of a one-layer draft at hidden size H: what make_checkpoint writes beside the vocab tensors.
-def layout_checkpoint(model: Any, values: dict[str, int], lengths: dict[str, tuple[int, ...]] | None = None
-                      ) -> dict[str, tuple[int, ...]] | None:
+def layout_checkpoint(model: Any, values: dict[str, int], lengths: dict[str, tuple[int, ...]] | None = None,
+                      config: dict[str, Any] | None = None) -> dict[str, tuple[int, ...]] | None:
     """A generated release model's layout as a checkpoint (name -> shape for these values): every name it loads,
     its layers over the span the release builds, its experts over the count a MoE layer loads; a name the release
     skips (DFlash's mask_embedding, read from its own file) is not shipped. `lengths`: the shape of a name whose
-    record leaves its length open (the mapping tables d2t/t2d: D and T). None where a shape or count is unknown."""
-    from dspark_ckpt.runtimes.landing import built_indices
+    record leaves its length open (the mapping tables d2t/t2d: D and T); `config`: the draft's config, whose
+    structural keys resize what the record says they resize (landing.keyed). None where a shape or count is
+    unknown."""
+    from dspark_ckpt.runtimes.landing import _keyed_want, built_indices, keyed
+    from dspark_ckpt.runtimes.release_model import normal
 
+    at_draft = keyed(model, config, values)[0] if config is not None else {}
     span, experts = built_indices(model, values)
     if model.layers is None:
         span = range(1)
@@ -240,7 +244,9 @@ def layout_checkpoint(model: Any, values: dict[str, int], lengths: dict[str, tup
             continue
         if rule is None or rule.shape is None or span is None or ("{e}" in name and not experts):
             return None
-        shape = tuple(e.value(values) if e is not None else None for e in rule.shape)
+        keyed_shape = rule.parameter is not None and at_draft.get(normal(rule.parameter))
+        shape = tuple(e.value(values) if e is not None else None for e in rule.shape) if not keyed_shape else \
+            _keyed_want(model, rule, keyed_shape, values) or (None,)
         if shape == (None,) and name in (lengths or {}):
             shape = (lengths or {})[name]
         if any(d is None or d <= 0 for d in shape):

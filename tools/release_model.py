@@ -120,8 +120,9 @@ RECIPES: dict[str, dict[str, Any]] = {
     # LiLiCorr (lilicorr.py LiLiCorrHead; SGLang's speculative/lilicorr_utils.py, which names them required, with no
     # defaults): the head's lilicorr_* geometry and the trained block_size in dflash_config, tiny (candidate_topk a
     # power of two, block_size above the one speculative token); its candidates need the target's full vocabulary
-    # (LiLiCorrForCausalLM refuses a draft_id_to_target_id), so draft_vocab_size is left out
-    "LiLiCorr": {"model_type": "qwen3", "omit": ["draft_vocab_size"],
+    # (LiLiCorrForCausalLM refuses a draft_id_to_target_id, built where D differs from T: lilicorr.py L480-481 @
+    # 0.34.0), so the target's vocabulary is tied to draft_vocab_size, and the samples that vary it build
+    "LiLiCorr": {"model_type": "qwen3", TIED: {"target.vocab_size": "draft_vocab_size"},
                  "dflash_config": {"target_layer_ids": [0], "block_size": 4, "lilicorr_hidden_size": 0,
                                    "lilicorr_candidate_topk": 2, "lilicorr_num_layers": 1, "lilicorr_num_heads": 2,
                                    "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 4, "lilicorr_vector_eps": 1e-6,
@@ -602,6 +603,51 @@ def refused_apart(samples: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _only_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """The one variable two points differ in; None where they differ in none or several."""
+    differ = [k for k in set(a) | set(b) if a.get(k) != b.get(k)]
+    return differ[0] if len(differ) == 1 else None
+
+
+def fit_sized(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """parameter -> [expression per dim] over the points a sizing key was built at (the key, `len(<key>)` for a
+    list, and the sampled sizes that move it): what the evaluator computes at the draft's own value of the key."""
+    if not points:
+        return {}
+    variables = sorted({k for point in points for k in point["values"]})
+    out: dict[str, Any] = {}
+    for parameter in sorted({p for point in points for p in point["parameters"]}):
+        shapes = [(point["values"], point["parameters"][parameter]) for point in points
+                  if parameter in point["parameters"]]
+        dims = []
+        for axis in range(len(shapes[0][1])):
+            seen = [(v, s[axis]) for v, s in shapes if len(s) > axis]
+            moving = {k for (a, ya), (b, yb) in itertools.combinations(seen, 2) if ya != yb
+                      for k in [_only_difference(a, b)] if k is not None}
+            terms = fit(seen, variables, moving)
+            dims.append({"expr": render(terms), "text": text(terms)} if terms is not None
+                        else {"unfitted": sorted({y for _, y in seen})})
+        out[normal(parameter)] = dims
+    return out
+
+
+def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
+    """One structural key as the data file keeps it: its sampled values, what another value does (the parameters
+    that appear, disappear, are resized; the shapes of the resized ones as expressions of the key where it sizes
+    them), the values the class refused (in its words) and those that build what the base builds."""
+    out = {k: v for k, v in seen.items() if k not in ("error", "sized_points", "refused_values")}
+    if "error" in seen:
+        out["refused"] = words(seen["error"]["message"], 300)
+    if seen.get("refused_values"):
+        out["refused_values"] = {k: words(v, 300) for k, v in sorted(seen["refused_values"].items())}
+    for field in ("appears", "disappears", "resized"):
+        if field in out and not out[field]:
+            del out[field]
+    if shapes := fit_sized(seen.get("sized_points", [])):
+        out["shapes"] = shapes
+    return out
+
+
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
     for failure in ("import_error", "worker_error"):
@@ -648,9 +694,7 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "fallbacks": fallbacks(samples, parameters),
         # the same for a config that is a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
         "fallbacks_bare": fallbacks(samples, parameters, "bare-omit:"),
-        "structural": {k: {kk: vv for kk, vv in v.items() if kk != "error"} | (
-            {"refused": words(v["error"]["message"], 300)} if "error" in v else {}) for k, v in
-            sorted(arch.get("structural", {}).items())},
+        "structural": {k: structural_record(v) for k, v in sorted(arch.get("structural", {}).items())},
         # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}

@@ -7,9 +7,10 @@ the probe fed it one row or column off. Every backbone parameter no shipped tens
 release never says so. Each parameter the release builds has one judge, `owner()`: the vocab contract
 (runtimes/compatibility.py) for what the release may take from the target (lm_head, the embedding) and the d2t
 mapping, the aux-state model (runtimes/eagle3_aux.py) for the fc of the EAGLE-3 classes it reads, and this module
-for every other one (the Markov head and fc of DFlash/DSpark included). A dimension whose value depends on a key the
-draft sets to something the release's samples did not cover is not judged; nor is the presence of a parameter such a
-key may add or drop (one it only resizes must still be shipped).
+for every other one (the Markov head and fc of DFlash/DSpark included). A structural key the draft sets to a value
+the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
+the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
+may add or drop (one it only resizes must still be shipped).
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from dspark_ckpt.runtimes.release_model import (
     LoadOutcome,
     TensorRule,
     config_value,
+    key_shapes,
+    key_variable,
     normal,
+    sized_value,
 )
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
@@ -106,6 +110,10 @@ def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hid
     for key, value in config.items():
         if (n := _positive(value)) is not None:
             values[key] = n
+    for key in key_shapes(model):  # a structural key whose shapes the record fitted: its value, a list's length
+        value = config_value(config, key)
+        if (n := sized_value(value)) is not None:
+            values[key_variable(key, value)] = n
     if target_vocab is not None:
         values["target.vocab_size"] = target_vocab
     if target_hidden is not None:
@@ -124,24 +132,86 @@ def variables(model: ArchitectureModel, config: Mapping[str, Any], *, target_hid
     return values
 
 
-def _unjudged(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
-    """Parameters whose shape moves with a key the draft sets to another value than the release's samples: those
-    the key's samples changed; for a key whose alternate sample the class refused (the record cannot say what it
-    moves), every parameter with a dimension the samples fitted as a constant."""
-    out: set[str] = set()
+def _differs(probe: Mapping[str, Any], value: Any) -> bool:
+    """Whether the draft's value of a structural key is one the samples did not build the class at: not the base's
+    (nor one the record saw build what the base builds); a list always, since the base sample may have left the key
+    out and built from a default (a DFlash backbone's one target layer per draft layer)."""
+    if value is None:
+        return False
+    if isinstance(value, list) and value and value != probe.get("base"):
+        return True
+    if isinstance(value, list) and value and "shapes" in probe:  # judged by its own length
+        return True
+    return value != probe.get("base") and value not in probe.get("as_base", ())
+
+
+def keyed(model: ArchitectureModel, config: Mapping[str, Any],
+          values: Mapping[str, int]) -> tuple[dict[str, tuple[Expr | None, ...]], frozenset[str]]:
+    """The shapes the release builds at the draft's own values of the structural keys it sets (`structural.<key>
+    .shapes`, where the record fitted them), and the parameters whose shape stays unjudged: moved by a key the
+    draft sets to a value the samples did not build at, with no fitted shape for it."""
+    fitted = key_shapes(model)
+    moved_by: dict[str, list[str]] = {}
+    unjudged: set[str] = set()
+    pending: set[str] = set()  # fc, where the draft lists target layers under another key than this one
     lists = _sets_layer_list(config)
     for key, probe in model.structural.items():
         value = config_value(config, key)
-        if (value is not None and value != probe.get("base")) or (lists and key.endswith(LAYER_LISTS)):
-            out.update(normal(p) for p in probe.get("changes", ()))
-            if "refused" in probe and value is not None and value != probe.get("base"):
-                out.update(p for p, exprs in model.parameters.items()
-                           if any(e is not None and not e.variables for e in exprs))
-    if lists:  # fc too where the record probed none of the keys this draft sets (SGLang 0.5.11-0.5.17's DFlash)
-        out.update(p for p in AUX_PARAMETERS if p in model.parameters)
+        active = _differs(probe, value)
+        if not active and not (lists and key.endswith(LAYER_LISTS) and value is None):
+            continue
+        own = fitted.get(key, {}) if active and sized_value(value) is not None else {}
+        for parameter in _named(probe, "changes"):
+            if parameter in own:
+                moved_by.setdefault(parameter, []).append(key)
+            else:
+                (unjudged if active else pending).add(parameter)
+        if "refused" in probe and "changes" not in probe and active:
+            # every alternate the class was offered was refused: the record cannot say what the key moves
+            unjudged.update(p for p, exprs in model.parameters.items()
+                            if any(e is not None and not e.variables for e in exprs))
+    unjudged.update(pending - set(moved_by))
+    shapes: dict[str, tuple[Expr | None, ...]] = {}
+    for parameter, keys in moved_by.items():
+        main = model.parameters.get(parameter)
+        if parameter in unjudged or main is None:
+            continue
+        shapes[parameter] = tuple(_combined(main[d] if d < len(main) else None,
+                                            [fitted[k][parameter][d] for k in keys if d < len(fitted[k][parameter])],
+                                            values)
+                                  for d in range(len(fitted[keys[0]][parameter])))
+    return shapes, frozenset(unjudged)
+
+
+def _combined(main: Expr | None, moved: list[Expr | None], values: Mapping[str, int]) -> Expr | None:
+    """One dimension of a parameter several keys the draft sets resize: the record's where no key's fitted shape
+    differs from it there, the one key's that does, several that agree at the draft's values; None otherwise (two
+    keys that size the same dimension: which one the release reads is not recorded)."""
+    if any(e is None for e in moved):
+        return None
+    differ = [e for e in moved if e is not None and (main is None or e.text != main.text)]
+    if not differ:
+        return main
+    if len({e.value(values) for e in differ}) == 1 and differ[0].value(values) is not None:
+        return differ[0]
+    return None
+
+
+def _unjudged(model: ArchitectureModel, config: Mapping[str, Any],
+              values: Mapping[str, int] | None = None) -> frozenset[str]:
+    """Parameters whose shape moves with a key the draft sets to another value than the release's samples, where the
+    record has no shape for it at the draft's value (`keyed`); fc where the draft lists target layers under a key
+    the record probed none of."""
+    if values is None:
+        values = variables(model, config, target_hidden=None, target_vocab=None)
+    shapes, out = keyed(model, config, values)
+    found = set(out)
+    if _sets_layer_list(config) and (not any(p in shapes for p in AUX_PARAMETERS) or len(_list_lengths(config)) > 1):
+        # fc too where the record probed none of the keys this draft sets (SGLang 0.5.11-0.5.17's DFlash)
+        found.update(p for p in AUX_PARAMETERS if p in model.parameters)
     if context_width(model, config) is not None:
-        out.difference_update(AUX_PARAMETERS)
-    return frozenset(out)
+        found.difference_update(AUX_PARAMETERS)
+    return frozenset(found)
 
 
 # The keys that list the target layers fc reads (its width is their count times the target's hidden size). A
@@ -156,9 +226,17 @@ def _sets_layer_list(config: Mapping[str, Any]) -> bool:
                (config, *(v for v in config.values() if isinstance(v, Mapping))) for k, v in mapping.items())
 
 
+def _list_lengths(config: Mapping[str, Any]) -> set[int]:
+    """The lengths of every target-layer list the draft sets (the conversions before the class copy one into
+    another, so two lengths leave fc's width to whichever the release reads first, which is not recorded)."""
+    return {len(v) for mapping in (config, *(v for v in config.values() if isinstance(v, Mapping)))
+            for k, v in mapping.items() if isinstance(v, list) and k.endswith(LAYER_LISTS)}
+
+
 def _sized(value: Any) -> bool:
-    """A value that sizes something: a positive count or a non-empty list (not a switch, not an empty list)."""
-    return (isinstance(value, int) and not isinstance(value, bool) and value > 0) or \
+    """A value that sizes something: a positive count (a ratio too), a non-empty list (not a switch, not an empty
+    list)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0) or \
         (isinstance(value, list) and len(value) > 0)
 
 
@@ -172,20 +250,36 @@ def _resizes(probe: Mapping[str, Any], value: Any) -> bool:
 
 
 def unseen(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
-    """The unjudged parameters whose presence is not judged either: those a key set to another value than the
-    samples' may add or drop (a parameter such a key only resizes must still be shipped; its shape is unjudged; one
-    the key's alternate sample added, at that value, is `appearing`)."""
+    """The parameters whose presence is not judged: those a key set to another value than the samples' may add or
+    drop. Where the record says what the key's alternate did (`appears`, `disappears`, `resized`): at the
+    alternate's own value, what it dropped; at another value, what it added or dropped (a count may add layers the
+    record names by index), and what it resized where the value is no size (a zero, a switch). An older record
+    (`changes` only): what it changed, less what a sizing value only resizes."""
     out: set[str] = set()
     for key, probe in model.structural.items():
         value = config_value(config, key)
-        if value is None or value == probe.get("base"):
+        if value is None or value == probe.get("base") or value in probe.get("as_base", ()):
             continue
-        changes = {normal(p) for p in probe.get("changes", ())}
+        if any(f in probe for f in EFFECTS):
+            dropped, added = _named(probe, "disappears"), _named(probe, "appears")
+            if value == probe.get("alternate"):
+                out.update(dropped)
+            else:
+                out.update(dropped | added | (set() if _sized(value) else _named(probe, "resized")))
+            continue
+        changes = _named(probe, "changes")
         if value == probe.get("alternate"):  # the sample saw this value: what it added is built, what it
             out.update(changes & set(model.parameters))  # changed of the base's may be resized or dropped
         else:
             out.update(changes if not _resizes(probe, value) else changes - set(model.parameters))
     return frozenset(out)
+
+
+EFFECTS = ("appears", "disappears", "resized")  # what a structural key's alternate did, per parameter
+
+
+def _named(probe: Mapping[str, Any], field: str) -> set[str]:
+    return {normal(p) for p in probe.get(field, ())}
 
 
 def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
@@ -197,7 +291,8 @@ def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
         value = config_value(config, key)
         if value is None or value == probe.get("base") or value != probe.get("alternate"):
             continue
-        out.update(p for p in (normal(c) for c in probe.get("changes", ())) if p not in model.parameters)
+        added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
+        out.update(p for p in added if p not in model.parameters)
     return frozenset(out)
 
 
@@ -258,6 +353,20 @@ def _context_words(message: str, name: str, got: tuple[int, ...], want: tuple[in
     text = text.replace("hidden_size={want_dim}", f"hidden_size={rows}")
     text = re.sub(r"but got \([^)]*\)", "but got (" + ", ".join(str(g) for g in got) + ")", text)
     return text.replace("for weight 'fc.weight'", f"for weight '{name}'")
+
+
+def _keyed_want(model: ArchitectureModel, rule: TensorRule, exprs: tuple[Expr | None, ...] | None,
+                values: Mapping[str, int]) -> tuple[int | None, ...] | None:
+    """The shape a tensor must have: the record's, or where a structural key the draft sets resizes its parameter,
+    the parameter's shape at the draft's values (a tensor that is the whole parameter only: one of a stacked q/k/v
+    keeps the record's, judged only where no key moves it)."""
+    if exprs is None or rule.parameter is None:
+        return _shape(rule.shape, values)
+    base = model.parameters.get(normal(rule.parameter))
+    if base is None or rule.shape is None or len(base) != len(rule.shape) or \
+            any((a.text if a else None) != (b.text if b else None) for a, b in zip(base, rule.shape, strict=True)):
+        return None
+    return _shape(exprs, values)
 
 
 def _shape(exprs: tuple[Expr | None, ...] | None, values: Mapping[str, int]) -> tuple[int | None, ...] | None:
@@ -575,19 +684,24 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
         return (missing,)
     values = variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                        config_class=config_class)
-    return _landings(model, frozenset(values.items()), _unjudged(model, config), unseen(model, config),
+    shapes, _ = keyed(model, config, values)
+    unjudged = _unjudged(model, config, values)
+    return _landings(model, frozenset(values.items()), unjudged, unseen(model, config),
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
-                     appearing(model, config), context_width(model, config, values), ignored)
+                     appearing(model, config), context_width(model, config, values), ignored,
+                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)))
 
 
 @functools.lru_cache(maxsize=256)
 def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjudged: frozenset[str],
               absent: frozenset[str], tensors: tuple[tuple[str, tuple[int, ...]], ...],
               family: Family | None, appear: frozenset[str] = frozenset(),
-              context: tuple[int, int] | None = None, ignored: tuple[str, ...] = ()) -> tuple[Landing, ...]:
+              context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
+              keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
+    at_draft = dict(keyed_shapes)  # parameter -> its shape at the draft's values of the structural keys it sets
     span, experts = built_indices(model, values)
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
@@ -611,7 +725,8 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
             continue
-        want = context if context is not None and normal(rule.parameter) == FC else _shape(rule.shape, values)
+        want = context if context is not None and normal(rule.parameter) == FC else \
+            _keyed_want(model, rule, at_draft.get(normal(rule.parameter)), values)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         if want is not None and normal(rule.parameter) not in unjudged:
             problem = _mismatch(rule, name, got, want, parameter, model.runtime)
@@ -632,7 +747,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         sized = presence_judged(parameter, exprs)
         if required is None and not sized:
             continue
-        rows = _shape(exprs, values)
+        rows = _shape(at_draft.get(parameter, exprs), values)
         need = units(rows) if rows is not None and None not in rows else None
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))

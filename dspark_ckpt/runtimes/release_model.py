@@ -161,6 +161,33 @@ class ArchitectureModel:
     refused_apart: tuple[tuple[str, str, LoadOutcome], ...] = ()
 
 
+@functools.cache
+def key_shapes(model: ArchitectureModel) -> Mapping[str, Mapping[str, tuple[Expr | None, ...]]]:
+    """structural key -> parameter (layer index generalised) -> its shape as expressions of the key (`len(<key>)`
+    for a list) and the sampled sizes, where the record fitted them (`structural.<key>.shapes`): what the release
+    builds at the draft's own value of a key the samples held at one value."""
+    return {key: {p: tuple(_expr(d) for d in dims) for p, dims in probe["shapes"].items()}
+            for key, probe in model.structural.items() if isinstance(probe.get("shapes"), Mapping)}
+
+
+def key_variable(key: str, value: Any) -> str:
+    """The variable a structural key's value is in the record's expressions: the key, `len(<key>)` for a list."""
+    return f"len({key})" if isinstance(value, list) else key
+
+
+def sized_value(value: Any) -> int | None:
+    """The number a key's value sizes a parameter by: a positive count (a whole float too), a list's length."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value > 0:
+        return value
+    if isinstance(value, float) and value > 0 and value.is_integer():
+        return int(value)
+    if isinstance(value, list) and value:
+        return len(value)
+    return None
+
+
 def config_value(config: Mapping[str, Any], key: str) -> Any:
     """A key as the data files name it in a config: `eagle_config.norm_before_fc` is `norm_before_fc` of the
     `eagle_config` mapping; None where either is absent."""

@@ -711,7 +711,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     out["samples"] = built
     if base_model is None:
         return out
-    out["structural"] = structural_keys(release, cls, config_for(recipe, BASE), built[0], frozenset(extra))
+    out["structural"] = structural_keys(release, cls, config_for(recipe, built[0]["values"]), built[0],
+                                        frozenset(extra), recipe, built)
     feeder = feeder_for(release, base_model)
     fed: dict[str, Any] = {}
     base_layouts = layouts(base_model)  # the names each layout feeds (the model's parameters do not change)
@@ -824,13 +825,51 @@ def recipe_for(architecture: str, request: dict[str, Any]) -> dict[str, Any]:
 
 def _alternate(value: Any) -> Any:
     """Another value of the same kind (None: a kind the probe does not vary)."""
+    found = _alternates(value)
+    return found[0] if found else None
+
+
+def _alternates(value: Any) -> list[Any]:
+    """Other values of the same kind, in the order the probe tries them: where the class refuses one (a count that
+    must divide hidden_size, a power of two), the next one is sampled, so that what the key does is still seen."""
     if isinstance(value, bool):
-        return not value
+        return [not value]
     if isinstance(value, int):
-        return value * 2 + 1 if value else 2
+        tried = (value * 2 + 1, value * 2, value + 1, value * 4, 1, 2) if value else (2, 1, 4)
+        return list(dict.fromkeys(v for v in tried if v > 0 and v != value))
+    if isinstance(value, float) and value > 0:
+        return [value * 2, value * 3]
     if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return [*value, max(value) + 1] if value else [0, 1]
+        top = max(value, default=-1)
+        return [[*value, top + 1], [*value, top + 1, top + 2]] if value else [[0, 1], [0, 1, 2]]
+    return []
+
+
+def _sized_value(value: Any) -> int | None:
+    """The number a key's value sizes things by: a positive count (a whole float too), a list's length."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value > 0:
+        return value
+    if isinstance(value, float) and value > 0 and value.is_integer():
+        return int(value)
+    if isinstance(value, list) and value:
+        return len(value)
     return None
+
+
+def key_variable(name: str, value: Any) -> str:
+    """The variable a structural key's value is in a shape expression: the key, or `len(<key>)` for a list."""
+    return f"len({name})" if isinstance(value, list) else name
+
+
+def _with(raw: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
+    """The config with key `name` (`section.entry` for a nested one) set to `value`."""
+    head, _, sub = name.partition(".")
+    if not sub:
+        return {**raw, head: value}
+    section = raw.get(head) if isinstance(raw.get(head), dict) else {}
+    return {**raw, head: {**section, sub: value}}
 
 
 SUBKEYS: set[str] = set()
@@ -853,71 +892,144 @@ class KeyLog(dict):  # type: ignore[type-arg]
         return super().__contains__(key)
 
 
-def nested_reads(release: Release, cls: Any, raw: dict[str, Any], key: str) -> list[str]:
+def nested_reads(release: Release, cls: Any, raw: dict[str, Any], key: str,
+                 values: dict[str, Any] | None = None) -> list[str]:
     """The entries of section `key` the model reads when the config carries one (what it holds kept)."""
     SUBKEYS.clear()
     held: Any = raw.get(key) if isinstance(raw.get(key), dict) else {"_": None}  # not empty: `section or {}` keeps it
     with contextlib.suppress(Exception):
-        release.build(cls, {**raw, key: KeyLog(held)}, BASE)
+        release.build(cls, {**raw, key: KeyLog(held)}, values or BASE)
     return sorted(SUBKEYS - {"_"})
 
 
-def _shapes_or_none(release: Release, cls: Any, raw: dict[str, Any]) -> dict[str, list[int]] | None:
+def _shapes_or_none(release: Release, cls: Any, raw: dict[str, Any],
+                    values: dict[str, Any] | None = None) -> dict[str, list[int]] | None:
     try:
-        model, _, _ = release.build(cls, raw, BASE)
+        model, _, _ = release.build(cls, raw, values or BASE)
     except Exception:  # noqa: BLE001 - the release refuses this config
         return None
     return {n: list(p.shape) for n, p in _parameters(model).items()}
 
 
 def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any],
-                    sampled: frozenset[str] = frozenset()) -> dict[str, Any]:
+                    sampled: frozenset[str] = frozenset(), recipe: dict[str, Any] | None = None,
+                    built: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Each key the build read that the samples do not vary (`sampled`: the recipe's keys they vary too), changed
-    alone (nested ones inside a dict the config holds too): the parameters whose names or shapes then change. A key
-    whose change moves nothing is left out."""
-    probes: list[tuple[str, dict[str, Any], Any, Any]] = []
+    alone (nested ones inside a dict the config holds too): the parameters whose names or shapes then change, which
+    of them appear, disappear or are resized, the values the class refused (another one is sampled then), the values
+    that build what the base builds, and, for a key that sizes what it resizes, the points its shapes are fitted on
+    (`sized_points`: the key at three values against the samples' one-at-a-time alternates). A key whose change moves
+    nothing is left out."""
+    at = base.get("values", BASE)  # the base sample's values (a tied key takes its source's)
+    probes: list[tuple[str, Any, list[Any]]] = []
     hf = _hf_config(raw, registry=getattr(release, "config_registry", None))
     for key in base["reads"]:
         if key in BASE or key in sampled or key in ("architectures", "model_type"):
             continue
         value = raw.get(key, getattr(hf, key, None))
-        subs = nested_reads(release, cls, raw, key) if value is None or isinstance(value, dict) else []
+        subs = nested_reads(release, cls, raw, key, at) if value is None or isinstance(value, dict) else []
         section = value if isinstance(value, dict) else {}
         for sub in subs:
             inner = section.get(sub)
-            if inner is None:
-                probes += [(f"{key}.{sub}", {**raw, key: {**section, sub: alt}}, None, alt)
-                           for alt in (True, 2, [0, 1])]
-            elif (alt := _alternate(inner)) is not None:
-                probes.append((f"{key}.{sub}", {**raw, key: {**section, sub: alt}}, inner, alt))
+            if inner is None:  # absent: a flag, a count, or a list of layer ids (one id against two)
+                probes += [(f"{key}.{sub}", None, [True]), (f"{key}.{sub}", None, [2]),
+                           (f"{key}.{sub}", [0], [[0, 1], [0, 1, 2]])]
+            elif alts := _alternates(inner):
+                probes.append((f"{key}.{sub}", inner, alts))
         if isinstance(value, dict):
             continue
         elif value is None:  # absent: a flag, a count, or a list of layer ids (one id against two)
-            probes += [(key, {**raw, key: True}, None, True), (key, {**raw, key: 2}, None, 2),
-                       (key, {**raw, key: [0, 1]}, [0], [0, 1])]
-        elif (alt := _alternate(value)) is not None:
-            probes.append((key, {**raw, key: alt}, value, alt))
+            probes += [(key, None, [True]), (key, None, [2]), (key, [0], [[0, 1], [0, 1, 2]])]
+        elif alts := _alternates(value):
+            probes.append((key, value, alts))
     out: dict[str, Any] = {}
-    for name, changed, value, alt in probes:
+    for name, value, alts in probes:
         if name in out and "changes" in out[name]:
             continue  # an earlier kind of value already moved parameters
-        try:
-            model, _, _ = release.build(cls, changed, BASE)
-        except Exception as exc:  # noqa: BLE001 - the release refuses the other value: that is the observation
-            if not (value is None or (value == [0] and name not in raw)):  # a guessed kind proves nothing
-                out[name] = {"base": value, "alternate": alt, "error": _error(exc)}
-            continue
-        params = {n: list(p.shape) for n, p in _parameters(model).items()}
+        head, _, sub = name.partition(".")
+        present = head in raw and (not sub or (isinstance(raw[head], dict) and sub in raw[head]))
+        guessed = value is None or (value == [0] and not present)  # a guessed kind proves nothing refused
         against = base["parameters"]
-        if value == [0] and name not in raw:  # absent at base: compare a one-id list with the two-id one
-            one = _shapes_or_none(release, cls, {**raw, name: [0]})
+        if value == [0] and not present:  # absent at base: compare a one-id list with the two-id one
+            one = _shapes_or_none(release, cls, _with(raw, name, [0]), at)
             if one is None:
                 continue  # a list is not what the key holds: nothing to learn
             against = one
+        refused: dict[str, str] = {}
+        accepted: list[tuple[Any, dict[str, list[int]]]] = []
+        first_error: dict[str, Any] | None = None
+        for alt in alts:
+            try:
+                model, _, _ = release.build(cls, _with(raw, name, alt), at)
+            except Exception as exc:  # noqa: BLE001 - the release refuses this value: that is the observation
+                first_error = first_error or _error(exc)
+                refused[json.dumps(alt)] = str(exc)[:300]
+                continue
+            accepted.append((alt, {n: list(p.shape) for n, p in _parameters(model).items()}))
+            if len(accepted) == 2:
+                break
+        if not accepted:
+            if not guessed and first_error is not None:
+                out[name] = {"base": value, "alternate": alts[0], "error": first_error}
+            continue
+        alt, params = accepted[0]
         moved = sorted(n for n in set(params) | set(against) if params.get(n) != against.get(n))
-        if moved:
-            out[name] = {"base": value, "alternate": alt, "changes": moved}
+        if not moved:
+            continue
+        # a nested key absent at base is recorded as absent (null), as before the one-id list was compared
+        shown = None if sub_absent(name, value, present) else value
+        entry: dict[str, Any] = {"base": shown, "alternate": alt, "changes": moved,
+                                 "appears": sorted(n for n in moved if n not in against),
+                                 "disappears": sorted(n for n in moved if n not in params),
+                                 "resized": sorted(n for n in moved if n in params and n in against)}
+        if refused and not guessed:
+            entry["refused_values"] = refused
+        if isinstance(alt, bool):  # a flag: the other values that build what the base builds
+            same = [v for v in (False, 0, None) if v is not value and v != value
+                    and _shapes_or_none(release, cls, _with(raw, name, v), at) == against]
+            if same:
+                entry["as_base"] = same
+        if entry["resized"] and recipe is not None and built is not None and _sized_value(alt) is not None:
+            entry["sized_points"] = sized_points(release, cls, recipe, built, name, value,
+                                                 [alt, *(a for a, _ in accepted[1:])], entry["resized"])
+        out[name] = entry
     return out
+
+
+def sub_absent(name: str, value: Any, present: bool) -> bool:
+    """A nested key (`section.entry`) the base config does not hold, probed as a one-id list."""
+    return "." in name and value == [0] and not present
+
+
+def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list[dict[str, Any]], name: str,
+                 value: Any, alts: list[Any], resized: list[str]) -> list[dict[str, Any]]:
+    """The shapes of the parameters a sizing key resizes, at the key's base value, its alternate and one more,
+    against the base sample and each one-at-a-time alternate that moves one of them (so that a product of the
+    key with a sampled size, `len(target_layer_ids) * hidden_size`, is fitted)."""
+    base_params = built[0]["parameters"]
+    moving = [s["values"] for s in built[1:] if "parameters" in s and "=" in s["sample"]
+              and not s["sample"].startswith(("omit:", "bare", "untied:", "joint"))
+              and any(s["parameters"].get(p) != base_params.get(p) for p in resized)]
+    values_list = [v for v in (value, *alts) if _sized_value(v) is not None]
+    if len(values_list) < 3 and values_list:  # one more value of the key, where the class takes it
+        for extra in _alternates(values_list[-1]):
+            if extra not in values_list and _sized_value(extra) is not None and \
+                    _shapes_or_none(release, cls, _with(config_for(recipe, built[0]["values"]), name, extra),
+                                    built[0]["values"]) is not None:
+                values_list.append(extra)
+                break
+    variable = key_variable(name, value if value is not None else alts[0])
+    points: list[dict[str, Any]] = []
+    for core in (dict(built[0]["values"]), *moving):
+        for v in values_list:
+            try:
+                model, _, _ = release.build(cls, _with(config_for(recipe, core), name, v), core)
+            except Exception:  # noqa: BLE001, S112 - refused at these sizes: no point
+                continue
+            params = {n: list(p.shape) for n, p in _parameters(model).items()}
+            points.append({"values": {**core, variable: _sized_value(v)},
+                           "parameters": {p: params[p] for p in resized if p in params}})
+    return points
 
 
 def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
