@@ -30,7 +30,7 @@ import torch
 from probe_sglang import _cut, _method
 from torch import nn
 
-from dspark_ckpt.runtimes.first_step import EAGLE3_KINDS, order_key
+from dspark_ckpt.runtimes.first_step import EAGLE3_KINDS, size_ranking
 
 HIDDEN, ROWS = 8, 2
 ANCHORS = ("capture", "last")
@@ -179,9 +179,9 @@ def observe_eagle3(tree: Path, frame: Callable[[BaseException, Path], str | None
                                      "text": _template(str(exc) or type(exc).__name__, c, r, length),
                                      "where": frame(exc, tree)})
                 if seen[0] != seen[1]:
-                    raise SystemExit(f"probe_first_step: eagle3 {kind} {order_key(ranks)} {anchor}: the two scales "
+                    raise SystemExit(f"probe_first_step: eagle3 {kind} {size_ranking(ranks)} {anchor}: the two scales "
                                      f"disagree: {seen}")
-                table.setdefault(kind, {}).setdefault(order_key(ranks), {})[anchor] = seen[0]
+                table.setdefault(kind, {}).setdefault(size_ranking(ranks), {})[anchor] = seen[0]
     return {"ran": ["LlamaForCausalLMEagle3.__init__ (head)", "LlamaForCausalLMEagle3.load_weights",
                     "LlamaForCausalLM.set_embed_and_head", "LlamaForCausalLM.set_embed",
                     "LogitsProcessor._copy_logits_to_buffer", "fast_topk", "draft_forward (hot_token_id)"],

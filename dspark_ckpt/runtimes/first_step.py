@@ -92,7 +92,7 @@ def dflash2_failure(steps: dict[str, Any], v: int, w: int) -> StepFailure | None
 EAGLE3_KINDS = ("own", "null", "tied", "tied-null")  # untied with D; untied, D null; tied with D; tied, D null
 
 
-def order_key(sizes: dict[str, int]) -> str:
+def size_ranking(sizes: dict[str, int]) -> str:
     """`C<L=R`: the sizes named, smallest first, ties joined by `=` (as tools/probe_first_step_eagle3.py keys them)."""
     ranked = sorted(sizes, key=lambda n: (sizes[n], n))
     return "".join(n if i == 0 else ("=" if sizes[n] == sizes[ranked[i - 1]] else "<") + n
@@ -105,7 +105,7 @@ def eagle3_failure(steps: dict[str, Any], kind: str, c: int, r: int, length: int
     crop or the hot_token_id lookup. The next step's embedding of an id >= R (a padded head proposing it) is not
     one: it needs the draft to pick that id (DSP305 says so)."""
     sizes = {"C": c, "R": r, **({"L": length} if length is not None else {})}
-    seen = steps[kind][order_key(sizes)]
+    seen = steps[kind][size_ranking(sizes)]
     for anchor in ("capture", "last"):
         outcome = seen[anchor]
         if outcome != "ok" and (anchor == "capture" or outcome["stage"] != "embed"):
