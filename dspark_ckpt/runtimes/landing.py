@@ -355,6 +355,16 @@ def _context_words(message: str, name: str, got: tuple[int, ...], want: tuple[in
     return text.replace("for weight 'fc.weight'", f"for weight '{name}'")
 
 
+def wanted(model: ArchitectureModel, rule: TensorRule, at_draft: Mapping[str, tuple[Expr | None, ...]],
+           values: Mapping[str, int], context: tuple[int, int] | None) -> tuple[int | None, ...] | None:
+    """The shape a tensor must have in this release at the draft's values, as check and verify's torch loader both
+    judge it: fc's from the draft's target-layer list where the release sizes it so (`context_width`), else the
+    record's, or its parameter's at the draft's values of the structural keys that resize it (`keyed`)."""
+    if context is not None and rule.parameter is not None and normal(rule.parameter) == FC:
+        return context
+    return _keyed_want(model, rule, at_draft.get(normal(rule.parameter)) if rule.parameter else None, values)
+
+
 def _keyed_want(model: ArchitectureModel, rule: TensorRule, exprs: tuple[Expr | None, ...] | None,
                 values: Mapping[str, int]) -> tuple[int | None, ...] | None:
     """The shape a tensor must have: the record's, or where a structural key the draft sets resizes its parameter,
@@ -725,8 +735,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
             continue
-        want = context if context is not None and normal(rule.parameter) == FC else \
-            _keyed_want(model, rule, at_draft.get(normal(rule.parameter)), values)
+        want = wanted(model, rule, at_draft, values, context)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         if want is not None and normal(rule.parameter) not in unjudged:
             problem = _mismatch(rule, name, got, want, parameter, model.runtime)

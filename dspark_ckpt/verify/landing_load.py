@@ -41,12 +41,6 @@ def _unknown_raises(model: ArchitectureModel, name: str, side: str) -> bool:
     return landing.unknown_outcome(model, name, side) is not None
 
 
-def _size(rule: TensorRule, values: Mapping[str, int]) -> list[int | None] | None:
-    if rule.shape is None:
-        return None
-    return [e.value(values) if e is not None else None for e in rule.shape]
-
-
 def _outcome(rule: TensorRule, got: torch.Size, want: Sequence[int | None]) -> LoadOutcome | str | None:
     """How the release takes a tensor of this size: None as it is, "rank" for a different number of axes, else the
     outcome observed one row or column off along the first axis that differs (None where it was never observed)."""
@@ -63,7 +57,11 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
                  target_vocab: int | None, config_class: str = "", family: Family | None = None) -> LandingRun:
     values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                                config_class=landing.config_class_of(model, config, config_class))
-    unjudged = landing._unjudged(model, config)  # a module another value of a structural key builds or resizes
+    # the shapes at the draft's values of the structural keys it sets, and what stays unjudged: a module another
+    # value of a structural key builds or resizes with no fitted shape (check's landing reads them alike)
+    at_draft, _ = landing.keyed(model, config, values)
+    unjudged = landing._unjudged(model, config, values)
+    context = landing.context_width(model, config, values)
     # of which those it may add or drop, and those the draft's value adds (judged by check's landing alone)
     absent = landing.unseen(model, config) | landing.appearing(model, config)
     span, experts = landing.built_indices(model, values)
@@ -78,7 +76,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
         # [rows, cols] in turn); unknown: any tensor that lands fills it
-        dims = [e.value(values) if e is not None else None for e in exprs]
+        dims = [e.value(values) if e is not None else None for e in at_draft.get(parameter, exprs)]
         leading = dims[:-1] if len(dims) > 1 else dims
         # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
@@ -110,7 +108,8 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         if rule.parameter is None or landing.owner(model, rule.parameter, family) is not landing.Owner.LANDING:
             continue
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
-        want = _size(rule, values) if normal(rule.parameter) not in unjudged else None
+        want = landing.wanted(model, rule, at_draft, values, context) \
+            if normal(rule.parameter) not in unjudged else None
         outcome = _outcome(rule, got, want) if want is not None else None
         if outcome == "rank" or (isinstance(outcome, LoadOutcome) and outcome.raises is not None):
             refused.append(name)
