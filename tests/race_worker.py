@@ -7,6 +7,8 @@ Each line on stdin is a JSON job; the answer is one JSON line on stdout. A job w
 - {"kind": "check-loop", "argv": [...], "at": t, "until": t2}: that check run again and again until t2, answered with
   every exit code and any output that holds a traceback;
 - {"kind": "editor", "path": p, "at": t, "until": t2}: config.json saved again with the same bytes, in place, until t2.
+Either side job also stops once its `stop` file exists (the test creates it when every fix has answered: the race is
+over, so the rest of the window would only repeat the final state).
 """
 
 from __future__ import annotations
@@ -33,9 +35,13 @@ def _cli(job: dict[str, Any]) -> dict[str, Any]:
     return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
 
 
+def _going(job: dict[str, Any]) -> bool:
+    return time.time() < job["until"] and not ("stop" in job and Path(job["stop"]).exists())
+
+
 def _check_loop(job: dict[str, Any]) -> dict[str, Any]:
     codes, broken = [], []
-    while time.time() < job["until"]:
+    while _going(job):
         done = run_cli(*job["argv"])
         codes.append(done.returncode)
         if "Traceback" in done.stdout + done.stderr:
@@ -48,7 +54,7 @@ def _editor(job: dict[str, Any]) -> dict[str, Any]:
     bytes. (An editor that renames a copy it read earlier over the file can undo a fix committed in between:
     that race is the editor's, and no fix can close it.)"""
     path, saves = Path(job["path"]), 0
-    while time.time() < job["until"]:
+    while _going(job):
         try:
             with open(path, "r+b") as f:
                 data = f.read()

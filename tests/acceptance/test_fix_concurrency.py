@@ -205,14 +205,17 @@ def run_round(scenario: Scenario, truth: Truth, workers: list[Worker], rng: rand
         worker.send({"kind": "cli", "at": start + rng.uniform(0, SPREAD_S),
                      "argv": ["fix", str(folder), *flags, *place, "--format", "json"]})
     side = workers[-1]
+    stop = tmp / f"r{n}-stop"  # the side job ends once every fix has answered (or at `until`, whichever is first)
     if scenario.beside == "check":
-        side.send({"kind": "check-loop", "at": start, "until": start + SPREAD_S + 0.4,
+        side.send({"kind": "check-loop", "at": start, "until": start + SPREAD_S + 0.4, "stop": str(stop),
                    "argv": ["check", str(folder), "--target-vocab-size", "96", "--format", "json"]})
     elif scenario.beside == "editor":
         side.send({"kind": "editor", "at": start + rng.uniform(0, SPREAD_S), "until": start + SPREAD_S + 0.3,
-                   "path": str(folder / "config.json")})
+                   "stop": str(stop), "path": str(folder / "config.json")})
     answers = [worker.answer() for worker, _, _ in jobs]  # every answer read before any is judged: a failed round
+    stop.touch()
     extra = side.answer() if scenario.beside is not None else {}  # leaves no stale answer for the next one
+    stop.unlink()
     wrote: list[tuple[str, ...]] = []
     outcomes = []
     for (_, kind, flags), answer in zip(jobs, answers):
