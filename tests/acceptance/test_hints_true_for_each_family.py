@@ -637,6 +637,9 @@ TRIGGERS: dict[str, Trigger] = {
     "aux-four-layers": Trigger(("DSP329", "DSP356"), check(
         config={"eagle_aux_hidden_state_layer_ids": [1, 5, 9, 13]},
         tensors=tensors(fc__weight=np.zeros((16, 64), np.float32))()), EAGLE3),
+    # an input vocabulary wider than D = T: vLLM 0.30+ loads it, then compute_logits asserts (*, V) on [*, T]
+    "vllm-first-step": Trigger(("DSP371",), check("--runtime", "vllm==0.34.0", vocab=128, draft_vocab=T),
+                               ("eagle3-llama",)),  # what the recording holds (the matrix has no Qwen3 EAGLE-3 cell)
     "target-hidden-null": Trigger(("DSP358",), check("--runtime", "vllm", config={"target_hidden_size": None}), EAGLE3),
     "target-hidden-wider": Trigger(("DSP359",), then(check("--runtime", "vllm"),
                                                      lambda f, _: target(f.parent, hidden_size=32)), EAGLE3),
@@ -801,8 +804,6 @@ FIRES_FOR: dict[str, tuple[str, ...]] = {
 
 # Rules no test here can make fire, and why.
 EXEMPT: dict[str, str] = {
-    "DSP371": "vLLM's recorded first step (release_data/vllm-X/first_step.json, 0.30+): tests/unit/"
-              "test_vllm_first_step.py drives it through check on real checkpoints; no trigger here yet",
     "DSP020": "a shard rewritten between two reads of one run: only a concurrent writer makes it "
               "(tests/hostile/test_outputs.py drives read_mapping directly)",
     "DSP210": "retired: an unusable target config stops the run with DSP-E035 (exit 2); the code is kept",
