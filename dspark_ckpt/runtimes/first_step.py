@@ -11,12 +11,10 @@ where the target can propose an id >= V (V < T), else the `inside` one.
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from dspark_ckpt.runtimes.release_store import folder
+from dspark_ckpt.runtimes.release_store import release_file
 
 FILE = "first_step.json"
 SCHEMA = 1
@@ -50,13 +48,8 @@ def relation(v: int, w: int) -> str:
     return "V<W" if v < w else "V=W" if v == w else "V>W"
 
 
-@functools.cache
 def _document(release: str) -> dict[str, Any] | None:
-    path = folder("sglang", release) / FILE
-    if not path.is_file():
-        return None
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return doc
+    return release_file("sglang", release, FILE)
 
 
 def recorded(release: str, step: str = "dspark") -> dict[str, Any] | None:

@@ -109,3 +109,13 @@ def behaviour(runtime: str, holder: str, architecture: str) -> Mapping[str, Any]
         return None
     doc: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return doc
+
+
+@functools.cache
+def release_file(runtime: str, release: str, name: str) -> dict[str, Any] | None:
+    """A per-release JSON file of `release`'s own folder (e.g. first_step.json), parsed once; None where absent."""
+    path = folder(runtime, release) / name
+    if not path.is_file():
+        return None
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc

@@ -6,13 +6,11 @@ release's words with the cell's sizes written as the draft's."""
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from typing import Any
 
 from dspark_ckpt.runtimes.records import DraftFacts, Issue
-from dspark_ckpt.runtimes.release_store import folder
+from dspark_ckpt.runtimes.release_store import release_file
 
 FILE = "first_step.json"
 FAMILIES = ("eagle3-llama", "dflash", "qwen3-dspark")
@@ -20,13 +18,8 @@ FAMILIES = ("eagle3-llama", "dflash", "qwen3-dspark")
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "expanded": (128, 96)}
 
 
-@functools.cache
 def _document(release: str) -> dict[str, Any] | None:
-    path = folder("vllm", release) / FILE
-    if not path.is_file():
-        return None
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return doc
+    return release_file("vllm", release, FILE)
 
 
 def kind(v: int, d: int, t: int) -> str | None:
