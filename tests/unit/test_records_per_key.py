@@ -141,3 +141,16 @@ def test_a_wrong_fc_width_under_an_unsampled_target_layer_count_is_reported(tmp_
         assert codes(check(tmp_path / f"{architecture}-ok", cfg, complete)) == [], architecture
         found = check(tmp_path / f"{architecture}-wrong", cfg, {**complete, "fc.weight": (H, 2 * H)})
         assert "DSP361" in codes(found) and "fc.weight" in said(found, "DSP361"), architecture
+
+
+def test_the_worker_and_the_evaluator_read_a_keys_value_alike() -> None:
+    """verify/release_worker.py imports nothing of dspark_ckpt (it runs inside the release), so it keeps its own
+    copy of how a key's value sizes a parameter and names its variable; the landing computes the recorded shapes
+    with release_model's. Both must answer alike for every kind of value, or the fitted shapes mean another thing."""
+    from dspark_ckpt.runtimes import release_model
+    from dspark_ckpt.verify import release_worker
+
+    values = [True, False, 0, 1, 7, -3, 2.0, 2.5, 0.0, -1.0, [], [4], [1, 2, 3], "3", None, {"a": 1}]
+    for value in values:
+        assert release_worker._sized_value(value) == release_model.sized_value(value), value
+        assert release_worker.key_variable("k", value) == release_model.key_variable("k", value), value
