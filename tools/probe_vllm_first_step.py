@@ -4,6 +4,7 @@ probe's fixture matrix and record what it raised, per cell, in release_data/vllm
 
     python tools/probe_vllm_first_step.py 0.34.0            # write the file
     python tools/probe_vllm_first_step.py 0.34.0 --check    # regenerate and compare with the committed file
+    python tools/probe_vllm_first_step.py 0.34.0 --agreement  # check against the release at sizes never recorded
 
 Each checkpoint (tools/probe_runtime.py's matrix, `realistic`: Markov heads only in DSpark drafts; T = 96) is built
 and loaded by the release's own code (verify/engine_vllm.py), then tools/vllm_first_step_worker.py shares the
@@ -32,7 +33,7 @@ from probe_runtime import DEFAULT_CACHE, T, ensure_deps, fetch_sources, fixture_
 
 from dspark_ckpt.runtimes.release_store import folder as data_folder
 
-FAMILIES = ("eagle3-llama", "dflash", "qwen3-dspark")
+FAMILIES = ("eagle3-llama", "eagle3-qwen3", "dflash", "qwen3-dspark")
 FILE = "first_step.json"
 
 
@@ -83,11 +84,70 @@ def record(version: str) -> dict[str, Any] | None:
             "generated_by": f"python tools/probe_vllm_first_step.py {version}", "cells": cells}
 
 
+# --agreement: the matrix at a target size the recording never used (T = 80; V, D per kind), each cell loaded and
+# stepped by the release through verify's engine worker (verify/engine_vllm.py, the step `verify --engine installed`
+# runs), against check's verdict for the release
+AGREEMENT_T = 80
+AGREEMENT_KINDS = {"pruned": (80, 48), "equal": (80, 80), "padded": (112, 112), "expanded": (112, 80)}
+
+
+def agreement(version: str) -> tuple[int, list[str]]:
+    """How many cells check agrees with the release on (the load's outcome and words, then the first step's
+    failure in its words, or none), and each disagreement."""
+    import itertools
+
+    from conftest import make_checkpoint
+    from probe_runtime import SHIPS
+
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.model.target import TargetVocab
+    from dspark_ckpt.runtimes.selectors import parse_selectors
+    from dspark_ckpt.sources.local import local_source
+    from dspark_ckpt.verify.engine import run_worker
+
+    wrong: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
+        paths = {f"{family}-{kind}-lm{lm:d}-d2t{d2t:d}-t2d{t2d:d}-emb{emb:d}": make_checkpoint(
+            Path(tmp) / f"{family}-{kind}-lm{lm:d}-d2t{d2t:d}-t2d{t2d:d}-emb{emb:d}", family=family, vocab=v,
+            draft_vocab=d, target_vocab=AGREEMENT_T, lm_head=lm, d2t=d2t, t2d=t2d, embed=emb,
+            markov="dspark" in family)
+            for family, (kind, (v, d)), (lm, d2t, t2d, emb) in itertools.product(FAMILIES, AGREEMENT_KINDS.items(),
+                                                                                 SHIPS)}
+        tree, deps = fetch_sources(version, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
+        env = {"PYTHONPATH": os.pathsep.join([str(tree), str(deps), str(ROOT)]), "VLLM_TARGET_DEVICE": "cpu"}
+        run = run_worker([{"id": n, "folder": str(f), "target_vocab": AGREEMENT_T} for n, f in paths.items()],
+                         device="cpu", env=env)
+        if not run.ok:
+            raise SystemExit(f"probe_vllm_first_step: vLLM {version} could not be run: {run.reason}")
+        for name, folder in paths.items():
+            seen = run.observed.get(name)
+            report = inspect_checkpoint(local_source(folder), target=TargetVocab(AGREEMENT_T, "probe"),
+                                        runtimes=parse_selectors([f"vllm=={version}"]))
+            (row,) = [e for e in report.compatibility if e.runtime == "vllm"]
+            if seen is None:
+                wrong.append(f"{name}: the worker could not run it ({run.adapter_errors.get(name)})")
+            elif seen.loads != row.loads or (not seen.loads and (seen.error or "").split(" The available")[0]
+                                             not in (row.error or "")):
+                wrong.append(f"{name}: vLLM {'loads' if seen.loads else seen.verbatim}; check "
+                             f"{'loads' if row.loads else row.error}")
+            elif seen.loads and (not seen.stepped or seen.step_error != row.first_step_error):
+                wrong.append(f"{name}: vLLM's step {seen.step_error or seen.first_step}; check "
+                             f"{row.first_step_error_code}: {row.first_step_error}")
+    return len(paths) - len(wrong), wrong
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("version")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--agreement", action="store_true")
     args = parser.parse_args(argv)
+    if args.agreement:
+        agree, wrong = agreement(args.version)
+        print("\n".join(f"DISAGREE {w}" for w in wrong))
+        print(f"probe_vllm_first_step: vLLM {args.version}, T = {AGREEMENT_T}: {agree}/{agree + len(wrong)} cells "
+              "agree (load, then first step)")
+        return 0 if not wrong else 1
     doc = record(args.version)
     if doc is None:
         print(f"probe_vllm_first_step: vLLM {args.version}: not modelled (its loaders share the target's head "

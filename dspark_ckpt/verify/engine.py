@@ -456,36 +456,55 @@ def observed_silent(seen: Observed, landed_as: Landed | None) -> list[Issue]:
     return out
 
 
-def _first_step(seen: Observed, modelled: Compatibility | None) -> tuple[str | None, FindingCode | None, bool]:
+@dataclass(frozen=True, slots=True)
+class StepSaid:
+    """check's first-step finding for a release: its words, code and whether they are the release's own."""
+
+    text: str | None = None
+    code: FindingCode | None = None
+    verbatim: bool = True
+
+
+def step_said(subject: Subject, runtime: str, modelled: Compatibility | None) -> StepSaid:
+    """What check says of the first draft step: its own verdict for the release (the analysis's), else the report's
+    row (verify's modelled loader)."""
+    full = subject.verdicts.get(runtime)
+    if full is not None:
+        step = full.first_step if full.loads else None
+        return StepSaid(step.text, step.code, step.verbatim) if step is not None else StepSaid()
+    if modelled is not None and modelled.loads:
+        return StepSaid(modelled.first_step_error, modelled.first_step_error_code, modelled.first_step_verbatim)
+    return StepSaid()
+
+
+def _first_step(seen: Observed, said: StepSaid) -> StepSaid:
     """The row's first-step failure: where the release's own step ran, what it raised (DSP371, in its words), or
     nothing, in place of check's step findings it answers for (STEP_CODES); check's others stand, and so does every
     one of check's where the step did not run."""
-    said = (modelled.first_step_error, modelled.first_step_error_code, modelled.first_step_verbatim) \
-        if modelled is not None and seen.loads else (None, None, True)
+    if not seen.loads:
+        return StepSaid()
     if not seen.stepped:
         return said
     if (observed := seen.step_error) is not None:
-        return observed, "DSP371", True
-    return said if said[1] not in STEP_CODES else (None, None, True)
+        return StepSaid(observed, "DSP371", True)
+    return said if said.code not in STEP_CODES else StepSaid()
 
 
-def step_disagreement(seen: Observed, modelled: Compatibility | None) -> str | None:
+def step_disagreement(seen: Observed, said: StepSaid) -> str | None:
     """Why the release's own first draft step and check's prediction of it differ (None when they agree)."""
     if not seen.stepped:
         return None
     observed = seen.step_error
-    said = modelled.first_step_error if modelled is not None and modelled.first_step_error_code in STEP_CODES \
-        else None
-    if observed == said:
+    predicted_text = said.text if said.code in STEP_CODES else None
+    if observed == predicted_text:
         return None
-    code = modelled.first_step_error_code if modelled is not None else None
-    predicts = "it runs" if said is None else f"{code}: {said}"
+    predicts = "it runs" if predicted_text is None else f"{said.code}: {predicted_text}"
     return (f"{seen.label}'s first draft step raised {observed}; check predicts {predicts}" if observed is not None
             else f"{seen.label}'s first draft step ran; check predicts {predicts}")
 
 
 def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Compatibility | None,
-            landed_as: Landed | None) -> Compatibility:
+            landed_as: Landed | None, said: StepSaid | None = None) -> Compatibility:
     """The runtime's row as its own load answered: its outcome and words; where it loads, the modelled row's
     silent issues about the vocabulary (target sharing, the mapping: after load_weights), then the landing problems
     it showed (in place of the modelled ones), and its own first draft step where it ran one."""
@@ -495,14 +514,18 @@ def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Co
     after = ("its target sharing and first draft step run too" if seen.stepped else
              "target sharing as the table models it") if seen.runtime == "vllm" else \
         "start-up, the worker's target sharing and the first step as the table models them"
-    step, step_code, step_verbatim = _first_step(seen, modelled)
+    row_step = StepSaid(modelled.first_step_error, modelled.first_step_error_code, modelled.first_step_verbatim) \
+        if modelled is not None and modelled.loads else StepSaid()
+    # where the release ran no step, the row keeps what it said (verify's modelled loader: SGLang's step included)
+    step = _first_step(seen, said if said is not None and seen.stepped else row_step)
     return Compatibility(runtime=seen.runtime, version=version, loads=seen.loads,
                          error=seen.error if seen.registered else seen.verbatim, error_code=code,
                          silent=tuple(t for t, _ in keep), silent_codes=tuple(c for _, c in keep),
                          verbatim=seen.registered,
                          source=f"installed {seen.label} {version}: {seen.model_class or '-'} __init__ + load_weights "
                          f"on every tensor ({after})",
-                         first_step_error=step, first_step_error_code=step_code, first_step_verbatim=step_verbatim)
+                         first_step_error=step.text, first_step_error_code=step.code,
+                         first_step_verbatim=step.verbatim)
 
 
 def _answered(subject: Subject, seen: Observed, version: str, location: str | None) -> tuple[CheckpointReport,
@@ -518,8 +541,9 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
     entries = list(report.compatibility)
     at = next((i for i, c in enumerate(entries) if (c.runtime, c.version) == (runtime, version)), None)
     modelled = entries[at] if at is not None else None
-    row = _compat(seen, version, code, modelled, landed_as)
-    if config_time is None and (step_why := step_disagreement(seen, modelled)) is not None:
+    check_step = step_said(subject, runtime, modelled)
+    row = _compat(seen, version, code, modelled, landed_as, check_step)
+    if config_time is None and (step_why := step_disagreement(seen, check_step)) is not None:
         why = step_why if why is None else f"{why}; {step_why}"
     if config_time is not None:
         pass  # the runtime refuses the draft in a phase the engine does not run: check's row stands

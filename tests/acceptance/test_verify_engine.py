@@ -216,7 +216,7 @@ def test_installed_engine_runs_the_first_draft_step(tmp_path: Path, vllm_tree: d
     assert (row["loads"], row["first_step_error_code"], row["first_step_error"]) == (True, "DSP371", STEP_WORDS)
     assert "first draft step run too" in row["source"] and "DSP371" in _codes(entry)
     text = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", env=vllm_tree)
-    assert f"first draft step raised: {STEP_WORDS}" in " ".join(text.stdout.split())
+    assert "first draft step raised: AssertionError: Expected logits to have shape (*, 128)" in text.stdout
 
 
 def test_trim_input_makes_the_first_draft_step_run(tmp_path: Path, vllm_tree: dict[str, str]) -> None:

@@ -31,15 +31,17 @@ def test_the_recorded_releases_and_their_cells() -> None:
     for release in RECORDED:
         doc = json.loads((DATA / f"vllm-{release}" / "first_step.json").read_text(encoding="utf-8"))
         assert (doc["runtime"], doc["release"], doc["target_vocab"]) == ("vllm", release, 96)
-        assert len(doc["cells"]) == 192  # 3 families x 4 kinds x 16 shipped subsets
+        assert len(doc["cells"]) == 256  # 4 families x 4 kinds x 16 shipped subsets
+        for family in ("eagle3-llama", "eagle3-qwen3", "dflash", "qwen3-dspark"):
+            assert sum(name.startswith(f"{family}-") for name in doc["cells"]) == 64, family
 
 
 @pytest.mark.parametrize("release", RECORDED)
+@pytest.mark.parametrize("family", ["eagle3-llama", "eagle3-qwen3"])
 @pytest.mark.parametrize(("t", "v"), [(96, 128), (80, 112)])  # the recorded sizes, and others
-def test_an_expanded_eagle3_draft_loads_then_fails_compute_logits(tmp_path: Path, release: str, t: int,
-                                                                  v: int) -> None:
-    path = make_checkpoint(tmp_path / "d", family="eagle3-llama", vocab=v, draft_vocab=t, target_vocab=t,
-                           markov=False)
+def test_an_expanded_eagle3_draft_loads_then_fails_compute_logits(tmp_path: Path, release: str, family: str,
+                                                                  t: int, v: int) -> None:
+    path = make_checkpoint(tmp_path / "d", family=family, vocab=v, draft_vocab=t, target_vocab=t, markov=False)
     row = vllm_row(path, t, release)
     assert row.error_code is None and row.first_step_error_code == "DSP371", row
     assert row.first_step_error == (f"AssertionError: Expected logits to have shape (*, {v}), but got "
@@ -47,10 +49,46 @@ def test_an_expanded_eagle3_draft_loads_then_fails_compute_logits(tmp_path: Path
 
 
 @pytest.mark.parametrize("release", RECORDED)
-@pytest.mark.parametrize("family", ["eagle3-llama", "dflash", "qwen3-dspark"])
+@pytest.mark.parametrize("family", ["eagle3-llama", "eagle3-qwen3", "dflash", "qwen3-dspark"])
 def test_a_pruned_draft_with_its_head_and_d2t_runs_its_first_step(tmp_path: Path, release: str,
                                                                   family: str) -> None:
     path = make_checkpoint(tmp_path / "d", family=family, vocab=96, draft_vocab=64, target_vocab=96, d2t=True,
                            markov=family == "qwen3-dspark")
     row = vllm_row(path, 96, release)
     assert row.first_step_error_code is None, row
+
+
+def _cell_checkpoint(root: Path, name: str) -> Path:
+    """The probe's checkpoint of a recorded cell (tools/probe_runtime.py fixture_matrix, `realistic`: a Markov head
+    only in DSpark drafts), rebuilt from its name."""
+    from dspark_ckpt.runtimes.vllm_first_step import FAMILIES, KINDS
+
+    family = next(f for f in FAMILIES if name.startswith(f"{f}-"))
+    kind, *ships = name.removeprefix(f"{family}-").split("-")
+    lm, d2t, t2d, embed = (bool(int(s[-1])) for s in ships)
+    v, d = KINDS[kind]
+    return make_checkpoint(root / name, family=family, vocab=v, draft_vocab=d, target_vocab=96, lm_head=lm, d2t=d2t,
+                           t2d=t2d, embed=embed, markov="dspark" in family)
+
+
+@pytest.mark.parametrize("release", RECORDED)
+def test_check_agrees_with_every_recorded_cell(tmp_path: Path, release: str) -> None:
+    """Each cell the release ran, rebuilt and checked: where it refused the load, check's row refuses it in those
+    words (check's own model of the load); where it loaded, check's first-step finding is the recorded failure (the
+    capture's, else the last id's) in the release's words, or none where the step ran (that half holds check's
+    mapping of a draft onto its cell: the cell's record answers it; `probe_vllm_first_step.py X --agreement` runs
+    the release at other sizes)."""
+    doc = json.loads((DATA / f"vllm-{release}" / "first_step.json").read_text(encoding="utf-8"))
+    wrong = []
+    for name, seen in doc["cells"].items():
+        row = vllm_row(_cell_checkpoint(tmp_path, name), 96, release)
+        if "load" in seen:
+            ok = not row.loads and seen["load"]["message"] in (row.error or "")
+        else:
+            failed = next((f"{seen[a]['raises']}: {seen[a]['text']}" for a in ("capture", "last")
+                           if seen[a] != "ok"), None)
+            ok = row.loads and row.first_step_error == failed and \
+                row.first_step_error_code == ("DSP371" if failed else None)
+        if not ok:
+            wrong.append((name, row.loads, row.error, row.first_step_error))
+    assert not wrong, f"{len(wrong)}/{len(doc['cells'])} cells disagree: {wrong[:5]}"
