@@ -41,6 +41,12 @@ def main(argv: list[str]) -> int:
             out: dict[str, Any] = {"id": case["id"]}
             try:
                 seen, model = worker.engine_case(release, case)
+                if not seen.get("registered"):  # the registry's answer, in the engine's words (verify/engine.py)
+                    out["load"] = {"error": {"type": None, "message": f"{seen.get('architecture')} is not in this "
+                                                                      "vLLM's _SPECULATIVE_DECODING_MODELS"},
+                                   "unregistered": True}
+                    results.append(out)
+                    continue
                 if seen.get("error") is not None or model is None:
                     out["load"] = {"error": seen.get("error")}
                     results.append(out)

@@ -834,7 +834,7 @@ RULES: dict[str, Rule] = _rules(
          "vocab_size) or the DSpark draft logits, Markov bias and map_draft_to_target, the argmax and the "
          "target embedding's lookup. A draft whose shapes that step refuses loads and then fails, at CUDA-graph "
          "capture (start-up) or at the first request. `verify --engine installed` runs the same step with the "
-         "installed vLLM (0.30+) on the draft itself.",
+         "installed vLLM on the draft itself (0.30+; EAGLE-3 from 0.22).",
          "The server fails after loading, in the release's words: `AssertionError: Expected logits to have shape "
          "(*, 128), but got torch.Size([2, 96])` (an EAGLE-3 draft with vocab_size 128 and draft_vocab_size = T "
          "= 96: no d2t parameter, and the head's 96 columns are not vocab_size).",

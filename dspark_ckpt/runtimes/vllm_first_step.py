@@ -1,8 +1,9 @@
 """What a vLLM release's own first draft step did with the probe's vocabulary matrix, as
 tools/probe_vllm_first_step.py recorded it by executing the release on CPU (`release_data/vllm-X/first_step.json`,
-0.30.0-0.34.0: EAGLE-3 Llama and Qwen3, DFlash, Qwen3 DSpark; T = 96). A draft whose vocabulary relation, shipped
-vocab tensors and family name a recorded cell that loaded and then raised loads, then fails at the first draft step
-(DSP371), in the release's words with the cell's sizes written as the draft's."""
+T = 96: EAGLE-3 Llama and Qwen3, DFlash, Qwen3 DSpark from 0.30.0; the EAGLE-3 families only on 0.22.0-0.29.0). A
+draft whose vocabulary relation, shipped vocab tensors and family name a recorded cell that loaded and then raised
+loads, then fails at the first draft step (DSP371), in the release's words with the cell's sizes written as the
+draft's."""
 
 from __future__ import annotations
 

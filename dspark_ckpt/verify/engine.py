@@ -47,7 +47,8 @@ UNPREDICTED: Final[FindingCode] = "DSP607"
 # The first-step codes the engine's step answers for (runtimes/vllm_first_step.py: the sharing, compute_logits or
 # the DSpark Markov step, argmax, the embedding's lookup); check's other first-step findings (the aux hidden states'
 # fc, DSP329; the target's hidden size, DSP359) concern the layers before the head, which the step does not run.
-STEP_CODES: Final[frozenset[FindingCode]] = frozenset({"DSP371"})
+STEP_CODE: Final[FindingCode] = "DSP371"
+STEP_CODES: Final[frozenset[FindingCode]] = frozenset({STEP_CODE})
 STEP_ANCHORS = ("capture", "last")
 
 
@@ -89,10 +90,9 @@ class Observed:
     def step_error(self) -> str | None:
         """The first step's failure in the release's words (the capture's, else the last id's); None where it ran
         or was not run."""
-        if not self.stepped:
-            return None
+        step = self.first_step if self.stepped and self.first_step is not None else {}
         for anchor in STEP_ANCHORS:
-            seen = self.first_step.get(anchor)  # type: ignore[union-attr]
+            seen = step.get(anchor)
             if isinstance(seen, Mapping):
                 return f"{seen.get('raises')}: {seen.get('text')}"
         return None
@@ -486,7 +486,7 @@ def _first_step(seen: Observed, said: StepSaid) -> StepSaid:
     if not seen.stepped:
         return said
     if (observed := seen.step_error) is not None:
-        return StepSaid(observed, "DSP371", True)
+        return StepSaid(observed, STEP_CODE, True)
     return said if said.code not in STEP_CODES else StepSaid()
 
 

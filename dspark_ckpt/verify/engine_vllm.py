@@ -99,16 +99,30 @@ def _module_text(name: str) -> str:
     return Path(origin).read_text(encoding="utf-8") if origin and Path(origin).is_file() else ""
 
 
-def step_unsupported() -> str | None:
-    """Why this release's first draft step is not the one run here (None where it is): before 0.30 the target's
-    head and embedding are shared inside the proposer's load_model (v1/spec_decode/eagle.py), which needs a running
-    target; from 0.30 eagle/utils.py holds _should_share and maybe_share_target_embed, which every loader calls."""
+def sharing() -> str | None:
+    """How this release's loaders share the target's embedding and head with a draft: `shared` (0.30+:
+    v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed and _should_share, which every loader calls),
+    `inline` (before: load_eagle_model shares inline with _should_share; DFlash's and DSpark's loaders each with
+    their own conditions), None where eagle/utils.py has neither."""
     try:
         text = _module_text(EAGLE_UTILS)
     except (ImportError, ValueError):
         text = ""
     if "def _should_share" in text and "def maybe_share_target_embed" in text:
+        return "shared"
+    if "def _should_share" in text and "def load_eagle_model" in text:
+        return "inline"
+    return None
+
+
+def step_unsupported(family: str) -> str | None:
+    """Why this release's first draft step is not run here for `family` (None where it is)."""
+    how = sharing()
+    if how == "shared" or (how == "inline" and family.startswith("eagle3-")):
         return None
+    if how == "inline":
+        return ("this vLLM's DFlash and DSpark loaders share the target's head and embedding inline, from a "
+                "speculative config (v1/worker/gpu/spec_decode/*/utils.py): not run here")
     return ("this vLLM shares the target's head and embedding inside the proposer's load_model, with the target "
             "running (no v1/worker/gpu/spec_decode/eagle/utils.py _should_share): not run here")
 
@@ -160,14 +174,16 @@ def first_step(release: Any, model: Any, family: str, t: int, anchor: str, flag:
     own = getattr(model, "lm_head", None)
     if own is not None and hasattr(own, "weight"):
         own.weight.data.copy_(_rising(torch, own.weight.shape[0], hidden_size))
-    if family != "qwen3-dspark" or draft_vocab <= t:  # dspark/utils.py: embeddings shared only where V <= T
+    if sharing() == "inline":  # the release's own load_eagle_model, its get_model answered by the loaded draft
+        _load_eagle_model(utils, model, target_head, target_embed)
+    elif family != "qwen3-dspark" or draft_vocab <= t:  # dspark/utils.py: embeddings shared only where V <= T
         utils.maybe_share_target_embed(model, model.model, SimpleNamespace(embed_tokens=target_embed))
     # the head: each loader's condition, then _should_share (eagle/utils.py load_eagle_model, 0.30-0.33 inline,
     # 0.34 share_target_lm_head; dspark/utils.py: draft_output_vocab_size == target_vocab_size; dflash/utils.py:
     # not config.has_own_lm_head from 0.31)
     can = (d_out == t if family == "qwen3-dspark" else
            not getattr(model.config, "has_own_lm_head", False) if family == "dflash" and flag else True)
-    if can and utils._should_share(model, "has_own_lm_head", own, target_head):
+    if sharing() == "shared" and can and utils._should_share(model, "has_own_lm_head", own, target_head):
         if own is not None:
             del model.lm_head
         model.lm_head = target_head
@@ -181,6 +197,20 @@ def first_step(release: Any, model: Any, family: str, t: int, anchor: str, flag:
         ids = model.compute_logits(hidden).argmax(dim=-1)
     model.model.embed_tokens(ids)
     return "ok"
+
+
+def _load_eagle_model(utils: Any, model: Any, target_head: Any, target_embed: Any) -> Any:
+    """eagle/utils.py load_eagle_model (0.24-0.29) on an already loaded draft: its `get_model` answers the draft, the
+    target is its embedding and head (`target.model.embed_tokens`, `target.lm_head`), the speculative config has
+    no KV-cache dtype of its own (the only thing it reads before sharing)."""
+    target = SimpleNamespace(model=SimpleNamespace(embed_tokens=target_embed), lm_head=target_head)
+    config = SimpleNamespace(speculative_config=SimpleNamespace(draft_model_config=None, kv_cache_dtype=None))
+    real = utils.get_model
+    utils.get_model = lambda **_: model
+    try:
+        return utils.load_eagle_model(target, config)
+    finally:
+        utils.get_model = real
 
 
 def step_outcomes(release: Any, model: Any, family: str, t: int, flag: bool) -> dict[str, Any]:
@@ -215,7 +245,7 @@ def run_first_step(worker: ModuleType, release: Any, case: dict[str, Any], out: 
     if family is None:
         return {"not_run": f"{out.get('class')} is not a class whose first draft step the engine runs "
                            f"({', '.join(sorted(STEP_FAMILIES))})"}
-    why = step_unsupported()
+    why = step_unsupported(family)
     if why is not None:
         return {"not_run": why}
     model = stepped_model(worker, release, case, out["architecture"])

@@ -275,3 +275,33 @@ def test_probe_prints_agreement_figures() -> None:
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert f"vLLM {VERSION}, project matrix" in done.stdout and "64/64 cells agree" in done.stdout
     assert "DISAGREE" not in done.stdout
+
+
+OLDER = "0.29.0"
+
+
+@pytest.fixture(scope="module", params=["recorded", pytest.param("release", marks=pytest.mark.upstream(
+    runtime="vllm", release=OLDER))])
+def older_source(request: pytest.FixtureRequest) -> tuple[str, dict[str, str]]:
+    return request.param, prepared_vllm_env(OLDER) if request.param == "release" else {}
+
+
+def test_before_030_eagle3_runs_load_eagle_model_and_dspark_is_not_run(
+        tmp_path: Path, older_source: tuple[str, dict[str, str]], request: pytest.FixtureRequest) -> None:
+    """vLLM 0.29.0: EAGLE-3's sharing is load_eagle_model's own (run on the loaded draft); there the expanded draft
+    has a d2t parameter (always before 0.30) and its step runs. DSpark's loader shares from a speculative config:
+    not run, said, and check's first-step verdict stands."""
+    source, env = older_source
+    drafts = {"e": _expanded_eagle3(tmp_path / "e"),
+              "q": make_checkpoint(tmp_path / "q", vocab=96, draft_vocab=64, target_vocab=96, d2t=True, t2d=True)}
+    with EngineAnswers(request.node.originalname, "vllm", OLDER, source, tmp_path / "site", env):
+        entries = {k: _doc(_verify(p, "--runtime", f"vllm=={OLDER}", "--engine", "installed", "--format", "json",
+                                   env=env)) for k, p in drafts.items()}
+    step = entries["e"]["verify"]["engine"]["first_step"]
+    assert (step["family"], step["capture"], step["last"]) == ("eagle3-llama", "ok", "ok")
+    assert entries["e"]["verify"]["engine"]["state"]["d2t_param"] is True
+    assert entries["e"]["compatibility"][0]["first_step_error_code"] is None
+    assert entries["e"]["verify"]["engine"]["disagreement"] is None
+    skipped = entries["q"]["verify"]["engine"]["first_step"]
+    assert "not run here" in skipped["not_run"] and "speculative config" in skipped["not_run"]
+    assert entries["q"]["verify"]["engine"]["disagreement"] is None
