@@ -4,13 +4,16 @@ probe's fixture matrix and record what it raised, per cell, in release_data/vllm
 
     python tools/probe_vllm_first_step.py 0.34.0            # write the file
     python tools/probe_vllm_first_step.py 0.34.0 --check    # regenerate and compare with the committed file
+    python tools/probe_vllm_first_step.py 0.34.0 --agreement  # check against the release at sizes never recorded
 
 Each checkpoint (tools/probe_runtime.py's matrix, `realistic`: Markov heads only in DSpark drafts; T = 96) is built
 and loaded by the release's own code (verify/engine_vllm.py), then tools/vllm_first_step_worker.py shares the
 target's embedding and head as the release's loaders do and runs the step twice: hidden states of zeros (what a
-CUDA-graph capture feeds: `capture`) and a head whose last row wins (`last`). Only releases whose
-v1/worker/gpu/spec_decode/eagle/utils.py holds _should_share and maybe_share_target_embed (0.30+) run: older ones
-share inside the proposer's load_model (v1/spec_decode/eagle.py, llm_base_proposer.py), not run here. Exit 0 on success (or, with
+CUDA-graph capture feeds: `capture`) and a head whose last row wins (`last`). Every family runs where
+v1/worker/gpu/spec_decode/eagle/utils.py holds _should_share and maybe_share_target_embed (0.30+); the EAGLE-3
+families where it holds load_eagle_model sharing inline (0.24-0.29: the function itself runs, its get_model
+answered by the loaded draft); DFlash and DSpark there, and every family before, are not run (their loaders need a
+speculative config, or the sharing sits in the proposer's load_model, v1/spec_decode/eagle.py). Exit 0 on success (or, with
 --check, when the file is unchanged), 1 when it differs, 2 when the release cannot be run.
 """
 
@@ -32,23 +35,26 @@ from probe_runtime import DEFAULT_CACHE, T, ensure_deps, fetch_sources, fixture_
 
 from dspark_ckpt.runtimes.release_store import folder as data_folder
 
-FAMILIES = ("eagle3-llama", "dflash", "qwen3-dspark")
+FAMILIES = ("eagle3-llama", "eagle3-qwen3", "dflash", "qwen3-dspark")
 FILE = "first_step.json"
 
 
-def runs_here(tree: Path) -> bool:
-    """0.30+: the loaders' sharing goes through eagle/utils.py _should_share and maybe_share_target_embed."""
+def families_here(tree: Path) -> tuple[str, ...]:
+    """The families whose first step runs here (verify/engine_vllm.py sharing): every one from 0.30 (the loaders'
+    sharing goes through eagle/utils.py _should_share and maybe_share_target_embed); the EAGLE-3 ones where
+    load_eagle_model shares inline with _should_share (0.24-0.29: run as the release's own function); none before."""
     path = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "eagle" / "utils.py"
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    return "def _should_share" in text and "def maybe_share_target_embed" in text
+    if "def _should_share" in text and "def maybe_share_target_embed" in text:
+        return FAMILIES
+    if "def _should_share" in text and "def load_eagle_model" in text:
+        return tuple(f for f in FAMILIES if f.startswith("eagle3-"))
+    return ()
 
 
-def execute(version: str, cases: list[dict[str, Any]], timeout: float = 1200) -> dict[str, Any] | None:
-    """Each case ({id, folder, target_vocab, family}) through the release's load and first step; None where the
-    release's sharing is not the one the worker runs (before 0.30)."""
+def execute(version: str, cases: list[dict[str, Any]], timeout: float = 1200) -> dict[str, Any]:
+    """Each case ({id, folder, target_vocab, family}) through the release's load and first step."""
     tree, deps = fetch_sources(version, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
-    if not runs_here(tree):
-        return None
     dflash = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "dflash" / "utils.py"
     flag = dflash.is_file() and "config, \"has_own_lm_head\"" in dflash.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
@@ -65,29 +71,92 @@ def execute(version: str, cases: list[dict[str, Any]], timeout: float = 1200) ->
 
 
 def record(version: str) -> dict[str, Any] | None:
+    families = families_here(fetch_sources(version, DEFAULT_CACHE))
+    if not families:
+        return None
     with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
-        paths = list(fixture_matrix(Path(tmp), list(FAMILIES), markov_everywhere=False))
+        paths = list(fixture_matrix(Path(tmp), list(families), markov_everywhere=False))
         result = execute(version, [{"id": p.name, "folder": str(p), "target_vocab": T,
                                     "family": next(f for f in FAMILIES if p.name.startswith(f + "-"))}
                                    for p in paths])
-    if result is None:
-        return None
     cells = {r.pop("id"): r for r in sorted(result["results"], key=lambda r: r["id"])}
     for cell in cells.values():  # the refusal's words up to where they list the parameters (a set: unordered)
         if "load" in cell:
             error = cell["load"]["error"]
             text = error.get("message", "") if isinstance(error, dict) else str(error)
             cell["load"] = {"type": error.get("type") if isinstance(error, dict) else None,
-                            "message": text.split(" The available", 1)[0]}
+                            "message": text.split(" The available", 1)[0],
+                            **({"unregistered": True} if cell["load"].get("unregistered") else {})}
     return {"schema": 1, "runtime": "vllm", "release": version, "target_vocab": T,
             "generated_by": f"python tools/probe_vllm_first_step.py {version}", "cells": cells}
+
+
+# --agreement: the matrix at a target size the recording never used (T = 80; V, D per kind), each cell loaded and
+# stepped by the release through verify's engine worker (verify/engine_vllm.py, the step `verify --engine installed`
+# runs), against check's verdict for the release
+AGREEMENT_T = 80
+AGREEMENT_KINDS = {"pruned": (80, 48), "equal": (80, 80), "padded": (112, 112), "expanded": (112, 80)}
+
+
+def agreement(version: str) -> tuple[int, list[str], int]:
+    """How many cells check agrees with the release on (the load's outcome and words, then the first step's
+    failure in its words, or none), each disagreement, and how many cells loaded and then failed the step."""
+    import itertools
+
+    from conftest import make_checkpoint  # type: ignore[import-not-found]
+    from probe_runtime import SHIPS
+
+    from dspark_ckpt.check.analysis import inspect_checkpoint
+    from dspark_ckpt.model.target import TargetVocab
+    from dspark_ckpt.runtimes.selectors import parse_selectors
+    from dspark_ckpt.sources.local import local_source
+    from dspark_ckpt.verify.engine import run_worker
+
+    wrong: list[str] = []
+    failing = 0
+    with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
+        paths = {f"{family}-{kind}-lm{lm:d}-d2t{d2t:d}-t2d{t2d:d}-emb{emb:d}": make_checkpoint(
+            Path(tmp) / f"{family}-{kind}-lm{lm:d}-d2t{d2t:d}-t2d{t2d:d}-emb{emb:d}", family=family, vocab=v,
+            draft_vocab=d, target_vocab=AGREEMENT_T, lm_head=lm, d2t=d2t, t2d=t2d, embed=emb,
+            markov="dspark" in family)
+            for family, (kind, (v, d)), (lm, d2t, t2d, emb) in itertools.product(FAMILIES, AGREEMENT_KINDS.items(),
+                                                                                 SHIPS)}
+        tree, deps = fetch_sources(version, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
+        env = {"PYTHONPATH": os.pathsep.join([str(tree), str(deps), str(ROOT)]), "VLLM_TARGET_DEVICE": "cpu"}
+        run = run_worker([{"id": n, "folder": str(f), "target_vocab": AGREEMENT_T} for n, f in paths.items()],
+                         device="cpu", env=env)
+        if not run.ok:
+            raise SystemExit(f"probe_vllm_first_step: vLLM {version} could not be run: {run.reason}")
+        for name, folder in paths.items():
+            seen = run.observed.get(name)
+            failing += seen is not None and seen.step_error is not None
+            report = inspect_checkpoint(local_source(folder), target=TargetVocab(AGREEMENT_T, "probe"),
+                                        runtimes=parse_selectors([f"vllm=={version}"]))
+            (row,) = [e for e in report.compatibility if e.runtime == "vllm"]
+            if seen is None:
+                wrong.append(f"{name}: the worker could not run it ({run.adapter_errors.get(name)})")
+            elif seen.loads != row.loads or (not seen.loads and (seen.error or "").split(" The available")[0]
+                                             not in (row.error or "")):
+                wrong.append(f"{name}: vLLM {'loads' if seen.loads else seen.verbatim}; check "
+                             f"{'loads' if row.loads else row.error}")
+            elif seen.loads and (not seen.stepped or seen.step_error != row.first_step_error):
+                wrong.append(f"{name}: vLLM's step {seen.step_error or seen.first_step}; check "
+                             f"{row.first_step_error_code}: {row.first_step_error}")
+    return len(paths) - len(wrong), wrong, failing
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("version")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--agreement", action="store_true")
     args = parser.parse_args(argv)
+    if args.agreement:
+        agree, wrong, failing = agreement(args.version)
+        print("\n".join(f"DISAGREE {w}" for w in wrong))
+        print(f"probe_vllm_first_step: vLLM {args.version}, T = {AGREEMENT_T}: {agree}/{agree + len(wrong)} cells "
+              f"agree (load, then first step; {failing} loaded and then failed the step)")
+        return 0 if not wrong else 1
     doc = record(args.version)
     if doc is None:
         print(f"probe_vllm_first_step: vLLM {args.version}: not modelled (its loaders share the target's head "

@@ -78,9 +78,12 @@ REPAIRS: tuple[Repair, ...] = (
            Applicability.SAFE, "re-export the draft without the d2t", hint_for=("DSP303",)),
     Repair(IDENTITY_D2T, "add an explicit zero d2t (a pin for vLLM 0.27-0.29 only; never chosen unless forced)",
            ("DSP302",), Applicability.SAFE),
+    # DSP371: vLLM 0.30+'s EAGLE-3 compute_logits asserts the head's width (D) is vocab_size where it has no d2t
+    # parameter (D == T; llama_eagle3.py:379 @ 0.30.0, :370 @ 0.34.0): vocab_size = T makes V = D = T, the equal
+    # cell its first step runs (tests/acceptance/test_verify_engine.py runs it on the repaired draft)
     Repair(TRIM_INPUT, "trim embed_tokens/markov_w1 to T rows and set vocab_size = T (input side of V > T)",
-           ("DSP320", "DSP304", "DSP321", "DSP322", "DSP323", "DSP340"), Applicability.UNSAFE,
-           hint_for=("DSP340",)),
+           ("DSP320", "DSP304", "DSP321", "DSP322", "DSP323", "DSP340", "DSP371"), Applicability.UNSAFE,
+           hint_for=("DSP340", "DSP371")),
     # Config-only repairs of what the runtime reads from config.json: planned before any other step.
     Repair(HOIST_DSPARK_SETTINGS, "write the DSpark settings found only in dflash_config/dspark_config at the top "
            "level of config.json, where the runtime reads them", ("DSP215",), Applicability.SAFE,

@@ -833,13 +833,14 @@ RULES: dict[str, Rule] = _rules(
          "scatter into vocab_size columns; without a d2t parameter an assert that the head's width is "
          "vocab_size) or the DSpark draft logits, Markov bias and map_draft_to_target, the argmax and the "
          "target embedding's lookup. A draft whose shapes that step refuses loads and then fails, at CUDA-graph "
-         "capture (start-up) or at the first request.",
+         "capture (start-up) or at the first request. `verify --engine installed` runs the same step with the "
+         "installed vLLM on the draft itself (0.30+; EAGLE-3 from 0.22).",
          "The server fails after loading, in the release's words: `AssertionError: Expected logits to have shape "
          "(*, 128), but got torch.Size([2, 96])` (an EAGLE-3 draft with vocab_size 128 and draft_vocab_size = T "
          "= 96: no d2t parameter, and the head's 96 columns are not vocab_size).",
          "An EAGLE-3 draft exported with an expanded input vocabulary (vocab_size > T) and draft_vocab_size = T.",
-         "Export the draft with vocab_size = T (the input side trimmed to the target's vocabulary), or with the "
-         "d2t of a pruned draft."),
+         "Export the draft with vocab_size = T (the input side trimmed to the target's vocabulary: `fix` does it, "
+         "trim-input), or with the d2t of a pruned draft."),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -106,6 +106,22 @@ def render_engine(doc: dict[str, Any], console: Console) -> None:
 _LABEL = {"vllm": "vLLM", "sglang": "SGLang"}
 
 
+def _render_step(step: dict[str, Any] | None, console: Console) -> None:
+    """The release's own first draft step after the load (verify/engine_vllm.py run_first_step), where it ran."""
+    if not step:
+        return
+    if "not_run" in step:
+        console.print(Text(f"  first draft step: not run ({step['not_run']})", style="dim"), overflow="fold")
+        return
+    failed = next((step[a] for a in ("capture", "last") if isinstance(step.get(a), dict)), None)
+    if failed is None:
+        console.print(Text("  first draft step: ran (target sharing, logits, argmax, embedding lookup)",
+                           style="green"))
+    else:
+        console.print(Text(f"  first draft step raised: {failed['raises']}: {failed['text']} "
+                           f"({failed.get('where') or '?'})", style="red"), overflow="fold")
+
+
 def _render_installed(doc: dict[str, Any], console: Console) -> None:
     runtime = str(doc.get("runtime") or "vllm")
     head = f"engine: installed {_LABEL.get(runtime, runtime)} {doc['version']} ({doc.get('model_class') or 'not registered'})"
@@ -131,6 +147,7 @@ def _render_installed(doc: dict[str, Any], console: Console) -> None:
 
         console.print(f"  lm_head: {own('has_own_lm_head')}; embed_tokens: {own('has_own_embed_tokens')}; "
                       f"draft_id_to_target_id: {table}", markup=False)
+    _render_step(doc.get("first_step"), console)
     if doc.get("disagreement"):
         console.print(Text(f"  check disagrees: {doc['disagreement']}", style="yellow"),
                       overflow="fold")

@@ -1,8 +1,9 @@
 """What a vLLM release's own first draft step did with the probe's vocabulary matrix, as
 tools/probe_vllm_first_step.py recorded it by executing the release on CPU (`release_data/vllm-X/first_step.json`,
-0.34.0: EAGLE-3, DFlash, Qwen3 DSpark; T = 96). A draft whose vocabulary relation, shipped vocab tensors and family
-name a recorded cell that loaded and then raised loads, then fails at the first draft step (DSP371), in the
-release's words with the cell's sizes written as the draft's."""
+T = 96: EAGLE-3 Llama and Qwen3, DFlash, Qwen3 DSpark from 0.30.0; the EAGLE-3 families only on 0.22.0-0.29.0). A
+draft whose vocabulary relation, shipped vocab tensors and family name a recorded cell that loaded and then raised
+loads, then fails at the first draft step (DSP371), in the release's words with the cell's sizes written as the
+draft's."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dspark_ckpt.runtimes.records import DraftFacts, Issue
 from dspark_ckpt.runtimes.release_store import release_file
 
 FILE = "first_step.json"
-FAMILIES = ("eagle3-llama", "dflash", "qwen3-dspark")
+FAMILIES = ("eagle3-llama", "eagle3-qwen3", "dflash", "qwen3-dspark")
 # the matrix's (V, D) per kind, at T = 96 (tools/probe_runtime.py KINDS)
 KINDS = {"pruned": (96, 64), "equal": (96, 96), "padded": (128, 128), "expanded": (128, 96)}
 
@@ -55,7 +56,7 @@ def vllm_first_step(release: str, family: str, f: DraftFacts) -> Issue | None:
     doc = _document(release)
     name = cell_name(family, f)
     seen = doc["cells"].get(name) if doc is not None and name is not None else None
-    if seen is None or "load" in seen:
+    if seen is None or "load" in seen or name is None or doc is None:
         return None
     for anchor in ("capture", "last"):
         outcome = seen[anchor]

@@ -44,6 +44,12 @@ WORKER_TIMEOUT_S = 900.0
 # architecture this release does not register, and the error of a failure no contract row predicts.
 UNREGISTERED: Final[FindingCode] = "DSP309"
 UNPREDICTED: Final[FindingCode] = "DSP607"
+# The first-step codes the engine's step answers for (runtimes/vllm_first_step.py: the sharing, compute_logits or
+# the DSpark Markov step, argmax, the embedding's lookup); check's other first-step findings (the aux hidden states'
+# fc, DSP329; the target's hidden size, DSP359) concern the layers before the head, which the step does not run.
+STEP_CODE: Final[FindingCode] = "DSP371"
+STEP_CODES: Final[frozenset[FindingCode]] = frozenset({STEP_CODE})
+STEP_ANCHORS = ("capture", "last")
 
 
 class Engine(StrEnum):
@@ -67,10 +73,29 @@ class Observed:
     cut: tuple[str, ...] = ()  # checkpoint tensors loaded only in part (cut to fit), without an error
     where: str | None = None  # the class's file:line in the release
     runtime: str = "vllm"
+    # the release's own first draft step after the load (engine_vllm.run_first_step): {family, capture, last}, or
+    # {not_run: why}; None where the worker did not run one (an older worker's recording, SGLang)
+    first_step: Mapping[str, Any] | None = None
 
     @property
     def loads(self) -> bool:
         return self.registered and self.error is None
+
+    @property
+    def stepped(self) -> bool:
+        """Whether the release's own first draft step ran on the loaded draft."""
+        return self.loads and self.first_step is not None and "not_run" not in self.first_step
+
+    @property
+    def step_error(self) -> str | None:
+        """The first step's failure in the release's words (the capture's, else the last id's); None where it ran
+        or was not run."""
+        step = self.first_step if self.stepped and self.first_step is not None else {}
+        for anchor in STEP_ANCHORS:
+            seen = step.get(anchor)
+            if isinstance(seen, Mapping):
+                return f"{seen.get('raises')}: {seen.get('text')}"
+        return None
 
     @property
     def label(self) -> str:
@@ -105,7 +130,8 @@ def _observed(result: Mapping[str, Any], runtime: str) -> Observed:
                     f"{result['module']}.{result['class']}" if result.get("module") else None,
                     err.get("phase"), err.get("type"), (text or err.get("type")) if err else None,
                     dict(result.get("state") or {}), tuple(result.get("unwritten") or ()),
-                    tuple(result.get("partly") or ()), tuple(result.get("cut") or ()), result.get("where"), runtime)
+                    tuple(result.get("partly") or ()), tuple(result.get("cut") or ()), result.get("where"), runtime,
+                    result.get("first_step"))
 
 
 def _request(runtime: str, version: str | None) -> tuple[dict[str, Any], dict[str, str]]:
@@ -430,25 +456,76 @@ def observed_silent(seen: Observed, landed_as: Landed | None) -> list[Issue]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class StepSaid:
+    """check's first-step finding for a release: its words, code and whether they are the release's own."""
+
+    text: str | None = None
+    code: FindingCode | None = None
+    verbatim: bool = True
+
+
+def step_said(subject: Subject, runtime: str, modelled: Compatibility | None) -> StepSaid:
+    """What check says of the first draft step: its own verdict for the release (the analysis's), else the report's
+    row (verify's modelled loader)."""
+    full = subject.verdicts.get(runtime)
+    if full is not None:
+        step = full.first_step if full.loads else None
+        return StepSaid(step.text, step.code, step.verbatim) if step is not None else StepSaid()
+    if modelled is not None and modelled.loads:
+        return StepSaid(modelled.first_step_error, modelled.first_step_error_code, modelled.first_step_verbatim)
+    return StepSaid()
+
+
+def _first_step(seen: Observed, said: StepSaid) -> StepSaid:
+    """The row's first-step failure: where the release's own step ran, what it raised (DSP371, in its words), or
+    nothing, in place of check's step findings it answers for (STEP_CODES); check's others stand, and so does every
+    one of check's where the step did not run."""
+    if not seen.loads:
+        return StepSaid()
+    if not seen.stepped:
+        return said
+    if (observed := seen.step_error) is not None:
+        return StepSaid(observed, STEP_CODE, True)
+    return said if said.code not in STEP_CODES else StepSaid()
+
+
+def step_disagreement(seen: Observed, said: StepSaid) -> str | None:
+    """Why the release's own first draft step and check's prediction of it differ (None when they agree)."""
+    if not seen.stepped:
+        return None
+    observed = seen.step_error
+    predicted_text = said.text if said.code in STEP_CODES else None
+    if observed == predicted_text:
+        return None
+    predicts = "it runs" if predicted_text is None else f"{said.code}: {predicted_text}"
+    return (f"{seen.label}'s first draft step raised {observed}; check predicts {predicts}" if observed is not None
+            else f"{seen.label}'s first draft step ran; check predicts {predicts}")
+
+
 def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Compatibility | None,
-            landed_as: Landed | None) -> Compatibility:
+            landed_as: Landed | None, said: StepSaid | None = None) -> Compatibility:
     """The runtime's row as its own load answered: its outcome and words; where it loads, the modelled row's
-    silent issues about the vocabulary (target sharing, the mapping, the first step: after load_weights), then the
-    landing problems it showed (in place of the modelled ones)."""
+    silent issues about the vocabulary (target sharing, the mapping: after load_weights), then the landing problems
+    it showed (in place of the modelled ones), and its own first draft step where it ran one."""
     keep = [(t, c) for t, c in zip(modelled.silent, modelled.silent_codes, strict=True) if c not in landing.CODES] \
         if modelled is not None and modelled.loads and seen.loads else []
     keep += [(i.text, i.code) for i in observed_silent(seen, landed_as)]
-    after = "target sharing as the table models it" if seen.runtime == "vllm" else \
+    after = ("its target sharing and first draft step run too" if seen.stepped else
+             "target sharing as the table models it") if seen.runtime == "vllm" else \
         "start-up, the worker's target sharing and the first step as the table models them"
+    row_step = StepSaid(modelled.first_step_error, modelled.first_step_error_code, modelled.first_step_verbatim) \
+        if modelled is not None and modelled.loads else StepSaid()
+    # where the release ran no step, the row keeps what it said (verify's modelled loader: SGLang's step included)
+    step = _first_step(seen, said if said is not None and seen.stepped else row_step)
     return Compatibility(runtime=seen.runtime, version=version, loads=seen.loads,
                          error=seen.error if seen.registered else seen.verbatim, error_code=code,
                          silent=tuple(t for t, _ in keep), silent_codes=tuple(c for _, c in keep),
                          verbatim=seen.registered,
                          source=f"installed {seen.label} {version}: {seen.model_class or '-'} __init__ + load_weights "
                          f"on every tensor ({after})",
-                         first_step_error=modelled.first_step_error if modelled is not None and seen.loads else None,
-                         first_step_error_code=modelled.first_step_error_code if modelled is not None and seen.loads
-                         else None)
+                         first_step_error=step.text, first_step_error_code=step.code,
+                         first_step_verbatim=step.verbatim)
 
 
 def _answered(subject: Subject, seen: Observed, version: str, location: str | None) -> tuple[CheckpointReport,
@@ -463,7 +540,11 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
     report = subject.report
     entries = list(report.compatibility)
     at = next((i for i, c in enumerate(entries) if (c.runtime, c.version) == (runtime, version)), None)
-    row = _compat(seen, version, code, entries[at] if at is not None else None, landed_as)
+    modelled = entries[at] if at is not None else None
+    check_step = step_said(subject, runtime, modelled)
+    row = _compat(seen, version, code, modelled, landed_as, check_step)
+    if config_time is None and (step_why := step_disagreement(seen, check_step)) is not None:
+        why = step_why if why is None else f"{why}; {step_why}"
     if config_time is not None:
         pass  # the runtime refuses the draft in a phase the engine does not run: check's row stands
     elif at is None:
@@ -479,6 +560,10 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
             else []
         shown += list(zip(row.silent_codes, (f"installed {seen.label} {version}: {t}" for t in row.silent),
                           strict=True))
+        if row.first_step_error_code is not None:
+            step = f"installed {seen.label} {version}: loads, then fails at the first draft step: " \
+                f"{row.first_step_error}"
+            shown.append((row.first_step_error_code, step))
         extra += [finding(c, text) for c, text in shown if c is not None and c not in present]
     if why is not None:
         extra.append(finding("DSP605", f"the installed {seen.label} {version}'s own loader and check disagree: "
@@ -495,6 +580,7 @@ def _answered(subject: Subject, seen: Observed, version: str, location: str | No
                                                 else None, "error": said.error.text if said.error else None},
            "config_time_error": None if config_time is None else {"code": config_time.code,
                                                                    "error": config_time.text},
+           "first_step": None if seen.first_step is None or not seen.loads else dict(seen.first_step),
            "disagreement": why}
     return replace(report, compatibility=tuple(entries), findings=report.findings + tuple(extra)), doc
 

@@ -7,8 +7,10 @@ runs twice. First over every tensor of the checkpoint as a marker tensor of its 
 NaN (release_worker.observe_load, the agreement tests' load mode): the exception it raises, the parameters no tensor
 wrote (or wrote only in part), the tensors cut to fit. Then over the checkpoint's own data for the vocabulary tensors
 (lm_head, embed_tokens, d2t, t2d, the Markov and confidence heads; zeros of their shape for the rest), for the state
-it leaves: `has_own_lm_head`, `has_own_embed_tokens`, what `draft_id_to_target_id` holds. `python engine_vllm.py
-REQUEST OUT` reads a JSON request and writes one JSON result per case. Only the standard library, torch and vLLM (and
+it leaves: `has_own_lm_head`, `has_own_embed_tokens`, what `draft_id_to_target_id` holds. Where it loads, the
+release's own first draft step runs on a fresh model loaded the same way (`first_step`, what
+tools/probe_vllm_first_step.py records per release). `python engine_vllm.py REQUEST OUT` reads a JSON request and
+writes one JSON result per case. Only the standard library, torch and vLLM (and
 what vLLM imports) are used: the file runs as a script, and loads release_worker.py beside it by path.
 """
 
@@ -18,13 +20,22 @@ import importlib.util
 import json
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 # The tensors whose data the second pass reads from the checkpoint (verify/runtime_load.py needs_data).
 VOCAB_PARTS = ("lm_head", "embed_tokens", "d2t", "t2d", "markov_head.", "confidence_head.")
+# The first draft step each registered class's module takes (0.30+, v1/worker/gpu/spec_decode/): EAGLE-3's and
+# DFlash's compute_logits (the d2t scatter), Qwen3 DSpark's draft logits, Markov bias and map_draft_to_target.
+STEP_FAMILIES = {"llama_eagle3": "eagle3-llama", "qwen3_eagle3": "eagle3-qwen3", "qwen3_dflash": "dflash",
+                 "qwen3_dspark": "qwen3-dspark"}
+# The previous hidden state: zeros (what a CUDA-graph capture feeds), and ones under a head whose last row wins.
+ANCHORS = ("capture", "last")
+EAGLE_UTILS = "vllm.v1.worker.gpu.spec_decode.eagle.utils"
+DFLASH_UTILS = "vllm.v1.worker.gpu.spec_decode.dflash.utils"
 
 
 def release_worker() -> ModuleType:
@@ -82,6 +93,165 @@ def _state(model: Any, shipped: set[str], config: dict[str, Any], target_vocab: 
     }
 
 
+def _module_text(name: str) -> str:
+    found = importlib.util.find_spec(name.rsplit(".", 1)[0]) and importlib.util.find_spec(name)
+    origin = getattr(found, "origin", None)
+    return Path(origin).read_text(encoding="utf-8") if origin and Path(origin).is_file() else ""
+
+
+def sharing() -> str | None:
+    """How this release's loaders share the target's embedding and head with a draft: `shared` (0.30+:
+    v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed and _should_share, which every loader calls),
+    `inline` (before: load_eagle_model shares inline with _should_share; DFlash's and DSpark's loaders each with
+    their own conditions), None where eagle/utils.py has neither."""
+    try:
+        text = _module_text(EAGLE_UTILS)
+    except (ImportError, ValueError):
+        text = ""
+    if "def _should_share" in text and "def maybe_share_target_embed" in text:
+        return "shared"
+    if "def _should_share" in text and "def load_eagle_model" in text:
+        return "inline"
+    return None
+
+
+def step_unsupported(family: str) -> str | None:
+    """Why this release's first draft step is not run here for `family` (None where it is)."""
+    how = sharing()
+    if how == "shared" or (how == "inline" and family.startswith("eagle3-")):
+        return None
+    if how == "inline":
+        return ("this vLLM's DFlash and DSpark loaders share the target's head and embedding inline, from a "
+                "speculative config (v1/worker/gpu/spec_decode/*/utils.py): not run here")
+    return ("this vLLM shares the target's head and embedding inside the proposer's load_model, with the target "
+            "running (no v1/worker/gpu/spec_decode/eagle/utils.py _should_share): not run here")
+
+
+def dflash_flag() -> bool:
+    """dflash/utils.py shares the target's head only where `not config.has_own_lm_head` (0.31+)."""
+    try:
+        return 'config, "has_own_lm_head"' in _module_text(DFLASH_UTILS)
+    except (ImportError, ValueError):
+        return False
+
+
+def _where_step(exc: BaseException) -> str | None:
+    inside = [f for f in traceback.extract_tb(exc.__traceback__) if "/vllm/" in f.filename]
+    if not inside:
+        return None
+    path = inside[-1].filename
+    return f"{path[path.rindex('/vllm/') + 1:]}:{inside[-1].lineno}"
+
+
+def _rising(torch: Any, rows: int, hidden: int) -> Any:
+    return (torch.arange(rows, dtype=torch.float32)[:, None].expand(rows, hidden) / rows).contiguous()
+
+
+def first_step(release: Any, model: Any, family: str, t: int, anchor: str, flag: bool) -> str:
+    """The release's sharing and first draft step on a loaded draft against a target of `t` rows: `ok`; raises
+    where the release raises."""
+    torch = release.torch
+    from vllm.model_executor.layers.vocab_parallel_embedding import (  # type: ignore[import-not-found]
+        ParallelLMHead,
+        VocabParallelEmbedding,
+    )
+
+    utils = importlib.import_module(EAGLE_UTILS)
+    hidden_size = model.config.hidden_size
+    with release.set_current(release.VllmConfig()), torch.device("cpu"):
+        target_head, target_embed = ParallelLMHead(t, hidden_size), VocabParallelEmbedding(t, hidden_size)
+    for layer in (target_head, target_embed):  # rows padded to a multiple of 64 (vocab_parallel_embedding.py)
+        layer.weight.data.copy_(_rising(torch, layer.weight.shape[0], hidden_size))
+    # what model_loader/utils.py process_weights_after_loading does once a model has loaded (on CPU: the GEMM
+    # dispatch, layer.cpu_linear), for the draft and for the target's head
+    for module in [*model.modules(), target_head, target_embed]:
+        method = getattr(module, "quant_method", None)
+        if method is not None and hasattr(method, "process_weights_after_loading") and not hasattr(module,
+                                                                                                   "cpu_linear"):
+            method.process_weights_after_loading(module)
+    draft_vocab = model.config.vocab_size
+    d_out = getattr(model.config, "draft_vocab_size", None) or draft_vocab
+    own = getattr(model, "lm_head", None)
+    if own is not None and hasattr(own, "weight"):
+        own.weight.data.copy_(_rising(torch, own.weight.shape[0], hidden_size))
+    if sharing() == "inline":  # the release's own load_eagle_model, its get_model answered by the loaded draft
+        _load_eagle_model(utils, model, target_head, target_embed)
+    elif family != "qwen3-dspark" or draft_vocab <= t:  # dspark/utils.py: embeddings shared only where V <= T
+        utils.maybe_share_target_embed(model, model.model, SimpleNamespace(embed_tokens=target_embed))
+    # the head: each loader's condition, then _should_share (eagle/utils.py load_eagle_model, 0.30-0.33 inline,
+    # 0.34 share_target_lm_head; dspark/utils.py: draft_output_vocab_size == target_vocab_size; dflash/utils.py:
+    # not config.has_own_lm_head from 0.31)
+    can = (d_out == t if family == "qwen3-dspark" else
+           not getattr(model.config, "has_own_lm_head", False) if family == "dflash" and flag else True)
+    if sharing() == "shared" and can and utils._should_share(model, "has_own_lm_head", own, target_head):
+        if own is not None:
+            del model.lm_head
+        model.lm_head = target_head
+    hidden = (torch.zeros if anchor == "capture" else torch.ones)(2, hidden_size)
+    if family == "qwen3-dspark":
+        logits = model.compute_draft_logits(hidden)
+        prev = torch.full((2,), 0 if anchor == "capture" else t - 1, dtype=torch.long)
+        logits = logits + model.markov_bias(model.markov_embed(prev))
+        ids = model.map_draft_to_target(logits.argmax(dim=-1))
+    else:
+        ids = model.compute_logits(hidden).argmax(dim=-1)
+    model.model.embed_tokens(ids)
+    return "ok"
+
+
+def _load_eagle_model(utils: Any, model: Any, target_head: Any, target_embed: Any) -> Any:
+    """eagle/utils.py load_eagle_model (0.24-0.29) on an already loaded draft: its `get_model` answers the draft, the
+    target is its embedding and head (`target.model.embed_tokens`, `target.lm_head`), the speculative config has
+    no KV-cache dtype of its own (the only thing it reads before sharing)."""
+    target = SimpleNamespace(model=SimpleNamespace(embed_tokens=target_embed), lm_head=target_head)
+    config = SimpleNamespace(speculative_config=SimpleNamespace(draft_model_config=None, kv_cache_dtype=None))
+    real = utils.get_model
+    utils.get_model = lambda **_: model
+    try:
+        return utils.load_eagle_model(target, config)
+    finally:
+        utils.get_model = real
+
+
+def step_outcomes(release: Any, model: Any, family: str, t: int, flag: bool) -> dict[str, Any]:
+    """Each anchor's outcome: `ok`, or the release's exception (type, text, the release's frame)."""
+    out: dict[str, Any] = {}
+    for anchor in ANCHORS:
+        try:
+            out[anchor] = first_step(release, model, family, t, anchor, flag)
+        except Exception as exc:  # noqa: BLE001 - the release's own exception is the observation
+            out[anchor] = {"raises": type(exc).__name__, "text": (str(exc) or type(exc).__name__)[:400],
+                           "where": _where_step(exc)}
+    return out
+
+
+def stepped_model(worker: ModuleType, release: Any, case: dict[str, Any], architecture: str) -> Any:
+    """A fresh model of the class, loaded with the checkpoint's vocabulary tensors (zeros for the rest): the
+    marker pass's model holds NaN (and a sentinel in integer parameters) wherever no tensor wrote."""
+    raw = json.loads((Path(case["folder"]) / "config.json").read_text())
+    config = dict(case.get("config") or raw)
+    values = {"target.hidden_size": case.get("target_hidden") or worker._hidden(config),
+              "target.vocab_size": int(case["target_vocab"]), "bare": int(bool(case.get("bare")))}
+    if case.get("parallel_drafting"):
+        values["parallel_drafting"] = 1
+    model, _, _ = release.build(release.model_class(architecture), config, values)
+    release.load_weights(model, _real_weights(Path(case["folder"]), set()))
+    return model
+
+
+def run_first_step(worker: ModuleType, release: Any, case: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The release's first draft step on the loaded draft, or why it is not run."""
+    family = STEP_FAMILIES.get(str(out.get("module", "")).rsplit(".", 1)[-1])
+    if family is None:
+        return {"not_run": f"{out.get('class')} is not a class whose first draft step the engine runs "
+                           f"({', '.join(sorted(STEP_FAMILIES))})"}
+    why = step_unsupported(family)
+    if why is not None:
+        return {"not_run": why}
+    model = stepped_model(worker, release, case, out["architecture"])
+    return {"family": family, **step_outcomes(release, model, family, int(case["target_vocab"]), dflash_flag())}
+
+
 def run_case(worker: ModuleType, release: Any, case: dict[str, Any]) -> dict[str, Any]:
     """Build the registered class for the draft's architecture; run its load_weights on every tensor."""
     found: tuple[dict[str, Any], Any] = worker.engine_case(release, case)
@@ -99,6 +269,12 @@ def run_case(worker: ModuleType, release: Any, case: dict[str, Any]) -> dict[str
     except Exception as exc:  # noqa: BLE001 - raised already in the marker pass: the state is what it left
         out["data_error"] = worker._error(exc)
     out["state"] = _state(model, shipped, config, int(case["target_vocab"]))
+    if error is None and "data_error" not in out:
+        del model  # the step's own model: built afresh
+        try:
+            out["first_step"] = run_first_step(worker, release, case, out)
+        except Exception as exc:  # noqa: BLE001 - the step's set-up failed: said, never a pass
+            out["first_step"] = {"not_run": f"the first step could not be set up ({type(exc).__name__}: {exc})"[:400]}
     return out
 
 

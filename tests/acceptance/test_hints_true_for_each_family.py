@@ -639,7 +639,7 @@ TRIGGERS: dict[str, Trigger] = {
         tensors=tensors(fc__weight=np.zeros((16, 64), np.float32))()), EAGLE3),
     # an input vocabulary wider than D = T: vLLM 0.30+ loads it, then compute_logits asserts (*, V) on [*, T]
     "vllm-first-step": Trigger(("DSP371",), check("--runtime", "vllm==0.34.0", vocab=128, draft_vocab=T),
-                               ("eagle3-llama",)),  # what the recording holds (the matrix has no Qwen3 EAGLE-3 cell)
+                               EAGLE3),  # the recorded matrix holds both EAGLE-3 families
     "target-hidden-null": Trigger(("DSP358",), check("--runtime", "vllm", config={"target_hidden_size": None}), EAGLE3),
     "target-hidden-wider": Trigger(("DSP359",), then(check("--runtime", "vllm"),
                                                      lambda f, _: target(f.parent, hidden_size=32)), EAGLE3),

@@ -187,6 +187,64 @@ def test_worker_runs_vllms_own_loader_on_each_family(tmp_path: Path, vllm_tree: 
     assert e.loads and e.state["d2t_param"] and e.state["d2t_loaded"] and e.state["d2t"]["out_of_range"] == 0
 
 
+def _expanded_eagle3(path: Path) -> Path:
+    """An EAGLE-3 Llama draft with an input vocabulary wider than D = T (vocab_size 128, draft_vocab_size 96): no
+    d2t parameter, so vLLM 0.30+'s compute_logits asserts the head's width is vocab_size (llama_eagle3.py)."""
+    return make_checkpoint(path, family="eagle3-llama", vocab=128, draft_vocab=96, target_vocab=96, markov=False,
+                           d2t=False, t2d=False)
+
+
+STEP_WORDS = "AssertionError: Expected logits to have shape (*, 128), but got torch.Size([2, 96])"
+
+
+def test_installed_engine_runs_the_first_draft_step(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """The draft loads; the release's own first draft step (target sharing, compute_logits, argmax, the embedding's
+    lookup) raises, in its words, and check's DSP371 says the same."""
+    draft = _expanded_eagle3(tmp_path / "e")
+    done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json", env=vllm_tree)
+    entry = _doc(done)
+    assert done.returncode == 1
+    engine = entry["verify"]["engine"]
+    assert engine["loads"] and engine["exception"] is None
+    step = engine["first_step"]
+    assert step["family"] == "eagle3-llama"
+    assert {a: f"{step[a]['raises']}: {step[a]['text']}" for a in ("capture", "last")} == \
+        {"capture": STEP_WORDS, "last": STEP_WORDS}
+    assert step["capture"]["where"].startswith("vllm/model_executor/models/llama_eagle3.py:")
+    assert engine["disagreement"] is None and not {"DSP605", "DSP607"} & set(_codes(entry))
+    row = entry["compatibility"][0]
+    assert (row["loads"], row["first_step_error_code"], row["first_step_error"]) == (True, "DSP371", STEP_WORDS)
+    assert "first draft step run too" in row["source"] and "DSP371" in _codes(entry)
+    text = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", env=vllm_tree)
+    assert "first draft step raised: AssertionError: Expected logits to have shape (*, 128)" in text.stdout
+
+
+def test_trim_input_makes_the_first_draft_step_run(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """fix's trim-input on that draft (vocab_size = T, embed_tokens cut to T rows): the release's own first step
+    runs on the repaired draft, as fix's re-check predicted."""
+    draft = _expanded_eagle3(tmp_path / "e")
+    fixed = tmp_path / "fixed"
+    done = run_cli("fix", str(draft), "--target-vocab-size", "96", "--runtime", "vllm==0.30.0", "--out",
+                   str(fixed), "--format", "json", env=vllm_tree, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((fixed / "config.json").read_text())["vocab_size"] == 96
+    assert "trim-input" in done.stdout
+    entry = _doc(_verify(fixed, "--runtime", "vllm==0.30.0", "--engine", "installed", "--format", "json",
+                         env=vllm_tree))
+    step = entry["verify"]["engine"]["first_step"]
+    assert (step["capture"], step["last"]) == ("ok", "ok")
+    row = entry["compatibility"][0]
+    assert row["loads"] and row["first_step_error_code"] is None and "DSP371" not in _codes(entry)
+    assert entry["verify"]["engine"]["disagreement"] is None
+
+
+def test_installed_engine_runs_a_clean_drafts_first_step(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
+    """A clean pruned DSpark draft: its first draft step runs, and the text report says so."""
+    draft = make_checkpoint(tmp_path / "d", vocab=96, draft_vocab=64, target_vocab=96, d2t=True, t2d=True)
+    done = _verify(draft, "--runtime", "vllm==0.30.0", "--engine", "installed", env=vllm_tree)
+    assert done.returncode == 0 and "first draft step: ran" in done.stdout
+
+
 def test_unregistered_architecture_is_the_registrys_answer(tmp_path: Path, vllm_tree: dict[str, str]) -> None:
     from dspark_ckpt.verify.engine import run_worker
 
@@ -217,3 +275,33 @@ def test_probe_prints_agreement_figures() -> None:
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert f"vLLM {VERSION}, project matrix" in done.stdout and "64/64 cells agree" in done.stdout
     assert "DISAGREE" not in done.stdout
+
+
+OLDER = "0.29.0"
+
+
+@pytest.fixture(scope="module", params=["recorded", pytest.param("release", marks=pytest.mark.upstream(
+    runtime="vllm", release=OLDER))])
+def older_source(request: pytest.FixtureRequest) -> tuple[str, dict[str, str]]:
+    return request.param, prepared_vllm_env(OLDER) if request.param == "release" else {}
+
+
+def test_before_030_eagle3_runs_load_eagle_model_and_dspark_is_not_run(
+        tmp_path: Path, older_source: tuple[str, dict[str, str]], request: pytest.FixtureRequest) -> None:
+    """vLLM 0.29.0: EAGLE-3's sharing is load_eagle_model's own (run on the loaded draft); there the expanded draft
+    has a d2t parameter (always before 0.30) and its step runs. DSpark's loader shares from a speculative config:
+    not run, said, and check's first-step verdict stands."""
+    source, env = older_source
+    drafts = {"e": _expanded_eagle3(tmp_path / "e"),
+              "q": make_checkpoint(tmp_path / "q", vocab=96, draft_vocab=64, target_vocab=96, d2t=True, t2d=True)}
+    with EngineAnswers(request.node.originalname, "vllm", OLDER, source, tmp_path / "site", env):
+        entries = {k: _doc(_verify(p, "--runtime", f"vllm=={OLDER}", "--engine", "installed", "--format", "json",
+                                   env=env)) for k, p in drafts.items()}
+    step = entries["e"]["verify"]["engine"]["first_step"]
+    assert (step["family"], step["capture"], step["last"]) == ("eagle3-llama", "ok", "ok")
+    assert entries["e"]["verify"]["engine"]["state"]["d2t_param"] is True
+    assert entries["e"]["compatibility"][0]["first_step_error_code"] is None
+    assert entries["e"]["verify"]["engine"]["disagreement"] is None
+    skipped = entries["q"]["verify"]["engine"]["first_step"]
+    assert "not run here" in skipped["not_run"] and "speculative config" in skipped["not_run"]
+    assert entries["q"]["verify"]["engine"]["disagreement"] is None

@@ -100,3 +100,46 @@ def test_a_wrong_record_disagrees_with_the_release() -> None:
         "it loads"
     right, _ = _check(real, tensors)
     assert disagreement(_seen(error=STRAY), right, None) is None
+
+
+# The release's own first draft step (verify/engine_vllm.py run_first_step), as vLLM 0.30.0 answered it for an
+# EAGLE-3 Llama draft with V = 128 > D = T = 96 (tests/data/observed/engine/test_installed_engine_runs_the_first_
+# draft_step.json), against what check says of that step.
+RAISED = {"raises": "AssertionError", "text": "Expected logits to have shape (*, 128), but got torch.Size([2, 96])",
+          "where": "vllm/model_executor/models/llama_eagle3.py:379"}
+WORDS = "AssertionError: Expected logits to have shape (*, 128), but got torch.Size([2, 96])"
+
+
+def _stepped(**step: Any) -> Observed:
+    return Observed(True, "LlamaForCausalLMEagle3", "vllm.model_executor.models.llama_eagle3.Eagle3LlamaForCausalLM",
+                    None, None, None, {}, first_step={"family": "eagle3-llama", **step})
+
+
+def test_the_first_step_the_release_ran_replaces_checks_and_is_compared() -> None:
+    from dspark_ckpt.verify.engine import StepSaid, _first_step, step_disagreement
+
+    failed, ran = _stepped(capture=RAISED, last=RAISED), _stepped(capture="ok", last="ok")
+    assert failed.step_error == WORDS and ran.step_error is None
+    said, silent = StepSaid(WORDS, "DSP371"), StepSaid()
+    assert _first_step(failed, said) == StepSaid(WORDS, "DSP371") and step_disagreement(failed, said) is None
+    assert _first_step(failed, silent) == StepSaid(WORDS, "DSP371")  # the release's answer, even unpredicted
+    assert step_disagreement(failed, silent) == f"vLLM's first draft step raised {WORDS}; check predicts it runs"
+    assert _first_step(ran, said) == StepSaid() and step_disagreement(ran, said) == \
+        f"vLLM's first draft step ran; check predicts DSP371: {WORDS}"
+    # a first-step finding of the layers before the head (DSP329: the aux hidden states' fc) is not the step's
+    fc = StepSaid("the fc takes 48 columns", "DSP329", False)
+    assert _first_step(ran, fc) == fc and step_disagreement(ran, fc) is None
+    # only the last id's step raised: that is the failure
+    assert _stepped(capture="ok", last=RAISED).step_error == WORDS
+
+
+def test_a_first_step_not_run_leaves_checks_answer() -> None:
+    from dspark_ckpt.verify.engine import StepSaid, _first_step, step_disagreement
+
+    seen = Observed(True, "LlamaForCausalLMEagle3", "m.C", None, None, None, {},
+                    first_step={"not_run": "this vLLM shares the target's head inside the proposer's load_model"})
+    said = StepSaid(WORDS, "DSP371")
+    assert not seen.stepped and _first_step(seen, said) == said and step_disagreement(seen, said) is None
+    refused = dataclasses.replace(seen, error="ValueError: no", error_type="ValueError",
+                                  first_step={"family": "eagle3-llama", "capture": RAISED, "last": RAISED})
+    assert not refused.stepped and _first_step(refused, said) == StepSaid()  # it never loaded: no step
