@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import past_first_layer
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     ArchitectureModel,
@@ -716,6 +717,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
+        if (later := past_first_layer.parameter_of(model.runtime, model.name, name)) is not None:
+            covered[later] = covered.get(later, 0) + 1  # a norm only layers past the first build (hand-read)
+            continue
         rule = rule_for(model, name)
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
@@ -733,6 +737,10 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
                                  rule.refused.where))
             continue
+        if rule.parameter is not None and owner(model, rule.parameter, family) is Owner.AUX:
+            concrete = rule.parameter.replace("{i}", str(index if index is not None else 0))
+            covered[concrete] = covered.get(concrete, 0) + 1  # present: its width is eagle3_aux's to judge
+            continue
         if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
             continue
         want = wanted(model, rule, at_draft, values, context)
@@ -746,7 +754,10 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
     refused: dict[LoadOutcome, list[str]] = {}  # what the release raises -> the parameters it raises it for
     for parameter, exprs in sorted(model.parameters.items()):
-        if parameter in model.unfilled or parameter in absent or owner(model, parameter, family) is not Owner.LANDING:
+        # the aux-state model (eagle3_aux) judges fc's width; whether any tensor fills it is judged here, as for
+        # every other parameter the release builds
+        held = owner(model, parameter, family)
+        if parameter in model.unfilled or parameter in absent or held not in (Owner.LANDING, Owner.AUX):
             continue
         # what the release raises when no tensor fills it (the d2t mapping exists only where D differs from T), and
         # whether its absence and its rows are judged (DSP363)
@@ -761,6 +772,8 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             have = covered.get(concrete, 0)
+            if held is Owner.AUX and have:
+                continue
             if have == 0 and required is not None:
                 refused.setdefault(required, []).append(concrete)
             elif sized and (have == 0 or (need is not None and have < need and normal(parameter) not in unjudged)):
@@ -768,6 +781,13 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
                                      f"initial values", filled=(have, need) if have and need else None))
+    for template in past_first_layer.templates(model.runtime, model.name):
+        for i in (span[1:] if span is not None else ()):
+            concrete = template.replace("{i}", str(i))
+            if not covered.get(concrete):
+                found.append(Landing("unfilled", None, concrete, False,
+                                     f"{concrete}: no tensor fills it; the release loads without a word and it "
+                                     "keeps its initial values"))
     for parameter in sorted(appear):
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))

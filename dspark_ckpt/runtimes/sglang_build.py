@@ -77,7 +77,7 @@ def build_sglang(raw: Mapping[str, Any], version: str, method: str | None = None
         error = SPECULATORS_UNREAD  # the class resolves, but from sizes SGLang never reads
     silent: tuple[Issue, ...] = ()
     if error is None and family is None and sglang_target_class.routed_as_target(version, arch, method):
-        found = sglang_target_class.issue(version, str(arch), str(method))
+        found = sglang_target_class.issue(version, str(arch), str(method), raw)
         error, silent = (found, ()) if sglang_target_class.raises(str(method)) else (None, (found,))
     aux = None
     if family in AUX_FAMILIES and error is None:

@@ -421,14 +421,38 @@ def engine_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
-    """release_worker.load_case; a case that lists `reads` (the attributes the draft worker takes from the built
+    """release_worker.load_case; a case with `read_config` first goes through the release's own get_config and its
+    class lookup (every EntryClass: the request's registry); a case that lists `reads` (the attributes the draft worker takes from the built
     model: EAGLE3's `hot_token_id`, DFLASH's `candidate_selector`) also gets whether the built model has each."""
+    if case.get("read_config"):
+        if (refused := _read_config(case)) is not None:
+            return refused
+        if case["architecture"] not in release.registry:  # models/registry.py resolve_model_cls: no EntryClass
+            return {"id": case["id"], "phase": "lookup", "error": {
+                "type": "ValueError", "message": f"Model architectures ['{case['architecture']}'] are not "
+                                                 "supported for now."}}
     out, model = observe.observe_load(release, case)
     if case.get("reads") and model is not None:
         out["has"] = {name: hasattr(model, name) for name in case["reads"]}
     if case.get("share") and model is not None and out.get("error") is None:
         out["shared"] = _share(release, model, case)
     return out
+
+
+def _read_config(case: dict[str, Any]) -> dict[str, Any] | None:
+    """ModelConfig's first step, executed: the release's own `get_config` (utils/hf_transformers_utils.py, which
+    configs/model_config.py calls on the draft's folder) over the case's config.json; its error, or None."""
+    from sglang.srt.utils.hf_transformers_utils import get_config  # type: ignore[import-not-found, unused-ignore]
+
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "config.json").write_text(json.dumps(case["config"]))
+        try:
+            get_config(folder, trust_remote_code=False)
+        except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
+            error = _error(exc)
+            error["message"] = str(error.get("message", "")).replace(folder, "<draft folder>")
+            return {"id": case["id"], "phase": "config", "error": error}
+    return None
 
 
 def _share(release: Release, model: Any, case: dict[str, Any]) -> Any:
