@@ -74,6 +74,12 @@ DRAFTS: dict[str, tuple[str, Edit | None, str | None]] = {
     "speculators-convert-eagle3": ("speculators-0.9.0-convert-eagle3", None, "eagle3"),
     "eagle-repo-eagle1": ("eagle-repo-eagle1", None, "eagle"),
     "eagle-repo-eagle1-sglang-name": ("eagle-repo-eagle1", _arch("LlamaForCausalLMEagle"), None),
+    "zlab-dflash-laguna": ("dflash-0.1.0-dflash", lambda cfg: cfg.update(LAGUNA, sliding_window=128), None),
+    # as z-lab's Qwen3 template writes it: `sliding_window: null`, which LagunaConfig types `int`
+    "zlab-dflash-laguna-null-window": ("dflash-0.1.0-dflash", lambda cfg: cfg.update(LAGUNA), None),
+    "zlab-dflash-as-laguna-target": ("dflash-0.1.0-dflash", lambda cfg: cfg.update(
+        LAGUNA, architectures=["LagunaForCausalLM"]), "dflash"),
+    "zlab-dflash-as-qwen3-target": ("dflash-0.1.0-dflash", _arch("Qwen3ForCausalLM"), "dflash"),
     "speculators-dspark-equal": ("speculators-0.9.0-dspark-equal", None, None),
     "speculators-dspark-pruned": ("speculators-0.9.0-dspark-pruned", None, None),
     "speculators-dflash-pruned": ("speculators-0.9.0-dflash-pruned", None, None),
@@ -101,13 +107,17 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "two-layers": (_set(num_hidden_layers=2), (), None, None),
     "mla-two-layers": (_set(num_hidden_layers=2), (), None, ("specforge-eagle3-mla",)),
     "two-layers-shipped": (_set(num_hidden_layers=2), (), _second_layer, None),
+    "pruned-vocab": (_set(draft_vocab_size=40), (), None, ("zlab-dflash-laguna",)),
+    "null-norm-eps": (_set(rms_norm_eps=None), (), None, None),
     "bias-on": (_set(attention_bias=True), (), None, None),
     "no-lm-head": (None, ("lm_head.weight",), None, None),
     "no-d2t": (None, ("d2t",), None, None),
     "no-embed": (None, ("embed_tokens.weight",), None, None),
     "no-q-norm": (None, ("self_attn.q_norm.weight",), None, None),
 }
-MUTATED = ("specforge-eagle3", "specforge-eagle3-as-llama", "eagle-repo-eagle1", "eagle-repo-eagle1-sglang-name")
+LAGUNA = {"architectures": ["DFlashLagunaForCausalLM"], "model_type": "laguna"}
+MUTATED = ("specforge-eagle3", "specforge-eagle3-as-llama", "eagle-repo-eagle1", "eagle-repo-eagle1-sglang-name",
+           "zlab-dflash-laguna")
 
 
 def _eagle1_layout() -> dict[str, Any]:
@@ -152,12 +162,13 @@ def _write(folder: Path, draft: str, mutation: str) -> Path | None:
         materialise(folder, name, config=lambda c: (c.clear(), c.update(cfg)), drop=drop)
     if retensor is not None:
         for file in sorted(folder.glob("*.safetensors")):
-            found, dtypes = _read(file)
+            found, _ = _read(file)
             before = {n: a.shape for n, a in found.items()}
             retensor(found)
             if before == {n: a.shape for n, a in found.items()}:
                 return None  # nothing to resize in this layout
-            write_safetensors(file, found, dtypes={n: d for n, d in dtypes.items() if d == "BF16" and n in found})
+            # bf16 tensors are held as their uint16 bit patterns (producers.py), copies included
+            write_safetensors(file, found, dtypes={n: "BF16" for n, a in found.items() if a.dtype == np.uint16})
     return folder
 
 
