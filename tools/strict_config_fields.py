@@ -105,6 +105,7 @@ def main(argv: list[str]) -> int:
         if OUT.read_text() != text:
             print(f"{OUT} differs from what {__file__} generates", file=sys.stderr)
             return 1
+        print(f"{OUT.name} is what the pinned transformers say")
         return 0
     OUT.write_text(text)
     return 0

@@ -842,18 +842,24 @@ RULES: dict[str, Rule] = _rules(
          "An EAGLE-3 draft exported with an expanded input vocabulary (vocab_size > T) and draft_vocab_size = T.",
          "Export the draft with vocab_size = T (the input side trimmed to the target's vocabulary), or with the "
          "d2t of a pruned draft."),
-    Rule("DSP372", "config-value-refused", ERROR, "The release's class refuses the draft's value of a config key",
-         "The class the release builds for this draft refuses one value of one key in its __init__, whatever the "
-         "others are: SGLang's EAGLE-3 for DeepSeek/Kimi (`Eagle3DeepseekV2ForCausalLM`) builds one layer only. "
-         "Observed by building the class with each alternate value of the key alone (runtimes/release_data, the "
-         "record's single-key `samples_refused`); said only where every alternate value sampled was refused in the "
-         "same words (a refusal that depends on no other value), for the draft's value if it is one of them or "
-         "above consecutive integer ones.",
-         "The server fails before loading any weight, in the class's words: `ValueError: EAGLE3 currently only "
-         "supports 1 layer`.",
-         "A Kimi EAGLE-3 draft exported with `num_hidden_layers: 2`.",
-         "Export the draft with the value the class builds (one decoder layer for EAGLE-3), or serve it with a "
-         "runtime whose class takes it.", also_a_verdict=True),
+    Rule("DSP372", "config-value-refused", ERROR, "The release refuses the draft's value of a config key",
+         "The release refuses one value of one key, whatever the others are. Its config class: transformers 5's "
+         "`@strict` config classes type their keys, and a key config.json states as null that the class types "
+         "without None fails in AutoConfig (SGLang's get_config), before anything else is read "
+         "(runtimes/strict_config_fields.json, generated from the transformers the release pins). Or the draft "
+         "class's __init__: SGLang's EAGLE-3 for DeepSeek/Kimi (`Eagle3DeepseekV2ForCausalLM`) builds one layer "
+         "only (observed by building the class with each alternate value of the key alone: the record's "
+         "single-key `samples_refused`; said only where every alternate value sampled was refused in the same "
+         "words, for the draft's value if it is one of them or above consecutive integer ones) and refuses a null "
+         "`q_lora_rank` (hand-read, runtimes/sglang_null_refusals.py).",
+         "The server fails before loading any weight, in the release's words: `ValueError: EAGLE3 currently only "
+         "supports 1 layer`; `Validation error for field 'sliding_window': TypeError: Field 'sliding_window' "
+         "expected int, got NoneType (value: None)`.",
+         "A Kimi EAGLE-3 draft exported with `num_hidden_layers: 2`; a Laguna DFlash draft whose config.json, "
+         "written from a Qwen3 template, says `sliding_window: null`.",
+         "Export the draft with a value the release takes (one decoder layer for EAGLE-3; the key's number, or "
+         "no key for its default, where it is null), or serve it with a runtime that takes it.",
+         also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -290,11 +290,28 @@ def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
     out: set[str] = set()
     for key, probe in model.structural.items():
         value = config_value(config, key)
-        if value is None or value == probe.get("base") or value != probe.get("alternate"):
+        if value is None or value == probe.get("base"):
+            continue
+        if value != probe.get("alternate"):
+            out.update(_per_item(model, probe, value))
             continue
         added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
         out.update(p for p in added if p not in model.parameters)
     return frozenset(out)
+
+
+def _per_item(model: ArchitectureModel, probe: Mapping[str, Any], value: Any) -> set[str]:
+    """A list key whose alternate sample, one item longer, made a module indexed by that item appear (SGLang's
+    DFlash backbone builds `aux_hidden_norms.{k}` per target layer id): the draft's longer list builds one per
+    item past the sampled ones."""
+    alternate = probe.get("alternate")
+    if not isinstance(value, list) or not isinstance(alternate, list) or not alternate or len(value) <= len(alternate):
+        return set()
+    last = len(alternate) - 1
+    added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
+    indexed = [p for p in added if f".{last}." in f".{p}" and p not in model.parameters]
+    return {re.sub(rf"(^|\.){last}\.", rf"\g<1>{k}.", p, count=1) for p in indexed
+            for k in range(last, len(value))}
 
 
 def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[str]) -> str | None:

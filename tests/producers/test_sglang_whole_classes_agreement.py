@@ -58,6 +58,15 @@ MLA = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "deepseek
        "moe_layer_freq": 1}
 
 
+def _layers(count: int) -> Edit:
+    """num_hidden_layers, and layer_types with it where the config lists one (as an exporter writes both)."""
+    def edit(cfg: dict[str, Any]) -> None:
+        cfg["num_hidden_layers"] = count
+        if isinstance(cfg.get("layer_types"), list):
+            cfg["layer_types"] = ["full_attention"] * count
+    return edit
+
+
 def _arch(name: str) -> Edit:
     return lambda cfg: cfg.update(architectures=[name])
 
@@ -104,9 +113,9 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "kv-wide": (None, (), lambda t: [_resize(s, 0, factor=2)(t) for s in ("k_proj.weight", "v_proj.weight")], None),
     "four-heads": (_set(num_attention_heads=4), (), None, None),
     "narrow-q": (None, (), _resize("q_proj.weight", 0, delta=-2), None),
-    "two-layers": (_set(num_hidden_layers=2), (), None, None),
+    "two-layers": (_layers(2), (), None, None),
     "mla-two-layers": (_set(num_hidden_layers=2), (), None, ("specforge-eagle3-mla",)),
-    "two-layers-shipped": (_set(num_hidden_layers=2), (), _second_layer, None),
+    "two-layers-shipped": (_layers(2), (), _second_layer, None),
     "pruned-vocab": (_set(draft_vocab_size=40), (), None, ("zlab-dflash-laguna",)),
     "null-norm-eps": (_set(rms_norm_eps=None), (), None, None),
     "bias-on": (_set(attention_bias=True), (), None, None),
@@ -248,8 +257,9 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
                     "target_vocab": T, "bare": False, "read_config": True}
             if method in WORKER_READS:
                 case["reads"] = [WORKER_READS[method]]
-            if (method or ("eagle3" if "Eagle3" in arch else "eagle")) in SHARED_BY_WORKER:
-                case["share"] = method or ("eagle3" if "Eagle3" in arch else "eagle")
+            served = method or ("eagle3" if "Eagle3" in arch else "eagle" if arch.endswith("Eagle") else None)
+            if served in SHARED_BY_WORKER:
+                case["share"] = served
             cases.append(case)
             predicted[folder.name] = (analysis.verdicts[0], found, model)
             tally.setdefault(draft, []).append(folder.name)
