@@ -15,12 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.config_build import built_verdict, ignored_suffixes, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Issue, Verdict
+from dspark_ckpt.runtimes.release_model import (
+    ArchitectureModel,
+    LoadOutcome,
+    architecture_model,
+    modelled_release,
+)
 from dspark_ckpt.runtimes.sglang_null_refusals import refused_null
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, architecture_model, modelled_release
 
 GENERATED = "the release's generated model"  # how a generated verdict's source says where it comes from
 
@@ -36,7 +42,7 @@ def generated_model(built: BuiltConfig) -> tuple[str, ArchitectureModel] | None:
     return release, model  # type: ignore[return-value]
 
 
-REFUSED_APART = "DSP370"
+REFUSED_APART: FindingCode = "DSP370"
 
 
 def refused_apart(model: ArchitectureModel, built: BuiltConfig, *, target_hidden: int | None,
@@ -56,7 +62,7 @@ def refused_apart(model: ArchitectureModel, built: BuiltConfig, *, target_hidden
     return None
 
 
-REFUSED_VALUE = "DSP372"
+REFUSED_VALUE: FindingCode = "DSP372"
 
 
 def refused_value(model: ArchitectureModel, built: BuiltConfig) -> Issue | None:

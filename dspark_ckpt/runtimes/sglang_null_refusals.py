@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes.records import Issue
 
-CODE = "DSP372"
+CODE: FindingCode = "DSP372"
 FILE = "sglang/srt/models/kimi_k25_eagle3.py"
 # architecture -> key -> (exception, its words, release -> the line of the check)
 REFUSED_NULL: Mapping[str, Mapping[str, tuple[str, str, Mapping[str, int]]]] = {

@@ -72,7 +72,7 @@ def _cite(version: str, key: str) -> str:
 def routed_as_target(version: str, arch: str | None, method: str | None) -> bool:
     """The release builds a registered target class for a draft served under EAGLE/EAGLE3/DFLASH, and its files
     were read (the lines of that routing are recorded)."""
-    if method not in WORKER_READS or arch in DRAFT_RENAMED:
+    if arch is None or method not in WORKER_READS or arch in DRAFT_RENAMED:
         return False
     read = WORKER_READS[method]
     if arch not in READ_LOADERS and read is None:

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes.records import Issue
 from dspark_ckpt.runtimes.release_model import modelled_release
 from dspark_ckpt.runtimes.release_store import release_file
 
-CODE = "DSP372"
+CODE: FindingCode = "DSP372"
 FILE = Path(__file__).resolve().parent / "strict_config_fields.json"
 
 

@@ -431,6 +431,7 @@ def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
             return {"id": case["id"], "phase": "lookup", "error": {
                 "type": "ValueError", "message": f"Model architectures ['{case['architecture']}'] are not "
                                                  "supported for now."}}
+    out: dict[str, Any]
     out, model = observe.observe_load(release, case)
     if case.get("reads") and model is not None:
         out["has"] = {name: hasattr(model, name) for name in case["reads"]}
