@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from dspark_ckpt.runtimes import past_first_layer
 from dspark_ckpt.runtimes.registered import registrations
-from dspark_ckpt.runtimes.sglang_null_refusals import REFUSED_NULL, refused_null
+from dspark_ckpt.runtimes.sglang_null_refusals import refused_null, table
 
 
 def test_each_null_refusal_names_every_sglang_release_that_registers_its_class() -> None:
-    for arch, keys in REFUSED_NULL.items():
+    assert table()
+    for arch, keys in table().items():
         registered = {r.release for r in registrations(arch) if r.runtime == "sglang"}
         assert registered, arch
-        for key, (_, _, lines) in keys.items():
-            assert set(lines) == registered, (arch, key, sorted(registered ^ set(lines)))
+        for key, said in keys.items():
+            assert set(said["lines"]) == registered, (arch, key, sorted(registered ^ set(said["lines"])))
 
 
 def test_a_null_is_refused_and_an_absent_or_numeric_key_is_not() -> None:
