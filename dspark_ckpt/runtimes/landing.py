@@ -754,10 +754,6 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
                                  rule.refused.where))
             continue
-        if rule.parameter is not None and owner(model, rule.parameter, family) is Owner.AUX:
-            concrete = rule.parameter.replace("{i}", str(index if index is not None else 0))
-            covered[concrete] = covered.get(concrete, 0) + 1  # present: its width is eagle3_aux's to judge
-            continue
         if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
             continue
         want = wanted(model, rule, at_draft, values, context)
@@ -771,10 +767,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
     refused: dict[LoadOutcome, list[str]] = {}  # what the release raises -> the parameters it raises it for
     for parameter, exprs in sorted(model.parameters.items()):
-        # the aux-state model (eagle3_aux) judges fc's width; whether any tensor fills it is judged here, as for
-        # every other parameter the release builds
-        held = owner(model, parameter, family)
-        if parameter in model.unfilled or parameter in absent or held not in (Owner.LANDING, Owner.AUX):
+        if parameter in model.unfilled or parameter in absent or owner(model, parameter, family) is not Owner.LANDING:
             continue
         # what the release raises when no tensor fills it (the d2t mapping exists only where D differs from T), and
         # whether its absence and its rows are judged (DSP363)
@@ -789,8 +782,6 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             have = covered.get(concrete, 0)
-            if held is Owner.AUX and have:
-                continue
             if have == 0 and required is not None:
                 refused.setdefault(required, []).append(concrete)
             elif sized and (have == 0 or (need is not None and have < need and normal(parameter) not in unjudged)):
