@@ -806,7 +806,9 @@ RULES: dict[str, Rule] = _rules(
          "heads), so it builds the target class, whose load_weights skips every tensor it has no parameter for.",
          "The draft's fc and layers land nowhere and it proposes from initial values (acceptance near zero, no "
          "error); under EAGLE3 the draft worker reads `hot_token_id` (DFLASH, 0.5.19+: `candidate_selector`), "
-         "which a target class lacks, and the server does not start. Said for the releases whose files were read "
+         "which a target class lacks, and the server does not start (whatever the target class: Qwen3, Laguna, ...; "
+         "under EAGLE, whose worker reads nothing, only for a class whose load_weights was read, LlamaForCausalLM: "
+         "it names the parameters left at their initial values). Said for the releases whose files were read "
          "(release_data/sglang_target_class.json); another gets no verdict (DSP368).",
          "An EAGLE-1 head from the EAGLE repository (`architectures: [\"LlamaForCausalLM\"]`, un-prefixed "
          "`layers.0.*`, `fc.weight`) served with `--speculative-algorithm EAGLE`.",
@@ -841,6 +843,24 @@ RULES: dict[str, Rule] = _rules(
          "An EAGLE-3 draft exported with an expanded input vocabulary (vocab_size > T) and draft_vocab_size = T.",
          "Export the draft with vocab_size = T (the input side trimmed to the target's vocabulary: `fix` does it, "
          "trim-input), or with the d2t of a pruned draft."),
+    Rule("DSP372", "config-value-refused", ERROR, "The release refuses the draft's value of a config key",
+         "The release refuses one value of one key, whatever the others are. Its config class: transformers 5's "
+         "`@strict` config classes type their keys, and a key config.json states as null that the class types "
+         "without None fails in AutoConfig (SGLang's get_config), before anything else is read "
+         "(runtimes/strict_config_fields.json, generated from the transformers the release pins). Or the draft "
+         "class's __init__: SGLang's EAGLE-3 for DeepSeek/Kimi (`Eagle3DeepseekV2ForCausalLM`) builds one layer "
+         "only (observed by building the class with each alternate value of the key alone: the record's "
+         "single-key `samples_refused`; said only where every alternate value sampled was refused in the same "
+         "words, for the draft's value if it is one of them or above consecutive integer ones) and refuses a null "
+         "`q_lora_rank` (hand-read, runtimes/sglang_null_refusals.py).",
+         "The server fails before loading any weight, in the release's words: `ValueError: EAGLE3 currently only "
+         "supports 1 layer`; `Validation error for field 'sliding_window': TypeError: Field 'sliding_window' "
+         "expected int, got NoneType (value: None)`.",
+         "A Kimi EAGLE-3 draft exported with `num_hidden_layers: 2`; a Laguna DFlash draft whose config.json, "
+         "written from a Qwen3 template, says `sliding_window: null`.",
+         "Export the draft with a value the release takes (one decoder layer for EAGLE-3; the key's number, or "
+         "no key for its default, where it is null), or serve it with a runtime that takes it.",
+         also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -13,12 +13,20 @@ model could not build the class (`not_built`), or that has no data, gives no ver
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.config_build import built_verdict, ignored_suffixes, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Issue, Verdict
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model, modelled_release
+from dspark_ckpt.runtimes.release_model import (
+    ArchitectureModel,
+    LoadOutcome,
+    architecture_model,
+    modelled_release,
+)
+from dspark_ckpt.runtimes.sglang_null_refusals import refused_null
 
 GENERATED = "the release's generated model"  # how a generated verdict's source says where it comes from
 
@@ -34,7 +42,7 @@ def generated_model(built: BuiltConfig) -> tuple[str, ArchitectureModel] | None:
     return release, model  # type: ignore[return-value]
 
 
-REFUSED_APART = "DSP370"
+REFUSED_APART: FindingCode = "DSP370"
 
 
 def refused_apart(model: ArchitectureModel, built: BuiltConfig, *, target_hidden: int | None,
@@ -51,6 +59,33 @@ def refused_apart(model: ArchitectureModel, built: BuiltConfig, *, target_hidden
             words = said.message.replace(f"{{{key}}}", str(mine)).replace(f"{{{other}}}", str(theirs))
             return Issue(REFUSED_APART, f"{said.raises}: {words} ({said.where}, in __init__: {key} {mine}, "
                                         f"{other} {theirs})")
+    return None
+
+
+REFUSED_VALUE: FindingCode = "DSP372"
+
+
+def refused_value(model: ArchitectureModel, built: BuiltConfig) -> Issue | None:
+    """The class's own refusal of the draft's value of one key (its record's single-key `samples_refused`), where
+    the refusal is the key's alone: every value of it the samples set apart from the base was refused in the same
+    words (EAGLE-3's "currently only supports 1 layer" for num_hidden_layers 2 and 3), so the words depend on no
+    other value; the draft's value is one of them or, the refused values being consecutive integers, above them."""
+    assert built.hf is not None
+    by_key: dict[str, list[tuple[Any, LoadOutcome]]] = {}
+    for key, value, said in model.refused_values:
+        by_key.setdefault(key, []).append((value, said))
+    for key, refused in sorted(by_key.items()):
+        mine = built.hf.get(key)
+        words = {(said.raises, said.message) for _, said in refused}
+        if mine is None or isinstance(mine, bool) or len(refused) < 2 or len(words) != 1:
+            continue
+        values = [v for v, _ in refused]
+        ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+        above = (isinstance(mine, int) and len(ints) == len(values) and mine > max(ints)
+                 and sorted(ints) == list(range(min(ints), max(ints) + 1)))
+        if mine in values or above:
+            said = refused[0][1]
+            return Issue(REFUSED_VALUE, f"{said.raises}: {said.message} ({said.where}, in __init__: {key} {mine})")
     return None
 
 
@@ -86,6 +121,10 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
         return refused
     if (apart := refused_apart(model, built, target_hidden=target_hidden, target_vocab=target_vocab)) is not None:
         return Verdict(built.runtime, built.version, contract, apart, ())
+    if (value := refused_value(model, built)) is not None:
+        return Verdict(built.runtime, built.version, contract, value, ())
+    if built.runtime == "sglang" and (null := refused_null(built.version, built.architecture, built.hf)) is not None:
+        return Verdict(built.runtime, built.version, contract, null, ())  # a null no sample set (hand-read)
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
                             config_class=built.config_class, family=None,
                             ignored=ignored_suffixes(built.runtime, built.version))

@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
+from dspark_ckpt.runtimes import past_first_layer
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     ArchitectureModel,
@@ -289,11 +290,28 @@ def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
     out: set[str] = set()
     for key, probe in model.structural.items():
         value = config_value(config, key)
-        if value is None or value == probe.get("base") or value != probe.get("alternate"):
+        if value is None or value == probe.get("base"):
+            continue
+        if value != probe.get("alternate"):
+            out.update(_per_item(model, probe, value))
             continue
         added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
         out.update(p for p in added if p not in model.parameters)
     return frozenset(out)
+
+
+def _per_item(model: ArchitectureModel, probe: Mapping[str, Any], value: Any) -> set[str]:
+    """A list key whose alternate sample, one item longer, made a module indexed by that item appear (SGLang's
+    DFlash backbone builds `aux_hidden_norms.{k}` per target layer id): the draft's longer list builds one per
+    item past the sampled ones."""
+    alternate = probe.get("alternate")
+    if not isinstance(value, list) or not isinstance(alternate, list) or not alternate or len(value) <= len(alternate):
+        return set()
+    last = len(alternate) - 1
+    added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
+    indexed = [p for p in added if f".{last}." in f".{p}" and p not in model.parameters]
+    return {re.sub(rf"(^|\.){last}\.", rf"\g<1>{k}.", p, count=1) for p in indexed
+            for k in range(last, len(value))}
 
 
 def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[str]) -> str | None:
@@ -716,6 +734,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
+        if (later := past_first_layer.parameter_of(model.runtime, model.name, name)) is not None:
+            covered[later] = covered.get(later, 0) + 1  # a norm only layers past the first build (hand-read)
+            continue
         rule = rule_for(model, name)
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
@@ -768,6 +789,13 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
                                      f"initial values", filled=(have, need) if have and need else None))
+    for template in past_first_layer.templates(model.runtime, model.name):
+        for i in (span[1:] if span is not None else ()):
+            concrete = template.replace("{i}", str(i))
+            if not covered.get(concrete):
+                found.append(Landing("unfilled", None, concrete, False,
+                                     f"{concrete}: no tensor fills it; the release loads without a word and it "
+                                     "keeps its initial values"))
     for parameter in sorted(appear):
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))

@@ -159,6 +159,8 @@ class ArchitectureModel:
     samples_refused: int = 0
     # pairs of keys (`target.*`: the target's) whose values the class's __init__ refuses to differ, and its words
     refused_apart: tuple[tuple[str, str, LoadOutcome], ...] = ()
+    # each sample of one key's alternate value the class refused (`samples_refused` "key=value"), and its words
+    refused_values: tuple[tuple[str, Any, LoadOutcome], ...] = ()
 
 
 @functools.cache
@@ -241,6 +243,22 @@ def _outcomes(doc: Mapping[str, Any], section: str, lines: Mapping[str, int]) ->
     return {k: _outcome(v, lines, at(section, k)) for k, v in doc.get(section, {}).items()}
 
 
+def _refused_values(refused: Mapping[str, Any], lines: Mapping[str, int]) -> tuple[tuple[str, Any, LoadOutcome], ...]:
+    """The samples that set one key to one alternate value ("num_hidden_layers=2", not a joint sample) and what the
+    class raised on each."""
+    out = []
+    for label, seen in sorted(refused.items()):
+        key, eq, text = label.partition("=")
+        if not eq or not isinstance(seen, Mapping) or not seen.get("raises"):
+            continue
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        out.append((key, value, _outcome(seen, lines, at("samples_refused", label))))
+    return tuple(out)
+
+
 def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], runtime: str = "") -> ArchitectureModel:
     """The model of a behaviour file (shared by the releases that behave alike) with one release's `lines`."""
     tensors: Mapping[str, TensorRule] = OnLookup(doc.get("tensors", {}),
@@ -270,6 +288,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         experts=_expr(doc["experts"]) if doc.get("experts") else None,
         first_layer_exceptions={str(k): int(v) for k, v in doc.get("first_layer_exceptions", {}).items()},
         runtime=runtime, samples_refused=len(doc.get("samples_refused") or {}),
+        refused_values=_refused_values(doc.get("samples_refused") or {}, lines),
         refused_apart=tuple((str(r["keys"][0]), str(r["keys"][1]), _outcome(r, lines, at("refused_apart", str(i))))
                             for i, r in enumerate(doc.get("refused_apart", ()))),
         config_type=(str(doc["config"]["model_type"]), str(doc["config"]["class"]))

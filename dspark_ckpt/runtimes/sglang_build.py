@@ -19,7 +19,7 @@ from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.model.findings import shown_name
 from dspark_ckpt.runtimes import registered as entry_classes
-from dspark_ckpt.runtimes import sglang_target_class
+from dspark_ckpt.runtimes import sglang_target_class, strict_config
 from dspark_ckpt.runtimes.config_classes import config_class
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
 from dspark_ckpt.runtimes.release import covers
@@ -75,9 +75,11 @@ def build_sglang(raw: Mapping[str, Any], version: str, method: str | None = None
         error = _unregistered(said.unregistered, said.unregistered_verbatim, arch)
     elif arch is not None and unread_speculators(raw):
         error = SPECULATORS_UNREAD  # the class resolves, but from sizes SGLang never reads
+    if arch is not None and (null := strict_config.refused_null("sglang", version, raw)) is not None:
+        error = null  # get_config's AutoConfig refuses it first, before the class is looked up
     silent: tuple[Issue, ...] = ()
     if error is None and family is None and sglang_target_class.routed_as_target(version, arch, method):
-        found = sglang_target_class.issue(version, str(arch), str(method))
+        found = sglang_target_class.issue(version, str(arch), str(method), raw)
         error, silent = (found, ()) if sglang_target_class.raises(str(method)) else (None, (found,))
     aux = None
     if family in AUX_FAMILIES and error is None:

@@ -245,12 +245,12 @@ def eagle3_silent(r: Row, *, own_head_loaded: bool, embed_loaded: bool, layer_dr
         found.append(Issue("DSP307", "the draft's own embed_tokens is replaced by the target's"))
     if kept and not embed_loaded:
         found.append(Issue("DSP347", "target_hidden_size != hidden_size keeps the draft's embed_tokens, but the "
-                                     "checkpoint has none: it stays uninitialised"))
+                                     "checkpoint has none: model.embed_tokens.weight stays uninitialised"))
         if tied:
             found.append(Issue(head_code(d, t), "lm_head is tied to that uninitialised embed_tokens"))
     own_head = not tied and not shared
     if own_head and not own_head_loaded:
-        found.append(Issue(head_code(d, t), f"lm_head (ParallelLMHead({rows})) is never loaded and not shared: it "
+        found.append(Issue(head_code(d, t), f"lm_head.weight (ParallelLMHead({rows})) is never loaded and not shared: it "
                                             "stays uninitialised"))
     if layer_dropped:
         found.append(Issue("DSP346", "its decoder layer weights, named layers.0.*, are dropped (this release's "

@@ -46,7 +46,8 @@ DRAFT_RENAMED = frozenset({
 })
 FILE = "sglang_target_class.json"
 # The target classes whose default load_weights was read (`skip_unknown` in the table is models/llama.py's skip);
-# another base class (Qwen3, Laguna: its loader checks for dropped expert weights) gets no verdict, not a guess.
+# another base class (Qwen3, Laguna: its loader checks for dropped expert weights) gets a verdict only under a
+# method whose worker then reads an attribute no target class has (it fails, at load or at that read), else none.
 READ_LOADERS = frozenset({"LlamaForCausalLM"})
 
 
@@ -71,10 +72,12 @@ def _cite(version: str, key: str) -> str:
 def routed_as_target(version: str, arch: str | None, method: str | None) -> bool:
     """The release builds a registered target class for a draft served under EAGLE/EAGLE3/DFLASH, and its files
     were read (the lines of that routing are recorded)."""
-    if arch not in READ_LOADERS or method not in WORKER_READS or arch in DRAFT_RENAMED:
+    if arch is None or method not in WORKER_READS or arch in DRAFT_RENAMED:
         return False
-    lines = _lines(version)
     read = WORKER_READS[method]
+    if arch not in READ_LOADERS and read is None:
+        return False  # a load that succeeds is said only of a loader that was read; a start-up read fails any class
+    lines = _lines(version)
     if not lines or (read is not None and LINE_OF_READ[read] not in lines):
         return False
     found = registration("sglang", version, arch)
@@ -86,14 +89,36 @@ def raises(method: str) -> bool:
     return WORKER_READS.get(method) is not None
 
 
-def issue(version: str, arch: str, method: str) -> Issue:
+# models/llama.py LlamaForCausalLM's parameters per decoder layer (L340-370 @ 0.5.23: QKV/o_proj with
+# `attention_bias`, the stacked gate_up_proj, two norms), then the model's own; the EAGLE worker replaces the
+# embedding and head by the target's (set_embed_and_head, speculative/eagle_worker_v2.py init_lm_head).
+LAYER_PARAMETERS = ("self_attn.qkv_proj.weight", "self_attn.o_proj.weight", "mlp.gate_up_proj.weight",
+                    "mlp.down_proj.weight", "input_layernorm.weight", "post_attention_layernorm.weight")
+BIASED = ("self_attn.qkv_proj.bias", "self_attn.o_proj.bias")
+
+
+def left_unwritten(raw: Mapping[str, Any]) -> list[str]:
+    """The parameters of the target class built from `raw` that nothing writes when it is served as an EAGLE head:
+    every decoder layer's and the final norm (the head's tensors are outside `model.`; the worker shares only the
+    embedding and the head)."""
+    layers = raw.get("num_hidden_layers")
+    count = layers if isinstance(layers, int) and not isinstance(layers, bool) and 0 < layers <= 4096 else 1
+    per_layer = LAYER_PARAMETERS + (BIASED if raw.get("attention_bias") is True else ())
+    return [f"model.layers.{i}.{name}" for i in range(count) for name in per_layer] + ["model.norm.weight"]
+
+
+def issue(version: str, arch: str, method: str, raw: Mapping[str, Any] | None = None) -> Issue:
     read = WORKER_READS.get(method)
+    unwritten = (f" Left at their initial values: {', '.join(left_unwritten(raw))}."
+                 if raw is not None and read is None else "")
     then = (f"; then the {method.upper()} draft worker reads the model's {read}, which a target class lacks: "
             f"AttributeError: '{arch}' object has no attribute '{read}' at start-up "
             f"({_cite(version, LINE_OF_READ[read])})" if read is not None else "")
+    loader = ("The class's load_weights skips every tensor it has no parameter for (anything outside `model.` and "
+              f"`lm_head.`: an EAGLE head's fc and its un-prefixed layers; {_cite(version, 'skip_unknown')}), so "
+              "the draft's layers keep their initial values" if arch in READ_LOADERS else
+              f"Whether {arch}'s own load_weights takes the draft's tensors was not read (it may raise first)")
     return Issue(CODE, f"SGLang serves {arch} under {method.upper()} as the target class {arch}, not a draft "
                        "class: it renames no architecture by algorithm (_config_draft_model, "
-                       f"{_cite(version, 'config_draft_model')}, rewrites only MTP/NextN heads). The class's "
-                       "load_weights skips every tensor it has no parameter for (anything outside `model.` and "
-                       f"`lm_head.`: an EAGLE head's fc and its un-prefixed layers; {_cite(version, 'skip_unknown')}"
-                       f"), so the draft's layers keep their initial values{then}.", verbatim=False)
+                       f"{_cite(version, 'config_draft_model')}, rewrites only MTP/NextN heads). {loader}{then}."
+                       f"{unwritten}", verbatim=False)

@@ -420,6 +420,60 @@ def engine_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
     return {"id": case["id"], **out}
 
 
+def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
+    """release_worker.load_case; a case with `read_config` first goes through the release's own get_config and its
+    class lookup (every EntryClass: the request's registry); a case that lists `reads` (the attributes the draft worker takes from the built
+    model: EAGLE3's `hot_token_id`, DFLASH's `candidate_selector`) also gets whether the built model has each."""
+    if case.get("read_config"):
+        if (refused := _read_config(case)) is not None:
+            return refused
+        if case["architecture"] not in release.registry:  # models/registry.py resolve_model_cls: no EntryClass
+            return {"id": case["id"], "phase": "lookup", "error": {
+                "type": "ValueError", "message": f"Model architectures ['{case['architecture']}'] are not "
+                                                 "supported for now."}}
+    out: dict[str, Any]
+    out, model = observe.observe_load(release, case)
+    if case.get("reads") and model is not None:
+        out["has"] = {name: hasattr(model, name) for name in case["reads"]}
+    if case.get("share") and model is not None and out.get("error") is None:
+        out["shared"] = _share(release, model, case)
+    return out
+
+
+def _read_config(case: dict[str, Any]) -> dict[str, Any] | None:
+    """ModelConfig's first step, executed: the release's own `get_config` (utils/hf_transformers_utils.py, which
+    configs/model_config.py calls on the draft's folder) over the case's config.json; its error, or None."""
+    from sglang.srt.utils.hf_transformers_utils import get_config  # type: ignore[import-not-found, unused-ignore]
+
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "config.json").write_text(json.dumps(case["config"]))
+        try:
+            get_config(folder, trust_remote_code=False)
+        except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
+            error = _error(exc)
+            error["message"] = str(error.get("message", "")).replace(folder, "<draft folder>")
+            return {"id": case["id"], "phase": "config", "error": error}
+    return None
+
+
+def _share(release: Release, model: Any, case: dict[str, Any]) -> Any:
+    """What the EAGLE draft worker puts in place of the draft's own embedding and head after load, executed on the
+    built model: `init_lm_head` (speculative/eagle_worker_v2.py L336-378 @ 0.5.23, L307-345 @ 0.5.16): under EAGLE3
+    `set_embed(embed)`, or `set_embed_and_head` where the model's `load_lm_head_from_target` is set; under EAGLE
+    `set_embed_and_head(embed, head)`. Returns the parameters whose tensor is then the target's, or the error."""
+    torch = release.torch
+    size = (int(case["target_vocab"]), int(case["target_hidden"]))
+    embed, head = torch.nn.Parameter(torch.zeros(size)), torch.nn.Parameter(torch.zeros(size))
+    try:
+        if case["share"] == "eagle3" and not getattr(model, "load_lm_head_from_target", False):
+            model.set_embed(embed)
+        else:
+            model.set_embed_and_head(embed, head)
+    except Exception as exc:  # noqa: BLE001 - the class lacks the setter: the worker fails at start-up
+        return {"error": _error(exc)}
+    return sorted(n for n, p in model.named_parameters(remove_duplicate=False) if p is embed or p is head)
+
+
 # The modules whose weight loaders take another branch under the CPU engine (`if _is_cpu:`): linear.py's and
 # parameter.py's pad a checkpoint tensor narrower than the shard (narrow_padded_param_and_loaded_weight) where the
 # CUDA branch narrows it and raises; a load-mode request with "loaders": "gpu" runs the CUDA branch (CPU tensors)
@@ -453,7 +507,7 @@ def main(argv: list[str]) -> int:
             if request.get("mode") == "load":  # whole checkpoints through the release's own load (agreement tests)
                 branch = gpu_loaders() if request.get("loaders") == "gpu" else []
                 doc = {"ok": True, "version": release.version, **({"gpu_loaders": branch} if branch else {}),
-                       "results": [observe.load_case(release, case) for case in request["cases"]]}
+                       "results": [load_case(release, case) for case in request["cases"]]}
                 Path(argv[1]).write_text(json.dumps(doc))
                 return 0
             import transformers  # type: ignore[import-not-found, unused-ignore]

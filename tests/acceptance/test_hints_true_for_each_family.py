@@ -555,6 +555,10 @@ TRIGGERS: dict[str, Trigger] = {
     "config-values-refused-apart": Trigger(("DSP370",), with_config(
         check("--runtime", "vllm==0.33.0"), architectures=["DFlashLagunaForCausalLM"], model_type="laguna",
         draft_vocab_size=T // 2), UNKNOWN),
+    # SGLang's DeepSeek/Kimi EAGLE-3 refuses a second layer whatever else the config says (its record's samples)
+    "config-value-refused": Trigger(("DSP372",), with_config(
+        check("--runtime", "sglang==0.5.23"), architectures=["Eagle3DeepseekV2ForCausalLM"], model_type="deepseek_v3",
+        num_hidden_layers=2), UNKNOWN),
     "target-as-draft": Trigger(("DSP231",), with_config(check(), architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                         **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
     # issue 40: a base class served as an EAGLE-3 draft, which SGLang builds as the target class (DSP369)

@@ -27,7 +27,11 @@ def test_routed_only_where_the_release_was_read(release: str) -> None:
     assert stc.routed_as_target(release, "LlamaForCausalLM", "dflash") is ("dflash_selector" in stc._lines(release))
     assert not stc.routed_as_target(release, "LlamaForCausalLM", "draft_model")
     assert not stc.routed_as_target(release, "DeepseekV3ForCausalLM", "eagle3")  # a NextN rename, not a target
-    assert not stc.routed_as_target(release, "LagunaForCausalLM", "dflash")  # its loader was not read
+    # another target class: under a method whose worker reads what no target class has, it fails either way
+    # (at its own load or at that read); under EAGLE (no read) its loader was not read: no verdict
+    assert stc.routed_as_target(release, "LagunaForCausalLM", "dflash") is ("dflash_selector" in stc._lines(release))
+    assert stc.routed_as_target(release, "Qwen3ForCausalLM", "eagle3") is read
+    assert not stc.routed_as_target(release, "LagunaForCausalLM", "eagle")
 
 
 def test_the_words_cite_the_release_s_own_lines() -> None:
@@ -36,3 +40,13 @@ def test_the_words_cite_the_release_s_own_lines() -> None:
     assert f"eagle_worker_v2.py:{stc._lines(release)['hot_token_id']} @ {release}" in text
     assert f"models/llama.py:{stc._lines(release)['skip_unknown']} @ {release}" in text
     assert stc.raises("eagle3") and stc.raises("dflash") and not stc.raises("eagle")
+
+
+def test_under_eagle_the_parameters_left_unwritten_are_named_at_the_draft_s_own_sizes() -> None:
+    release = READ[-1]
+    text = stc.issue(release, "LlamaForCausalLM", "eagle", {"num_hidden_layers": 2, "attention_bias": True}).text
+    for i in (0, 1):
+        for name in (*stc.LAYER_PARAMETERS, *stc.BIASED):
+            assert f"model.layers.{i}.{name}" in text
+    assert "model.layers.2." not in text and "model.norm.weight" in text
+    assert "Left at" not in stc.issue(release, "LlamaForCausalLM", "eagle3", {"num_hidden_layers": 1}).text
