@@ -1094,7 +1094,7 @@ def share_from_target(release: Release, model: Any, method: str, target_vocab: i
     with torch.no_grad():
         inner.embed_tokens.weight.zero_()
         target_model.lm_head.weight.zero_()
-    spec = SimpleNamespace(draft_model_config=draft, attention_backend=None, kv_cache_dtype=None,
+    spec = SimpleNamespace(draft_model_config=draft, attention_backend=None, kv_cache_dtype=None, moe_backend=None,
                            draft_lm_head_quantization=None, apply_draft_overrides=lambda c: c,
                            draft_parallel_config=SimpleNamespace(tensor_parallel_size=1))
     config = SimpleNamespace(speculative_config=spec, model_config=target, load_config=None, cache_config=None,
@@ -1111,6 +1111,8 @@ def share_from_target(release: Release, model: Any, method: str, target_vocab: i
         with release.set_current(release.VllmConfig()):
             shared = load(target_model, config)
     except Exception as exc:  # noqa: BLE001 - the release's own refusal at the sharing step is the observation
+        if isinstance(exc, AttributeError) and "SimpleNamespace" in str(exc):  # the stand-in lacks what it reads
+            return {"share": method, "adapter_error": {"phase": "share", **_error(exc)}}
         return {"share": method, "error": {"phase": "share", **_error(exc)}}
     finally:
         for mod, name, value in saved:
