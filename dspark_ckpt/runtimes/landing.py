@@ -516,7 +516,22 @@ def rule_for(model: ArchitectureModel, name: str) -> TensorRule | None:
     for mine, theirs in prefix_aliases(model):
         if key.startswith(mine) and (found := model.tensors.get(theirs + key[len(mine):])) is not None:
             return found
-    return None
+    return next((rule for tail, rule in skipped_anywhere(model).items() if key == tail or key.endswith("." + tail)),
+                None)
+
+
+def _tail(key: str) -> str:
+    """A name below its layer (`layers.{i}.self_attn.rotary_emb.inv_freq` -> `self_attn.rotary_emb.inv_freq`)."""
+    return key.rsplit("{i}.", 1)[-1]
+
+
+@functools.lru_cache(maxsize=64)
+def skipped_anywhere(model: ArchitectureModel) -> Mapping[str, TensorRule]:
+    """The layer tensors the release skips by what they are (no parameter, no refusal: its loaders skip a name that
+    contains `rotary_emb.inv_freq`, AutoWeightsLoader's skip_substrs), by their name below the layer: skipped under
+    any prefix too (EAGLE-1's `midlayer.` form, which its release never renames), not only the one the probe fed."""
+    return {_tail(key): rule for key, rule in model.tensors.items()
+            if "{i}." in key and rule.parameter is None and rule.refused is None and _tail(key).count(".") >= 2}
 
 
 # The words of vLLM's AutoWeightsLoader for a name it has no parameter for; from 0.25.0 its load_weights ignores an

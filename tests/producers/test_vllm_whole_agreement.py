@@ -110,20 +110,79 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, Callab
 }
 
 
-def _write(folder: Path, name: str, mutation: str) -> Path | None:
+# EAGLE-1 as EAGLE's own repository saves it (SafeAILab/EAGLE eagle/model/cnets.py `Model`: the embedding, `fc =
+# nn.Linear(2 * hidden_size, hidden_size, bias=bias)`, `bias=True` by default, decoder layer 0 without
+# input_layernorm, no final norm; config.json the base model's LlamaForCausalLM one), at the tiny sizes the recorded layouts use: served with
+# `--speculative-config '{"method": "eagle"}'`, as the EAGLE-1 checkpoints on the Hub are
+EAGLE1_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 16,
+                 "intermediate_size": 32, "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 1,
+                 "vocab_size": T, "max_position_embeddings": 128, "rms_norm_eps": 1e-06, "hidden_act": "silu",
+                 "torch_dtype": "float16", "tie_word_embeddings": False}
+EAGLE1_TENSORS = {"embed_tokens.weight": [T, 16], "fc.weight": [16, 32], "fc.bias": [16],
+                  **{f"layers.0.self_attn.{p}_proj.weight": [16, 16] for p in "qkvo"},
+                  "layers.0.mlp.gate_proj.weight": [32, 16], "layers.0.mlp.up_proj.weight": [32, 16],
+                  "layers.0.mlp.down_proj.weight": [16, 32], "layers.0.post_attention_layernorm.weight": [16]}
+EAGLE1 = "eagle-repo-eagle1-llama"
+
+
+def _as_llama(cfg: dict[str, Any]) -> None:
+    """A plain Llama config (as EAGLE's repository and older SpecForge write an EAGLE-3 draft's): the EAGLE-3
+    architecture name gone, served with method eagle3."""
+    cfg["architectures"] = ["LlamaForCausalLM"]
+
+
+# what a draft is served with, beyond its layout: (config edit, --speculative-config), by layout
+SERVED: dict[str, tuple[Edit | None, dict[str, Any]]] = {
+    EAGLE1: (None, {"method": "eagle"}),
+    "specforge-0.2.0-eagle3": (_as_llama, {"method": "eagle3"}),
+}
+
+
+def _layout_names() -> list[str]:
+    return [*names(), EAGLE1]
+
+
+def _materialise(folder: Path, name: str, config: Edit | None, drop: tuple[str, ...]) -> Path:
+    if name != EAGLE1:
+        return materialise(folder, name, config=config, drop=drop)
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = json.loads(json.dumps(EAGLE1_CONFIG))
+    if config is not None:
+        config(cfg)
+    (folder / "config.json").write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    rng = np.random.default_rng(0)
+    write_safetensors(folder / "model.safetensors", {n: (rng.standard_normal(shape) * 0.02).astype(np.float16)
+                                                     for n, shape in EAGLE1_TENSORS.items() if n not in drop})
+    return folder
+
+
+def _shipped(name: str) -> set[str]:
+    if name == EAGLE1:
+        return set(EAGLE1_TENSORS)
+    return {n for shard in layout(name)["shards"].values() for n in shard["tensors"]}
+
+
+def _write(folder: Path, name: str, mutation: str, served: Edit | None = None) -> Path | None:
     edit, dropped, retensor, applies = MUTATIONS[mutation]
-    shipped = {n for shard in layout(name)["shards"].values() for n in shard["tensors"]}
+    shipped = _shipped(name)
     if applies is not None and not applies(shipped):
         return None
     drop = tuple(n for n in shipped if dropped and (n in dropped or n.endswith(dropped)))
-    folder = materialise(folder, name, config=edit, drop=drop)
+
+    def config(cfg: dict[str, Any]) -> None:
+        for step in (served, edit):
+            if step is not None:
+                step(cfg)
+
+    folder = _materialise(folder, name, config, drop)
     if retensor is not None:
         files = sorted(folder.glob("*.safetensors"))
         if len(files) > 1:
             return None  # a sharded layout: the tensor edit would need its index rewritten
         found, dtypes = _read(files[0])
         retensor(found)
-        write_safetensors(files[0], found, dtypes={n: d for n, d in dtypes.items() if d == "BF16" and n in found})
+        write_safetensors(files[0], found, dtypes={n: d for n, d in dtypes.items() if d in ("BF16", "F16")
+                                                   and n in found})
     return folder
 
 
@@ -204,13 +263,15 @@ def compare(predicted: dict[str, tuple[Any, Any, Any]], observed: dict[str, dict
 def cases_for(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str, tuple[Any, Any, Any]],
                                                       dict[str, list[str]]]:
     cases, predicted, tally = [], {}, {}
-    for name in names():
+    variants = [(name, "", None, None) for name in _layout_names() if name != EAGLE1] + \
+        [(name, "--served", *SERVED[name]) for name in SERVED]
+    for name, served_as, served, speculative in variants:
         for mutation in MUTATIONS:
-            folder = _write(tmp_path / f"{name}--{mutation}", name, mutation)
+            folder = _write(tmp_path / f"{name}{served_as}--{mutation}", name, mutation, served)
             if folder is None:
                 continue
             analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
-                               runtimes=[RuntimeVersion("vllm", release)])
+                               runtimes=[RuntimeVersion("vllm", release)], speculative=speculative)
             built = analysis.builds[0] if analysis.builds else None
             model = architecture_model("vllm", release, built.architecture or "") if built is not None else None
             if built is None or built.hf is None or built.error is not None or model is None or \
