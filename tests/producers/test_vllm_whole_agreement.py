@@ -44,7 +44,7 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 
 ROOT = Path(__file__).resolve().parents[2]
-RELEASES = ("0.33.0", "0.30.0", "0.29.0", "0.28.0")
+RELEASES = ("0.34.0", "0.33.0", "0.30.0", "0.29.0", "0.28.0")  # 0.34.0: its records are per key
 Edit = Callable[[dict[str, Any]], None]
 Retensor = Callable[[dict[str, np.ndarray]], None]
 # the method's target-sharing step (vllm/v1/worker/gpu/spec_decode/<step>/utils.py load_<step>_model)
@@ -207,8 +207,10 @@ def release_error(seen: dict[str, Any]) -> dict[str, Any] | None:
 
 def _names_of(model: Any, parameter: str) -> set[str]:
     """A parameter and the checkpoint names the release loads into it (its generated tensor rules: `d2t` for
-    `draft_id_to_target_id`): a silent finding of the vocabulary contract speaks of the checkpoint's names."""
-    return {parameter, *(name for name, rule in model.tensors.items() if rule.parameter == normal(parameter))}
+    `draft_id_to_target_id`), each also as its module (`lm_head` for `lm_head.weight`): a silent finding of the
+    vocabulary contract speaks of the checkpoint's names and modules."""
+    found = {parameter, *(name for name, rule in model.tensors.items() if rule.parameter == normal(parameter))}
+    return found | {name.removesuffix(".weight") for name in found}
 
 
 def _said(name: str, text: str) -> bool:
