@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import write_safetensors
-from producers import T, layout, materialise, names
+from producers import T, hoisted, layout, materialise, names
 from recorded import observations, sources
 from test_landing_agreement import _read, _release_tree
 
@@ -136,6 +136,9 @@ SERVED: dict[str, tuple[Edit | None, dict[str, Any]]] = {
     EAGLE1: (None, {"method": "eagle"}),
     "specforge-0.2.0-eagle3": (_as_llama, {"method": "eagle3"}),
 }
+# SpecForge's DSpark drafts nest the settings vLLM's __init__ reads (DSP215, refused before any weight): with them
+# hoisted, as `fix` does, every tensor is judged, the padded Inkling draft (D > T) included
+HOISTED = tuple(n for n in names() if n.startswith("specforge-") and "dspark" in n)
 
 
 def _layout_names() -> list[str]:
@@ -266,7 +269,7 @@ def cases_for(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[
                                                       dict[str, list[str]]]:
     cases, predicted, tally = [], {}, {}
     variants = [(name, "", None, None) for name in _layout_names() if name != EAGLE1] + \
-        [(name, "--served", *SERVED[name]) for name in SERVED]
+        [(name, "--served", *SERVED[name]) for name in SERVED] + [(name, "--hoisted", hoisted, None) for name in HOISTED]
     for name, served_as, served, speculative in variants:
         for mutation in MUTATIONS:
             folder = _write(tmp_path / f"{name}{served_as}--{mutation}", name, mutation, served)
