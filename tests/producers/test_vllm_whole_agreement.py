@@ -107,6 +107,8 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, Callab
     "stray-inv-freq": (None, (), _stray_inv_freq, None),
     "no-q-norm": (None, ("self_attn.q_norm.weight",), None, _has("self_attn.q_norm.weight")),
     "no-lm-head": (None, ("lm_head.weight",), None, _has("lm_head.weight")),
+    "no-embed": (None, ("embed_tokens.weight",), None, _has("embed_tokens.weight")),
+    "no-norm": (None, ("norm.weight",), None, lambda shipped: "norm.weight" in shipped),
 }
 
 
@@ -170,7 +172,7 @@ def _write(folder: Path, name: str, mutation: str, served: Edit | None = None) -
     shipped = _shipped(name)
     if applies is not None and not applies(shipped):
         return None
-    drop = tuple(n for n in shipped if dropped and (n in dropped or n.endswith(dropped)))
+    drop = tuple(n for n in shipped if dropped and (n in dropped or n.endswith(tuple("." + d for d in dropped))))
 
     def config(cfg: dict[str, Any]) -> None:
         for step in (served, edit):
