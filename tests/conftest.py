@@ -288,7 +288,8 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     model = architecture_model("vllm", release, ARCH[family])
     if model is None or model.not_built is not None:
         return {}
-    values = variables(model, config, target_hidden=config.get("hidden_size"), target_vocab=config.get("vocab_size"))
+    values = variables(model, config, target_hidden=config.get("target_hidden_size") or config.get("hidden_size"),
+                       target_vocab=config.get("vocab_size"))
     out: dict[str, np.ndarray] = {}
     for name in model.layout:
         rule = model.tensors.get(name)

@@ -38,6 +38,7 @@ from dspark_ckpt.runtimes.release_model import (
     normal,
     sized_value,
 )
+from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
 # The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled, and a
@@ -705,24 +706,13 @@ def missing_key(model: ArchitectureModel, config: Mapping[str, Any], config_clas
     return None
 
 
-# The optional modules a release's load_weights sets to None when the checkpoint ships none of their weights (so
-# their parameters are no longer the model's and nothing stays unwritten): (runtime, the class's file, the module's
-# parameter prefix, the first and last release that does). Hand-read, since the probe feeds every tensor of a sample
-# and never a module unshipped; executed in tests/producers/test_vllm_whole_agreement.py (`confidence-unshipped`).
-# qwen3_dspark.py `if self.model.confidence_head is None or not includes_confidence_head: self.model.confidence_head
-# = None` L285-286 @ v0.28.0 ... L366-367 @ v0.33.0; gemma4_dspark.py L330-331 @ v0.31.0 (0.27 skips the head's
-# weights whether shipped or not; 0.34 keeps it built and unwritten): docs/upstream-notes.md
-DROPPED_UNSHIPPED = (
-    ("vllm", "vllm/model_executor/models/qwen3_dspark.py", "model.confidence_head.", "0.28.0", "0.33.0"),
-    ("vllm", "vllm/model_executor/models/gemma4_dspark.py", "model.confidence_head.", "0.31.0", "0.33.0"),
-)
-
-
 def dropped_unshipped(model: ArchitectureModel, version: str) -> tuple[str, ...]:
-    """The parameter prefixes of the modules this release of this class drops when no tensor of theirs ships."""
+    """The parameter prefixes of the modules this release of this class drops when no tensor of theirs ships (its
+    parameters are then no longer the model's, so nothing stays unwritten): vllm_rows.DROPPED_UNSHIPPED."""
     file = model.where.split(":", 1)[0]
-    return tuple(prefix for runtime, where, prefix, first, last in DROPPED_UNSHIPPED
-                 if runtime == model.runtime and where == file and covers(runtime, first, last, version))
+    rows = VLLM_DROPPED_UNSHIPPED if model.runtime == "vllm" else ()
+    return tuple(prefix for where, prefix, first, last in rows
+                 if where == file and covers(model.runtime, first, last, version))
 
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,

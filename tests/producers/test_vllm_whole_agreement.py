@@ -316,3 +316,28 @@ def test_check_agrees_with_vllm_on_whole_checkpoints(tmp_path: Path, release: st
         f"{m} {sum(c not in wrong for c in ids)}/{len(ids)}" for m, ids in tally.items()))
     disagree = [line for line in found if ": awaiting the per-key record: " not in line]
     assert not disagree, f"{len(disagree)} of {len(predicted)} cases disagree:\n" + "\n".join(disagree)
+
+
+def test_each_module_dropped_unshipped_is_one_a_structural_key_adds() -> None:
+    """vllm_rows.DROPPED_UNSHIPPED (hand-read) is tied to the records: in every generated release it covers, its
+    class file is a built class's, and its prefix names parameters that a structural key of that class adds (the
+    optional head's switch, `enable_confidence_head`), so the rows cannot name a module the release does not build."""
+    from dspark_ckpt.runtimes.release import covers
+    from dspark_ckpt.runtimes.release_model import release_record
+    from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED
+
+    runtime = "vllm"
+    for file, prefix, first, last in DROPPED_UNSHIPPED:
+        covered = [r for r in generated_releases(runtime) if covers(runtime, first, last, r)]
+        assert covered, (file, first, last)
+        for release in covered:
+            record = release_record(runtime, release)
+            assert record is not None
+            models = [m for a in record.get("architectures", record.get("registry", {}))
+                      if (m := architecture_model(runtime, release, a)) is not None and m.not_built is None
+                      and m.where.split(":", 1)[0] == file]
+            assert models, (release, file)
+            for model in models:
+                added = {normal(p) for probe in model.structural.values() for p in probe.get("changes", ())}
+                assert any(p.startswith(prefix) for p in added), (release, model.name, prefix)
+                assert landing.dropped_unshipped(model, release) == (prefix,)
