@@ -722,7 +722,7 @@ RULES: dict[str, Rule] = _rules(
          "projection missing from a fused MoE parameter, a q/k/v shard). Each parameter has one judge "
          "(runtimes/landing.owner): lm_head, embed_tokens and d2t, which the release may take from the target or "
          "map, are the vocab contract's (on SGLang the Markov head too, DSP345; a padded draft's "
-         "draft_id_to_target_id that no d2t fills is reported here by the contract), and an EAGLE-3 fc's width the "
+         "draft_id_to_target_id that no d2t fills is said with its DSP305), and an EAGLE-3 fc's width the "
          "aux-state model's (not its presence); the rest, vLLM's Markov head and the fc of DFlash and DSpark "
          "included, is judged here. A parameter a config key only resizes (a kernel "
          "size, a list of target layers) is still required where the draft sets that key to a value the "
