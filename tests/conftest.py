@@ -277,23 +277,24 @@ def _open_attention(name: str, config: dict[str, Any]) -> tuple[int, ...] | None
 def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0") -> dict[str, np.ndarray]:
     """Every backbone tensor the family's class in vLLM `release` loads (the generated release model's layout,
     runtimes/release_data), shaped from `config`: a draft whose layers are complete (a release's loader may refuse
-    one that is not: "Following weights were not initialized from checkpoint"), fc included where the landing
-    judges it (landing.owner: not an EAGLE-3 class's). Vocabulary tensors and an EAGLE-3 fc are left to the caller
-    (draft_tensors); attention dimensions the model could not fit (Gemma 4's per-layer heads) are stated by
+    one that is not: "Following weights were not initialized from checkpoint"), fc included (an EAGLE-3 class's at
+    the record's width, which the aux-state model judges; its absence is the landing's DSP363: landing.presence_owner).
+    Vocabulary tensors are left to the caller (draft_tensors); attention dimensions the model could not fit (Gemma 4's per-layer heads) are stated by
     _open_attention."""
     from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
-    from dspark_ckpt.runtimes.landing import Owner, is_vocab, owner, variables
+    from dspark_ckpt.runtimes.landing import Owner, is_vocab, presence_owner, variables
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("vllm", release, ARCH[family])
     if model is None or model.not_built is not None:
         return {}
-    values = variables(model, config, target_hidden=config.get("hidden_size"), target_vocab=config.get("vocab_size"))
+    values = variables(model, config, target_hidden=config.get("target_hidden_size") or config.get("hidden_size"),
+                       target_vocab=config.get("vocab_size"))
     out: dict[str, np.ndarray] = {}
     for name in model.layout:
         rule = model.tensors.get(name)
         if rule is None or rule.parameter is None or rule.shape is None or is_vocab(rule.shape) \
-                or owner(model, rule.parameter, ARCHITECTURE_FAMILY.get(model.name)) is not Owner.LANDING:
+                or presence_owner(model, rule.parameter, ARCHITECTURE_FAMILY.get(model.name)) is not Owner.LANDING:
             continue
         shape = tuple(e.value(values) for e in rule.shape if e is not None) if None not in rule.shape \
             else _open_attention(name, config)

@@ -721,8 +721,10 @@ RULES: dict[str, Rule] = _rules(
          "initial values, and so do the rows of one that the shipped tensors fill only in part (one expert's "
          "projection missing from a fused MoE parameter, a q/k/v shard). Each parameter has one judge "
          "(runtimes/landing.owner): lm_head, embed_tokens and d2t, which the release may take from the target or "
-         "map, are the vocab contract's (on SGLang the Markov head too, DSP345), and an EAGLE-3 fc the aux-state "
-         "model's; the rest, vLLM's Markov head and the fc of DFlash and DSpark included, is judged here. A parameter a config key only resizes (a kernel "
+         "map, are the vocab contract's (on SGLang the Markov head too, DSP345; a padded draft's "
+         "draft_id_to_target_id that no d2t fills is said with its DSP305), and an EAGLE-3 fc's width the "
+         "aux-state model's (not its presence); the rest, vLLM's Markov head and the fc of DFlash and DSpark "
+         "included, is judged here. A parameter a config key only resizes (a kernel "
          "size, a list of target layers) is still required where the draft sets that key to a value the "
          "release's samples did not cover; one a key may add or drop is not.",
          "The draft loads and proposes from random layers: acceptance is near zero, with no error.",

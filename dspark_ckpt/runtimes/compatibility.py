@@ -205,6 +205,13 @@ def _silent(k: Contract, f: DraftFacts) -> list[Issue]:
         issues.append(Issue("DSP302", "d2t stays all-zero: draft id i is proposed as target id i (wrong tokens)"))
     if d > t and not any(i.code in _PADDED_ROWS_EXPLAINED for i in issues):
         issues.append(Issue("DSP305", f"nothing masks rows [{t}, {d}): the draft can propose ids >= {t}"))
+    padded = next((n for n, i in enumerate(issues) if i.code in _PADDED_ROWS_EXPLAINED | {"DSP305"}), None)
+    if d > t and param and not f.has_d2t and traits(k.family).d2t_applied and padded is not None:
+        # the mapping the release builds for D != T (or always) that no tensor writes: all zero, the identity map
+        said = issues[padded]
+        issues[padded] = Issue(said.code, f"{said.text}; no d2t fills the draft_id_to_target_id the release builds "
+                                          f"for D = {d} != T = {t}: it stays all-zero (draft id i -> target id i)",
+                               said.verbatim)
     return issues + _mapping_issues(k, f, param)
 
 

@@ -319,7 +319,8 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                              target_vocab=f.target_vocab_size, config_class=config_class,
                              family=verdict.contract.family,
-                             ignored=ignored_suffixes(verdict.runtime, verdict.version))
+                             ignored=ignored_suffixes(verdict.runtime, verdict.version),
+                             dropped=landing.dropped_unshipped(model, verdict.version))
         error, silent = landing_issues(found, model.cls, hf)
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):

@@ -127,7 +127,8 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
         return Verdict(built.runtime, built.version, contract, null, ())  # a null no sample set (hand-read)
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
                             config_class=built.config_class, family=None,
-                            ignored=ignored_suffixes(built.runtime, built.version))
+                            ignored=ignored_suffixes(built.runtime, built.version),
+                            dropped=landing.dropped_unshipped(model, built.version))
     error, silent = landing_issues(problems, model.cls, built.hf)
     return Verdict(built.runtime, built.version, contract, error, silent)
 

@@ -6,8 +6,8 @@ one the release builds from the config raises, or is silently cut or left partly
 the probe fed it one row or column off. Every backbone parameter no shipped tensor fills stays as initialised: the
 release never says so. Each parameter the release builds has one judge, `owner()`: the vocab contract
 (runtimes/compatibility.py) for what the release may take from the target (lm_head, the embedding) and the d2t
-mapping, the aux-state model (runtimes/eagle3_aux.py) for the fc of the EAGLE-3 classes it reads, and this module
-for every other one (the Markov head and fc of DFlash/DSpark included). A structural key the draft sets to a value
+mapping, the aux-state model (runtimes/eagle3_aux.py) for the width of the EAGLE-3 classes' fc (its presence is this
+module's, `presence_owner`), and this module for every other one (the Markov head and fc of DFlash/DSpark included). A structural key the draft sets to a value
 the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
 the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
 may add or drop (one it only resizes must still be shipped).
@@ -26,6 +26,7 @@ from typing import Any, Final
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import past_first_layer
+from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     ArchitectureModel,
@@ -38,6 +39,7 @@ from dspark_ckpt.runtimes.release_model import (
     normal,
     sized_value,
 )
+from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
 
 VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
 # The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled, and a
@@ -448,6 +450,15 @@ def owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Ow
     return Owner.LANDING
 
 
+def presence_owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Owner:
+    """Who reports this parameter when no tensor fills it: its owner, but for the aux-state model's fc, whose width
+    alone it judges (eagle3_aux.py: the count of aux hidden states fc is sized for): an EAGLE-3 draft without fc
+    loads in every release and fc keeps its initial values (executed: tests/producers/test_vllm_whole_agreement.py
+    `no-fc`), which is this module's DSP363 as for any other backbone parameter."""
+    found = owner(model, parameter, family)
+    return Owner.LANDING if found is Owner.AUX else found
+
+
 def presence_judged(parameter: str, exprs: tuple[Expr | None, ...]) -> bool:
     """Whether a parameter no tensor fills is a finding of its own (DSP363): every one with a dimension the samples
     fitted (a fused projection whose rows they could not fit is still built) but a vocabulary parameter the
@@ -524,7 +535,22 @@ def rule_for(model: ArchitectureModel, name: str) -> TensorRule | None:
     for mine, theirs in prefix_aliases(model):
         if key.startswith(mine) and (found := model.tensors.get(theirs + key[len(mine):])) is not None:
             return found
-    return None
+    return next((rule for tail, rule in skipped_anywhere(model).items() if key == tail or key.endswith("." + tail)),
+                None)
+
+
+def _tail(key: str) -> str:
+    """A name below its layer (`layers.{i}.self_attn.rotary_emb.inv_freq` -> `self_attn.rotary_emb.inv_freq`)."""
+    return key.rsplit("{i}.", 1)[-1]
+
+
+@functools.lru_cache(maxsize=64)
+def skipped_anywhere(model: ArchitectureModel) -> Mapping[str, TensorRule]:
+    """The layer tensors the release skips by what they are (no parameter, no refusal: its loaders skip a name that
+    contains `rotary_emb.inv_freq`, AutoWeightsLoader's skip_substrs), by their name below the layer: skipped under
+    any prefix too (EAGLE-1's `midlayer.` form, which its release never renames), not only the one the probe fed."""
+    return {_tail(key): rule for key, rule in model.tensors.items()
+            if "{i}." in key and rule.parameter is None and rule.refused is None and _tail(key).count(".") >= 2}
 
 
 # The words of vLLM's AutoWeightsLoader for a name it has no parameter for; from 0.25.0 its load_weights ignores an
@@ -698,13 +724,23 @@ def missing_key(model: ArchitectureModel, config: Mapping[str, Any], config_clas
     return None
 
 
+def dropped_unshipped(model: ArchitectureModel, version: str) -> tuple[str, ...]:
+    """The parameter prefixes of the modules this release of this class drops when no tensor of theirs ships (its
+    parameters are then no longer the model's, so nothing stays unwritten): vllm_rows.DROPPED_UNSHIPPED."""
+    file = model.where.split(":", 1)[0]
+    rows = VLLM_DROPPED_UNSHIPPED if model.runtime == "vllm" else ()
+    return tuple(prefix for where, prefix, first, last in rows
+                 if where == file and covers(model.runtime, first, last, version))
+
+
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
-         family: Family | None, ignored: tuple[str, ...] = ()) -> tuple[Landing, ...]:
+         family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first, for the
     parameters this module owns (`owner()`; `family`: the family whose vocab contract describes the draft, None for
     a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the release's loader skips
-    where it has no parameter for them, config_build.ignored_suffixes). A vocabulary parameter the release may take
+    where it has no parameter for them, config_build.ignored_suffixes; `dropped`: the prefixes of the modules it
+    drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)
@@ -717,7 +753,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     return _landings(model, frozenset(values.items()), unjudged, unseen(model, config),
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
                      appearing(model, config), context_width(model, config, values), ignored,
-                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)))
+                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped)
 
 
 @functools.lru_cache(maxsize=256)
@@ -725,7 +761,8 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
               absent: frozenset[str], tensors: tuple[tuple[str, tuple[int, ...]], ...],
               family: Family | None, appear: frozenset[str] = frozenset(),
               context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
-              keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = ()) -> tuple[Landing, ...]:
+              keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = (),
+              dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -755,6 +792,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                                  rule.refused.where))
             continue
         if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
+            if rule.parameter is not None and presence_owner(model, rule.parameter, family) is Owner.LANDING:
+                concrete = rule.parameter.replace("{i}", str(index if index is not None else 0))
+                covered[concrete] = covered.get(concrete, 0) + (units(got) or 1)  # its shape the aux model's
             continue
         want = wanted(model, rule, at_draft, values, context)
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
@@ -765,9 +805,12 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             if problem is not None and problem.raises:
                 continue
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
+    # a module the release drops when none of its tensors ships: its parameters are gone, not unwritten
+    gone = tuple(prefix for prefix in dropped if not any(p.startswith(prefix) for p in covered))
     refused: dict[LoadOutcome, list[str]] = {}  # what the release raises -> the parameters it raises it for
     for parameter, exprs in sorted(model.parameters.items()):
-        if parameter in model.unfilled or parameter in absent or owner(model, parameter, family) is not Owner.LANDING:
+        if parameter in model.unfilled or parameter in absent or parameter.startswith(gone or ("\0",)) or \
+                presence_owner(model, parameter, family) is not Owner.LANDING:
             continue
         # what the release raises when no tensor fills it (the d2t mapping exists only where D differs from T), and
         # whether its absence and its rows are judged (DSP363)
@@ -796,7 +839,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: no tensor fills it; the release loads without a word and it "
                                      "keeps its initial values"))
-    for parameter in sorted(appear):
+    for parameter in sorted(p for p in appear if not p.startswith(gone or ("\0",))):
         for i in (span if "{i}" in parameter and span is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             if not covered.get(concrete):

@@ -149,3 +149,16 @@ CLASS_FAMILY: dict[str, Family] = {
 # Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
 # dflash_config["..."], read where lines.json cites build.dflash2_conv and build.dflash2_selector (tools/release_anchors.py)
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+
+
+# The optional modules a release's load_weights sets to None when the checkpoint ships none of their weights (so
+# their parameters are no longer the model's and nothing stays unwritten): (the class's file, the module's
+# parameter prefix, the first and last release that does; landing.dropped_unshipped reads it). Hand-read, since the
+# probe feeds every tensor of a sample and never a module unshipped; executed in tests/producers/test_vllm_whole_agreement.py (`confidence-unshipped`).
+# qwen3_dspark.py `if self.model.confidence_head is None or not includes_confidence_head: self.model.confidence_head
+# = None` L285-286 @ v0.28.0 ... L366-367 @ v0.33.0; gemma4_dspark.py L330-331 @ v0.31.0 (0.27 skips the head's
+# weights whether shipped or not; 0.34 keeps it built and unwritten): docs/upstream-notes.md
+DROPPED_UNSHIPPED = (
+    ("vllm/model_executor/models/qwen3_dspark.py", "model.confidence_head.", "0.28.0", "0.33.0"),
+    ("vllm/model_executor/models/gemma4_dspark.py", "model.confidence_head.", "0.31.0", "0.33.0"),
+)

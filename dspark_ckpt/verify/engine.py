@@ -224,7 +224,8 @@ def judged_parameter(model: ArchitectureModel, parameter: str, family: Family | 
     a vocabulary parameter the target's may replace after load_weights)."""
     exprs = model.parameters.get(normal(parameter))
     return exprs is not None and normal(parameter) not in model.unfilled and \
-        landing.owner(model, parameter, family) is landing.Owner.LANDING and landing.presence_judged(parameter, exprs)
+        landing.presence_owner(model, parameter, family) is landing.Owner.LANDING and \
+        landing.presence_judged(parameter, exprs)
 
 
 def judged_tensor(model: ArchitectureModel, name: str, family: Family | None) -> bool:
@@ -324,7 +325,8 @@ def landing_of(built: BuiltConfig | None, version: str, tensors: Mapping[str, tu
         return None
     return Landed(model, landing.land(model, built.hf, tensors, target_hidden=target_hidden,
                                       target_vocab=target_vocab, config_class=built.config_class,
-                                      family=built.family), built.family)
+                                      family=built.family, dropped=landing.dropped_unshipped(model, version)),
+                  built.family)
 
 
 # SGLang's phases the engine does not run: start-up (server args, the speculative worker's checks), the worker's

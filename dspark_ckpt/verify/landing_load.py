@@ -70,7 +70,8 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
-        if landing.owner(model, parameter, family) is not landing.Owner.LANDING or parameter in model.unfilled \
+        if landing.presence_owner(model, parameter, family) is not landing.Owner.LANDING \
+                or parameter in model.unfilled \
                 or parameter in absent or not landing.built(parameter, values) \
                 or (not landing.presence_judged(parameter, exprs) and parameter not in model.missing):
             continue
@@ -106,6 +107,9 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             refused.append(name)
             continue
         if rule.parameter is None or landing.owner(model, rule.parameter, family) is not landing.Owner.LANDING:
+            if rule.parameter is not None and (aux := written.get(
+                    rule.parameter.replace("{i}", str(index if index is not None else 0)))) is not None:
+                aux[:] = True  # the aux model's fc: its shape is judged there, its presence here
             continue
         parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
         want = landing.wanted(model, rule, at_draft, values, context) \

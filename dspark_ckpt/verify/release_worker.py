@@ -365,7 +365,9 @@ class Release:
         torch = self.torch
         raw = dict(raw)
         own_target = bool(raw.pop(TARGET_IS_DRAFT, False))
-        hf = _hf_config(raw, registry=self.config_registry)
+        # a bare config is one SpeculatorsConfig already converted (check's BuiltConfig.hf): not converted twice
+        converted = values.get("bare") and raw.get("model_type") == "speculators"
+        hf = _hf_config(raw, registry=None if converted else self.config_registry)
         if values.get("bare"):  # every attribute transformers set, as a plain config, less the keys omitted
             omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
             hf = _hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
@@ -388,6 +390,7 @@ class Release:
         spec = SimpleNamespace(draft_model_config=Recording(draft, target_reads),
                                parallel_drafting=bool(values.get("parallel_drafting")),
                                method=None, num_speculative_tokens=1, draft_tensor_parallel_size=1)
+        self.last = (draft, target)  # what the target-sharing step (share_from_target) is given
         config = self.VllmConfig()
         object.__setattr__(config, "speculative_config", Recording(spec, target_reads))
         object.__setattr__(config, "model_config", Recording(target, target_reads))
@@ -1050,11 +1053,78 @@ def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any]
     except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
         return {"id": case["id"], "phase": "init", "error": _error(exc)}, None
     fed = {name: (tuple(shape), dtype_of(name)) for name, shape in case["tensors"].items()}
-    result = feeder_for(release, model).feed(fed)
+    feeder = feeder_for(release, model)
+    result = feeder.feed(fed)
     numel = {name: int(release.torch.Size(shape).numel()) for name, (shape, _) in fed.items()}
     cut = sorted(n for n, where in result["landed"].items() if sum(c for _, c in where) < numel[n])
-    return {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,
-            "unwritten": result["unwritten"], "partly": result["partly"]}, model
+    seen = {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,
+            "unwritten": result["unwritten"], "partly": result["partly"]}
+    if case.get("share") and result["error"] is None:
+        seen.update(share_from_target(release, model, case["share"], case["target_vocab"], case["target_hidden"]))
+    return seen, model
+
+
+# The functions of each method's target-sharing step (vllm/v1/worker/gpu/spec_decode/<method>/utils.py) that build
+# or configure the draft before they share: answered as no-ops (the draft is already built and loaded).
+SHARE_PASS = ("replace", "get_draft_load_config", "get_pp_safe_draft_load_config", "_get_dspark_parallel_config",
+              "_resolve_dspark_attention_backend")
+
+
+def share_from_target(release: Release, model: Any, method: str, target_vocab: int,
+                      target_hidden: int) -> dict[str, Any]:
+    """The release's own target-sharing step (`load_<method>_model`, after get_model) on the loaded draft, with a
+    target whose embedding and lm_head are [T, H] and written: its `get_model` answers the loaded draft, what only
+    configures the build is passed through. Returns the parameters still unwritten (NaN / the int marker) after it,
+    or the error it raised ("phase": "share"); "share": None where the release has no such step for the method."""
+    torch = release.torch
+    try:
+        utils = importlib.import_module(f"vllm.v1.worker.gpu.spec_decode.{method}.utils")
+        load = getattr(utils, f"load_{method}_model")
+    except (ImportError, AttributeError):
+        return {"share": None}
+    from vllm.compilation import backends  # type: ignore[import-not-found, unused-ignore]
+    from vllm.model_executor import model_loader  # type: ignore[import-not-found, unused-ignore]
+    from vllm.model_executor.models import utils as model_utils  # type: ignore[import-not-found, unused-ignore]
+
+    draft, target = release.last
+    inner = torch.nn.Module()
+    inner.embed_tokens = torch.nn.Embedding(target_vocab, target_hidden)
+    target_model = torch.nn.Module()
+    target_model.model, target_model.lm_head = inner, torch.nn.Embedding(target_vocab, target_hidden)
+    with torch.no_grad():
+        inner.embed_tokens.weight.zero_()
+        target_model.lm_head.weight.zero_()
+    spec = SimpleNamespace(draft_model_config=draft, attention_backend=None, kv_cache_dtype=None, moe_backend=None,
+                           draft_lm_head_quantization=None, apply_draft_overrides=lambda c: c,
+                           draft_parallel_config=SimpleNamespace(tensor_parallel_size=1))
+    config = SimpleNamespace(speculative_config=spec, model_config=target, load_config=None, cache_config=None,
+                             parallel_config=None, attention_config=SimpleNamespace(backend=None))
+    patches = [(utils, name, lambda obj=None, *a, **k: obj) for name in SHARE_PASS if hasattr(utils, name)]
+    patches += [(mod, "get_model", lambda *a, **k: model) for mod in (utils, model_loader) if hasattr(mod, "get_model")]
+    patches += [(model_utils, "get_draft_quant_config", lambda *a, **k: None),
+                (backends, "set_model_tag", lambda *a, **k: contextlib.nullcontext())]
+    patches = [(mod, name, value) for mod, name, value in patches if hasattr(mod, name)]
+    saved = [(mod, name, getattr(mod, name)) for mod, name, _ in patches]
+    try:
+        for mod, name, value in patches:
+            setattr(mod, name, value)
+        with release.set_current(release.VllmConfig()):
+            shared = load(target_model, config)
+    except Exception as exc:  # noqa: BLE001 - the release's own refusal at the sharing step is the observation
+        if isinstance(exc, AttributeError) and "SimpleNamespace" in str(exc):  # the stand-in lacks what it reads
+            return {"share": method, "adapter_error": {"phase": "share", **_error(exc)}}
+        return {"share": method, "error": {"phase": "share", **_error(exc)}}
+    finally:
+        for mod, name, value in saved:
+            setattr(mod, name, value)
+    unwritten = []
+    with torch.no_grad():
+        for pname, p in shared.named_parameters():
+            data = p.detach().reshape(-1).to(torch.float64)
+            if data.numel() and not bool((~torch.isnan(data) if p.dtype.is_floating_point
+                                          else data != -(2 ** 31)).any()):
+                unwritten.append(pname)
+    return {"share": method, "shared_unwritten": sorted(unwritten)}
 
 
 def header_shapes(folder: Path) -> dict[str, list[int]]:

@@ -24,10 +24,11 @@ NO_D2T = ((HOT, ("error", "DSP302")),)
 EMBED_REPLACED = "DSP307"  # the worker's set_embed replaces the draft's embed_tokens by the target's
 
 
-def midlayer(**kwargs: Any) -> dict[str, np.ndarray]:
+def midlayer(config: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, np.ndarray]:
     """EAGLE-3 tensors named as SGLang's own exports name them (`midlayer.*`, loaded by every release), the layer
-    complete (make_checkpoint's backbone, so the release's generated model finds every parameter filled)."""
-    backbone = backbone_tensors("eagle3-llama", {"hidden_size": 16, **backbone_config(16)})
+    complete (make_checkpoint's backbone, so the release's generated model finds every parameter filled; fc sized
+    for the draft's `config`, its target_hidden_size included)."""
+    backbone = backbone_tensors("eagle3-llama", {"hidden_size": 16, **backbone_config(16), **(config or {})})
     tensors = {**backbone, **draft_tensors(markov=False, **kwargs)}
     return {name.replace("layers.0.", "midlayer.", 1) if name.startswith("layers.0.") else name: t
             for name, t in tensors.items()}
@@ -37,7 +38,7 @@ def eagle(drafts: Drafts, *, config: dict[str, Any] | None = None, **kwargs: Any
     kwargs.setdefault("vocab", T)
     kwargs.setdefault("draft_vocab", 64)
     if "tensors" not in kwargs:
-        kwargs["tensors"] = midlayer(vocab=kwargs["vocab"], draft_vocab=kwargs["draft_vocab"] or kwargs["vocab"],
+        kwargs["tensors"] = midlayer(config, vocab=kwargs["vocab"], draft_vocab=kwargs["draft_vocab"] or kwargs["vocab"],
                                      target_vocab=T, d2t=kwargs.pop("d2t", True), lm_head=kwargs.pop("lm_head", True),
                                      embed=kwargs.pop("embed", True))
     return drafts(family="eagle3-llama", markov=False, config_extra={**EAGLE3_READY, **(config or {})}, **kwargs)
