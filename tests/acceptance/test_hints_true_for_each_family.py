@@ -717,9 +717,10 @@ TRIGGERS: dict[str, Trigger] = {
                                                      zero_head), ("qwen3-dspark",)),
     "verify-disagrees": Trigger(("DSP605",), verify("--probe", "0", draft_vocab=64, tensors=short_head_and_d2t()),
                                 ("qwen3-dspark",)),
+    # One family of each method, for both: the engine's worker imports torch (seconds a case), and neither hint
+    # names a family (DSP606's and DSP607's fix_template; no family_fix).
     "verify-engine-fallback": Trigger(("DSP606",), verify("--probe", "0", "--engine", "installed"),
-                                      env=installed_vllm(VLLM_BROKEN)),
-    # One family of each method: the engine's worker imports torch (seconds a case), and the hint names no family.
+                                      ("qwen3-dspark", "dflash", "eagle3-llama"), env=installed_vllm(VLLM_BROKEN)),
     "verify-engine-raises": Trigger(("DSP607",), verify("--probe", "0", "--engine", "installed"),
                                     ("qwen3-dspark", "dflash", "eagle3-llama"), env=installed_vllm(VLLM_RAISES)),
     "fix-unrepairable": Trigger(("DSP501",), fix(draft_vocab=32, t2d=True, lm_head=False)),
@@ -840,6 +841,16 @@ def test_each_rules_hint_holds_where_it_fires(tmp_path: Path, name: str, family:
     assert not missing, f"{name} on {family} no longer reports {sorted(missing)}"
     for f in found:
         assert_true_for(family, f, trigger.path or argv[1], given_target(argv))
+
+
+def test_triggers_on_fewer_families_are_hints_that_name_no_family() -> None:
+    """The engine's triggers run one family of each method (seconds a case): only true while their hints name no
+    family. A family-specific hint for them must widen the trigger to every family."""
+    for name in ("verify-engine-fallback", "verify-engine-raises"):
+        assert set(families_of(name)) < set(FAMILIES)
+        for code in TRIGGERS[name].codes:
+            assert RULES[code].family_fix == (), f"{code}'s hint names a family: trigger {name} on every family"
+            assert not any(f in RULES[code].fix_template for f in FAMILIES), code
 
 
 def test_every_rule_is_triggered_or_exempt() -> None:
