@@ -118,14 +118,14 @@ def _release_tree(release: str) -> tuple[Path, Path]:
     return fetch_sources(release, DEFAULT_CACHE), ensure_deps(DEFAULT_CACHE)
 
 
-def _observe(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _observe(release: str, cases: list[dict[str, Any]], timeout: float = 1500) -> dict[str, dict[str, Any]]:
     tree, deps = _release_tree(release)
     with tempfile.TemporaryDirectory() as tmp:
         request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
         request.write_text(json.dumps({"mode": "load", "cases": cases}))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(deps)]), "VLLM_TARGET_DEVICE": "cpu"}
         subprocess.run([sys.executable, str(ROOT / "tools" / "release_model_worker.py"), str(request), str(out)],
-                       env=env, timeout=1500, capture_output=True, check=False)
+                       env=env, timeout=timeout, capture_output=True, check=False)
         doc = json.loads(out.read_text())
     assert doc["ok"], doc.get("reason")
     return {r["id"]: r for r in doc["results"]}

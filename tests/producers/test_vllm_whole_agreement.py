@@ -20,11 +20,7 @@ answers are recorded in tests/data/observed/vllm-whole (tests/recorded.py).
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +30,7 @@ import pytest
 from conftest import write_safetensors
 from producers import T, hoisted, layout, materialise, names
 from recorded import observations, sources
-from test_landing_agreement import _read, _release_tree
+from test_landing_agreement import _observe, _read
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -191,19 +187,6 @@ def _write(folder: Path, name: str, mutation: str, served: Edit | None = None) -
     return folder
 
 
-def _observe(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    tree, deps = _release_tree(release)
-    with tempfile.TemporaryDirectory() as tmp:
-        request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
-        request.write_text(json.dumps({"mode": "load", "cases": cases}))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(deps)]), "VLLM_TARGET_DEVICE": "cpu"}
-        subprocess.run([sys.executable, str(ROOT / "tools" / "release_model_worker.py"), str(request), str(out)],
-                       env=env, timeout=3000, capture_output=True, check=False)
-        doc = json.loads(out.read_text())
-    assert doc["ok"], doc.get("reason")
-    return {r["id"]: r for r in doc["results"]}
-
-
 def release_error(seen: dict[str, Any]) -> dict[str, Any] | None:
     """The first error of the whole load: build, load_weights and the loader's check, the target-sharing step."""
     found: dict[str, Any] | None = seen.get("error")
@@ -305,7 +288,8 @@ def test_check_agrees_with_vllm_on_whole_checkpoints(tmp_path: Path, release: st
     assert release in generated_releases("vllm")
     cases, predicted, tally = cases_for(tmp_path, release)
     assert len(cases) >= 60, f"only {len(cases)} cases"
-    observed = observations("vllm-whole", "vllm", release, cases, source, lambda: _observe(release, cases))
+    observed = observations("vllm-whole", "vllm", release, cases, source,
+                            lambda: _observe(release, cases, timeout=3000))
     assert not [c for c in predicted if observed[c].get("adapter_error")], "the stand-ins lack what a step reads"
     found = compare(predicted, observed, {c["id"]: c["config"] for c in cases})
     # the cases reach every kind of answer: a raise, a load with parameters left unwritten, a clean load
