@@ -1084,6 +1084,7 @@ def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any]
         except Exception as exc:  # noqa: BLE001 - the release refuses the config at start-up: the observation
             return {"id": case["id"], "phase": "config", "error": _error(exc)}, None
         resolved = {"architecture": architecture, "method": method}
+        case = {**case, "share": case.get("share_steps", {}).get(method)}  # the method's own sharing step
         if architecture not in release.registry:
             return {"id": case["id"], "phase": "config", "error": None, "draft_class": False, **resolved}, None
     cls = release.model_class(architecture)

@@ -390,25 +390,25 @@ def cases_for(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[
                 model.not_built is None and bool(analysis.verdicts)
             if not judged and speculative is None:
                 continue  # refused before the class is built (first-step tests), or a class not modelled
-            raw = json.loads((folder / "config.json").read_text())
             shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
             found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
                                  target_vocab=T, config_class=built.config_class, family=built.family,
                                  dropped=landing.dropped_unshipped(model, release)) if judged else []
-            hf = dict(built.hf) if built is not None and built.hf is not None else raw
-            hidden = _layer(hf).get("target_hidden_size") or _layer(hf).get("hidden_size", 16)
-            case = {"id": folder.name, "architecture": built.architecture if built else None,
-                    "config": raw if speculative is not None else hf, "tensors": shapes, "target_hidden": hidden,
-                    "target_vocab": T, "bare": bool(built and built.config_class in landing.BARE_CONFIGS),
-                    "parallel_drafting": bool(built and built.parallel_drafting)}
-            method = built.method if built is not None else None
-            if speculative is not None:
+            if speculative is None:
+                assert built is not None and built.hf is not None
+                hf = dict(built.hf)
+                hidden = _layer(hf).get("target_hidden_size") or _layer(hf).get("hidden_size", 16)
+                cases.append({"id": folder.name, "architecture": built.architecture, "config": hf, "tensors": shapes,
+                              "target_hidden": hidden, "target_vocab": T,
+                              "bare": built.config_class in landing.BARE_CONFIGS,
+                              "parallel_drafting": bool(built.parallel_drafting),
+                              "share": SHARE_STEP.get(built.method or "")})
+            else:  # nothing of check's in the case: the release resolves the class, the method, the sharing step
+                raw = json.loads((folder / "config.json").read_text())
+                cases.append({"id": folder.name, "config": raw, "served": speculative, "share_steps": SHARE_STEP,
+                              "tensors": shapes, "target_hidden": raw.get("hidden_size", 16), "target_vocab": T})
                 outcome = preflight(release, folder, speculative, analysis.config.family if analysis.config else None)
                 served[folder.name] = (outcome, built.architecture if built else None)
-                case["served"] = speculative
-                method = outcome.method or method
-            case["share"] = SHARE_STEP.get(method or "")
-            cases.append(case)
             predicted[folder.name] = (analysis.verdicts[0] if analysis.verdicts else None, found,
                                       model if judged else None)
             tally.setdefault(suffix.lstrip("-") if speculative is not None else mutation, []).append(folder.name)
