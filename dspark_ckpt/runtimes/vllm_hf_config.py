@@ -41,6 +41,46 @@ def implied_method(arch: str | None) -> str:
     return "draft_model"
 
 
+DETECTION_SKIPPED = ("eagle", "eagle3", "dflash", "dspark")  # speculative.py: "Automatically detect the method" skips these
+
+
+def detected_method(r: ReleaseRules, path: str, archs: Sequence[str],
+                    model_type: str | None) -> tuple[str, str] | None:
+    """SpeculativeConfig.__post_init__'s method detection (0.33 and older; it runs for any method but the four
+    DETECTION_SKIPPED, and replaces the one given): the method the draft's model path, architectures or model_type
+    name, and why; None where nothing matches."""
+    lowered = path.lower()
+    for marker, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash")):
+        if method not in r.methods:  # no dflash branch before 0.20 (speculative.py L479-519 @ v0.18.0)
+            continue
+        if marker in lowered:
+            return method, f"detected: {marker!r} in the model path"
+        if method == "dflash" and (a := next((a for a in archs if a in r.dflash_detect_archs), None)):
+            return method, f"detected from architecture {a}"
+    if "dspark" in r.methods and "dspark" in lowered:  # no dspark branch before 0.25
+        return "dspark", "detected: 'dspark' in the model path"
+    if a := next((a for a in archs if a in r.dspark_detect_archs), None):
+        return "dspark", f"detected from architecture {a}"
+    if r.dspark_detect_qwen3_draft and "DSparkDraftModel" in archs and model_type == "qwen3":
+        return "dspark", "detected from architecture DSparkDraftModel with model_type qwen3"
+    if r.medusa_detect and model_type in ("medusa", "mlp_speculator"):
+        return str(model_type), f"detected from model_type {model_type}"
+    if model_type in r.mtp_types:
+        return "mtp", f"detected from model_type {model_type}"
+    return None
+
+
+def served_method(r: ReleaseRules, given: str, path: str | None, archs: Sequence[str],
+                  model_type: str | None) -> str:
+    """The method a release serves a draft with when the deploy names `given` and vLLM reads the draft from `path`:
+    0.33 and older replace any method but the four DETECTION_SKIPPED with the one the detection finds (an EAGLE-1
+    head named `EAGLE-...` served as mtp is served as eagle); 0.34 keeps a configured method."""
+    if r.per_method_configs or given in DETECTION_SKIPPED or path is None:
+        return given
+    found = detected_method(r, path, archs, model_type)
+    return found[0] if found is not None else given
+
+
 def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None) -> dict[str, Any]:
     """The draft's hf_config as its config class builds it (a Medusa config without architectures gets MedusaConfig's
     ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
