@@ -72,3 +72,23 @@ def renames(release: str) -> Mapping[str, Mapping[str, Any]]:
 
 def eagle_where(release: str) -> str:
     return _where(_record(release, EAGLE_FILE).get("eagle_config") or {}, release)
+
+
+# Hand-read, as no generated record holds it (an inline branch of SpeculativeConfig.__post_init__, not a function the
+# generator runs): with method "medusa" the draft ModelConfig gets `hf_overrides={"model_type": "medusa"}` in place
+# of hf_config_override, so a FasterDecoding config.json that names no model_type is parsed as MedusaConfig ("Old-
+# format Medusa checkpoints (e.g. FasterDecoding/medusa-*) lack a model_type key"), and then its vocab_size is set to
+# the target's ("omit vocab_size in config.json, so MedusaConfig falls back to its default (32001)"). The releases
+# read, with the two lines of vllm/config/speculative.py; a release not here is taken as before (no such branch
+# known): 0.33.0 dropped method medusa.
+MEDUSA_SERVED: dict[str, tuple[int, int]] = {"0.27.0": (834, 876), "0.28.0": (889, 931), "0.29.0": (1230, 1272),
+                                             "0.30.0": (1261, 1303), "0.31.0": (1275, 1317), "0.32.0": (1281, 1323)}
+
+
+def medusa_served(release: str) -> tuple[str, str] | None:
+    """Where the release injects model_type medusa and aligns the vocabulary for method medusa (file @ vX Lline),
+    None where that is not known of it."""
+    lines = MEDUSA_SERVED.get(release)
+    if lines is None:
+        return None
+    return tuple(f"vllm/config/speculative.py @ v{release} L{line}" for line in lines)  # type: ignore[return-value]

@@ -488,14 +488,15 @@ class _Run:
         if isinstance(view, Problem):  # the speculators conversion raised: the draft ModelConfig is never built
             raise _Stop(view)
         self.hf = view
-        if not view.architectures:
-            raise _Stop(None)
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
         if view.model_type != "speculators":  # the draft ModelConfig's hf_overrides (check replays the same)
-            self.values = vllm_hf_config.overridden(self.r, view.values)
+            self.values = vllm_hf_config.overridden(self.r, view.values, method=self.method,
+                                                    target_vocab=self.inp.target.vocab_size)
             model_type = self.values.get("model_type")
             self.model_type = model_type if isinstance(model_type, str) else None
             self.archs = _archs(self.values) or self.archs
+        if not self.archs:  # MedusaConfig names one where config.json does not (overridden)
+            raise _Stop(None)
         if self.r.has("qwen3_override") and vllm_hf_config.qwen3_renamed(self.r, self.archs, self.model_type):
             self.archs = ("Qwen3DSparkModel",)  # hf_config_override, for every method (0.34)
             self.values["architectures"] = list(self.archs)

@@ -81,17 +81,26 @@ def served_method(r: ReleaseRules, given: str, path: str | None, archs: Sequence
     return found[0] if found is not None else given
 
 
-def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None) -> dict[str, Any]:
+def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None, method: str | None = None,
+               target_vocab: int | None = None) -> dict[str, Any]:
     """The draft's hf_config as its config class builds it (a Medusa config without architectures gets MedusaConfig's
     ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
     model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the
-    release's function executed over each model_type it names); the config as written where it changes nothing."""
-    model_type = raw.get("model_type")
-    completed = config_rewrites.medusa_architectures(r.version) if model_type == "medusa" else None
-    if completed is not None and completed.architectures and not raw.get("architectures"):
-        raw = {**raw, "architectures": list(completed.architectures)}  # MedusaConfig's own default
+    release's function executed over each model_type it names); the config as written where it changes nothing.
+    Served as `method` medusa (config_rewrites.medusa_served), the model_type is medusa whatever config.json says,
+    and vocab_size the target's (`target_vocab`, where known)."""
+    served = config_rewrites.medusa_served(r.version) if method == "medusa" else None
+    if served is not None:
+        raw = {**raw, "model_type": "medusa"}
+        if target_vocab is not None and raw.get("vocab_size") != target_vocab:  # absent: MedusaConfig's 32001
+            raw["vocab_size"] = raw["truncated_vocab_size"] = target_vocab
         if cites is not None:
-            cites.append(f"{completed.where} (MedusaConfig: architectures {list(completed.architectures)})")
+            cites.append(f"{served[0]} (method medusa: hf_overrides model_type medusa)")
+            if target_vocab is not None:
+                cites.append(f"{served[1]} (method medusa: vocab_size the target's)")
+        return _completed(r, raw, cites)
+    model_type = raw.get("model_type")
+    raw = _completed(r, raw, cites)
     found = config_rewrites.override(r.version, model_type if isinstance(model_type, str) else None)
     if found is None:
         return dict(raw)
@@ -102,6 +111,16 @@ def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None 
         cites.append(f"{found.where} (hf_config_override: model_type {model_type} -> {found.model_type}"
                      + (f", architectures {list(found.architectures)})" if found.architectures else ")"))
     return hf
+
+
+def _completed(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None) -> dict[str, Any]:
+    """A Medusa config without architectures gets MedusaConfig's own default (0.12-0.32, executed)."""
+    completed = config_rewrites.medusa_architectures(r.version) if raw.get("model_type") == "medusa" else None
+    if completed is None or not completed.architectures or raw.get("architectures"):
+        return dict(raw)
+    if cites is not None:
+        cites.append(f"{completed.where} (MedusaConfig: architectures {list(completed.architectures)})")
+    return {**raw, "architectures": list(completed.architectures)}
 
 
 def eagle_where(r: ReleaseRules) -> str:
