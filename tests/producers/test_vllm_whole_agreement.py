@@ -293,7 +293,7 @@ def served_disagreement(case_id: str, verdict: Any, outcome: Any, architecture: 
         if outcome.error is None:
             return (f"{case_id}: vLLM refuses at start-up: {error['message'][:160]!r}; check's preflight starts "
                     f"{outcome.method} {outcome.architecture}")
-        if not _words_agree(outcome.error.text, error["message"]):
+        if outcome.error.verbatim and not _words_agree(outcome.error.text, error["message"]):  # else check's words
             return f"{case_id}: vLLM says {error['message'][:160]!r}; check's preflight {outcome.error.text[:160]!r}"
         if verdict is not None and verdict.loads:
             return f"{case_id}: vLLM refuses at start-up; check's verdict loads"
