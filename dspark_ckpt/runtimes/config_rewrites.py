@@ -1,6 +1,7 @@
 """What a vLLM release's own config rewrites do to a draft config, as executed: `config_rewrites.json` and
 `eagle_renames.json` beside each listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`,
-`EAGLEConfig.__init__` and `MedusaConfig.__init__` over stand-in configs). Read lazily, one file per release asked.
+`EAGLEConfig.__init__` and `MedusaConfig.__init__` over stand-in configs, and reads `__post_init__`'s per-method
+overrides with `ast`). Read lazily, one file per release asked.
 """
 
 from __future__ import annotations
@@ -74,21 +75,27 @@ def eagle_where(release: str) -> str:
     return _where(_record(release, EAGLE_FILE).get("eagle_config") or {}, release)
 
 
-# Hand-read, as no generated record holds it (an inline branch of SpeculativeConfig.__post_init__, not a function the
-# generator runs): with method "medusa" the draft ModelConfig gets `hf_overrides={"model_type": "medusa"}` in place
-# of hf_config_override, so a FasterDecoding config.json that names no model_type is parsed as MedusaConfig ("Old-
-# format Medusa checkpoints (e.g. FasterDecoding/medusa-*) lack a model_type key"), and then its vocab_size is set to
-# the target's ("omit vocab_size in config.json, so MedusaConfig falls back to its default (32001)"). The releases
-# read, with the two lines of vllm/config/speculative.py; a release not here is taken as before (no such branch
-# known): 0.33.0 dropped method medusa.
-MEDUSA_SERVED: dict[str, tuple[int, int]] = {"0.27.0": (834, 876), "0.28.0": (889, 931), "0.29.0": (1230, 1272),
-                                             "0.30.0": (1261, 1303), "0.31.0": (1275, 1317), "0.32.0": (1281, 1323)}
+
+@dataclass(frozen=True, slots=True)
+class MethodOverride:
+    """What SpeculativeConfig.__post_init__ gives one method's draft ModelConfig in place of hf_config_override
+    (its `draft_hf_overrides` literal), and the draft attributes it then sets to the target's vocab_size."""
+
+    hf_overrides: Mapping[str, Any]
+    target_vocab: tuple[str, ...]
+    where: str  # speculative.py @ vX Lline (the overrides)
+    vocab_where: str | None  # speculative.py @ vX Lline (the first attribute set to the target's vocab_size)
 
 
-def medusa_served(release: str) -> tuple[str, str] | None:
-    """Where the release injects model_type medusa and aligns the vocabulary for method medusa (file @ vX Lline),
-    None where that is not known of it."""
-    lines = MEDUSA_SERVED.get(release)
-    if lines is None:
+def method_override(release: str, method: str | None) -> MethodOverride | None:
+    """The record's `method_overrides` entry for `method` (0.26-0.32: medusa -> {"model_type": "medusa"}, vocab_size
+    and truncated_vocab_size the target's); None where the release has no such branch."""
+    part = _record(release).get("method_overrides") or {}
+    entry = (part.get("methods") or {}).get(method or "")
+    if not isinstance(entry, dict) or not isinstance(entry.get("hf_overrides"), dict):
         return None
-    return tuple(f"vllm/config/speculative.py @ v{release} L{line}" for line in lines)  # type: ignore[return-value]
+    sets = entry.get("target_vocab") if isinstance(entry.get("target_vocab"), dict) else {}
+    file = part.get("file")
+    first = min(sets.values()) if sets else None
+    return MethodOverride(dict(entry["hf_overrides"]), tuple(sorted(sets)), f"{file} @ v{release} L{entry.get('line')}",
+                          f"{file} @ v{release} L{first}" if first is not None else None)

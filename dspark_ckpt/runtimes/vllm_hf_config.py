@@ -87,17 +87,18 @@ def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None 
     ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
     model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the
     release's function executed over each model_type it names); the config as written where it changes nothing.
-    Served as `method` medusa (config_rewrites.medusa_served), the model_type is medusa whatever config.json says,
-    and vocab_size the target's (`target_vocab`, where known)."""
-    served = config_rewrites.medusa_served(r.version) if method == "medusa" else None
+    A method __post_init__ gives its own overrides in their place (config_rewrites.method_override: medusa, 0.26-0.32)
+    gets those (model_type medusa whatever config.json says), then the target's vocab_size (`target_vocab`, where
+    known) where it differs (absent: MedusaConfig's default)."""
+    served = config_rewrites.method_override(r.version, method) if method is not None else None
     if served is not None:
-        raw = {**raw, "model_type": "medusa"}
-        if target_vocab is not None and raw.get("vocab_size") != target_vocab:  # absent: MedusaConfig's 32001
-            raw["vocab_size"] = raw["truncated_vocab_size"] = target_vocab
+        raw = {**raw, **served.hf_overrides}
         if cites is not None:
-            cites.append(f"{served[0]} (method medusa: hf_overrides model_type medusa)")
-            if target_vocab is not None:
-                cites.append(f"{served[1]} (method medusa: vocab_size the target's)")
+            cites.append(f"{served.where} (method {method}: hf_overrides {dict(served.hf_overrides)})")
+        if target_vocab is not None and served.target_vocab and raw.get("vocab_size") != target_vocab:
+            raw.update(dict.fromkeys(served.target_vocab, target_vocab))
+            if cites is not None:
+                cites.append(f"{served.vocab_where} (method {method}: {', '.join(served.target_vocab)} the target's)")
         return _completed(r, raw, cites)
     model_type = raw.get("model_type")
     raw = _completed(r, raw, cites)

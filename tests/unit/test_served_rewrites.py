@@ -1,6 +1,7 @@
 """A named method as each vLLM release serves it (vllm_hf_config.served_method: the method detection of 0.33 and
 older replaces any method but eagle/eagle3/dflash/dspark with the one the model path names) and method medusa's
-own hf_overrides (config_rewrites.MEDUSA_SERVED): what check's verdict route and the deploy preflight share.
+own hf_overrides (config_rewrites.method_override, generated): what check's verdict route and the deploy preflight
+share.
 Held to the releases' own SpeculativeConfig by tests/producers/test_vllm_whole_agreement.py (its SERVED drafts)."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import config_rewrites, vllm_hf_config
 from dspark_ckpt.runtimes.serving_method import serving_method
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 from dspark_ckpt.runtimes.vllm_release import rules_for
 from dspark_ckpt.sources.local import local_source
 
@@ -24,6 +26,7 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_s
          "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 1, "vocab_size": 96,
          "max_position_embeddings": 128, "rms_norm_eps": 1e-06}
 FASTER_DECODING = {"medusa_num_heads": 2, "medusa_num_layers": 1, "hidden_size": 16}
+MEDUSA_SERVED = [v for v in VLLM_RELEASES if config_rewrites.method_override(v, "medusa") is not None]
 
 
 def _rules(version: str):  # type: ignore[no-untyped-def]
@@ -58,20 +61,31 @@ def test_the_model_path_is_the_speculative_config_s_else_the_checkpoint() -> Non
     assert serving_method({"method": "mtp"}, LLAMA, "/b/y").model == "/b/y"
 
 
-@pytest.mark.parametrize("version", sorted(config_rewrites.MEDUSA_SERVED))
+def test_the_releases_that_type_a_medusa_draft_are_a_run_before_0_33() -> None:
+    """Recorded where tools/release_config_rewrites.py reads the branch (method medusa is gone in 0.33)."""
+    assert MEDUSA_SERVED and "0.28.0" in MEDUSA_SERVED and "0.33.0" not in MEDUSA_SERVED
+    first, last = VLLM_RELEASES.index(MEDUSA_SERVED[0]), VLLM_RELEASES.index(MEDUSA_SERVED[-1])
+    assert list(VLLM_RELEASES[first:last + 1]) == MEDUSA_SERVED
+
+
+@pytest.mark.parametrize("version", MEDUSA_SERVED)
 def test_method_medusa_types_the_config_and_takes_the_target_s_vocabulary(version: str) -> None:
     cites: list[str] = []
     hf = vllm_hf_config.overridden(_rules(version), FASTER_DECODING, cites, method="medusa", target_vocab=96)
     assert hf["model_type"] == "medusa" and hf["vocab_size"] == hf["truncated_vocab_size"] == 96
     assert hf["architectures"] == list(config_rewrites.medusa_architectures(version).architectures)  # type: ignore[union-attr]
-    lines = config_rewrites.MEDUSA_SERVED[version]
-    assert any(f"L{lines[0]} " in c for c in cites) and any(f"L{lines[1]} " in c for c in cites)
+    served = config_rewrites.method_override(version, "medusa")
+    assert served is not None and served.vocab_where is not None
+    assert served.where in " ".join(cites) and served.vocab_where in " ".join(cites)
+    # a config.json that gives the target's vocabulary keeps its own keys
+    same = vllm_hf_config.overridden(_rules(version), {**FASTER_DECODING, "vocab_size": 96}, method="medusa",
+                                     target_vocab=96)
+    assert "truncated_vocab_size" not in same
     # without method medusa the config is as written: no model_type, so no MedusaConfig and no architectures
     assert "architectures" not in vllm_hf_config.overridden(_rules(version), FASTER_DECODING)
 
 
 def test_a_release_without_the_branch_is_taken_as_written() -> None:
-    assert "0.33.0" not in config_rewrites.MEDUSA_SERVED  # method medusa is gone in 0.33
     assert vllm_hf_config.overridden(_rules("0.33.0"), FASTER_DECODING, method="medusa") == FASTER_DECODING
 
 
