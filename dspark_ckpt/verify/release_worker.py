@@ -369,16 +369,16 @@ class Release:
         from vllm.config import ModelConfig, ParallelConfig  # type: ignore[import-not-found, unused-ignore]
         from vllm.config.speculative import SpeculativeConfig  # type: ignore[import-not-found, unused-ignore]
 
-        root = Path(tempfile.mkdtemp(prefix="served-"))  # beside, not inside, the draft folder the classes read
-        target, draft = root / "target", root / case["id"]
-        for folder, config in ((target, _SERVED_TARGET | {"hidden_size": case["target_hidden"],
-                                                           "vocab_size": case["target_vocab"]}),
-                               (draft, case["config"])):
-            folder.mkdir()
-            (folder / "config.json").write_text(json.dumps(config))
-        target_config = ModelConfig(model=str(target), tokenizer=str(target), skip_tokenizer_init=True)
-        spec = SpeculativeConfig(model=str(draft), target_model_config=target_config,
-                                 target_parallel_config=ParallelConfig(), **case["served"])
+        with tempfile.TemporaryDirectory(prefix="served-") as tmp:  # not the draft folder the classes read
+            target, draft = Path(tmp) / "target", Path(tmp) / case["id"]
+            for folder, config in ((target, _SERVED_TARGET | {"hidden_size": case["target_hidden"],
+                                                               "vocab_size": case["target_vocab"]}),
+                                   (draft, case["config"])):
+                folder.mkdir()
+                (folder / "config.json").write_text(json.dumps(config))
+            target_config = ModelConfig(model=str(target), tokenizer=str(target), skip_tokenizer_init=True)
+            spec = SpeculativeConfig(model=str(draft), target_model_config=target_config,
+                                     target_parallel_config=ParallelConfig(), **case["served"])
         built = spec.draft_model_config
         return built.hf_config, str(getattr(built, "architecture", None) or built.architectures[0]), str(spec.method)
 
