@@ -7,9 +7,10 @@ hf_overrides (model_type deepseek_v3 -> deepseek_mtp and architectures ["DeepSee
 (LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM); and for a Medusa head (model_type "medusa", 0.12-0.32)
 `MedusaConfig.__init__` (vllm/transformers_utils/configs/medusa.py) completes a missing `architectures`; and what
 `SpeculativeConfig.__post_init__` gives one method in place of the override (`method_overrides`, read with `ast`:
-method medusa's `{"model_type": "medusa"}` and its vocab_size set to the target's, 0.27-0.32). This tool cuts each out of the release's file with `ast`, runs
-it as written over stand-in config objects (no torch, no transformers: the rewrites read and set attributes only),
-and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json` (the override and
+method medusa's `{"model_type": "medusa"}` and its vocab_size set to the target's, 0.25-0.32). This tool cuts the
+first three out of the release's file with `ast` and runs each as written over stand-in config objects (no torch, no
+transformers: the rewrites read and set attributes only), reads the last (an inline branch) with `ast`, and writes
+the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json` (the override and
 Medusa's completion, read by every vLLM build) and `eagle_renames.json` beside it (runtimes/config_rewrites.py reads
 both). Every model_type the override compares with is fed; every architecture of
 RENAME_PROBES under every method EAGLEConfig knows.
@@ -179,7 +180,7 @@ def _served_method(test: ast.expr) -> str | None:
 def method_overrides(text: str) -> dict[str, Any]:
     """What `SpeculativeConfig.__post_init__` does for one method beyond hf_config_override, read with `ast` (an
     inline branch, not a function to run): the `draft_hf_overrides` literal it gives that method's draft ModelConfig
-    in place of the override (0.26-0.32: medusa -> {"model_type": "medusa"}), and the draft hf_config attributes it
+    in place of the override (0.25-0.32: medusa -> {"model_type": "medusa"}), and the draft hf_config attributes it
     then sets to the target's vocab_size (`target_vocab`), each with its line. {} where the release has no such
     branch."""
     init = _function(ast.parse(text), "SpeculativeConfig", "__post_init__")

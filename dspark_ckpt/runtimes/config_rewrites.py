@@ -88,7 +88,7 @@ class MethodOverride:
 
 
 def method_override(release: str, method: str | None) -> MethodOverride | None:
-    """The record's `method_overrides` entry for `method` (0.26-0.32: medusa -> {"model_type": "medusa"}, vocab_size
+    """The record's `method_overrides` entry for `method` (0.25-0.32: medusa -> {"model_type": "medusa"}, vocab_size
     and truncated_vocab_size the target's); None where the release has no such branch."""
     part = _record(release).get("method_overrides") or {}
     entry = (part.get("methods") or {}).get(method or "")

@@ -87,7 +87,7 @@ def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None 
     ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
     model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the
     release's function executed over each model_type it names); the config as written where it changes nothing.
-    A method __post_init__ gives its own overrides in their place (config_rewrites.method_override: medusa, 0.26-0.32)
+    A method __post_init__ gives its own overrides in their place (config_rewrites.method_override: medusa, 0.25-0.32)
     gets those (model_type medusa whatever config.json says), then the target's vocab_size (`target_vocab`, where
     known) where it differs (absent: MedusaConfig's default)."""
     served = config_rewrites.method_override(r.version, method) if method is not None else None

@@ -210,7 +210,7 @@ CASES: dict[str, Case] = {
                                   expect={V034: {"method": "mtp"}},
                                   message={**{v: "Unsupported speculative method: 'mtp'" for v in TO_033},
                                            **{v: sc.M_DRAFT_REFUSED for v in NO_DRAFT_MODEL}}),
-    # 0.26-0.32 type the draft config medusa when served so (config_rewrites.method_override): MedusaConfig,
+    # 0.25-0.32 type the draft config medusa when served so (config_rewrites.method_override): MedusaConfig,
     # detected as medusa, starts (executed on 0.28.0)
     "DSP810-medusa-gone-in-0.33": Case(_draft("eagle3-llama", model_type="llama"),
                                        _spec(method="medusa", num_speculative_tokens=3),
