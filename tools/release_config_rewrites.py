@@ -5,9 +5,12 @@ Two pieces of the release's code decide which class a draft config becomes befor
 hf_overrides (model_type deepseek_v3 -> deepseek_mtp and architectures ["DeepSeekMTPModel"], ...), and
 `EAGLEConfig.__init__` (vllm/transformers_utils/configs/eagle.py), which renames the architecture per method
 (LlamaForCausalLM + eagle3 -> Eagle3LlamaForCausalLM); and for a Medusa head (model_type "medusa", 0.12-0.32)
-`MedusaConfig.__init__` (vllm/transformers_utils/configs/medusa.py) completes a missing `architectures`. This tool cuts each out of the release's file with `ast`, runs
-it as written over stand-in config objects (no torch, no transformers: the rewrites read and set attributes only),
-and writes the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json` (the override and
+`MedusaConfig.__init__` (vllm/transformers_utils/configs/medusa.py) completes a missing `architectures`; and what
+`SpeculativeConfig.__post_init__` gives one method in place of the override (`method_overrides`, read with `ast`:
+method medusa's `{"model_type": "medusa"}` and its vocab_size set to the target's, 0.25-0.32). This tool cuts the
+first three out of the release's file with `ast` and runs each as written over stand-in config objects (no torch, no
+transformers: the rewrites read and set attributes only), reads the last (an inline branch) with `ast`, and writes
+the outcomes to `dspark_ckpt/runtimes/release_data/vllm-X.Y.Z/config_rewrites.json` (the override and
 Medusa's completion, read by every vLLM build) and `eagle_renames.json` beside it (runtimes/config_rewrites.py reads
 both). Every model_type the override compares with is fed; every architecture of
 RENAME_PROBES under every method EAGLEConfig knows.
@@ -164,12 +167,49 @@ def medusa(tree: Path) -> dict[str, Any]:
             "architectures": getattr(built, "architectures", None)}
 
 
+def _served_method(test: ast.expr) -> str | None:
+    """The method an `if self.method == "<method>":` names."""
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Attribute) and test.left.attr == "method" and \
+            isinstance(test.left.value, ast.Name) and test.left.value.id == "self" and len(test.ops) == 1 and \
+            isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant) and \
+            isinstance(test.comparators[0].value, str):
+        return test.comparators[0].value
+    return None
+
+
+def method_overrides(text: str) -> dict[str, Any]:
+    """What `SpeculativeConfig.__post_init__` does for one method beyond hf_config_override, read with `ast` (an
+    inline branch, not a function to run): the `draft_hf_overrides` literal it gives that method's draft ModelConfig
+    in place of the override (0.25-0.32: medusa -> {"model_type": "medusa"}), and the draft hf_config attributes it
+    then sets to the target's vocab_size (`target_vocab`), each with its line. {} where the release has no such
+    branch."""
+    init = _function(ast.parse(text), "SpeculativeConfig", "__post_init__")
+    found: dict[str, Any] = {}
+    for node in ast.walk(init) if init is not None else ():
+        method = _served_method(node.test) if isinstance(node, ast.If) else None
+        if method is None or not isinstance(node, ast.If):
+            continue
+        assigns = [n for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Assign)]
+        # the names the branch binds to the target's vocab_size (`self.target_model_config.hf_config.vocab_size`)
+        targets = {t.id for n in assigns if "target_model_config" in ast.unparse(n.value)
+                   and ast.unparse(n.value).endswith(".vocab_size") for t in n.targets if isinstance(t, ast.Name)}
+        for sub in assigns:
+            if any(isinstance(t, ast.Name) and t.id == "draft_hf_overrides" for t in sub.targets):
+                found.setdefault(method, {}).update(hf_overrides=ast.literal_eval(sub.value), line=sub.lineno)
+            elif isinstance(sub.value, ast.Name) and sub.value.id in targets:
+                found.setdefault(method, {}).setdefault("target_vocab", {}).update(
+                    {t.attr: sub.lineno for t in sub.targets if isinstance(t, ast.Attribute)})
+    return {"file": SPEC, "methods": found} if found else {}
+
+
 def dump(version: str, tree: Path) -> dict[str, str]:
     """The two files: what every vLLM build reads (the override, Medusa's completion), and EAGLEConfig's renames
     (read only for a draft EAGLEConfig wraps)."""
     by = {"generated_by": f"python tools/release_config_rewrites.py {version}"}
-    return {FILE: _written({**by, "hf_config_override": overrides((tree / SPEC).read_text(encoding="utf-8")),
-                            "medusa_config": medusa(tree)}),
+    spec = (tree / SPEC).read_text(encoding="utf-8")
+    served = method_overrides(spec)  # written only where the release has such a branch
+    return {FILE: _written({**by, "hf_config_override": overrides(spec), "medusa_config": medusa(tree),
+                            **({"method_overrides": served} if served else {})}),
             EAGLE_FILE: _written({**by, "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))})}
 
 

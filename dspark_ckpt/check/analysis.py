@@ -198,7 +198,7 @@ def analyze(source: CheckpointSource, *, target: TargetVocab | None,
 def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVocab | None,
                    runtimes: Sequence[RuntimeVersion], speculative: Mapping[str, Any] | None = None) -> Analysis:
     raw = loaded.config_doc.raw if loaded.config_doc else None
-    method = serving_method(speculative, raw)  # the one place the serving method is derived
+    method = serving_method(speculative, raw, source.display)  # the one place the serving method is derived
     loaded = served_config(loaded, method)  # a base class served with a named method is routed as that draft
     cfg = loaded.config
     vocab = find_vocab_tensors(loaded.tensors)
@@ -220,7 +220,8 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     findings += mapping_findings(vocab, mappings, cfg, t, kind)
     facts = None
     named = method.name if method.named else None
-    builds = build_all(raw, runtimes, named) if target is not None else ()
+    model = method.model if method.named else None
+    builds = build_all(raw, runtimes, named, model, t) if target is not None else ()
     if recorded is not None:
         findings.append(recorded_target_finding(recorded))
     if target is None:
@@ -235,7 +236,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
         target_hidden=target.hidden if target is not None else None, target_vocab=t,
         target_model_type=target.text_model_type if target is not None else None)
-    built = builds or (build_all(raw, runtimes, named) if cfg is not None else ())
+    built = builds or (build_all(raw, runtimes, named, model, t) if cfg is not None else ())
     findings += aux_findings(built)  # T plays no part
     findings += ignored_key_findings(built)
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs, method)

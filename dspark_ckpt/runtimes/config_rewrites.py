@@ -1,6 +1,7 @@
 """What a vLLM release's own config rewrites do to a draft config, as executed: `config_rewrites.json` and
 `eagle_renames.json` beside each listed release's data (tools/release_config_rewrites.py runs the release's `SpeculativeConfig.hf_config_override`,
-`EAGLEConfig.__init__` and `MedusaConfig.__init__` over stand-in configs). Read lazily, one file per release asked.
+`EAGLEConfig.__init__` and `MedusaConfig.__init__` over stand-in configs, and reads `__post_init__`'s per-method
+overrides with `ast`). Read lazily, one file per release asked.
 """
 
 from __future__ import annotations
@@ -72,3 +73,29 @@ def renames(release: str) -> Mapping[str, Mapping[str, Any]]:
 
 def eagle_where(release: str) -> str:
     return _where(_record(release, EAGLE_FILE).get("eagle_config") or {}, release)
+
+
+
+@dataclass(frozen=True, slots=True)
+class MethodOverride:
+    """What SpeculativeConfig.__post_init__ gives one method's draft ModelConfig in place of hf_config_override
+    (its `draft_hf_overrides` literal), and the draft attributes it then sets to the target's vocab_size."""
+
+    hf_overrides: Mapping[str, Any]
+    target_vocab: tuple[str, ...]
+    where: str  # speculative.py @ vX Lline (the overrides)
+    vocab_where: str | None  # speculative.py @ vX Lline (the first attribute set to the target's vocab_size)
+
+
+def method_override(release: str, method: str | None) -> MethodOverride | None:
+    """The record's `method_overrides` entry for `method` (0.25-0.32: medusa -> {"model_type": "medusa"}, vocab_size
+    and truncated_vocab_size the target's); None where the release has no such branch."""
+    part = _record(release).get("method_overrides") or {}
+    entry = (part.get("methods") or {}).get(method or "")
+    if not isinstance(entry, dict) or not isinstance(entry.get("hf_overrides"), dict):
+        return None
+    sets = entry.get("target_vocab") if isinstance(entry.get("target_vocab"), dict) else {}
+    file = part.get("file")
+    first = min(sets.values()) if sets else None
+    return MethodOverride(dict(entry["hf_overrides"]), tuple(sorted(sets)), f"{file} @ v{release} L{entry.get('line')}",
+                          f"{file} @ v{release} L{first}" if first is not None else None)

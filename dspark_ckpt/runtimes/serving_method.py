@@ -26,6 +26,8 @@ class ServingMethod:
 
     name: str
     given_by: str
+    model: str | None = None  # the path vLLM reads the draft from: the speculative config's `model`, else the
+    # checkpoint as given (a release's method detection reads its words: vllm_hf_config.served_method)
 
     @property
     def named(self) -> bool:
@@ -33,11 +35,14 @@ class ServingMethod:
         return self.given_by != INFERRED
 
 
-def serving_method(speculative: Mapping[str, Any] | None, raw: Mapping[str, Any] | None) -> ServingMethod:
-    """The one derivation: `speculative` the deploy's speculative config (None without one), `raw` config.json."""
+def serving_method(speculative: Mapping[str, Any] | None, raw: Mapping[str, Any] | None,
+                   checkpoint: str | None = None) -> ServingMethod:
+    """The one derivation: `speculative` the deploy's speculative config (None without one), `raw` config.json,
+    `checkpoint` the draft as given (the path vLLM reads where the speculative config names no `model`)."""
     given = speculative.get("method") if speculative is not None else None
     if isinstance(given, str) and given:
-        return ServingMethod(given, GIVEN)
+        model = speculative.get("model") if speculative is not None else None
+        return ServingMethod(given, GIVEN, model if isinstance(model, str) and model else checkpoint)
     if raw is not None and speculators.is_speculators_format(raw):
         declared = raw.get("speculators_model_type")
         if isinstance(declared, str) and declared:

@@ -488,14 +488,15 @@ class _Run:
         if isinstance(view, Problem):  # the speculators conversion raised: the draft ModelConfig is never built
             raise _Stop(view)
         self.hf = view
-        if not view.architectures:
-            raise _Stop(None)
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
         if view.model_type != "speculators":  # the draft ModelConfig's hf_overrides (check replays the same)
-            self.values = vllm_hf_config.overridden(self.r, view.values)
+            self.values = vllm_hf_config.overridden(self.r, view.values, method=self.method,
+                                                    target_vocab=self.inp.target.vocab_size)
             model_type = self.values.get("model_type")
             self.model_type = model_type if isinstance(model_type, str) else None
             self.archs = _archs(self.values) or self.archs
+        if not self.archs:  # MedusaConfig names one where config.json does not (overridden)
+            raise _Stop(None)
         if self.r.has("qwen3_override") and vllm_hf_config.qwen3_renamed(self.r, self.archs, self.model_type):
             self.archs = ("Qwen3DSparkModel",)  # hf_config_override, for every method (0.34)
             self.values["architectures"] = list(self.archs)
@@ -518,7 +519,7 @@ class _Run:
         if self.r.per_method_configs:
             self.resolve_checkpoint_config()
             return
-        if self.method in ("eagle", "eagle3", "dflash", "dspark"):
+        if self.method in vllm_hf_config.DETECTION_SKIPPED:
             return
         given = self.method
         path = self.model.lower()
@@ -559,25 +560,7 @@ class _Run:
         self.method_from = "vLLM's default when no method is given and the checkpoint declares none"
 
     def detected(self, path: str) -> tuple[str, str] | None:
-        r, archs = self.r, self.archs
-        for marker, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash")):
-            if method not in r.methods:  # no dflash branch before 0.20 (speculative.py L479-519 @ v0.18.0)
-                continue
-            if marker in path:
-                return method, f"detected: {marker!r} in the model path"
-            if method == "dflash" and (a := next((a for a in archs if a in r.dflash_detect_archs), None)):
-                return method, f"detected from architecture {a}"
-        if "dspark" in r.methods and "dspark" in path:  # no dspark branch before 0.25
-            return "dspark", "detected: 'dspark' in the model path"
-        if a := next((a for a in archs if a in r.dspark_detect_archs), None):
-            return "dspark", f"detected from architecture {a}"
-        if r.dspark_detect_qwen3_draft and "DSparkDraftModel" in archs and self.model_type == "qwen3":
-            return "dspark", "detected from architecture DSparkDraftModel with model_type qwen3"
-        if r.medusa_detect and self.model_type in ("medusa", "mlp_speculator"):
-            return str(self.model_type), f"detected from model_type {self.model_type}"
-        if self.model_type in r.mtp_types:
-            return "mtp", f"detected from model_type {self.model_type}"
-        return None
+        return vllm_hf_config.detected_method(self.r, path, self.archs, self.model_type)
 
     # 6. EAGLEConfig wraps eagle/eagle3/dflash drafts and renames their architecture; DSpark rewrites its own
     def rewrite(self) -> None:

@@ -41,17 +41,67 @@ def implied_method(arch: str | None) -> str:
     return "draft_model"
 
 
-def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None) -> dict[str, Any]:
+DETECTION_SKIPPED = ("eagle", "eagle3", "dflash", "dspark")  # speculative.py: "Automatically detect the method" skips these
+
+
+def detected_method(r: ReleaseRules, path: str, archs: Sequence[str],
+                    model_type: str | None) -> tuple[str, str] | None:
+    """SpeculativeConfig.__post_init__'s method detection (0.33 and older; it runs for any method but the four
+    DETECTION_SKIPPED, and replaces the one given): the method the draft's model path, architectures or model_type
+    name, and why; None where nothing matches."""
+    lowered = path.lower()
+    for marker, method in (("eagle-", "eagle"), ("eagle3", "eagle3"), ("dflash", "dflash")):
+        if method not in r.methods:  # no dflash branch before 0.20 (speculative.py L479-519 @ v0.18.0)
+            continue
+        if marker in lowered:
+            return method, f"detected: {marker!r} in the model path"
+        if method == "dflash" and (a := next((a for a in archs if a in r.dflash_detect_archs), None)):
+            return method, f"detected from architecture {a}"
+    if "dspark" in r.methods and "dspark" in lowered:  # no dspark branch before 0.25
+        return "dspark", "detected: 'dspark' in the model path"
+    if a := next((a for a in archs if a in r.dspark_detect_archs), None):
+        return "dspark", f"detected from architecture {a}"
+    if r.dspark_detect_qwen3_draft and "DSparkDraftModel" in archs and model_type == "qwen3":
+        return "dspark", "detected from architecture DSparkDraftModel with model_type qwen3"
+    if r.medusa_detect and model_type in ("medusa", "mlp_speculator"):
+        return str(model_type), f"detected from model_type {model_type}"
+    if model_type in r.mtp_types:
+        return "mtp", f"detected from model_type {model_type}"
+    return None
+
+
+def served_method(r: ReleaseRules, given: str, path: str | None, archs: Sequence[str],
+                  model_type: str | None) -> str:
+    """The method a release serves a draft with when the deploy names `given` and vLLM reads the draft from `path`:
+    0.33 and older replace any method but the four DETECTION_SKIPPED with the one the detection finds (an EAGLE-1
+    head named `EAGLE-...` served as mtp is served as eagle); 0.34 keeps a configured method."""
+    if r.per_method_configs or given in DETECTION_SKIPPED or path is None:
+        return given
+    found = detected_method(r, path, archs, model_type)
+    return found[0] if found is not None else given
+
+
+def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None, method: str | None = None,
+               target_vocab: int | None = None) -> dict[str, Any]:
     """The draft's hf_config as its config class builds it (a Medusa config without architectures gets MedusaConfig's
     ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
     model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the
-    release's function executed over each model_type it names); the config as written where it changes nothing."""
-    model_type = raw.get("model_type")
-    completed = config_rewrites.medusa_architectures(r.version) if model_type == "medusa" else None
-    if completed is not None and completed.architectures and not raw.get("architectures"):
-        raw = {**raw, "architectures": list(completed.architectures)}  # MedusaConfig's own default
+    release's function executed over each model_type it names); the config as written where it changes nothing.
+    A method __post_init__ gives its own overrides in their place (config_rewrites.method_override: medusa, 0.25-0.32)
+    gets those (model_type medusa whatever config.json says), then the target's vocab_size (`target_vocab`, where
+    known) where it differs (absent: MedusaConfig's default)."""
+    served = config_rewrites.method_override(r.version, method) if method is not None else None
+    if served is not None:
+        raw = {**raw, **served.hf_overrides}
         if cites is not None:
-            cites.append(f"{completed.where} (MedusaConfig: architectures {list(completed.architectures)})")
+            cites.append(f"{served.where} (method {method}: hf_overrides {dict(served.hf_overrides)})")
+        if target_vocab is not None and served.target_vocab and raw.get("vocab_size") != target_vocab:
+            raw.update(dict.fromkeys(served.target_vocab, target_vocab))
+            if cites is not None:
+                cites.append(f"{served.vocab_where} (method {method}: {', '.join(served.target_vocab)} the target's)")
+        return _completed(r, raw, cites)
+    model_type = raw.get("model_type")
+    raw = _completed(r, raw, cites)
     found = config_rewrites.override(r.version, model_type if isinstance(model_type, str) else None)
     if found is None:
         return dict(raw)
@@ -62,6 +112,16 @@ def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None 
         cites.append(f"{found.where} (hf_config_override: model_type {model_type} -> {found.model_type}"
                      + (f", architectures {list(found.architectures)})" if found.architectures else ")"))
     return hf
+
+
+def _completed(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None) -> dict[str, Any]:
+    """A Medusa config without architectures gets MedusaConfig's own default (0.12-0.32, executed)."""
+    completed = config_rewrites.medusa_architectures(r.version) if raw.get("model_type") == "medusa" else None
+    if completed is None or not completed.architectures or raw.get("architectures"):
+        return dict(raw)
+    if cites is not None:
+        cites.append(f"{completed.where} (MedusaConfig: architectures {list(completed.architectures)})")
+    return {**raw, "architectures": list(completed.architectures)}
 
 
 def eagle_where(r: ReleaseRules) -> str:

@@ -360,14 +360,38 @@ class Release:
                                          else f"vllm.model_executor.models.{module_name}")
         return getattr(module, class_name)
 
-    def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int]) -> tuple[Any, set[str], set[str]]:
-        """cls's real __init__ for this config; returns the model, the hf keys it read, the target's it read."""
+    def served(self, case: dict[str, Any]) -> tuple[Any, str, str]:
+        """The draft config as the release's own SpeculativeConfig makes it from the config.json as shipped and the
+        method served (`case["served"]`): its ModelConfig's config loading and hf_overrides, the method detection,
+        EAGLEConfig's rename and the registry check (vllm/config/speculative.py `__post_init__`), run on a folder
+        named as the case (the detection reads the path). Returns the draft hf_config, the architecture it resolved
+        and the method it settled on; raises what the release raises."""
+        from vllm.config import ModelConfig, ParallelConfig  # type: ignore[import-not-found, unused-ignore]
+        from vllm.config.speculative import SpeculativeConfig  # type: ignore[import-not-found, unused-ignore]
+
+        with tempfile.TemporaryDirectory(prefix="served-") as tmp:  # not the draft folder the classes read
+            target, draft = Path(tmp) / "target", Path(tmp) / case["id"]
+            for folder, config in ((target, _SERVED_TARGET | {"hidden_size": case["target_hidden"],
+                                                               "vocab_size": case["target_vocab"]}),
+                                   (draft, case["config"])):
+                folder.mkdir()
+                (folder / "config.json").write_text(json.dumps(config))
+            target_config = ModelConfig(model=str(target), tokenizer=str(target), skip_tokenizer_init=True)
+            spec = SpeculativeConfig(model=str(draft), target_model_config=target_config,
+                                     target_parallel_config=ParallelConfig(), **case["served"])
+        built = spec.draft_model_config
+        return built.hf_config, str(getattr(built, "architecture", None) or built.architectures[0]), str(spec.method)
+
+    def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int],
+              made: Any = None) -> tuple[Any, set[str], set[str]]:
+        """cls's real __init__ for this config (`made`: the hf_config the release's own config loading made of it,
+        Release.served); returns the model, the hf keys it read, the target's it read."""
         torch = self.torch
         raw = dict(raw)
         own_target = bool(raw.pop(TARGET_IS_DRAFT, False))
         # a bare config is one SpeculatorsConfig already converted (check's BuiltConfig.hf): not converted twice
         converted = values.get("bare") and raw.get("model_type") == "speculators"
-        hf = _hf_config(raw, registry=None if converted else self.config_registry)
+        hf = made if made is not None else _hf_config(raw, registry=None if converted else self.config_registry)
         if values.get("bare"):  # every attribute transformers set, as a plain config, less the keys omitted
             omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
             hf = _hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
@@ -408,6 +432,13 @@ class Release:
                 model = cls.__new__(cls)
                 cls.__init__(model, vllm_config=config, prefix="")
         return model, hf_reads, {f"target.{k}" for k in target_reads}
+
+
+# The target a served case's SpeculativeConfig is given (Release.served): a tiny Llama, its hidden size and vocabulary
+# the case's; max_model_len from max_position_embeddings
+_SERVED_TARGET: dict[str, Any] = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "intermediate_size": 32,
+                                  "num_attention_heads": 2, "num_key_value_heads": 2, "num_hidden_layers": 2,
+                                  "max_position_embeddings": 128, "rms_norm_eps": 1e-06, "torch_dtype": "float16"}
 
 
 # transformers 5.19+ (integrations/heterogeneity/configuration_utils.py; absent from 5.12.1) refuses a global read of
@@ -1042,23 +1073,36 @@ def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
 
 
 def observe_load(release: Release, case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-    """load_case's observation, and the model it was made on (None where __init__ raised)."""
-    cls = release.model_class(case["architecture"])
+    """load_case's observation, and the model it was made on (None where __init__ raised). A case `served` with a
+    speculative config (its keyword arguments) is resolved by the release's own SpeculativeConfig from the shipped
+    config.json first: the architecture and method it settled on are recorded, and a class outside the release's
+    speculative-decoding registry (a base model served as an independent draft) is not built."""
+    architecture, made, resolved = case.get("architecture"), None, {}
+    if case.get("served"):
+        try:
+            made, architecture, method = release.served(case)
+        except Exception as exc:  # noqa: BLE001 - the release refuses the config at start-up: the observation
+            return {"id": case["id"], "phase": "config", "error": _error(exc)}, None
+        resolved = {"architecture": architecture, "method": method}
+        case = {**case, "share": case.get("share_steps", {}).get(method)}  # the method's own sharing step
+        if architecture not in release.registry:
+            return {"id": case["id"], "phase": "config", "error": None, "draft_class": False, **resolved}, None
+    cls = release.model_class(architecture)
     values = {"target.hidden_size": case["target_hidden"], "target.vocab_size": case["target_vocab"],
               "bare": int(case.get("bare", False))}
     if case.get("parallel_drafting"):  # verify's engine: the speculative config's flag, as the draft's config says
         values["parallel_drafting"] = 1
     try:
-        model, _, _ = release.build(cls, case["config"], values)
+        model, _, _ = release.build(cls, case["config"], values, made)
     except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
-        return {"id": case["id"], "phase": "init", "error": _error(exc)}, None
+        return {"id": case["id"], "phase": "init", "error": _error(exc), **resolved}, None
     fed = {name: (tuple(shape), dtype_of(name)) for name, shape in case["tensors"].items()}
     feeder = feeder_for(release, model)
     result = feeder.feed(fed)
     numel = {name: int(release.torch.Size(shape).numel()) for name, (shape, _) in fed.items()}
     cut = sorted(n for n, where in result["landed"].items() if sum(c for _, c in where) < numel[n])
     seen = {"id": case["id"], "phase": "load_weights", "error": result["error"], "cut": cut,
-            "unwritten": result["unwritten"], "partly": result["partly"]}
+            "unwritten": result["unwritten"], "partly": result["partly"], **resolved}
     if case.get("share") and result["error"] is None:
         seen.update(share_from_target(release, model, case["share"], case["target_vocab"], case["target_hidden"]))
     return seen, model

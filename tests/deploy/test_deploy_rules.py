@@ -19,6 +19,7 @@ from dspark_ckpt.check.deploy import plan_deploy
 from dspark_ckpt.output.records import checkpoint_json
 from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes import vllm_release
+from dspark_ckpt.runtimes.config_rewrites import method_override
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.resolve import open_source
 from dspark_ckpt.sources.target import resolve_target
@@ -93,6 +94,9 @@ class Case:
     expect: dict[str, dict[str, Any]] = field(default_factory=dict)  # version -> fields of the deploy object
     message: dict[str, str] = field(default_factory=dict)  # version -> a substring of its error
     exact: dict[str, str] = field(default_factory=dict)  # version -> its whole error
+
+
+MEDUSA_SERVED = tuple(v for v in V if method_override(v, "medusa") is not None)  # its generated record says so
 
 
 def _all(code: str | None, versions: tuple[str, ...] = V) -> dict[str, str | None]:
@@ -206,9 +210,14 @@ CASES: dict[str, Case] = {
                                   expect={V034: {"method": "mtp"}},
                                   message={**{v: "Unsupported speculative method: 'mtp'" for v in TO_033},
                                            **{v: sc.M_DRAFT_REFUSED for v in NO_DRAFT_MODEL}}),
+    # 0.25-0.32 type the draft config medusa when served so (config_rewrites.method_override): MedusaConfig,
+    # detected as medusa, starts (executed on 0.28.0)
     "DSP810-medusa-gone-in-0.33": Case(_draft("eagle3-llama", model_type="llama"),
                                        _spec(method="medusa", num_speculative_tokens=3),
-                                       {**_all("DSP810", V[:-1]), "0.33.0": "DSP804"}),
+                                       {**_all("DSP810", tuple(v for v in V[:-1] if v not in MEDUSA_SERVED)),
+                                        **_all(None, tuple(v for v in V[:-1] if v in MEDUSA_SERVED)),
+                                        "0.33.0": "DSP804"},
+                                       notes={v: ("DSP807",) for v in V if v in MEDUSA_SERVED}),  # run as medusa
     "DSP811-block-default-from-0.31": Case(_draft(block_size=8), _spec(method="dspark"),
                                            _dspark("DSP811", vllm_before("0.31.0")) | _all(None, NEW),
                                            expect={v: {"num_speculative_tokens": 8} for v in NEW}),
