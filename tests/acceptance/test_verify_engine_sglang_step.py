@@ -208,3 +208,31 @@ def test_the_text_report_says_what_the_step_did(answered: tuple[str, dict[str, d
             failed = _failure(step)
             assert failed is not None
             assert f"first draft step raised: {failed['raises']}: {failed['text']} ({failed['where']})" in text
+
+
+def test_dsp605_when_checks_first_step_says_otherwise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same recorded steps of 0.5.23 against a check that has lost the release's recorded first step (it falls
+    back to its modelled width check, which lets 0.5.22+'s kernel mask a narrower bias): the pruned draft's executed
+    lookup failure is not what it says, DSP605 names both sides; the padded draft (the modelled check names the
+    kernel's bare assert too), the clean one and EAGLE-3 (its own record) still agree."""
+    from dspark_ckpt.runtimes import sglang_eval
+
+    version = "0.5.23"
+    monkeypatch.setattr(sglang_eval, "recorded_step", lambda r, step="dspark": None)
+    folders = [write(tmp_path / name) for name, write in CASES.items()]
+    with EngineAnswers(f"verify-engine-sglang-step-{version}", "sglang", version, "recorded", tmp_path / "site"):
+        done = run_cli("verify", *map(str, folders), "--target-vocab-size", str(T), "--device", "cpu", "--probe",
+                       "0", "--runtime", f"sglang=={version}", "--engine", "installed", "--format", "json",
+                       timeout=900)
+    entries = {Path(e["source"]).name: e for e in json.loads(done.stdout)["checkpoints"]}
+    pruned = entries["dspark-pruned"]
+    assert pruned["verify"]["engine"]["disagreement"] == (
+        "SGLang's first draft step raised IndexError: index out of range in self; check predicts it runs")
+    assert "DSP605" in _codes(pruned)
+    row = _row(pruned, version)  # the row says what the release did, in its words
+    assert (row["first_step_error_code"], row["first_step_error"]) == ("DSP340",
+                                                                       "IndexError: index out of range in self")
+    padded = _row(entries["dspark-padded"], version)  # the modelled width check names the kernel's bare assert
+    assert padded["first_step_error_code"] == "DSP340" and "AssertionError" in padded["first_step_error"]
+    for name in ("dspark-padded", "dspark-clean", "eagle3-clean", "eagle3-short-d2t"):
+        assert entries[name]["verify"]["engine"]["disagreement"] is None and "DSP605" not in _codes(entries[name])
