@@ -248,7 +248,7 @@ def dflash2_first_step(tree: Path, model: Any, w: int) -> dict[str, Any]:
         return {"not_run": "this SGLang's models/dflash.py has no CandidateSelector"}
     loaded = model.candidate_selector
     v = int(loaded.predecessor_codebook.shape[0])
-    hidden_size = int(loaded.hidden_projection.weight.shape[1])
+    hidden_size, k = int(loaded.hidden_projection.weight.shape[1]), int(loaded.top_k)
     out: dict[str, Any] = {"family": "dflash2", "ran": ["CandidateSelector.build_lattice"], "v": v, "w": w}
     for anchor in DSPARK_ANCHORS:
         token = previous_token(anchor, v, w)
@@ -257,9 +257,9 @@ def dflash2_first_step(tree: Path, model: Any, w: int) -> dict[str, Any]:
             continue
 
         def run(token: int = token) -> Any:
-            with torch.no_grad():
-                return cls.build_lattice(loaded, candidate_ids=torch.full((ROWS, GAMMA, 2), token, dtype=torch.long),
-                                         unary_logits=torch.randn(ROWS, GAMMA, 2),
+            with torch.no_grad():  # the selector's top_k candidates per slot (dflash_config.selector_top_k)
+                return cls.build_lattice(loaded, candidate_ids=torch.full((ROWS, GAMMA, k), token, dtype=torch.long),
+                                         unary_logits=torch.randn(ROWS, GAMMA, k),
                                          hidden_states=torch.randn(ROWS, GAMMA, hidden_size),
                                          anchor_token_ids=torch.full((ROWS,), token, dtype=torch.long))
         out[anchor] = outcome(run)
