@@ -360,7 +360,8 @@ def landing_of(built: BuiltConfig | None, version: str, tensors: Mapping[str, tu
 
 
 # SGLang's phases the engine does not run: start-up (server args, the speculative worker's checks), the worker's
-# attachment of the target's head and embedding, the first draft step. check's error there stands.
+# attachment of the target's head and embedding. check's error there stands. (Its first draft step, which raises
+# no error of the load, runs where verify/sglang_step.py knows the class: Observed.first_step.)
 LOAD_CODES = landing.CODES | {"DSP333"}
 
 
