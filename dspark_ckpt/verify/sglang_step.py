@@ -51,7 +51,8 @@ def cut(path: Path, wanted: Iterable[str], extra: dict[str, Any]) -> dict[str, A
             defs[node.name] = node
         elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
             for target in node.targets:
-                defs[target.id] = node  # type: ignore[union-attr]
+                if isinstance(target, ast.Name):
+                    defs[target.id] = node
     keep: list[str] = []
     todo = list(wanted)
     while todo:

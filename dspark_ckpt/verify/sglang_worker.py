@@ -453,7 +453,7 @@ def first_step(release: Release, case: dict[str, Any], out: dict[str, Any], conf
         return model
 
     model = make()
-    tree = Path(sys.modules[PACKAGE].__file__).parent.parent
+    tree = Path(str(sys.modules[PACKAGE].__file__)).parent.parent  # the installed package's folder's parent
     t = int(case["target_vocab"])
     if getattr(model, "markov_head", None) is not None and hasattr(model.markov_head, "markov_w1"):
         found: dict[str, Any] = step.dspark_first_step(tree, model, t)

@@ -179,8 +179,8 @@ def test_dspark_steps_in_the_releases_words(answered: tuple[str, dict[str, dict[
     assert ("sample_block" in steps["dspark-clean"]["ran"]) == (not kernel)
 
     def add(v: int) -> tuple[str, str, str]:
-        return ("RuntimeError", f"The size of tensor a ({T}) must match the size of tensor b ({v}) at non-singleton "
-                "dimension 1", "sglang/srt/models/dspark.py")
+        text = f"The size of tensor a ({T}) must match the size of tensor b ({v}) at non-singleton dimension 1"
+        return "RuntimeError", text, "sglang/srt/models/dspark.py"
 
     lookup = ("IndexError", "index out of range in self", "sglang/srt/models/dspark.py")
     wider = ("AssertionError", "AssertionError", "sglang/kernels/ops/speculative/dspark/markov_sample.py") \
