@@ -275,3 +275,43 @@ def test_dsp605_when_checks_first_step_says_otherwise(tmp_path: Path, monkeypatc
     assert padded["first_step_error_code"] == "DSP340" and "AssertionError" in padded["first_step_error"]
     for name in ("dspark-padded", "dspark-clean", "eagle3-clean", "eagle3-short-d2t"):
         assert entries[name]["verify"]["engine"]["disagreement"] is None and "DSP605" not in _codes(entries[name])
+
+
+def _seen(step: dict[str, Any]) -> Any:
+    from dspark_ckpt.verify.engine import Observed
+
+    return Observed(True, "A", "sglang.srt.models.a.A", None, None, None, {}, runtime="sglang", first_step=step)
+
+
+def _raised(text: str, **extra: str) -> dict[str, Any]:
+    return {"raises": "IndexError", "text": text, "where": "sglang/srt/x.py:1", **extra}
+
+
+def test_the_step_is_read_in_checks_order() -> None:
+    """Observed.step_failure reads the anchors as check does (runtimes/first_step.py): the capture; the first id
+    without a row where it ran (`outside`), else the last id with one; EAGLE-3's `last` unless only the next step's
+    embedding failed. Its code is check's for that step; check's words agree when they quote the release's text."""
+    from dspark_ckpt.verify.engine import StepSaid, step_agrees, step_disagreement
+
+    both = _seen({"family": "dspark", "capture": "ok", "inside": _raised("in"), "outside": _raised("out")})
+    assert (both.step_error, both.step_code) == ("IndexError: out", "DSP340")
+    inside = _seen({"family": "dspark", "capture": "ok", "inside": _raised("in"), "outside": None})
+    assert inside.step_error == "IndexError: in"
+    first = _seen({"family": "dspark", "capture": _raised("cap"), "inside": "ok", "outside": _raised("out")})
+    assert first.step_error == "IndexError: cap"
+    embed_only = _seen({"family": "eagle3", "capture": "ok", "last": _raised("emb", stage="embed")})
+    assert (embed_only.step_failure, embed_only.step_code) == (None, None)
+    at_capture = _seen({"family": "eagle3", "capture": _raised("emb", stage="embed"), "last": "ok"})
+    assert (at_capture.step_error, at_capture.step_code) == ("IndexError: emb", "DSP324")
+    crop = _seen({"family": "eagle3", "capture": "ok", "last": _raised("crop", stage="crop")})
+    assert crop.step_code == "DSP342"
+    quoted = StepSaid("markov_w1 has 64 rows ... observed: out (a device-side assert on CUDA)", "DSP340", False)
+    assert step_agrees(both, quoted) and step_disagreement(both, quoted) is None
+    assert not step_agrees(both, StepSaid("observed: in", "DSP340", False))
+    assert step_disagreement(both, StepSaid("out", "DSP371")) == \
+        "SGLang's first draft step raised IndexError: out; check predicts it runs"  # DSP371 is vLLM's, not SGLang's
+    ran = _seen({"family": "dspark", "capture": "ok", "inside": "ok", "outside": None})
+    assert step_agrees(ran, StepSaid()) and step_disagreement(ran, StepSaid("AssertionError", "DSP340")) == \
+        "SGLang's first draft step ran; check predicts DSP340: AssertionError"
+    not_run = _seen({"not_run": "why"})
+    assert not not_run.stepped and step_disagreement(not_run, StepSaid("x", "DSP340")) is None
