@@ -41,13 +41,14 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 
 from probe_first_step_eagle3 import observe_eagle3
 from probe_runtime import DEFAULT_CACHE
-from probe_sglang import _cut, _Struct
 from sglang_release_model import fetch_sources
 
 from dspark_ckpt.runtimes.first_step import ANCHORS, FILE, HEAD_TYPES, RELATIONS, SCHEMA
 from dspark_ckpt.runtimes.release_store import RELEASE_FILE
 from dspark_ckpt.runtimes.release_store import folder as data_folder
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
+from dspark_ckpt.verify.sglang_step import markov_step
+from dspark_ckpt.verify.sglang_step import selector as release_selector
 
 RANK, HIDDEN, ROWS, GAMMA = 4, 16, 2, 2
 # (W, V) per relation, at two sizes whose numbers appear nowhere else in torch's messages
@@ -56,69 +57,20 @@ SIZES: dict[str, tuple[tuple[int, int], ...]] = {"V<W": ((96, 64), (40, 24)), "V
 Step = Callable[[nn.Module, torch.Tensor, torch.Tensor, torch.Tensor], Any]
 
 
-def _stubs() -> dict[str, Any]:
-    """What the cut functions name from outside torch: msgspec.Struct, triton's host helpers and tl.constexpr (the
-    kernels are decorated, never launched on CPU), a one-rank all-gather."""
-    class Constexpr(int):
-        @property
-        def value(self) -> int:
-            return int(self)
-
-    triton = types.SimpleNamespace(jit=lambda f: f, cdiv=lambda a, b: -(-a // b),
-                                   next_power_of_2=lambda n: 1 << max(int(n) - 1, 0).bit_length())
-    return {"torch": torch, "nn": nn, "F": torch.nn.functional, "msgspec": types.SimpleNamespace(Struct=_Struct),
-            "triton": triton, "tl": types.SimpleNamespace(constexpr=Constexpr),
-            "tensor_model_parallel_all_gather": lambda t, dim=-1: t}
-
-
-def _files(tree: Path) -> dict[str, Path]:
-    srt = tree / "sglang" / "srt"
-    ops = tree / "sglang" / "kernels" / "ops" / "speculative" / "dspark"
-    return {"dspark": srt / "models" / "dspark.py", "draft": srt / "speculative" / "dspark_components" / "dspark_draft.py",
-            "sample": ops / "markov_sample.py", "greedy": ops / "dspark_draft_model.py", "dispatch": ops / "dispatch.py"}
-
-
 def release_step(tree: Path) -> tuple[Callable[[str, int], nn.Module], Callable[[torch.Tensor, int], torch.Tensor],
                                       Step, list[str]] | None:
-    """(build_markov_head for a head type and V, the crop to W, the draft step, what ran), None without DSpark."""
-    files = _files(tree)
-    if not files["dspark"].is_file():
+    """(build_markov_head for a head type and V, the crop to W, the draft step, what ran), None without DSpark: the
+    release's code as verify's SGLang worker cuts it too (dspark_ckpt/verify/sglang_step.py markov_step)."""
+    found = markov_step(tree)
+    if found is None:
         return None
-    stubs = _stubs()
-    dspark = _cut(files["dspark"], ["build_markov_head", "gather_and_crop_vocab"], stubs)
-    ran = ["build_markov_head", "gather_and_crop_vocab"]
+    build_markov_head, crop, step, ran = found
 
     def build(head_type: str, v: int) -> nn.Module:
         config = types.SimpleNamespace(markov_rank=RANK, markov_head_type=head_type, vocab_size=v, hidden_size=HIDDEN)
-        head: nn.Module = dspark["build_markov_head"](config)
+        head: nn.Module = build_markov_head(config)
         return head
 
-    def crop(logits: torch.Tensor, w: int) -> torch.Tensor:
-        out: torch.Tensor = dspark["gather_and_crop_vocab"](logits, types.SimpleNamespace(org_vocab_size=w))
-        return out
-
-    if files["sample"].is_file():  # 0.5.22+: the draft block over the fused step's reference path
-        dispatch = _cut(files["dispatch"], ["inputs_on_cuda"], stubs)
-        sample = _cut(files["sample"], ["MarkovSampleStep"], {**stubs, **dispatch})
-        greedy = _cut(files["greedy"], ["MarkovGreedyStep"], stubs)
-        draft = _cut(files["draft"], ["draft_markov_block", "DraftNoise"],
-                     {**stubs, "MarkovSampleStep": sample["MarkovSampleStep"],
-                      "MarkovGreedyStep": greedy["MarkovGreedyStep"],
-                      "SpecTpSyncSite": types.SimpleNamespace(DSPARK_DRAFT="dspark_draft")})
-        ran += ["draft_markov_block", "MarkovSampleStep"]
-
-        def step(head: nn.Module, base: torch.Tensor, anchor: torch.Tensor, hidden: torch.Tensor) -> Any:
-            noise = draft["DraftNoise"](key=0, offset=torch.zeros(1, dtype=torch.int64))
-            return draft["draft_markov_block"](
-                markov_head=head, base_logits=base, anchor_tokens=anchor, draft_hidden=hidden,
-                step_temperatures=torch.zeros(anchor.shape[0], dtype=torch.float32), noise=noise,
-                tp_sync=types.SimpleNamespace(sync=lambda site, tokens: tokens))
-    else:  # 0.5.16-0.5.21: the head's own block sampler, greedy (dspark_draft.py greedy_step_sampler)
-        ran.append("sample_block")
-
-        def step(head: nn.Module, base: torch.Tensor, anchor: torch.Tensor, hidden: torch.Tensor) -> Any:
-            return head.sample_block(base, first_prev_tokens=anchor, hidden_states=hidden,
-                                     sampler=lambda logits, i: torch.argmax(logits, dim=-1))
     return build, crop, step, ran
 
 
@@ -184,13 +136,9 @@ def observe_dflash2(tree: Path) -> dict[str, Any] | None:
     """relation -> anchor -> outcome of models/dflash.py CandidateSelector.build_lattice (0.5.19+): codebooks of V
     rows looked up with the candidate ids the target head's top-k gives (and the verified anchor token).
     torch.compile around its `_score_edges` is left off (`is_npu` answered True): the eager function it wraps runs."""
-    path = tree / "sglang" / "srt" / "models" / "dflash.py"
-    if not path.is_file() or "class CandidateSelector" not in path.read_text(encoding="utf-8"):
+    selector = release_selector(tree)
+    if selector is None:
         return None
-    module = _cut(path, ["CandidateSelector"], {**_stubs(), "is_npu": lambda: True,
-                                                "get_compiler_backend": lambda: "eager", "_flashinfer_top_k": None})
-    module["logger"] = types.SimpleNamespace(warning=lambda *a, **k: None)  # flashinfer's absence, once per build
-    selector = module["CandidateSelector"]
 
     def run(v: int, w: int, token: int) -> Any:
         head = selector(hidden_size=HIDDEN, vocab_size=v, state_rank=RANK, top_k=2)

@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from probe_sglang import _cut, _method
 from torch import nn
 
 from dspark_ckpt.runtimes.first_step import EAGLE3_KINDS, size_ranking
+from dspark_ckpt.verify.sglang_step import cut as _cut  # shared with verify's SGLang worker
+from dspark_ckpt.verify.sglang_step import eagle3_worker_file, hot_lookup
+from dspark_ckpt.verify.sglang_step import method as _method
 
 HIDDEN, ROWS = 8, 2
 ANCHORS = ("capture", "last")
@@ -56,15 +58,6 @@ def _statements(path: Path, cls: str, name: str, first: str, last: str) -> list[
     return method.body[start:end + 1]
 
 
-def _hot_lookup(path: Path) -> ast.stmt:
-    """draft_forward's `if self.hot_token_id is not None: topk_index = self.hot_token_id[topk_index]`."""
-    method = _method(path, next(n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
-                                if isinstance(n, ast.ClassDef) and any(
-                                    isinstance(f, ast.FunctionDef) and f.name == "draft_forward" for f in n.body)),
-                     "draft_forward")
-    return next(s for s in ast.walk(method) if isinstance(s, ast.If) and "hot_token_id[topk_index]" in ast.unparse(s))
-
-
 class _Holder(nn.Module):
     """An embedding/head module: `del .weight` and `.weight = ...` work as on VocabParallelEmbedding."""
 
@@ -84,9 +77,7 @@ def release_eagle3(tree: Path) -> Callable[..., None] | None:
     has no LlamaForCausalLMEagle3 with hot_token_id (raises what the release raises)."""
     srt = tree / "sglang" / "srt"
     eagle3, llama = srt / "models" / "llama_eagle3.py", srt / "models" / "llama.py"
-    workers = [srt / "speculative" / f for f in ("eagle_worker_v2.py", "eagle_worker.py")]
-    worker = next((w for w in workers if w.is_file() and "hot_token_id[topk_index]" in w.read_text(encoding="utf-8")),
-                  None)
+    worker = eagle3_worker_file(tree)
     logits = srt / "layers" / "logits_processor.py"
     common = srt / "utils" / "common.py"
     if not eagle3.is_file() or worker is None or "_copy_logits_to_buffer" not in logits.read_text(encoding="utf-8"):
@@ -116,7 +107,7 @@ def release_eagle3(tree: Path) -> Callable[..., None] | None:
         posonlyargs=[], args=[ast.arg(a) for a in ("self", "config", "quant_config", "prefix")], kwonlyargs=[],
         kw_defaults=[], defaults=[]), body=init, decorator_list=[], returns=None, type_params=[])
     exec(compile(ast.fix_missing_locations(ast.Module(body=[build], type_ignores=[])), str(eagle3), "exec"), ns)  # noqa: S102
-    lookup = compile(ast.Module(body=[_hot_lookup(worker)], type_ignores=[]), str(worker), "exec")
+    lookup = compile(ast.Module(body=[hot_lookup(worker)], type_ignores=[]), str(worker), "exec")
 
     def run(tied: bool, d: int | None, v: int, r: int, length: int | None, anchor: str) -> None:
         config = types.SimpleNamespace(tie_word_embeddings=tied, draft_vocab_size=d, vocab_size=v,

@@ -25,7 +25,6 @@ Exit status 1 when any case differs.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -43,47 +42,9 @@ from dspark_ckpt.runtimes.records import DraftFacts
 from dspark_ckpt.runtimes.sglang_config import sglang_config
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 from dspark_ckpt.runtimes.table import contract_for
-
-STDLIB = ("typing", "dataclasses", "numbers", "collections", "collections.abc", "logging", "math", "json", "enum",
-          "functools", "abc", "copy", "re", "os")
-
-
-class _Struct:
-    """msgspec.Struct as dataclass: `class X(msgspec.Struct, frozen=True)` with annotated fields."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        dataclasses.dataclass(frozen=bool(kwargs.get("frozen")))(cls)
-
-
-def _cut(path: Path, wanted: Iterable[str], extra: dict[str, Any]) -> dict[str, Any]:
-    """Exec the top-level definitions `wanted` (and the ones they reference) of one source file."""
-    tree = ast.parse(path.read_text())
-    defs: dict[str, ast.stmt] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            defs[node.name] = node
-        elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
-            for target in node.targets:
-                defs[target.id] = node  # type: ignore[union-attr]
-    keep: list[str] = []
-    todo = list(wanted)
-    while todo:
-        name = todo.pop()
-        if name in keep or name not in defs:
-            continue
-        keep.append(name)
-        todo += [n.id for n in ast.walk(defs[name]) if isinstance(n, ast.Name)]
-    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
-               and all((getattr(n, "module", None) or a.name).split(".")[0] in {*STDLIB, "__future__", "torch"}
-                       for a in n.names)]
-    body = imports + sorted({id(defs[n]): defs[n] for n in keep}.values(), key=lambda d: d.lineno)
-    module = types.ModuleType(f"probe_{abs(hash(str(path)))}")  # dataclasses look their module up
-    sys.modules[module.__name__] = module
-    namespace = module.__dict__
-    namespace.update({"logger": types.SimpleNamespace(warning=lambda *a, **k: None, info=lambda *a, **k: None,
-                                                      debug=lambda *a, **k: None), **extra})
-    exec(compile(ast.Module(body=body, type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102
-    return namespace
+from dspark_ckpt.verify.sglang_step import Struct as _Struct  # shared with verify's SGLang worker
+from dspark_ckpt.verify.sglang_step import cut as _cut
+from dspark_ckpt.verify.sglang_step import method as _method
 
 
 def _outcome(call: Callable[[], Any]) -> str:
@@ -287,12 +248,6 @@ class _Shard:
 
     def __init__(self, rows: int) -> None:
         self.org_vocab_end_index = rows
-
-
-def _method(path: Path, cls_name: str, name: str) -> ast.FunctionDef:
-    tree = ast.parse(path.read_text())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls_name)
-    return next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name)
 
 
 def _eagle3_class(srt: Path, namespace: dict[str, Any]) -> type:

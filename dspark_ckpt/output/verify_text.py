@@ -113,10 +113,13 @@ def _render_step(step: dict[str, Any] | None, console: Console) -> None:
     if "not_run" in step:
         console.print(Text(f"  first draft step: not run ({step['not_run']})", style="dim"), overflow="fold")
         return
-    failed = next((step[a] for a in ("capture", "last") if isinstance(step.get(a), dict)), None)
+    failed = next((step[a] for a in ("capture", "outside", "inside", "last") if isinstance(step.get(a), dict)
+                   and not (a == "inside" and step.get("outside") is not None)
+                   and (a == "capture" or step[a].get("stage") != "embed")), None)  # (verify/engine.py's order)
     if failed is None:
-        console.print(Text("  first draft step: ran (target sharing, logits, argmax, embedding lookup)",
-                           style="green"))
+        did = "target sharing, logits, argmax, embedding lookup" if step.get("family") != "dspark" else \
+            "base logits cropped to the target head, the Markov step"
+        console.print(Text(f"  first draft step: ran ({did})", style="green"))
     else:
         console.print(Text(f"  first draft step raised: {failed['raises']}: {failed['text']} "
                            f"({failed.get('where') or '?'})", style="red"), overflow="fold")

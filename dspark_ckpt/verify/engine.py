@@ -49,7 +49,18 @@ UNPREDICTED: Final[FindingCode] = "DSP607"
 # fc, DSP329; the target's hidden size, DSP359) concern the layers before the head, which the step does not run.
 STEP_CODE: Final[FindingCode] = "DSP371"
 STEP_CODES: Final[frozenset[FindingCode]] = frozenset({STEP_CODE})
-STEP_ANCHORS = ("capture", "last")
+# SGLang's (verify/sglang_step.py): check's first-step findings from the release's recorded step
+# (runtimes/sglang_eval.py): DSpark's Markov step and DFlash2's selector, DSP340; EAGLE-3's crop, DSP342, its head
+# and hot_token_id lookup, DSP324. Its step's failures are quoted inside check's words (E_DSPARK_LOOKUP, short_d2t).
+SGLANG_STEP_CODES: Final[frozenset[FindingCode]] = frozenset({"DSP340", "DSP342", "DSP324"})
+# The anchors in the order check reads them (runtimes/first_step.py first_failure, eagle3_failure): the capture's
+# zeros; SGLang's first id without a markov_w1 row where the target can propose it (`outside`, else the last id
+# with one, `inside`); the head's last id (`last`), whose next-step embedding alone (`stage` embed) is not a failure.
+STEP_ANCHORS = ("capture", "outside", "inside", "last")
+
+
+def step_codes(runtime: str) -> frozenset[FindingCode]:
+    return STEP_CODES if runtime == "vllm" else SGLANG_STEP_CODES
 
 
 class Engine(StrEnum):
@@ -87,15 +98,34 @@ class Observed:
         return self.loads and self.first_step is not None and "not_run" not in self.first_step
 
     @property
-    def step_error(self) -> str | None:
-        """The first step's failure in the release's words (the capture's, else the last id's); None where it ran
-        or was not run."""
+    def step_failure(self) -> Mapping[str, Any] | None:
+        """The first step's failure (the release's exception: raises, text, where), anchors in check's order; None
+        where it ran or was not run."""
         step = self.first_step if self.stepped and self.first_step is not None else {}
         for anchor in STEP_ANCHORS:
             seen = step.get(anchor)
-            if isinstance(seen, Mapping):
-                return f"{seen.get('raises')}: {seen.get('text')}"
+            if anchor == "inside" and step.get("outside") is not None:
+                continue  # the first id without a row meets the lookup first (check reads `outside` there)
+            if isinstance(seen, Mapping) and (anchor == "capture" or seen.get("stage") != "embed"):
+                return seen
         return None
+
+    @property
+    def step_error(self) -> str | None:
+        """The first step's failure in the release's words; None where it ran or was not run."""
+        seen = self.step_failure
+        return None if seen is None else f"{seen.get('raises')}: {seen.get('text')}"
+
+    @property
+    def step_code(self) -> FindingCode | None:
+        """The code of the step's failure where check has no finding that says it: vLLM's DSP371; SGLang's the
+        first-step code check gives that step (DSP340; EAGLE-3's crop DSP342, else DSP324)."""
+        seen = self.step_failure
+        if seen is None:
+            return None
+        if self.runtime == "vllm":
+            return STEP_CODE
+        return "DSP342" if seen.get("stage") == "crop" else "DSP324" if seen.get("stage") else "DSP340"
 
     @property
     def label(self) -> str:
@@ -330,7 +360,8 @@ def landing_of(built: BuiltConfig | None, version: str, tensors: Mapping[str, tu
 
 
 # SGLang's phases the engine does not run: start-up (server args, the speculative worker's checks), the worker's
-# attachment of the target's head and embedding, the first draft step. check's error there stands.
+# attachment of the target's head and embedding. check's error there stands. (Its first draft step, which raises
+# no error of the load, runs where verify/sglang_step.py knows the class: Observed.first_step.)
 LOAD_CODES = landing.CODES | {"DSP333"}
 
 
@@ -488,18 +519,30 @@ def _first_step(seen: Observed, said: StepSaid) -> StepSaid:
     if not seen.stepped:
         return said
     if (observed := seen.step_error) is not None:
-        return StepSaid(observed, STEP_CODE, True)
-    return said if said.code not in STEP_CODES else StepSaid()
+        if seen.runtime != "vllm" and step_agrees(seen, said):
+            return said  # check's finding quotes the release's words (with what they mean)
+        return StepSaid(observed, seen.step_code, True)
+    return said if said.code not in step_codes(seen.runtime) else StepSaid()
+
+
+def step_agrees(seen: Observed, said: StepSaid) -> bool:
+    """Whether check's first-step finding says what the release's own step did: vLLM's DSP371 quotes it whole;
+    SGLang's findings quote its exception's text (runtimes/sglang_eval.py step_issue, short_d2t, selector_index)."""
+    predicted_text = said.text if said.code in step_codes(seen.runtime) else None
+    failure = seen.step_failure
+    if failure is None or predicted_text is None:
+        return failure is None and predicted_text is None
+    if seen.runtime == "vllm":
+        return seen.step_error == predicted_text
+    return str(failure.get("text")) in predicted_text
 
 
 def step_disagreement(seen: Observed, said: StepSaid) -> str | None:
     """Why the release's own first draft step and check's prediction of it differ (None when they agree)."""
-    if not seen.stepped:
+    if not seen.stepped or step_agrees(seen, said):
         return None
     observed = seen.step_error
-    predicted_text = said.text if said.code in STEP_CODES else None
-    if observed == predicted_text:
-        return None
+    predicted_text = said.text if said.code in step_codes(seen.runtime) else None
     predicts = "it runs" if predicted_text is None else f"{said.code}: {predicted_text}"
     return (f"{seen.label}'s first draft step raised {observed}; check predicts {predicts}" if observed is not None
             else f"{seen.label}'s first draft step ran; check predicts {predicts}")
@@ -515,7 +558,8 @@ def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Co
     keep += [(i.text, i.code) for i in observed_silent(seen, landed_as)]
     after = ("its target sharing and first draft step run too" if seen.stepped else
              "target sharing as the table models it") if seen.runtime == "vllm" else \
-        "start-up, the worker's target sharing and the first step as the table models them"
+        ("start-up as the table models it; its own first draft step runs too" if seen.stepped else
+         "start-up, the worker's target sharing and the first step as the table models them")
     row_step = StepSaid(modelled.first_step_error, modelled.first_step_error_code, modelled.first_step_verbatim) \
         if modelled is not None and modelled.loads else StepSaid()
     # where the release ran no step, the row keeps what it said (verify's modelled loader: SGLang's step included)

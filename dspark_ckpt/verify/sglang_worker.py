@@ -412,12 +412,59 @@ def engine_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
         out, model = observe.engine_case(release, case)
     except Exception as exc:  # noqa: BLE001 - an adapter failure, reported per case
         return {"id": case["id"], "adapter_error": {"phase": "adapter", **_error(exc)}}
-    out.pop("config", None)
+    config = out.pop("config", None)
     if model is not None:
         head = getattr(model, "load_lm_head_from_target", None)
         out["state"] = {"load_lm_head_from_target": head if isinstance(head, bool) else None,
                         "hot_token_id": getattr(model, "hot_token_id", None) is not None}
+        if out.get("error") is None:
+            del model  # the step's own model: built afresh and loaded with the checkpoint's data
+            try:
+                out["first_step"] = first_step(release, case, out, config or {})
+            except Exception as exc:  # noqa: BLE001 - the step's set-up failed: said, never a pass
+                out["first_step"] = {"not_run": f"the first step could not be set up ({type(exc).__name__}: "
+                                                f"{exc})"[:400]}
     return {"id": case["id"], **out}
+
+
+def step_module() -> Any:
+    """verify/sglang_step.py, beside this file (loaded by path: this worker imports nothing of dspark_ckpt)."""
+    name = "dspark_sglang_step"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("sglang_step.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def first_step(release: Release, case: dict[str, Any], out: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """The release's own first draft step on a fresh model of the class loaded with the checkpoint's tensors
+    (sglang_step.py), against a target whose head and embedding have T rows; or why it is not run."""
+    step = step_module()
+    values = {"target.hidden_size": int(case.get("target_hidden") or observe._hidden(config)),
+              "target.vocab_size": int(case["target_vocab"]), "bare": int(bool(case.get("bare")))}
+
+    def make() -> Any:
+        model, _, _ = release.build(release.model_class(out["architecture"]), config, values)
+        with release.torch.no_grad():
+            model.load_weights(step.checkpoint_weights(Path(case["folder"])))
+        return model
+
+    model = make()
+    tree = Path(str(sys.modules[PACKAGE].__file__)).parent.parent  # the installed package's folder's parent
+    t = int(case["target_vocab"])
+    if getattr(model, "markov_head", None) is not None and hasattr(model.markov_head, "markov_w1"):
+        found: dict[str, Any] = step.dspark_first_step(tree, model, t)
+    elif getattr(model, "candidate_selector", None) is not None:
+        found = step.dflash2_first_step(tree, model, t)
+    elif type(model).__name__ == "LlamaForCausalLMEagle3":
+        found = step.eagle3_first_step(tree, importlib.import_module, make, t)
+    else:
+        return {"not_run": f"{out.get('class')} is not a class whose first draft step the engine runs (a DSpark "
+                           "Markov head, a DFlash2 candidate selector, LlamaForCausalLMEagle3)"}
+    return found
 
 
 def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
