@@ -6,14 +6,16 @@ probe's fixture matrix and record what it raised, per cell, in release_data/vllm
     python tools/probe_vllm_first_step.py 0.34.0 --check    # regenerate and compare with the committed file
     python tools/probe_vllm_first_step.py 0.34.0 --agreement  # check against the release at sizes never recorded
 
-Each checkpoint (tools/probe_runtime.py's matrix, `realistic`: Markov heads only in DSpark drafts; T = 96) is built
+Each checkpoint (tools/probe_runtime.py's `realistic` matrix, Markov heads only in DSpark drafts, over the nine
+relations of runtimes/vllm_first_step.py RELATIONS; T = 96; --check: the relations the committed file holds) is built
 and loaded by the release's own code (verify/engine_vllm.py), then tools/vllm_first_step_worker.py shares the
 target's embedding and head as the release's loaders do and runs the step twice: hidden states of zeros (what a
 CUDA-graph capture feeds: `capture`) and a head whose last row wins (`last`). Every family runs where
 v1/worker/gpu/spec_decode/eagle/utils.py holds _should_share and maybe_share_target_embed (0.30+); the EAGLE-3
 families where it holds load_eagle_model sharing inline (0.24-0.29: the function itself runs, its get_model
-answered by the loaded draft); DFlash and DSpark there, and every family before, are not run (their loaders need a
-speculative config, or the sharing sits in the proposer's load_model, v1/spec_decode/eagle.py). Exit 0 on success (or, with
+answered by the loaded draft), and DFlash and DSpark where dflash/utils.py load_dflash_model and dspark/utils.py
+load_dspark_model share inline (0.26-0.29: run the same way, engine_vllm._load_inline); every family before is not
+run (the sharing sits in the proposer's load_model, v1/spec_decode/). Exit 0 on success (or, with
 --check, when the file is unchanged), 1 when it differs, 2 when the release cannot be run.
 """
 
@@ -45,12 +47,18 @@ def families_here(tree: Path) -> tuple[str, ...]:
     """The families whose first step runs here (verify/engine_vllm.py sharing): every one from 0.30 (the loaders'
     sharing goes through eagle/utils.py _should_share and maybe_share_target_embed); the EAGLE-3 ones where
     load_eagle_model shares inline with _should_share (0.24-0.29: run as the release's own function); none before."""
-    path = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode" / "eagle" / "utils.py"
-    text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    if "def _should_share" in text and "def maybe_share_target_embed" in text:
+    spec = tree / "vllm" / "v1" / "worker" / "gpu" / "spec_decode"
+
+    def text(part: str) -> str:
+        return (spec / part / "utils.py").read_text(encoding="utf-8") if (spec / part / "utils.py").is_file() else ""
+
+    eagle = text("eagle")
+    if "def _should_share" in eagle and "def maybe_share_target_embed" in eagle:
         return FAMILIES
-    if "def _should_share" in text and "def load_eagle_model" in text:
-        return tuple(f for f in FAMILIES if f.startswith("eagle3-"))
+    if "def _should_share" in eagle and "def load_eagle_model" in eagle:  # and each inline loader there (0.26-0.29)
+        inline = {"dflash": "def load_dflash_model(" in text("dflash"),
+                  "qwen3-dspark": "def load_dspark_model(" in text("dspark")}
+        return tuple(f for f in FAMILIES if f.startswith("eagle3-") or inline.get(f))
     return ()
 
 
@@ -86,10 +94,12 @@ def matrix(root: Path, families: tuple[str, ...], relations: tuple[str, ...]) ->
             for family in families for k, (lm, d2t, t2d, emb) in itertools.product(relations, SHIPS)]
 
 
-def record(version: str, relations: tuple[str, ...] = tuple(RELATIONS)) -> dict[str, Any] | None:
-    """The release's first step over the matrix of `relations`; a file of the first four alone is written as the
-    schema-1 files were (no "relations" key), so a release not re-recorded still checks byte for byte."""
-    families = families_here(fetch_sources(version, DEFAULT_CACHE))
+def record(version: str, relations: tuple[str, ...] = tuple(RELATIONS),
+           only: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+    """The release's first step over the matrix of `relations` (and the families in `only`, where given); a file of
+    the first four alone is written as the schema-1 files were (no "relations" key), so a release not re-recorded
+    still checks byte for byte."""
+    families = tuple(f for f in families_here(fetch_sources(version, DEFAULT_CACHE)) if only is None or f in only)
     if not families:
         return None
     with tempfile.TemporaryDirectory(prefix="dspark-first-step-") as tmp:
@@ -187,8 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     path = data_folder("vllm", args.version) / FILE
     have = path.read_text(encoding="utf-8") if path.is_file() else None
     # --check regenerates the relations the committed file recorded (a schema-1 file: the first four)
-    relations = tuple(json.loads(have).get("relations") or SCHEMA_1) if args.check and have else tuple(RELATIONS)
-    doc = record(args.version, relations)
+    committed = json.loads(have) if args.check and have else None
+    relations = tuple(committed.get("relations") or SCHEMA_1) if committed else tuple(RELATIONS)
+    # --check: the families the committed file recorded (one written before 0.26-0.29's inline DFlash and DSpark ran)
+    only = tuple(f for f in FAMILIES if any(n.startswith(f + "-") for n in committed["cells"])) if committed else None
+    doc = record(args.version, relations, only)
     if doc is None:
         print(f"probe_vllm_first_step: vLLM {args.version}: not modelled (its loaders share the target's head "
               "inside the proposer; see the docstring)")

@@ -21,18 +21,19 @@ class Reason:
 REASONS: dict[str, Reason] = {
     "vllm-release-not-run": Reason(
         "this release's first step is not run by the probe",
-        "this vLLM release's own first draft step was not executed: tools/probe_vllm_first_step.py runs the "
-        "releases whose v1/worker/gpu/spec_decode/eagle/utils.py holds the target-sharing code (0.22 and later); "
-        "before, the sharing sits inside the proposer's load_model (v1/spec_decode/eagle.py), which it does not run"),
+        "this vLLM release's own first draft step was not executed: before 0.22 it shares the target's head and "
+        "embedding inside the running proposer's load_model (v1/spec_decode/; no v1/worker/gpu/spec_decode/eagle/"
+        "utils.py _should_share), which tools/probe_vllm_first_step.py does not run"),
     "vllm-family-not-probed": Reason(
         "the probe does not run this class's first step",
         "tools/probe_vllm_first_step.py does not run {family}'s first draft step (it runs EAGLE-3 Llama and Qwen3, "
         "DFlash and Qwen3 DSpark)"),
     "vllm-family-not-run": Reason(
         "recorded for the EAGLE-3 classes only in this release",
-        "this vLLM release's first draft step was recorded for the EAGLE-3 classes only: before 0.30 its {family} "
-        "loader shares the target's head and embedding inside the proposer (no maybe_share_target_embed in "
-        "eagle/utils.py), which the probe does not run"),
+        "this vLLM release's first draft step was recorded for the EAGLE-3 classes only: its {family} loader "
+        "(v1/worker/gpu/spec_decode/dflash/utils.py, dspark/utils.py) replace()s a real VllmConfig with a "
+        "speculative config before it shares the target's head and embedding, which "
+        "tools/probe_vllm_first_step.py does not build"),
     "vllm-relation-not-recorded": Reason(
         "no recorded draft has this relation of V, D and T",
         "the release's first draft step was not recorded for a {family} draft of this relation ({relation}): "
