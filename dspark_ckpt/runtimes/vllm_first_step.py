@@ -1,6 +1,7 @@
 """What a vLLM release's own first draft step did with the probe's vocabulary matrix, as
 tools/probe_vllm_first_step.py recorded it by executing the release on CPU (`release_data/vllm-X/first_step.json`,
-T = 96: EAGLE-3 Llama and Qwen3, DFlash, Qwen3 DSpark from 0.30.0; the EAGLE-3 families only on 0.22.0-0.29.0). A
+T = 96: EAGLE-3 Llama and Qwen3 from 0.22.0, DFlash and Qwen3 DSpark where the release's loaders can be run, 0.26+;
+nine relations of V and D to T where a file lists them, the first four in the files written before). A
 draft whose vocabulary relation, shipped vocab tensors and family name a recorded cell that loaded and then raised
 loads, then fails at the first draft step (DSP371), in the release's words with the cell's sizes written as the
 draft's; one whose cell ran, ran; anything the recording does not hold (another release, family or relation of V, D
@@ -31,8 +32,7 @@ RELATIONS: dict[str, tuple[int, int]] = {
     "expanded-pruned": (128, 64),  # V > T > D
     "expanded-padded": (128, 112),  # V > D > T
 }
-SCHEMA_1 = ("pruned", "equal", "padded", "expanded")
-KINDS = {k: RELATIONS[k] for k in SCHEMA_1}  # the schema-1 matrix (tools/probe_runtime.py KINDS)
+SCHEMA_1 = ("pruned", "equal", "padded", "expanded")  # tools/probe_runtime.py KINDS
 
 
 def _document(release: str) -> dict[str, Any] | None:
@@ -52,11 +52,6 @@ def relation(v: int, d: int, t: int, recorded: tuple[str, ...] = tuple(RELATIONS
     """The recorded relation (at T = 96) a draft's (V, D, T) is, among `recorded`; None where none is."""
     want = signature(v, d, t)
     return next((k for k in recorded if signature(*RELATIONS[k], 96) == want), None)
-
-
-def kind(v: int, d: int, t: int) -> str | None:
-    """The schema-1 kind a draft's relation is: pruned (V = T > D), equal, padded (V = D > T), expanded (V > D = T)."""
-    return relation(v, d, t, SCHEMA_1)
 
 
 def recorded_relations(doc: dict[str, Any]) -> tuple[str, ...]:
@@ -103,8 +98,3 @@ def first_step(release: str, family: str, f: DraftFacts) -> FirstStep:
             return FirstStep("fails", Issue("DSP371", text))
     return FirstStep("ran")
 
-
-def vllm_first_step(release: str, family: str, f: DraftFacts) -> Issue | None:
-    """The recorded first-step failure of the cell this draft is, at its sizes; None where it ran, where the cell
-    did not load, or where nothing was recorded (another release, family or relation)."""
-    return first_step(release, family, f).issue
