@@ -29,11 +29,10 @@ REASONS: dict[str, Reason] = {
         "tools/probe_vllm_first_step.py does not run {family}'s first draft step (it runs EAGLE-3 Llama and Qwen3, "
         "DFlash and Qwen3 DSpark)"),
     "vllm-family-not-run": Reason(
-        "recorded for the EAGLE-3 classes only in this release",
-        "this vLLM release's first draft step was recorded for the EAGLE-3 classes only: its {family} loader "
-        "(v1/worker/gpu/spec_decode/dflash/utils.py, dspark/utils.py) replace()s a real VllmConfig with a "
-        "speculative config before it shares the target's head and embedding, which "
-        "tools/probe_vllm_first_step.py does not build"),
+        "this release's recording holds the EAGLE-3 classes only",
+        "this vLLM release's first draft step was recorded without the {family} class: before 0.26 the class shares "
+        "the target's head and embedding inside the running proposer (v1/spec_decode/llm_base_proposer.py), which "
+        "tools/probe_vllm_first_step.py does not run (0.26-0.29: dflash/utils.py and dspark/utils.py, run)"),
     "vllm-relation-not-recorded": Reason(
         "no recorded draft has this relation of V, D and T",
         "the release's first draft step was not recorded for a {family} draft of this relation ({relation}): "
