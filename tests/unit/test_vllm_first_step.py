@@ -28,8 +28,9 @@ def vllm_row(path: Path, t: int, release: str):  # type: ignore[no-untyped-def]
 
 
 def test_the_recorded_releases_and_their_cells() -> None:
-    """0.30+: every family (their loaders share through eagle/utils.py maybe_share_target_embed); 0.22-0.29: the
-    EAGLE-3 ones (load_eagle_model, run as the release's own function); 16 cells a family and relation (the shipped
+    """0.30+: every family (their loaders share through eagle/utils.py maybe_share_target_embed); 0.26-0.29: every
+    family too (load_eagle_model, dflash/utils.py load_dflash_model, dspark/utils.py load_dspark_model, each run as
+    the release's own function); 0.22-0.25: the EAGLE-3 ones; 16 cells a family and relation (the shipped
     subsets): a schema-1 file holds the first four relations, a schema-2 file lists the relations it recorded, each
     one of RELATIONS at its sizes."""
     from dspark_ckpt.runtimes.vllm_first_step import RELATIONS, SCHEMA_1
@@ -43,7 +44,7 @@ def test_the_recorded_releases_and_their_cells() -> None:
         assert (doc["schema"] == 2) == ("relations" in doc) and set(SCHEMA_1) <= set(relations), release
         assert all(RELATIONS[k] == tuple(vd) for k, vd in relations.items()), release
         widened += [release] if doc["schema"] == 2 else []
-        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.30.0")
+        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.26.0")  # 0.26-0.29: their inline loaders
         families = ["eagle3-llama", "eagle3-qwen3"] + (["dflash", "qwen3-dspark"] if every else [])
         assert len(doc["cells"]) == 16 * len(relations) * len(families), release
         for family in families:
@@ -152,14 +153,14 @@ def test_before_the_recorded_releases_every_step_is_not_modelled(tmp_path: Path)
             assert (row.first_step, row.first_step_not_modelled_why) == ("not_modelled", "vllm-release-not-run"), row
 
 
-def test_dflash_and_dspark_before_030_are_not_modelled(tmp_path: Path) -> None:
-    """0.22-0.29 recorded the EAGLE-3 classes only: a DFlash draft that loads there is not modelled (the family's
-    reason), and runs where its cell was recorded (0.30+)."""
+def test_dflash_before_026_is_not_modelled(tmp_path: Path) -> None:
+    """0.22-0.25 recorded the EAGLE-3 classes only (DFlash shares in the running proposer): a DFlash draft that
+    loads there is not modelled (the family's reason), and runs where its cell was recorded (0.26+)."""
     path = make_checkpoint(tmp_path / "d", family="dflash", vocab=96, draft_vocab=96, target_vocab=96, markov=False)
     for release in RECORDED:
         row = vllm_row(path, 96, release)
         if not row.loads:
             continue
-        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.30.0")
+        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.26.0")
         assert row.first_step == ("ran" if every else "not_modelled"), (release, row)
         assert row.first_step_not_modelled_why == (None if every else "vllm-family-not-run"), (release, row)
