@@ -29,10 +29,11 @@ REASONS: dict[str, Reason] = {
         "tools/probe_vllm_first_step.py does not run {family}'s first draft step (it runs EAGLE-3 Llama and Qwen3, "
         "DFlash and Qwen3 DSpark)"),
     "vllm-family-not-run": Reason(
-        "this release's recording holds the EAGLE-3 classes only",
-        "this vLLM release's first draft step was recorded without the {family} class: before 0.26 the class shares "
-        "the target's head and embedding inside the running proposer (v1/spec_decode/llm_base_proposer.py), which "
-        "tools/probe_vllm_first_step.py does not run (0.26-0.29: dflash/utils.py and dspark/utils.py, run)"),
+        "this release's recording does not hold this class",
+        "this vLLM release's first draft step was recorded without the {family} class: there it shares the target's "
+        "head and embedding inside the running proposer (v1/spec_decode/llm_base_proposer.py; no loader of its own "
+        "in v1/worker/gpu/spec_decode/, which the probe runs from 0.24 for DFlash, 0.25 for DSpark), which "
+        "tools/probe_vllm_first_step.py does not run"),
     "vllm-relation-not-recorded": Reason(
         "no recorded draft has this relation of V, D and T",
         "the release's first draft step was not recorded for a {family} draft of this relation ({relation}): "

@@ -18,6 +18,9 @@ from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 from dspark_ckpt.sources.local import local_source
 
 RECORDED = sorted(p.parent.name.removeprefix("vllm-") for p in DATA.glob("vllm-*/first_step.json"))
+# The first release whose loader of the class the probe runs (tools/probe_vllm_first_step.py families_here: an
+# inline loader in v1/worker/gpu/spec_decode/<class>/utils.py, then eagle/utils.py's shared one from 0.30)
+INLINE_FROM = {"dflash": "0.24.0", "qwen3-dspark": "0.25.0"}
 
 
 def vllm_row(path: Path, t: int, release: str):  # type: ignore[no-untyped-def]
@@ -28,9 +31,9 @@ def vllm_row(path: Path, t: int, release: str):  # type: ignore[no-untyped-def]
 
 
 def test_the_recorded_releases_and_their_cells() -> None:
-    """0.30+: every family (their loaders share through eagle/utils.py maybe_share_target_embed); 0.26-0.29: every
-    family too (load_eagle_model, dflash/utils.py load_dflash_model, dspark/utils.py load_dspark_model, each run as
-    the release's own function); 0.22-0.25: the EAGLE-3 ones; 16 cells a family and relation (the shipped
+    """0.30+: every family (their loaders share through eagle/utils.py maybe_share_target_embed); before, EAGLE-3
+    from 0.22 (load_eagle_model), DFlash from 0.24 (dflash/utils.py load_dflash_model), Qwen3 DSpark from 0.25
+    (dspark/utils.py load_dspark_model), each run as the release's own function; 16 cells a family and relation (the shipped
     subsets): a schema-1 file holds the first four relations, a schema-2 file lists the relations it recorded, each
     one of RELATIONS at its sizes."""
     from dspark_ckpt.runtimes.vllm_first_step import RELATIONS, SCHEMA_1
@@ -44,8 +47,8 @@ def test_the_recorded_releases_and_their_cells() -> None:
         assert (doc["schema"] == 2) == ("relations" in doc) and set(SCHEMA_1) <= set(relations), release
         assert all(RELATIONS[k] == tuple(vd) for k, vd in relations.items()), release
         widened += [release] if doc["schema"] == 2 else []
-        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.26.0")  # 0.26-0.29: their inline loaders
-        families = ["eagle3-llama", "eagle3-qwen3"] + (["dflash", "qwen3-dspark"] if every else [])
+        families = ["eagle3-llama", "eagle3-qwen3"] + [f for f, first in INLINE_FROM.items()
+                                                         if VLLM_RELEASES.index(release) >= VLLM_RELEASES.index(first)]
         assert len(doc["cells"]) == 16 * len(relations) * len(families), release
         for family in families:
             for k in relations:
@@ -153,14 +156,15 @@ def test_before_the_recorded_releases_every_step_is_not_modelled(tmp_path: Path)
             assert (row.first_step, row.first_step_not_modelled_why) == ("not_modelled", "vllm-release-not-run"), row
 
 
-def test_dflash_before_026_is_not_modelled(tmp_path: Path) -> None:
-    """0.22-0.25 recorded the EAGLE-3 classes only (DFlash shares in the running proposer): a DFlash draft that
-    loads there is not modelled (the family's reason), and runs where its cell was recorded (0.26+)."""
+def test_dflash_before_its_inline_loader_is_not_modelled(tmp_path: Path) -> None:
+    """0.22-0.23 recorded the EAGLE-3 classes only (DFlash shares in the running proposer): a DFlash draft that
+    loads there is not modelled (the family's reason), and runs where its cell was recorded (0.24+, its inline
+    loader)."""
     path = make_checkpoint(tmp_path / "d", family="dflash", vocab=96, draft_vocab=96, target_vocab=96, markov=False)
     for release in RECORDED:
         row = vllm_row(path, 96, release)
         if not row.loads:
             continue
-        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.26.0")
+        every = VLLM_RELEASES.index(release) >= VLLM_RELEASES.index(INLINE_FROM["dflash"])
         assert row.first_step == ("ran" if every else "not_modelled"), (release, row)
         assert row.first_step_not_modelled_why == (None if every else "vllm-family-not-run"), (release, row)
