@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dspark_ckpt.runtimes.contracts import Contract
+from dspark_ckpt.runtimes.first_step import recorded
 from dspark_ckpt.runtimes.records import FirstStep
 
 
@@ -64,8 +65,6 @@ SGLANG_STEPS = {"eagle3": "eagle3", "dspark": "dspark", "dflash2": "dflash2"}
 def sglang_step(release: str, contract: Contract) -> FirstStep:
     """SGLang: `ran` where the release's own step of this class was recorded (whatever it said: a failure is the
     evaluator's, runtimes/sglang_eval.py), else not modelled and why. The row-level flag only."""
-    from dspark_ckpt.runtimes.first_step import recorded
-
     family = contract.family.value if contract.family is not None else "-"
     loader = contract.sglang.loader.value if contract.sglang is not None else None
     step = SGLANG_STEPS.get(loader or "")
