@@ -8,11 +8,15 @@ from dataclasses import dataclass
 
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.first_step import recorded
+from dspark_ckpt.runtimes.release import How, resolve
+from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 from dspark_ckpt.runtimes.records import FirstStep
 
 
 @dataclass(frozen=True, slots=True)
 class Reason:
+    """One registered reason a loading row's first step is not modelled: its -v line and its JSON words."""
+
     short: str  # the text report's line under -v
     words: str  # the JSON's first_step_not_modelled, {family}, {relation}, {step} filled in
 
@@ -70,6 +74,7 @@ def sglang_step(release: str, contract: Contract) -> FirstStep:
     step = SGLANG_STEPS.get(loader or "")
     if step is None:
         return not_modelled("sglang-no-step", family=family)
-    if recorded(release, step) is None:
+    found = resolve("sglang", release, SGLANG_RELEASES)  # a post release is judged as the release it follows
+    if recorded(found.name if found is not None and found.how in (How.OWN, How.LINE) else release, step) is None:
         return not_modelled("sglang-step-not-recorded", step=step)
     return FirstStep("ran")
