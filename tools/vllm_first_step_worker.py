@@ -4,7 +4,8 @@ real load_weights on the checkpoint's data), then its sharing and first draft st
 the step `verify --engine installed` runs too):
 v1/worker/gpu/spec_decode/eagle/utils.py maybe_share_target_embed and _should_share under each loader's condition
 (dspark/utils.py `draft_output_vocab_size == target_vocab_size`; dflash/utils.py `not config.has_own_lm_head`
-from 0.31) against a target of T rows (the release's VocabParallelEmbedding / ParallelLMHead), then
+from 0.31; before 0.30 the release's own load_eagle_model, load_dflash_model, load_dspark_model run on the loaded
+draft: engine_vllm._load_eagle_model, _load_inline) against a target of T rows (the release's VocabParallelEmbedding / ParallelLMHead), then
 compute_logits (EAGLE-3, DFlash: the d2t scatter) or compute_draft_logits + markov_embed + markov_bias +
 map_draft_to_target (Qwen3 DSpark, dspark/speculator.py's greedy path), the argmax, and the target embedding's
 lookup of the proposed ids. `python vllm_first_step_worker.py REQUEST OUT`.

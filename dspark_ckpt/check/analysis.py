@@ -153,6 +153,8 @@ def compatibility(vs: Sequence[Verdict]) -> tuple[Compatibility, ...]:
             first_step_error=v.first_step.text if v.first_step else None,
             first_step_error_code=v.first_step.code if v.first_step else None,
             first_step_verbatim=v.contract.verbatim_errors and (v.first_step is None or v.first_step.verbatim),
+            first_step_not_modelled_why=v.step_unmodelled.why if v.step_unmodelled and v.loads else None,
+            first_step_not_modelled=v.step_unmodelled.text if v.step_unmodelled and v.loads else None,
         )
         for v in vs
     )

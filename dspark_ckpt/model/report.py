@@ -39,6 +39,19 @@ class Compatibility:
     first_step_error: str | None = None  # it loads, then fails at the first draft step (SGLang; CUDA-graph capture)
     first_step_error_code: FindingCode | None = None
     first_step_verbatim: bool = True
+    # it loads, and no execution of the release's step vouches for its first step: the registered reason
+    # (runtimes/step_reasons.py REASONS key) and its words; not a failure
+    first_step_not_modelled_why: str | None = None
+    first_step_not_modelled: str | None = None
+
+    @property
+    def first_step(self) -> str | None:
+        """fails | ran | not_modelled for a row that loads; None where it does not load or was not judged."""
+        if not self.judged or not self.loads:
+            return None
+        if self.first_step_error is not None:
+            return "fails"
+        return "not_modelled" if self.first_step_not_modelled_why is not None else "ran"
 
     @property
     def judged(self) -> bool:

@@ -7,7 +7,7 @@ from dspark_ckpt.model.report import CheckpointReport, Report
 from dspark_ckpt.output.context import RenderContext, Sink
 from dspark_ckpt.output.escape import cut, visible_keep_lines
 from dspark_ckpt.output.records import summary_line
-from dspark_ckpt.output.runs import runs
+from dspark_ckpt.output.runs import runs, step_note
 
 _ICON = {Severity.ERROR: "🔴", Severity.WARNING: "🟡", Severity.INFO: "🔵"}
 
@@ -45,9 +45,10 @@ def _compatibility(c: CheckpointReport) -> list[str]:
                         f"{cell(e.first_step_error)} |")
         elif e.silent:
             issues = "<br>".join(f"{code}: {cell(s)}" for code, s in zip(e.silent_codes, e.silent))
-            rows.append(f"| {name} | ⚠️ yes* | {issues} |")
+            note = f"<br>{cell(n)}" if (n := step_note(e)) else ""
+            rows.append(f"| {name} | ⚠️ yes* | {issues}{note} |")
         else:
-            rows.append(f"| {name} | ✅ yes | |")
+            rows.append(f"| {name} | ✅ yes | {cell(n) + ' ' if (n := step_note(e)) else ''}|")
     return rows
 
 

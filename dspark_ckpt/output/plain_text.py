@@ -19,7 +19,7 @@ from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import terminal
 from dspark_ckpt.output.first_screen import MORE, OFF_TERMINAL, checkpoint_lines, long_hint_lines
 from dspark_ckpt.output.records import LEGEND, MAX_TEXT_FINDINGS, MAX_TEXT_MESSAGE, summary_line
-from dspark_ckpt.output.runs import runs
+from dspark_ckpt.output.runs import runs, step_note
 
 if TYPE_CHECKING:
     from dspark_ckpt.model.deploy import Deploy
@@ -95,9 +95,10 @@ def _compatibility(c: CheckpointReport) -> list[str]:
             rows.append([name, "1st step", terminal(f"{e.first_step_error_code}: fails at the first draft step: "
                                                     f"{e.first_step_error}")])
         elif e.silent:
-            rows.append([name, "yes*", "\n".join(terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent))])
+            lines = [terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent)]
+            rows.append([name, "yes*", "\n".join(lines + ([note] if (note := step_note(e)) else []))])
         else:
-            rows.append([name, "yes", ""])
+            rows.append([name, "yes", step_note(e) or ""])
     return _table("Compatibility", ("runtime", "loads", "error / silent misbehaviour"), rows)
 
 

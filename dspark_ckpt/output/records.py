@@ -42,7 +42,9 @@ def checkpoint_json(c: CheckpointReport) -> dict[str, Any]:
              "error_code": e.error_code, "error_verbatim": e.verbatim if e.error else None,
              "silent": list(e.silent), "silent_codes": list(e.silent_codes), "source": e.source,
              "first_step_error": e.first_step_error, "first_step_error_code": e.first_step_error_code,
-             "first_step_error_verbatim": e.first_step_verbatim if e.first_step_error else None}
+             "first_step_error_verbatim": e.first_step_verbatim if e.first_step_error else None,
+             "first_step": e.first_step, "first_step_not_modelled_why": e.first_step_not_modelled_why,
+             "first_step_not_modelled": e.first_step_not_modelled}
             for e in c.compatibility
         ],
         "findings": [finding_json(f) for f in c.findings],

@@ -12,13 +12,13 @@ from rich.text import Text
 
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.findings import Severity
-from dspark_ckpt.model.report import CheckpointReport, Report
+from dspark_ckpt.model.report import CheckpointReport, Compatibility, Report
 from dspark_ckpt.output.context import RenderContext
 from dspark_ckpt.output.escape import terminal
 from dspark_ckpt.output.first_screen import MORE, OFF_TERMINAL, checkpoint_lines, long_hint_lines
 from dspark_ckpt.output.plain import on_terminal, table
 from dspark_ckpt.output.records import LEGEND, MAX_TEXT_FINDINGS, MAX_TEXT_MESSAGE, summary_line
-from dspark_ckpt.output.runs import runs
+from dspark_ckpt.output.runs import runs, step_note
 
 if TYPE_CHECKING:
     from dspark_ckpt.model.deploy import Deploy
@@ -48,6 +48,11 @@ def _facts(c: CheckpointReport) -> Table:
     return grid
 
 
+def _noted(e: Compatibility) -> list[str]:
+    note = step_note(e)
+    return [note] if note else []
+
+
 def _compatibility(c: CheckpointReport, console: Console) -> RenderableType:
     rows: list[list[str | Text]] = []
     for run in runs(c.compatibility):  # consecutive SGLang releases with one verdict share a row
@@ -61,10 +66,10 @@ def _compatibility(c: CheckpointReport, console: Console) -> RenderableType:
                          Text(terminal(f"{e.first_step_error_code}: fails at the first draft step: "
                                        f"{e.first_step_error}"))])
         elif e.silent:
-            rows.append([name, Text("yes*", style="yellow"),
-                         Text("\n".join(terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent)))])
+            lines = [terminal(f"{code}: {s}") for code, s in zip(e.silent_codes, e.silent)]
+            rows.append([name, Text("yes*", style="yellow"), Text("\n".join(lines + _noted(e)))])
         else:
-            rows.append([name, Text("yes", style="green"), ""])
+            rows.append([name, Text("yes", style="green"), Text("\n".join(_noted(e)), style="dim")])
     return table(console, "Compatibility", [("runtime", {"no_wrap": True}), ("loads", {"no_wrap": True}),
                                             ("error / silent misbehaviour", {"overflow": "fold"})], rows)
 

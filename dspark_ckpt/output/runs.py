@@ -13,6 +13,7 @@ from typing import Generic, TypeVar
 from dspark_ckpt.model import runtime_label
 from dspark_ckpt.model.report import Compatibility
 from dspark_ckpt.runtimes.selectors import LISTED
+from dspark_ckpt.runtimes.step_reasons import REASONS
 
 FOLDED = frozenset({"sglang", "vllm"})
 T = TypeVar("T")
@@ -73,7 +74,17 @@ ReleaseRun = Folded[Compatibility]
 
 def _verdict(e: Compatibility) -> tuple[object, ...]:
     return (e.runtime, e.loads, e.error, e.error_code, e.first_step_error, e.first_step_error_code, e.silent,
-            e.silent_codes)
+            e.silent_codes, e.first_step_not_modelled_why, e.first_step_not_modelled)
+
+
+def step_note(e: Compatibility) -> str | None:
+    """The row's one line where it loads and nothing executed its first draft step (runtimes/step_reasons.py);
+    None elsewhere. Not a failure: the JSON's `first_step` says `not_modelled`."""
+    if e.first_step != "not_modelled" or e.first_step_not_modelled_why is None:
+        return None
+    reason = REASONS.get(e.first_step_not_modelled_why)
+    return f"first step not modelled: {reason.short if reason else e.first_step_not_modelled_why} " \
+           f"({e.first_step_not_modelled_why})"
 
 
 def runs(entries: Sequence[Compatibility]) -> list[ReleaseRun]:

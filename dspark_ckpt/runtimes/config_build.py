@@ -30,7 +30,8 @@ from dspark_ckpt.runtimes.release_model import architecture_model, modelled_rele
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.table import contract_for
-from dspark_ckpt.runtimes.vllm_first_step import vllm_first_step
+from dspark_ckpt.runtimes.step_reasons import sglang_step
+from dspark_ckpt.runtimes.vllm_first_step import first_step
 from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_rules, rules_for
 
 
@@ -255,14 +256,28 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
         verdict = _aux_verdict(verdict, f)
     if verdict.loads and built.hf is not None and built.architecture is not None:
         verdict = landed(verdict, built.architecture, built.hf, built.config_class, f)
-    if verdict.loads and verdict.first_step is None and built.runtime == "vllm" and built.family is not None and (
-            step := vllm_first_step(built.version, built.family.value, f)) is not None:
-        verdict = replace(verdict, first_step=step)  # the release's own step, executed (vllm_first_step.py)
+    if verdict.loads and verdict.first_step is None and built.family is not None:
+        verdict = _stepped(verdict, built, f)
     error = verdict.error
     if f.honoured_draft_vocab is not None and error is not None and error.code in RULES and RULES[error.code].d_sized:
         # The runtime sized the tensors from a draft_vocab_size they do not have: say so, keep its words.
         verdict = replace(verdict, error=replace(error, code="DSP216"))
     return verdict
+
+
+def _stepped(verdict: Verdict, built: BuiltConfig, f: DraftFacts) -> Verdict:
+    """A loading verdict with what is known of its first draft step: vLLM's recorded execution (vllm_first_step.py:
+    it fails, DSP371; it ran; or it is not modelled, and why), SGLang's not-recorded flag (step_reasons.py)."""
+    assert built.family is not None
+    if built.runtime == "vllm":
+        step = first_step(built.version, built.family.value, f)
+    elif built.runtime == "sglang":
+        step = sglang_step(built.version, verdict.contract)
+    else:
+        return verdict
+    if step.issue is not None:
+        return replace(verdict, first_step=step.issue)
+    return replace(verdict, step_unmodelled=step) if step.state == "not_modelled" else verdict
 
 
 def _aux_verdict(verdict: Verdict, f: DraftFacts) -> Verdict:

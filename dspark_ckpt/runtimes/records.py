@@ -32,6 +32,18 @@ class Issue:
 
 
 @dataclass(frozen=True, slots=True)
+class FirstStep:
+    """What is known of a loading draft's first draft step in one release: it `fails` (the issue), it `ran` (an
+    execution of the release's own step vouches for it), or it is `not_modelled` (why: a key of
+    runtimes/step_reasons.py REASONS; text: that reason in this release's and draft's words)."""
+
+    state: str  # ran | fails | not_modelled
+    issue: Issue | None = None
+    why: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BuiltConfig:
     """What one runtime release makes of a draft config: the class it builds, the sizes it reads, and the error it
     raises before any weight is loaded, if any."""
@@ -134,6 +146,7 @@ class Verdict:
     error: Issue | None  # the first error the runtime raises, None when it loads
     silent: tuple[Issue, ...]  # what goes wrong without an error
     first_step: Issue | None = None  # it loads, then fails at the first draft step (or CUDA-graph capture)
+    step_unmodelled: FirstStep | None = None  # it loads, and nothing recorded or modelled its first step: why
 
     @property
     def loads(self) -> bool:

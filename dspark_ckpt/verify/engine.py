@@ -564,6 +564,9 @@ def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Co
         if modelled is not None and modelled.loads else StepSaid()
     # where the release ran no step, the row keeps what it said (verify's modelled loader: SGLang's step included)
     step = _first_step(seen, said if said is not None and seen.stepped else row_step)
+    # where the release ran no step and nothing failed, the modelled row's "not modelled" (and why) stands
+    unmodelled = modelled if modelled is not None and modelled.loads and not seen.stepped and step.code is None \
+        else None
     return Compatibility(runtime=seen.runtime, version=version, loads=seen.loads,
                          error=seen.error if seen.registered else seen.verbatim, error_code=code,
                          silent=tuple(t for t, _ in keep), silent_codes=tuple(c for _, c in keep),
@@ -571,7 +574,9 @@ def _compat(seen: Observed, version: str, code: FindingCode | None, modelled: Co
                          source=f"installed {seen.label} {version}: {seen.model_class or '-'} __init__ + load_weights "
                          f"on every tensor ({after})",
                          first_step_error=step.text, first_step_error_code=step.code,
-                         first_step_verbatim=step.verbatim)
+                         first_step_verbatim=step.verbatim,
+                         first_step_not_modelled_why=unmodelled.first_step_not_modelled_why if unmodelled else None,
+                         first_step_not_modelled=unmodelled.first_step_not_modelled if unmodelled else None)
 
 
 def _answered(subject: Subject, seen: Observed, version: str, location: str | None) -> tuple[CheckpointReport,

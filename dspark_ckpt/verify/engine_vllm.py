@@ -36,6 +36,10 @@ STEP_FAMILIES = {"llama_eagle3": "eagle3-llama", "qwen3_eagle3": "eagle3-qwen3",
 ANCHORS = ("capture", "last")
 EAGLE_UTILS = "vllm.v1.worker.gpu.spec_decode.eagle.utils"
 DFLASH_UTILS = "vllm.v1.worker.gpu.spec_decode.dflash.utils"
+# Before 0.30 DFlash's and DSpark's loaders share inline, each in its own function (0.26-0.29): run as the release's
+# own function on the loaded draft, like load_eagle_model (_load_inline)
+INLINE_LOADERS = {"dflash": (DFLASH_UTILS, "load_dflash_model"),
+                  "qwen3-dspark": ("vllm.v1.worker.gpu.spec_decode.dspark.utils", "load_dspark_model")}
 
 
 def release_worker() -> ModuleType:
@@ -115,14 +119,24 @@ def sharing() -> str | None:
     return None
 
 
+def inline_loader(family: str) -> bool:
+    """Whether this release has `family`'s own inline loader (dflash/utils.py load_dflash_model, dspark/utils.py
+    load_dspark_model: 0.26-0.29)."""
+    module, function = INLINE_LOADERS.get(family, ("", ""))
+    try:
+        return bool(module) and f"def {function}(" in _module_text(module)
+    except (ImportError, ValueError):
+        return False
+
+
 def step_unsupported(family: str) -> str | None:
     """Why this release's first draft step is not run here for `family` (None where it is)."""
     how = sharing()
-    if how == "shared" or (how == "inline" and family.startswith("eagle3-")):
+    if how == "shared" or (how == "inline" and (family.startswith("eagle3-") or inline_loader(family))):
         return None
     if how == "inline":
-        return ("this vLLM's DFlash and DSpark loaders share the target's head and embedding inline, from a "
-                "speculative config (v1/worker/gpu/spec_decode/*/utils.py): not run here")
+        return ("this vLLM's loader for this class shares the target's head and embedding in no function of "
+                "v1/worker/gpu/spec_decode/*/utils.py the worker runs: not run here")
     return ("this vLLM shares the target's head and embedding inside the proposer's load_model, with the target "
             "running (no v1/worker/gpu/spec_decode/eagle/utils.py _should_share): not run here")
 
@@ -174,7 +188,9 @@ def first_step(release: Any, model: Any, family: str, t: int, anchor: str, flag:
     own = getattr(model, "lm_head", None)
     if own is not None and hasattr(own, "weight"):
         own.weight.data.copy_(_rising(torch, own.weight.shape[0], hidden_size))
-    if sharing() == "inline":  # the release's own load_eagle_model, its get_model answered by the loaded draft
+    if sharing() == "inline" and family in INLINE_LOADERS:  # load_dflash_model / load_dspark_model (0.26-0.29)
+        model = _load_inline(family, model, t, target_head, target_embed)
+    elif sharing() == "inline":  # the release's own load_eagle_model, its get_model answered by the loaded draft
         _load_eagle_model(utils, model, target_head, target_embed)
     elif family != "qwen3-dspark" or draft_vocab <= t:  # dspark/utils.py: embeddings shared only where V <= T
         utils.maybe_share_target_embed(model, model.model, SimpleNamespace(embed_tokens=target_embed))
@@ -211,6 +227,45 @@ def _load_eagle_model(utils: Any, model: Any, target_head: Any, target_embed: An
         return utils.load_eagle_model(target, config)
     finally:
         utils.get_model = real
+
+
+def _load_inline(family: str, model: Any, t: int, target_head: Any, target_embed: Any) -> Any:
+    """dflash/utils.py load_dflash_model or dspark/utils.py load_dspark_model (0.26-0.29) on an already loaded draft,
+    as _load_eagle_model runs load_eagle_model: its `get_model` answers the draft; what it computes only for the
+    draft's build (the attention backend and non-causal flag, the draft quant config, the target's RoPE style,
+    `replace()` of the config it hands get_model) is answered without a build; a 1-rank pipeline; the target is its
+    embedding and head of `t` rows. The sharing conditions and _should_share are the release's own."""
+    module_name, function = INLINE_LOADERS[family]
+    utils = importlib.import_module(module_name)
+    loader = importlib.import_module("vllm.model_executor.model_loader")
+    stubs: list[tuple[Any, str, Any]] = [(loader, "get_model", lambda **_: model),
+                                         (utils, "get_model", lambda **_: model),
+                                         (utils, "replace", lambda config, **_: config),
+                                         (utils, "get_pp_group", lambda: SimpleNamespace(world_size=1))]
+    for name, attr, value in (("vllm.model_executor.models.qwen3_dflash", "dflash_has_any_non_causal", False),
+                              ("vllm.model_executor.models.qwen3_dflash", "dflash_target_rope_is_neox_style", None),
+                              ("vllm.model_executor.models.utils", "get_draft_quant_config", None)):
+        stubs.append((importlib.import_module(name), attr, lambda *_, v=value: v))
+    draft = SimpleNamespace(hf_config=model.config, get_vocab_size=lambda: model.config.vocab_size)
+    config = SimpleNamespace(
+        speculative_config=SimpleNamespace(draft_model_config=draft, attention_backend=None, kv_cache_dtype=None),
+        attention_config=SimpleNamespace(backend=None), cache_config=None, quant_config=None,
+        model_config=SimpleNamespace(get_vocab_size=lambda: t))
+    target = SimpleNamespace(model=SimpleNamespace(embed_tokens=target_embed), lm_head=target_head)
+    saved = [(owner, attr, owner.__dict__.get(attr, _ABSENT)) for owner, attr, _ in stubs]
+    try:
+        for owner, attr, value in stubs:
+            setattr(owner, attr, value)
+        return getattr(utils, function)(target, config)
+    finally:
+        for owner, attr, value in reversed(saved):
+            if value is _ABSENT:
+                owner.__dict__.pop(attr, None)
+            else:
+                setattr(owner, attr, value)
+
+
+_ABSENT = object()
 
 
 def step_outcomes(release: Any, model: Any, family: str, t: int, flag: bool) -> dict[str, Any]:

@@ -128,7 +128,7 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
     with watch.phase("predicate"):  # the rest of the tensors, loaded as each release's generated model says
         landings, landing_disagree = every_tensor(analysis, order)
     disagree += landing_disagree
-    verdicts = [_every_tensor(v, analysis) for v in observed]
+    verdicts = [_stepped(_every_tensor(v, analysis), said) for v in observed]
     watch.ms["total"] = sum(watch.ms.values())
     result = VerifyResult(
         device=label, torch_version=torch_version, timings_ms=dict(watch.ms),
@@ -172,6 +172,18 @@ def _every_tensor(verdict: Verdict, analysis: Analysis) -> Verdict:
     if not verdict.loads or built is None or built.hf is None or built.architecture is None or analysis.facts is None:
         return verdict
     return landed(verdict, built.architecture, built.hf, built.config_class, analysis.facts)
+
+
+def _stepped(verdict: Verdict, said: dict[tuple[str, str], Verdict]) -> Verdict:
+    """The first draft step as check judged it for the release (runtimes/config_build.py: vLLM's recorded execution,
+    DSP371, or why it is not modelled; SGLang's not-recorded flag): torch here loads the vocab tensors and runs no
+    vLLM step, so a verdict that loads takes check's. SGLang's emulated load ran its own step (sglang_load.py)."""
+    check = said.get((verdict.runtime, verdict.version))
+    if check is None or not verdict.loads or not check.loads or verdict.first_step is not None:
+        return verdict
+    if verdict.runtime == "vllm" and check.first_step is not None:
+        return replace(verdict, first_step=check.first_step)
+    return replace(verdict, step_unmodelled=check.step_unmodelled)
 
 
 def _report(analysis: Analysis, verdicts: list[Verdict], result: VerifyResult, dims: Dims) -> CheckpointReport:

@@ -286,11 +286,12 @@ def older_source(request: pytest.FixtureRequest) -> tuple[str, dict[str, str]]:
     return request.param, prepared_vllm_env(OLDER) if request.param == "release" else {}
 
 
-def test_before_030_eagle3_runs_load_eagle_model_and_dspark_is_not_run(
+def test_before_030_eagle3_and_dspark_run_their_own_inline_loaders(
         tmp_path: Path, older_source: tuple[str, dict[str, str]], request: pytest.FixtureRequest) -> None:
     """vLLM 0.29.0: EAGLE-3's sharing is load_eagle_model's own (run on the loaded draft); there the expanded draft
-    has a d2t parameter (always before 0.30) and its step runs. DSpark's loader shares from a speculative config:
-    not run, said, and check's first-step verdict stands."""
+    has a d2t parameter (always before 0.30) and its step runs. DSpark's is dspark/utils.py load_dspark_model's,
+    run the same way (engine_vllm._load_inline): the pruned draft with its head and d2t runs its step, as check's
+    recorded cell says."""
     source, env = older_source
     drafts = {"e": _expanded_eagle3(tmp_path / "e"),
               "q": make_checkpoint(tmp_path / "q", vocab=96, draft_vocab=64, target_vocab=96, d2t=True, t2d=True)}
@@ -302,6 +303,7 @@ def test_before_030_eagle3_runs_load_eagle_model_and_dspark_is_not_run(
     assert entries["e"]["verify"]["engine"]["state"]["d2t_param"] is True
     assert entries["e"]["compatibility"][0]["first_step_error_code"] is None
     assert entries["e"]["verify"]["engine"]["disagreement"] is None
-    skipped = entries["q"]["verify"]["engine"]["first_step"]
-    assert "not run here" in skipped["not_run"] and "speculative config" in skipped["not_run"]
+    ran = entries["q"]["verify"]["engine"]["first_step"]
+    assert (ran["family"], ran["capture"], ran["last"]) == ("qwen3-dspark", "ok", "ok"), ran
+    assert entries["q"]["compatibility"][0]["first_step"] == "ran"
     assert entries["q"]["verify"]["engine"]["disagreement"] is None

@@ -115,7 +115,8 @@ def test_rebuild_without_valid_t2d_is_unrepairable(tmp_path: Path) -> None:
 
 
 def test_loading_draft_with_an_unrepairable_silent_error_names_it(tmp_path: Path) -> None:
-    p = plan(tmp_path, 128, [VLLM], vocab=96, draft_vocab=96, target_vocab=96, d2t=True)  # all-zero d2t, no t2d
+    # all-zero d2t, no t2d; V = T (a V < T DSpark draft fails at its first step: the previous token's markov_w1 row)
+    p = plan(tmp_path, 128, [VLLM], vocab=128, draft_vocab=96, target_vocab=96, d2t=True)
     assert p.refusal is not None and p.refusal.code == "DSP501" and all(o.loads for o in p.before)
     folder = tmp_path / "d"
     assert p.refusal.message == ("cannot be fully repaired: DSP401 would remain (see "
