@@ -42,7 +42,7 @@ class DFlashLike:
         if ids is None:
             ids = [count // 2]
         if not isinstance(ids, list):
-            raise ValueError(f"target_layer_ids must be a list, got {ids!r}")
+            raise TypeError(f"target_layer_ids must be a list, got {ids!r}")
         for index, value in enumerate(ids):
             if value >= count:
                 raise ValueError("DFLASH target_layer_ids contains an out-of-range layer id. "
