@@ -4,8 +4,9 @@ For every listed SGLang release whose wheel is at hand: the line of `ModelConfig
 architecture rewrite a draft gets; it names no base class such as LlamaForCausalLM), of the target Llama class's
 "Parameter {name} not found in params_dict" skip in its default (legacy) load_weights, of the EAGLE worker's
 `self.draft_runner.model.hot_token_id` read (EAGLE3 fails there on a target class), and of the DFLASH worker's
-`self.draft_model.candidate_selector` read (0.5.19+). A release where one of the first three is missing gets no
-entry: check then gives it no verdict rather than a guess. Written to
+`self.draft_model.candidate_selector` read (0.5.19+), and of its `self.draft_model.project_target_hidden(...)` call
+(the first request's prefill fills the draft's KV cache through it). A release where one of the first three is
+missing gets no entry: check then gives it no verdict rather than a guess. Written to
 `dspark_ckpt/runtimes/release_data/sglang_target_class.json` (runtimes/sglang_target_class.py reads it).
 
     python tools/sglang_target_class_lines.py 0.5.23 [0.5.21 ...]
@@ -30,6 +31,7 @@ ANCHORS = {
     "skip_unknown": ("models/llama.py", r"Parameter \{name\} not found in params_dict"),
     "hot_token_id": ("speculative/eagle_worker_v2.py", r"self\.draft_runner\.model\.hot_token_id is not None"),
     "dflash_selector": ("speculative/dflash_worker_v2.py", r"= self\.draft_model\.candidate_selector$"),
+    "dflash_project": ("speculative/dflash_worker_v2.py", r"= self\.draft_model\.project_target_hidden\("),
 }
 REQUIRED = ("config_draft_model", "skip_unknown", "hot_token_id")
 

@@ -808,10 +808,11 @@ RULES: dict[str, Rule] = _rules(
          "heads), so it builds the target class, whose load_weights skips every tensor it has no parameter for.",
          "The draft's fc and layers land nowhere and it proposes from initial values (acceptance near zero, no "
          "error); under EAGLE3 the draft worker reads `hot_token_id` (DFLASH, 0.5.19+: `candidate_selector`), "
-         "which a target class lacks, and the server does not start (whatever the target class: Qwen3, Laguna, ...; "
-         "under EAGLE, whose worker reads nothing, only for a class whose load_weights was read, LlamaForCausalLM: "
-         "it names the parameters left at their initial values). Said for the releases whose files were read "
-         "(release_data/sglang_target_class.json); another gets no verdict (DSP368).",
+         "which a target class lacks, and the server does not start, whatever the target class (Qwen3, Laguna, "
+         "...); DFLASH before 0.5.19 calls the model's `project_target_hidden` at the first request's prefill, "
+         "which fails there. Under EAGLE, whose worker reads nothing, said only for a class whose load_weights was "
+         "read, LlamaForCausalLM, naming the parameters left at their initial values. Said for the releases whose "
+         "files were read (release_data/sglang_target_class.json); another gets no verdict (DSP368).",
          "An EAGLE-1 head from the EAGLE repository (`architectures: [\"LlamaForCausalLM\"]`, un-prefixed "
          "`layers.0.*`, `fc.weight`) served with `--speculative-algorithm EAGLE`.",
          "For SGLang, name the draft class it registers for the method in config.json: `LlamaForCausalLMEagle3` "

@@ -7,7 +7,8 @@ EAGLE-1 head exported as `LlamaForCausalLM` is built as the target class itself:
 `lm_head.*`, and its default load_weights skips every name it has no parameter for ("Parameter {name} not found in
 params_dict"), so the draft's `fc` and un-prefixed layers land nowhere and it proposes from initial values. Under
 EAGLE3 the worker then reads the class's `hot_token_id`, under DFLASH its `candidate_selector` (0.5.19+), which no
-target class defines: AttributeError at start-up. Each release's lines come from its own files
+target class defines: AttributeError at start-up (an older DFLASH worker calls the model's `project_target_hidden`
+at the first request's prefill, which no target class defines either). Each release's lines come from its own files
 (`release_data/sglang_target_class.json`, tools/sglang_target_class_lines.py); a release without them (no wheel read)
 gets no verdict rather than a guess.
 """
@@ -25,10 +26,20 @@ from dspark_ckpt.runtimes.registered import registration
 from dspark_ckpt.runtimes.release_store import DATA
 
 CODE: FindingCode = "DSP369"
-# The algorithms (vLLM's method names) whose draft worker takes the draft's class as it is built, and the attribute
-# of the draft model each worker reads that a target class lacks (None: it reads none, the draft loads).
-WORKER_READS: dict[str, str | None] = {"eagle": None, "eagle3": "hot_token_id", "dflash": "candidate_selector"}
-LINE_OF_READ = {"hot_token_id": "hot_token_id", "candidate_selector": "dflash_selector"}
+START_UP = "at start-up"
+# The algorithms (vLLM's method names) whose draft worker takes the draft's class as it is built, and the attributes
+# of the draft model each worker reads that a target class lacks, in the order it reads them: (attribute, the key of
+# its line in the table, when). The first whose line the release's files hold is the read that fails; none: the
+# draft loads (EAGLE reads none).
+WORKER_READS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "eagle": (),
+    "eagle3": (("hot_token_id", "hot_token_id", START_UP),),
+    # 0.5.19+ reads the selector when the worker starts; every DFLASH worker v2 projects the target's hidden states
+    # through the draft model when the first request's prefill fills the draft's KV cache
+    "dflash": (("candidate_selector", "dflash_selector", START_UP),
+               ("project_target_hidden", "dflash_project",
+                "at the first request's prefill, where it projects the target's hidden states")),
+}
 EAGLE_METHODS = frozenset(WORKER_READS)
 # The architectures `_config_draft_model` rewrites to a draft class (model_config.py:1032-1211 @ 0.5.23): these
 # are routed, not built as the target class.
@@ -69,24 +80,30 @@ def _cite(version: str, key: str) -> str:
     return f"{(_table().get('files') or {}).get(key)}:{_lines(version).get(key)} @ {version}"
 
 
+def worker_read(version: str, method: str) -> tuple[str, str, str] | None:
+    """The read of `method`'s draft worker in `version` that a target class fails (its line recorded), or None."""
+    lines = _lines(version)
+    return next((read for read in WORKER_READS.get(method, ()) if read[1] in lines), None)
+
+
 def routed_as_target(version: str, arch: str | None, method: str | None) -> bool:
     """The release builds a registered target class for a draft served under EAGLE/EAGLE3/DFLASH, and its files
     were read (the lines of that routing are recorded)."""
-    if arch is None or method not in WORKER_READS or arch in DRAFT_RENAMED:
+    if arch is None or method not in WORKER_READS or arch in DRAFT_RENAMED or not _lines(version):
         return False
-    read = WORKER_READS[method]
+    read = worker_read(version, method)
+    if WORKER_READS[method] and read is None:
+        return False  # the worker's read of the attribute was not found in the release's files: no verdict
     if arch not in READ_LOADERS and read is None:
-        return False  # a load that succeeds is said only of a loader that was read; a start-up read fails any class
-    lines = _lines(version)
-    if not lines or (read is not None and LINE_OF_READ[read] not in lines):
-        return False
+        return False  # a load that succeeds is said only of a loader that was read; a worker's read fails any class
     found = registration("sglang", version, arch)
     return found is not None and not found.draft
 
 
 def raises(method: str) -> bool:
-    """EAGLE3's and DFLASH's workers fail at start-up on the target class; EAGLE's loads it."""
-    return WORKER_READS.get(method) is not None
+    """EAGLE3's and DFLASH's workers fail on the target class (at start-up, or at the first request's prefill);
+    EAGLE's loads it."""
+    return bool(WORKER_READS.get(method))
 
 
 # models/llama.py LlamaForCausalLM's parameters per decoder layer (L340-370 @ 0.5.23: QKV/o_proj with
@@ -108,12 +125,12 @@ def left_unwritten(raw: Mapping[str, Any]) -> list[str]:
 
 
 def issue(version: str, arch: str, method: str, raw: Mapping[str, Any] | None = None) -> Issue:
-    read = WORKER_READS.get(method)
+    read = worker_read(version, method)
     unwritten = (f" Left at their initial values: {', '.join(left_unwritten(raw))}."
                  if raw is not None and read is None else "")
-    then = (f"; then the {method.upper()} draft worker reads the model's {read}, which a target class lacks: "
-            f"AttributeError: '{arch}' object has no attribute '{read}' at start-up "
-            f"({_cite(version, LINE_OF_READ[read])})" if read is not None else "")
+    then = (f"; then the {method.upper()} draft worker reads the model's {read[0]}, which a target class lacks: "
+            f"AttributeError: '{arch}' object has no attribute '{read[0]}' {read[2]} "
+            f"({_cite(version, read[1])})" if read is not None else "")
     loader = ("The class's load_weights skips every tensor it has no parameter for (anything outside `model.` and "
               f"`lm_head.`: an EAGLE head's fc and its un-prefixed layers; {_cite(version, 'skip_unknown')}), so "
               "the draft's layers keep their initial values" if arch in READ_LOADERS else

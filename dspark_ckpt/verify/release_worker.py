@@ -977,17 +977,45 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
         elif alts := _alternates(value):
             probes.append((key, value, alts))
     out: dict[str, Any] = {}
+    probe = KeyProbe(release, cls, at, recipe, built, frozenset(base["reads"]) - set(BASE) - sampled)
     for name, value, alts in probes:
         if name in out and "changes" in out[name]:
             continue  # an earlier kind of value already moved parameters
+        if (entry := probe.run(raw, name, value, alts, base["parameters"])) is not None:
+            out[name] = entry
+    return out
+
+
+# `name=number` in a class's refusal: the quantity it checked the value against, in its words
+NAMED_NUMBER = re.compile(r"(?<![\w\]])([A-Za-z_][A-Za-z0-9_]*)=(\d+)\b")
+
+
+class KeyProbe:
+    """One structural key changed alone (structural_keys): where the class refuses every alternate, and its words
+    name a number it checked the value against (`target_num_layers=1`) that a key the class reads holds under the
+    same words (`num_target_layers`, absent from the sampled keys), the alternates are tried again with that key at
+    its own alternates (`with`), so that what the key does is still seen."""
+
+    def __init__(self, release: Release, cls: Any, at: dict[str, Any], recipe: dict[str, Any] | None,
+                 built: list[dict[str, Any]] | None, readable: frozenset[str]) -> None:
+        self.release, self.cls, self.at, self.recipe, self.built = release, cls, at, recipe, built
+        self.readable = readable  # the keys the base build read that no sample varies
+
+    def run(self, raw: dict[str, Any], name: str, value: Any, alts: list[Any],
+            against: dict[str, list[int]], companion: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        release, cls, at = self.release, self.cls, self.at
         head, _, sub = name.partition(".")
         present = head in raw and (not sub or (isinstance(raw[head], dict) and sub in raw[head]))
         guessed = value is None or (value == [0] and not present)  # a guessed kind proves nothing refused
-        against = base["parameters"]
+        if companion is not None:  # the base itself, at the companion's value
+            found = _shapes_or_none(release, cls, raw, at)
+            if found is None:
+                return None
+            against = found
         if value == [0] and not present:  # absent at base: compare a one-id list with the two-id one
             one = _shapes_or_none(release, cls, _with(raw, name, [0]), at)
             if one is None:
-                continue  # a list is not what the key holds: nothing to learn
+                return None  # a list is not what the key holds: nothing to learn
             against = one
         refused: dict[str, str] = {}
         accepted: list[tuple[Any, dict[str, list[int]]]] = []
@@ -1003,19 +1031,23 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
             if len(accepted) == 2:
                 break
         if not accepted:
+            if companion is None and (entry := self.with_companion(raw, name, value, alts, against, refused)):
+                return {**entry, **({"refused_values": refused} if not guessed else {})}
             if not guessed and first_error is not None:
-                out[name] = {"base": value, "alternate": alts[0], "error": first_error}
-            continue
+                return {"base": value, "alternate": alts[0], "error": first_error}
+            return None
         alt, params = accepted[0]
         moved = sorted(n for n in set(params) | set(against) if params.get(n) != against.get(n))
         if not moved:
-            continue
+            return None
         # a nested key absent at base is recorded as absent (null), as before the one-id list was compared
         shown = None if sub_absent(name, value, present) else value
         entry: dict[str, Any] = {"base": shown, "alternate": alt, "changes": moved,
                                  "appears": sorted(n for n in moved if n not in against),
                                  "disappears": sorted(n for n in moved if n not in params),
                                  "resized": sorted(n for n in moved if n in params and n in against)}
+        if companion:
+            entry["with"] = companion
         if refused and not guessed:
             entry["refused_values"] = refused
         if isinstance(alt, bool):  # a flag: the other values that build what the base builds
@@ -1023,11 +1055,25 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
                     and _shapes_or_none(release, cls, _with(raw, name, v), at) == against]
             if same:
                 entry["as_base"] = same
-        if entry["resized"] and recipe is not None and built is not None and _sized_value(alt) is not None:
-            entry["sized_points"] = sized_points(release, cls, recipe, built, name, value,
-                                                 [alt, *(a for a, _ in accepted[1:])], entry["resized"])
-        out[name] = entry
-    return out
+        if entry["resized"] and self.recipe is not None and self.built is not None and _sized_value(alt) is not None:
+            entry["sized_points"] = sized_points(release, cls, self.recipe, self.built, name, value,
+                                                 [alt, *(a for a, _ in accepted[1:])], entry["resized"],
+                                                 companion or {})
+        return entry
+
+    def with_companion(self, raw: dict[str, Any], name: str, value: Any, alts: list[Any],
+                       against: dict[str, list[int]], refused: dict[str, str]) -> dict[str, Any] | None:
+        """The alternates again, with the read key the refusal names set to each of its own alternates."""
+        for word, number in NAMED_NUMBER.findall(next(iter(refused.values()), "")):
+            key = next((k for k in sorted(self.readable) if k != name.partition(".")[0]
+                        and sorted(k.split("_")) == sorted(word.split("_"))), None)
+            if key is None:
+                continue
+            for other in _alternates(int(number)):
+                entry = self.run(_with(raw, key, other), name, value, alts, against, {key: other})
+                if entry is not None:
+                    return entry
+        return None
 
 
 def sub_absent(name: str, value: Any, present: bool) -> bool:
@@ -1036,10 +1082,19 @@ def sub_absent(name: str, value: Any, present: bool) -> bool:
 
 
 def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list[dict[str, Any]], name: str,
-                 value: Any, alts: list[Any], resized: list[str]) -> list[dict[str, Any]]:
+                 value: Any, alts: list[Any], resized: list[str],
+                 companion: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The shapes of the parameters a sizing key resizes, at the key's base value, its alternate and one more,
     against the base sample and each one-at-a-time alternate that moves one of them (so that a product of the
-    key with a sampled size, `len(target_layer_ids) * hidden_size`, is fitted)."""
+    key with a sampled size, `len(target_layer_ids) * hidden_size`, is fitted); `companion`: keys set beside it
+    (KeyProbe: what the class's refusal of every alternate asked for)."""
+
+    def config(values: dict[str, Any], v: Any) -> dict[str, Any]:
+        raw = _with(config_for(recipe, values), name, v)
+        for key, other in (companion or {}).items():
+            raw = _with(raw, key, other)
+        return raw
+
     base_params = built[0]["parameters"]
     moving = [s["values"] for s in built[1:] if "parameters" in s and "=" in s["sample"]
               and not s["sample"].startswith(("omit:", "bare", "untied:", "joint"))
@@ -1048,8 +1103,7 @@ def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list
     if len(values_list) < 3 and values_list:  # one more value of the key, where the class takes it
         for extra in _alternates(values_list[-1]):
             if extra not in values_list and _sized_value(extra) is not None and \
-                    _shapes_or_none(release, cls, _with(config_for(recipe, built[0]["values"]), name, extra),
-                                    built[0]["values"]) is not None:
+                    _shapes_or_none(release, cls, config(built[0]["values"], extra), built[0]["values"]) is not None:
                 values_list.append(extra)
                 break
     variable = key_variable(name, value if value is not None else alts[0])
@@ -1057,7 +1111,7 @@ def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list
     for core in (dict(built[0]["values"]), *moving):
         for v in values_list:
             try:
-                model, _, _ = release.build(cls, _with(config_for(recipe, core), name, v), core)
+                model, _, _ = release.build(cls, config(core, v), core)
             except Exception:  # noqa: BLE001, S112 - refused at these sizes: no point
                 continue
             params = {n: list(p.shape) for n, p in _parameters(model).items()}

@@ -8,7 +8,8 @@ the mutations users hit. SGLang 0.5.16, 0.5.21 and 0.5.23 execute each on CPU: t
 (architectures[0] as written; a name no EntryClass of the release lists is refused before any class is built, read
 from the release's own models/), the class's real `__init__` and `load_weights` over every tensor (the worker's load
 mode, its loaders' CUDA branch as in test_sglang_whole_agreement.py), and for EAGLE3/DFLASH whether the built model has
-the attribute the draft worker reads from it at start-up (`hot_token_id`, `candidate_selector`).
+the attribute the draft worker reads from it (`hot_token_id`, `candidate_selector` at start-up;
+`project_target_hidden` at DFLASH's first prefill).
 
 EAGLE-1's layout is the state dict of EAGLE's repo `eagle/model/cnets1.py` `Model` (as `yuhuili/EAGLE-llama2-chat-7B`
 ships it): `embed_tokens`, `fc` (2H -> H, with bias), one decoder layer `layers.0.*` without `input_layernorm`, no
@@ -47,9 +48,11 @@ RELEASES = ("0.5.23", "0.5.21", "0.5.16")
 T = 96
 Edit = Callable[[dict[str, Any]], None]
 Retensor = Callable[[dict[str, np.ndarray]], None]
-# the attribute each draft worker reads from the built draft model at start-up (speculative/eagle_worker*.py,
-# dflash_worker.py), by method
-WORKER_READS = {"eagle3": "hot_token_id", "dflash": "candidate_selector"}
+# the attributes each draft worker reads from the built draft model, in the order it reads them, by method: at
+# start-up (speculative/eagle_worker_v2.py hot_token_id; dflash_worker_v2.py candidate_selector, 0.5.19+), and
+# DFLASH's projection of the target's hidden states at the first request's prefill (dflash_worker_v2.py
+# `self.draft_model.project_target_hidden(target_hidden)`, L1092 @ 0.5.16)
+WORKER_READS = {"eagle3": ("hot_token_id",), "dflash": ("candidate_selector", "project_target_hidden")}
 # the methods whose draft worker puts the target's embedding (and head) in the draft model after load
 SHARED_BY_WORKER = ("eagle", "eagle3")
 MLA = {"architectures": ["Eagle3DeepseekV2ForCausalLM"], "model_type": "deepseek_v3", "kv_lora_rank": 8,
@@ -260,7 +263,7 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
             case = {"id": folder.name, "architecture": arch, "config": raw, "tensors": shapes, "target_hidden": 16,
                     "target_vocab": T, "bare": False, "read_config": True}
             if method in WORKER_READS:
-                case["reads"] = [WORKER_READS[method]]
+                case["reads"] = list(WORKER_READS[method])
             served = method or ("eagle3" if "Eagle3" in arch else "eagle" if arch.endswith("Eagle") else None)
             if served in SHARED_BY_WORKER:
                 case["share"] = served
@@ -271,17 +274,12 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
 
 
 # Cells check still misses, each with why; the test fails if one of them agrees too (then drop it) or another misses.
-# 0.5.16 reads 0.5.15's record, whose samples never varied the target-layer list: it builds one aux_hidden_norms per
-# target layer id (three here) and the record knows only `aux_hidden_norms.0` (0.5.20's and 0.5.23's records did
-# vary it: landing._per_item). And 0.5.16's DFLASH worker reads nothing a target class lacks (candidate_selector
-# from 0.5.19), so a Qwen3ForCausalLM config served as DFLASH loads there, and Qwen3's load_weights was not read:
-# check gives no verdict (DSP368) rather than a guess. (An EAGLE-3 draft without fc, `specforge-eagle3--no-fc`, was
-# a miss on every release until the landing judged fc's presence: landing.presence_owner.)
-KNOWN_MISSES: dict[str, frozenset[str]] = {
-    "0.5.16": frozenset({*(f"zlab-dflash-laguna--{m}" for m in (
-        "as-shipped", "no-fc", "kv-wide", "two-layers", "two-layers-shipped", "pruned-vocab", "bias-on", "no-q-norm")),
-        "zlab-dflash-as-qwen3-target--as-shipped"}),
-}
+# None left: 0.5.16's Laguna DFlash cells (one aux_hidden_norms per target layer id; 0.5.15's record now samples the
+# list with the num_target_layers its refusal named: release_worker.KeyProbe) and its Qwen3ForCausalLM served as
+# DFLASH (the worker's first prefill calls project_target_hidden, which a target class lacks) agree since
+# docs/upstream-notes.md section 31. (An EAGLE-3 draft without fc, `specforge-eagle3--no-fc`, was a miss on every
+# release until the landing judged fc's presence: landing.presence_owner.)
+KNOWN_MISSES: dict[str, frozenset[str]] = {}
 
 
 @pytest.mark.parametrize("source", sources("sglang"))
