@@ -277,7 +277,7 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
 # None left: 0.5.16's Laguna DFlash cells (one aux_hidden_norms per target layer id; 0.5.15's record now samples the
 # list with the num_target_layers its refusal named: release_worker.KeyProbe) and its Qwen3ForCausalLM served as
 # DFLASH (the worker's first prefill calls project_target_hidden, which a target class lacks) agree since
-# docs/upstream-notes.md section 31. (An EAGLE-3 draft without fc, `specforge-eagle3--no-fc`, was a miss on every
+# docs/upstream-notes.md section 34. (An EAGLE-3 draft without fc, `specforge-eagle3--no-fc`, was a miss on every
 # release until the landing judged fc's presence: landing.presence_owner.)
 KNOWN_MISSES: dict[str, frozenset[str]] = {}
 
