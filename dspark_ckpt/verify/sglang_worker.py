@@ -347,10 +347,12 @@ class Release:
         # models/registry.py import_model_classes: the table is keyed by each entry's __name__
         return next(cls for cls in entries if cls.__name__ == architecture)
 
-    def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int]) -> tuple[Any, set[str], set[str]]:
-        """cls's real __init__ for this config; returns the model, the hf keys it read, and (SGLang's classes take
+    def build(self, cls: Any, raw: dict[str, Any], values: dict[str, int],
+              made: Any = None) -> tuple[Any, set[str], set[str]]:
+        """cls's real __init__ for this config (`made`: an hf_config the release's own config loading already made,
+        as release_worker.Release.build takes it); returns the model, the hf keys it read, and (SGLang's classes take
         no target config) no target reads."""
-        hf = observe._hf_config(raw)
+        hf = made if made is not None else observe._hf_config(raw)
         if values.get("bare"):
             omitted = {k.split(":", 1)[1] for k in values if k.startswith("omit:")}
             hf = observe._hf_config({k: v for k, v in hf.to_dict().items() if k not in omitted}, bare=True)
