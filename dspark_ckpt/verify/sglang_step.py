@@ -204,6 +204,16 @@ def outcome(run: Callable[[], Any], stage: Callable[[str | None], str] | None = 
     return "ok"
 
 
+def at_anchors(run: Callable[[int], Any], v: int, w: int) -> dict[str, Any]:
+    """The step run with each anchor's previous token (DSPARK_ANCHORS), as `outcome` says it; null for an anchor
+    with no token at these sizes."""
+    out: dict[str, Any] = {}
+    for anchor in DSPARK_ANCHORS:
+        token = previous_token(anchor, v, w)
+        out[anchor] = None if token is None else outcome(lambda token=token: run(token))
+    return out
+
+
 def previous_token(anchor: str, v: int, w: int) -> int | None:
     """The previous token an anchor feeds: 0 (`capture`), the last id with a markov_w1 row the target head can
     propose (`inside`: min(V, W) - 1), the first id without one (`outside`: V, only where V < W); None where the
@@ -223,20 +233,13 @@ def dspark_first_step(tree: Path, model: Any, w: int) -> dict[str, Any]:
     head = model.markov_head
     v = int(head.markov_w1.weight.shape[0])
     hidden_size = int(model.config.hidden_size)
-    out: dict[str, Any] = {"family": "dspark", "ran": ran, "v": v, "w": w}
-    for anchor in DSPARK_ANCHORS:
-        token = previous_token(anchor, v, w)
-        if token is None:
-            out[anchor] = None
-            continue
 
-        def run(token: int = token) -> Any:
-            logits = crop(torch.randn(ROWS * GAMMA, w + 8), w).view(ROWS, GAMMA, w)
-            with torch.no_grad():
-                return step(head, logits, torch.full((ROWS,), token, dtype=torch.long),
-                            torch.randn(ROWS, GAMMA, hidden_size))
-        out[anchor] = outcome(run)
-    return out
+    def run(token: int) -> Any:
+        logits = crop(torch.randn(ROWS * GAMMA, w + 8), w).view(ROWS, GAMMA, w)
+        with torch.no_grad():
+            return step(head, logits, torch.full((ROWS,), token, dtype=torch.long),
+                        torch.randn(ROWS, GAMMA, hidden_size))
+    return {"family": "dspark", "ran": ran, "v": v, "w": w, **at_anchors(run, v, w)}
 
 
 def dflash2_first_step(tree: Path, model: Any, w: int) -> dict[str, Any]:
@@ -250,21 +253,15 @@ def dflash2_first_step(tree: Path, model: Any, w: int) -> dict[str, Any]:
     loaded = model.candidate_selector
     v = int(loaded.predecessor_codebook.shape[0])
     hidden_size, k = int(loaded.hidden_projection.weight.shape[1]), int(loaded.top_k)
-    out: dict[str, Any] = {"family": "dflash2", "ran": ["CandidateSelector.build_lattice"], "v": v, "w": w}
-    for anchor in DSPARK_ANCHORS:
-        token = previous_token(anchor, v, w)
-        if token is None:
-            out[anchor] = None
-            continue
 
-        def run(token: int = token) -> Any:
-            with torch.no_grad():  # the selector's top_k candidates per slot (dflash_config.selector_top_k)
-                return cls.build_lattice(loaded, candidate_ids=torch.full((ROWS, GAMMA, k), token, dtype=torch.long),
-                                         unary_logits=torch.randn(ROWS, GAMMA, k),
-                                         hidden_states=torch.randn(ROWS, GAMMA, hidden_size),
-                                         anchor_token_ids=torch.full((ROWS,), token, dtype=torch.long))
-        out[anchor] = outcome(run)
-    return out
+    def run(token: int) -> Any:
+        with torch.no_grad():  # the selector's top_k candidates per slot (dflash_config.selector_top_k)
+            return cls.build_lattice(loaded, candidate_ids=torch.full((ROWS, GAMMA, k), token, dtype=torch.long),
+                                     unary_logits=torch.randn(ROWS, GAMMA, k),
+                                     hidden_states=torch.randn(ROWS, GAMMA, hidden_size),
+                                     anchor_token_ids=torch.full((ROWS,), token, dtype=torch.long))
+    return {"family": "dflash2", "ran": ["CandidateSelector.build_lattice"], "v": v, "w": w,
+            **at_anchors(run, v, w)}
 
 
 def eagle3_stage(where: str | None) -> str:

@@ -79,15 +79,8 @@ def observation() -> Any:
     gives it), its file:line helpers pointed at sglang/ files and its stacked shards with SGLang's MLA. Done in the
     worker only: importing this module changes nothing."""
     global observe
-    name = "release_model_worker"  # as it always imported it: the data quote the reprs of its objects
-    loaded = sys.modules.get(name)
-    if loaded is None or getattr(loaded, "__file__", None) != str(Path(__file__).with_name("release_worker.py")):
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("release_worker.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    found: Any = sys.modules[name]
+    # as it always imported it: the data quote the reprs of its objects
+    found: Any = _sibling("release_model_worker", "release_worker.py")
     if not getattr(found, "sglang_helpers", False):
         stacked = found.shards
 
@@ -429,16 +422,23 @@ def engine_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
     return {"id": case["id"], **out}
 
 
-def step_module() -> Any:
-    """verify/sglang_step.py, beside this file (loaded by path: this worker imports nothing of dspark_ckpt)."""
-    name = "dspark_sglang_step"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("sglang_step.py"))
+def _sibling(name: str, filename: str) -> Any:
+    """The module `filename` beside this file, loaded by path under `name` once (this worker imports nothing of
+    dspark_ckpt): the one already in sys.modules when it is that file."""
+    path = Path(__file__).with_name(filename)
+    loaded = sys.modules.get(name)
+    if loaded is None or getattr(loaded, "__file__", None) != str(path):
+        spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def step_module() -> Any:
+    """verify/sglang_step.py, beside this file."""
+    return _sibling("dspark_sglang_step", "sglang_step.py")
 
 
 def first_step(release: Release, case: dict[str, Any], out: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
