@@ -9,16 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from conftest import git, hook_repo_env, make_checkpoint, run_cli
+from conftest import git, make_checkpoint, run_cli
 
 PRUNED = {"vocab": 128, "draft_vocab": 64, "target_vocab": 128, "d2t": False, "t2d": True,
           "config_extra": {"markov_head_type": "vanilla"}}
-
-
-@pytest.fixture(scope="module")
-def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return hook_repo_env(tmp_path_factory.mktemp("precommit-staged"))
 
 
 def commit(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
