@@ -23,6 +23,7 @@ from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.write import stdout_console
 
 if TYPE_CHECKING:
+    from dspark_ckpt.check.deploy import DeployPlan
     from dspark_ckpt.output.fix_records import FixRecord
 
 DEFAULT_OUT_SUFFIX = "-fixed"
@@ -42,6 +43,7 @@ class FixJob:
     safe_only: bool
     exit_non_zero_on_fix: bool
     json: bool
+    deploy: DeployPlan | None = None  # --speculative-config, paired with the checkpoints as check pairs them
 
 
 def default_out(checkpoint: str) -> Path:
@@ -83,6 +85,7 @@ def fix(
     push: Annotated[bool, typer.Option("--push", help="Hub repo: open a pull request with the fix.")] = False,
     token: o.Token = None,
     revision: o.Revision = None,
+    speculative_config: o.SpeculativeConfig = None,
 ) -> None:
     """Repair drafts for the runtimes they will run on.
 
@@ -105,8 +108,10 @@ def fix(
     if out is not None and len(specs) > 1:
         raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
                          hint="omit --out (each gets NAME-fixed beside it) or use --in-place")
+    from dspark_ckpt.cli.deploy import paired_plan
+
     job = FixJob(run, chosen, out, in_place, dry_run, safe_only, exit_non_zero_on_fix,
-                 output_format is o.DOC_JSON)
+                 output_format is o.DOC_JSON, paired_plan(run, speculative_config, specs, hook=checkpoint_folders))
     if verbose:
         diagnose(run, 0)
     from dspark_ckpt.sources.hub_push import is_hub_checkpoint
@@ -199,7 +204,8 @@ def _plan_and_apply(spec: str, job: FixJob) -> tuple[Any, Any, list[str]]:
     replanned = None
     for attempt in range(REPLANS + 1):
         plan = plan_for(spec, job.run.target, job.run.repair_runtimes, job.strategy,
-                        selectors=job.run.repair_selectors, hints=job.run.hints)
+                        selectors=job.run.repair_selectors, hints=job.run.hints,
+                        served=job.deploy.request_for(spec) if job.deploy is not None else None)
         plan = replace(plan, replanned=replanned) if replanned else plan
         skipped = unsafe_reasons(plan) if job.safe_only else []
         out = job.out
