@@ -49,10 +49,11 @@ def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: Run
     from dspark_ckpt.runtimes.selectors import RuntimeVersion
     from dspark_ckpt.sources.resolve import open_source
 
+    speculative = deploy.speculative_for(spec) if deploy is not None else None
     try:
         source = open_source(spec, config=run.config, token=run.token)
         analysis = analyze(source, target=run.target, runtimes=[RuntimeVersion(r, v) for r, v in installed],
-                           speculative=deploy.speculative_for(spec) if deploy is not None else None)
+                           speculative=speculative)
     except DsparkCkptError:
         return Subject(report, None, None)
     if (result.skipped is not None and analysis.facts is not None) or not _loadable(analysis):
@@ -62,9 +63,11 @@ def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: Run
     builds = {b.runtime: b for b in analysis.builds}
     verdicts = {v.runtime: v for v in analysis.verdicts}
     target = analysis.target
+    model = analysis.method.model if analysis.method is not None else None
     return Subject(report, folder, analysis.facts, bool(cfg and cfg.parallel_drafting), builds, verdicts,
                    {n: tuple(t.shape) for n, t in analysis.tensors.items()},
-                   target.size if target is not None else None, target.hidden if target is not None else None)
+                   target.size if target is not None else None, target.hidden if target is not None else None,
+                   served=speculative, served_as=Path(model).name if speculative is not None and model else None)
 
 
 def with_engine(verified: Sequence[VerifiedCheckpoint], specs: Sequence[str], run: RunInputs, engine: Engine,
