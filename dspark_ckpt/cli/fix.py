@@ -98,7 +98,8 @@ def fix(
     chosen = strategy.value if strategy else None
     if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/repair/hub.py)
         raise typer.Exit(_push(checkpoints, common, chosen, output_format.value, out=out, in_place=in_place,
-                               dry_run=dry_run, refused=safe_only or checkpoint_folders or exit_non_zero_on_fix))
+                               dry_run=dry_run, refused=safe_only or checkpoint_folders or exit_non_zero_on_fix,
+                               speculative_config=speculative_config))
     from dspark_ckpt.repair.apply import destination_conflict
 
     if out is not None and in_place:
@@ -119,7 +120,8 @@ def fix(
     if dry_run and len(specs) == 1 and is_hub_checkpoint(specs[0]):  # the plan at the pinned commit, nothing pushed
         from dspark_ckpt.cli.push import dry_run_command
 
-        raise typer.Exit(dry_run_command(specs[0], run, job.strategy, output_format=output_format.value))
+        raise typer.Exit(dry_run_command(specs[0], run, job.strategy, output_format=output_format.value,
+                                         served=job.deploy.request_for(specs[0]) if job.deploy else None))
     try:
         code = run_all(specs, job)
     except KeyboardInterrupt as exc:  # Ctrl-C: say what it left (apply removed its staging), exit 130
@@ -131,7 +133,7 @@ def fix(
 
 
 def _push(checkpoints: list[str], common: Common, strategy: str | None, output_format: str, *, out: Path | None,
-          in_place: bool, dry_run: bool, refused: bool) -> int:
+          in_place: bool, dry_run: bool, refused: bool, speculative_config: str | None = None) -> int:
     """`fix --push`: the usage errors first (DSP-E072, DSP-E059), then the run resolved as for any fix."""
     from dspark_ckpt.cli.push import push_command, push_target
 
@@ -143,7 +145,11 @@ def _push(checkpoints: list[str], common: Common, strategy: str | None, output_f
     run = resolve_run(common)
     if common.verbose:
         diagnose(run, 0)
-    return push_command(checkpoints[0], spec, run, strategy, output_format=output_format)
+    from dspark_ckpt.cli.deploy import paired_plan
+
+    deploy = paired_plan(run, speculative_config, checkpoints)
+    return push_command(checkpoints[0], spec, run, strategy, output_format=output_format,
+                        served=deploy.request_for(checkpoints[0]) if deploy is not None else None)
 
 
 def run_all(specs: list[str], job: FixJob) -> int:

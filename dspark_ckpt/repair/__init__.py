@@ -13,6 +13,7 @@ from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair.actions import FixPlan, Refusal
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
+from dspark_ckpt.runtimes.serving_method import ServingMethod
 from dspark_ckpt.sources.target import resolve_target
 
 if TYPE_CHECKING:
@@ -93,17 +94,25 @@ def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Seque
     folder = Path(checkpoint).absolute()
     recovered = recover_interrupted(folder)  # a half-done in-place fix is finished before anything is read
     named = Named(str(checkpoint), target_words(hints.target if hints else None, target.size))
-    speculative = served.spec if served is not None else None
-    situation = replace(read_situation(folder, target, runtimes, speculative), named_as=named)
+    situation = replace(read_situation(folder, target, runtimes, served.spec if served else None), named_as=named)
     plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors),
                        required=required_runtimes(selectors), pinned=pinned_runtimes(selectors))
-    plan = replace(plan, speculative=speculative, method=situation.method if speculative is not None else None)
-    if served is not None and served.problem is not None:  # the method it is served with is unknown: no plan
-        problem = served.problem
-        plan = replace(plan, actions=(), changes=None, after=plan.before, refusal=Refusal(
-            problem.code, f"cannot plan for the deploy: {problem.message}",
-            "give --speculative-config the JSON object vLLM gets, or the path of a .json file holding it"))
+    plan = for_deploy(plan, served, situation.method)
     return replace(plan, recovered=recovered.message()) if recovered else plan
+
+
+def for_deploy(plan: FixPlan, served: DeployRequest | None, method: ServingMethod | None) -> FixPlan:
+    """The plan with the deploy's speculative config it was made with (the re-check after applying is handed it)
+    and the serving method its analysis derived; refused with check's code (DSP801, DSP802) where that config is
+    no JSON object, for the method the draft is served with is then unknown. A folder's and a Hub repo's plan."""
+    if served is None:
+        return plan
+    plan = replace(plan, speculative=served.spec, method=method if served.spec is not None else None)
+    if served.problem is None:
+        return plan
+    return replace(plan, actions=(), changes=None, after=plan.before, refusal=Refusal(
+        served.problem.code, f"cannot plan for the deploy: {served.problem.message}",
+        "give --speculative-config the JSON object vLLM gets, or the path of a .json file holding it"))
 
 
 def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_size: int | None = None,
