@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.errors import SourceError, UsageError
 from dspark_ckpt.formats.json_doc import Document, ProblemKind, RefusedFile, decode_document, read_bounded
@@ -22,6 +22,9 @@ from dspark_ckpt.model.target_config import text_config
 from dspark_ckpt.runtimes import draft_context, vllm_release
 from dspark_ckpt.runtimes import speculative_config as sc
 from dspark_ckpt.runtimes.release import parse
+
+if TYPE_CHECKING:
+    from dspark_ckpt.check.analysis import Analysis
 
 MAX_SPEC_BYTES = 1 << 20  # a speculative config is a few hundred bytes
 INLINE = "--speculative-config"
@@ -285,12 +288,45 @@ class DeployPlan:
         model = self.request.model
         return model is None or spec == self.paired or same_checkpoint(model, spec)
 
+    def request_for(self, spec: str) -> DeployRequest | None:
+        """The speculative config as read, where it goes with `spec` (check's, fix's and verify's one rule)."""
+        return self.request if self.applies(spec) else None
+
+    def speculative_for(self, spec: str) -> Mapping[str, Any] | None:
+        """The speculative config every analysis of `spec` is handed (check's, fix's plan and re-check, verify's),
+        from which it derives the serving method (runtimes/serving_method.py); None where it does not go with
+        `spec`, or is no JSON object."""
+        request = self.request_for(spec)
+        return request.spec if request is not None else None
+
+    def bound(self, spec: str) -> BoundDeploy:
+        return BoundDeploy(self, spec)
+
     def apply(self, report: CheckpointReport, spec: str, config: Mapping[str, Any] | None,
               family: Family | None) -> CheckpointReport:
         draft = DeployDraft(spec, config, family, frozenset(f.code for f in report.findings))
         deploy, found = assess(self.request, draft, versions=self.versions, target=self.target,
                                target_spec=self.target_spec)
         return attach(report, deploy, found)
+
+
+@dataclass(frozen=True, slots=True)
+class BoundDeploy:
+    """The run's deploy with one checkpoint as given: what its analysis is handed (check's, verify's), and what its
+    report gets after (the deploy record and the preflight's findings), each only where the config goes with it."""
+
+    plan: DeployPlan
+    spec: str
+
+    @property
+    def speculative(self) -> Mapping[str, Any] | None:
+        return self.plan.speculative_for(self.spec)
+
+    def publish(self, report: CheckpointReport, analysis: Analysis) -> CheckpointReport:
+        if not self.plan.applies(self.spec):
+            return report
+        return self.plan.apply(report, self.spec, analysis.raw_config,
+                               analysis.config.family if analysis.config else None)
 
 
 def plan_deploy(text: str | None, *, target: TargetVocab | None, target_spec: str | None,

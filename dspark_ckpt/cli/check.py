@@ -15,6 +15,7 @@ from dspark_ckpt.check.hints import with_runnable_hints
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
+from dspark_ckpt.cli.deploy import deploy_plan
 from dspark_ckpt.cli.exits import EXIT_OK, EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import expand_folders, plan_inputs, refuse_wrong_file
 from dspark_ckpt.cli.run import (
@@ -62,33 +63,18 @@ def check_one(spec: str, run: Run, note: Finding | None = None, deploy: "DeployP
 
         stderr_console().print(f"dspark-ckpt: {note_for_check(path)}", markup=False)
     source = open_source(spec, config=run.config, token=run.token)
-    paired = deploy is not None and deploy.applies(spec)  # the speculative config goes with this checkpoint
+    bound = deploy.bound(spec) if deploy is not None else None  # the speculative config, where it goes with spec
     analysis = analyze(source, target=run.target, runtimes=run.runtimes,
-                       speculative=deploy.request.spec if paired and deploy is not None else None)
+                       speculative=bound.speculative if bound is not None else None)
     report = analysis.with_findings((note,) if note else ()).with_findings(source_notes(source)).report
-    if deploy is not None and paired:  # the speculative config, with the checkpoint it names
-        report = deploy.apply(report, spec, analysis.raw_config, analysis.config.family if analysis.config else None)
+    if bound is not None:
+        report = bound.publish(report, analysis)
     suggest = None
     if any(f.template and "{fix" in f.template for f in report.findings):
         from dspark_ckpt.repair.suggest import suggester  # only then: planning imports the repair package
 
         suggest = suggester(analysis)
     return with_runnable_hints(report, spec, run.hints, suggest)
-
-
-def deploy_plan(run: Run, flag: str | None, max_model_len: int | None = None) -> "DeployPlan | None":
-    """--speculative-config, else the settings file's `speculative-config`; the target as --target names it; the
-    served max_model_len as --max-model-len (else the settings file's `max-model-len`) gives it."""
-    text = flag if flag is not None else run.settings.speculative_config
-    if text is None:
-        return None  # no deploy to check: its rules (~12 ms of imports) are not loaded
-    from dspark_ckpt.check.deploy import plan_deploy
-
-    c = run.common
-    target_spec = c.target if c.target is not None or c.target_vocab_size is not None else run.settings.target
-    served = max_model_len if max_model_len is not None else run.settings.max_model_len
-    return plan_deploy(text, target=run.target, target_spec=target_spec,
-                       runtimes=[(r.runtime, r.version) for r in run.runtimes], max_model_len=served)
 
 
 def refuse_non_checkpoints(report: Report) -> None:

@@ -23,6 +23,7 @@ from dspark_ckpt.output.streams import report_error
 from dspark_ckpt.output.write import stdout_console
 
 if TYPE_CHECKING:
+    from dspark_ckpt.check.deploy import DeployPlan
     from dspark_ckpt.output.fix_records import FixRecord
 
 DEFAULT_OUT_SUFFIX = "-fixed"
@@ -42,6 +43,7 @@ class FixJob:
     safe_only: bool
     exit_non_zero_on_fix: bool
     json: bool
+    deploy: DeployPlan | None = None  # --speculative-config, paired with the checkpoints as check pairs them
 
 
 def default_out(checkpoint: str) -> Path:
@@ -83,6 +85,7 @@ def fix(
     push: Annotated[bool, typer.Option("--push", help="Hub repo: open a pull request with the fix.")] = False,
     token: o.Token = None,
     revision: o.Revision = None,
+    speculative_config: o.SpeculativeConfig = None,
 ) -> None:
     """Repair drafts for the runtimes they will run on.
 
@@ -95,7 +98,8 @@ def fix(
     chosen = strategy.value if strategy else None
     if push:  # Hub repos: the repair goes to a pull request (dspark_ckpt/repair/hub.py)
         raise typer.Exit(_push(checkpoints, common, chosen, output_format.value, out=out, in_place=in_place,
-                               dry_run=dry_run, refused=safe_only or checkpoint_folders or exit_non_zero_on_fix))
+                               dry_run=dry_run, refused=safe_only or checkpoint_folders or exit_non_zero_on_fix,
+                               speculative_config=speculative_config))
     from dspark_ckpt.repair.apply import destination_conflict
 
     if out is not None and in_place:
@@ -105,8 +109,10 @@ def fix(
     if out is not None and len(specs) > 1:
         raise UsageError(f"--out names one folder, but {len(specs)} checkpoints were given", code="DSP-E073",
                          hint="omit --out (each gets NAME-fixed beside it) or use --in-place")
+    from dspark_ckpt.cli.deploy import paired_plan
+
     job = FixJob(run, chosen, out, in_place, dry_run, safe_only, exit_non_zero_on_fix,
-                 output_format is o.DOC_JSON)
+                 output_format is o.DOC_JSON, paired_plan(run, speculative_config, specs, hook=checkpoint_folders))
     if verbose:
         diagnose(run, 0)
     from dspark_ckpt.sources.hub_push import is_hub_checkpoint
@@ -114,7 +120,8 @@ def fix(
     if dry_run and len(specs) == 1 and is_hub_checkpoint(specs[0]):  # the plan at the pinned commit, nothing pushed
         from dspark_ckpt.cli.push import dry_run_command
 
-        raise typer.Exit(dry_run_command(specs[0], run, job.strategy, output_format=output_format.value))
+        raise typer.Exit(dry_run_command(specs[0], run, job.strategy, output_format=output_format.value,
+                                         served=job.deploy.request_for(specs[0]) if job.deploy else None))
     try:
         code = run_all(specs, job)
     except KeyboardInterrupt as exc:  # Ctrl-C: say what it left (apply removed its staging), exit 130
@@ -126,7 +133,7 @@ def fix(
 
 
 def _push(checkpoints: list[str], common: Common, strategy: str | None, output_format: str, *, out: Path | None,
-          in_place: bool, dry_run: bool, refused: bool) -> int:
+          in_place: bool, dry_run: bool, refused: bool, speculative_config: str | None = None) -> int:
     """`fix --push`: the usage errors first (DSP-E072, DSP-E059), then the run resolved as for any fix."""
     from dspark_ckpt.cli.push import push_command, push_target
 
@@ -138,7 +145,11 @@ def _push(checkpoints: list[str], common: Common, strategy: str | None, output_f
     run = resolve_run(common)
     if common.verbose:
         diagnose(run, 0)
-    return push_command(checkpoints[0], spec, run, strategy, output_format=output_format)
+    from dspark_ckpt.cli.deploy import paired_plan
+
+    deploy = paired_plan(run, speculative_config, checkpoints)
+    return push_command(checkpoints[0], spec, run, strategy, output_format=output_format,
+                        served=deploy.request_for(checkpoints[0]) if deploy is not None else None)
 
 
 def run_all(specs: list[str], job: FixJob) -> int:
@@ -199,7 +210,8 @@ def _plan_and_apply(spec: str, job: FixJob) -> tuple[Any, Any, list[str]]:
     replanned = None
     for attempt in range(REPLANS + 1):
         plan = plan_for(spec, job.run.target, job.run.repair_runtimes, job.strategy,
-                        selectors=job.run.repair_selectors, hints=job.run.hints)
+                        selectors=job.run.repair_selectors, hints=job.run.hints,
+                        served=job.deploy.request_for(spec) if job.deploy is not None else None)
         plan = replace(plan, replanned=replanned) if replanned else plan
         skipped = unsafe_reasons(plan) if job.safe_only else []
         out = job.out

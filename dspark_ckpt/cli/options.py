@@ -112,8 +112,8 @@ CheckpointFolders = Annotated[bool, typer.Option(
     "--checkpoint-folders", help="Use the folder of each file given (for pre-commit).")]
 SpeculativeConfig = Annotated[str | None, typer.Option(
     "--speculative-config", metavar="JSON|FILE", help="The deploy's vLLM --speculative-config (inline JSON or a .json "
-    "file; default: the settings file's `speculative-config`), checked with the checkpoint its `model` names, "
-    "which may then be omitted.")]
+    "file; default: the settings file's `speculative-config`): its method is the serving method of the checkpoint "
+    "its `model` names (check: which may then be omitted, and the config is checked with it).")]
 MaxModelLen = Annotated[int | None, typer.Option(
     "--max-model-len", metavar="N", min=1, help="The deploy's `vllm serve --max-model-len`, the served context the "
     "--speculative-config draft's max_position_embeddings is checked against (default: the settings file's "

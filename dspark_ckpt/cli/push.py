@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dspark_ckpt.check.hints import command_line, target_flags
 from dspark_ckpt.cli.exits import EXIT_NOT_FIXED, EXIT_OK
@@ -24,11 +25,16 @@ from dspark_ckpt.repair.render import fix_record
 from dspark_ckpt.sources.hub import RepoSpec
 from dspark_ckpt.sources.hub_push import FileDiff, hub_spec, local_options_refused
 
+if TYPE_CHECKING:
+    from dspark_ckpt.check.deploy import DeployRequest
 
-def dry_run_command(checkpoint: str, run: Run, strategy: str | None, *, output_format: str) -> int:
-    """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it."""
+
+def dry_run_command(checkpoint: str, run: Run, strategy: str | None, *, output_format: str,
+                    served: DeployRequest | None = None) -> int:
+    """`fix org/repo --dry-run`: the plan and its JSON diffs at the pinned commit; exit 1 when it would change it.
+    `served`: the deploy's speculative config where it goes with the repo (check's DeployPlan.request_for)."""
     plan = plan_hub(hub_spec(checkpoint), run.target, run.repair_runtimes, strategy, selectors=run.repair_selectors,
-                    hints=run.hints, token=run.token)
+                    hints=run.hints, token=run.token, served=served)
     record = fix_record(plan, None, in_place=False, dry_run=True)
     console = stdout_console(run.common.color.value)  # pipe-friendly: no hard wraps, no trailing padding
     if output_format == "json":
@@ -60,10 +66,11 @@ def push_record(checkpoint: str, result: PushResult) -> PushRecord:
                       diff.delete if diff else (), result.report)
 
 
-def push_command(checkpoint: str, spec: RepoSpec, run: Run, strategy: str | None, *, output_format: str) -> int:
+def push_command(checkpoint: str, spec: RepoSpec, run: Run, strategy: str | None, *, output_format: str,
+                 served: DeployRequest | None = None) -> int:
     """The `fix --push` command body: push, print the PR URL and the check of its revision; the exit code."""
     result = push_fix(spec, run.target, run.repair_runtimes, strategy, describe=_describe, selectors=run.repair_selectors,
-                      hints=run.hints, token=run.token)
+                      hints=run.hints, token=run.token, served=served)
     push = push_record(checkpoint, result)
     console = stdout_console(run.common.color.value)  # pipe-friendly: no hard wraps, no trailing padding
     if output_format == "json":

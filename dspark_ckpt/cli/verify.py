@@ -34,6 +34,8 @@ from dspark_ckpt.verify.engine import Engine
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from dspark_ckpt.check.deploy import DeployPlan
+
     from dspark_ckpt.output.verify_records import VerifiedCheckpoint
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 
@@ -50,7 +52,7 @@ def local_spec(spec: str) -> None:
                                                f"then verify DIR; `dspark-ckpt check {shlex.quote(spec)}` works remotely")
 
 
-def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tuple[
+def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions, deploy: DeployPlan | None = None) -> tuple[
         list[VerifiedCheckpoint], list[tuple[str, DsparkCkptError]]]:
     """Each checkpoint in turn; as in check, one that cannot be opened is a DSP702 entry and the rest still run."""
     from dspark_ckpt.check.batch import run_each, unavailable_report
@@ -72,7 +74,8 @@ def verify_all(checkpoints: list[str], run: Run, options: VerifyOptions) -> tupl
             local_spec(spec)
             source = open_source(spec, config=run.config, token=run.token)
             report, result = verify_checkpoint(source, target=run.target, runtimes=run.runtimes,
-                                               options=replace(options, progress=bar), device=device)
+                                               options=replace(options, progress=bar), device=device,
+                                               deploy=deploy.bound(spec) if deploy is not None else None)
             note = notes[spec]
             report = replace(report, findings=report.findings + (note,)) if note else report
             return VerifiedCheckpoint(with_runnable_hints(report, spec, run.hints), result)
@@ -123,12 +126,12 @@ def render(report: Report, verified: list[VerifiedCheckpoint], run: Run, fmt: o.
 
 
 def _engine(verified: list[VerifiedCheckpoint], checkpoints: list[str], run: Run, engine: Engine,
-            device: str) -> list[VerifiedCheckpoint]:
+            device: str, deploy: DeployPlan | None) -> list[VerifiedCheckpoint]:
     from dspark_ckpt.verify.engine_report import with_engine
     from dspark_ckpt.verify.torch_loader import resolve_device
 
     specs = [i.spec for i in plan_inputs(checkpoints)]
-    return with_engine(verified, specs, run, engine, str(resolve_device(device)))
+    return with_engine(verified, specs, run, engine, str(resolve_device(device)), deploy)
 
 
 def _probe(value: str) -> ProbeBudget:
@@ -170,28 +173,32 @@ def verify(
     color: o.Color = o.ColorChoice.AUTO,
     no_color: o.NoColor = False,
     token: o.Token = None,
+    speculative_config: o.SpeculativeConfig = None,
 ) -> None:
     """Load drafts with torch as each runtime would.
 
     The exact load error of each runtime version, the d2t mapping as the device computes it, and the risk that
     padded lm_head rows propose ids the target does not have.
     """
+    from dspark_ckpt.cli.deploy import paired_plan
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
                              extend_select, ignore, fail_on, exit_zero, quiet, verbose,
                              o.color_choice(color, no_color), token))
+    deploy = paired_plan(run, speculative_config, checkpoints)
     verified, failures = verify_all(checkpoints, run, VerifyOptions(device=device, seed=seed, top_k=top_k,
-                                                                      budget=probe))
-    verified = _engine(verified, checkpoints, run, engine, device)
+                                                                      budget=probe), deploy)
+    verified = _engine(verified, checkpoints, run, engine, device, deploy)
     for _spec, error in failures:  # one line each on stderr, even with -q, as check does
         report_error(error, hint=False)
     runtimes = tuple(str(r) for r in run.runtimes)
     full = Report(tuple(v.report for v in verified), runtimes=runtimes)
     shown = [replace(v, report=selected(v.report, run.policy)) for v in verified]
     report = Report(tuple(v.report for v in shown), runtimes=runtimes)
+    spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
     emit(lambda console: render(report, shown, run, output_format, console, full), output, color.value,
-         inputs=read_paths(run, checkpoints))
+         inputs=read_paths(run, checkpoints + ([spec_file] if spec_file else [])))
     announce_policy(run, full, report)
     if verbose:
         diagnose(run, hidden_count(full, report))

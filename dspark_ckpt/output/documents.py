@@ -137,6 +137,8 @@ def fix_entry(fix: FixRecord) -> dict[str, Any]:
         "stays_broken": list(fix.stays_broken),
         "recovered": fix.recovered,
         "replanned": fix.replanned,
+        "serving_method": ({"method": fix.serving_method[0], "method_from": fix.serving_method[1]}
+                           if fix.serving_method is not None else None),
     }
     if fix.result is not None:
         doc["result"] = _written(fix.result)

@@ -111,6 +111,9 @@ class FixRecord:
     # Releases check gates on that the plan leaves failing (a runtime no repair can make load): fix exits 1
     stays_broken: tuple[str, ...] = ()
     replanned: str | None = None  # why the plan shown was made again (its source changed after the first plan)
+    # The serving method the plan was made for, and who named it: set where a --speculative-config went with the
+    # checkpoint (as check's JSON says the method only in its `deploy`), else None
+    serving_method: tuple[str, str] | None = None
 
 
 def file_rows(changes: FixChanges | None) -> list[str]:

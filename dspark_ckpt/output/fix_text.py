@@ -40,7 +40,8 @@ def render_plan_text(fix: FixRecord, console: Console, *, diff: bool) -> None:
         console.print(Text(f"recovered: {fix.recovered}", style="yellow"))
     if fix.replanned:
         console.print(Text(f"re-planned: {fix.replanned}", style="yellow"))
-    console.print(f"fix for {spans(fix.runtimes)} (T={fix.target_vocab_size})")
+    served = f", served as {fix.serving_method[0]} ({fix.serving_method[1]})" if fix.serving_method else ""
+    console.print(f"fix for {spans(fix.runtimes)} (T={fix.target_vocab_size}{served})", markup=False)
     if fix.refusal is not None:
         console.print(Text.assemble(("refused ", "bold red"), (fix.refusal.code, "bold"), f": {fix.refusal.message}"))
         if fix.refusal.hint:

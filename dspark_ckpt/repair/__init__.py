@@ -11,11 +11,13 @@ from dspark_ckpt.check.hints import HintInputs, Named, target_words
 from dspark_ckpt.errors import UsageError
 from dspark_ckpt.model.repair_catalog import NAMES as STRATEGIES
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.repair.actions import FixPlan
+from dspark_ckpt.repair.actions import FixPlan, Refusal
 from dspark_ckpt.runtimes.selectors import RuntimeVersion, parse_selectors
+from dspark_ckpt.runtimes.serving_method import ServingMethod
 from dspark_ckpt.sources.target import resolve_target
 
 if TYPE_CHECKING:
+    from dspark_ckpt.check.deploy import DeployRequest
     from dspark_ckpt.repair.apply import FixResult, apply_fix
 
 
@@ -77,11 +79,13 @@ def required_runtimes(selectors: Sequence[str] | None) -> tuple[str, ...]:
 
 def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion],
              strategy: str | None = None, *, selectors: Sequence[str] | None = None,
-             hints: HintInputs | None = None) -> FixPlan:
+             hints: HintInputs | None = None, served: DeployRequest | None = None) -> FixPlan:
     """Plan the repair of a draft folder from resolved inputs (the CLI resolves them once, as for check).
     `selectors`: the --for values as given (None: the default, all), which decide whether the plan is best effort.
     `hints`: the target as the user gave it, which the commands a refusal suggests repeat with the checkpoint as
-    given (without it: --target-vocab-size T)."""
+    given (without it: --target-vocab-size T). `served`: the deploy's --speculative-config where it goes with this
+    checkpoint (check's DeployPlan.applies): the plan, and the re-check after applying, route the draft by its method
+    as check does; one that is no JSON object refuses the plan with check's code for it (DSP801, DSP802)."""
     from dspark_ckpt.repair.journal import recover_interrupted
     from dspark_ckpt.repair.plan import plan_repair
     from dspark_ckpt.repair.read import read_situation
@@ -90,10 +94,25 @@ def plan_for(checkpoint: str | Path, target: TargetVocab | None, runtimes: Seque
     folder = Path(checkpoint).absolute()
     recovered = recover_interrupted(folder)  # a half-done in-place fix is finished before anything is read
     named = Named(str(checkpoint), target_words(hints.target if hints else None, target.size))
-    situation = replace(read_situation(folder, target, runtimes), named_as=named)
+    situation = replace(read_situation(folder, target, runtimes, served.spec if served else None), named_as=named)
     plan = plan_repair(situation, runtimes, strategy, best_effort=best_effort(selectors),
                        required=required_runtimes(selectors), pinned=pinned_runtimes(selectors))
+    plan = for_deploy(plan, served, situation.method)
     return replace(plan, recovered=recovered.message()) if recovered else plan
+
+
+def for_deploy(plan: FixPlan, served: DeployRequest | None, method: ServingMethod | None) -> FixPlan:
+    """The plan with the deploy's speculative config it was made with (the re-check after applying is handed it)
+    and the serving method its analysis derived; refused with check's code (DSP801, DSP802) where that config is
+    no JSON object, for the method the draft is served with is then unknown. A folder's and a Hub repo's plan."""
+    if served is None:
+        return plan
+    plan = replace(plan, speculative=served.spec, method=method if served.spec is not None else None)
+    if served.problem is None:
+        return plan
+    return replace(plan, actions=(), changes=None, after=plan.before, refusal=Refusal(
+        served.problem.code, f"cannot plan for the deploy: {served.problem.message}",
+        "give --speculative-config the JSON object vLLM gets, or the path of a .json file holding it"))
 
 
 def plan_fix(checkpoint: str | Path, *, target: str | None = None, target_vocab_size: int | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ from dspark_ckpt.model.report import FixState
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.repair.stamps import SourceStamp
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.runtimes.serving_method import ServingMethod
 
 # The strategy names, for the planner and executor (declared in model/repair_catalog.py; the strategies themselves,
 # with what each does, are repair/strategies.py).
@@ -196,6 +198,10 @@ class FixPlan:
     recovered: str | None = None  # what was done, before planning, to a fix that an earlier run left half-done
     replanned: str | None = None  # why this plan was made again (its source changed after an earlier plan of it)
     named_as: Named | None = None  # the checkpoint and target as the user gave them, for the commands hints name
+    # The deploy's --speculative-config that goes with this checkpoint (check's DeployPlan.speculative_for): the
+    # re-check after applying is handed it too, so it routes the draft by the same serving method as the plan
+    speculative: Mapping[str, Any] | None = None
+    method: ServingMethod | None = None  # the serving method the plan's analysis derived from it (None without one)
 
     @property
     def named(self) -> Named:

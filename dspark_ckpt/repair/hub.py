@@ -7,10 +7,10 @@ words come from the caller (output/push_text.py). Nothing here prints or decides
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dspark_ckpt.check.hints import HintInputs, Named, target_words
 from dspark_ckpt.model.report import CheckpointReport
@@ -20,6 +20,7 @@ from dspark_ckpt.sources.hub import RepoSpec, open_hub
 from dspark_ckpt.sources.hub_push import FileDiff, create_pr, file_diff, materialize
 
 if TYPE_CHECKING:
+    from dspark_ckpt.check.deploy import DeployRequest
     from dspark_ckpt.repair.actions import FixPlan
     from dspark_ckpt.repair.situation import Situation
 
@@ -53,18 +54,20 @@ def _plan(situation: Situation, name: str, target: TargetVocab, runtimes: Sequen
 
 def push_fix(spec: RepoSpec, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion], strategy: str | None,
              *, describe: Describe, selectors: Sequence[str] | None = None, hints: HintInputs | None = None,
-             token: str | None = None) -> PushResult:
+             token: str | None = None, served: DeployRequest | None = None) -> PushResult:
     """Plan on the checked commit, apply into a temporary folder, commit only what changed as a PR, re-check it.
-    `selectors`: the --for values as given (best effort or required, as for a folder); `describe`: the PR's words."""
-    from dspark_ckpt.repair import apply_fix, checked_inputs
+    `selectors`: the --for values as given (best effort or required, as for a folder); `describe`: the PR's words;
+    `served`: the deploy's speculative config where it goes with this repo (repair.plan_for's)."""
+    from dspark_ckpt.repair import apply_fix, checked_inputs, for_deploy
     from dspark_ckpt.repair.read import read_situation
 
     target_vocab = checked_inputs(strategy, target)  # DSP-E060/E061 before anything is downloaded
     source = open_hub(spec, token=token)
     sha = source.resolved.sha
     before = materialize(source)
-    plan = _plan(read_situation(before, target_vocab, runtimes), f"hf://{spec.repo_id}@{sha}", target_vocab,
-                 runtimes, strategy, selectors, hints)
+    situation = read_situation(before, target_vocab, runtimes, served.spec if served else None)
+    plan = for_deploy(_plan(situation, f"hf://{spec.repo_id}@{sha}", target_vocab, runtimes, strategy, selectors,
+                            hints), served, situation.method)
     if not plan.changes_anything:
         return PushResult(plan, sha, None)
     with tempfile.TemporaryDirectory(prefix="dspark-push-") as tmp:
@@ -73,33 +76,36 @@ def push_fix(spec: RepoSpec, target: TargetVocab | None, runtimes: Sequence[Runt
         diff = file_diff(before, fixed, plan.changes.removed if plan.changes else ())
         title, description = describe(plan, sha, diff)
         info = create_pr(source, fixed, diff, title, description, token)
-    report = _check_revision(RepoSpec(spec.repo_id, info.pr_revision), target_vocab, runtimes, token)
+    report = _check_revision(RepoSpec(spec.repo_id, info.pr_revision), target_vocab, runtimes, token, plan.speculative)
     return PushResult(plan, sha, diff, info.pr_url, info.pr_revision, info.oid, report)
 
 
 def _check_revision(pr_spec: RepoSpec, target: TargetVocab, runtimes: Sequence[RuntimeVersion],
-                    token: str | None) -> CheckpointReport:
-    """The check of the pull request's revision, against the same T and runtimes the plan was made for."""
-    from dspark_ckpt.check.analysis import inspect_checkpoint
+                    token: str | None, speculative: Mapping[str, Any] | None = None) -> CheckpointReport:
+    """The check of the pull request's revision, against the same T, runtimes and serving method the plan was made
+    for."""
+    from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.sources.resolve import with_source_notes
 
     pr = open_hub(pr_spec, token=token)
-    return with_source_notes(inspect_checkpoint(pr, target=target, runtimes=runtimes), pr)
+    return with_source_notes(analyze(pr, target=target, runtimes=runtimes, speculative=speculative).report, pr)
 
 
 def plan_hub(spec: RepoSpec, target: TargetVocab | None, runtimes: Sequence[RuntimeVersion], strategy: str | None,
              *, selectors: Sequence[str] | None = None, hints: HintInputs | None = None,
-             token: str | None = None) -> FixPlan:
+             token: str | None = None, served: DeployRequest | None = None) -> FixPlan:
     """The repair plan of a Hub repo at its pinned commit, read as check reads it (the JSON files through the HF
     cache, one ranged request per shard header, the small d2t/t2d): no shard is downloaded, nothing is written or
     pushed. `target`, `runtimes`, `selectors`, `hints`: resolved once by the CLI, as for a folder (repair.plan_for)."""
     from dspark_ckpt.check.analysis import analyze
-    from dspark_ckpt.repair import checked_inputs
+    from dspark_ckpt.repair import checked_inputs, for_deploy
     from dspark_ckpt.repair.read import situation_from
 
     target_vocab = checked_inputs(strategy, target)
     source = open_hub(spec, token=token)
     name = f"hf://{spec.repo_id}@{source.resolved.sha}"
     # No local files to bind the plan to: the commit is pinned.
-    situation = replace(situation_from(analyze(source, target=target_vocab, runtimes=runtimes)), source=name)
-    return _plan(situation, name, target_vocab, runtimes, strategy, selectors, hints)
+    analysis = analyze(source, target=target_vocab, runtimes=runtimes, speculative=served.spec if served else None)
+    situation = replace(situation_from(analysis), source=name)
+    return for_deploy(_plan(situation, name, target_vocab, runtimes, strategy, selectors, hints), served,
+                      situation.method)

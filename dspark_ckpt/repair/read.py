@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.errors import SourceError
@@ -76,14 +77,16 @@ def situation_from(analysis: Analysis, folder: Path | None = None, stamps: tuple
         nested_settings=analysis.config.nested_settings if analysis.config is not None else (),
         d2t_broken=any(f.code in _BROKEN_D2T and f.tensor == (analysis.vocab.d2t.name if analysis.vocab.d2t
                                                               else None) for f in analysis.findings),
-        d2t_offsets=offsets, d2t_offsets_why=offsets_why, target=analysis.target,
+        d2t_offsets=offsets, d2t_offsets_why=offsets_why, target=analysis.target, method=analysis.method,
     )
 
 
-def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[RuntimeVersion]) -> Situation:
+def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[RuntimeVersion],
+                   speculative: Mapping[str, Any] | None = None) -> Situation:
+    """`speculative`: the deploy's speculative config for this checkpoint, as check's analysis is handed it."""
     if not folder.is_dir():
         raise SourceError(f"{folder}: fix works on a checkpoint folder", code="DSP-E062",
                           hint="give the folder that holds config.json and the safetensors files")
     source = LocalFolder(folder)
-    analysis = analyze(source, target=target, runtimes=runtimes)
+    analysis = analyze(source, target=target, runtimes=runtimes, speculative=speculative)
     return situation_from(analysis, folder, stamp_sources(folder, source, analysis.loaded.headers, (CONFIG_NAME, INDEX_NAME)))

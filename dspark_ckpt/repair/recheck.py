@@ -61,7 +61,7 @@ def check_folder(source: LocalFolder, plan: a.FixPlan) -> tuple[CheckpointReport
     """check of `source` against the target and runtimes the plan was made for; the files it read."""
     runtimes = plan.runtime_versions or parse_selectors(list(plan.runtimes))
     target = plan.target or TargetVocab(plan.target_vocab_size, "fix", omni=plan.target_omni)
-    analysis = analyze(source, target=target, runtimes=runtimes)
+    analysis = analyze(source, target=target, runtimes=runtimes, speculative=plan.speculative)
     index = analysis.loaded.index
     shards = set(analysis.loaded.headers) | set(source.safetensors_files()) | set(index.files if index else ())
     return analysis.report, (CONFIG_NAME, INDEX_NAME, *sorted(shards))

@@ -59,4 +59,5 @@ def fix_record(plan: FixPlan, result: FixResult | None, *, in_place: bool, dry_r
         skip_command=command("fix", plan.named, plan.runtimes) if skipped else None,
         warnings=plan.warnings, not_repaired_for=plan.not_repaired_for, recovered=plan.recovered,
         result=_written(result) if result is not None else None, stays_broken=tuple(stays_broken),
-        replanned=plan.replanned)
+        replanned=plan.replanned,
+        serving_method=(plan.method.name, plan.method.given_by) if plan.method is not None else None)

@@ -12,6 +12,7 @@ from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.repair.stamps import SourceStamp
 from dspark_ckpt.runtimes.records import DraftFacts
+from dspark_ckpt.runtimes.serving_method import ServingMethod
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class Situation:
     d2t_offsets_why: str = "it ships no d2t"
     target: TargetVocab | None = None  # the resolved target, whole (head_rows, Omni): what the plan is judged against
     named_as: Named | None = None  # the checkpoint and target as the user gave them (None: source and T)
+    method: ServingMethod | None = None  # the serving method check's analysis derived (runtimes/serving_method.py)
 
     @property
     def named(self) -> Named:

@@ -437,6 +437,11 @@ class Subject:
     tensors: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     target_vocab: int | None = None
     target_hidden: int | None = None
+    # The deploy's --speculative-config where it goes with this checkpoint: vLLM's worker resolves the draft from
+    # config.json with the release's own SpeculativeConfig (release_worker.Release.served), in a folder named as
+    # the draft vLLM reads (`served_as`: its method detection reads the path)
+    served: Mapping[str, Any] | None = None
+    served_as: str | None = None
 
     @property
     def vocab(self) -> int | None:
@@ -459,6 +464,8 @@ class Subject:
                        bare=built.config_class in landing.BARE_CONFIGS)
             if built.parallel_drafting is not None:
                 out["parallel_drafting"] = built.parallel_drafting
+        if self.served is not None and runtime == "vllm":  # the path comes from served_as; `model` is not passed
+            out.update(served={k: v for k, v in self.served.items() if k != "model"}, served_as=self.served_as)
         return out
 
 

@@ -17,6 +17,7 @@ from dspark_ckpt.verify.engine import Engine, Subject, apply_engine, availabilit
 
 if TYPE_CHECKING:
     from dspark_ckpt.check.analysis import Analysis
+    from dspark_ckpt.check.deploy import DeployPlan
     from dspark_ckpt.model.target import TargetVocab
     from dspark_ckpt.output.verify_records import VerifyResult
 
@@ -41,17 +42,18 @@ def _loadable(analysis: Analysis) -> bool:
 
 
 def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: RunInputs,
-             installed: Sequence[tuple[str, str]]) -> Subject:
+             installed: Sequence[tuple[str, str]], deploy: DeployPlan | None = None) -> Subject:
     """What the engine needs of one checkpoint: check's analysis of it for each installed release, so that a draft
     no family describes, which verify's torch run skips, is still loaded by the release's own class."""
     from dspark_ckpt.check.analysis import analyze
     from dspark_ckpt.runtimes.selectors import RuntimeVersion
     from dspark_ckpt.sources.resolve import open_source
 
+    speculative = deploy.speculative_for(spec) if deploy is not None else None
     try:
         source = open_source(spec, config=run.config, token=run.token)
-        analysis = analyze(source, target=run.target,
-                           runtimes=[RuntimeVersion(r, v) for r, v in installed])
+        analysis = analyze(source, target=run.target, runtimes=[RuntimeVersion(r, v) for r, v in installed],
+                           speculative=speculative)
     except DsparkCkptError:
         return Subject(report, None, None)
     if (result.skipped is not None and analysis.facts is not None) or not _loadable(analysis):
@@ -61,17 +63,20 @@ def _subject(spec: str, report: CheckpointReport, result: VerifyResult, run: Run
     builds = {b.runtime: b for b in analysis.builds}
     verdicts = {v.runtime: v for v in analysis.verdicts}
     target = analysis.target
+    model = analysis.method.model if analysis.method is not None else None
     return Subject(report, folder, analysis.facts, bool(cfg and cfg.parallel_drafting), builds, verdicts,
                    {n: tuple(t.shape) for n, t in analysis.tensors.items()},
-                   target.size if target is not None else None, target.hidden if target is not None else None)
+                   target.size if target is not None else None, target.hidden if target is not None else None,
+                   served=speculative, served_as=Path(model).name if speculative is not None and model else None)
 
 
 def with_engine(verified: Sequence[VerifiedCheckpoint], specs: Sequence[str], run: RunInputs, engine: Engine,
-                device: str) -> list[VerifiedCheckpoint]:
-    """Each checkpoint with the installed runtime's own answer where it could give one, and its engine doc."""
+                device: str, deploy: DeployPlan | None = None) -> list[VerifiedCheckpoint]:
+    """Each checkpoint with the installed runtime's own answer where it could give one, and its engine doc;
+    `deploy`: the run's --speculative-config, whose method routes each checkpoint it goes with, as in check."""
     if engine is Engine.MODELLED:
         return [replace(v, engine={"engine": Engine.MODELLED.value}) for v in verified]
     installed = availability(engine).runtimes
-    subjects = [_subject(spec, v.report, v.result, run, installed) for spec, v in zip(specs, verified)]
+    subjects = [_subject(spec, v.report, v.result, run, installed, deploy) for spec, v in zip(specs, verified)]
     answered = apply_engine(subjects, engine, device="cpu" if device == "cpu" else device)
     return [replace(v, report=report, engine=doc) for v, (report, doc) in zip(verified, answered)]

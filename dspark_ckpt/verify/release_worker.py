@@ -364,13 +364,13 @@ class Release:
         """The draft config as the release's own SpeculativeConfig makes it from the config.json as shipped and the
         method served (`case["served"]`): its ModelConfig's config loading and hf_overrides, the method detection,
         EAGLEConfig's rename and the registry check (vllm/config/speculative.py `__post_init__`), run on a folder
-        named as the case (the detection reads the path). Returns the draft hf_config, the architecture it resolved
+        named as the case (`served_as`, else its id: the detection reads the path). Returns the draft hf_config, the architecture it resolved
         and the method it settled on; raises what the release raises."""
         from vllm.config import ModelConfig, ParallelConfig  # type: ignore[import-not-found, unused-ignore]
         from vllm.config.speculative import SpeculativeConfig  # type: ignore[import-not-found, unused-ignore]
 
         with tempfile.TemporaryDirectory(prefix="served-") as tmp:  # not the draft folder the classes read
-            target, draft = Path(tmp) / "target", Path(tmp) / case["id"]
+            target, draft = Path(tmp) / "target", Path(tmp) / (case.get("served_as") or case["id"])
             for folder, config in ((target, _SERVED_TARGET | {"hidden_size": case["target_hidden"],
                                                                "vocab_size": case["target_vocab"]}),
                                    (draft, case["config"])):
@@ -1253,23 +1253,32 @@ def _hidden(config: dict[str, Any]) -> int:
 def engine_case(release: Any, case: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """verify's engine: one checkpoint folder through the registered class of its architecture (the config and
     tensor shapes the request gives, else config.json and the headers): observe_load's observation, with the class,
-    and the model it was made on (None where the architecture is not registered or __init__ raised)."""
+    and the model it was made on (None where the architecture is not registered or __init__ raised). A case
+    `served` (the deploy's speculative config, less its `model`) is resolved from config.json as shipped by the
+    release's own SpeculativeConfig first (Release.served, as the agreement tests' served cases are): the class it
+    settles on is the one built."""
     folder = Path(case["folder"])
     raw = json.loads((folder / "config.json").read_text())
     arch = case.get("architecture") or (raw.get("architectures") or [None])[0]
-    if not isinstance(arch, str) or arch not in release.registry:
+    served = case.get("served")
+    if not isinstance(arch, str) or (arch not in release.registry and not served):
         return {"registered": False, "architecture": arch}, None
-    cls = release.model_class(arch)
-    config = dict(case.get("config") or raw)
+    config = dict(raw if served else case.get("config") or raw)
     full = {"id": case["id"], "architecture": arch, "config": config,
             "tensors": case.get("tensors") or header_shapes(folder),
             "target_hidden": case.get("target_hidden") or _hidden(config), "target_vocab": int(case["target_vocab"]),
-            "bare": bool(case.get("bare")), "parallel_drafting": bool(case.get("parallel_drafting"))}
+            "bare": bool(case.get("bare")) and not served, "parallel_drafting": bool(case.get("parallel_drafting")),
+            **({"served": served, "served_as": case.get("served_as")} if served else {})}
     seen, model = observe_load(release, full)
+    arch = seen.get("architecture") or arch  # served: the class the release's SpeculativeConfig settled on
+    if arch not in release.registry:
+        return {"registered": False, "architecture": arch, "method": seen.get("method")}, None
+    cls = release.model_class(arch)
     out: dict[str, Any] = {"registered": True, "architecture": arch, "module": cls.__module__,
                            "class": cls.__name__, "where": _where(cls), "error": None,
                            "unwritten": seen.get("unwritten", []), "partly": seen.get("partly", []),
-                           "cut": seen.get("cut", []), "config": config}
+                           "cut": seen.get("cut", []), "config": config,
+                           **({"method": seen.get("method")} if served else {})}
     if seen["error"] is not None:
         out["error"] = {"phase": seen["phase"], **seen["error"]}
     return out, model

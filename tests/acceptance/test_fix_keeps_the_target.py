@@ -74,9 +74,10 @@ def test_every_field_of_the_resolved_target_reaches_the_recheck(tmp_path: Path, 
 
     original = recheck.analyze
 
-    def spy(source: object, *, target: TargetVocab, runtimes: object) -> object:
+    def spy(source: object, *, target: TargetVocab, runtimes: object, speculative: object = None) -> object:
         seen.append(target)
-        return original(source, target=target, runtimes=runtimes)  # type: ignore[arg-type]
+        assert speculative is plan.speculative is None  # no --speculative-config: no serving method is handed on
+        return original(source, target=target, runtimes=runtimes, speculative=speculative)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recheck, "analyze", spy)  # the real check, observed
     check_folder(LocalFolder(draft), plan)
