@@ -40,7 +40,7 @@ from dspark_ckpt.runtimes.release_model import (
 )
 from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
 
-# The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled, and a
+# The findings a landing problem becomes (runtimes/release_verdict.landed): no parameter, shape, cut, unfilled, and a
 # missing parameter the release refuses.
 NO_PARAMETER: Final[FindingCode] = "DSP360"
 SHAPE: Final[FindingCode] = "DSP361"
@@ -667,8 +667,8 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     """Every problem of these tensors in this release's model of this architecture, errors first, for the facets
     the one pass leaves to the record (parameter_pass.judgement; `family`: the family whose vocab contract describes
     the draft, None for a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the
-    release's loader skips where it has no parameter for them, config_build.ignored_suffixes; `dropped`: the prefixes of the modules it
-    drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
+    release's loader skips where it has no parameter for them, release_verdict.ignored_suffixes; `dropped`: the
+    prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)

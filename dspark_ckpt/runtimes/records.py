@@ -1,6 +1,7 @@
 """The evaluator's records, at the bottom of runtimes/: what a release builds from a draft config (BuiltConfig), what
 its load path looks at (DraftFacts, built once by check/analysis.py), and what it answers (Verdict, Issue). Data only:
-the builder (config_build.py) and the evaluators (compatibility.py, sglang_eval.py) import these and not each other's."""
+the builder (config_build.py), the verdict (release_verdict.py) and the evaluators (compatibility.py, sglang_eval.py)
+import these and not each other's."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.runtimes import landing, parameter_pass
 from dspark_ckpt.runtimes.compatibility import evaluate_contract
-from dspark_ckpt.runtimes.config_build import landed
+from dspark_ckpt.runtimes.release_verdict import landed
 from dspark_ckpt.runtimes.installed import installed_runtime
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (
