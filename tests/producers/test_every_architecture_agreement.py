@@ -31,7 +31,7 @@ from test_landing_agreement import _observe, disagreements
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes import landing, parameter_pass
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     ArchitectureModel,
