@@ -61,7 +61,7 @@ class Annotation:
     facets: frozenset[Facet]
     applies: Applies
     sees: str  # what the runtime does that the probe cannot see
-    judged_by: str  # the hand-read module that answers the facets
+    judged_by: tuple[str, ...]  # the hand-read modules (under dspark_ckpt/) that answer the facets; none: unsaid
     runtimes: frozenset[str]  # whose records build it
     vocab_sized: bool = True  # only where the record sizes it by a vocabulary (or it is the d2t mapping)
 
@@ -74,7 +74,7 @@ class Annotation:
                 Applies.AUX: family in AUX_FAMILIES}[self.applies]
 
 
-_CONTRACT = "runtimes/compatibility.py (vllm_rows.py); runtimes/sglang_eval.py (sglang_rows.py)"
+_CONTRACT = ("runtimes/compatibility.py", "runtimes/sglang_eval.py")  # over vllm_rows.py, sglang_rows.py
 _WHOLE = frozenset({Facet.SHAPE, Facet.PRESENCE})
 _TARGET_FILLS = "the release may fill it from the target after load_weights (MTP heads share the target's)"
 
@@ -88,27 +88,25 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                _CONTRACT, _BOTH),
     Annotation("embed_tokens.weight", _WHOLE, Applies.DESCRIBED, "shared from the target after load where V <= T "
                "(per release), the release's words for V > T without one", _CONTRACT, _BOTH),
-    Annotation("word_embeddings.weight", _WHOLE, Applies.DESCRIBED, "as embed_tokens (a NextN head's own name; "
-               "a family describes it where a named method serves the class)", _CONTRACT, _SGLANG),
     Annotation("draft_id_to_target_id", _WHOLE, Applies.DESCRIBED, "built where D differs from T (per release), "
-               "applied at sampling as draft_id + d2t[draft_id], a missing one stays all-zero", _CONTRACT, _VLLM),
+               "applied at sampling as draft_id + d2t[draft_id], a missing one stays all-zero", _CONTRACT[:1], _VLLM),
     # SGLang's DSpark Markov head: its rows are V/D by hand-read rules and a missing one is DSP345 (sglang_eval.py)
     Annotation("markov_w1.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows V, a missing head refused in its "
-               "words (DSP345)", _CONTRACT, _SGLANG),
+               "words (DSP345)", _CONTRACT[1:], _SGLANG),
     Annotation("markov_w2.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows D, a missing head refused in its "
-               "words (DSP345)", _CONTRACT, _SGLANG),
+               "words (DSP345)", _CONTRACT[1:], _SGLANG),
     # EAGLE-3's fc: its width is the count of aux hidden states the runner hands it, which the config's layer
     # lists and the release's defaults decide at run time; its presence stays the record's (a draft without fc
     # loads and fc keeps its initial values: tests/producers/test_vllm_whole_agreement.py `no-fc`)
     Annotation("fc.weight", frozenset({Facet.SHAPE}), Applies.AUX, "width = aux hidden states x target hidden size, "
-               "from the runner's layer ids", "runtimes/eagle3_aux.py, eagle3_aux_sglang.py", _BOTH,
+               "from the runner's layer ids", ("runtimes/eagle3_aux.py", "runtimes/eagle3_aux_sglang.py"), _BOTH,
                vocab_sized=False),
-    Annotation("lm_head.weight", frozenset({Facet.UNFILLED}), Applies.UNDESCRIBED, _TARGET_FILLS, "landing", _BOTH),
-    Annotation("embed_tokens.weight", frozenset({Facet.UNFILLED}), Applies.UNDESCRIBED, _TARGET_FILLS, "landing",
-               _BOTH),
-    Annotation("word_embeddings.weight", frozenset({Facet.UNFILLED}), Applies.UNDESCRIBED, _TARGET_FILLS, "landing",
-               _SGLANG),
-    Annotation("head.weight", frozenset({Facet.UNFILLED}), Applies.ANY, _TARGET_FILLS, "landing", _VLLM),
+    Annotation("lm_head.weight", frozenset({Facet.UNFILLED}), Applies.UNDESCRIBED, _TARGET_FILLS, (), _BOTH),
+    Annotation("embed_tokens.weight", frozenset({Facet.UNFILLED}), Applies.UNDESCRIBED, _TARGET_FILLS, (), _BOTH),
+    # a NextN head's own name for its embedding (SGLang's BailingMoe): no vocab contract reads it under any family
+    # (formats/vocab_tensors.py knows embed_tokens only), so its shape is the record's whoever serves the class
+    Annotation("word_embeddings.weight", frozenset({Facet.UNFILLED}), Applies.ANY, _TARGET_FILLS, (), _SGLANG),
+    Annotation("head.weight", frozenset({Facet.UNFILLED}), Applies.ANY, _TARGET_FILLS, (), _VLLM),
 )
 
 

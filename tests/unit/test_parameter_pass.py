@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -84,6 +85,19 @@ def test_every_annotation_names_a_parameter_some_record_builds() -> None:
                 for parameter in model.parameters:
                     used.update(annotations_of(model, parameter, context))
     assert [(a.leaf, a.applies.value) for a in ANNOTATIONS if a not in used] == []
+
+
+def test_every_annotation_names_modules_that_read_its_tensor() -> None:
+    """An annotation that takes a facet from the record names the hand-read modules that answer it, and each of them
+    reads the tensor (by the checkpoint's name: d2t for the mapping); an annotation that only quiets DSP363 names
+    none (nothing answers it: the release fills it from the target)."""
+    root = Path(parameter_pass.__file__).parent.parent
+    for row in ANNOTATIONS:
+        answered = row.facets & {Facet.SHAPE, Facet.PRESENCE}
+        assert bool(row.judged_by) == bool(answered), row
+        stem = "d2t" if parameter_pass.is_mapping(row.leaf) else row.leaf.split(".")[0]
+        for module in row.judged_by:
+            assert stem in (root / module).read_text(encoding="utf-8"), (row.leaf, module)
 
 
 def test_facets_say_what_the_record_judges() -> None:
