@@ -278,11 +278,12 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     """Every backbone tensor the family's class in vLLM `release` loads (the generated release model's layout,
     runtimes/release_data), shaped from `config`: a draft whose layers are complete (a release's loader may refuse
     one that is not: "Following weights were not initialized from checkpoint"), fc included (an EAGLE-3 class's at
-    the record's width, which the aux-state model judges; its absence is the landing's DSP363: landing.presence_owner).
+    the record's width, which the aux-state model judges; its absence is the landing's DSP363: parameter_pass.judgement).
     Vocabulary tensors are left to the caller (draft_tensors); attention dimensions the model could not fit (Gemma 4's per-layer heads) are stated by
     _open_attention."""
     from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
-    from dspark_ckpt.runtimes.landing import Owner, is_vocab, presence_owner, variables
+    from dspark_ckpt.runtimes.landing import variables
+    from dspark_ckpt.runtimes.parameter_pass import is_vocab, judgement
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("vllm", release, ARCH[family])
@@ -294,7 +295,7 @@ def backbone_tensors(family: str, config: dict[str, Any], release: str = "0.33.0
     for name in model.layout:
         rule = model.tensors.get(name)
         if rule is None or rule.parameter is None or rule.shape is None or is_vocab(rule.shape) \
-                or presence_owner(model, rule.parameter, ARCHITECTURE_FAMILY.get(model.name)) is not Owner.LANDING:
+                or not judgement(model, rule.parameter, ARCHITECTURE_FAMILY.get(model.name)).presence:
             continue
         shape = tuple(e.value(values) for e in rule.shape if e is not None) if None not in rule.shape \
             else _open_attention(name, config)

@@ -329,7 +329,7 @@ BUILD_ANCHORS: dict[str, Anchor] = {
     "markov_rank": Anchor(QWEN3_DSPARK, r"^\s*config\.markov_rank,$", since="0.25.0"),
     "hc_mult": Anchor(V4_DSPARK, r"self\.hc_mult = config\.hc_mult", since="0.25.0"),
     # Gemma4 DSpark's load_weights ends in _build_fused_kv_buffers, which asserts every layer's use_k_eq_v: a full
-    # attention layer of a config with attention_k_eq_v (runtimes/config_build.fused_kv_error)
+    # attention layer of a config with attention_k_eq_v (runtimes/release_verdict.fused_kv_error)
     "gemma4_k_eq_v": Anchor(GEMMA4_DSPARK, (r'self\.use_k_eq_v = layer_type == "full_attention" and getattr\(',
                                             r'use_k_eq_v = is_full and getattr\(config, "attention_k_eq_v", False\)'),
                             STATEMENT, since="0.26.0"),

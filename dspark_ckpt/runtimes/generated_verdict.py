@@ -17,7 +17,7 @@ from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.config_build import built_verdict, ignored_suffixes, landing_issues, target_refusal
+from dspark_ckpt.runtimes.release_verdict import built_verdict, ignored_suffixes, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (

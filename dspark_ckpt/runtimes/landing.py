@@ -4,10 +4,9 @@ For every tensor of the checkpoint, after the release's own name mapping (runtim
 release has no parameter for raises in its words (or is skipped, where it skips); a tensor whose shape is not the
 one the release builds from the config raises, or is silently cut or left partly unwritten, as the release did when
 the probe fed it one row or column off. Every backbone parameter no shipped tensor fills stays as initialised: the
-release never says so. Each parameter the release builds has one judge, `owner()`: the vocab contract
-(runtimes/compatibility.py) for what the release may take from the target (lm_head, the embedding) and the d2t
-mapping, the aux-state model (runtimes/eagle3_aux.py) for the width of the EAGLE-3 classes' fc (its presence is this
-module's, `presence_owner`), and this module for every other one (the Markov head and fc of DFlash/DSpark included). A structural key the draft sets to a value
+release never says so. Every parameter is judged by the one pass of runtimes/parameter_pass.py: by the
+record, but for the facets a hand-read annotation answers (the vocab contract's vocabulary parameters, an EAGLE-3
+fc's width, what the target may fill after load). A structural key the draft sets to a value
 the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
 the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
 may add or drop (one it only resizes must still be shipped).
@@ -20,12 +19,12 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import past_first_layer
+from dspark_ckpt.runtimes.parameter_pass import is_mapping, judgement, unfilled_judged
 from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
@@ -41,8 +40,7 @@ from dspark_ckpt.runtimes.release_model import (
 )
 from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
 
-VOCAB_VARIABLES = frozenset({"vocab_size", "draft_vocab_size", "target.vocab_size"})
-# The findings a landing problem becomes (runtimes/config_build.landed): no parameter, shape, cut, unfilled, and a
+# The findings a landing problem becomes (runtimes/release_verdict.landed): no parameter, shape, cut, unfilled, and a
 # missing parameter the release refuses.
 NO_PARAMETER: Final[FindingCode] = "DSP360"
 SHAPE: Final[FindingCode] = "DSP361"
@@ -50,25 +48,7 @@ CUT: Final[FindingCode] = "DSP362"
 UNFILLED: Final[FindingCode] = "DSP363"
 REQUIRED: Final[FindingCode] = "DSP367"  # a parameter no tensor fills, which the release refuses to leave so
 CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED, REQUIRED})
-AUX_PARAMETERS = frozenset({"model.fc.weight", "fc.weight"})  # fc: the aux-layer model's for AUX_FAMILIES
-# The families whose fc the aux-state model sizes and judges (runtimes/records.AUX_FAMILIES; a test holds them equal:
-# records.py is not imported here, it would load the contract tables for a generated verdict alone)
-AUX_FAMILIES = frozenset({Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3})
-# The vocabulary parameters the vocab contract judges for a family it describes: what the release may take from the
-# target after load (its sharing rules say when: lm_head, the embedding) and the d2t mapping (its presence and length)
-CONTRACT_LEAVES = ("lm_head.weight", "embed_tokens.weight", "word_embeddings.weight", "draft_id_to_target_id")
-# SGLang's contract judges a DSpark draft's Markov head whole (sglang_eval.py: its names, rows and columns, and one
-# it lacks, DSP345); vLLM's checks its rows only (compatibility.py, where it raises before any landing), so there the
-# Markov head's presence and shape are the landing's
-CONTRACT_LEAVES_BY_RUNTIME = {"sglang": (*CONTRACT_LEAVES, "markov_w1.weight", "markov_w2.weight")}
-
-
-class Owner(StrEnum):
-    """Who judges a parameter's presence and shape: exactly one of these, by `owner()`."""
-
-    VOCAB = "vocab contract"  # runtimes/compatibility.py, sglang_eval.py
-    AUX = "aux-state model"  # runtimes/eagle3_aux.py, eagle3_aux_sglang.py
-    LANDING = "landing"  # this module
+AUX_PARAMETERS = frozenset({"model.fc.weight", "fc.weight"})  # fc, whose width the target-layer lists set
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,65 +385,13 @@ def _shape(exprs: tuple[Expr | None, ...] | None, values: Mapping[str, int]) -> 
     return tuple(e.value(values) if e is not None else None for e in exprs)
 
 
-def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:
-    return exprs is not None and any(e is not None and e.variables & VOCAB_VARIABLES for e in exprs)
-
-
-# The vocabulary mapping's parameter: the release builds it only where D differs from T, so its shape is no
-# expression of the samples (it is D where it exists)
-MAPPING_PARAMETERS = frozenset({"draft_id_to_target_id"})
-
-
-def _mapping(parameter: str) -> bool:
-    return parameter.rsplit(".", 1)[-1] in MAPPING_PARAMETERS
-
-
 def built(parameter: str, values: Mapping[str, int]) -> bool:
     """Whether the release builds this parameter for these values: the d2t mapping only where D differs from a known
     T (unknown, it is not judged)."""
-    if not _mapping(parameter):
+    if not is_mapping(parameter):
         return True
     target = values.get("target.vocab_size")
     return target is not None and values.get("draft_vocab_size", values.get("vocab_size")) != target
-
-
-def vocab_parameter(parameter: str, exprs: tuple[Expr | None, ...] | None) -> bool:
-    """A parameter of the vocabulary (sized by one, or the d2t mapping): the vocab contract's."""
-    return is_vocab(exprs) or _mapping(parameter)
-
-
-# A vocabulary parameter the release may fill from the target after load (the vocab contract's sharing rules, an MTP
-# head's shared lm_head and embedding), which its load_weights does not show: its absence is no finding here
-TARGET_LEAVES = ("lm_head.weight", "embed_tokens.weight", "word_embeddings.weight", "head.weight")
-
-
-def owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Owner:
-    """The one evaluator that judges this parameter of this class (a name of `model.parameters`; a layer index is
-    generalised): `family` is the family whose vocab contract describes the draft, None where none does (the
-    generated verdict, runtimes/generated_verdict.py: then this module judges the vocabulary's shapes too)."""
-    parameter = normal(parameter)
-    if family in AUX_FAMILIES and parameter in AUX_PARAMETERS:
-        return Owner.AUX
-    if family is not None and parameter.endswith(CONTRACT_LEAVES_BY_RUNTIME.get(model.runtime, CONTRACT_LEAVES)) \
-            and vocab_parameter(parameter, model.parameters.get(parameter)):
-        return Owner.VOCAB
-    return Owner.LANDING
-
-
-def presence_owner(model: ArchitectureModel, parameter: str, family: Family | None) -> Owner:
-    """Who reports this parameter when no tensor fills it: its owner, but for the aux-state model's fc, whose width
-    alone it judges (eagle3_aux.py: the count of aux hidden states fc is sized for): an EAGLE-3 draft without fc
-    loads in every release and fc keeps its initial values (executed: tests/producers/test_vllm_whole_agreement.py
-    `no-fc`), which is this module's DSP363 as for any other backbone parameter."""
-    found = owner(model, parameter, family)
-    return Owner.LANDING if found is Owner.AUX else found
-
-
-def presence_judged(parameter: str, exprs: tuple[Expr | None, ...]) -> bool:
-    """Whether a parameter no tensor fills is a finding of its own (DSP363): every one with a dimension the samples
-    fitted (a fused projection whose rows they could not fit is still built) but a vocabulary parameter the
-    release may take from the target."""
-    return any(e is not None for e in exprs) and not (is_vocab(exprs) and parameter.endswith(TARGET_LEAVES))
 
 
 def _size(shape: tuple[int, ...]) -> str:
@@ -736,11 +664,11 @@ def dropped_unshipped(model: ArchitectureModel, version: str) -> tuple[str, ...]
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
          family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
-    """Every problem of these tensors in this release's model of this architecture, errors first, for the
-    parameters this module owns (`owner()`; `family`: the family whose vocab contract describes the draft, None for
-    a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the release's loader skips
-    where it has no parameter for them, config_build.ignored_suffixes; `dropped`: the prefixes of the modules it
-    drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
+    """Every problem of these tensors in this release's model of this architecture, errors first, for the facets
+    the one pass leaves to the record (parameter_pass.judgement; `family`: the family whose vocab contract describes
+    the draft, None for a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the
+    release's loader skips where it has no parameter for them, release_verdict.ignored_suffixes; `dropped`: the
+    prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config_class = config_class_of(model, config, config_class)
@@ -791,8 +719,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             found.append(Landing("no-parameter", name, None, True, f"{rule.refused.raises}: {rule.refused.message}",
                                  rule.refused.where))
             continue
-        if rule.parameter is None or owner(model, rule.parameter, family) is not Owner.LANDING:
-            if rule.parameter is not None and presence_owner(model, rule.parameter, family) is Owner.LANDING:
+        judged = judgement(model, rule.parameter, family) if rule.parameter is not None else None
+        if judged is None or not judged.shape:
+            if rule.parameter is not None and judged is not None and judged.presence:
                 concrete = rule.parameter.replace("{i}", str(index if index is not None else 0))
                 covered[concrete] = covered.get(concrete, 0) + (units(got) or 1)  # its shape the aux model's
             continue
@@ -810,14 +739,14 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     refused: dict[LoadOutcome, list[str]] = {}  # what the release raises -> the parameters it raises it for
     for parameter, exprs in sorted(model.parameters.items()):
         if parameter in model.unfilled or parameter in absent or parameter.startswith(gone or ("\0",)) or \
-                presence_owner(model, parameter, family) is not Owner.LANDING:
+                not judgement(model, parameter, family).presence:
             continue
         # what the release raises when no tensor fills it (the d2t mapping exists only where D differs from T), and
         # whether its absence and its rows are judged (DSP363)
         if not built(parameter, values):
             continue
         required = model.missing.get(parameter)
-        sized = presence_judged(parameter, exprs)
+        sized = unfilled_judged(model, parameter, family)
         if required is None and not sized:
             continue
         rows = _shape(at_draft.get(parameter, exprs), values)

@@ -1,6 +1,7 @@
 """The evaluator's records, at the bottom of runtimes/: what a release builds from a draft config (BuiltConfig), what
 its load path looks at (DraftFacts, built once by check/analysis.py), and what it answers (Verdict, Issue). Data only:
-the builder (config_build.py) and the evaluators (compatibility.py, sglang_eval.py) import these and not each other's."""
+the builder (config_build.py), the verdict (release_verdict.py) and the evaluators (compatibility.py, sglang_eval.py)
+import these and not each other's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from dspark_ckpt.model.classify import VocabKind, vocab_kind
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family, traits
+from dspark_ckpt.runtimes import parameter_pass
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.sglang_config import SglangConfig
 
@@ -18,8 +20,8 @@ if TYPE_CHECKING:  # an EAGLE-3 draft's aux facts: eagle3_aux.py loads only for 
     from dspark_ckpt.runtimes.eagle3_aux import AuxRead
 
 # The families whose aux hidden states a release reads (eagle3_aux.COUNT_KEYS, eagle3_aux_sglang.read_aux; a test
-# holds them equal): the builders import those modules for a draft of these only.
-AUX_FAMILIES = frozenset({Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3})
+# holds them equal): the builders import those modules for a draft of these only; the one pass's fc annotation too.
+AUX_FAMILIES = parameter_pass.AUX_FAMILIES
 
 
 @dataclass(frozen=True, slots=True)

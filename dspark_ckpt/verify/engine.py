@@ -20,9 +20,9 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
-from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes import landing, parameter_pass
 from dspark_ckpt.runtimes.compatibility import evaluate_contract
-from dspark_ckpt.runtimes.config_build import landed
+from dspark_ckpt.runtimes.release_verdict import landed
 from dspark_ckpt.runtimes.installed import installed_runtime
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (
@@ -250,18 +250,16 @@ def words_agree(seen: Observed, text: str) -> bool:
 
 
 def judged_parameter(model: ArchitectureModel, parameter: str, family: Family | None) -> bool:
-    """A parameter the landing owns and speaks about when unwritten (landing.owner; not one no name can fill, not
-    a vocabulary parameter the target's may replace after load_weights)."""
-    exprs = model.parameters.get(normal(parameter))
-    return exprs is not None and normal(parameter) not in model.unfilled and \
-        landing.presence_owner(model, parameter, family) is landing.Owner.LANDING and \
-        landing.presence_judged(parameter, exprs)
+    """A parameter the one pass's record speaks about when unwritten (parameter_pass.unfilled_judged; not one no
+    name can fill, not a vocabulary parameter the target's may replace after load_weights)."""
+    return normal(parameter) in model.parameters and normal(parameter) not in model.unfilled and \
+        parameter_pass.unfilled_judged(model, parameter, family)
 
 
 def judged_tensor(model: ArchitectureModel, name: str, family: Family | None) -> bool:
     rule = model.tensors.get(normal(name))
     return rule is not None and rule.parameter is not None and \
-        landing.owner(model, rule.parameter, family) is landing.Owner.LANDING
+        parameter_pass.judgement(model, rule.parameter, family).shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +268,7 @@ class Landed:
 
     model: ArchitectureModel
     found: tuple[landing.Landing, ...]
-    family: Family | None = None  # whose vocab contract judges the vocabulary (landing.owner)
+    family: Family | None = None  # whose vocab contract judges the vocabulary (parameter_pass.judgement)
 
     @property
     def unfilled(self) -> set[str]:

@@ -22,6 +22,7 @@ import torch
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.output.verify_records import LandingRun
 from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.parameter_pass import judgement, unfilled_judged
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, normal
 
 
@@ -70,10 +71,10 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
     cursor: dict[str, int] = {}
     for parameter, exprs in sorted(model.parameters.items()):
-        if landing.presence_owner(model, parameter, family) is not landing.Owner.LANDING \
+        if not judgement(model, parameter, family).presence \
                 or parameter in model.unfilled \
                 or parameter in absent or not landing.built(parameter, values) \
-                or (not landing.presence_judged(parameter, exprs) and parameter not in model.missing):
+                or (not unfilled_judged(model, parameter, family) and parameter not in model.missing):
             continue
         # rows: every axis but the last (a fused expert parameter [experts, 2 x rows, cols] takes each expert's
         # [rows, cols] in turn); unknown: any tensor that lands fills it
@@ -106,7 +107,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         if rule.refused is not None and rule.refused.raises is not None:
             refused.append(name)
             continue
-        if rule.parameter is None or landing.owner(model, rule.parameter, family) is not landing.Owner.LANDING:
+        if rule.parameter is None or not judgement(model, rule.parameter, family).shape:
             if rule.parameter is not None and (aux := written.get(
                     rule.parameter.replace("{i}", str(index if index is not None else 0)))) is not None:
                 aux[:] = True  # the aux model's fc: its shape is judged there, its presence here

@@ -15,7 +15,7 @@ from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.output.verify_records import LandingRun, MappingCheck, TensorRead, VerifyResult
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.config_build import landed
+from dspark_ckpt.runtimes.release_verdict import landed
 from dspark_ckpt.runtimes.generated_verdict import generated_model
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -175,7 +175,7 @@ def _every_tensor(verdict: Verdict, analysis: Analysis) -> Verdict:
 
 
 def _stepped(verdict: Verdict, said: dict[tuple[str, str], Verdict]) -> Verdict:
-    """The first draft step as check judged it for the release (runtimes/config_build.py: vLLM's recorded execution,
+    """The first draft step as check judged it for the release (runtimes/release_verdict.py: vLLM's recorded execution,
     DSP371, or why it is not modelled; SGLang's not-recorded flag): torch here loads the vocab tensors and runs no
     vLLM step, so a verdict that loads takes check's. SGLang's emulated load ran its own step (sglang_load.py)."""
     check = said.get((verdict.runtime, verdict.version))

@@ -314,7 +314,7 @@ def test_a_nextn_head_left_at_its_targets_layer_index_loads_nothing(tmp_path: Pa
     _, doc = check(deepseek_nextn(tmp_path / "kept61", at=61), NEXTN_RUNTIME)
     entry = row(doc, NEXTN_RUNTIME)
     assert entry["loads"] is True, entry
-    from dspark_ckpt.runtimes.landing import is_vocab
+    from dspark_ckpt.runtimes.parameter_pass import is_vocab
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("sglang", "0.5.23", "DeepseekV3ForCausalLMNextN")

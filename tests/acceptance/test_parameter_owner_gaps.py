@@ -1,7 +1,7 @@
 """The ownership gaps of issue 40, through the real CLI on tiny real checkpoints (no wheel, no network).
 
-fc of DFlash and DSpark is judged by the landing (landing.owner): vLLM sizes it from its record
-(`num_hidden_layers*target_hidden_size` where the draft lists no target layers), raises on another width
+fc of DFlash and DSpark is judged by the record in the one pass (runtimes/parameter_pass.py): vLLM sizes it from its
+record (`num_hidden_layers*target_hidden_size` where the draft lists no target layers), raises on another width
 (linear.py's exact-size assert, DSP361) and loads without a word when none ships (DSP363: DFlash/DSpark's loader check
 exempts linear layers). The Markov head is the landing's as well: nothing takes it from the target, so a draft without
 one keeps its initial values (DSP363). A draft that ships them all stays clean.

@@ -31,7 +31,7 @@ from test_landing_agreement import _observe, disagreements
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes import landing, parameter_pass
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     ArchitectureModel,
@@ -91,8 +91,8 @@ def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]], ran
     for name, shape in tensors.items():
         rule = model.tensors.get(normal(name))
         if "layers." in name and len(shape) == rank and rule is not None and rule.shape is not None \
-                and rule.parameter is not None and not landing.is_vocab(rule.shape) \
-                and landing.owner(model, rule.parameter, None) is landing.Owner.LANDING \
+                and rule.parameter is not None and not parameter_pass.is_vocab(rule.shape) \
+                and parameter_pass.judgement(model, rule.parameter, None).shape \
                 and normal(rule.parameter) not in landing.AUX_PARAMETERS:
             return name
     return None

@@ -278,7 +278,7 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
 # list with the num_target_layers its refusal named: release_worker.KeyProbe) and its Qwen3ForCausalLM served as
 # DFLASH (the worker's first prefill calls project_target_hidden, which a target class lacks) agree since
 # docs/upstream-notes.md section 34. (An EAGLE-3 draft without fc, `specforge-eagle3--no-fc`, was a miss on every
-# release until the landing judged fc's presence: landing.presence_owner.)
+# release until the landing judged fc's presence: parameter_pass's fc annotation answers its width only.)
 KNOWN_MISSES: dict[str, frozenset[str]] = {}
 
 

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.config_build import landing_issues
+from dspark_ckpt.runtimes.release_verdict import landing_issues
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, architecture_model

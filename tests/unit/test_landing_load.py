@@ -91,7 +91,7 @@ def test_against_check_names_each_difference() -> None:
               "markov_rank": 4, **backbone_config(16)}
     shapes = {n: tuple(t.shape) for n, t in backbone_tensors("qwen3-dspark", config, RELEASE).items()}
     shapes["layers.0.stray_norm.weight"] = (16,)
-    # the Markov head is the landing's too (landing.owner): shipped, it is no difference
+    # the Markov head is the record's too (parameter_pass: no annotation on vLLM): shipped, it is no difference
     shapes |= {"markov_head.markov_w1.weight": (96, 4), "markov_head.markov_w2.weight": (96, 4)}
     run = load_landing(model, "vllm", RELEASE, config, shapes, sorted(shapes), target_hidden=None, target_vocab=96,
                        family=Family.QWEN3_DSPARK)
