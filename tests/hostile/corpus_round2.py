@@ -52,9 +52,16 @@ def fifo(path: Path) -> Path:
 
 
 def unix_socket(path: Path) -> Path:
+    """A socket file at `path`, bound by its name from its own folder: an AF_UNIX address holds at most 107 bytes,
+    which a deep temporary folder (TMPDIR set, a long test name) passes."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    sock.close()  # the socket file stays, nobody listens
+    here = os.getcwd()
+    try:
+        os.chdir(path.parent)
+        sock.bind(path.name)
+    finally:
+        os.chdir(here)
+        sock.close()  # the socket file stays, nobody listens
     return path
 
 
