@@ -10,7 +10,8 @@ mapping, the aux-state model (runtimes/eagle3_aux.py) for the width of the EAGLE
 module's, `presence_owner`), and this module for every other one (the Markov head and fc of DFlash/DSpark included). A structural key the draft sets to a value
 the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
 the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
-may add or drop (one it only resizes must still be shipped).
+may add or drop (one it only resizes must still be shipped). A key the draft leaves out that the samples held is
+judged by what the release built without it (`absent_keys`, `left_out`): what disappears is not required.
 """
 
 from __future__ import annotations
