@@ -992,15 +992,17 @@ def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str,
     class still builds (it reads the key optionally: a default, `in`, `.get`), the parameters that then appear,
     disappear or are resized. Where it refuses the absence in words that name another key the config holds (two keys
     it takes only together), that key is left out too (`with_absent`). A key whose absence moves nothing, or that the
-    class requires, is left out (the samples' `omit:` cover the sizes in BASE)."""
+    class requires, is left out (the samples' `omit:` cover the sizes in BASE); so is a top-level key the config
+    class itself defaults (the class then reads the config's default, which check's built config holds too)."""
     at = base.get("values", BASE)
+    registry = getattr(release, "config_registry", None)
     names: list[str] = []
     for key in base["reads"]:
         if key in BASE or key in ("architectures", "model_type") or key not in raw:
             continue
         if isinstance(raw[key], dict):
             names += [f"{key}.{sub}" for sub in nested_reads(release, cls, raw, key, at) if sub in raw[key]]
-        else:
+        elif not _defaulted(_without(raw, [key]), key, registry):
             names.append(key)
     out: dict[str, Any] = {}
     for name in names:
@@ -1035,6 +1037,14 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
     if companions:
         entry["with_absent"] = companions
     return entry
+
+
+def _defaulted(raw: dict[str, Any], key: str, registry: Any) -> bool:
+    """Whether the config class gives `key` a value where config.json leaves it out (or refuses that config)."""
+    try:
+        return hasattr(_hf_config(raw, registry=registry), key)
+    except Exception:  # noqa: BLE001 - the config class refuses the config without it: not the model's optional read
+        return True
 
 
 def _without(raw: dict[str, Any], names: list[str]) -> dict[str, Any]:
