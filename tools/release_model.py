@@ -695,6 +695,10 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         # the same for a config that is a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
         "fallbacks_bare": fallbacks(samples, parameters, "bare-omit:"),
         "structural": {k: structural_record(v) for k, v in sorted(arch.get("structural", {}).items())},
+        # a key the base config holds, left out: what the class builds without it (docs/upstream-notes.md, "A key's
+        # absence"); only where it moves a parameter, so that a class with none keeps its record as it was
+        **({"absent_keys": {k: {f: v for f, v in e.items() if v} for k, e in sorted(absent.items())}}
+           if (absent := arch.get("absent_keys")) else {}),
         # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}

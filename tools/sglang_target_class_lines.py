@@ -7,9 +7,10 @@ architecture rewrite a draft gets; it names no base class such as LlamaForCausal
 `self.draft_model.candidate_selector` read (0.5.19+), and of its `self.draft_model.project_target_hidden(...)` call
 (the first request's prefill fills the draft's KV cache through it). A release where one of the first three is
 missing gets no entry: check then gives it no verdict rather than a guess. Written to
-`dspark_ckpt/runtimes/release_data/sglang_target_class.json` (runtimes/sglang_target_class.py reads it).
+`dspark_ckpt/runtimes/release_data/sglang_target_class.json` (runtimes/sglang_target_class.py reads it); a release
+whose wheel was not read keeps its committed entry, so `--check` compares the releases read and no others.
 
-    python tools/sglang_target_class_lines.py 0.5.23 [0.5.21 ...]
+    python tools/sglang_target_class_lines.py 0.5.23 [0.5.21 ...] [--check]   # these releases (their wheels fetched)
     python tools/sglang_target_class_lines.py --all [--check]     # every listed release with a cached wheel
 """
 
@@ -50,17 +51,24 @@ def lines(tree: Path) -> dict[str, int] | None:
     return found if all(key in found for key in REQUIRED) else None
 
 
-def table(versions: list[str], cache: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
+def table(versions: list[str], cache: Path, committed: dict[str, dict[str, int]],
+          order: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """The lines of each release read (an entry, or none where a required line is missing), the committed entry of
+    every other one, in the order of the release list."""
+    out = dict(committed)
     for version in versions:
         tree = cache / f"sglang-{version}"
         if not (tree / "sglang" / "__init__.py").is_file():
             print(f"sglang_target_class_lines: sglang {version}: no wheel under {cache}, skipped", file=sys.stderr)
             continue
-        found = lines(tree)
-        if found is not None:
+        out.pop(version, None)
+        if (found := lines(tree)) is not None:
             out[version] = found
-    return out
+    return {v: out[v] for v in sorted(out, key=lambda v: (v not in order, order.index(v) if v in order else 0, v))}
+
+
+def committed_releases() -> dict[str, dict[str, int]]:
+    return json.loads(OUT.read_text(encoding="utf-8"))["releases"] if OUT.is_file() else {}
 
 
 def written(doc: dict[str, dict[str, int]]) -> str:
@@ -80,7 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
 
-    text = written(table(list(SGLANG_RELEASES) if args.all else args.versions, args.cache))
+    if not args.all:  # the releases named: their wheels fetched where not at hand
+        from sglang_release_model import fetch_sources
+
+        args.cache.mkdir(parents=True, exist_ok=True)
+        for version in args.versions:
+            fetch_sources(version, args.cache)
+    text = written(table(list(SGLANG_RELEASES) if args.all else args.versions, args.cache, committed_releases(),
+                         tuple(SGLANG_RELEASES)))
     if args.check:
         same = OUT.is_file() and OUT.read_text(encoding="utf-8") == text
         print(f"sglang_target_class_lines: {OUT} {'is' if same else 'is NOT'} what the SGLang wheels say")

@@ -9,7 +9,8 @@ record, but for the facets a hand-read annotation answers (the vocab contract's 
 fc's width, what the target may fill after load). A structural key the draft sets to a value
 the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
 the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
-may add or drop (one it only resizes must still be shipped).
+may add or drop (one it only resizes must still be shipped). A key the draft leaves out that the samples held is
+judged by what the release built without it (`absent_keys`, `left_out`): what disappears is not required.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def _unjudged(model: ArchitectureModel, config: Mapping[str, Any],
     if values is None:
         values = variables(model, config, target_hidden=None, target_vocab=None)
     shapes, out = keyed(model, config, values)
-    found = set(out)
+    found = set(out) | left_out(model, config, "resized")
     if _sets_layer_list(config) and (not any(p in shapes for p in AUX_PARAMETERS) or len(_list_lengths(config)) > 1):
         # fc too where the record probed none of the keys this draft sets (SGLang 0.5.11-0.5.17's DFlash)
         found.update(p for p in AUX_PARAMETERS if p in model.parameters)
@@ -255,7 +256,18 @@ def unseen(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str
             out.update(changes & set(model.parameters))  # changed of the base's may be resized or dropped
         else:
             out.update(changes if not _resizes(probe, value) else changes - set(model.parameters))
-    return frozenset(out)
+    return frozenset(out | left_out(model, config, "disappears"))
+
+
+def left_out(model: ArchitectureModel, config: Mapping[str, Any], effect: str) -> set[str]:
+    """The parameters that appear, disappear or are resized (`effect`) where the draft leaves out keys the base
+    sample held, as the release built without them (`absent_keys`; a key it takes only together with others
+    counts where the draft leaves those out too)."""
+    out: set[str] = set()
+    for key, seen in model.absent_keys.items():
+        if all(config_value(config, k) is None for k in (key, *seen.get("with_absent", ()))):
+            out.update(_named(seen, effect))
+    return out
 
 
 EFFECTS = ("appears", "disappears", "resized")  # what a structural key's alternate did, per parameter
@@ -279,7 +291,7 @@ def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
             continue
         added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
         out.update(p for p in added if p not in model.parameters)
-    return frozenset(out)
+    return frozenset(out | {p for p in left_out(model, config, "appears") if p not in model.parameters})
 
 
 def _per_item(model: ArchitectureModel, probe: Mapping[str, Any], value: Any) -> set[str]:

@@ -161,6 +161,9 @@ class ArchitectureModel:
     refused_apart: tuple[tuple[str, str, LoadOutcome], ...] = ()
     # each sample of one key's alternate value the class refused (`samples_refused` "key=value"), and its words
     refused_values: tuple[tuple[str, Any, LoadOutcome], ...] = ()
+    # a key the base config holds -> what the class builds when the config leaves it out (`appears`, `disappears`,
+    # `resized`; `with_absent`: keys it must leave out with it, or the class refuses): where that moves a parameter
+    absent_keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -282,7 +285,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         unfilled=frozenset(doc.get("unfilled", ())), missing=_outcomes(doc, "missing", lines),
         fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
-        structural=doc.get("structural", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
+        structural=doc.get("structural", {}), absent_keys=doc.get("absent_keys", {}), layout=tuple(doc.get("layout", {}).get("names", ())),
         head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())),
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
         experts=_expr(doc["experts"]) if doc.get("experts") else None,

@@ -747,6 +747,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
         return out
     out["structural"] = structural_keys(release, cls, config_for(recipe, built[0]["values"]), built[0],
                                         frozenset(extra), recipe, built)
+    out["absent_keys"] = absent_keys(release, cls, config_for(recipe, built[0]["values"]), built[0])
     feeder = feeder_for(release, base_model)
     fed: dict[str, Any] = {}
     base_layouts = layouts(base_model)  # the names each layout feeds (the model's parameters do not change)
@@ -983,6 +984,78 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
             continue  # an earlier kind of value already moved parameters
         if (entry := probe.run(raw, name, value, alts, base["parameters"])) is not None:
             out[name] = entry
+    return out
+
+
+def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """Each key the base config holds and the build read (a nested one inside its section), left out: where the
+    class still builds (it reads the key optionally: a default, `in`, `.get`), the parameters that then appear,
+    disappear or are resized. Where it refuses the absence in words that name another key the config holds (two keys
+    it takes only together), that key is left out too (`with_absent`). A key whose absence moves nothing, or that the
+    class requires, is left out (the samples' `omit:` cover the sizes in BASE); so is a top-level key the config
+    class itself defaults (the class then reads the config's default, which check's built config holds too)."""
+    at = base.get("values", BASE)
+    registry = getattr(release, "config_registry", None)
+    names: list[str] = []
+    for key in base["reads"]:
+        if key in BASE or key in ("architectures", "model_type") or key not in raw:
+            continue
+        if isinstance(raw[key], dict):
+            names += [f"{key}.{sub}" for sub in nested_reads(release, cls, raw, key, at) if sub in raw[key]]
+        elif not _defaulted(_without(raw, [key]), key, registry):
+            names.append(key)
+    out: dict[str, Any] = {}
+    for name in names:
+        if (entry := _absence(release, cls, raw, name, names, at, base["parameters"])) is not None:
+            out[name] = entry
+    return out
+
+
+def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: list[str], at: dict[str, Any],
+             against: dict[str, list[int]]) -> dict[str, Any] | None:
+    """What leaving `name` out of the base config does (absent_keys)."""
+    companions: list[str] = []
+    try:
+        model, _, _ = release.build(cls, _without(raw, [name]), at)
+    except Exception as exc:  # noqa: BLE001 - the release requires the key, or another one with it
+        said = str(exc)
+        companions = sorted(n for n in names if n != name
+                            and re.search(rf"(?<!\w){re.escape(n.rpartition('.')[2])}(?!\w)", said))
+        if not companions:
+            return None
+        try:
+            model, _, _ = release.build(cls, _without(raw, [name, *companions]), at)
+        except Exception:  # noqa: BLE001 - refused without both too: required
+            return None
+    params = {n: list(p.shape) for n, p in _parameters(model).items()}
+    moved = sorted(n for n in set(params) | set(against) if params.get(n) != against.get(n))
+    if not moved:
+        return None
+    entry: dict[str, Any] = {"appears": sorted(n for n in moved if n not in against),
+                             "disappears": sorted(n for n in moved if n not in params),
+                             "resized": sorted(n for n in moved if n in params and n in against)}
+    if companions:
+        entry["with_absent"] = companions
+    return entry
+
+
+def _defaulted(raw: dict[str, Any], key: str, registry: Any) -> bool:
+    """Whether the config class gives `key` a value where config.json leaves it out (or refuses that config)."""
+    try:
+        return hasattr(_hf_config(raw, registry=registry), key)
+    except Exception:  # noqa: BLE001 - the config class refuses the config without it: not the model's optional read
+        return True
+
+
+def _without(raw: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The config without these keys (`section.entry` for a nested one; the section itself stays, maybe empty)."""
+    out = dict(raw)
+    for name in names:
+        head, _, sub = name.partition(".")
+        if not sub:
+            out.pop(head, None)
+        elif isinstance(out.get(head), dict):
+            out[head] = {k: v for k, v in out[head].items() if k != sub}
     return out
 
 

@@ -184,8 +184,10 @@ def test_a_speculators_config_keeps_its_own_method(tmp_path: Path) -> None:
 
 def test_sglang_dflash_and_an_unread_release(tmp_path: Path) -> None:
     """DFLASH (0.5.19+) reads the draft's candidate_selector at start-up (dflash_worker_v2.py L442 @ 0.5.23); 0.5.16's
-    worker calls its project_target_hidden at the first request's prefill (L1092 @ 0.5.16); a release whose files
-    were not read (0.5.8: no wheel here) gets no verdict, and says why, rather than a guess."""
+    worker calls its project_target_hidden at the first request's prefill (L1092 @ 0.5.16). 0.5.8's files were read
+    (release_data/sglang_target_class.json: `_config_draft_model` L266, the skip at models/llama.py L670): under
+    EAGLE it loads the target class and says what stays unwritten. A release whose files show no line the table
+    reads (0.5.3: no eagle_worker_v2.py) gets no verdict, and says why, rather than a guess."""
     path = eagle1(tmp_path / "e1")
     _, doc = check(path, "dflash", "sglang==0.5.23", "sglang==0.5.16")
     by = rows(doc)
@@ -193,6 +195,9 @@ def test_sglang_dflash_and_an_unread_release(tmp_path: Path) -> None:
     assert "'LlamaForCausalLM' object has no attribute 'candidate_selector'" in by["sglang==0.5.23"]["error"]
     assert by["sglang==0.5.16"]["error_code"] == "DSP369"
     assert "'LlamaForCausalLM' object has no attribute 'project_target_hidden'" in by["sglang==0.5.16"]["error"]
-    _, doc = check(path, "eagle", "sglang==0.5.8")
+    _, doc = check(path, "eagle", "sglang==0.5.8", "sglang==0.5.3")
     row = rows(doc)["sglang==0.5.8"]
+    assert row["loads"] is True and row["silent_codes"] == ["DSP369"], row
+    assert "target class LlamaForCausalLM" in row["silent"][0] and "models/llama.py:670 @ 0.5.8" in row["silent"][0]
+    row = rows(doc)["sglang==0.5.3"]
     assert row["error_code"] == "DSP368" and "not a draft class" in row["error"], row

@@ -40,13 +40,23 @@ def test_dflash_mask_token_id_beyond_t_is_refused(drafts: Drafts) -> None:
 def test_dflash2_is_registered_from_0_5_19_and_needs_its_selector(drafts: Drafts) -> None:
     found = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False, config_extra=SELECTOR))
     # Where the release's generated model exists (release_data/sglang-X): DFlash2DraftModel also builds the
-    # candidate selector (models/dflash.py:1274 @ 0.5.23) and each layer's grouped convolutions (:733-734), which a
-    # DFlash checkpoint lacks; its load_weights leaves them as initialised (DSP363)
+    # candidate selector (models/dflash.py:1274 @ 0.5.23), which a DFlash checkpoint lacks; its load_weights leaves
+    # it as initialised (DSP363). It builds no grouped convolution for a config without conv_kernel_size and
+    # conv_group_size (dflash_utils.py L620-634, models/dflash.py L718-726 @ 0.5.23: `.get(key, 0)`, none where the
+    # kernel size is 0), as the record of their absence says (absent_keys), so the convolutions are not named
     expect(found, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ANY_LOADS})
     for version in releases("0.5.19", "0.5.23"):
         generated = version in generated_releases("sglang")
         assert outcome(found[version]) == ("loads", OWN_IGNORED | ({"DSP363"} if generated else set())), version
-    assert "candidate_selector.hidden_projection.weight" in found["0.5.23"].silent[-1]
+    for version in ("0.5.19", "0.5.23"):  # the releases executed without the keys (test_sglang_absent_keys_agreement)
+        said = " ".join(t for c, t in zip(found[version].silent_codes, found[version].silent) if c == "DSP363")
+        assert said.startswith("3 parameters") and "_conv." not in said, (version, said)  # the selector's alone
+        assert "candidate_selector.hidden_projection.weight" in said, (version, said)
+    with_convs = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False, config_extra={
+        **SELECTOR, "dflash_config": {**SELECTOR["dflash_config"], "conv_kernel_size": 3, "conv_group_size": 2}}))
+    said = " ".join(t for c, t in zip(with_convs["0.5.23"].silent_codes, with_convs["0.5.23"].silent) if c == "DSP363")
+    # the selector's three parameters and the four of the convolutions (the text names the first few)
+    assert said.startswith("7 parameters") and "layers.0.attention_conv.base_kernel" in said, said
     bare = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False,
                         config_extra={"architectures": ["DFlash2DraftModel"]}))
     expect(bare, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("error", "DSP344")})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, release_record
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, normal, release_record
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
 
 GENERATED = [(runtime, release) for runtime in ("vllm", "sglang") for release in generated_releases(runtime)]
@@ -38,3 +38,24 @@ def test_each_release_loads_and_holds_together(runtime: str, release: str) -> No
         unknown = {rule.parameter for rule in model.tensors.values()} - {None, *model.parameters}
         assert not unknown, (name, unknown)
         assert all(n in model.tensors for n in model.layout), name
+
+
+
+@pytest.mark.parametrize(("runtime", "release"), GENERATED, ids=[f"{r}-{v}" for r, v in GENERATED])
+def test_what_a_key_s_absence_builds_is_told_of_the_base_s_parameters(runtime: str, release: str) -> None:
+    """`absent_keys` (what the class builds where the config leaves a key out): what disappears or is resized is a
+    parameter the base builds, what appears is not; each records a change, and the keys it is left out with are
+    others."""
+    record = release_record(runtime, release)
+    assert record is not None
+    for name in record["registry"]:
+        model = architecture_model(runtime, release, name)
+        if model is None or model.not_built is not None:
+            continue
+        for key, seen in model.absent_keys.items():
+            assert set(seen) <= {"appears", "disappears", "resized", "with_absent"}, (name, key)
+            assert any(seen.get(f) for f in ("appears", "disappears", "resized")), (name, key)
+            for parameter in (*seen.get("disappears", ()), *seen.get("resized", ())):
+                assert normal(parameter) in model.parameters, (name, key, parameter)
+            assert not any(normal(p) in model.parameters for p in seen.get("appears", ())), (name, key)
+            assert key not in seen.get("with_absent", ()), (name, key)
