@@ -13,7 +13,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -404,6 +404,19 @@ def wait_stopped(pid: int, timeout: float = 60) -> None:
             return
         time.sleep(0.02)
     raise AssertionError("fix never reached its pause point")
+
+
+def built_models(runtime: str, release: str) -> Iterator[Any]:
+    """Every class the committed data of `runtime==release` builds (runtimes/release_data), as ArchitectureModels;
+    not the classes the generator could not build."""
+    from dspark_ckpt.runtimes.release_model import architecture_model, release_record
+
+    record = release_record(runtime, release)
+    assert record is not None, (runtime, release)
+    for name in record["architectures"]:
+        model = architecture_model(runtime, release, name)
+        if model is not None and model.not_built is None:
+            yield model
 
 
 REPO = Path(__file__).parents[1]

@@ -15,16 +15,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import built_models
 
 from dspark_ckpt.model.families import Family, family_for
 from dspark_ckpt.runtimes import parameter_pass
-from dspark_ckpt.runtimes.parameter_pass import ANNOTATIONS, Annotation, Facet, annotations_of, judgement, walk
+from dspark_ckpt.runtimes.parameter_pass import (
+    ANNOTATIONS,
+    Annotation,
+    Facet,
+    annotations_of,
+    judgement,
+    walk,
+)
 from dspark_ckpt.runtimes.records import AUX_FAMILIES
 from dspark_ckpt.runtimes.release_model import (
     ArchitectureModel,
     architecture_model,
     generated_releases,
-    release_record,
 )
 
 RUNTIMES = ("vllm", "sglang")
@@ -33,14 +40,9 @@ CONTEXTS: tuple[Family | None, ...] = (None, *Family)
 
 def built(runtime: str) -> Iterator[tuple[str, ArchitectureModel, Family | None]]:
     for release in generated_releases(runtime):
-        record = release_record(runtime, release)
-        assert record is not None
-        for architecture in record["architectures"]:
-            model = architecture_model(runtime, release, architecture)
-            if model is None or model.not_built is not None:
-                continue
+        for model in built_models(runtime, release):
             model_type = model.config_type[0] if model.config_type is not None else None
-            yield release, model, family_for(architecture, model_type)
+            yield release, model, family_for(model.name, model_type)
 
 
 def test_the_contexts_include_every_family_a_record_is_built_for() -> None:

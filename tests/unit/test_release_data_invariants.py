@@ -5,6 +5,7 @@ test_sglang_release_data.py: each release's wheel executed again and compared by
 from __future__ import annotations
 
 import pytest
+from conftest import built_models
 
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, normal, release_record
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES, VLLM_RELEASES
@@ -46,12 +47,8 @@ def test_what_a_key_s_absence_builds_is_told_of_the_base_s_parameters(runtime: s
     """`absent_keys` (what the class builds where the config leaves a key out): what disappears or is resized is a
     parameter the base builds, what appears is not; each records a change, and the keys it is left out with are
     others."""
-    record = release_record(runtime, release)
-    assert record is not None
-    for name in record["registry"]:
-        model = architecture_model(runtime, release, name)
-        if model is None or model.not_built is not None:
-            continue
+    for model in built_models(runtime, release):
+        name = model.name
         for key, seen in model.absent_keys.items():
             assert set(seen) <= {"appears", "disappears", "resized", "with_absent"}, (name, key)
             assert any(seen.get(f) for f in ("appears", "disappears", "resized")), (name, key)
