@@ -15,7 +15,7 @@ from dspark_ckpt.check.hints import with_runnable_hints
 from dspark_ckpt.check.policy import apply as apply_policy
 from dspark_ckpt.check.policy import hidden_count
 from dspark_ckpt.cli import options as o
-from dspark_ckpt.cli.deploy import deploy_plan
+from dspark_ckpt.cli.deploy import deploy_plan, speculative_text
 from dspark_ckpt.cli.exits import EXIT_OK, EXIT_USAGE, findings_exit
 from dspark_ckpt.cli.inputs import expand_folders, plan_inputs, refuse_wrong_file
 from dspark_ckpt.cli.run import (
@@ -194,7 +194,7 @@ def check(
         report_error(error, hint=False)
     full = Report(batch.reports, runtimes=tuple(str(r) for r in run.runtimes))
     report = apply_policy(full, run.policy)
-    spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
+    spec_file = speculative_text(run, speculative_config)
     read = read_paths(run, [i.spec for i in inputs] + ([spec_file] if spec_file else []))
     render_report(report, run, output_format, output, read, full, statistics=statistics, reports=reports)
     announce_policy(run, full, report)

@@ -12,10 +12,15 @@ if TYPE_CHECKING:
     from dspark_ckpt.check.deploy import DeployPlan
 
 
+def speculative_text(run: Run, flag: str | None) -> str | None:
+    """--speculative-config, else the settings file's `speculative-config` (inline JSON or a path), else None."""
+    return flag if flag is not None else run.settings.speculative_config
+
+
 def deploy_plan(run: Run, flag: str | None, max_model_len: int | None = None) -> DeployPlan | None:
     """--speculative-config, else the settings file's `speculative-config`; the target as --target names it; the
     served max_model_len as --max-model-len (else the settings file's `max-model-len`) gives it."""
-    text = flag if flag is not None else run.settings.speculative_config
+    text = speculative_text(run, flag)
     if text is None:
         return None  # no deploy to check: its rules (~12 ms of imports) are not loaded
     from dspark_ckpt.check.deploy import plan_deploy

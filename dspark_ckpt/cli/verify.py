@@ -180,7 +180,7 @@ def verify(
     The exact load error of each runtime version, the d2t mapping as the device computes it, and the risk that
     padded lm_head rows propose ids the target does not have.
     """
-    from dspark_ckpt.cli.deploy import paired_plan
+    from dspark_ckpt.cli.deploy import paired_plan, speculative_text
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 
     run = resolve_run(Common(target, target_vocab_size, runtime, config, settings_file, isolated, select,
@@ -196,7 +196,7 @@ def verify(
     full = Report(tuple(v.report for v in verified), runtimes=runtimes)
     shown = [replace(v, report=selected(v.report, run.policy)) for v in verified]
     report = Report(tuple(v.report for v in shown), runtimes=runtimes)
-    spec_file = speculative_config if speculative_config is not None else run.settings.speculative_config
+    spec_file = speculative_text(run, speculative_config)
     emit(lambda console: render(report, shown, run, output_format, console, full), output, color.value,
          inputs=read_paths(run, checkpoints + ([spec_file] if spec_file else [])))
     announce_policy(run, full, report)
