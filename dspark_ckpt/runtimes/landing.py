@@ -65,6 +65,7 @@ class Landing:
     where: str = ""
     filled: tuple[int, int] | None = None  # "unfilled" in part: (rows the shipped tensors fill, rows it has)
     key: str | None = None  # "missing-key": the config key __init__ reads
+    count: int = 1  # how many parameters it stands for (a Visit's rest: one per layer past the named ones)
 
 
 def _positive(value: Any) -> int | None:
@@ -584,6 +585,44 @@ def built_indices(model: ArchitectureModel, values: Mapping[str, int]) -> tuple[
     return span, model.experts.value(values) if model.experts is not None else None
 
 
+# A config may declare far more layers than ship (a slip of a digit, a hostile file): past the shipped layers the pass
+# names this many one by one and the rest as one range, so that its work grows with the checkpoint, not the config
+NAMED_PAST_SHIPPED: Final = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Visit:
+    """The layer indices of a span the pass judges one by one (every shipped one, then the first NAMED_PAST_SHIPPED
+    the checkpoint has no tensor for), and the rest of the span, which the release builds too, judged as one."""
+
+    named: tuple[int, ...]
+    rest: int  # how many indices of the span are not named
+    first: int  # the first and last of them (where rest > 0)
+    last: int
+
+    def rest_name(self, parameter: str) -> str:
+        """The parameter in every index past `named`, as one name: `layers.{first..last}.x`."""
+        return parameter.replace("{i}", f"{{{self.first}..{self.last}}}")
+
+    def rest_text(self) -> str:
+        return f"{self.rest} layer{'s' if self.rest != 1 else ''} the release builds past the shipped ones"
+
+
+def visit(span: range, shipped: frozenset[int]) -> Visit:
+    named = {i for i in shipped if i in span}
+    unshipped = 0
+    for i in span:  # at most len(shipped) + NAMED_PAST_SHIPPED steps
+        if unshipped == NAMED_PAST_SHIPPED:
+            break
+        if i not in named:
+            named.add(i)
+            unshipped += 1
+    rest = len(span) - len(named)
+    first = next((i for i in span if i not in named), 0)  # each at most len(named) + 1 steps
+    last = next((i for i in reversed(span) if i not in named), 0)
+    return Visit(tuple(sorted(named)), rest, first, last)
+
+
 def beyond(name: str, span: range | None, experts: int | None) -> str:
     """Whether a checkpoint name's layer (or expert) is one the release does not build, so that it has no parameter:
     "before" its first layer, "past" its last, "expert" past its last expert (in a layer it builds), "" where it
@@ -708,6 +747,12 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     values = dict(known)
     at_draft = dict(keyed_shapes)  # parameter -> its shape at the draft's values of the structural keys it sets
     span, experts = built_indices(model, values)
+    shipped = frozenset(i for name, _ in tensors if (i := _layer_index(name)) is not None)
+    per_layer = visit(span, shipped) if span is not None else None
+
+    def layered(parameter: str) -> Visit:
+        return per_layer if "{i}" in parameter and per_layer is not None else Visit((0,), 0, 0, 0)
+
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
@@ -763,7 +808,8 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         rows = _shape(at_draft.get(parameter, exprs), values)
         need = units(rows) if rows is not None and None not in rows else None
-        for i in (span if "{i}" in parameter and span is not None else (0,)):
+        visited = layered(parameter)
+        for i in visited.named:
             concrete = parameter.replace("{i}", str(i))
             have = covered.get(concrete, 0)
             if have == 0 and required is not None:
@@ -773,26 +819,41 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
                                      f"initial values", filled=(have, need) if have and need else None))
+        if visited.rest and required is not None:
+            refused.setdefault(required, []).append(visited.rest_name(parameter))
+        elif visited.rest and sized:
+            found.append(_unfilled_rest(visited, parameter))
     for template in past_first_layer.templates(model.runtime, model.name):
-        for i in (span[1:] if span is not None else ()):
-            concrete = template.replace("{i}", str(i))
-            if not covered.get(concrete):
-                found.append(Landing("unfilled", None, concrete, False,
-                                     f"{concrete}: no tensor fills it; the release loads without a word and it "
-                                     "keeps its initial values"))
+        visited = visit(span[1:], shipped) if span is not None else Visit((), 0, 0, 0)
+        found.extend(_unfilled(template.replace("{i}", str(i))) for i in visited.named
+                     if not covered.get(template.replace("{i}", str(i))))
+        if visited.rest:
+            found.append(_unfilled_rest(visited, template))
     for parameter in sorted(p for p in appear if not p.startswith(gone or ("\0",))):
-        for i in (span if "{i}" in parameter and span is not None else (0,)):
-            concrete = parameter.replace("{i}", str(i))
-            if not covered.get(concrete):
-                found.append(Landing("unfilled", None, concrete, False,
-                                     f"{concrete}: no tensor fills it; the release loads without a word and it "
-                                     "keeps its initial values"))
+        visited = layered(parameter)
+        found.extend(_unfilled(parameter.replace("{i}", str(i))) for i in visited.named
+                     if not covered.get(parameter.replace("{i}", str(i))))
+        if visited.rest:
+            found.append(_unfilled_rest(visited, parameter))
     found.extend(_refused_missing(refused))
     # what load_weights raises on comes first; the refusal of what it left unwritten is raised after it returns
     return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.kind, x.tensor or "",
                                              x.parameter or "")))
 
 
+def _unfilled(concrete: str) -> Landing:
+    return Landing("unfilled", None, concrete, False,
+                   f"{concrete}: no tensor fills it; the release loads without a word and it keeps its initial values")
+
+
+def _unfilled_rest(visited: Visit, parameter: str) -> Landing:
+    name = visited.rest_name(parameter)
+    return Landing("unfilled", None, name, False, f"{name}: no tensor fills it in any of the {visited.rest_text()}; "
+                                                  "the release loads without a word and they keep their initial values",
+                   count=visited.rest)
+
+
+_REST = re.compile(r"(?:^|\.)layers\.(\{\d+\.\.\d+\})\.")
 _NAME_SET = re.compile(r"\{('[^']*'(?:, '[^']*')*)\}")
 
 
@@ -814,6 +875,8 @@ def _refused_missing(refused: Mapping[LoadOutcome, list[str]]) -> list[Landing]:
             continue
         for parameter in parameters:
             index = _layer_index(parameter)
-            text = seen.message.replace("{i}", str(index)) if index is not None else seen.message
+            span = _REST.search(parameter)  # a Visit's rest_name: every layer past the named ones
+            at = str(index) if index is not None else span.group(1) if span is not None else None
+            text = seen.message.replace("{i}", at) if at is not None else seen.message
             out.append(Landing("missing", None, parameter, True, f"{seen.raises}: {text}", seen.where))
     return out

@@ -123,18 +123,17 @@ def _aux_verdict(verdict: Verdict, f: DraftFacts) -> Verdict:
     return verdict
 
 
-def layer_types(hf: Mapping[str, Any]) -> list[str]:
-    """The attention type of each layer as the config class resolves it: `layer_types` when the config lists one per
-    layer, else transformers' default (Gemma4: five sliding layers of every six); Gemma4's config makes the last
-    layer full whatever the list says (configuration_gemma4.py). A Qwen3 config without use_sliding_window: all
-    full."""
+def all_full_attention(hf: Mapping[str, Any]) -> bool:
+    """Whether every layer is a full-attention one as the config class resolves the types (never listed one by one:
+    the layer count is the config's): `layer_types` when the config lists one per layer, else transformers'
+    default (Gemma4: five sliding layers of every six, the first sliding); Gemma4's config makes the last layer full
+    whatever the list says (configuration_gemma4.py). A Qwen3 config without use_sliding_window: all full."""
     n = positive_int(hf.get("num_hidden_layers")) or 1
     given = hf.get("layer_types")
     listed = [str(t) for t in given] if isinstance(given, list) and len(given) == n else None
     if not str(hf.get("model_type", "")).startswith("gemma4"):
-        return listed or ["sliding_attention" if hf.get("use_sliding_window") else "full_attention"] * n
-    types = listed or ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(n)]
-    return [*types[:-1], "full_attention"]
+        return all(t == "full_attention" for t in listed) if listed else not hf.get("use_sliding_window")
+    return all(t == "full_attention" for t in listed[:-1]) if listed else n == 1
 
 
 def fused_kv_error(runtime: str, version: str, family: Family | None, hf: Mapping[str, Any]) -> Issue | None:
@@ -146,7 +145,7 @@ def fused_kv_error(runtime: str, version: str, family: Family | None, hf: Mappin
         return None
     if nearest_rules(version)[0].citation("build.gemma4_fused_call") is None:
         return None
-    if hf.get("attention_k_eq_v") is True and all(t == "full_attention" for t in layer_types(hf)):
+    if hf.get("attention_k_eq_v") is True and all_full_attention(hf):
         return None
     return Issue("DSP364", f"AssertionError: {E_GEMMA4_FUSED_KV}")
 
@@ -191,11 +190,12 @@ def landing_issues(found: Sequence[landing.Landing], cls: str,
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:
         silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
-    unfilled = [p.parameter + (f" ({p.filled[0]} of {p.filled[1]} rows filled)" if p.filled else "")
-                for p in found if p.kind == "unfilled" and p.parameter]
+    left = [p for p in found if p.kind == "unfilled" and p.parameter]
+    unfilled = [p.parameter + (f" ({p.filled[0]} of {p.filled[1]} rows filled)" if p.filled else "") for p in left]
     if unfilled:
-        shown = ", ".join(unfilled[:6]) + (f" and {len(unfilled) - 6} more" if len(unfilled) > 6 else "")
-        silent.append(Issue(landing.UNFILLED, f"{len(unfilled)} parameter{'s' if len(unfilled) != 1 else ''} of its "
+        count = sum(p.count for p in left)  # a landing for every layer past the named ones stands for each of them
+        shown = ", ".join(unfilled[:6]) + (f" and {count - 6} more" if count > 6 else "")
+        silent.append(Issue(landing.UNFILLED, f"{count} parameter{'s' if count != 1 else ''} of its "
                                       f"{cls.rsplit('.', 1)[-1]} no tensor fills (or fills only in part) keep "
                                       f"their initial values: {shown}", verbatim=False))
     return None, tuple(silent)
