@@ -66,6 +66,13 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     # of which those it may add or drop, and those the draft's value adds (judged by check's landing alone)
     absent = landing.unseen(model, config) | landing.appearing(model, config)
     span, experts = landing.built_indices(model, values)
+    # every shipped layer, and the first few past them, one by one; the rest of a config's layers (no tensor can land
+    # there: each shipped layer is named) as one unwritten name per parameter, so memory follows the checkpoint
+    per_layer = landing.visit(span, frozenset(i for n in order if (i := _layer_index(n)) is not None)) \
+        if span is not None else None
+    rest_unfilled: list[str] = []
+    rest_missing: list[str] = []
+    rest_parameters = rest_rows = 0
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
@@ -83,13 +90,18 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
             else 0
-        for i in (span if "{i}" in parameter and span is not None else (0,)):
+        visited = per_layer if "{i}" in parameter else None
+        for i in (visited.named if visited is not None else (0,)):
             concrete = parameter.replace("{i}", str(i))
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
             if parameter in model.missing:
                 required.add(concrete)
                 if None in dims:
                     whole.add(concrete)
+        if visited is not None and visited.rest:
+            (rest_missing if parameter in model.missing else rest_unfilled).append(visited.rest_name(parameter))
+            rest_parameters += visited.rest
+            rest_rows += visited.rest * max(size, 1)
     refused: list[str] = []
     cut: list[str] = []
     for name in order:
@@ -126,10 +138,12 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             start, rows = cursor.get(parameter, 0), int(got[:-1].numel()) if len(got) > 1 else int(got.numel())
             mask[start:start + rows] = True
             cursor[parameter] = start + rows
-    missing = tuple(p for p, mask in written.items() if p in required and not bool(mask.any()))
-    unfilled = tuple(p for p, mask in written.items() if not bool(mask.all()) and p not in missing and p not in whole)
+    missing = (*(p for p, mask in written.items() if p in required and not bool(mask.any())), *rest_missing)
+    unfilled = (*(p for p, mask in written.items() if not bool(mask.all()) and p not in missing and p not in whole),
+                *rest_unfilled)
     return LandingRun(runtime, version, model.name, len(order), tuple(refused), tuple(cut), unfilled,
-                      len(written), int(sum(r.numel() for r in written.values())), missing)
+                      len(written) + rest_parameters, int(sum(r.numel() for r in written.values())) + rest_rows,
+                      missing)
 
 
 def against_check(run: LandingRun, found: Sequence[landing.Landing]) -> str | None:

@@ -73,3 +73,20 @@ def test_layers_past_the_shipped_ones_are_named_then_counted(tmp_path: Path) -> 
     names = text.split("initial values: ", 1)[1]
     first = "candidate_selector.predecessor_codebook, candidate_selector.successor_codebook, layers.1."
     assert names.startswith(first), text  # sorted: layer 1 is the first unshipped one
+
+
+@pytest.mark.parametrize(("name", "where"), LAYOUTS[:2], ids=[n for n, _ in LAYOUTS[:2]])
+def test_verify_loads_a_huge_layer_count_in_bounded_memory(name: str, where: tuple[str, ...],
+                                                           tmp_path: Path) -> None:
+    """verify's torch loader (verify/landing_load.py) makes a row mask per parameter it loads into: one per layer of
+    the config's count before, out of memory or killed; now per shipped layer and the few past them, and it agrees
+    with check's landing (no DSP605) on the rest."""
+    layers = 10**9
+    draft = materialise(tmp_path / name, name, config=_declare(layers, where))
+    run = run_limited("verify", str(draft), "--target-vocab-size", str(T), "--runtime", "vllm==0.34.0",
+                      "--runtime", "sglang==0.5.23", "--format", "json")
+    assert_contained(run)
+    assert run.returncode in (0, 1), run.output[-3000:]
+    doc = strict_json(run.stdout)
+    assert "DSP605" not in finding_codes(doc), run.stdout[-3000:]
+    assert "DSP363" in finding_codes(doc)
