@@ -14,6 +14,8 @@ fc is a plain nn.Linear: a fc.weight of another shape fails default_weight_loade
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,7 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.eagle3_aux import NESTED, TOP, AuxRead, _count, _int
 from dspark_ckpt.runtimes.release import resolve
 from dspark_ckpt.runtimes.release_model import config_value
+from dspark_ckpt.runtimes.release_store import DATA
 
 RUNNER = "SGLang"  # the name AuxRead.runners gives SGLang's one model runner
 COUNT_KEYS_FROM_0_5_12 = ("num_aux_hidden_states", NESTED)
@@ -46,51 +49,27 @@ class SgLines:
     reads_ids: bool = True
 
 
-_RUNNER, _COMPONENTS = "model_runner", "model_runner_components/spec_aux_hidden_state"
-LINES: dict[str, SgLines] = {
-    # 0.4.4.post2-0.4.8: fc = Linear(target_hidden_size * 3 if set else hidden_size * 3) on one line (width = fc)
-    "0.4.4.post2": SgLines(109, None, None, 109, _RUNNER, 213, 531, 630, reads_ids=False),
-    "0.4.5": SgLines(109, None, None, 109, _RUNNER, 223, 534, 641, reads_ids=False),
-    "0.4.6": SgLines(109, None, None, 109, _RUNNER, 229, 536, 642, reads_ids=False),
-    "0.4.6.post5": SgLines(110, None, None, 110, _RUNNER, 312, 536, 706, reads_ids=False),
-    "0.4.7": SgLines(110, None, None, 110, _RUNNER, 294, 536, 706, reads_ids=False),
-    "0.4.8": SgLines(110, None, None, 110, _RUNNER, 307, 545, 706, reads_ids=False),
-    "0.4.9": SgLines(120, None, None, 124, _RUNNER, 335, 648, 707),
-    "0.4.9.post5": SgLines(120, None, None, 124, _RUNNER, 341, 648, 750),
-    "0.4.10": SgLines(120, None, None, 124, _RUNNER, 355, 648, 750),
-    "0.5.1": SgLines(120, None, None, 124, _RUNNER, 374, 650, 733),
-    "0.5.2": SgLines(130, None, None, 134, _RUNNER, 410, 651, 733),
-    "0.5.3": SgLines(130, None, None, 134, _RUNNER, 464, 805, 737),
-    "0.5.4": SgLines(130, None, None, 134, _RUNNER, 495, 824, 737),
-    "0.5.4.post2": SgLines(131, None, None, 135, _RUNNER, 500, 824, 737),
-    "0.5.5": SgLines(131, None, None, 135, _RUNNER, 503, 824, 737),
-    "0.5.6": SgLines(131, None, None, 135, _RUNNER, 546, 846, 737),
-    "0.5.7": SgLines(131, None, None, 135, _RUNNER, 569, 947, 742),
-    "0.5.8": SgLines(131, None, None, 135, _RUNNER, 340, 1003, 781),
-    "0.5.9": SgLines(131, None, None, 135, _RUNNER, 364, 1028, 785),
-    "0.5.10": SgLines(134, None, None, 138, _RUNNER, 375, 1018, 790),
-    "0.5.11": SgLines(134, None, None, 138, _RUNNER, 410, 1213, 803),
-    "0.5.12": SgLines(149, 154, 157, 160, _RUNNER, 437, 1302, 805),
-    "0.5.13": SgLines(144, 149, 152, 155, _RUNNER, 471, 1315, 820),
-    "0.5.14": SgLines(144, 149, 152, 155, _RUNNER, 468, 1313, 819),
-    "0.5.15": SgLines(144, 149, 152, 155, _RUNNER, 475, 1356, 818),
-    "0.5.16": SgLines(144, 149, 152, 155, _COMPONENTS, 90, 1356, 815),
-    "0.5.17": SgLines(144, 149, 152, 155, _COMPONENTS, 90, 1377, 892),
-    "0.5.18": SgLines(144, 149, 152, 155, _COMPONENTS, 92, 1505, 898),
-    "0.5.19": SgLines(144, 149, 152, 155, _COMPONENTS, 121, 1497, 898),
-    "0.5.20": SgLines(144, 149, 152, 155, _COMPONENTS, 122, 1597, 897),
-    "0.5.21": SgLines(144, 149, 152, 155, _COMPONENTS, 122, 1486, 896),
-    "0.5.22": SgLines(151, 156, 159, 162, _COMPONENTS, 140, 1598, 929),
-    "0.5.23": SgLines(152, 157, 160, 163, _COMPONENTS, 193, 1583, 936),
-}
+FILE = "sglang_aux_lines.json"  # generated from each wheel: tools/sglang_aux_lines.py (no line typed by hand)
+
+
+@functools.cache
+def lines() -> Mapping[str, SgLines]:
+    """Every listed release that registers LlamaForCausalLMEagle3 -> where it reads each fact, in release order
+    (release_data/sglang_aux_lines.json); empty where the file cannot be read (then no release answers)."""
+    try:
+        doc = json.loads((DATA / FILE).read_text(encoding="utf-8"))
+        return {release: SgLines(**row) for release, row in doc["releases"].items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 def _lines(release: str) -> tuple[str, SgLines]:
     """The lines of the release whose code answers for `release` (release.resolve: its own; a post release its
     base's, or the post release listed before it; the newest for a newer one; the oldest for an older one)."""
-    found = resolve("sglang", release, tuple(LINES))
-    read = found.name if found is not None else next(reversed(LINES))
-    return read, LINES[read]
+    table = lines()
+    found = resolve("sglang", release, tuple(table))
+    read = found.name if found is not None else next(reversed(table))
+    return read, table[read]  # read_aux asks only with a table (an empty one: no aux facts)
 
 
 def cite(release: str) -> str:
@@ -105,7 +84,7 @@ def cite(release: str) -> str:
 
 def read_aux(raw: Mapping[str, Any], family: Family, release: str) -> AuxRead | None:
     """The aux-state facts of one SGLang release for the draft's config.json (SGLang converts nothing)."""
-    if family not in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3):
+    if family not in (Family.EAGLE3_LLAMA, Family.EAGLE3_QWEN3) or not lines():
         return None
     read, ln = _lines(release)
     count: int | None = 3

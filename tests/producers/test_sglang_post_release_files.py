@@ -15,7 +15,7 @@ from dspark_ckpt.runtimes.versions import SGLANG_POSTS_READ
 pytestmark = pytest.mark.upstream(runtime="sglang")
 
 # The posts of releases that ship llama_eagle3.py (0.4.4.post2 on): the others have no aux-state lines to cite.
-POSTS = tuple(p for p in SGLANG_POSTS_READ if parse("sglang", p) > parse("sglang", next(iter(aux.LINES))))
+POSTS = tuple(p for p in SGLANG_POSTS_READ if parse("sglang", p) > parse("sglang", next(iter(aux.lines()))))
 
 
 def _cited(ln: aux.SgLines) -> dict[str, set[int]]:
@@ -29,7 +29,7 @@ def _cited(ln: aux.SgLines) -> dict[str, set[int]]:
 def test_a_post_release_holds_the_cited_aux_state_code_of_the_release_it_follows(release: str) -> None:
     from released_sources import release_tree
 
-    found = resolve("sglang", release, tuple(aux.LINES))
+    found = resolve("sglang", release, tuple(aux.lines()))
     assert found is not None and found.how == How.LINE
     read, ln = aux._lines(release)
     assert read == found.name
