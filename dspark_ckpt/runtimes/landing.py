@@ -34,9 +34,11 @@ from dspark_ckpt.runtimes.release_model import (
     LoadOutcome,
     TensorRule,
     config_value,
+    head_index,
     key_shapes,
     key_variable,
     normal,
+    sequential_position,
     sized_value,
 )
 from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
@@ -595,6 +597,33 @@ def beyond(name: str, span: range | None, experts: int | None) -> str:
     return "expert" if expert is not None and experts is not None and int(expert.group(0)) >= experts else ""
 
 
+def head_count(model: ArchitectureModel, values: Mapping[str, int]) -> int | None:
+    """How many heads the release builds (`{h}`: a draft with a list of heads); None where it builds no list or the
+    values do not decide it."""
+    return model.heads.value(values) if model.heads is not None else None
+
+
+def past_heads(name: str, heads: int | None) -> bool:
+    """Whether a checkpoint name's head is one the release does not build (its index at or past the count)."""
+    index = head_index(name)
+    return heads is not None and index is not None and index >= heads
+
+
+def at_name(template: str, name: str, index: int | None) -> str:
+    """A parameter template (`{i}`, `{h}`) at a checkpoint name's layer and head: the layer its `layers.<i>` or a
+    nested Sequential's position (`index`: _layer_index of the name), the head its HEAD index."""
+    layer = index if index is not None else sequential_position(name)
+    head = head_index(name)
+    return template.replace("{i}", str(layer if layer is not None else 0)).replace("{h}", str(head or 0))
+
+
+def each_index(template: str, span: range | None, heads: int | None) -> list[str]:
+    """A parameter template at every layer (`{i}`, over `span`) and head (`{h}`, over `heads`) the release builds."""
+    layers = span if "{i}" in template and span is not None else (0,)
+    every = range(heads) if "{h}" in template and heads is not None else (0,)
+    return [template.replace("{i}", str(i)).replace("{h}", str(h)) for h in every for i in layers]
+
+
 def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
     """How much of a parameter a tensor fills, in rows of its last axis: [rows, cols] fills rows; an expert's
     [rows, cols] fills rows of a fused [experts, 2 x rows, cols]; a 1-D one, its length."""
@@ -708,6 +737,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     values = dict(known)
     at_draft = dict(keyed_shapes)  # parameter -> its shape at the draft's values of the structural keys it sets
     span, experts = built_indices(model, values)
+    heads = head_count(model, values)
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
@@ -719,10 +749,10 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
         if (added := _appearing_parameter(model, name, appear)) is not None:  # its shape unjudged
-            concrete = added.replace("{i}", str(index if index is not None else 0))
+            concrete = at_name(added, name, index)
             covered[concrete] = covered.get(concrete, 0) + 1
             continue
-        side = beyond(name, span, experts)
+        side = beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
         if rule is None or side:
             if (problem := _unknown(model, name, side, ignored)) is not None:
                 found.append(problem)
@@ -734,11 +764,11 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         judged = judgement(model, rule.parameter, family) if rule.parameter is not None else None
         if judged is None or not judged.shape:
             if rule.parameter is not None and judged is not None and judged.presence:
-                concrete = rule.parameter.replace("{i}", str(index if index is not None else 0))
+                concrete = at_name(rule.parameter, name, index)
                 covered[concrete] = covered.get(concrete, 0) + (units(got) or 1)  # its shape the aux model's
             continue
         want = wanted(model, rule, at_draft, values, context)
-        parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
+        parameter = at_name(rule.parameter, name, index)
         if want is not None and normal(rule.parameter) not in unjudged:
             problem = _mismatch(rule, name, got, want, parameter, model.runtime)
             if problem is not None:
@@ -763,8 +793,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         rows = _shape(at_draft.get(parameter, exprs), values)
         need = units(rows) if rows is not None and None not in rows else None
-        for i in (span if "{i}" in parameter and span is not None else (0,)):
-            concrete = parameter.replace("{i}", str(i))
+        for concrete in each_index(parameter, span, heads):
             have = covered.get(concrete, 0)
             if have == 0 and required is not None:
                 refused.setdefault(required, []).append(concrete)
@@ -781,8 +810,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                                      f"{concrete}: no tensor fills it; the release loads without a word and it "
                                      "keeps its initial values"))
     for parameter in sorted(p for p in appear if not p.startswith(gone or ("\0",))):
-        for i in (span if "{i}" in parameter and span is not None else (0,)):
-            concrete = parameter.replace("{i}", str(i))
+        for concrete in each_index(parameter, span, heads):
             if not covered.get(concrete):
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: no tensor fills it; the release loads without a word and it "
