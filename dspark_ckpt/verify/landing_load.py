@@ -66,6 +66,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     # of which those it may add or drop, and those the draft's value adds (judged by check's landing alone)
     absent = landing.unseen(model, config) | landing.appearing(model, config)
     span, experts = landing.built_indices(model, values)
+    heads = landing.head_count(model, values)
     written: dict[str, torch.Tensor] = {}  # parameter (layer index concrete) -> which rows were written
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
@@ -83,8 +84,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
             else 0
-        for i in (span if "{i}" in parameter and span is not None else (0,)):
-            concrete = parameter.replace("{i}", str(i))
+        for concrete in landing.each_index(parameter, span, heads):
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
             if parameter in model.missing:
                 required.add(concrete)
@@ -99,7 +99,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         rule = landing.rule_for(model, name)  # a renamed prefix (midlayer. <-> layers.{i}.) as check reads it
         index = _layer_index(name)
-        side = landing.beyond(name, span, experts)
+        side = landing.beyond(name, span, experts) or ("past" if landing.past_heads(name, heads) else "")
         if rule is None or side:
             if _unknown_raises(model, name, side):
                 refused.append(name)
@@ -109,10 +109,10 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         if rule.parameter is None or not judgement(model, rule.parameter, family).shape:
             if rule.parameter is not None and (aux := written.get(
-                    rule.parameter.replace("{i}", str(index if index is not None else 0)))) is not None:
+                    landing.at_name(rule.parameter, name, index))) is not None:
                 aux[:] = True  # the aux model's fc: its shape is judged there, its presence here
             continue
-        parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
+        parameter = landing.at_name(rule.parameter, name, index)
         want = landing.wanted(model, rule, at_draft, values, context) \
             if normal(rule.parameter) not in unjudged else None
         outcome = _outcome(rule, got, want) if want is not None else None

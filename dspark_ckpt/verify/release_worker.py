@@ -78,9 +78,9 @@ TARGET_HEADS = frozenset({"lm_head.weight"})
 # 0.25-0.30 does not default and the class requires).
 PER_LAYER = "__per_layer__"
 # A recipe key, never written to the config: other namings a producer saves the class's checkpoint in (layout name ->
-# [regex, replacement] pairs applied to the names of each layout `layouts` feeds; a layout every pair of which
-# matches one of its names is fed renamed too, as `<name>:<layout>`; `{layers}` in a replacement: how many layers
-# that layout's names hold). FasterDecoding's Medusa: `{head}.{layer}.linear.weight`, `{head}.{layers}.weight`.
+# [regex, replacement] pairs applied to the names of each layout `layouts` feeds; a layout each of whose names a
+# pair renames is fed renamed too, as `<name>:<layout>`; `{layers}` in a replacement: how many layers that layout's
+# names hold). FasterDecoding's Medusa: `{head}.{layer}.linear.weight`, `{head}.{layers}.weight`.
 RENAMES = "__renames__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
@@ -654,11 +654,11 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
 
 
 def renamed_layouts(model: Any, recipe: dict[str, Any] | None) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]]:
-    """`layouts`, plus each one under the namings the recipe's RENAMES gives (those whose every pair applies)."""
+    """`layouts`, plus each one under the namings the recipe's RENAMES gives (those every name of which it renames)."""
     out = layouts(model)
     for label, pairs in ((recipe or {}).get(RENAMES) or {}).items():
         for key, layout in list(out.items()):
-            if ":" in key or not all(any(re.search(rx, name) for name in layout) for rx, _ in pairs):
+            if ":" in key or not all(any(re.search(rx, name) for rx, _ in pairs) for name in layout):
                 continue
             count = str(len({m.group(0) for name in layout if (m := re.search(r"\blayers\.\d+\.", name))}))
             renamed = {}
