@@ -95,3 +95,39 @@ def test_fewer_heads_shipped_than_the_config_builds_is_caught(release: str) -> N
 def test_a_head_past_the_config_s_count_is_skipped_as_the_release_does(release: str) -> None:
     found = _land(release, _config(1, 1, False), _medusa(2, 1, bias=False, faster_decoding=True))
     assert [f for f in found if f.raises] == []
+
+
+FASTER_DECODING = {"medusa_num_heads": 3, "medusa_num_layers": 2, "hidden_size": 16, "model_type": "medusa"}
+
+
+@pytest.mark.parametrize("release", ["0.12.0", "0.28.0", "0.32.0"])
+def test_medusa_config_renames_faster_decoding_s_keys(release: str) -> None:
+    """MedusaConfig.from_pretrained's renames, as the release executed them (config_rewrites.json)."""
+    from dspark_ckpt.runtimes import vllm_hf_config
+    from dspark_ckpt.runtimes.vllm_release import nearest_rules
+
+    cites: list[str] = []
+    hf = vllm_hf_config.medusa_completed(nearest_rules(release)[0], FASTER_DECODING, cites, None)
+    assert (hf["num_heads"], hf["num_hidden_layers"]) == (3, 2)
+    assert "medusa_num_heads" not in hf and "MedusaConfig.from_pretrained" in cites[0]
+
+
+@pytest.mark.parametrize("release", ["0.12.0", "0.28.0", "0.32.0"])
+def test_a_served_medusa_draft_has_num_speculative_tokens_heads(release: str) -> None:
+    """SpeculativeConfig sets the draft hf_config's num_lookahead_tokens, which MedusaConfig's setter writes to
+    num_heads: served, the head count is num_speculative_tokens, whatever the config counts."""
+    from dspark_ckpt.runtimes import vllm_hf_config
+    from dspark_ckpt.runtimes.vllm_release import nearest_rules
+
+    r = nearest_rules(release)[0]
+    assert vllm_hf_config.medusa_completed(r, FASTER_DECODING, None, 1)["num_heads"] == 1
+    assert vllm_hf_config.medusa_completed(r, {**FASTER_DECODING, "num_heads": 5}, None, 4)["num_heads"] == 4
+    assert vllm_hf_config.medusa_completed(r, {"model_type": "llama", "num_heads": 5}, None, 4)["num_heads"] == 5
+
+
+def test_no_medusa_config_no_rename() -> None:
+    """vLLM 0.33.0 has no MedusaConfig (Medusa is gone): the keys stay as written."""
+    from dspark_ckpt.runtimes import vllm_hf_config
+    from dspark_ckpt.runtimes.vllm_release import nearest_rules
+
+    assert vllm_hf_config.medusa_completed(nearest_rules("0.33.0")[0], FASTER_DECODING, None, 2) == FASTER_DECODING
