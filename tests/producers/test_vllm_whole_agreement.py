@@ -251,18 +251,29 @@ SERVED: dict[str, tuple[str, Edit | None, dict[str, Any], tuple[str, ...]]] = {
     "qwen3-dflash": ("dflash-0.1.0-dflash", _as_qwen3, {"method": "dflash"}, ("as-shipped",)),
     "deepseek-v3-eagle3": ("specforge-0.2.0-eagle3", _deepseek("deepseek_v3"), {"method": "eagle3"}, ("as-shipped",)),
     "deepseek-v2-eagle3": ("specforge-0.2.0-eagle3", _deepseek("deepseek_v2"), {"method": "eagle3"}, ("as-shipped",)),
-    "medusa": (MEDUSA, None, {"method": "medusa"}, MEDUSA_MUTATIONS),
+    # a Medusa draft served builds num_speculative_tokens heads, whatever its config counts (SpeculativeConfig sets
+    # MedusaConfig's num_lookahead_tokens, speculative.py L1060-1064 @ 0.28.0): served with as many as it ships,
+    # fewer (typed-medusa: head 1 skipped), and more (2x2-tokens-3: a head no tensor fills)
+    "medusa": (MEDUSA, None, {"method": "medusa", "num_speculative_tokens": 2}, MEDUSA_MUTATIONS),
     "typed-medusa": (MEDUSA, _typed_medusa, {"method": "medusa"}, ("as-shipped",)),
     "native-medusa": (MEDUSA_NATIVE, None, {"method": "medusa"}, ("as-shipped",)),
-    "medusa-3x2": (MEDUSA_3X2, None, {"method": "medusa"}, MEDUSA_MUTATIONS),
-    "native-medusa-2x2": (MEDUSA_NATIVE_2X2, None, {"method": "medusa"}, MEDUSA_MUTATIONS),
-    "native-medusa-3": (MEDUSA_NATIVE_3, None, {"method": "medusa"}, MEDUSA_MUTATIONS),
+    "medusa-3x2": (MEDUSA_3X2, None, {"method": "medusa", "num_speculative_tokens": 3}, MEDUSA_MUTATIONS),
+    "native-medusa-2x2": (MEDUSA_NATIVE_2X2, None, {"method": "medusa", "num_speculative_tokens": 2},
+                          MEDUSA_MUTATIONS),
+    "native-medusa-3": (MEDUSA_NATIVE_3, None, {"method": "medusa", "num_speculative_tokens": 3}, MEDUSA_MUTATIONS),
+    "native-medusa-2x2-tokens-3": (MEDUSA_NATIVE_2X2, None, {"method": "medusa", "num_speculative_tokens": 3},
+                                   ("as-shipped",)),
 }
 # Served drafts check is known to misjudge until the release data is regenerated, and why: reported as "awaiting",
 # never counted as agreeing (tag -> what it awaits). None now: the Medusa cases (FasterDecoding's names, which
 # medusa.py `_remap_old_checkpoint_key` renames from 0.25.0, L140-157 @ v0.28.0) are judged by the records the
 # Medusa recipe generated (heads fitted, FasterDecoding's layout fed)
-AWAITING: dict[str, str] = {}
+AWAITING: dict[str, str] = {
+    # a parameter a structural key adds (medusa_fc_bias: the blocks' bias), not shipped: vLLM's loader refuses it
+    # ("not initialized"), which the record does not say (its probe never fed the alternate sample's layout without
+    # the parameters that appear); check calls it unfilled. docs/upstream-notes.md, "The Medusa recipe"
+    "served-native-medusa-2x2--bias-unshipped": "what the loader does with a parameter a structural key adds, unshipped",
+}
 # SpecForge's DSpark drafts nest the settings vLLM's __init__ reads (DSP215, refused before any weight): with them
 # hoisted, as `fix` does, every tensor is judged, the padded Inkling draft (D > T) included
 HOISTED = tuple(n for n in names() if n.startswith("specforge-") and "dspark" in n)
@@ -445,7 +456,7 @@ def _variants() -> list[Variant]:
     """(layout, id suffix, config edit, speculative config or None, mutations): every layout as it comes, each
     SERVED draft with its speculative config, SpecForge's DSpark drafts hoisted."""
     return [(name, "", None, None, EVERY) for name in names()] + \
-        [(name, f"--served-{tag}", edit, {**spec, "num_speculative_tokens": 1}, mutations)
+        [(name, f"--served-{tag}", edit, {"num_speculative_tokens": 1, **spec}, mutations)
          for tag, (name, edit, spec, mutations) in SERVED.items()] + \
         [(name, "--hoisted", hoisted, None, EVERY) for name in HOISTED]
 
@@ -496,8 +507,8 @@ def cases_for(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[
 def _awaited(line: str) -> str:
     """A disagreement of a served draft AWAITING names, said as awaiting what it names."""
     case_id, said = line.split(": ", 1)
-    tag = next((tag for tag in AWAITING if f"--{tag}--" in case_id), None)
-    return line if tag is None or said.startswith("awaiting ") else f"{case_id}: awaiting {AWAITING[tag]}: {said}"
+    tag = next((tag for tag in AWAITING if f"--{tag}--" in f"{case_id}--"), None)
+    return line if tag is None else f"{case_id}: awaiting {AWAITING[tag]}: {said.removeprefix('awaiting ')}"
 
 
 @pytest.mark.parametrize("source", sources("vllm"))

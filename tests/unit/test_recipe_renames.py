@@ -12,10 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dspark_ckpt.verify import release_worker  # noqa: E402
+from dspark_ckpt.verify import release_worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from release_model import RECIPES  # noqa: E402
+from release_model import RECIPES
 
 
 class Block(torch.nn.Module):
