@@ -41,7 +41,7 @@ EXPERT = re.compile(r"(?<=\.experts\.)\d+(?=\.)")  # a MoE checkpoint's tensor p
 HEAD = re.compile(r"(?<=heads\.)\d+(?=\.)|(?<=\bblocks\.)\d+(?=\.)")
 # a checkpoint saved from a top-level nn.Sequential of per-head nn.Sequentials (FasterDecoding's Medusa:
 # `{head}.{layer}.linear.weight`, the head's last module its lm_head `{head}.{layers}.weight`): head, then position
-SEQUENTIAL = re.compile(r"^(\d+)\.(\d+)(?=\.)")
+SEQUENTIAL = re.compile(r"^([0-9]+)[.]([0-9]+)(?=[.])")  # a checkpoint name's two leading indices, no version
 V = TypeVar("V")
 
 
