@@ -225,12 +225,12 @@ def draft_tensors(*, vocab: int, draft_vocab: int, target_vocab: int, hidden: in
 def layout_checkpoint(model: Any, values: dict[str, int], lengths: dict[str, tuple[int, ...]] | None = None,
                       config: dict[str, Any] | None = None) -> dict[str, tuple[int, ...]] | None:
     """A generated release model's layout as a checkpoint (name -> shape for these values): every name it loads,
-    its layers over the span the release builds, its experts over the count a MoE layer loads; a name the release
-    skips (DFlash's mask_embedding, read from its own file) is not shipped. `lengths`: the shape of a name whose
+    its layers over the span the release builds, its heads over the count it builds, its experts over the count a MoE
+    layer loads; a name the release skips (DFlash's mask_embedding, read from its own file) is not shipped. `lengths`: the shape of a name whose
     record leaves its length open (the mapping tables d2t/t2d: D and T); `config`: the draft's config, whose
     structural keys resize what the record says they resize (landing.keyed). None where a shape or count is
     unknown."""
-    from dspark_ckpt.runtimes.landing import _keyed_want, built_indices, keyed
+    from dspark_ckpt.runtimes.landing import _keyed_want, built_indices, each_index, head_count, keyed, visit
     from dspark_ckpt.runtimes.release_model import normal
 
     at_draft = keyed(model, config, values)[0] if config is not None else {}
@@ -251,9 +251,12 @@ def layout_checkpoint(model: Any, values: dict[str, int], lengths: dict[str, tup
             shape = (lengths or {})[name]
         if any(d is None or d <= 0 for d in shape):
             return None
-        for i in (span if "{i}" in name else (0,)):
+        heads = head_count(model, values)
+        every = each_index(name, visit(span, frozenset(span)),  # each layer and head it builds, all shipped
+                           visit(range(heads), frozenset(range(heads))) if heads is not None else None)[0]
+        for concrete in every:
             for e in range(experts or 0) if "{e}" in name else (0,):
-                out[name.replace("{i}", str(i)).replace("{e}", str(e))] = shape  # type: ignore[assignment]
+                out[concrete.replace("{e}", str(e))] = shape  # type: ignore[assignment]
     return out
 
 

@@ -162,9 +162,44 @@ def medusa(tree: Path) -> dict[str, Any]:
         return {"file": MEDUSA, "line": None, "architectures": None}
     stubs = {"PretrainedConfig": _Base, "PreTrainedConfig": _Base, "without_trust_remote_code": lambda kw: kw,
              "os": os}
-    built = _compiled(text, cls, dict(stubs))["MedusaConfig"]()
+    medusa_cls = _compiled(text, cls, dict(stubs))["MedusaConfig"]
+    built = medusa_cls()
     return {"file": MEDUSA, "line": init.lineno, "end": init.end_lineno,
-            "architectures": getattr(built, "architectures", None)}
+            "architectures": getattr(built, "architectures", None),
+            **_medusa_renames(tree_, medusa_cls), **_medusa_lookahead(tree_, built)}
+
+
+# FasterDecoding's config.json keys (medusa/model/medusa_model.py MedusaConfig) and a value each, told apart
+MEDUSA_KEYS = {"medusa_num_heads": 3, "medusa_num_layers": 2}
+
+
+def _medusa_renames(tree_: ast.Module, medusa_cls: Any) -> dict[str, Any]:
+    """The keys MedusaConfig.from_pretrained renames before building (FasterDecoding's `medusa_num_heads` ->
+    `num_heads`, ...): the release's classmethod run over a stand-in config.json holding MEDUSA_KEYS."""
+    fn = _function(tree_, "MedusaConfig", "from_pretrained")
+    if not isinstance(fn, ast.FunctionDef):
+        return {}
+    medusa_cls.get_config_dict = classmethod(lambda cls, path, **kw: (dict(MEDUSA_KEYS), kw))
+    medusa_cls.from_dict = classmethod(lambda cls, found, **kw: found)
+    out = medusa_cls.from_pretrained.__func__(medusa_cls, "draft")
+    renames = {key: next(k for k, v in out.items() if v == value) for key, value in MEDUSA_KEYS.items()
+               if key not in out and value in out.values()}
+    return {"renames": renames, "renames_line": fn.lineno, "renames_end": fn.end_lineno} if renames else {}
+
+
+def _medusa_lookahead(tree_: ast.Module, built: Any) -> dict[str, Any]:
+    """The attribute MedusaConfig's `num_lookahead_tokens` setter writes (SpeculativeConfig.__post_init__ sets it
+    to num_speculative_tokens where the draft's hf_config has it): the release's property run on a built config."""
+    owner = _function(tree_, "MedusaConfig", "")
+    setter = next((n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == "num_lookahead_tokens"
+                   and any(ast.unparse(d).endswith(".setter") for d in n.decorator_list)), None) \
+        if isinstance(owner, ast.ClassDef) else None
+    if setter is None:
+        return {}
+    before = dict(built.__dict__)
+    built.num_lookahead_tokens = 7919
+    moved = [k for k, v in built.__dict__.items() if v == 7919 and before.get(k) != 7919]
+    return {"lookahead": moved[0], "lookahead_line": setter.lineno} if len(moved) == 1 else {}
 
 
 def _served_method(test: ast.expr) -> str | None:
@@ -202,13 +237,26 @@ def method_overrides(text: str) -> dict[str, Any]:
     return {"file": SPEC, "methods": found} if found else {}
 
 
+def lookahead_set(text: str) -> int | None:
+    """The line where `SpeculativeConfig.__post_init__` sets the draft hf_config's `num_lookahead_tokens` to
+    num_speculative_tokens (where it has the attribute: MedusaConfig's heads), read with `ast`; None where it
+    does not."""
+    init = _function(ast.parse(text), "SpeculativeConfig", "__post_init__")
+    return next((node.lineno for node in ast.walk(init) if isinstance(node, ast.Assign)
+                 and any(ast.unparse(t).endswith(".num_lookahead_tokens") for t in node.targets)
+                 and "num_speculative_tokens" in ast.unparse(node.value)), None) if init is not None else None
+
+
 def dump(version: str, tree: Path) -> dict[str, str]:
     """The two files: what every vLLM build reads (the override, Medusa's completion), and EAGLEConfig's renames
     (read only for a draft EAGLEConfig wraps)."""
     by = {"generated_by": f"python tools/release_config_rewrites.py {version}"}
     spec = (tree / SPEC).read_text(encoding="utf-8")
     served = method_overrides(spec)  # written only where the release has such a branch
-    return {FILE: _written({**by, "hf_config_override": overrides(spec), "medusa_config": medusa(tree),
+    found = medusa(tree)
+    if found.get("lookahead") and (line := lookahead_set(spec)) is not None:
+        found["lookahead_set"] = {"file": SPEC, "line": line}
+    return {FILE: _written({**by, "hf_config_override": overrides(spec), "medusa_config": found,
                             **({"method_overrides": served} if served else {})}),
             EAGLE_FILE: _written({**by, "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))})}
 

@@ -43,7 +43,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 import release_layout as store
 
 from dspark_ckpt.runtimes.landing import sorted_sets
-from dspark_ckpt.runtimes.release_model import EXPERT, LAYER, SCHEMA, normal
+from dspark_ckpt.runtimes.release_model import EXPERT, LAYER, SCHEMA, head_index, normal
 
 DATA = ROOT / "dspark_ckpt" / "runtimes" / "release_data"
 WORKER = ROOT / "tools" / "release_model_worker.py"
@@ -57,6 +57,7 @@ TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT:
 TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
 PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
+RENAMES = "__renames__"  # release_model_worker.RENAMES: other namings of the layouts a producer saves
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
               "shared_expert_intermediate_size")
@@ -148,10 +149,13 @@ RECIPES: dict[str, dict[str, Any]] = {
     # Medusa's config class is vLLM's own (transformers_utils/configs/medusa.py MedusaConfig), whose from_pretrained
     # renames every key holding "num" and "heads" to num_heads (a Medusa config.json ships no attention heads: they
     # are left out; num_attention_heads is a property there, 0). Its heads and each head's residual layers are
-    # sampled, from one head: a head's parameters are named by its index, which the record does not generalise, so a
-    # draft's heads past the first meet the release's skip of an unknown name, never a head the base built
+    # sampled, from one head: a head's index (`blocks.{h}`, `lm_heads.{h}`: release_model.HEAD) is generalised and
+    # the count of heads fitted (`heads`), as a layer's. FasterDecoding's own checkpoints (medusa/model/medusa_model.py: per head an nn.Sequential of ResBlocks, `linear`
+    # each, then the head's lm_head) are fed too, which vLLM renames from 0.25.0 (medusa.py _remap_old_checkpoint_key)
     "Medusa": {"model_type": "medusa", "num_heads": 1, "omit": ["num_attention_heads", "num_key_value_heads"],
-               VARY: ("num_heads",)},
+               VARY: ("num_heads",),
+               RENAMES: {"fasterdecoding": [[r"^blocks\.(\d+)\.layers\.(\d+)\.", r"\1.\2.linear."],
+                                            [r"^lm_heads\.(\d+)\.", r"\1.{layers}."]]}},
     # XPress refuses a draft vocabulary other than the target's: its draft_vocab_size, vocab_size where the config
     # has none (qwen3_xpress.py Qwen3XPressForCausalLM.__init__ L279-304 @ 0.33.0): the target's is tied to it
     "XPress": {TIED: {"target.vocab_size": "draft_vocab_size"}},
@@ -300,11 +304,11 @@ def _indices(pattern: re.Pattern[str], names: Iterable[str]) -> set[int]:
 
 
 def _firsts(names: dict[str, Any]) -> dict[str, Any]:
-    """normal name -> value, of the first layer and the first expert only (every other one is built alike; the
-    first layer's index is the sample's own, an MTP head's follows its target's layers)."""
+    """normal name -> value, of the first layer, the first expert and the first head only (every other one is built
+    alike; the first layer's index is the sample's own, an MTP head's follows its target's layers)."""
     first = min(_indices(LAYER, names), default=0)
     return {normal(n): v for n, v in names.items()
-            if _index(LAYER, n) in (None, first) and _index(EXPERT, n) in (None, 0)}
+            if _index(LAYER, n) in (None, first) and _index(EXPERT, n) in (None, 0) and head_index(n) in (None, 0)}
 
 
 def fit_shapes(samples: dict[str, dict[str, Any]], field: str) -> dict[str, Any]:
@@ -374,6 +378,17 @@ def fit_experts(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     if not _indices(EXPERT, samples["base"].get("expected", {})):
         return None
     return fit_count(samples, lambda names: len(_indices(EXPERT, names)), "expected")
+
+
+def fit_heads(samples: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """How many heads (release_model.HEAD: `blocks.{h}`, `lm_heads.{h}`) the class builds; None where no parameter
+    names one."""
+    def count(names: Iterable[str]) -> int:
+        return len({i for n in names if (i := head_index(n)) is not None})
+
+    if not count(samples["base"].get("parameters", {})):
+        return None
+    return fit_count(samples, count)
 
 
 def evaluate(expr: list[list[Any]], values: dict[str, int]) -> Fraction:
@@ -682,6 +697,7 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         **({"first_layer": first} if (first := fit_first_layer(samples)) else {}),
         **fit_nextn(arch),
         **({"experts": experts} if (experts := fit_experts(samples)) else {}),
+        **({"heads": heads} if (heads := fit_heads(samples)) else {}),
         "parameters": parameters,
         "tensors": tensor_facts(arch, expected),
         # the names of the layout that fills the most (prefix, layer naming, split projections): what to export

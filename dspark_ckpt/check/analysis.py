@@ -224,7 +224,8 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     facts = None
     named = method.name if method.named else None
     model = method.model if method.named else None
-    builds = build_all(raw, runtimes, named, model, t) if target is not None else ()
+    tokens = method.tokens if method.named else None
+    builds = build_all(raw, runtimes, named, model, t, tokens) if target is not None else ()
     if recorded is not None:
         findings.append(recorded_target_finding(recorded))
     if target is None:
@@ -239,7 +240,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
         target_hidden=target.hidden if target is not None else None, target_vocab=t,
         target_model_type=target.text_model_type if target is not None else None)
-    built = builds or (build_all(raw, runtimes, named, model, t) if cfg is not None else ())
+    built = builds or (build_all(raw, runtimes, named, model, t, tokens) if cfg is not None else ())
     findings += aux_findings(built)  # T plays no part
     findings += ignored_key_findings(built)
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs, method)

@@ -48,11 +48,12 @@ def _unsupported(archs: tuple[str, ...]) -> Issue:
 
 
 def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None, model: str | None = None,
-               target_vocab: int | None = None) -> BuiltConfig:
+               target_vocab: int | None = None, tokens: int | None = None) -> BuiltConfig:
     """`method`: the one the draft is served with (runtimes/serving_method.py), None for the one its name implies;
     a speculators config's own conversion locks it (speculative.py, speculators_override). `model`: the path vLLM
     reads the draft from, whose words a release's method detection may serve a named method otherwise
-    (vllm_hf_config.served_method); `target_vocab`: T, which a Medusa draft's vocab_size is set to."""
+    (vllm_hf_config.served_method); `target_vocab`: T, which a Medusa draft's vocab_size is set to; `tokens`: the
+    deploy's num_speculative_tokens, its head count (vllm_hf_config.medusa_completed)."""
     r, exact = nearest_rules(version)
     cites: list[str] = []
     if is_speculators(raw):
@@ -63,7 +64,7 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None, 
                           error=step.error)
         hf, method, parallel, cls = step.hf, step.method, step.parallel, "SpeculatorsConfig"
     else:
-        hf, parallel = vllm_hf_config.overridden(r, raw, cites, method, target_vocab), None
+        hf, parallel = vllm_hf_config.overridden(r, raw, cites, method, target_vocab, tokens), None
         if method is not None:
             model_type = hf.get("model_type")
             method = vllm_hf_config.served_method(r, method, model, _archs(hf),
@@ -177,19 +178,19 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any], str, str | None], BuiltConfig]]
 
 
 def build_config(raw: Mapping[str, Any], runtime: str, version: str, method: str | None = None,
-                 model: str | None = None, target_vocab: int | None = None) -> BuiltConfig:
+                 model: str | None = None, target_vocab: int | None = None, tokens: int | None = None) -> BuiltConfig:
     """`method`: a serving method the deploy or the producer named (runtimes/serving_method.py), else None;
     `model`: the path vLLM reads the draft from (its method detection reads it); `target_vocab`: T."""
     if runtime == "vllm":
-        return build_vllm(raw, version, method, model, target_vocab)
+        return build_vllm(raw, version, method, model, target_vocab, tokens)
     builder = BUILDERS.get(runtime)
     return builder(raw, version, method) if builder is not None else as_written(raw, runtime, version)
 
 
 def build_all(raw: Mapping[str, Any] | None, runtimes: Sequence[RuntimeVersion],
               method: str | None = None, model: str | None = None,
-              target_vocab: int | None = None) -> tuple[BuiltConfig, ...]:
-    return tuple(build_config(raw, rv.runtime, rv.version, method, model, target_vocab) for rv in runtimes) \
+              target_vocab: int | None = None, tokens: int | None = None) -> tuple[BuiltConfig, ...]:
+    return tuple(build_config(raw, rv.runtime, rv.version, method, model, target_vocab, tokens) for rv in runtimes) \
         if raw is not None else ()
 
 

@@ -64,6 +64,30 @@ def medusa_architectures(release: str) -> Override | None:
     return Override("medusa", tuple(str(a) for a in archs), _where(part, release))
 
 
+@dataclass(frozen=True, slots=True)
+class MedusaKeys:
+    """What MedusaConfig does to a Medusa config.json's keys (0.12-0.32, executed): `from_pretrained`'s renames
+    (FasterDecoding's `medusa_num_heads` -> `num_heads`, ...), and the attribute its `num_lookahead_tokens` setter
+    writes, which SpeculativeConfig.__post_init__ sets to num_speculative_tokens (None: the release has neither)."""
+
+    renames: Mapping[str, str]
+    renames_where: str
+    lookahead: str | None
+    lookahead_where: str
+
+
+def medusa_keys(release: str) -> MedusaKeys | None:
+    part = _record(release).get("medusa_config") or {}
+    renames, lookahead = part.get("renames") or {}, part.get("lookahead")
+    if not renames and not isinstance(lookahead, str):
+        return None
+    at = part.get("lookahead_set") or {}
+    return MedusaKeys({str(k): str(v) for k, v in renames.items()},
+                      f"{part.get('file')} @ v{release} L{part.get('renames_line')}-{part.get('renames_end')}",
+                      lookahead if isinstance(lookahead, str) else None,
+                      f"{at.get('file')} @ v{release} L{at.get('line')}, {part.get('file')} L{part.get('lookahead_line')}")
+
+
 def renames(release: str) -> Mapping[str, Mapping[str, Any]]:
     """architecture -> method -> the name EAGLEConfig gives it (or {"raises": ...}), for the probed names."""
     part = _record(release, EAGLE_FILE).get("eagle_config") or {}

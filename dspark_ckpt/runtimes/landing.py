@@ -34,9 +34,11 @@ from dspark_ckpt.runtimes.release_model import (
     LoadOutcome,
     TensorRule,
     config_value,
+    head_index,
     key_shapes,
     key_variable,
     normal,
+    sequential_position,
     sized_value,
 )
 from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
@@ -560,6 +562,12 @@ def _layer_index(name: str) -> int | None:
     return None
 
 
+def layer_of(name: str) -> int | None:
+    """A checkpoint name's layer: its `layers.<i>`, else its position in a head's nested Sequential."""
+    index = _layer_index(name)
+    return index if index is not None else sequential_position(name)
+
+
 def layer_count(model: ArchitectureModel, values: Mapping[str, int]) -> int | None:
     """How many layers the release builds: the record's expression; where that is a constant because the class
     refused every sample that varied it (a DFlash backbone's layer selection), the num_hidden_layers it reads
@@ -592,20 +600,25 @@ NAMED_PAST_SHIPPED: Final = 8
 
 @dataclass(frozen=True, slots=True)
 class Visit:
-    """The layer indices of a span the pass judges one by one (every shipped one, then the first NAMED_PAST_SHIPPED
-    the checkpoint has no tensor for), and the rest of the span, which the release builds too, judged as one."""
+    """The indices of a span (layers, heads) the pass judges one by one (every shipped one, then the first
+    NAMED_PAST_SHIPPED the checkpoint has no tensor for), and the rest of the span, which the release builds too,
+    judged as one."""
 
+    span: range
     named: tuple[int, ...]
     rest: int  # how many indices of the span are not named
     first: int  # the first and last of them (where rest > 0)
     last: int
 
-    def rest_name(self, parameter: str) -> str:
-        """The parameter in every index past `named`, as one name: `layers.{first..last}.x`."""
-        return parameter.replace("{i}", f"{{{self.first}..{self.last}}}")
+    @property
+    def rest_range(self) -> str:
+        """Every index past `named`, as one: `{first..last}`."""
+        return f"{{{self.first}..{self.last}}}"
 
-    def rest_text(self) -> str:
-        return f"{self.rest} layer{'s' if self.rest != 1 else ''} the release builds past the shipped ones"
+    @property
+    def whole(self) -> str:
+        """Every index of the span, as one: `{start..last}`."""
+        return f"{{{self.span.start}..{self.span[-1]}}}" if len(self.span) else "{}"
 
 
 def visit(span: range, shipped: frozenset[int]) -> Visit:
@@ -620,7 +633,7 @@ def visit(span: range, shipped: frozenset[int]) -> Visit:
     rest = len(span) - len(named)
     first = next((i for i in span if i not in named), 0)  # each at most len(named) + 1 steps
     last = next((i for i in reversed(span) if i not in named), 0)
-    return Visit(tuple(sorted(named)), rest, first, last)
+    return Visit(span, tuple(sorted(named)), rest, first, last)
 
 
 def beyond(name: str, span: range | None, experts: int | None) -> str:
@@ -632,6 +645,46 @@ def beyond(name: str, span: range | None, experts: int | None) -> str:
         return "before" if index < span.start else "past"
     expert = EXPERT.search(name)
     return "expert" if expert is not None and experts is not None and int(expert.group(0)) >= experts else ""
+
+
+def head_count(model: ArchitectureModel, values: Mapping[str, int]) -> int | None:
+    """How many heads the release builds (`{h}`: a draft with a list of heads); None where it builds no list or the
+    values do not decide it."""
+    return model.heads.value(values) if model.heads is not None else None
+
+
+def past_heads(name: str, heads: int | None) -> bool:
+    """Whether a checkpoint name's head is one the release does not build (its index at or past the count)."""
+    index = head_index(name)
+    return heads is not None and index is not None and index >= heads
+
+
+def at_name(template: str, name: str, index: int | None) -> str:
+    """A parameter template (`{i}`, `{h}`) at a checkpoint name's layer and head: the layer its `layers.<i>` or a
+    nested Sequential's position (`index`: _layer_index of the name), the head its HEAD index."""
+    layer = index if index is not None else sequential_position(name)
+    head = head_index(name)
+    return template.replace("{i}", str(layer if layer is not None else 0)).replace("{h}", str(head or 0))
+
+
+def each_index(template: str, layers: Visit | None, heads: Visit | None) -> tuple[list[str], list[tuple[str, int]]]:
+    """A parameter template at every layer (`{i}`) and head (`{h}`) the release builds: the named indices one by one,
+    and the rest as (one name, how many parameters it stands for) -- at each named head, the layers past the named
+    ones; then every layer of the heads past the named ones."""
+    lay = layers if "{i}" in template and layers is not None else None
+    hed = heads if "{h}" in template and heads is not None else None
+    lay_named = lay.named if lay is not None else (0,)
+    per_head = len(lay.named) + lay.rest if lay is not None else 1
+
+    def at(layer: str, head: str) -> str:
+        return template.replace("{i}", layer).replace("{h}", head)
+
+    named = [at(str(i), str(h)) for h in (hed.named if hed is not None else (0,)) for i in lay_named]
+    rests = [(at(lay.rest_range, str(h)), lay.rest) for h in (hed.named if hed is not None else (0,))] \
+        if lay is not None and lay.rest else []
+    if hed is not None and hed.rest:
+        rests.append((at(lay.whole if lay is not None else "0", hed.rest_range), hed.rest * per_head))
+    return named, rests
 
 
 def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
@@ -747,12 +800,13 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
     values = dict(known)
     at_draft = dict(keyed_shapes)  # parameter -> its shape at the draft's values of the structural keys it sets
     span, experts = built_indices(model, values)
-    shipped = frozenset(i for name, _ in tensors if (i := _layer_index(name)) is not None)
-    per_layer = visit(span, shipped) if span is not None else None
-
-    def layered(parameter: str) -> Visit:
-        return per_layer if "{i}" in parameter and per_layer is not None else Visit((0,), 0, 0, 0)
-
+    heads = head_count(model, values)
+    # every shipped layer and head, and the first few past them, one by one; the rest of what the config declares as
+    # one name per parameter (Visit), so the pass's work follows the checkpoint, not the config's numbers
+    shipped_layers = frozenset(i for name, _ in tensors if (i := layer_of(name)) is not None)
+    shipped_heads = frozenset(h for name, _ in tensors if (h := head_index(name)) is not None)
+    layers = visit(span, shipped_layers) if span is not None else None
+    head_visit = visit(range(heads), shipped_heads) if heads is not None else None
     found: list[Landing] = []
     covered: dict[str, int] = {}  # parameter (layer index kept) -> rows filled (units)
     for name, got in tensors:
@@ -764,10 +818,10 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
         if (added := _appearing_parameter(model, name, appear)) is not None:  # its shape unjudged
-            concrete = added.replace("{i}", str(index if index is not None else 0))
+            concrete = at_name(added, name, index)
             covered[concrete] = covered.get(concrete, 0) + 1
             continue
-        side = beyond(name, span, experts)
+        side = beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
         if rule is None or side:
             if (problem := _unknown(model, name, side, ignored)) is not None:
                 found.append(problem)
@@ -779,11 +833,11 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         judged = judgement(model, rule.parameter, family) if rule.parameter is not None else None
         if judged is None or not judged.shape:
             if rule.parameter is not None and judged is not None and judged.presence:
-                concrete = rule.parameter.replace("{i}", str(index if index is not None else 0))
+                concrete = at_name(rule.parameter, name, index)
                 covered[concrete] = covered.get(concrete, 0) + (units(got) or 1)  # its shape the aux model's
             continue
         want = wanted(model, rule, at_draft, values, context)
-        parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
+        parameter = at_name(rule.parameter, name, index)
         if want is not None and normal(rule.parameter) not in unjudged:
             problem = _mismatch(rule, name, got, want, parameter, model.runtime)
             if problem is not None:
@@ -808,9 +862,8 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             continue
         rows = _shape(at_draft.get(parameter, exprs), values)
         need = units(rows) if rows is not None and None not in rows else None
-        visited = layered(parameter)
-        for i in visited.named:
-            concrete = parameter.replace("{i}", str(i))
+        named, rests = each_index(parameter, layers, head_visit)
+        for concrete in named:
             have = covered.get(concrete, 0)
             if have == 0 and required is not None:
                 refused.setdefault(required, []).append(concrete)
@@ -819,22 +872,19 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
                 found.append(Landing("unfilled", None, concrete, False,
                                      f"{concrete}: {what}; the release loads without a word and it keeps its "
                                      f"initial values", filled=(have, need) if have and need else None))
-        if visited.rest and required is not None:
-            refused.setdefault(required, []).append(visited.rest_name(parameter))
-        elif visited.rest and sized:
-            found.append(_unfilled_rest(visited, parameter))
+        for name, count in rests:  # no tensor lands past the named layers and heads: wholly unwritten
+            if required is not None:
+                refused.setdefault(required, []).append(name)
+            elif sized:
+                found.append(_unfilled_rest(name, count))
     for template in past_first_layer.templates(model.runtime, model.name):
-        visited = visit(span[1:], shipped) if span is not None else Visit((), 0, 0, 0)
-        found.extend(_unfilled(template.replace("{i}", str(i))) for i in visited.named
-                     if not covered.get(template.replace("{i}", str(i))))
-        if visited.rest:
-            found.append(_unfilled_rest(visited, template))
+        named, rests = each_index(template, visit(span[1:], shipped_layers) if span is not None else None, None)
+        found.extend(_unfilled(concrete) for concrete in named if span is not None and not covered.get(concrete))
+        found.extend(_unfilled_rest(name, count) for name, count in rests)
     for parameter in sorted(p for p in appear if not p.startswith(gone or ("\0",))):
-        visited = layered(parameter)
-        found.extend(_unfilled(parameter.replace("{i}", str(i))) for i in visited.named
-                     if not covered.get(parameter.replace("{i}", str(i))))
-        if visited.rest:
-            found.append(_unfilled_rest(visited, parameter))
+        named, rests = each_index(parameter, layers, head_visit)
+        found.extend(_unfilled(concrete) for concrete in named if not covered.get(concrete))
+        found.extend(_unfilled_rest(name, count) for name, count in rests)
     found.extend(_refused_missing(refused))
     # what load_weights raises on comes first; the refusal of what it left unwritten is raised after it returns
     return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.kind, x.tensor or "",
@@ -846,11 +896,10 @@ def _unfilled(concrete: str) -> Landing:
                    f"{concrete}: no tensor fills it; the release loads without a word and it keeps its initial values")
 
 
-def _unfilled_rest(visited: Visit, parameter: str) -> Landing:
-    name = visited.rest_name(parameter)
-    return Landing("unfilled", None, name, False, f"{name}: no tensor fills it in any of the {visited.rest_text()}; "
-                                                  "the release loads without a word and they keep their initial values",
-                   count=visited.rest)
+def _unfilled_rest(name: str, count: int) -> Landing:
+    return Landing("unfilled", None, name, False, f"{name}: no tensor fills it in any of the {count} places the release "
+                                                  "builds past the shipped ones; the release loads without a word and "
+                                                  "they keep their initial values", count=count)
 
 
 _REST = re.compile(r"(?:^|\.)layers\.(\{\d+\.\.\d+\})\.")

@@ -36,13 +36,32 @@ from dspark_ckpt.runtimes.release_store import (
 SCHEMA = 2  # 2: behaviour files shared between releases, line numbers in citations.json
 LAYER = re.compile(r"(?<=layers\.)\d+(?=\.)")
 EXPERT = re.compile(r"(?<=\.experts\.)\d+(?=\.)")  # a MoE checkpoint's tensor per expert: `mlp.experts.7.up_proj`
+# a draft with several heads, one module each in a list (Medusa's `blocks.{h}`, `lm_heads.{h}`; a checkpoint's
+# `medusa_heads.{h}`): the head's index
+HEAD = re.compile(r"(?<=heads\.)\d+(?=\.)|(?<=\bblocks\.)\d+(?=\.)")
+# a checkpoint saved from a top-level nn.Sequential of per-head nn.Sequentials (FasterDecoding's Medusa:
+# `{head}.{layer}.linear.weight`, the head's last module its lm_head `{head}.{layers}.weight`): head, then position
+SEQUENTIAL = re.compile(r"^([0-9]+)[.]([0-9]+)(?=[.])")  # a checkpoint name's two leading indices, no version
 V = TypeVar("V")
 
 
 def normal(name: str) -> str:
-    """A tensor or parameter name with its layer and expert indices generalised: `layers.3.mlp.experts.7.up_proj`
-    -> `layers.{i}.mlp.experts.{e}.up_proj`."""
-    return EXPERT.sub("{e}", LAYER.sub("{i}", name))
+    """A tensor or parameter name with its layer, expert and head indices generalised: `layers.3.mlp.experts.7.up_proj`
+    -> `layers.{i}.mlp.experts.{e}.up_proj`, `blocks.1.layers.0.weight` -> `blocks.{h}.layers.{i}.weight`, a
+    nested Sequential's `1.0.linear.weight` -> `{h}.{i}.linear.weight`."""
+    return SEQUENTIAL.sub("{h}.{i}", HEAD.sub("{h}", EXPERT.sub("{e}", LAYER.sub("{i}", name))))
+
+
+def head_index(name: str) -> int | None:
+    """The head a checkpoint or parameter name belongs to (HEAD, SEQUENTIAL); None where it names none."""
+    found = HEAD.search(name) or SEQUENTIAL.search(name)
+    return int(found.group(1) if found.re is SEQUENTIAL else found.group(0)) if found else None
+
+
+def sequential_position(name: str) -> int | None:
+    """The position within its head of a nested Sequential's name (`1.0.linear.weight`: 0); None otherwise."""
+    found = SEQUENTIAL.search(name)
+    return int(found.group(2)) if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +163,7 @@ class ArchitectureModel:
     # the index of its first layer (an MTP head after its target's layers: num_hidden_layers); None: 0
     first_layer: Expr | None = None
     experts: Expr | None = None  # how many experts (`experts.{e}`) a MoE layer loads, one tensor per projection each
+    heads: Expr | None = None  # how many heads (`{h}`: HEAD) it builds, where it builds a list of them
     # the model_type the samples were built with, and the config class it picks in this release (transformers' or
     # the runtime's own registered class): a draft of that model_type has that class's defaults
     config_type: tuple[str, str] | None = None
@@ -289,6 +309,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())),
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,
         experts=_expr(doc["experts"]) if doc.get("experts") else None,
+        heads=_expr(doc["heads"]) if doc.get("heads") else None,
         first_layer_exceptions={str(k): int(v) for k, v in doc.get("first_layer_exceptions", {}).items()},
         runtime=runtime, samples_refused=len(doc.get("samples_refused") or {}),
         refused_values=_refused_values(doc.get("samples_refused") or {}, lines),

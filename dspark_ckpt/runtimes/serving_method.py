@@ -28,11 +28,19 @@ class ServingMethod:
     given_by: str
     model: str | None = None  # the path vLLM reads the draft from: the speculative config's `model`, else the
     # checkpoint as given (a release's method detection reads its words: vllm_hf_config.served_method)
+    tokens: int | None = None  # the speculative config's num_speculative_tokens (a Medusa draft's head count)
 
     @property
     def named(self) -> bool:
         """Stated by the deploy or the producer, not guessed from the architecture's name."""
         return self.given_by != INFERRED
+
+
+def speculative_tokens(speculative: Mapping[str, Any] | None) -> int | None:
+    """The speculative config's num_speculative_tokens where it is a positive integer (None otherwise: vLLM refuses
+    it, DSP8xx, before any head is built)."""
+    found = speculative.get("num_speculative_tokens") if speculative is not None else None
+    return found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else None
 
 
 def serving_method(speculative: Mapping[str, Any] | None, raw: Mapping[str, Any] | None,
@@ -42,7 +50,8 @@ def serving_method(speculative: Mapping[str, Any] | None, raw: Mapping[str, Any]
     given = speculative.get("method") if speculative is not None else None
     if isinstance(given, str) and given:
         model = speculative.get("model") if speculative is not None else None
-        return ServingMethod(given, GIVEN, model if isinstance(model, str) and model else checkpoint)
+        return ServingMethod(given, GIVEN, model if isinstance(model, str) and model else checkpoint,
+                             speculative_tokens(speculative))
     if raw is not None and speculators.is_speculators_format(raw):
         declared = raw.get("speculators_model_type")
         if isinstance(declared, str) and declared:

@@ -20,6 +20,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family, traits
 from dspark_ckpt.model.findings import shown_name
 from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_hf_config
+from dspark_ckpt.runtimes.serving_method import speculative_tokens
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 from dspark_ckpt.runtimes.vllm_release import ReleaseRules, earlier_field, later_field, nearest_rules
 
@@ -491,7 +492,8 @@ class _Run:
         self.archs, self.model_type, self.values = self.hf.architectures, self.hf.model_type, dict(self.hf.values)
         if view.model_type != "speculators":  # the draft ModelConfig's hf_overrides (check replays the same)
             self.values = vllm_hf_config.overridden(self.r, view.values, method=self.method,
-                                                    target_vocab=self.inp.target.vocab_size)
+                                                    target_vocab=self.inp.target.vocab_size,
+                                                    tokens=speculative_tokens(self.inp.spec))
             model_type = self.values.get("model_type")
             self.model_type = model_type if isinstance(model_type, str) else None
             self.archs = _archs(self.values) or self.archs

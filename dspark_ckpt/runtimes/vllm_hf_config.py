@@ -82,7 +82,38 @@ def served_method(r: ReleaseRules, given: str, path: str | None, archs: Sequence
 
 
 def overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None = None, method: str | None = None,
-               target_vocab: int | None = None) -> dict[str, Any]:
+               target_vocab: int | None = None, tokens: int | None = None) -> dict[str, Any]:
+    """`tokens`: the deploy's num_speculative_tokens (None: not served), which a Medusa config's head count becomes
+    (medusa_completed)."""
+    return medusa_completed(r, _overridden(r, raw, cites, method, target_vocab), cites, tokens)
+
+
+def medusa_completed(r: ReleaseRules, hf: Mapping[str, Any], cites: list[str] | None,
+                     tokens: int | None) -> dict[str, Any]:
+    """A Medusa config as MedusaConfig builds it (0.12-0.32, executed by tools/release_config_rewrites.py):
+    `from_pretrained` renames FasterDecoding's `medusa_num_heads`/`medusa_num_layers` to num_heads/num_hidden_layers,
+    and, served, SpeculativeConfig.__post_init__ sets `num_lookahead_tokens` (the head count) to
+    num_speculative_tokens, whatever the config says."""
+    keys = config_rewrites.medusa_keys(r.version) if hf.get("model_type") == "medusa" else None
+    if keys is None:
+        return dict(hf)
+    out = dict(hf)
+    renamed = {k: v for k, v in keys.renames.items() if k in out}
+    for key, name in renamed.items():
+        out[name] = out.pop(key)
+    if renamed and cites is not None:
+        cites.append(f"{keys.renames_where} (MedusaConfig.from_pretrained: "
+                     + ", ".join(f"{k} -> {v}" for k, v in renamed.items()) + ")")
+    if tokens is not None and keys.lookahead is not None:
+        out[keys.lookahead] = tokens
+        if cites is not None:
+            cites.append(f"{keys.lookahead_where} (num_lookahead_tokens = num_speculative_tokens: "
+                         f"{keys.lookahead} {tokens})")
+    return out
+
+
+def _overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None, method: str | None,
+                target_vocab: int | None) -> dict[str, Any]:
     """The draft's hf_config as its config class builds it (a Medusa config without architectures gets MedusaConfig's
     ["MedusaModel"], 0.12-0.32) and after `hf_config_override`, which every draft ModelConfig gets whatever the method:
     model_type deepseek_v3 becomes deepseek_mtp and architectures ["DeepSeekMTPModel"], and so on per release (the

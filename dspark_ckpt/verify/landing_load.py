@@ -23,7 +23,7 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.output.verify_records import LandingRun
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.parameter_pass import judgement, unfilled_judged
-from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, normal
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, head_index, normal
 
 
 def _layer_index(name: str) -> int | None:
@@ -66,10 +66,14 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     # of which those it may add or drop, and those the draft's value adds (judged by check's landing alone)
     absent = landing.unseen(model, config) | landing.appearing(model, config)
     span, experts = landing.built_indices(model, values)
-    # every shipped layer, and the first few past them, one by one; the rest of a config's layers (no tensor can land
-    # there: each shipped layer is named) as one unwritten name per parameter, so memory follows the checkpoint
-    per_layer = landing.visit(span, frozenset(i for n in order if (i := _layer_index(n)) is not None)) \
+    heads = landing.head_count(model, values)
+    # every shipped layer and head, and the first few past them, one by one; the rest of what the config declares
+    # (no tensor can land there: each shipped index is named) as one unwritten name per parameter, so memory follows
+    # the checkpoint (landing.Visit, as check's landing)
+    layers = landing.visit(span, frozenset(i for n in order if (i := landing.layer_of(n)) is not None)) \
         if span is not None else None
+    head_visit = landing.visit(range(heads), frozenset(h for n in order if (h := head_index(n)) is not None)) \
+        if heads is not None else None
     rest_unfilled: list[str] = []
     rest_missing: list[str] = []
     rest_parameters = rest_rows = 0
@@ -90,18 +94,17 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
         size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
             else 0
-        visited = per_layer if "{i}" in parameter else None
-        for i in (visited.named if visited is not None else (0,)):
-            concrete = parameter.replace("{i}", str(i))
+        named, rests = landing.each_index(parameter, layers, head_visit)
+        for concrete in named:
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
             if parameter in model.missing:
                 required.add(concrete)
                 if None in dims:
                     whole.add(concrete)
-        if visited is not None and visited.rest:
-            (rest_missing if parameter in model.missing else rest_unfilled).append(visited.rest_name(parameter))
-            rest_parameters += visited.rest
-            rest_rows += visited.rest * max(size, 1)
+        for name, count in rests:
+            (rest_missing if parameter in model.missing else rest_unfilled).append(name)
+            rest_parameters += count
+            rest_rows += count * max(size, 1)
     refused: list[str] = []
     cut: list[str] = []
     for name in order:
@@ -111,7 +114,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         rule = landing.rule_for(model, name)  # a renamed prefix (midlayer. <-> layers.{i}.) as check reads it
         index = _layer_index(name)
-        side = landing.beyond(name, span, experts)
+        side = landing.beyond(name, span, experts) or ("past" if landing.past_heads(name, heads) else "")
         if rule is None or side:
             if _unknown_raises(model, name, side):
                 refused.append(name)
@@ -121,10 +124,10 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             continue
         if rule.parameter is None or not judgement(model, rule.parameter, family).shape:
             if rule.parameter is not None and (aux := written.get(
-                    rule.parameter.replace("{i}", str(index if index is not None else 0)))) is not None:
+                    landing.at_name(rule.parameter, name, index))) is not None:
                 aux[:] = True  # the aux model's fc: its shape is judged there, its presence here
             continue
-        parameter = rule.parameter.replace("{i}", str(index if index is not None else 0))
+        parameter = landing.at_name(rule.parameter, name, index)
         want = landing.wanted(model, rule, at_draft, values, context) \
             if normal(rule.parameter) not in unjudged else None
         outcome = _outcome(rule, got, want) if want is not None else None

@@ -77,6 +77,11 @@ TARGET_HEADS = frozenset({"lm_head.weight"})
 # list as long as the sample's num_hidden_layers (Laguna's DFlash: `layer_types`, which vLLM's own LagunaConfig of
 # 0.25-0.30 does not default and the class requires).
 PER_LAYER = "__per_layer__"
+# A recipe key, never written to the config: other namings a producer saves the class's checkpoint in (layout name ->
+# [regex, replacement] pairs applied to the names of each layout `layouts` feeds; a layout each of whose names a
+# pair renames is fed renamed too, as `<name>:<layout>`; `{layers}` in a replacement: how many layers that layout's
+# names hold). FasterDecoding's Medusa: `{head}.{layer}.linear.weight`, `{head}.{layers}.weight`.
+RENAMES = "__renames__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
@@ -473,7 +478,7 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER)}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES)}
     layers = values.get("num_hidden_layers", BASE["num_hidden_layers"])
     raw.update({key: [value] * layers for key, value in recipe.get(PER_LAYER, {}).items()})
     for key, value in values.items():
@@ -648,6 +653,24 @@ def layouts(model: Any) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]
     return out
 
 
+def renamed_layouts(model: Any, recipe: dict[str, Any] | None) -> dict[str, dict[str, tuple[str, tuple[int, ...], int]]]:
+    """`layouts`, plus each one under the namings the recipe's RENAMES gives (those every name of which it renames)."""
+    out = layouts(model)
+    for label, pairs in ((recipe or {}).get(RENAMES) or {}).items():
+        for key, layout in list(out.items()):
+            if ":" in key or not all(any(re.search(rx, name) for rx, _ in pairs) for name in layout):
+                continue
+            count = str(len({m.group(0) for name in layout if (m := re.search(r"\blayers\.\d+\.", name))}))
+            renamed = {}
+            for name, fact in layout.items():
+                for rx, replacement in pairs:
+                    name = re.sub(rx, replacement.replace("{layers}", count), name)
+                renamed[name] = fact
+            if renamed not in out.values():
+                out[f"{label}:{key}"] = renamed
+    return out
+
+
 class Feeder:
     """Runs the model's real load_weights on marker tensors and reads back where each marker landed."""
 
@@ -733,7 +756,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
             built.append({"sample": label, "values": values, "error": _error(exc)})
             continue
         params = {n: list(p.shape) for n, p in _parameters(model).items()}
-        expected = {ckpt: list(shape) for layout in layouts(model).values()
+        expected = {ckpt: list(shape) for layout in renamed_layouts(model, recipe).values()
                     for ckpt, (_, shape, _) in layout.items()}
         built.append({"sample": label, "values": values, "parameters": params, "expected": expected,
                       "reads": sorted(hf_reads), "target_reads": sorted(target_reads)})
@@ -750,7 +773,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
     out["absent_keys"] = absent_keys(release, cls, config_for(recipe, built[0]["values"]), built[0])
     feeder = feeder_for(release, base_model)
     fed: dict[str, Any] = {}
-    base_layouts = layouts(base_model)  # the names each layout feeds (the model's parameters do not change)
+    base_layouts = renamed_layouts(base_model, recipe)  # the names each layout feeds (the model's parameters do not change)
     for key, layout in base_layouts.items():
         tensors = {ckpt: (shape, dtype_of(ckpt)) for ckpt, (_, shape, _) in layout.items()}
         fed[key] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(tensors)}

@@ -133,3 +133,24 @@ def test_target_folder_as_the_draft_is_not_a_draft(tmp_path: Path, runtime: str)
     assert f"{row['runtime']}=={row['version']}" == runtime and row["loads"] is None
     assert row["error_code"] == "DSP368" and "not a draft (DSP231)" in row["error"] and "DSP368" not in codes
     assert code == 1
+
+
+@pytest.mark.parametrize("arch", ["Eagle3DeepseekV2ForCausalLM", "Eagle3DeepseekV3ForCausalLM"])
+def test_deepseek_eagle3_on_vllm_0_28_is_registered_not_modelled_and_says_why(tmp_path: Path, arch: str) -> None:
+    """vLLM 0.28.0 cannot build its DeepSeek EAGLE-3 heads on CPU: its MLA prefill selector falls back to the
+    FlashAttention backend where the device has no capability (v1/attention/backends/mla/prefill/selector.py
+    L110-115 @ 0.28.0), whose module imports `compile_flash_attn_varlen_func_from_specs`, a name fa_utils.py defines
+    only on CUDA, XPU and ROCm (L18-41 @ 0.28.0). 0.29.0 adds the CPU SDPA prefill backend (cpu_sdpa.py) and builds
+    them. The release's own failure, recorded as its generated model's `not_built`: the row says so, and why."""
+    folder = _eagle3_mla(tmp_path / "deepseek-eagle3", lm_head=True, architectures=[arch], model_type="deepseek_v2",
+                         kv_lora_rank=8, q_lora_rank=None, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8)
+    _, doc = _check(folder, "vllm==0.28.0")
+    codes = _codes(doc)
+    assert "DSP232" in codes and "DSP309" not in codes
+    (row,) = doc["compatibility"]
+    assert row["loads"] is None and row["error_code"] == "DSP368"
+    assert f"registered, not modelled: vllm 0.28.0's own code stops building {arch} on CPU" in row["error"]
+    assert "cannot import name 'compile_flash_attn_varlen_func_from_specs'" in row["error"]
+    assert "vllm/v1/attention/backends/mla/prefill/flash_attn.py" in row["error"]
+    _, later = _check(folder, "vllm==0.29.0")  # built there: judged, not "not modelled"
+    assert "own code stops building" not in json.dumps(later)
