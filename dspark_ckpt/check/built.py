@@ -15,6 +15,7 @@ from dspark_ckpt.model.families import traits
 from dspark_ckpt.model.findings import Finding, finding, rule
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes.contracts import nested_weights
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts
 from dspark_ckpt.runtimes.vllm_rows import BARE_PARAMETERS
 
@@ -70,7 +71,7 @@ def with_build(facts: DraftFacts, builds: tuple[BuiltConfig, ...], raw: Mapping[
     if d2t_targets:
         rows = d2t_targets if kind is VocabKind.PRUNED else d2t_targets[:facts.target_vocab_size]
         d2t_range = (min(rows), max(rows)) if rows else None
-    nested = tuple(sorted(n for n in tensors if n.endswith(".weight") and n[:-7] in BARE_PARAMETERS))
+    nested = nested_weights(tensors, BARE_PARAMETERS)
     fc = tensors.get("fc.weight")  # EAGLE-3's fc: its shape is checked against what each release builds
     return replace(facts, builds=builds, raw_config=raw, honoured_draft_vocab=honoured, nested_weights=nested,
                    fc_shape=tuple(fc.shape) if fc is not None else None,

@@ -14,7 +14,7 @@ from dspark_ckpt.model.codes import FindingCode
 
 
 class Applicability(StrEnum):
-    SAFE = "safe"  # metadata-only: JSON edits, small new shards, dropped tensors; fine for a commit hook
+    SAFE = "safe"  # metadata-only: JSON edits, small new shards, dropped or renamed tensors; fine for a commit hook
     UNSAFE = "unsafe"  # rewrites tensor data (trims rows); the user runs it deliberately
 
 
@@ -52,6 +52,7 @@ SET_AUX_COUNT = "set-aux-count"
 SET_TARGET_HIDDEN = "set-target-hidden"
 DROP_CONFIDENCE_HEAD = "drop-confidence-head"
 SET_MARKOV_RANK = "set-markov-rank"
+UNNEST_WEIGHTS = "unnest-weights"
 
 D2T_REEXPORT = ("re-export the draft with its d2t as offsets (target id = i + d2t[i]) and a t2d marking the same "
                 "D target ids")
@@ -112,6 +113,12 @@ REPAIRS: tuple[Repair, ...] = (
     Repair(SET_MARKOV_RANK, "write the markov_rank a Qwen3 DSpark draft's __init__ reads as a plain attribute, "
            "from its Markov head's width (markov_w1 and markov_w2 are [rows, markov_rank])", ("DSP333",),
            Applicability.SAFE, "re-export the draft with markov_rank in config.json", hint_for=("DSP333",)),
+    # DSP331: vLLM's DFlash2 (0.28+) builds the candidate selector's codebooks as bare nn.Parameters and refuses the
+    # `<name>.weight` spelling of an nn.Embedding; SGLang's DFlash loader skips that spelling and leaves them at
+    # their initial values (DSP363, only for such drafts: its hint names no repair). Only names change.
+    Repair(UNNEST_WEIGHTS, "rename each `<name>.weight` tensor of a parameter the runtime builds bare (DFlash2's "
+           "candidate_selector codebooks) to `<name>`, the data unchanged", ("DSP331", "DSP363"), Applicability.SAFE,
+           "re-export the draft with the bare parameters named without `.weight`", hint_for=("DSP331",)),
 )
 BY_NAME: dict[str, Repair] = {r.name: r for r in REPAIRS}
 NAMES: tuple[str, ...] = tuple(r.name for r in REPAIRS)

@@ -885,7 +885,7 @@ RULES: dict[str, Rule] = _rules(
          "single parameter 'candidate_selector.predecessor_codebook'`.",
          "A DFlash2 draft written by z-lab dflash 0.1.0's save_pretrained (its codebooks are nn.Embedding).",
          "Rename the two tensors without `.weight` (the data is unchanged), as the published DFlash2 checkpoints "
-         "and speculators 0.9.0 name them."),
+         "and speculators 0.9.0 name them: {fix}."),
     Rule("DSP332", "candidates-unmapped", ERROR, "The runtime proposes draft ids without applying d2t",
          "vLLM's DFlash2 speculator takes its candidates from lm_head (get_top_k_tokens) and never reads the d2t the "
          "model loads; a pruned DFlash2 draft (D < T) therefore proposes draft id i as target id i.",

@@ -57,6 +57,16 @@ class DropTensor:
 
 
 @dataclass(frozen=True, slots=True)
+class RenameTensor:
+    """Give a tensor another name in its shard (and the index): its dtype, shape and data bytes stay as they are."""
+
+    tensor: str
+    new_name: str
+    file: str
+    reason: FindingCode
+
+
+@dataclass(frozen=True, slots=True)
 class PutTensor:
     """Write a small tensor (a d2t), replacing one of that name or adding it to `file`."""
 
@@ -78,7 +88,7 @@ class SetConfig:
     reason: FindingCode
 
 
-Action = TrimRows | DropTensor | PutTensor | SetConfig
+Action = TrimRows | DropTensor | RenameTensor | PutTensor | SetConfig
 
 
 def describe(action: Action) -> str:
@@ -86,13 +96,16 @@ def describe(action: Action) -> str:
         return f"trim {action.tensor} to its first {action.rows} rows ({action.file})"
     if isinstance(action, DropTensor):
         return f"drop {action.tensor} ({action.file})"
+    if isinstance(action, RenameTensor):
+        return f"rename {action.tensor} to {action.new_name}, data unchanged ({action.file})"
     if isinstance(action, PutTensor):
         return f"write {action.tensor} {action.dtype} {list(action.shape)} ({action.file})"
     return f"set config.json {action.key}: {action.old!r} -> {action.new!r}"
 
 
 def action_json(action: Action) -> dict[str, Any]:
-    kind = {TrimRows: "trim-rows", DropTensor: "drop-tensor", PutTensor: "put-tensor", SetConfig: "set-config"}
+    kind = {TrimRows: "trim-rows", DropTensor: "drop-tensor", RenameTensor: "rename-tensor", PutTensor: "put-tensor",
+            SetConfig: "set-config"}
     doc: dict[str, Any] = {"action": kind[type(action)], "reason": action.reason}
     if isinstance(action, SetConfig):
         doc.update(key=action.key, old=action.old, new=action.new)
@@ -100,6 +113,8 @@ def action_json(action: Action) -> dict[str, Any]:
     doc.update(tensor=action.tensor, file=action.file)
     if isinstance(action, TrimRows):
         doc["rows"] = action.rows
+    elif isinstance(action, RenameTensor):
+        doc["new_name"] = action.new_name
     elif isinstance(action, PutTensor):
         doc.update(dtype=action.dtype, shape=list(action.shape))
     return doc
@@ -133,6 +148,11 @@ class TensorWrite:
     source_file: str | None = None
     source_begin: int = 0  # absolute offset in source_file
     data: bytes | None = field(default=None, repr=False)
+    source_name: str | None = None  # its name in source_file where a rename gives it another (None: `name`)
+
+    @property
+    def source_tensor(self) -> str:
+        return self.source_name or self.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -260,7 +260,7 @@ def verify_written(bound: BoundSource, path: Path, shard: a.ShardWrite) -> int:
             else:
                 assert t.source_file is not None
                 source = bound.header(t.source_file)
-                origin = source.get(t.name)
+                origin = source.get(t.source_tensor)
                 if origin is None or source.data_start + origin.begin != t.source_begin or t.nbytes > origin.nbytes:
                     raise _mismatch(shard.file, t.name, f"has no such source range in {t.source_file}")
                 same = compare.same(fd, at, bound.fd(t.source_file), t.source_begin, t.nbytes)

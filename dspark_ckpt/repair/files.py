@@ -45,6 +45,7 @@ def _shard(s: Situation, file: str, acts: Sequence[a.Action]) -> a.ShardWrite:
     trims = {x.tensor: x.rows for x in acts if isinstance(x, a.TrimRows)}
     drops = {x.tensor for x in acts if isinstance(x, a.DropTensor)}
     puts = {x.tensor: x for x in acts if isinstance(x, a.PutTensor)}
+    renames = _renames(acts)
     out: list[a.TensorWrite] = []
     for info in sorted((t for t in s.tensors.values() if t.file == file), key=lambda t: t.begin):
         if info.name in drops:
@@ -56,14 +57,21 @@ def _shard(s: Situation, file: str, acts: Sequence[a.Action]) -> a.ShardWrite:
             shape = (trims[info.name], *info.shape[1:])
             nbytes = math.prod(shape) * DTYPE_BITS[info.dtype] // 8
             out.append(a.TensorWrite(info.name, info.dtype, shape, nbytes, info.file, info.begin))
-        else:
-            out.append(a.TensorWrite(info.name, info.dtype, info.shape, info.nbytes, info.file, info.begin))
+        else:  # copied whole, under its new name where it is renamed: the same byte range of the source
+            name = renames.get(info.name, info.name)
+            out.append(a.TensorWrite(name, info.dtype, info.shape, info.nbytes, info.file, info.begin,
+                                     source_name=info.name if name != info.name else None))
     out += [a.TensorWrite(p.tensor, p.dtype, p.shape, len(p.data), data=p.data) for p in puts.values()]
     new = file not in s.shard_metadata
     return a.ShardWrite(file, tuple(out), _fix_metadata(None if new else s.shard_metadata[file], acts), new)
 
 
-def _index(s: Situation, shards: Sequence[a.ShardWrite], removed: Sequence[str]) -> a.TextWrite | None:
+def _renames(actions: Sequence[a.Action]) -> dict[str, str]:
+    return {x.tensor: x.new_name for x in actions if isinstance(x, a.RenameTensor)}
+
+
+def _index(s: Situation, shards: Sequence[a.ShardWrite], removed: Sequence[str],
+           renames: dict[str, str]) -> a.TextWrite | None:
     if s.index is None and not any(sh.new for sh in shards):
         return None  # a single-file or unindexed checkpoint stays so unless a shard is added
     placed = {name: info.file for name, info in s.tensors.items()}
@@ -74,7 +82,7 @@ def _index(s: Situation, shards: Sequence[a.ShardWrite], removed: Sequence[str])
         placed.update({t.name: sh.file for t in sh.tensors})
         sizes.update({t.name: t.nbytes for t in sh.tensors})
     doc: dict[str, Any] = dict(s.index) if s.index is not None else {"metadata": {}, "weight_map": {}}
-    old_map = doc.get("weight_map") or {}
+    old_map = [renames.get(n, n) for n in doc.get("weight_map") or {}]  # a renamed entry keeps its place
     weight_map = {n: placed[n] for n in old_map if n in placed}
     weight_map.update({n: f for n, f in sorted(placed.items()) if n not in weight_map and f not in removed})
     meta = dict(doc.get("metadata") or {})
@@ -91,7 +99,7 @@ def file_changes(s: Situation, actions: Sequence[a.Action]) -> a.FileChanges:
     every = [_shard(s, file, acts) for file, acts in by_file.items()]
     removed = tuple(sh.file for sh in every if not sh.tensors)  # a shard left empty is deleted
     shards = sorted((sh for sh in every if sh.tensors), key=lambda sh: (not sh.new, sh.file))
-    texts = [t for t in (_index(s, every, removed),) if t is not None]
+    texts = [t for t in (_index(s, every, removed, _renames(actions)),) if t is not None]
     settings = {x.key: x.new for x in actions if isinstance(x, a.SetConfig)}
     if settings:
         texts.append(a.TextWrite(CONFIG_NAME, s.config_text, dump_like({**s.config, **settings}, s.config_text)))

@@ -442,9 +442,35 @@ class SetMarkovRank(Strategy):
         return update(facts, raw_config={**facts.raw_config, self.KEY: rank}, markov_rank=rank, builds=())
 
 
+class UnnestWeights(Strategy):
+    """A `<name>.weight` tensor of a parameter the runtime builds bare (DraftFacts.nested_weights, the names check's
+    DSP331 is derived from: z-lab dflash 0.1.0 saves DFlash2's codebooks as nn.Embedding) is renamed to `<name>`,
+    its bytes copied unchanged. Where `<name>` is shipped too, which of the two holds the trained values is unknown:
+    that is left to a re-export."""
+
+    repair = cat.BY_NAME[cat.UNNEST_WEIGHTS]
+
+    def why_not(self, s: Situation, f: DraftFacts) -> str | None:
+        if not f.nested_weights:
+            return "it ships no `<name>.weight` tensor of a parameter the runtime builds bare"
+        if both := [n for n in f.nested_weights if n.removesuffix(".weight") in s.tensors]:
+            return (f"it ships both {both[0]} and {both[0].removesuffix('.weight')}: renaming one onto the other is "
+                    "ambiguous")
+        return None
+
+    def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
+        return [a.RenameTensor(n, n.removesuffix(".weight"), s.tensors[n].file, self.own(r))
+                for n in f.nested_weights if n in s.tensors]
+
+    def after(self, facts: DraftFacts) -> DraftFacts:
+        bare = {n: n.removesuffix(".weight") for n in facts.nested_weights}
+        return update(facts, nested_weights=(),
+                      tensor_shapes=tuple(sorted((bare.get(n, n), shape) for n, shape in facts.tensor_shapes)))
+
+
 _ALL: tuple[Strategy, ...] = (Trim(), ShareTargetHead(), RebuildD2t(), OffsetD2t(), DropD2t(), IdentityD2t(),
                               TrimInput(), HoistDsparkSettings(), SetDraftVocab(), NameQwen3Dspark(), SetAuxCount(),
-                              SetTargetHidden(), DropConfidenceHead(), SetMarkovRank())
+                              SetTargetHidden(), DropConfidenceHead(), SetMarkovRank(), UnnestWeights())
 _BY_REPAIR = {x.name: x for x in _ALL}
 # The one table, in model/repair_catalog.py's preference order; a repair declared there without a strategy here
 # (or the other way round) fails at import.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
-from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown
+from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, nested_weights
 from dspark_ckpt.runtimes.messages import E_NESTED_WEIGHT, markov_param
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
@@ -58,7 +58,7 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP312", k.messages.mask_hidden)
     if k.parallel_drafting_needs_mask_hidden and f.parallel_drafting and not f.has_mask_hidden:
         return Issue("DSP314", k.messages.parallel)
-    nested = next((n for n in f.nested_weights if n.endswith(".weight") and n[:-7] in k.bare_parameters), None)
+    nested = next(iter(nested_weights(f.nested_weights, k.bare_parameters)), None)
     if nested is not None:  # the nested loader meets candidate_selector.* before d2t and any row-checked head
         return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
     stray = _stray_heads(k, f)

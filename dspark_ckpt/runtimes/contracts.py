@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -23,6 +24,12 @@ class When(StrEnum):
         return {
             When.ALWAYS: True, When.NEVER: False, When.D_NE_T: d != t, When.D_LT_T: d < t, When.D_EQ_T: d == t,
         }[self]
+
+
+def nested_weights(names: Iterable[str], bare: Collection[str]) -> tuple[str, ...]:
+    """The `<name>.weight` tensors among `names` whose `<name>` is one of the `bare` nn.Parameters (no `.weight`
+    there): what a nested loader refuses (DSP331) and unnest-weights renames; sorted, the order a loader meets them."""
+    return tuple(sorted(n for n in names if n.endswith(".weight") and n.removesuffix(".weight") in bare))
 
 
 class Share(StrEnum):

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 from conftest import draft_tensors, make_checkpoint, run_cli
+from test_fix_unnest_weights import LAYOUT as ZLAB_DFLASH2
+from test_fix_unnest_weights import materialise
 
 T = 96
 COMMAND = re.compile(r"`(dspark-ckpt (?:fix|check|verify) [^`]+)`")
@@ -82,6 +84,7 @@ BUILDS: dict[str, Any] = {
     "contradicting-d2v": lambda root: make_checkpoint(
         root, draft_vocab=32, tensors=draft_tensors(vocab=T, draft_vocab=T, target_vocab=T, lm_head=False)),
     "dspark-draft-name": lambda root: make_checkpoint(root, config_extra={"architectures": ["DSparkDraftModel"]}),
+    "dflash2-codebooks": lambda root: materialise(root, ZLAB_DFLASH2),  # z-lab's `<name>.weight` codebooks
 }
 
 # The hint names the releases the finding is on: for these Qwen3 DSpark drafts, the releases that register
@@ -105,6 +108,8 @@ CASES = [
     # a config finding (no release reports it): the hint repairs for vLLM, whose releases before Qwen3DSparkModel's
     # registration fix leaves out with a DSP505 warning and check does not gate on unless named with ==
     ("dspark-draft-name", "DSP218", "name-qwen3-dspark", ["vllm"]),
+    # DFlash2 registers in vLLM 0.28: the older releases are left out (DSP505) and not gated, as above
+    ("dflash2-codebooks", "DSP331", "unnest-weights", ["vllm"]),
 ]
 
 

@@ -10,7 +10,8 @@ landing decides it, the parameters left unwritten (each must be named: DSP363's 
 and the tensors cut to fit. The classes of miss: fc's width (`fc-wide`), k/v and q head counts off the shipped
 projections (`two-kv-heads`, `four-heads`, `narrow-q`), a missing fc, q_norm or conv kernel, a layer count above
 the shipped layers, a missing Markov head, a structural switch set on with its parameters unshipped
-(`bias-on`). The answers are recorded in tests/data/observed/sglang-whole (tests/recorded.py).
+(`bias-on`); and z-lab's DFlash2 codebooks under their bare names, as `fix --strategy unnest-weights` writes them
+(`bare-codebooks`). The answers are recorded in tests/data/observed/sglang-whole (tests/recorded.py).
 """
 
 from __future__ import annotations
@@ -80,6 +81,10 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "two-layers": (_set(num_hidden_layers=2, layer_types=["full_attention"] * 2), (), None, None),
     "bias-on": (_set(attention_bias=True), (), None, None),
     "no-conv": (None, ("attention_conv.base_kernel",), None, ("dflash-0.1.0-dflash2",)),
+    # z-lab's `<name>.weight` codebooks renamed to the bare parameters, as `fix --strategy unnest-weights` writes
+    "bare-codebooks": (None, (), lambda t: [t.update({n.removesuffix(".weight"): t.pop(n)}) for n in list(t)
+                                            if n.startswith("candidate_selector.") and n.endswith("_codebook.weight")],
+                       ("dflash-0.1.0-dflash2",)),
     "no-markov": (None, ("markov_w1.weight", "markov_w2.weight"), None, ("specforge-0.2.0-dspark-declared-d",)),
     "no-markov-w2": (None, ("markov_w2.weight",), None, ("specforge-0.2.0-dspark-declared-d",)),
 }
@@ -102,8 +107,10 @@ def _write(folder: Path, layout: str, mutation: str) -> Path | None:
     if retensor is not None:
         for file in sorted(folder.glob("*.safetensors")):
             found, dtypes = _read(file)
+            stored = {id(array): dtypes[n] for n, array in found.items()}  # a renamed array keeps its dtype
             retensor(found)
-            write_safetensors(file, found, dtypes={n: d for n, d in dtypes.items() if d == "BF16" and n in found})
+            write_safetensors(file, found, dtypes={n: "BF16" for n, a in found.items()
+                                                   if stored.get(id(a), dtypes.get(n)) == "BF16"})
     return folder
 
 
@@ -181,6 +188,11 @@ def test_check_agrees_with_sglang_on_whole_checkpoints(tmp_path: Path, release: 
     disagree = _compare(predicted, observed)
     # the cases reach both kinds of answer: a raise, and a load with parameters left unwritten
     assert any(observed[c]["error"] for c in predicted) and any(observed[c]["unwritten"] for c in predicted)
+    # z-lab's `.weight` codebooks are skipped (left as initialised); under the bare names, as fix renames them, filled
+    if "dflash-0.1.0-dflash2--as-shipped" in observed:
+        codebooks = {"candidate_selector.predecessor_codebook", "candidate_selector.successor_codebook"}
+        assert codebooks <= set(observed["dflash-0.1.0-dflash2--as-shipped"]["unwritten"])
+        assert not codebooks & set(observed["dflash-0.1.0-dflash2--bare-codebooks"]["unwritten"])
     wrong = {line.split(":", 1)[0] for line in disagree}
     print(f"sglang {release}: {len(predicted) - len(wrong)}/{len(predicted)} agree; per class: " + ", ".join(
         f"{m} {sum(c not in wrong for c in ids)}/{len(ids)}" for m, ids in tally.items()))
