@@ -648,6 +648,16 @@ def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def absent_record(seen: dict[str, Any]) -> dict[str, Any]:
+    """One key's absence as the data file keeps it: what appears, disappears, is resized; for a key taken only with
+    others (`with_absent`), the class's refusal of it left out or null beside them, and what a null does alone
+    ("as_absent", its refusal, or "other"), each refusal in its words."""
+    def said(err: Any) -> Any:
+        return {"raises": err["type"], "message": words(err["message"], 300), "where": err["where"]} \
+            if isinstance(err, dict) else err
+    return {f: said(v) for f, v in seen.items() if v}
+
+
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
     for failure in ("import_error", "worker_error"):
@@ -697,7 +707,7 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "structural": {k: structural_record(v) for k, v in sorted(arch.get("structural", {}).items())},
         # a key the base config holds, left out: what the class builds without it (docs/upstream-notes.md, "A key's
         # absence"); only where it moves a parameter, so that a class with none keeps its record as it was
-        **({"absent_keys": {k: {f: v for f, v in e.items() if v} for k, e in sorted(absent.items())}}
+        **({"absent_keys": {k: absent_record(e) for k, e in sorted(absent.items())}}
            if (absent := arch.get("absent_keys")) else {}),
         # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),

@@ -855,7 +855,9 @@ RULES: dict[str, Rule] = _rules(
          "only (observed by building the class with each alternate value of the key alone: the record's "
          "single-key `samples_refused`; said only where every alternate value sampled was refused in the same "
          "words, for the draft's value if it is one of them or above consecutive integer ones) and refuses a null "
-         "`q_lora_rank` (hand-read, runtimes/sglang_null_refusals.py).",
+         "`q_lora_rank` (hand-read, runtimes/sglang_null_refusals.py). Or a key the class takes only together with "
+         "another, left out or null beside it (SGLang's DFlash2 `dflash_config.conv_kernel_size` / "
+         "`conv_group_size`: the record's `absent_keys` refusals, runtimes/absent_refusal.py).",
          "The server fails before loading any weight, in the release's words: `ValueError: EAGLE3 currently only "
          "supports 1 layer`; `Validation error for field 'sliding_window': TypeError: Field 'sliding_window' "
          "expected int, got NoneType (value: None)`.",
