@@ -64,7 +64,13 @@ RECIPES: dict[str, dict[str, Any]] = {
     # speculative/dspark_components/dspark_config.py: a Markov head needs its type; the mask id every DSpark
     # config carries (tools/probe_sglang.py DSPARK_CONFIGS "ready")
     "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0},
-    "DFlash": {"model_type": "qwen3"},
+    # models/dflash.py (0.5.20+): DFlashDraftModel.__init__ builds the Domino projector (prefix_gru, embed_proj)
+    # where parse_dflash_draft_config's projector_type is "domino" (speculative/dflash_utils.py L718-775 @ 0.5.23:
+    # each field from dflash_config, else the top level; shift_label a bool, pure_draft_prefix_len 1). At the top
+    # level so that its two sizes are sampled (VARY) and its shapes fitted; leaving projector_type out is the
+    # plain backbone (absent_keys). Releases before 0.5.20 read none of these keys.
+    "DFlash": {"model_type": "qwen3", "projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1,
+               "gru_hidden_dim": 5, "emb_dim": 7, fitting.VARY: ["gru_hidden_dim", "emb_dim"]},
     # models/dflash.py: the selector draft's dflash_config entries (as tools/release_model.py's DFlash2 recipe)
     "DFlash2": {"dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
                                   "selector_top_k": 2, "target_layer_ids": [0]}},

@@ -18,7 +18,6 @@ from typing import Any
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.absent_refusal import refused_absence
-from dspark_ckpt.runtimes.release_verdict import built_verdict, ignored_suffixes, landing_issues, target_refusal
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (
@@ -26,6 +25,12 @@ from dspark_ckpt.runtimes.release_model import (
     LoadOutcome,
     architecture_model,
     modelled_release,
+)
+from dspark_ckpt.runtimes.release_verdict import (
+    built_verdict,
+    ignored_suffixes,
+    landing_issues,
+    target_refusal,
 )
 from dspark_ckpt.runtimes.sglang_null_refusals import refused_null
 

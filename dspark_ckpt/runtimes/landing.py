@@ -39,6 +39,7 @@ from dspark_ckpt.runtimes.release_model import (
     normal,
     sized_value,
 )
+from dspark_ckpt.runtimes.sglang_config import domino_view
 from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
 
 # The findings a landing problem becomes (runtimes/release_verdict.landed): no parameter, shape, cut, unfilled, and a
@@ -683,6 +684,8 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
+    if model.runtime == "sglang":  # its DFlash classes read the Domino keys from dflash_config first
+        config = domino_view(config)
     config_class = config_class_of(model, config, config_class)
     if (missing := missing_key(model, config, config_class)) is not None:
         return (missing,)

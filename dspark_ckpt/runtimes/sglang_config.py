@@ -18,8 +18,6 @@ _PREFIXED = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id",
 HEAD_TYPES = ("vanilla", "gated", "rnn")
 # models/dflash.py load_weights (0.5.20+): the Domino projector's tensor names, checked after stripping `model.`
 DOMINO_PREFIXES = ("prefix_gru.", "embed_proj.")
-# The projector weights a Domino draft must ship (models/dflash.py:868-880 @ 0.5.20)
-DOMINO_REQUIRED = ("embed_proj.0.weight", "embed_proj.2.weight", "prefix_gru.weight_hh_l0", "prefix_gru.weight_ih_l0")
 # The parameters each Markov head class builds (models/dspark.py, 0.5.16-0.5.23), and the class named in errors.
 MARKOV_PARAMS: dict[str, tuple[str, frozenset[str]]] = {
     "vanilla": ("VanillaMarkov", frozenset({"markov_w1.weight", "markov_w2.weight"})),
@@ -313,3 +311,22 @@ def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int,
                                     if n.removeprefix("model.").startswith(DOMINO_PREFIXES))),
         **config_fields(cfg),
     )
+
+
+DOMINO_KEYS = ("projector_type", "gru_hidden_dim", "emb_dim")  # the record's top-level keys (the generator's recipe)
+
+
+def domino_view(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config as the generated record of a DFlash class reads its Domino keys (sampled at the top level,
+    tools/sglang_release_model.py RECIPES "DFlash"): each as parse_dflash_draft_config resolves it (dflash_config
+    first, else the top level; emb_dim the one both agree on), and projector_type left out where it is not
+    "domino", which builds no projector (models/dflash.py `if draft_config.is_domino`, L784 @ 0.5.23). The config
+    itself where that changes nothing."""
+    _, selected, _, (gru, emb) = _domino(cfg)
+    if selected:
+        view = {**cfg, "projector_type": "domino", "gru_hidden_dim": gru, "emb_dim": emb}
+    elif "projector_type" in cfg:
+        view = {k: v for k, v in cfg.items() if k != "projector_type"}
+    else:
+        return cfg
+    return cfg if all(view.get(k) == cfg.get(k) and (k in view) == (k in cfg) for k in DOMINO_KEYS) else view
