@@ -448,9 +448,26 @@ def _size_template(message: str, fed: list[int], want: list[int]) -> str:
     for shape, mark in ((fed, "{got}"), (want, "{want}")):
         message = message.replace(f"torch.Size({shape})", mark)
     axis = next((i for i, (f, w) in enumerate(zip(fed, want, strict=True)) if f != w), None)
-    if axis is not None:
-        for number, mark in ((fed[axis], "{got_dim}"), (want[axis], "{want_dim}")):
-            message = re.sub(rf"(?<![\w.]){number}(?![\w.])", mark, message)
+    if axis is None:
+        return message
+    dims = _dim_template(message, fed[axis], want[axis])
+    # shapes printed as Python tuples (SGLang's Domino projector: "expected embed_proj.2.weight(96, 7), got (95,
+    # 7)"): where a dimension the probe did not change would stay a literal number, each whole tuple is a
+    # placeholder, {got_tuple} / {want_tuple} (the DFlash fc words, whose every number is a changed dimension, keep
+    # their form)
+    tuples = {str(tuple(fed)): "{got_tuple}", str(tuple(want)): "{want_tuple}"}
+    kept = [n for i, n in enumerate(want) if i != axis and n not in (fed[axis], want[axis])]
+    if len(fed) > 1 and all(t in message for t in tuples) and any(
+            re.search(rf"(?<![\w.{{]){n}(?![\w.}}])", dims) for n in kept):
+        for text, mark in tuples.items():
+            message = message.replace(text, mark)
+        return _dim_template(message, fed[axis], want[axis])
+    return dims
+
+
+def _dim_template(message: str, got: int, want: int) -> str:
+    for number, mark in ((got, "{got_dim}"), (want, "{want_dim}")):
+        message = re.sub(rf"(?<![\w.]){number}(?![\w.])", mark, message)
     return message
 
 

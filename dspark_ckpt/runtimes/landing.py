@@ -638,6 +638,7 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
             return Landing("shape", name, parameter, True, f"{seen.raises}: {words}", seen.where)
         if seen.raises is not None:
             words = seen.message.replace("{got}", _size(got)).replace("{want}", _size(full)) \
+                .replace("{got_tuple}", str(tuple(got))).replace("{want_tuple}", str(tuple(full))) \
                 .replace("{got_dim}", str(g)).replace("{want_dim}", str(w))
             context = f"({name} {list(got)}, parameter {parameter} {list(full)})"  # the release's words name neither
             text = f"{seen.raises}: {words} {context}" if words.strip() else f"{seen.raises} at {seen.where} {context}"

@@ -1075,7 +1075,7 @@ def _templated(error: dict[str, Any], raw: dict[str, Any], keys: list[str]) -> d
         head, _, sub = key.partition(".")
         value = raw.get(head, {}).get(sub) if sub and isinstance(raw.get(head), dict) else raw.get(key)
         leaf = key.rpartition(".")[2]
-        message = re.sub(rf"(?<!\w){re.escape(leaf)}={re.escape(str(value))}(?![\w.])", f"{leaf}={{{key}}}", message)
+        message = re.sub(rf"(?<!\w){re.escape(leaf)}={re.escape(str(value))}(?!\w|\.\d)", f"{leaf}={{{key}}}", message)
     return {**error, "message": message}
 
 
