@@ -566,11 +566,14 @@ def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
 
 def _missing_template(message: str, parameter: str) -> str:
     """The words about a parameter no tensor filled, with it as a placeholder: {parameters} where they quote the set
-    of such parameters (vLLM's loader, `{'model.norm.weight'}`: one set for all of them), else the part of its name
+    of such parameters (vLLM's loader, `{'model.norm.weight'}`: one set for all of them; {parameter_list} where they
+    quote a sorted list), else the part of its name
     they quote with its layer and expert indices generalised ({i}, {e}: Llama 4's EAGLE `layers.{i}.... is not
     loaded!`, the name less the prefix its loader drops)."""
     if f"{{'{parameter}'}}" in message:
         return message.replace(f"{{'{parameter}'}}", "{parameters}")
+    if re.search(rf"\['{re.escape(parameter)}'\]\.?$", message):  # ending in the sorted list of them all
+        return message.replace(f"['{parameter}']", "{parameter_list}")  # (SGLang's Domino check: `sorted(missing)`)
     parts = parameter.split(".")
     for start in range(len(parts) - 1):
         suffix = ".".join(parts[start:])

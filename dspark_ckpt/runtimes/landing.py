@@ -811,13 +811,22 @@ def _refused_missing(refused: Mapping[LoadOutcome, list[str]]) -> list[Landing]:
     them in one set ({parameters}; its order is a Python set's, here sorted), a class's own check one at a time."""
     out: list[Landing] = []
     for seen, parameters in refused.items():
-        if "{parameters}" in seen.message:
-            named = "{" + ", ".join(repr(p) for p in sorted(parameters)) + "}"
-            text = f"{seen.raises}: {seen.message.replace('{parameters}', named)}"
-            out.extend(Landing("missing", None, parameter, True, text, seen.where) for parameter in parameters)
-            continue
-        for parameter in parameters:
-            index = _layer_index(parameter)
-            text = seen.message.replace("{i}", str(index)) if index is not None else seen.message
-            out.append(Landing("missing", None, parameter, True, f"{seen.raises}: {text}", seen.where))
+        for mark, (left, right) in (("{parameters}", "{}"), ("{parameter_list}", "[]")):
+            if mark in seen.message:  # a set (vLLM's loader) or a sorted list (SGLang's Domino check) of them all
+                named = left + ", ".join(repr(p) for p in sorted(parameters)) + right
+                text = f"{seen.raises}: {seen.message.replace(mark, named)}"
+                out.extend(Landing("missing", None, parameter, True, text, seen.where) for parameter in parameters)
+                break
+        else:
+            out.extend(_one_by_one(seen, parameters))
+    return out
+
+
+def _one_by_one(seen: LoadOutcome, parameters: list[str]) -> list[Landing]:
+    """A class's own check, one parameter at a time ({i}: its layer index)."""
+    out: list[Landing] = []
+    for parameter in parameters:
+        index = _layer_index(parameter)
+        text = seen.message.replace("{i}", str(index)) if index is not None else seen.message
+        out.append(Landing("missing", None, parameter, True, f"{seen.raises}: {text}", seen.where))
     return out
