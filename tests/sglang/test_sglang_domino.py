@@ -9,9 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import draft_tensors
 from sglang_support import ANY_LOADS, Drafts, T, check, expect, releases
 
-from conftest import draft_tensors
+from dspark_ckpt.model.report import Compatibility
 
 H, G, E = 16, 8, 8
 FIELDS = {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1, "gru_hidden_dim": G,
@@ -33,8 +34,8 @@ def _draft(drafts: Drafts, projector: dict[str, tuple[int, ...]], **config: obje
     return drafts(family="dflash", vocab=T, draft_vocab=T, tensors=tensors, config_extra=config)
 
 
-def _unnamed(found: dict[str, object], version: str) -> bool:
-    said = " ".join(getattr(found[version], "silent"))
+def _unnamed(found: dict[str, Compatibility], version: str) -> bool:
+    said = " ".join(found[version].silent)
     return "prefix_gru" not in said and "embed_proj" not in said
 
 

@@ -39,8 +39,8 @@ def test_state_tells_a_key_left_out_from_a_null_and_a_value() -> None:
 
 
 @pytest.mark.parametrize(("section", "text"), [
-    ({"conv_group_size": 4}, f"{WORDS} Got conv_kernel_size=0, conv_group_size=4. "
-                             f"(sglang/srt/speculative/dflash_utils.py:630, in __init__: {KERNEL} left out, {GROUP} 4)"),
+    ({"conv_group_size": 4}, (f"{WORDS} Got conv_kernel_size=0, conv_group_size=4. (sglang/srt/speculative/"
+                              f"dflash_utils.py:630, in __init__: {KERNEL} left out, {GROUP} 4)")),
     ({"conv_kernel_size": None, "conv_group_size": 4.0}, f"{WORDS} Got conv_kernel_size=None, conv_group_size=4."),
     ({"conv_kernel_size": 5}, f"{WORDS} Got conv_kernel_size=5, conv_group_size=0."),
     ({"conv_group_size": None}, "TypeError: a null group"),  # a null alone the record saw refused
