@@ -59,11 +59,13 @@ DEEPSEEK = {**MLA, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "moe_la
 # models/dflash.py (0.5.20+): DFlashDraftModel.__init__, which every DFlash, DFlash2, DSpark and LiLiCorr class
 # runs, builds the Domino projector (prefix_gru, embed_proj) where parse_dflash_draft_config's projector_type is
 # "domino" (speculative/dflash_utils.py L718-775 @ 0.5.23: each field from dflash_config, else the top level;
-# shift_label a bool, pure_draft_prefix_len 1). At the top level so that its two sizes are sampled (VARY) and the
-# projector's shapes fitted; leaving projector_type out builds the plain backbone (absent_keys). Releases before
-# 0.5.20 read none of these keys (their records are unchanged: docs/upstream-notes.md).
+# shift_label a bool, pure_draft_prefix_len 1). At the top level, where the record's keys are read: each of its
+# two sizes is a structural key whose shapes are fitted (`structural.<key>.shapes`: the key at three values against
+# the samples); leaving projector_type out builds the plain backbone (absent_keys). Not sampled (VARY): more samples
+# would move every other sample of every DFlash class, also in releases before 0.5.20, which read none of these keys
+# (their records are unchanged: docs/upstream-notes.md section 38).
 DOMINO = {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1, "gru_hidden_dim": 5,
-          "emb_dim": 7, fitting.VARY: ["gru_hidden_dim", "emb_dim"]}
+          "emb_dim": 7}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen2": {"model_type": "qwen2"},
     "Qwen3": {"model_type": "qwen3"},
