@@ -675,6 +675,12 @@ def dropped_unshipped(model: ArchitectureModel, version: str) -> tuple[str, ...]
                  if where == file and covers(model.runtime, first, last, version))
 
 
+def record_config(model: ArchitectureModel, config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config as the record's keys read it: SGLang's DFlash classes take the Domino keys from dflash_config
+    first, else the top level, where the record holds them (sglang_config.domino_view)."""
+    return domino_view(config) if model.runtime == "sglang" else config
+
+
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
          family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
@@ -685,8 +691,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
-    if model.runtime == "sglang":  # its DFlash classes read the Domino keys from dflash_config first
-        config = domino_view(config)
+    config = record_config(model, config)
     config_class = config_class_of(model, config, config_class)
     if (missing := missing_key(model, config, config_class)) is not None:
         return (missing,)
