@@ -313,20 +313,24 @@ def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int,
     )
 
 
-DOMINO_KEYS = ("projector_type", "gru_hidden_dim", "emb_dim")  # the record's top-level keys (the generator's recipe)
+DOMINO_FIELDS = ("projector_type", "shift_label", "pure_draft_prefix_len", "gru_hidden_dim", "emb_dim")
 
 
 def domino_view(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     """The config as the generated record of a DFlash class reads its Domino keys (sampled at the top level,
-    tools/sglang_release_model.py RECIPES "DFlash"): each as parse_dflash_draft_config resolves it (dflash_config
-    first, else the top level; emb_dim the one both agree on), and projector_type left out where it is not
-    "domino", which builds no projector (models/dflash.py `if draft_config.is_domino`, L784 @ 0.5.23). The config
-    itself where that changes nothing."""
+    tools/sglang_release_model.py DOMINO): each as parse_dflash_draft_config resolves it (dflash_config first, else
+    the top level; emb_dim the one both agree on) at the top level and none in dflash_config (whose entries the
+    record probed apart, absent at its base), and projector_type left out where it is not "domino", which builds no
+    projector (models/dflash.py `if draft_config.is_domino`, L784 @ 0.5.23). The config itself where that changes
+    nothing."""
     _, selected, _, (gru, emb) = _domino(cfg)
+    nested = _nested(cfg, "dflash_config")
+    view = {k: v for k, v in cfg.items() if k != "projector_type"}
+    if isinstance(cfg.get("dflash_config"), Mapping):
+        view["dflash_config"] = {k: v for k, v in nested.items() if k not in DOMINO_FIELDS}
     if selected:
-        view = {**cfg, "projector_type": "domino", "gru_hidden_dim": gru, "emb_dim": emb}
-    elif "projector_type" in cfg:
-        view = {k: v for k, v in cfg.items() if k != "projector_type"}
-    else:
-        return cfg
-    return cfg if all(view.get(k) == cfg.get(k) and (k in view) == (k in cfg) for k in DOMINO_KEYS) else view
+        def get(key: str) -> Any:
+            return nested[key] if key in nested else cfg.get(key)
+        view.update(projector_type="domino", shift_label=get("shift_label"),
+                    pure_draft_prefix_len=get("pure_draft_prefix_len"), gru_hidden_dim=gru, emb_dim=emb)
+    return cfg if view == dict(cfg) else view
