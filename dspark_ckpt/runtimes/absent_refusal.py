@@ -67,8 +67,8 @@ def refused_absence(model: ArchitectureModel, config: Mapping[str, Any]) -> Issu
             if mine == NULL and isinstance(null, Mapping):
                 return _issue(null, key, "null", {})
             continue
-        counts = {c: _count(v) for c, v in others.items()}
+        counts = {c: n for c, v in others.items() if (n := _count(v)) is not None}
         said = seen.get("refused_alone" if mine == ABSENT else "refused_null_alone")
-        if isinstance(said, Mapping) and all(v is not None for v in counts.values()):
-            return _issue(said, key, "left out" if mine == ABSENT else "null", counts)  # type: ignore[arg-type]
+        if isinstance(said, Mapping) and len(counts) == len(others):
+            return _issue(said, key, "left out" if mine == ABSENT else "null", counts)
     return None
