@@ -463,9 +463,26 @@ def _size_template(message: str, fed: list[int], want: list[int]) -> str:
     for shape, mark in ((fed, "{got}"), (want, "{want}")):
         message = message.replace(f"torch.Size({shape})", mark)
     axis = next((i for i, (f, w) in enumerate(zip(fed, want, strict=True)) if f != w), None)
-    if axis is not None:
-        for number, mark in ((fed[axis], "{got_dim}"), (want[axis], "{want_dim}")):
-            message = re.sub(rf"(?<![\w.]){number}(?![\w.])", mark, message)
+    if axis is None:
+        return message
+    dims = _dim_template(message, fed[axis], want[axis])
+    # shapes printed as Python tuples (SGLang's Domino projector: "expected embed_proj.2.weight(96, 7), got (95,
+    # 7)"): where a dimension the probe did not change would stay a literal number, each whole tuple is a
+    # placeholder, {got_tuple} / {want_tuple} (the DFlash fc words, whose every number is a changed dimension, keep
+    # their form)
+    tuples = {str(tuple(fed)): "{got_tuple}", str(tuple(want)): "{want_tuple}"}
+    kept = [n for i, n in enumerate(want) if i != axis and n not in (fed[axis], want[axis])]
+    if len(fed) > 1 and all(t in message for t in tuples) and any(
+            re.search(rf"(?<![\w.{{]){n}(?![\w.}}])", dims) for n in kept):
+        for text, mark in tuples.items():
+            message = message.replace(text, mark)
+        return _dim_template(message, fed[axis], want[axis])
+    return dims
+
+
+def _dim_template(message: str, got: int, want: int) -> str:
+    for number, mark in ((got, "{got_dim}"), (want, "{want_dim}")):
+        message = re.sub(rf"(?<![\w.]){number}(?![\w.])", mark, message)
     return message
 
 
@@ -564,11 +581,14 @@ def unknown_facts(arch: dict[str, Any]) -> dict[str, Any]:
 
 def _missing_template(message: str, parameter: str) -> str:
     """The words about a parameter no tensor filled, with it as a placeholder: {parameters} where they quote the set
-    of such parameters (vLLM's loader, `{'model.norm.weight'}`: one set for all of them), else the part of its name
+    of such parameters (vLLM's loader, `{'model.norm.weight'}`: one set for all of them; {parameter_list} where they
+    quote a sorted list), else the part of its name
     they quote with its layer and expert indices generalised ({i}, {e}: Llama 4's EAGLE `layers.{i}.... is not
     loaded!`, the name less the prefix its loader drops)."""
     if f"{{'{parameter}'}}" in message:
         return message.replace(f"{{'{parameter}'}}", "{parameters}")
+    if re.search(rf"\['{re.escape(parameter)}'\]\.?$", message):  # ending in the sorted list of them all
+        return message.replace(f"['{parameter}']", "{parameter_list}")  # (SGLang's Domino check: `sorted(missing)`)
     parts = parameter.split(".")
     for start in range(len(parts) - 1):
         suffix = ".".join(parts[start:])
@@ -663,6 +683,16 @@ def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def absent_record(seen: dict[str, Any]) -> dict[str, Any]:
+    """One key's absence as the data file keeps it: what appears, disappears, is resized; for a key taken only with
+    others (`with_absent`), the class's refusal of it left out or null beside them, and what a null does alone
+    ("as_absent", its refusal, or "other"), each refusal in its words."""
+    def said(err: Any) -> Any:
+        return {"raises": err["type"], "message": words(err["message"], 300), "where": err["where"]} \
+            if isinstance(err, dict) else err
+    return {f: said(v) for f, v in seen.items() if v}
+
+
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
     for failure in ("import_error", "worker_error"):
@@ -713,7 +743,7 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "structural": {k: structural_record(v) for k, v in sorted(arch.get("structural", {}).items())},
         # a key the base config holds, left out: what the class builds without it (docs/upstream-notes.md, "A key's
         # absence"); only where it moves a parameter, so that a class with none keeps its record as it was
-        **({"absent_keys": {k: {f: v for f, v in e.items() if v} for k, e in sorted(absent.items())}}
+        **({"absent_keys": {k: absent_record(e) for k, e in sorted(absent.items())}}
            if (absent := arch.get("absent_keys")) else {}),
         # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),

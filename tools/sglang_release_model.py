@@ -56,6 +56,16 @@ MLA = {"model_type": "deepseek_v3", **fitting._MLA, **fitting._SMALL_MOE,
        fitting.VARY: fitting._MLA_SIZES + fitting._MOE_SIZES}
 # DeepSeek-V3's config.json routing keys that transformers' class does not define and deepseek_v2.py reads
 DEEPSEEK = {**MLA, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "moe_layer_freq": 1}
+# models/dflash.py (0.5.20+): DFlashDraftModel.__init__, which every DFlash, DFlash2, DSpark and LiLiCorr class
+# runs, builds the Domino projector (prefix_gru, embed_proj) where parse_dflash_draft_config's projector_type is
+# "domino" (speculative/dflash_utils.py L718-775 @ 0.5.23: each field from dflash_config, else the top level;
+# shift_label a bool, pure_draft_prefix_len 1). At the top level, where the record's keys are read: each of its
+# two sizes is a structural key whose shapes are fitted (`structural.<key>.shapes`: the key at three values against
+# the samples); leaving projector_type out builds the plain backbone (absent_keys). Not sampled (VARY): more samples
+# would move every other sample of every DFlash class, also in releases before 0.5.20, which read none of these keys
+# (their records are unchanged: docs/upstream-notes.md section 38).
+DOMINO = {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1, "gru_hidden_dim": 5,
+          "emb_dim": 7}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen2": {"model_type": "qwen2"},
     "Qwen3": {"model_type": "qwen3"},
@@ -63,8 +73,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Qwen3Next": {"model_type": "qwen3_next", **fitting._SMALL_MOE},
     # speculative/dspark_components/dspark_config.py: a Markov head needs its type; the mask id every DSpark
     # config carries (tools/probe_sglang.py DSPARK_CONFIGS "ready")
-    "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0},
-    "DFlash": {"model_type": "qwen3"},
+    "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0, **DOMINO},
+    "DFlash": {"model_type": "qwen3", **DOMINO},
     # models/dflash.py: the selector draft's dflash_config entries (as tools/release_model.py's DFlash2 recipe)
     "DFlash2": {"dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
                                   "selector_top_k": 2, "target_layer_ids": [0]}},
@@ -97,7 +107,8 @@ RECIPES: dict[str, dict[str, Any]] = {
     # configs/iquest_q1.py IQuestQ1MTPConfig (the MTP head's model_type); its rotary_dim (32 of head_dim 128) must be
     # at most head_dim: 4 at the probe's sizes; its experts small
     "IQuestQ1": {"model_type": "iquest_q1_mtp", "rotary_dim": 4, **fitting._SMALL_MOE},
-    "LiLiCorr": fitting.RECIPES["LiLiCorr"],  # the lilicorr_* geometry lilicorr_utils.py requires (no defaults)
+    # the lilicorr_* geometry lilicorr_utils.py requires (no defaults); a DFlashDraftModel, so the projector too
+    "LiLiCorr": {**fitting.RECIPES["LiLiCorr"], **DOMINO},
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},

@@ -615,10 +615,10 @@ RULES: dict[str, Rule] = _rules(
          "and emb_dim) if the draft was trained with the projector; otherwise re-export it without those tensors."),
     Rule("DSP353", "domino-vocab-mismatch", ERROR, "A Domino draft's vocabulary differs from the target's",
          "SGLang 0.5.20+ validates a Domino DFlash draft at worker start-up (speculative/domino_utils.py "
-         "validate_domino_runtime): the draft's vocab_size V must equal the target's T, and its "
-         "embed_proj.2.weight must have V rows.",
+         "validate_domino_runtime): the draft's vocab_size V must equal the target's T (an embed_proj.2.weight "
+         "without V rows is refused at load: the release's generated record, DSP361).",
          "The server does not start: `DFLASH Domino requires identical target and draft vocab sizes, got "
-         "target=T, draft=V.` (or the projector's shape mismatch at load).",
+         "target=T, draft=V.`",
          "A Domino DFlash draft with vocab_size 151936 against a target with vocab_size 152064.",
          "Train or export the Domino draft with the target's vocabulary (V = T)."),
     Rule("DSP354", "domino-projector-ignored", INFO, "The runtime ignores the draft's Domino projector",
@@ -631,12 +631,11 @@ RULES: dict[str, Rule] = _rules(
     Rule("DSP355", "domino-config-invalid", ERROR, "SGLang refuses the draft's Domino projector config",
          "With projector_type \"domino\", SGLang 0.5.20+ requires dflash_config.shift_label (a bool), "
          "pure_draft_prefix_len = 1, gru_hidden_dim and emb_dim (speculative/dflash_utils.py "
-         "parse_dflash_draft_config), then the four projector weights (prefix_gru.weight_ih_l0/weight_hh_l0, "
-         "embed_proj.0/2.weight) with the shapes those sizes give.",
-         "The server does not start: e.g. `DFLASH Domino requires dflash_config.gru_hidden_dim.` or `DFLASH Domino "
-         "checkpoint is missing required projector weights: [...]`.",
+         "parse_dflash_draft_config). The four projector weights those sizes shape are judged by the release's "
+         "generated record (a weight of another shape DSP361, a missing one DSP367, in the release's words).",
+         "The server does not start: e.g. `DFLASH Domino requires dflash_config.gru_hidden_dim.`",
          "A config with projector_type \"domino\" and no emb_dim.",
-         "Add the missing Domino fields to dflash_config, or ship the missing projector weights."),
+         "Add the missing Domino fields to dflash_config."),
     Rule("DSP356", "aux-key-ignored", WARNING, "The runtime ignores an aux-layer key the draft sets and uses "
          "another",
          "The draft's config names its auxiliary target layers (or their number) in a key this vLLM release does not "
@@ -855,7 +854,9 @@ RULES: dict[str, Rule] = _rules(
          "only (observed by building the class with each alternate value of the key alone: the record's "
          "single-key `samples_refused`; said only where every alternate value sampled was refused in the same "
          "words, for the draft's value if it is one of them or above consecutive integer ones) and refuses a null "
-         "`q_lora_rank` (hand-read, runtimes/sglang_null_refusals.py).",
+         "`q_lora_rank` (hand-read, runtimes/sglang_null_refusals.py). Or a key the class takes only together with "
+         "another, left out or null beside it (SGLang's DFlash2 `dflash_config.conv_kernel_size` / "
+         "`conv_group_size`: the record's `absent_keys` refusals, runtimes/absent_refusal.py).",
          "The server fails before loading any weight, in the release's words: `ValueError: EAGLE3 currently only "
          "supports 1 layer`; `Validation error for field 'sliding_window': TypeError: Field 'sliding_window' "
          "expected int, got NoneType (value: None)`.",

@@ -17,7 +17,7 @@ from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_verdict import built_verdict, ignored_suffixes, landing_issues, target_refusal
+from dspark_ckpt.runtimes.absent_refusal import refused_absence
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.records import BuiltConfig, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (
@@ -25,6 +25,12 @@ from dspark_ckpt.runtimes.release_model import (
     LoadOutcome,
     architecture_model,
     modelled_release,
+)
+from dspark_ckpt.runtimes.release_verdict import (
+    built_verdict,
+    ignored_suffixes,
+    landing_issues,
+    target_refusal,
 )
 from dspark_ckpt.runtimes.sglang_null_refusals import refused_null
 
@@ -123,6 +129,8 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
         return Verdict(built.runtime, built.version, contract, apart, ())
     if (value := refused_value(model, built)) is not None:
         return Verdict(built.runtime, built.version, contract, value, ())
+    if (absent := refused_absence(model, built.hf)) is not None:  # a key left out or null beside its partners
+        return Verdict(built.runtime, built.version, contract, absent, ())
     if built.runtime == "sglang" and (null := refused_null(built.version, built.architecture, built.hf)) is not None:
         return Verdict(built.runtime, built.version, contract, null, ())  # a null no sample set (hand-read)
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,

@@ -41,6 +41,7 @@ from dspark_ckpt.runtimes.release_model import (
     sequential_position,
     sized_value,
 )
+from dspark_ckpt.runtimes.sglang_config import domino_view
 from dspark_ckpt.runtimes.vllm_rows import DROPPED_UNSHIPPED as VLLM_DROPPED_UNSHIPPED
 
 # The findings a landing problem becomes (runtimes/release_verdict.landed): no parameter, shape, cut, unfilled, and a
@@ -729,6 +730,7 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
             return Landing("shape", name, parameter, True, f"{seen.raises}: {words}", seen.where)
         if seen.raises is not None:
             words = seen.message.replace("{got}", _size(got)).replace("{want}", _size(full)) \
+                .replace("{got_tuple}", str(tuple(got))).replace("{want_tuple}", str(tuple(full))) \
                 .replace("{got_dim}", str(g)).replace("{want_dim}", str(w))
             context = f"({name} {list(got)}, parameter {parameter} {list(full)})"  # the release's words name neither
             text = f"{seen.raises}: {words} {context}" if words.strip() else f"{seen.raises} at {seen.where} {context}"
@@ -765,6 +767,12 @@ def dropped_unshipped(model: ArchitectureModel, version: str) -> tuple[str, ...]
                  if where == file and covers(model.runtime, first, last, version))
 
 
+def record_config(model: ArchitectureModel, config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config as the record's keys read it: SGLang's DFlash classes take the Domino keys from dflash_config
+    first, else the top level, where the record holds them (sglang_config.domino_view)."""
+    return domino_view(config) if model.runtime == "sglang" else config
+
+
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
          family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
@@ -775,6 +783,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
+    config = record_config(model, config)
     config_class = config_class_of(model, config, config_class)
     if (missing := missing_key(model, config, config_class)) is not None:
         return (missing,)
@@ -917,15 +926,24 @@ def _refused_missing(refused: Mapping[LoadOutcome, list[str]]) -> list[Landing]:
     them in one set ({parameters}; its order is a Python set's, here sorted), a class's own check one at a time."""
     out: list[Landing] = []
     for seen, parameters in refused.items():
-        if "{parameters}" in seen.message:
-            named = "{" + ", ".join(repr(p) for p in sorted(parameters)) + "}"
-            text = f"{seen.raises}: {seen.message.replace('{parameters}', named)}"
-            out.extend(Landing("missing", None, parameter, True, text, seen.where) for parameter in parameters)
-            continue
-        for parameter in parameters:
-            index = _layer_index(parameter)
-            span = _REST.search(parameter)  # a Visit's rest_name: every layer past the named ones
-            at = str(index) if index is not None else span.group(1) if span is not None else None
-            text = seen.message.replace("{i}", at) if at is not None else seen.message
-            out.append(Landing("missing", None, parameter, True, f"{seen.raises}: {text}", seen.where))
+        for mark, (left, right) in (("{parameters}", "{}"), ("{parameter_list}", "[]")):
+            if mark in seen.message:  # a set (vLLM's loader) or a sorted list (SGLang's Domino check) of them all
+                named = left + ", ".join(repr(p) for p in sorted(parameters)) + right
+                text = f"{seen.raises}: {seen.message.replace(mark, named)}"
+                out.extend(Landing("missing", None, parameter, True, text, seen.where) for parameter in parameters)
+                break
+        else:
+            out.extend(_one_by_one(seen, parameters))
+    return out
+
+
+def _one_by_one(seen: LoadOutcome, parameters: list[str]) -> list[Landing]:
+    """A class's own check, one parameter at a time ({i}: its layer index)."""
+    out: list[Landing] = []
+    for parameter in parameters:
+        index = _layer_index(parameter)
+        span = _REST.search(parameter)  # a Visit's rest: every layer past the named ones, as one name
+        at = str(index) if index is not None else span.group(1) if span is not None else None
+        text = seen.message.replace("{i}", at) if at is not None else seen.message
+        out.append(Landing("missing", None, parameter, True, f"{seen.raises}: {text}", seen.where))
     return out

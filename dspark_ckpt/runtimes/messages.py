@@ -110,13 +110,12 @@ E_DFLASH_MASK_NEGATIVE = "DFLASH dflash_config.mask_token_id must be non-negativ
 E_DFLASH2_SELECTOR = "DFlash selector draft requires dflash_config.selector_rank."
 E_DFLASH2_SELECTOR_PAIR = "DFLASH selector needs rank and top_k together. Got rank={rank}, top_k={k}."
 E_INDEX = "index {i} is out of bounds for dimension 0 with size {n}"  # torch's own IndexError text (CPU)
-# Domino (0.5.20+): models/dflash.py load_weights (:804-810 @ 0.5.20, :923-929 @ 0.5.23), :868-880 (required
-# projector weights), speculative/domino_utils.py:148-152 @ 0.5.20 (:157-161 @ 0.5.22) via dflash_worker_v2.py
-# validate_domino_runtime; the config fields in speculative/dflash_utils.py parse_dflash_draft_config.
+# Domino (0.5.20+): models/dflash.py load_weights (:804-810 @ 0.5.20, :923-929 @ 0.5.23; the projector's own
+# shapes and presence are the generated record's), speculative/domino_utils.py:148-152 @ 0.5.20 (:157-161 @
+# 0.5.22) via dflash_worker_v2.py validate_domino_runtime; the config fields in speculative/dflash_utils.py
+# parse_dflash_draft_config.
 E_DOMINO_UNSET = "DFLASH checkpoint contains Domino projector weights but projector_type={kind}."
 E_DOMINO_VOCAB = "DFLASH Domino requires identical target and draft vocab sizes, got target={t}, draft={v}."
-E_DOMINO_SHAPE = "DFLASH Domino projector weight shape mismatch: expected {name}{want}, got {got} from {raw}."
-E_DOMINO_MISSING = "DFLASH Domino checkpoint is missing required projector weights: {names}."
 E_DOMINO_INVALID = "Invalid {field}={value}."
 E_DOMINO_MIN = "{field} must be {cmp}, got {got}."
 E_DOMINO_EMB_DIFFERS = ("DFLASH Domino emb_dim differs between dflash_config and the top-level config: "

@@ -15,7 +15,9 @@ SGLang: each visited once, none with two, and each annotation names a parameter 
 What is still hand-read (and so where the annotated facets are answered): the vocab contract's rows
 (runtimes/compatibility.py over vllm_rows.py; runtimes/sglang_eval.py over sglang_rows.py) for the vocabulary
 parameters of a family it describes; the aux-state model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py) for the
-width of an EAGLE-3 fc.
+width of an EAGLE-3 fc. SGLang's Domino projector (`prefix_gru.*`, `embed_proj.*`) is the record's, shape and
+presence: what stays hand-read of it in sglang_eval.py (an undeclared projector refused by name, the start-up
+checks of its fields and of V == T) is no facet of a parameter, so it has no row here.
 """
 
 from __future__ import annotations

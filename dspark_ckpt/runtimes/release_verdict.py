@@ -17,6 +17,7 @@ from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
 from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.absent_refusal import refused_absence
 from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.config_build import as_written, build_config, raised_code
 from dspark_ckpt.runtimes.contracts import Contract
@@ -166,6 +167,8 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     model = architecture_model(verdict.runtime, release, architecture) if release is not None else None
     fused = fused_kv_error(verdict.runtime, verdict.version, verdict.contract.family, hf)
     if model is not None and model.not_built is None:
+        if (refused := refused_absence(model, hf)) is not None:  # __init__ refuses it before any weight is read
+            return replace(verdict, error=refused)
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,
                              target_vocab=f.target_vocab_size, config_class=config_class,
                              family=verdict.contract.family,

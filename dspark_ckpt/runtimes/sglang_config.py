@@ -18,8 +18,6 @@ _PREFIXED = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id",
 HEAD_TYPES = ("vanilla", "gated", "rnn")
 # models/dflash.py load_weights (0.5.20+): the Domino projector's tensor names, checked after stripping `model.`
 DOMINO_PREFIXES = ("prefix_gru.", "embed_proj.")
-# The projector weights a Domino draft must ship (models/dflash.py:868-880 @ 0.5.20)
-DOMINO_REQUIRED = ("embed_proj.0.weight", "embed_proj.2.weight", "prefix_gru.weight_hh_l0", "prefix_gru.weight_ih_l0")
 # The parameters each Markov head class builds (models/dspark.py, 0.5.16-0.5.23), and the class named in errors.
 MARKOV_PARAMS: dict[str, tuple[str, frozenset[str]]] = {
     "vanilla": ("VanillaMarkov", frozenset({"markov_w1.weight", "markov_w2.weight"})),
@@ -313,3 +311,26 @@ def sglang_config(cfg: Mapping[str, Any] | None, shapes: Mapping[str, tuple[int,
                                     if n.removeprefix("model.").startswith(DOMINO_PREFIXES))),
         **config_fields(cfg),
     )
+
+
+DOMINO_FIELDS = ("projector_type", "shift_label", "pure_draft_prefix_len", "gru_hidden_dim", "emb_dim")
+
+
+def domino_view(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config as the generated record of a DFlash class reads its Domino keys (sampled at the top level,
+    tools/sglang_release_model.py DOMINO): each as parse_dflash_draft_config resolves it (dflash_config first, else
+    the top level; emb_dim the one both agree on) at the top level and none in dflash_config (whose entries the
+    record probed apart, absent at its base), and projector_type left out where it is not "domino", which builds no
+    projector (models/dflash.py `if draft_config.is_domino`, L784 @ 0.5.23). The config itself where that changes
+    nothing."""
+    _, selected, _, (gru, emb) = _domino(cfg)
+    nested = _nested(cfg, "dflash_config")
+    view = {k: v for k, v in cfg.items() if k != "projector_type"}
+    if isinstance(cfg.get("dflash_config"), Mapping):
+        view["dflash_config"] = {k: v for k, v in nested.items() if k not in DOMINO_FIELDS}
+    if selected:
+        def get(key: str) -> Any:
+            return nested[key] if key in nested else cfg.get(key)
+        view.update(projector_type="domino", shift_label=get("shift_label"),
+                    pure_draft_prefix_len=get("pure_draft_prefix_len"), gru_hidden_dim=gru, emb_dim=emb)
+    return cfg if view == dict(cfg) else view

@@ -56,6 +56,7 @@ def _outcome(rule: TensorRule, got: torch.Size, want: Sequence[int | None]) -> L
 def load_landing(model: ArchitectureModel, runtime: str, version: str, config: Mapping[str, object],
                  shapes: Mapping[str, tuple[int, ...]], order: Sequence[str], *, target_hidden: int | None,
                  target_vocab: int | None, config_class: str = "", family: Family | None = None) -> LandingRun:
+    config = landing.record_config(model, config)
     values = landing.variables(model, config, target_hidden=target_hidden, target_vocab=target_vocab,
                                config_class=landing.config_class_of(model, config, config_class))
     # the shapes at the draft's values of the structural keys it sets, and what stays unjudged: a module another

@@ -1038,6 +1038,7 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
              against: dict[str, list[int]]) -> dict[str, Any] | None:
     """What leaving `name` out of the base config does (absent_keys)."""
     companions: list[str] = []
+    alone: dict[str, Any] | None = None
     try:
         model, _, _ = release.build(cls, _without(raw, [name]), at)
     except Exception as exc:  # noqa: BLE001 - the release requires the key, or another one with it
@@ -1050,6 +1051,7 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
             model, _, _ = release.build(cls, _without(raw, [name, *companions]), at)
         except Exception:  # noqa: BLE001 - refused without both too: required
             return None
+        alone = _templated(_error(exc), raw, companions)
     params = {n: list(p.shape) for n, p in _parameters(model).items()}
     moved = sorted(n for n in set(params) | set(against) if params.get(n) != against.get(n))
     if not moved:
@@ -1057,9 +1059,47 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
     entry: dict[str, Any] = {"appears": sorted(n for n in moved if n not in against),
                              "disappears": sorted(n for n in moved if n not in params),
                              "resized": sorted(n for n in moved if n in params and n in against)}
-    if companions:
+    if companions:  # taken only together: the refusal of this key left out, and set to null, beside the others
         entry["with_absent"] = companions
+        entry["refused_alone"] = alone
+        entry["refused_null_alone"] = _build_error(release, cls, _with(raw, name, None), at, raw, companions)
+        entry["null"] = _null(release, cls, raw, name, companions, at, params)
     return entry
+
+
+def _build_error(release: Release, cls: Any, config: dict[str, Any], at: dict[str, Any], raw: dict[str, Any],
+                 companions: list[str]) -> dict[str, Any] | None:
+    """The class's refusal of this config (its words, the companions' values as placeholders); None: it builds."""
+    try:
+        release.build(cls, config, at)
+    except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
+        return _templated(_error(exc), raw, companions)
+    return None
+
+
+def _null(release: Release, cls: Any, raw: dict[str, Any], name: str, companions: list[str], at: dict[str, Any],
+          absent: dict[str, list[int]]) -> Any:
+    """What the class does with the key set to null, its companions left out: "as_absent" where it builds what
+    leaving them all out builds; its refusal in its words; "other" where it builds something else."""
+    config = _with(_without(raw, companions), name, None)
+    try:
+        model, _, _ = release.build(cls, config, at)
+    except Exception as exc:  # noqa: BLE001 - the release refuses a null: that is the observation
+        return _templated(_error(exc), raw, companions)
+    params = {n: list(p.shape) for n, p in _parameters(model).items()}
+    return "as_absent" if params == absent else "other"
+
+
+def _templated(error: dict[str, Any], raw: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """An error whose words quote `<leaf>=<value>` of these keys (their values in the config), with the value as a
+    placeholder `{key}`: check renders it at the draft's values."""
+    message = str(error.get("message", ""))
+    for key in keys:
+        head, _, sub = key.partition(".")
+        value = raw.get(head, {}).get(sub) if sub and isinstance(raw.get(head), dict) else raw.get(key)
+        leaf = key.rpartition(".")[2]
+        message = re.sub(rf"(?<!\w){re.escape(leaf)}={re.escape(str(value))}(?!\w|\.\d)", f"{leaf}={{{key}}}", message)
+    return {**error, "message": message}
 
 
 def _defaulted(raw: dict[str, Any], key: str, registry: Any) -> bool:

@@ -149,6 +149,8 @@ def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[s
             continue
         recipe = worker.recipe_for(arch, request)  # an MTP head's: its target's config, as vLLM builds it
         config = worker.config_for(recipe, dict(worker.BASE))
+        if runtime == "sglang" and "projector_type" not in model.reads:  # the Domino keys where the class reads
+            config = {k: v for k, v in config.items() if k not in sglang_fitting.DOMINO}  # them (0.5.20+)
         own_target = config.pop(worker.TARGET_IS_DRAFT, False)
         tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
                                                     target_vocab=worker.BASE["target.vocab_size"]))

@@ -63,6 +63,35 @@ def test_dflash2_is_registered_from_0_5_19_and_needs_its_selector(drafts: Drafts
     assert bare["0.5.19"].error == "DFlash selector draft requires dflash_config.selector_rank."
 
 
+@pytest.mark.parametrize(("conv", "said"), [
+    ({"conv_kernel_size": 3}, "Got conv_kernel_size=3, conv_group_size=0."),
+    ({"conv_group_size": 4}, "Got conv_kernel_size=0, conv_group_size=4."),
+    ({"conv_kernel_size": None, "conv_group_size": 2}, "Got conv_kernel_size=None, conv_group_size=2."),
+])
+def test_dflash2_refuses_one_conv_key_without_the_other(drafts: Drafts, conv: dict[str, object], said: str) -> None:
+    """parse_dflash_draft_config reads both with `.get(key, 0)` (a null stays None) and takes them only together
+    (dflash_utils.py L620-634 @ 0.5.23): the record's refusal of one left out or null beside the other
+    (absent_keys, runtimes/absent_refusal.py), in the release's words at the draft's values (DSP372)."""
+    found = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False, config_extra={
+        **SELECTOR, "dflash_config": {**SELECTOR["dflash_config"], **conv}}))
+    expect(found, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("error", "DSP372")})
+    for version in releases("0.5.19", "0.5.23"):
+        error = found[version].error or ""
+        assert error.startswith("ValueError: DFLASH grouped convolution needs conv_kernel_size and conv_group_size "
+                                f"together. {said} (sglang/srt/speculative/dflash_utils.py:"), (version, error)
+
+
+def test_dflash2_reads_both_conv_keys_null_as_their_absence(drafts: Drafts) -> None:
+    """Both null: `_parse_optional_int(None)` is None, `if not draft_config.conv_kernel_size` builds no convolution:
+    the record's `null` is "as_absent", and check names no convolution."""
+    found = check(drafts(family="dflash", vocab=T, draft_vocab=T, markov=False, config_extra={
+        **SELECTOR, "dflash_config": {**SELECTOR["dflash_config"], "conv_kernel_size": None,
+                                      "conv_group_size": None}}))
+    expect(found, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ANY_LOADS})
+    for version in releases("0.5.19", "0.5.23"):
+        assert "_conv." not in " ".join(found[version].silent), version
+
+
 def test_dflash2_codebooks_narrower_than_the_target_head_fail_at_the_first_step(drafts: Drafts) -> None:
     found = check(drafts(family="dflash", vocab=64, draft_vocab=64, markov=False, config_extra=SELECTOR))
     expect(found, {("0.4.2", "0.5.18"): ("error", "DSP309"), ("0.5.19", "0.5.23"): ("first-step", "DSP340")})

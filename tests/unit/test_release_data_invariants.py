@@ -4,6 +4,8 @@ test_sglang_release_data.py: each release's wheel executed again and compared by
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import built_models
 
@@ -42,6 +44,9 @@ def test_each_release_loads_and_holds_together(runtime: str, release: str) -> No
 
 
 
+REFUSALS = ("refused_alone", "refused_null_alone", "null")  # release_worker._absence: a key taken with others
+
+
 @pytest.mark.parametrize(("runtime", "release"), GENERATED, ids=[f"{r}-{v}" for r, v in GENERATED])
 def test_what_a_key_s_absence_builds_is_told_of_the_base_s_parameters(runtime: str, release: str) -> None:
     """`absent_keys` (what the class builds where the config leaves a key out): what disappears or is resized is a
@@ -50,7 +55,15 @@ def test_what_a_key_s_absence_builds_is_told_of_the_base_s_parameters(runtime: s
     for model in built_models(runtime, release):
         name = model.name
         for key, seen in model.absent_keys.items():
-            assert set(seen) <= {"appears", "disappears", "resized", "with_absent"}, (name, key)
+            assert set(seen) <= {"appears", "disappears", "resized", "with_absent", *REFUSALS}, (name, key)
+            # a refusal beside the keys it is taken with is recorded only for such a key, each in the release's
+            # words with the file and this release's line; a null alone builds what the absence builds or is refused
+            assert "with_absent" in seen or not set(seen) & set(REFUSALS), (name, key)
+            for field in ("refused_alone", "refused_null_alone"):
+                if field in seen:
+                    said = seen[field]
+                    assert said["raises"] and said["message"] and re.fullmatch(r".+\.py:\d+", said["where"]), said
+            assert seen.get("null", "as_absent") in ("as_absent", "other") or "raises" in seen["null"], (name, key)
             assert any(seen.get(f) for f in ("appears", "disappears", "resized")), (name, key)
             for parameter in (*seen.get("disappears", ()), *seen.get("resized", ())):
                 assert normal(parameter) in model.parameters, (name, key, parameter)

@@ -1,6 +1,7 @@
 """SGLang facts issue 17 left unmodelled, now rows of the table: DSpark's mask_token_id bound (the target's
 `padded_vocab_size or vocab_size` from 0.5.18, dspark_worker_v2.py:138-141) and the Domino projector of DFlash's
-load_weights (0.5.20+: DSP352 names without projector_type, DSP353 V != T, DSP355 config/weights; DSP354 before)."""
+load_weights (0.5.20+: DSP352 names without projector_type, DSP353 V != T, DSP355 config; DSP354 before). The
+projector's shapes and presence are the generated record's (tests/sglang/test_sglang_domino.py)."""
 
 from __future__ import annotations
 
@@ -149,10 +150,10 @@ def test_a_domino_draft_needs_identical_vocabularies() -> None:
                             shapes=domino_weights())
             assert error(verdict) == ("DSP353", ("DFLASH Domino requires identical target and draft vocab sizes, "
                                                 f"got target={T + 8}, draft={T}.")), (family, version)
-    # the projector's output rows are V: a checkpoint whose embed_proj.2 has other rows fails at load
+    # the projector's shapes are the generated record's (tests/sglang/test_sglang_domino.py): the hand-read rows
+    # no longer judge them
     wrong = judge(Family.DFLASH, "0.5.20", config={"dflash_config": DOMINO}, shapes=domino_weights(v=T - 1))
-    assert error(wrong) == ("DSP353", ("DFLASH Domino projector weight shape mismatch: expected "
-                                      f"embed_proj.2.weight({T}, 8), got ({T - 1}, 8) from 'embed_proj.2.weight'."))
+    assert wrong.loads
 
 
 def test_dspark_with_domino_has_no_vocab_validation() -> None:
@@ -176,12 +177,10 @@ def test_domino_config_fields(fields: dict[str, Any], message: str) -> None:
     assert judge(Family.DFLASH, "0.5.19", config={"dflash_config": {**DOMINO, **fields}}).loads  # not read before
 
 
-def test_domino_missing_weights_and_emb_dim_disagreement() -> None:
+def test_domino_missing_weights_are_the_records_and_emb_dim_disagreement() -> None:
     partial = judge(Family.DFLASH, "0.5.22", config={"dflash_config": DOMINO},
                     shapes={"model.embed_proj.2.weight": (T, 8)})
-    assert error(partial) == ("DSP355", ("DFLASH Domino checkpoint is missing required projector weights: "
-                                        "['embed_proj.0.weight', 'prefix_gru.weight_hh_l0', "
-                                        "'prefix_gru.weight_ih_l0']."))
+    assert partial.loads  # a missing projector weight is the generated record's (tests/sglang/test_sglang_domino.py)
     differs = judge(Family.DFLASH, "0.5.22", config={"dflash_config": DOMINO, "emb_dim": 16},
                     shapes=domino_weights())
     assert error(differs) == ("DSP355", m.E_DOMINO_EMB_DIFFERS.format(nested=8, top=16))

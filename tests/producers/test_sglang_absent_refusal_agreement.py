@@ -1,0 +1,96 @@
+"""A key left out, or set to null, beside the key SGLang takes it with, held against SGLang's own code (issue 42).
+
+SGLang's DFlash2 reads `dflash_config.conv_kernel_size` and `conv_group_size` with `.get(key, 0)`, parses each with
+`_parse_optional_int` (None stays None) and refuses one without the other: "DFLASH grouped convolution needs
+conv_kernel_size and conv_group_size together. Got conv_kernel_size=..., conv_group_size=..."
+(speculative/dflash_utils.py parse_dflash_draft_config, L629-634 @ 0.5.23). The release model records that
+refusal, for the key left out and for it set to null, and what a null does alone (`absent_keys.<key>`:
+`refused_alone`, `refused_null_alone`, `null`; release_worker._absence); check reports the refusal as DSP372 in the
+release's words at the draft's values (runtimes/absent_refusal.py). Each case runs through the release's own
+get_config, __init__ and load_weights on CPU (the worker's load mode); the answers are recorded in
+tests/data/observed/sglang-absent-refusal (tests/recorded.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from producers import materialise
+from recorded import observations, sources
+from test_sglang_absent_keys_agreement import CONV, LAYOUT, T
+from test_sglang_whole_agreement import _compare
+from test_sglang_whole_classes_agreement import _observe
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.sources.local import local_source
+
+RELEASES = ("0.5.23", "0.5.22", "0.5.21", "0.5.20", "0.5.19")
+DROP = object()  # leave the key out
+
+
+def _set(**keys: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(cfg: dict[str, Any]) -> None:
+        for key, value in keys.items():
+            if value is DROP:
+                cfg["dflash_config"].pop(key)
+            else:
+                cfg["dflash_config"][key] = value
+    return edit
+
+
+# name -> (config edit, convolution tensors dropped, whether the release refuses it)
+CASES: dict[str, tuple[Callable[[dict[str, Any]], None], bool, bool]] = {
+    "kernel-left-out": (_set(conv_kernel_size=DROP), False, True),
+    "group-left-out": (_set(conv_group_size=DROP), False, True),
+    "group-left-out-kernel-5": (_set(conv_group_size=DROP, conv_kernel_size=5), False, True),
+    "kernel-null": (_set(conv_kernel_size=None), False, True),
+    "group-null": (_set(conv_group_size=None), True, True),
+    "both-null": (_set(conv_kernel_size=None, conv_group_size=None), True, False),
+    "kernel-null-group-left-out": (_set(conv_kernel_size=None, conv_group_size=DROP), True, False),
+}
+
+
+def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    cases, predicted = [], {}
+    for name, (edit, dropped, _) in CASES.items():
+        folder = tmp_path / name
+        materialise(folder, LAYOUT, config=edit, drop=tuple(f"layers.0.{s}" for s in CONV) if dropped else ())
+        analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
+                           runtimes=[RuntimeVersion("sglang", release)])
+        built = analysis.builds[0]
+        model = architecture_model("sglang", release, built.architecture or "")
+        assert built.hf is not None and model is not None and model.not_built is None
+        shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
+        found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
+                             target_vocab=T, config_class=built.config_class, family=built.family)
+        raw = json.loads((folder / "config.json").read_text())
+        cases.append({"id": name, "architecture": built.architecture, "config": raw, "tensors": shapes,
+                      "target_hidden": 16, "target_vocab": T, "bare": False, "read_config": True})
+        predicted[name] = (analysis.verdicts[0], found, model)
+    return cases, predicted
+
+
+@pytest.mark.parametrize("source", sources("sglang"))
+@pytest.mark.parametrize("release", RELEASES)
+def test_check_agrees_with_sglang_on_a_conv_key_left_out_or_null(tmp_path: Path, release: str, source: str) -> None:
+    assert release in generated_releases("sglang")
+    cases, predicted = _cases(tmp_path, release)
+    observed = observations("sglang-absent-refusal", "sglang", release, cases, source,
+                            lambda: _observe(release, cases))
+    assert _compare(predicted, observed) == []
+    for name, (_, _, refused) in CASES.items():
+        verdict, seen = predicted[name][0], observed[name]
+        assert (seen["error"] is not None) == refused, (name, seen)
+        if refused:  # the release's own words, at the draft's values, in check's DSP372
+            assert verdict.error is not None and verdict.error.code == "DSP372", (name, verdict.error)
+            assert seen["error"]["message"] in verdict.error.text, (name, seen["error"], verdict.error.text)
+        else:  # a null the release reads as the key's absence: no convolution, nothing left unwritten by it
+            assert verdict.loads and not any("_conv." in p for p in seen["unwritten"]), (name, seen)
