@@ -45,6 +45,7 @@ SEQUENTIAL = re.compile(r"^([0-9]+)[.]([0-9]+)(?=[.])")  # a checkpoint name's t
 V = TypeVar("V")
 
 
+@functools.lru_cache(maxsize=16384)
 def normal(name: str) -> str:
     """A tensor or parameter name with its layer, expert and head indices generalised: `layers.3.mlp.experts.7.up_proj`
     -> `layers.{i}.mlp.experts.{e}.up_proj`, `blocks.1.layers.0.weight` -> `blocks.{h}.layers.{i}.weight`, a

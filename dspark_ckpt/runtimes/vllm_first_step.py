@@ -9,6 +9,8 @@ and T) is not modelled, and the answer says which (runtimes/step_reasons.py), ne
 
 from __future__ import annotations
 
+import functools
+
 import re
 from typing import Any
 
@@ -37,6 +39,14 @@ SCHEMA_1 = ("pruned", "equal", "padded", "expanded")  # tools/probe_runtime.py K
 
 def _document(release: str) -> dict[str, Any] | None:
     return release_file("vllm", release, FILE)
+
+
+@functools.lru_cache(maxsize=64)
+def _families_run(release: str) -> frozenset[str]:
+    """The families the release's recorded step ran (a cell's name starts with its family), read once per release."""
+    doc = _document(release)
+    cells = doc["cells"] if doc is not None else {}
+    return frozenset(family for family in FAMILIES if any(name.startswith(f"{family}-") for name in cells))
 
 
 def _cmp(a: int, b: int) -> int:
@@ -81,7 +91,7 @@ def first_step(release: str, family: str, f: DraftFacts) -> FirstStep:
         return not_modelled("vllm-release-not-run")
     if family not in FAMILIES:
         return not_modelled("vllm-family-not-probed", family=family)
-    if not any(name.startswith(f"{family}-") for name in doc["cells"]):
+    if family not in _families_run(release):
         return not_modelled("vllm-family-not-run", family=family)
     name = cell_name(family, f, recorded_relations(doc))
     seen = doc["cells"].get(name) if name is not None else None
