@@ -10,7 +10,6 @@ and T) is not modelled, and the answer says which (runtimes/step_reasons.py), ne
 from __future__ import annotations
 
 import functools
-
 import re
 from typing import Any
 
