@@ -190,11 +190,11 @@ def test_nothing_else_parses_or_compares_version_strings() -> None:
 
 
 # Where a runtime release may be written as a literal: the one list (versions.py), the release module, and the data
-# tables keyed by release: the contract rows, SGLang's EAGLE-3 aux-state lines, and the one registration older than
-# the list (releases.py `_BEFORE_THE_LIST`). Anything else asks these. The other literals of that form are no runtime
+# tables keyed by release: the contract rows and the one registration older than the list (releases.py
+# `_BEFORE_THE_LIST`); SGLang's EAGLE-3 aux-state lines are generated data (release_data/sglang_aux_lines.json). Anything else asks these. The other literals of that form are no runtime
 # releases: SARIF's schema version, the SGLang worker's torchvision stub, dspark-ckpt's own version.
 RELEASE_DATA = {"runtimes/versions.py", "runtimes/release.py", "runtimes/vllm_rows.py", "runtimes/sglang_rows.py",
-                "runtimes/eagle3_aux_sglang.py", "runtimes/releases.py"}
+                "runtimes/releases.py"}
 NOT_RELEASES = {("output/sarif.py", "2.1.0"), ("verify/sglang_worker.py", "0.28.0"), ("version.py", None)}
 _RELEASE_LITERAL = re.compile(r"\d+\.\d+\.\d+(?:\.post\d+)?")
 
