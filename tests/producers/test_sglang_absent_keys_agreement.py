@@ -55,24 +55,31 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], None] | None, tuple[str, ...]]
 }
 
 
+def judged(folder: Path, name: str, release: str) -> tuple[dict[str, Any], tuple[Any, Any, Any]]:
+    """A draft written in `folder`: the case the release's own code is fed (its config and tensor shapes), and check's
+    answer on it (the verdict, the landing on the release's record, the record); shared by the SGLang agreement tests
+    of key absence, of a refused key, and of the Domino projector."""
+    analysis = analyze(local_source(folder), target=TargetVocab(T, "test"), runtimes=[RuntimeVersion("sglang", release)])
+    built = analysis.builds[0]
+    model = architecture_model("sglang", release, built.architecture or "")
+    assert built.hf is not None and model is not None and model.not_built is None
+    shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
+    found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
+                         target_vocab=T, config_class=built.config_class, family=built.family)
+    raw = json.loads((folder / "config.json").read_text())
+    case = {"id": name, "architecture": built.architecture, "config": raw, "tensors": shapes,
+            "target_hidden": 16, "target_vocab": T, "bare": False, "read_config": True}
+    return case, (analysis.verdicts[0], found, model)
+
+
 def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     cases, predicted = [], {}
     for name, (edit, dropped) in CASES.items():
         folder = tmp_path / name
         materialise(folder, LAYOUT, config=edit, drop=tuple(f"layers.0.{s}" if not s.startswith("candidate") else s
                                                            for s in dropped))
-        analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
-                           runtimes=[RuntimeVersion("sglang", release)])
-        built = analysis.builds[0]
-        model = architecture_model("sglang", release, built.architecture or "")
-        assert built.hf is not None and model is not None and model.not_built is None
-        shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
-        found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
-                             target_vocab=T, config_class=built.config_class, family=built.family)
-        raw = json.loads((folder / "config.json").read_text())
-        cases.append({"id": name, "architecture": built.architecture, "config": raw, "tensors": shapes,
-                      "target_hidden": 16, "target_vocab": T, "bare": False, "read_config": True})
-        predicted[name] = (analysis.verdicts[0], found, model)
+        case, predicted[name] = judged(folder, name, release)
+        cases.append(case)
     return cases, predicted
 
 

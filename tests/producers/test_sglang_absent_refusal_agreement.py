@@ -13,7 +13,6 @@ tests/data/observed/sglang-absent-refusal (tests/recorded.py).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,16 +20,11 @@ from typing import Any
 import pytest
 from producers import materialise
 from recorded import observations, sources
-from test_sglang_absent_keys_agreement import CONV, LAYOUT, T
+from test_sglang_absent_keys_agreement import CONV, LAYOUT, judged
 from test_sglang_whole_agreement import _compare
 from test_sglang_whole_classes_agreement import _observe
 
-from dspark_ckpt.check.analysis import analyze
-from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
-from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.runtimes.release_model import generated_releases
 
 RELEASES = ("0.5.23", "0.5.22", "0.5.21", "0.5.20", "0.5.19")
 DROP = object()  # leave the key out
@@ -63,18 +57,8 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
     for name, (edit, dropped, _) in CASES.items():
         folder = tmp_path / name
         materialise(folder, LAYOUT, config=edit, drop=tuple(f"layers.0.{s}" for s in CONV) if dropped else ())
-        analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
-                           runtimes=[RuntimeVersion("sglang", release)])
-        built = analysis.builds[0]
-        model = architecture_model("sglang", release, built.architecture or "")
-        assert built.hf is not None and model is not None and model.not_built is None
-        shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
-        found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
-                             target_vocab=T, config_class=built.config_class, family=built.family)
-        raw = json.loads((folder / "config.json").read_text())
-        cases.append({"id": name, "architecture": built.architecture, "config": raw, "tensors": shapes,
-                      "target_hidden": 16, "target_vocab": T, "bare": False, "read_config": True})
-        predicted[name] = (analysis.verdicts[0], found, model)
+        case, predicted[name] = judged(folder, name, release)
+        cases.append(case)
     return cases, predicted
 
 

@@ -23,15 +23,11 @@ import pytest
 from conftest import write_safetensors
 from producers import layout
 from recorded import observations, sources
+from test_sglang_absent_keys_agreement import judged
 from test_sglang_whole_agreement import _compare
 from test_sglang_whole_classes_agreement import _observe
 
-from dspark_ckpt.check.analysis import analyze
-from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
-from dspark_ckpt.runtimes.selectors import RuntimeVersion
-from dspark_ckpt.sources.local import local_source
+from dspark_ckpt.runtimes.release_model import generated_releases
 
 RELEASES = ("0.5.23", "0.5.22", "0.5.21", "0.5.20")
 LAYOUT = "dflash-0.1.0-dflash"
@@ -89,18 +85,8 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
     for name, (edit, projector, _) in CASES.items():
         folder = tmp_path / name
         _write(folder, edit, projector)
-        analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
-                           runtimes=[RuntimeVersion("sglang", release)])
-        built = analysis.builds[0]
-        model = architecture_model("sglang", release, built.architecture or "")
-        assert built.hf is not None and model is not None and model.not_built is None
-        shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
-        found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
-                             target_vocab=T, config_class=built.config_class, family=built.family)
-        raw = json.loads((folder / "config.json").read_text())
-        cases.append({"id": name, "architecture": built.architecture, "config": raw, "tensors": shapes,
-                      "target_hidden": 16, "target_vocab": T, "bare": False, "read_config": True})
-        predicted[name] = (analysis.verdicts[0], found, model)
+        case, predicted[name] = judged(folder, name, release)
+        cases.append(case)
     return cases, predicted
 
 
