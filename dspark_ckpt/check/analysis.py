@@ -31,9 +31,9 @@ from dspark_ckpt.model.rule_catalog import unreadable_code
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.model.tensors import TensorInfo
 from dspark_ckpt.runtimes.config_build import build_all
-from dspark_ckpt.runtimes.release_verdict import verdicts_for
 from dspark_ckpt.runtimes.generated_verdict import unmodelled_verdicts
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Verdict
+from dspark_ckpt.runtimes.release_verdict import verdicts_for
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.serving_method import ServingMethod, serving_method
 from dspark_ckpt.runtimes.sglang_config import draft_vocab_config, sglang_config

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from dspark_ckpt.check.deploy import DeployPlan
-
     from dspark_ckpt.output.verify_records import VerifiedCheckpoint
     from dspark_ckpt.verify.torch_loader import VerifyOptions
 

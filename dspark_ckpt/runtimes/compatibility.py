@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, nested_weights
@@ -60,51 +62,33 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
         return Issue("DSP314", k.messages.parallel)
     nested = next(iter(nested_weights(f.nested_weights, k.bare_parameters)), None)
     if nested is not None:  # the nested loader meets candidate_selector.* before d2t and any row-checked head
-        return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")))
+        return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")),
+                     tensor=_at(f, lambda n: n == nested))
     stray = _stray_heads(k, f)
     if "confidence_head" in stray:  # `confidence_head.*` sorts before every other name the loader refuses
-        return Issue("DSP350", _stray_text(k, f, "confidence_head"))
+        return _stray(k, f, "confidence_head")
     param = k.d2t_param.holds(d, t)
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
-        return Issue("DSP303", k.messages.noparam.format(cls=k.model_class))
+        return Issue("DSP303", k.messages.noparam.format(cls=k.model_class), tensor=_at(f, lambda n: n == "d2t"))
     if k.model_prefix_rejected and f.model_prefixed:
-        return Issue("DSP313", k.messages.model_prefix)
+        return Issue("DSP313", k.messages.model_prefix, tensor=min((n for n, _ in f.tensor_shapes
+                                                                     if n.startswith("model.")), default=None))
     if "embed_proj" in stray:  # SGLang's Domino projector (0.5.20+) has no vLLM module; sorts before embed_tokens
-        return Issue("DSP350", _stray_text(k, f, "embed_proj"))
-    head_rows = d if k.lm_head_rows == "D" else v
-    markov_rows = d if k.markov_w2_rows == "D" else v
-    # VocabParallelEmbedding.weight_loader asserts each row count (a bare AssertionError); weights load in
-    # sorted-name order, so the first mismatch in that order is the one raised.
-    w1_exact = k.markov_w1_exact and f.markov_rank is not None
-    markov_built = traits(k.family).markov_head if k.family is not None else True
+        return _stray(k, f, "embed_proj")
+    # The shapes of the vocabulary heads are the record's (runtimes/landing.py, in the release's load order and
+    # words); what stays here is a Markov tensor the row's head has no parameter for, and fc's aux width
     extra_markov = _extra_markov(k, f)
-    checks: tuple[tuple[str, FindingCode, int | None, int, bool], ...] = (
-        ("embed_tokens", "DSP321", f.embed_rows, v, False),
-        ("lm_head", "DSP320", f.lm_head_rows, head_rows, False),
-        ("markov_w1", "DSP322", f.markov_w1_rows, v, True),
-        ("markov_w2", "DSP323", f.markov_w2_rows, markov_rows, True))
-    for tensor, code, rows, expected, markov in checks:
-        if markov and not markov_built:
-            continue  # no Markov head parameter: its tensors are refused by name below, or dropped
-        if tensor == "markov_w1" and extra_markov is not None and extra_markov < "markov_w1":
-            return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone))
-        if tensor == "markov_w1" and w1_exact and rows is not None and (rows, f.markov_w1_cols) != (v, f.markov_rank):
-            return Issue(code, k.messages.weight_shape.format(got=f"{rows}, {f.markov_w1_cols}",
-                                                               want=f"{v}, {f.markov_rank}"))
-        if tensor == "lm_head" and (fc := _fc_error(k, f)) is not None:  # model.fc sorts between embed and lm_head
-            return fc
-        if rows is not None and rows != expected:
-            return Issue(code, k.messages.rows)
-    if extra_markov is not None:  # a name sorted after markov_w2 (markov_w3, ...)
-        return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone))
-    if f.lm_head_cols is not None and f.hidden_size is not None and f.lm_head_cols != f.hidden_size:
-        return Issue("DSP320", k.messages.hidden.format(h=f.hidden_size, got=f.lm_head_cols))
+    if extra_markov is not None:
+        return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone),
+                     tensor=_at(f, lambda n: n.startswith("markov_head.")))
+    if (fc := _fc_error(k, f)) is not None:
+        return fc
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
-        return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d))
+        return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d), tensor=_at(f, lambda n: n == "d2t"))
     if "markov_head" in stray:  # sorted after d2t, embed_tokens and lm_head, whose loads come first
-        return Issue("DSP350", _stray_text(k, f, "markov_head"))
+        return _stray(k, f, "markov_head")
     if "prefix_gru" in stray:  # the Domino projector's GRU, sorted after every name above
-        return Issue("DSP350", _stray_text(k, f, "prefix_gru"))
+        return _stray(k, f, "prefix_gru")
     return None
 
 
@@ -114,7 +98,8 @@ def _fc_error(k: Contract, f: DraftFacts) -> Issue | None:
     if want is None or f.fc_shape is None or tuple(f.fc_shape) == want:
         return None
     got = ", ".join(map(str, f.fc_shape))
-    return Issue("DSP329", k.messages.fc_shape.format(got=got, want=f"{want[0]}, {want[1]}"))
+    return Issue("DSP329", k.messages.fc_shape.format(got=got, want=f"{want[0]}, {want[1]}"),
+                 tensor=_at(f, lambda n: n == "fc.weight"))
 
 
 def _extra_markov(k: Contract, f: DraftFacts) -> str | None:
@@ -122,6 +107,15 @@ def _extra_markov(k: Contract, f: DraftFacts) -> str | None:
     if not k.markov_params or f.sglang is None:
         return None
     return next((p for p in (markov_param(n) for n in f.sglang.markov_names) if p not in k.markov_params), None)
+
+
+def _at(f: DraftFacts, named: Callable[[str], bool]) -> str | None:
+    """The first checkpoint tensor in load order (sorted names) whose name, less a `model.` prefix, is `named`."""
+    return min((n for n, _ in f.tensor_shapes if named(n.removeprefix("model."))), default=None)
+
+
+def _stray(k: Contract, f: DraftFacts, head: str) -> Issue:
+    return Issue("DSP350", _stray_text(k, f, head), tensor=_at(f, lambda n: n.startswith(f"{head}.")))
 
 
 def _stray_text(k: Contract, f: DraftFacts, head: str) -> str:

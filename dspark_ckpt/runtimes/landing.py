@@ -895,8 +895,9 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         found.extend(_unfilled(concrete) for concrete in named if not covered.get(concrete))
         found.extend(_unfilled_rest(name, count) for name, count in rests)
     found.extend(_refused_missing(refused))
-    # what load_weights raises on comes first; the refusal of what it left unwritten is raised after it returns
-    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.kind, x.tensor or "",
+    # what load_weights raises on comes first, in load order (the sorted names); the refusal of what it left
+    # unwritten is raised after it returns
+    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.tensor or "", x.kind,
                                              x.parameter or "")))
 
 
@@ -919,6 +920,13 @@ def sorted_sets(text: str) -> str:
     """The words with each Python set of names they print sorted (vLLM's loader prints a set, in an order that
     varies from run to run), so that two sayings of the same refusal compare equal."""
     return _NAME_SET.sub(lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
+
+
+def quoted_whole(seen: str, said: str) -> bool:
+    """check's words quote a runtime's exception text whole and add where it is raised and what (a bare assert:
+    `AssertionError at <where> (<tensor> [..], parameter <name> [..])`; words: `<Type>: <words> (<tensor> ..)`)."""
+    return bool(seen) and (said.startswith((seen + " at ", seen + " ("))
+                           or re.match(r"\w+: " + re.escape(seen) + r"(?: |$)", said) is not None)
 
 
 def _refused_missing(refused: Mapping[LoadOutcome, list[str]]) -> list[Landing]:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, Expr, normal
 
@@ -85,11 +86,20 @@ _VLLM, _SGLANG, _BOTH = frozenset({"vllm"}), frozenset({"sglang"}), frozenset({"
 # Each row names the runtimes whose records build its parameter (tests/unit/test_parameter_pass.py holds each row to
 # a parameter some record builds, and no parameter to two rows)
 ANNOTATIONS: tuple[Annotation, ...] = (
+    # vLLM: a shipped head's shape is the record's (VocabParallelEmbedding's row assert and the rest, observed);
+    # what is hand-read is whether the release fills a head no tensor fills from the target, and its own words for
+    # one a Qwen3 DSpark load_weights refuses
+    Annotation("lm_head.weight", frozenset({Facet.PRESENCE}), Applies.DESCRIBED, "shared from the target after "
+               "load (per release and kind), padded rows [T, D) never masked, the release's own words for a missing "
+               "head", _CONTRACT[:1], _VLLM),
+    Annotation("embed_tokens.weight", frozenset({Facet.PRESENCE}), Applies.DESCRIBED, "shared from the target "
+               "after load where V <= T (per release), the release's words for V > T without one", _CONTRACT[:1],
+               _VLLM),
     Annotation("lm_head.weight", _WHOLE, Applies.DESCRIBED, "shared from the target after load (per release and "
                "kind), padded rows [T, D) never masked, the release's own words for a missing or mis-sized head",
-               _CONTRACT, _BOTH),
+               _CONTRACT[1:], _SGLANG),
     Annotation("embed_tokens.weight", _WHOLE, Applies.DESCRIBED, "shared from the target after load where V <= T "
-               "(per release), the release's words for V > T without one", _CONTRACT, _BOTH),
+               "(per release), the release's words for V > T without one", _CONTRACT[1:], _SGLANG),
     Annotation("draft_id_to_target_id", _WHOLE, Applies.DESCRIBED, "built where D differs from T (per release), "
                "applied at sampling as draft_id + d2t[draft_id], a missing one stays all-zero", _CONTRACT[:1], _VLLM),
     # SGLang's DSpark Markov head: its rows are V/D by hand-read rules and a missing one is DSP345 (sglang_eval.py)
@@ -110,6 +120,20 @@ ANNOTATIONS: tuple[Annotation, ...] = (
     Annotation("word_embeddings.weight", frozenset({Facet.UNFILLED}), Applies.ANY, _TARGET_FILLS, (), _SGLANG),
     Annotation("head.weight", frozenset({Facet.UNFILLED}), Applies.ANY, _TARGET_FILLS, (), _VLLM),
 )
+
+
+# The finding a described draft's mis-shaped vocabulary parameter becomes when the release raises on it (the record
+# judges its shape; the code says which head, as the vocab contract always has: DSP320 an lm_head, ...)
+VOCAB_SHAPE_CODES: Mapping[str, FindingCode] = {"lm_head.weight": "DSP320", "embed_tokens.weight": "DSP321",
+                                                "markov_w1.weight": "DSP322", "markov_w2.weight": "DSP323"}
+
+
+def vocab_shape_code(parameter: str | None) -> FindingCode | None:
+    """The vocabulary head's own code for a raise on `parameter`'s shape (None: not a vocabulary head)."""
+    if parameter is None:
+        return None
+    return next((code for leaf, code in VOCAB_SHAPE_CODES.items()
+                 if parameter == leaf or parameter.endswith("." + leaf)), None)
 
 
 def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:

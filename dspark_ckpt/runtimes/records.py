@@ -31,6 +31,7 @@ class Issue:
     code: FindingCode
     text: str
     verbatim: bool = True  # False where the text is dspark-ckpt's description, not the runtime's own message
+    tensor: str | None = None  # the checkpoint tensor whose load raises it (load order decides which comes first)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.config_build import as_written, build_config, raised_code
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import E_GEMMA4_FUSED_KV
+from dspark_ckpt.runtimes.parameter_pass import VOCAB_SHAPE_CODES, vocab_shape_code
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -60,10 +61,14 @@ def target_refusal(built: BuiltConfig, contract: Contract, text_model_type: str 
     return Verdict(built.runtime, built.version, replace(contract, source=source), Issue("DSP365", text), ())
 
 
-def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | None:
+def built_verdict(built: BuiltConfig, facts: DraftFacts | None, *, config_time: bool = True) -> Verdict | None:
     """The verdict of one release: the build's own error first (conversion, registry, rewrite), then the contract's
-    config-time validation, then the model __init__'s attribute reads, then load_weights."""
+    config-time validation, then the model __init__'s attribute reads, then load_weights (`config_time` False: what
+    the model's own __init__ and load_weights do, without the speculative config's validation before them, as
+    verify's engine runs it)."""
     contract = contract_for(built.runtime, built.version, built.family) if built.family is not None else None
+    if contract is not None and contract.supported and not config_time:
+        contract = replace(contract, omni_config_check=False, omni_target_validated=False, topk_check=False)
     if built.error is None and built.silent and contract is None:  # loads; the build alone shows what goes wrong
         return Verdict(built.runtime, built.version, replace(_placeholder(built), supported=True), None, built.silent)
     if built.error is not None and (built.before_validation or contract is None):
@@ -78,12 +83,13 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None) -> Verdict | Non
                               target_vocab=f.target_vocab_size, mask_token_id=f.mask_token_id,
                               topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
         return Verdict(built.runtime, built.version, contract, early or built.error, ())
-    if (refused := target_refusal(built, contract, f.target_text_model_type)) is not None:
+    if config_time and (refused := target_refusal(built, contract, f.target_text_model_type)) is not None:
         return refused
     verdict = evaluate_contract(contract, built.version, f)
     if f.aux is not None:
         verdict = _aux_verdict(verdict, f)
-    if verdict.loads and built.hf is not None and built.architecture is not None:
+    at_tensor = verdict.error is not None and verdict.error.tensor is not None  # the record may raise before it
+    if (verdict.loads or at_tensor) and built.hf is not None and built.architecture is not None:
         verdict = landed(verdict, built.architecture, built.hf, built.config_class, f)
     if verdict.loads and verdict.first_step is None and built.family is not None:
         verdict = _stepped(verdict, built, f)
@@ -159,13 +165,24 @@ def ignored_suffixes(runtime: str, version: str) -> tuple[str, ...]:
     return (".bias",) if nearest_rules(version)[0].citation("build.ignore_bias") is not None else ()
 
 
+def raised_before(raised: landing.Landing, tensor: str | None) -> bool:
+    """Whether the record's raise comes before a load error the contract ties to `tensor`: __init__'s refusal of
+    a key does; a tensor's comes first in load order (the sorted names); the check of what load_weights left
+    unfilled comes after every tensor."""
+    if raised.kind == "missing-key":
+        return True
+    return raised.kind != "missing" and raised.tensor is not None and tensor is not None and raised.tensor < tensor
+
+
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
     """Every tensor against the release's generated model (runtimes/landing.py): the first one its loader raises
-    on is the verdict's error; tensors cut to fit and parameters left unfilled are silent problems. Then what
-    load_weights does after the last tensor (fused_kv_error)."""
+    on is the verdict's error (before the contract's own error of one tensor where it comes first in load order:
+    raised_before); tensors cut to fit and parameters left unfilled are silent problems. Then what load_weights
+    does after the last tensor (fused_kv_error)."""
     release = modelled_release(verdict.runtime, verdict.version)
     model = architecture_model(verdict.runtime, release, architecture) if release is not None else None
     fused = fused_kv_error(verdict.runtime, verdict.version, verdict.contract.family, hf)
+    said = verdict.error  # the contract's error of one tensor (Issue.tensor), or None: the draft loads so far
     if model is not None and model.not_built is None:
         if (refused := refused_absence(model, hf)) is not None:  # __init__ refuses it before any weight is read
             return replace(verdict, error=refused)
@@ -174,21 +191,32 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
                              family=verdict.contract.family,
                              ignored=ignored_suffixes(verdict.runtime, verdict.version),
                              dropped=landing.dropped_unshipped(model, verdict.version))
-        error, silent = landing_issues(found, model.cls, hf)
+        error, silent = landing_issues(found, model.cls, hf, described=True)
+        if said is not None:
+            raised = next((p for p in found if p.raises), None)
+            first = error is not None and raised is not None and raised_before(raised, said.tensor)
+            return replace(verdict, error=error, silent=()) if first else verdict
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):
-            return replace(verdict, error=error)
+            # the vocabulary's silent misbehaviours assume its heads load: a head the loader refuses leaves none
+            heads = error.code in VOCAB_SHAPE_CODES.values()
+            return replace(verdict, error=error, silent=() if heads else verdict.silent)
         verdict = replace(verdict, silent=(*verdict.silent, *silent))
+    if said is not None:
+        return verdict
     return replace(verdict, error=fused, silent=()) if fused is not None else verdict
 
 
-def landing_issues(found: Sequence[landing.Landing], cls: str,
-                   config: Mapping[str, Any] | None = None) -> tuple[Issue | None, tuple[Issue, ...]]:
-    """The landing problems as a verdict's parts: the first one the loader raises on is the error; tensors cut to
-    fit (DSP362) and parameters left unfilled (DSP363) are silent problems."""
+def landing_issues(found: Sequence[landing.Landing], cls: str, config: Mapping[str, Any] | None = None, *,
+                   described: bool = False) -> tuple[Issue | None, tuple[Issue, ...]]:
+    """The landing problems as a verdict's parts: the first one the loader raises on is the error (a described
+    draft's vocabulary head by its own code: parameter_pass.vocab_shape_code); tensors cut to fit (DSP362) and
+    parameters left unfilled (DSP363) are silent problems."""
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
-        return Issue(raised_code(raised, config), raised.text), ()
+        code = raised_code(raised, config)
+        head = vocab_shape_code(raised.parameter) if described and raised.kind == "shape" else None
+        return Issue(head or code, raised.text), ()
     silent: list[Issue] = []
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:
@@ -204,16 +232,21 @@ def landing_issues(found: Sequence[landing.Landing], cls: str,
     return None, tuple(silent)
 
 
+def build_for(facts: DraftFacts, runtime: str, version: str) -> BuiltConfig:
+    """The config this release builds from the draft's (the one check built, else built now)."""
+    built = next((b for b in facts.builds if (b.runtime, b.version) == (runtime, version)), None)
+    if built is None:
+        built = build_config(facts.raw_config, runtime, version) if facts.raw_config is not None else \
+            as_written({}, runtime, version)
+        built = replace(built, family=built.family or facts.family) if facts.raw_config is None else built
+    return built
+
+
 def verdicts_for(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple[Verdict, ...]:
     """One verdict per release that describes this draft; each release judged on the config it builds."""
     found = []
     for rv in runtimes:
-        built = next((b for b in facts.builds if (b.runtime, b.version) == (rv.runtime, rv.version)), None)
-        if built is None:
-            built = build_config(facts.raw_config, rv.runtime, rv.version) if facts.raw_config is not None else \
-                as_written({}, rv.runtime, rv.version)
-            built = replace(built, family=built.family or facts.family) if facts.raw_config is None else built
-        verdict = built_verdict(built, facts)
+        verdict = built_verdict(build_for(facts, rv.runtime, rv.version), facts)
         if verdict is not None:
             found.append(verdict)
     return tuple(found)

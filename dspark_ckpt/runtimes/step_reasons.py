@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.first_step import recorded
+from dspark_ckpt.runtimes.records import FirstStep
 from dspark_ckpt.runtimes.release import How, resolve
 from dspark_ckpt.runtimes.versions import SGLANG_RELEASES
-from dspark_ckpt.runtimes.records import FirstStep
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,12 @@ from dspark_ckpt.runtimes.selectors import RuntimeVersion
 
 
 def same_error(observed: Verdict, predicted: Verdict) -> bool:
-    """Same code and text; check quotes the E-noparam/model-prefix errors only up to "are:" (the rest varies)."""
+    """Same code and words: check quotes the E-noparam/model-prefix errors only up to "are:" (the rest varies), and
+    a raise its release record judges whole, with where and the shapes added (landing.quoted_whole)."""
     if observed.error is None or predicted.error is None:
         return observed.error is predicted.error
-    return observed.error.code == predicted.error.code and observed.error.text.startswith(predicted.error.text)
+    seen, said = observed.error.text, predicted.error.text
+    return observed.error.code == predicted.error.code and (seen.startswith(said) or landing.quoted_whole(seen, said))
 
 
 def vocab_part(predicted: Verdict) -> Verdict:

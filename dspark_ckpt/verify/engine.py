@@ -21,8 +21,6 @@ from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.findings import finding
 from dspark_ckpt.model.report import CheckpointReport, Compatibility
 from dspark_ckpt.runtimes import landing, parameter_pass
-from dspark_ckpt.runtimes.compatibility import evaluate_contract
-from dspark_ckpt.runtimes.release_verdict import landed
 from dspark_ckpt.runtimes.installed import installed_runtime
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (
@@ -32,8 +30,8 @@ from dspark_ckpt.runtimes.release_model import (
     normal,
     release_record,
 )
+from dspark_ckpt.runtimes.release_verdict import build_for, built_verdict
 from dspark_ckpt.runtimes.selectors import selected
-from dspark_ckpt.runtimes.table import contract_for
 
 WORKER_FILE = Path(__file__).with_name("engine_vllm.py")
 WORKER_FILES = {"vllm": WORKER_FILE, "sglang": Path(__file__).with_name("sglang_worker.py")}
@@ -225,25 +223,20 @@ def worker_run(doc: Mapping[str, Any], runtime: str) -> WorkerRun:
 
 
 def predicted(facts: DraftFacts, version: str, runtime: str = "vllm") -> Verdict | None:
-    """The contract table's verdict for this version (assumed or not-registered rows included)."""
-    contract = contract_for(runtime, version, facts.family)
-    return evaluate_contract(contract, version, facts) if contract is not None else None
+    """check's verdict for this release (assumed or not-registered rows included): the one release verdict."""
+    return built_verdict(build_for(facts, runtime, version), facts)
 
 
 def at_load(facts: DraftFacts, version: str) -> Verdict | None:
-    """The table's verdict for what the engine runs: `__init__` and `load_weights`, without the config-time
-    validation of vllm/config/speculative.py (Qwen3-Omni, dspark_draft_topk), which runs before any model code."""
-    contract = contract_for("vllm", version, facts.family)
-    if contract is None:
-        return None
-    if contract.supported:  # an unregistered architecture is the registry's answer, which the engine does see
-        contract = replace(contract, omni_config_check=False, omni_target_validated=False, topk_check=False)
-    return evaluate_contract(contract, version, facts)
+    """check's verdict for what the engine runs: `__init__` and `load_weights`, without the config-time
+    validation of vllm/config/speculative.py (Qwen3-Omni, dspark_draft_topk), which runs before any model code (the
+    one release verdict, runtimes/release_verdict.py, with config_time off)."""
+    return built_verdict(build_for(facts, "vllm", version), facts, config_time=False)
 
 
 def words_agree(seen: Observed, text: str) -> bool:
-    """vLLM's exception says what check's error says: check quotes it up to where it varies ("are:", the available
-    parameters), or quotes the part of it that names the tensor (the landing's errors add the shapes around it)."""
+    """vLLM's exception says what check's error says: check quotes it up to where it varies ("are:", the
+    available parameters), or quotes the part of it that names the tensor (the landing's errors add the shapes around it)."""
     message = landing.sorted_sets(seen.error or "")
     words = message.split(" The available", 1)[0]
     return message.startswith(text) or (bool(words) and words in text)
@@ -379,10 +372,6 @@ def expected(subject: Subject, runtime: str, version: str) -> tuple[Verdict | No
         said is None or said.error != table.error) else None
     if config_time is None:
         return (full if full is not None else said), None
-    built = subject.builds.get(runtime)
-    if said is not None and said.loads and facts is not None and built is not None and built.hf is not None \
-            and built.architecture is not None and built.error is None:
-        said = landed(said, built.architecture, built.hf, built.config_class, facts)
     return said, config_time
 
 

@@ -15,9 +15,9 @@ from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.output.verify_records import LandingRun, MappingCheck, TensorRead, VerifyResult
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_verdict import landed
 from dspark_ckpt.runtimes.generated_verdict import generated_model
 from dspark_ckpt.runtimes.records import Verdict
+from dspark_ckpt.runtimes.release_verdict import landed
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.verify.agreement import disagreements
 from dspark_ckpt.verify.findings import verify_findings

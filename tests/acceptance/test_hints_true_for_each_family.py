@@ -17,6 +17,8 @@ For every finding that fires, its hint is held to what it claims: a command it n
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import re
@@ -24,7 +26,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -398,11 +400,15 @@ def zero_head(folder: Path, family: str) -> None:
     write_safetensors(folder / "model.safetensors", {**backbone_tensors(family, config), **out})
 
 
-def short_head_and_d2t() -> dict[str, np.ndarray]:
-    """lm_head and d2t one row short: the torch loader fails on d2t first, check names lm_head (DSP605;
-    tests/unit/test_verify_runtime.py)."""
-    out = draft_tensors(vocab=T, draft_vocab=64, target_vocab=T, d2t=True)
-    return out | {"lm_head.weight": out["lm_head.weight"][:63], "d2t": out["d2t"][:63]}
+def torch_run_sees_v_rows(cwd: Path, stack: ExitStack) -> dict[str, str]:
+    """The torch run's lm_head made V rows high where the release's record (check) builds D: the two disagree
+    (DSP605; tests/unit/test_verify_runtime.py)."""
+    from dspark_ckpt.verify import runtime_load
+
+    real = runtime_load.param_specs
+    stack.enter_context(mock.patch.object(runtime_load, "param_specs",
+                                          lambda k, dims: real(replace(k, lm_head_rows="V"), dims)))
+    return {}
 
 
 VLLM_RAISES = {  # a fake installed vLLM 0.30.0: what engine_vllm.py imports, and a model whose loader raises
@@ -715,8 +721,8 @@ TRIGGERS: dict[str, Trigger] = {
                                ("qwen3-dspark",)),
     "verify-tied-logits": Trigger(("DSP608",), then(verify("--probe", "8", vocab=T + 4, draft_vocab=T + 4),
                                                      zero_head), ("qwen3-dspark",)),
-    "verify-disagrees": Trigger(("DSP605",), verify("--probe", "0", draft_vocab=64, tensors=short_head_and_d2t()),
-                                ("qwen3-dspark",)),
+    "verify-disagrees": Trigger(("DSP605",), verify("--probe", "0", draft_vocab=64, d2t=True), ("qwen3-dspark",),
+                                env=torch_run_sees_v_rows),
     # One family of each method, for both: the engine's worker imports torch (seconds a case), and neither hint
     # names a family (DSP606's and DSP607's fix_template; no family_fix).
     "verify-engine-fallback": Trigger(("DSP606",), verify("--probe", "0", "--engine", "installed"),

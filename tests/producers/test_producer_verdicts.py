@@ -160,8 +160,12 @@ CASES: list[tuple[str, str, dict[str, Any], int, dict[str, tuple[str | None, str
     ("SpecForge DSpark, declared D", "specforge-0.2.0-dspark-declared-d", {}, T,
      expect(error("DSP309", DEEPSEEK_V4), error("DSP215", NO_MARKOV), early=SPECFORGE_DSPARK)),
     ("SpecForge DSpark, declared D, keys at the top", "specforge-0.2.0-dspark-declared-d", {"config": hoisted}, T,
-     # 0.34: no lm_head check in load_weights; the D-row lm_head parameter's bare row-count assertion refuses R rows
-     expect(error("DSP309", DEEPSEEK_V4), error("DSP216", m.E_LM_HEAD), error("DSP216", "AssertionError"), early=SPECFORGE_DSPARK)),
+     # 0.34: no lm_head check in load_weights; the D-row markov_w2 parameter's bare row-count assertion refuses R
+     # rows (the record's landing adds where and the two shapes to the bare AssertionError)
+     expect(error("DSP309", DEEPSEEK_V4), error("DSP216", m.E_LM_HEAD), error(
+         "DSP216", "AssertionError at vllm/model_executor/layers/vocab_parallel_embedding.py:520 "
+                   "(markov_head.markov_w2.weight [96, 4], parameter model.markov_head.markov_w2.weight [32, 4])"),
+         early=SPECFORGE_DSPARK)),
     ("SpecForge Inkling, dspark_config", "specforge-0.2.0-inkling-dspark-config", {}, 100,
      expect(error("DSP309", DEEPSEEK_V4), error("DSP215", NO_MARKOV), early=SPECFORGE_DSPARK)),
     ("SpecForge Inkling, padded", "specforge-0.2.0-inkling-padded", {}, 100,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import make_checkpoint
+from conftest import draft_tensors, make_checkpoint
 from listed import vllm_before, vllm_minors
 
 from dspark_ckpt.check.analysis import analyze
@@ -88,18 +89,32 @@ def test_a_markov_head_fails_to_load_with_vllms_words(version: str, family: Fami
 
 
 @pytest.mark.parametrize("family", list(BACKBONES))
-def test_the_markov_head_is_refused_after_the_names_that_sort_before_it(family: Family) -> None:
+def test_the_markov_head_is_refused_after_the_names_that_sort_before_it(family: Family, tmp_path: Path) -> None:
     row = contract_for("vllm", "0.30.0", family)
     assert row is not None
     # d2t (sorted first) on D == T: no draft_id_to_target_id parameter, refused before markov_head
     got = evaluate_contract(row, "0.30.0", facts(family, has_d2t=True, d2t_length=T)).error
     assert got is not None and got.code == "DSP303"
-    # lm_head one row short (lm_head sorts before markov_head): the bare row assert first
-    got = evaluate_contract(row, "0.30.0", facts(family, lm_head_rows=T - 1)).error
-    assert got is not None and (got.code, got.text) == ("DSP320", m.E_ROWS)
+    # lm_head one row short (lm_head sorts before markov_head): the release's record raises its bare row assert
+    # first, on a real checkpoint (the contract's stray head is tied to its first tensor, which comes later)
+    tensors = draft_tensors(vocab=T, draft_vocab=T, target_vocab=T)
+    tensors["lm_head.weight"] = tensors["lm_head.weight"][:-1]
+    path = make_checkpoint(tmp_path / "short", family=CLI_FAMILY[family], vocab=T, draft_vocab=T, target_vocab=T,
+                           tensors=tensors)
+    error = verdict_on(path, "0.30.0").error
+    assert error is not None and error.code == "DSP320" and error.text.startswith(m.E_ROWS), error
+    whole = make_checkpoint(tmp_path / "whole", family=CLI_FAMILY[family], vocab=T, draft_vocab=T, target_vocab=T)
+    error = verdict_on(whole, "0.30.0").error  # the same draft with a whole lm_head: the stray head is refused
+    assert error is not None and (error.code, error.text) == ("DSP350", stray(family)), error
     # a wrong Markov row count is not a row assert where there is no Markov parameter: the name is refused
     got = evaluate_contract(row, "0.30.0", facts(family, markov_w1_rows=T + 3, markov_w2_rows=T - 5)).error
     assert got is not None and (got.code, got.text) == ("DSP350", stray(family))
+
+
+def verdict_on(path: Path, version: str) -> Any:
+    analysis = analyze(local_source(path), target=TargetVocab(T, "test"), runtimes=[RuntimeVersion("vllm", version)])
+    (verdict,) = analysis.verdicts
+    return verdict
 
 
 @pytest.mark.parametrize("family", list(BACKBONES))

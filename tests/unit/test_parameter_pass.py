@@ -106,6 +106,9 @@ def test_facets_say_what_the_record_judges() -> None:
     vocab = next(a for a in ANNOTATIONS if a.leaf == "lm_head.weight" and Facet.SHAPE in a.facets)
     judged = parameter_pass.Judgement("lm_head.weight", vocab)
     assert (judged.shape, judged.presence, judged.unfilled) == (False, False, False)
+    shared = next(a for a in ANNOTATIONS if a.leaf == "lm_head.weight" and a.facets == {Facet.PRESENCE})
+    judged = parameter_pass.Judgement("lm_head.weight", shared)
+    assert (judged.shape, judged.presence, judged.unfilled) == (True, False, False)
     fc = next(a for a in ANNOTATIONS if a.leaf == "fc.weight")
     judged = parameter_pass.Judgement("model.fc.weight", fc)
     assert (judged.shape, judged.presence, judged.unfilled) == (False, True, True)
@@ -139,9 +142,14 @@ def test_the_markov_head_is_the_records_on_vllm_and_annotated_on_sglang() -> Non
     assert sglang is not None  # SGLang's contract judges it whole (sglang_eval.py DSP345)
     found = judgement(sglang, "markov_head.markov_w1.weight", Family.QWEN3_DSPARK)
     assert not found.shape and not found.presence
-    for parameter in ("lm_head.weight", "model.embed_tokens.weight", "draft_id_to_target_id"):
-        assert not judgement(model, parameter, Family.QWEN3_DSPARK).shape
+    # vLLM: a vocabulary head's shape is the record's whoever describes the draft; whether the release fills an
+    # unshipped one from the target is the contract's (hand-read); the d2t mapping stays the contract's whole
+    for parameter in ("lm_head.weight", "model.embed_tokens.weight"):
+        described = judgement(model, parameter, Family.QWEN3_DSPARK)
+        assert described.shape and not described.presence, parameter
         assert judgement(model, parameter, None).shape  # no contract: the generated verdict judges it
+    assert not judgement(model, "draft_id_to_target_id", Family.QWEN3_DSPARK).shape
+    assert judgement(model, "draft_id_to_target_id", None).shape
 
 
 def test_the_aux_families_are_the_records() -> None:

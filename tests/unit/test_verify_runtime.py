@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from dspark_ckpt.runtimes import messages as c
 from dspark_ckpt.runtimes.selectors import parse_selectors
 from dspark_ckpt.sources.local import local_source
 from dspark_ckpt.sources.target import explicit_target
+from dspark_ckpt.verify import runtime_load
 from dspark_ckpt.verify.checkpoint import verify_checkpoint
 from dspark_ckpt.verify.torch_loader import VerifyOptions, load_order
 
@@ -123,15 +125,30 @@ def test_dflash_mask_hidden_and_int32_d2t(tmp_path: Path) -> None:
     assert result.mappings[0].source == "d2t" and not result.mappings[0].failures
 
 
-def test_first_failing_weight_in_load_order_wins_and_disagreement_is_reported(tmp_path: Path) -> None:
+def test_first_failing_weight_in_load_order_wins_and_check_names_the_same(tmp_path: Path) -> None:
     tensors = draft_tensors(vocab=96, draft_vocab=64, target_vocab=T, d2t=True)
     tensors["lm_head.weight"] = tensors["lm_head.weight"][:63]
     tensors["d2t"] = tensors["d2t"][:63]
     path = _write(tmp_path, tensors, vocab=96, draft_vocab=64)
     assert load_order(load(local_source(path)))[0] == "d2t"  # safetensors keys are sorted; d2t loads first
     report, result = verify(path, runtime="vllm==0.30.0")
-    assert result.runtimes[0].error_code == "DSP324"  # check names the lm_head row count (DSP320) instead
+    assert result.runtimes[0].error_code == "DSP324"
+    # check meets d2t first too (the record judges lm_head's rows after it, in load order): no disagreement
+    assert [f.code for f in report.findings if f.code == "DSP605"] == []
+
+
+def test_a_torch_run_that_sees_another_parameter_than_check_is_reported(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """DSP605 can fire: the torch loader's lm_head made V rows high, where the release's record (check) builds D."""
+    real = runtime_load.param_specs
+    monkeypatch.setattr(runtime_load, "param_specs", lambda k, dims: real(replace(k, lm_head_rows="V"), dims))
+    path = make_checkpoint(tmp_path / "x", vocab=96, draft_vocab=64, target_vocab=T, d2t=True)
+    report, result = verify(path, runtime="vllm==0.30.0")
+    assert (result.runtimes[0].loads, result.runtimes[0].error_code) == (False, "DSP320")
     assert [f.code for f in report.findings if f.code == "DSP605"] == ["DSP605"]
+    monkeypatch.undo()
+    report, result = verify(path, runtime="vllm==0.30.0")
+    assert result.runtimes[0].loads and [f.code for f in report.findings if f.code == "DSP605"] == []
 
 
 def test_only_vocab_tensors_are_read(tmp_path: Path) -> None:
