@@ -892,13 +892,33 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         found.extend(_unfilled_rest(name, count) for name, count in rests)
     for parameter in sorted(p for p in appear if not p.startswith(gone or ("\0",))):
         named, rests = each_index(parameter, layers, head_visit)
-        found.extend(_unfilled(concrete) for concrete in named if not covered.get(concrete))
-        found.extend(_unfilled_rest(name, count) for name, count in rests)
+        checked = loader_check(model, parameter)
+        for concrete in (c for c in named if not covered.get(c)):
+            if checked is not None:
+                refused.setdefault(checked, []).append(concrete)
+            else:
+                found.append(_unfilled(concrete))
+        for name, count in rests:
+            if checked is not None:
+                refused.setdefault(checked, []).append(name)
+            else:
+                found.append(_unfilled_rest(name, count))
     found.extend(_refused_missing(refused))
     # what load_weights raises on comes first, in load order (the sorted names); the refusal of what it left
     # unwritten is raised after it returns
     return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.tensor or "", x.kind,
                                              x.parameter or "")))
+
+
+def loader_check(model: ArchitectureModel, parameter: str) -> LoadOutcome | None:
+    """What the release's loader raises when no tensor fills a parameter a key makes appear (the samples saw it only
+    where a tensor filled it): the check of what load_weights filled is the loader's, over every parameter of the
+    model (vLLM's DefaultModelLoader: "Following weights were not initialized from checkpoint: {parameters}"), so
+    where the record saw it refuse a parameter of the same module, it refuses this one too; None where it did not
+    (the record then says the parameter stays as initialised)."""
+    module = normal(parameter).rsplit(".", 1)[0]
+    return next((seen for other, seen in sorted(model.missing.items())
+                 if other.rsplit(".", 1)[0] == module and "{parameters}" in seen.message), None)
 
 
 def _unfilled(concrete: str) -> Landing:
