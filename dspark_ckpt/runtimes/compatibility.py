@@ -15,9 +15,10 @@ from dspark_ckpt.runtimes.sglang_eval import evaluate_sglang
 def evaluate_contract(contract: Contract, version: str, facts: DraftFacts) -> Verdict:
     if contract.sglang is not None:  # SGLang's loaders differ in kind: names ignored, no d2t parameter, run-time fails
         return evaluate_sglang(contract, version, facts)
-    error = _config_error(contract, facts) or _load_error(contract, facts)
+    early = _config_error(contract, facts)
+    error = early or _load_error(contract, facts)
     silent = () if error else tuple(_silent(contract, facts))
-    return Verdict(contract.runtime, version, contract, error, silent)
+    return Verdict(contract.runtime, version, contract, error, silent, after_init=early is None and error is not None)
 
 
 def startup_error(k: Contract, *, draft_vocab: int, vocab: int, target_vocab: int, mask_token_id: int | None,

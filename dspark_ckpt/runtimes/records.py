@@ -150,6 +150,7 @@ class Verdict:
     silent: tuple[Issue, ...]  # what goes wrong without an error
     first_step: Issue | None = None  # it loads, then fails at the first draft step (or CUDA-graph capture)
     step_unmodelled: FirstStep | None = None  # it loads, and nothing recorded or modelled its first step: why
+    after_init: bool = False  # the error is raised after the model's __init__ (load_weights, the worker's checks)
 
     @property
     def loads(self) -> bool:

@@ -86,6 +86,8 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None, *, config_time: 
     if config_time and (refused := target_refusal(built, contract, f.target_text_model_type)) is not None:
         return refused
     verdict = evaluate_contract(contract, built.version, f)
+    if verdict.after_init and built.hf is not None and (refused := init_refusal(built)) is not None:
+        return replace(verdict, error=refused, silent=())  # __init__ refuses the config before any of that runs
     if f.aux is not None:
         verdict = _aux_verdict(verdict, f)
     at_tensor = verdict.error is not None and verdict.error.tensor is not None  # the record may raise before it
@@ -163,6 +165,17 @@ def ignored_suffixes(runtime: str, version: str) -> tuple[str, ...]:
     if runtime != "vllm":
         return ()
     return (".bias",) if nearest_rules(version)[0].citation("build.ignore_bias") is not None else ()
+
+
+def init_refusal(built: BuiltConfig) -> Issue | None:
+    """The class's own __init__ refusal of a key left out or null beside its partners (runtimes/absent_refusal.py),
+    from the release's generated record; None where it has none or the record does not build the class."""
+    release = modelled_release(built.runtime, built.version)
+    model = architecture_model(built.runtime, release, built.architecture) \
+        if release is not None and built.architecture is not None else None
+    if model is None or model.not_built is not None or built.hf is None:
+        return None
+    return refused_absence(model, built.hf)
 
 
 def raised_before(raised: landing.Landing, tensor: str | None) -> bool:

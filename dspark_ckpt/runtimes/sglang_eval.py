@@ -553,16 +553,17 @@ def worker_issue(r: Row) -> Issue | None:
 def evaluate_sglang(k: Contract, version: str, f: DraftFacts) -> Verdict:
     r = row(k, f, version)
     error = startup_issue(r)
-    if error is None:
-        phases = PHASES[r.c.loader]
-        try:
-            unreadable(f)
-            phases.load(r)
-        except Stop as stop:
-            error = stop.issue
-        error = error or worker_issue(r)
     if error is not None:
         return Verdict(k.runtime, version, k, error, ())
+    phases = PHASES[r.c.loader]
+    try:
+        unreadable(f)
+        phases.load(r)
+    except Stop as stop:
+        error = stop.issue
+    error = error or worker_issue(r)
+    if error is not None:  # load_weights' or the worker's: after __init__
+        return Verdict(k.runtime, version, k, error, (), after_init=True)
     first = PHASES[r.c.loader].first_step(r)
     if first is not None:
         return Verdict(k.runtime, version, k, None, (), first)

@@ -78,3 +78,22 @@ def test_check_agrees_with_sglang_on_a_conv_key_left_out_or_null(tmp_path: Path,
             assert seen["error"]["message"] in verdict.error.text, (name, seen["error"], verdict.error.text)
         else:  # a null the release reads as the key's absence: no convolution, nothing left unwritten by it
             assert verdict.loads and not any("_conv." in p for p in seen["unwritten"]), (name, seen)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_conv_refusal_comes_before_the_workers_mask_check(tmp_path: Path, release: str) -> None:
+    """SGLang parses dflash_config in the draft model's __init__ (models/dflash.py L293 and L700 @ 0.5.23 call
+    parse_dflash_draft_config, whose conv refusal is dflash_utils.py L629-634), which the DFlash worker builds
+    (dflash_worker_v2.py L438-441: bundle.draft_model) before it resolves the mask token (L533
+    _resolve_mask_token_id): a draft with both problems is refused for the conv keys (DSP372), not the mask
+    (DSP343)."""
+    from producers import T
+
+    both = tmp_path / "both"
+    materialise(both, LAYOUT, config=_set(conv_kernel_size=DROP, mask_token_id=T + 5))
+    error = judged(both, "both", release)[1][0].error
+    assert error is not None and error.code == "DSP372", error
+    mask = tmp_path / "mask"  # the mask alone is the worker's refusal
+    materialise(mask, LAYOUT, config=_set(mask_token_id=T + 5))
+    error = judged(mask, "mask", release)[1][0].error
+    assert error is not None and error.code == "DSP343", error
