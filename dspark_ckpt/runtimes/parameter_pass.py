@@ -12,10 +12,12 @@ parameter's leaf, that names the facet of the judgement the hand-read facts answ
 (tests/unit/test_parameter_pass.py walks every parameter of every built class of every release folder, vLLM and
 SGLang: each visited once, none with two, and each annotation names a parameter some record builds).
 
-What is still hand-read (and so where the annotated facets are answered): the vocab contract's rows
-(runtimes/compatibility.py over vllm_rows.py; runtimes/sglang_eval.py over sglang_rows.py) for the vocabulary
-parameters of a family it describes; the aux-state model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py) for the
-width of an EAGLE-3 fc. SGLang's Domino projector (`prefix_gru.*`, `embed_proj.*`) is the record's, shape and
+What is still hand-read (and so where the annotated facets are answered): on vLLM, whether the release fills an
+unshipped lm_head or embed_tokens from the target, and the d2t mapping (runtimes/compatibility.py over
+vllm_rows.py; a shipped head's shape is the record's, raised under the head's own code: VOCAB_SHAPE_CODES); on
+SGLang, the vocabulary parameters of a family the contract describes, whole (runtimes/sglang_eval.py over
+sglang_rows.py: its DSpark record builds no lm_head or embed_tokens, the worker attaches the target's); the aux-state
+model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py) for the width of an EAGLE-3 fc. SGLang's Domino projector (`prefix_gru.*`, `embed_proj.*`) is the record's, shape and
 presence: what stays hand-read of it in sglang_eval.py (an undeclared projector refused by name, the start-up
 checks of its fields and of V == T) is no facet of a parameter, so it has no row here.
 """
@@ -102,11 +104,13 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                "(per release), the release's words for V > T without one", _CONTRACT[1:], _SGLANG),
     Annotation("draft_id_to_target_id", _WHOLE, Applies.DESCRIBED, "built where D differs from T (per release), "
                "applied at sampling as draft_id + d2t[draft_id], a missing one stays all-zero", _CONTRACT[:1], _VLLM),
-    # SGLang's DSpark Markov head: its rows are V/D by hand-read rules and a missing one is DSP345 (sglang_eval.py)
+    # SGLang's DSpark Markov head: [V, r] both (as its record fits them), loaded after the backbone in a bucket of its
+    # own (not in sorted order with it), and a missing one is DSP345: sglang_eval.py judges it whole
     Annotation("markov_w1.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows V, a missing head refused in its "
                "words (DSP345)", _CONTRACT[1:], _SGLANG),
-    Annotation("markov_w2.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows D, a missing head refused in its "
-               "words (DSP345)", _CONTRACT[1:], _SGLANG),
+    Annotation("markov_w2.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows V (nn.Linear(markov_rank, "
+               "vocab_size), models/dspark.py L78 @ 0.5.16, L199 @ 0.5.23), a missing head refused in its words "
+               "(DSP345)", _CONTRACT[1:], _SGLANG),
     # EAGLE-3's fc: its width is the count of aux hidden states the runner hands it, which the config's layer
     # lists and the release's defaults decide at run time; its presence stays the record's (a draft without fc
     # loads and fc keeps its initial values: tests/producers/test_vllm_whole_agreement.py `no-fc`)
