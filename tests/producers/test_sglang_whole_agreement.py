@@ -68,6 +68,16 @@ def _resize(suffix: str, axis: int, delta: int | None = None, factor: int = 1) -
     return edit
 
 
+def _shipping(suffix: str) -> tuple[str, ...]:
+    """The recorded layouts that ship a tensor ending in `suffix` (a mutation of it applies to those only)."""
+    found = []
+    for path in sorted((Path(__file__).parent / "layouts").glob("*.json")):
+        shards = json.loads(path.read_text())["shards"]
+        if any(n.endswith(suffix) for shard in shards.values() for n in shard["tensors"]):
+            found.append(path.stem)
+    return tuple(found)
+
+
 # name -> (config edit, tensors dropped by suffix, tensor edit, the layouts it applies to: None for all)
 MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[str, ...] | None]] = {
     "as-shipped": (None, (), None, None),
@@ -87,6 +97,11 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
                        ("dflash-0.1.0-dflash2",)),
     "no-markov": (None, ("markov_w1.weight", "markov_w2.weight"), None, ("specforge-0.2.0-dspark-declared-d",)),
     "no-markov-w2": (None, ("markov_w2.weight",), None, ("specforge-0.2.0-dspark-declared-d",)),
+    # a vocabulary head of the wrong shape (sglang_eval.py's rows, the worker's sharing)
+    "lm-head-short": (None, (), _resize("lm_head.weight", 0, delta=-1), _shipping("lm_head.weight")),
+    "embed-short": (None, (), _resize("embed_tokens.weight", 0, delta=-1), _shipping("embed_tokens.weight")),
+    "markov-w1-short": (None, (), _resize("markov_w1.weight", 0, delta=-1), _shipping("markov_w1.weight")),
+    "markov-w2-narrow": (None, (), _resize("markov_w2.weight", 1, delta=-1), _shipping("markov_w2.weight")),
 }
 
 
