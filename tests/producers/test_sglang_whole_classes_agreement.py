@@ -126,6 +126,9 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "no-d2t": (None, ("d2t",), None, None),
     "no-embed": (None, ("embed_tokens.weight",), None, None),
     "no-q-norm": (None, ("self_attn.q_norm.weight",), None, None),
+    # a vocabulary head a row short (VocabParallelEmbedding's row assert, as sglang_eval.py words it)
+    "lm-head-short": (None, (), _resize("lm_head.weight", 0, delta=-1), None),
+    "embed-short": (None, (), _resize("embed_tokens.weight", 0, delta=-1), None),
 }
 LAGUNA = {"architectures": ["DFlashLagunaForCausalLM"], "model_type": "laguna"}
 MUTATED = ("specforge-eagle3", "specforge-eagle3-as-llama", "eagle-repo-eagle1", "eagle-repo-eagle1-sglang-name",
