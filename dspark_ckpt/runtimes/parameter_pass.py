@@ -88,20 +88,14 @@ _VLLM, _SGLANG, _BOTH = frozenset({"vllm"}), frozenset({"sglang"}), frozenset({"
 # Each row names the runtimes whose records build its parameter (tests/unit/test_parameter_pass.py holds each row to
 # a parameter some record builds, and no parameter to two rows)
 ANNOTATIONS: tuple[Annotation, ...] = (
-    # vLLM: a shipped head's shape is the record's (VocabParallelEmbedding's row assert and the rest, observed);
-    # what is hand-read is whether the release fills a head no tensor fills from the target, and its own words for
-    # one a Qwen3 DSpark load_weights refuses
+    # A shipped head's shape is the record's (VocabParallelEmbedding's row assert and the rest, observed, in the
+    # release's load order); what is hand-read is whether the release fills a head no tensor fills from the target,
+    # and its own words for one a Qwen3 DSpark load_weights (vLLM) or an EAGLE-3 worker (SGLang) refuses
     Annotation("lm_head.weight", frozenset({Facet.PRESENCE}), Applies.DESCRIBED, "shared from the target after "
                "load (per release and kind), padded rows [T, D) never masked, the release's own words for a missing "
-               "head", _CONTRACT[:1], _VLLM),
+               "head", _CONTRACT, _BOTH),
     Annotation("embed_tokens.weight", frozenset({Facet.PRESENCE}), Applies.DESCRIBED, "shared from the target "
-               "after load where V <= T (per release), the release's words for V > T without one", _CONTRACT[:1],
-               _VLLM),
-    Annotation("lm_head.weight", _WHOLE, Applies.DESCRIBED, "shared from the target after load (per release and "
-               "kind), padded rows [T, D) never masked, the release's own words for a missing or mis-sized head",
-               _CONTRACT[1:], _SGLANG),
-    Annotation("embed_tokens.weight", _WHOLE, Applies.DESCRIBED, "shared from the target after load where V <= T "
-               "(per release), the release's words for V > T without one", _CONTRACT[1:], _SGLANG),
+               "after load where V <= T (per release), the release's words for V > T without one", _CONTRACT, _BOTH),
     Annotation("draft_id_to_target_id", _WHOLE, Applies.DESCRIBED, "built where D differs from T (per release), "
                "applied at sampling as draft_id + d2t[draft_id], a missing one stays all-zero", _CONTRACT[:1], _VLLM),
     # SGLang's DSpark Markov head: [V, r] both (as its record fits them), loaded after the backbone in a bucket of its

@@ -103,9 +103,10 @@ def test_every_annotation_names_modules_that_read_its_tensor() -> None:
 
 
 def test_facets_say_what_the_record_judges() -> None:
-    vocab = next(a for a in ANNOTATIONS if a.leaf == "lm_head.weight" and Facet.SHAPE in a.facets)
-    judged = parameter_pass.Judgement("lm_head.weight", vocab)
+    markov = next(a for a in ANNOTATIONS if a.leaf == "markov_w1.weight" and Facet.SHAPE in a.facets)
+    judged = parameter_pass.Judgement("markov_head.markov_w1.weight", markov)
     assert (judged.shape, judged.presence, judged.unfilled) == (False, False, False)
+    assert not any(a.leaf == "lm_head.weight" and Facet.SHAPE in a.facets for a in ANNOTATIONS)
     shared = next(a for a in ANNOTATIONS if a.leaf == "lm_head.weight" and a.facets == {Facet.PRESENCE})
     judged = parameter_pass.Judgement("lm_head.weight", shared)
     assert (judged.shape, judged.presence, judged.unfilled) == (True, False, False)
