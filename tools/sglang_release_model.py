@@ -91,6 +91,15 @@ GEMMA4_ASSISTANT = {"model_type": "gemma4_text", "backbone_hidden_size": 16, "hi
                     "vocab_size_per_layer_input": 0, "enable_moe_block": False, "use_double_wide_mlp": False,
                     "global_head_dim": 8, fitting.VARY: ["global_head_dim", "backbone_hidden_size"],
                     fitting.TIED: {"global_head_dim": "head_dim"}}
+# configs/dots3.py (0.5.19+): Dots3Config (model_type dots3_note, which SGLang registers), whose draft form
+# configure_draft_model (L187-199 @ 0.5.23) makes of the target's: one shared MTP layer, `sliding_attention`, the
+# swa_* MLA geometry; at tiny sizes here (the DeepSeek MLA ranks and small experts), the layer_types one per layer as
+# Dots3Config's validator requires. The class then stops at models/dots3_common/modeling.py `_require_cuda` (L147-149 @ 0.5.23:
+# "Dots3 model only supports CUDA backend."), which is the release on CPU: the record keeps that raise.
+DOTS3 = {**MLA, **fitting._SMALL_MOE, "model_type": "dots3_note", fitting.VARY: fitting._MLA_SIZES + fitting._MOE_SIZES,
+         "sliding_window_size": 128, "swa_q_lora_rank": 12, "swa_kv_lora_rank": 8, "swa_qk_nope_head_dim": 4,
+         "swa_qk_rope_head_dim": 4, "swa_v_head_dim": 4, "swa_num_attention_heads": 2, "swa_num_key_value_heads": 2,
+         fitting.PER_LAYER: {"layer_types": "sliding_attention"}}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen2": {"model_type": "qwen2"},
     "Qwen3": {"model_type": "qwen3"},
@@ -138,6 +147,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
     "Gemma4Assistant": GEMMA4_ASSISTANT,
     "Gemma4UnifiedAssistant": GEMMA4_ASSISTANT,
+    "Dots3Note": DOTS3,
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},
 }
