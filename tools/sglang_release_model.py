@@ -4,6 +4,7 @@
     python tools/sglang_release_model.py 0.5.23                  # fetch the wheel, run it, write the data folder
     python tools/sglang_release_model.py 0.5.23 --check          # regenerate and compare with the committed folder
     python tools/sglang_release_model.py 0.5.23 --only LlamaForCausalLMEagle3 --out /tmp/x
+    python tools/sglang_release_model.py 0.5.23 --only Gemma4AssistantForCausalLM --merge   # one recipe's classes
 
 The SGLang twin of tools/release_model.py, writing the same schema (runtimes/release_model.py reads both):
 `pip download --no-deps --no-cache-dir sglang==V`, extracted without its compiled libraries, with the transformers
@@ -66,6 +67,39 @@ DEEPSEEK = {**MLA, "topk_method": "noaux_tc", "scoring_func": "sigmoid", "moe_la
 # (their records are unchanged: docs/upstream-notes.md section 38).
 DOMINO = {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_len": 1, "gru_hidden_dim": 5,
           "emb_dim": 7}
+# models/dspark_minimax.py (0.5.23): MiniMaxDraftBackbone.__init__ reads block_size, dflash_config["target_layer_ids"]
+# and use_gemma_norm plainly (L110-112), minimax_m3.py's decoder layer moe_layer_freq per layer (L1792: absent, every
+# layer is MoE) and sparse_attention_config: the flat draft config configs/minimax_vl.py configure_minimax_m3_dspark
+# (L64-110) makes of an M3.1 checkpoint (dense layers: moe_layer_freq 0, for up to 4 sampled layers; a
+# dense_intermediate_size, sampled; no sparse attention). minimax_m2: the model_type transformers defines for M3's text
+# config. Its load_weights keeps only names under language_model.model.dspark., model.dspark. or dspark. (L277-289)
+# and raises on any parameter left unloaded (L316-322): the layouts are fed under the first, the prefix its own
+# modules are built with (L121, L136).
+DSPARK_MINIMAX = {"model_type": "minimax_m2", "block_size": 4, "use_gemma_norm": False,
+                  "dflash_config": {"target_layer_ids": [0]}, "sparse_attention_config": None,
+                  "moe_layer_freq": [0, 0, 0, 0], "dense_intermediate_size": 24,
+                  fitting.VARY: ["dense_intermediate_size"],
+                  fitting.RENAMES: {"dspark": [["^", "language_model.model.dspark."]]}}
+# models/gemma4_mtp.py (0.5.12+): Gemma 4's assistant reads backbone_hidden_size plainly (L80 @ 0.5.23, L78 @ 0.5.12;
+# sampled: pre_projection and post_projection are sized by it) and builds Gemma4TextModel on its text config
+# (_get_text_config L41-44: the config itself where it has no text_config); the assistant's own constraints
+# (transformers' Gemma4AssistantConfig: no per-layer input, no MoE block, no double-wide MLP). global_head_dim tied to
+# head_dim: under transformers 5.19 (0.5.23's pin) one apart makes head_dim a per-layer attribute, and
+# gemma4_causal.py:569 reads config.head_dim (AmbiguousGlobalPerLayerAttributeError, recorded where head_dim is
+# left out)
+GEMMA4_ASSISTANT = {"model_type": "gemma4_text", "backbone_hidden_size": 16, "hidden_size_per_layer_input": 0,
+                    "vocab_size_per_layer_input": 0, "enable_moe_block": False, "use_double_wide_mlp": False,
+                    "global_head_dim": 8, fitting.VARY: ["global_head_dim", "backbone_hidden_size"],
+                    fitting.TIED: {"global_head_dim": "head_dim"}}
+# configs/dots3.py (0.5.19+): Dots3Config (model_type dots3_note, which SGLang registers), whose draft form
+# configure_draft_model (L187-199 @ 0.5.23) makes of the target's: one shared MTP layer, `sliding_attention`, the
+# swa_* MLA geometry; at tiny sizes here (the DeepSeek MLA ranks and small experts), the layer_types one per layer as
+# Dots3Config's validator requires. The class then stops at models/dots3_common/modeling.py `_require_cuda` (L147-149 @ 0.5.23:
+# "Dots3 model only supports CUDA backend."), which is the release on CPU: the record keeps that raise.
+DOTS3 = {**MLA, **fitting._SMALL_MOE, "model_type": "dots3_note", fitting.VARY: fitting._MLA_SIZES + fitting._MOE_SIZES,
+         "sliding_window_size": 128, "swa_q_lora_rank": 12, "swa_kv_lora_rank": 8, "swa_qk_nope_head_dim": 4,
+         "swa_qk_rope_head_dim": 4, "swa_v_head_dim": 4, "swa_num_attention_heads": 2, "swa_num_key_value_heads": 2,
+         fitting.PER_LAYER: {"layer_types": "sliding_attention"}}
 RECIPES: dict[str, dict[str, Any]] = {
     "Qwen2": {"model_type": "qwen2"},
     "Qwen3": {"model_type": "qwen3"},
@@ -74,6 +108,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # speculative/dspark_components/dspark_config.py: a Markov head needs its type; the mask id every DSpark
     # config carries (tools/probe_sglang.py DSPARK_CONFIGS "ready")
     "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0, **DOMINO},
+    "DSparkMiniMax": DSPARK_MINIMAX,  # after "DSpark": its model_type wins
     "DFlash": {"model_type": "qwen3", **DOMINO},
     # models/dflash.py: the selector draft's dflash_config entries (as tools/release_model.py's DFlash2 recipe)
     "DFlash2": {"dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4,
@@ -110,6 +145,9 @@ RECIPES: dict[str, dict[str, Any]] = {
     # the lilicorr_* geometry lilicorr_utils.py requires (no defaults); a DFlashDraftModel, so the projector too
     "LiLiCorr": {**fitting.RECIPES["LiLiCorr"], **DOMINO},
     # an MTP/NextN head's layer count (models/*_nextn.py read it as a plain attribute)
+    "Gemma4Assistant": GEMMA4_ASSISTANT,
+    "Gemma4UnifiedAssistant": GEMMA4_ASSISTANT,
+    "Dots3Note": DOTS3,
     "NextN": {"num_nextn_predict_layers": 1},
     "MTP": {"num_nextn_predict_layers": 1},
 }
@@ -267,9 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write this folder instead of the package's data folder")
     parser.add_argument("--check", action="store_true", help="compare with the committed folder; write nothing")
     parser.add_argument("--raw", type=Path, help="also keep the worker's observations here")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --only: put these classes into the committed release (the others as they are)")
     parser.add_argument("--timeout", type=float, default=3000.0)
     args = parser.parse_args(argv)
-    if fitting.partial_refused("sglang_release_model", args.only, args.out):
+    if fitting.partial_refused("sglang_release_model", args.only, args.out, args.merge):
         return 2
     paths, reg = release_paths(args.version)
     worker = run_worker(paths, reg, args.only, args.timeout)
@@ -283,6 +323,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.raw:
         args.raw.write_text(json.dumps(worker, indent=1))
     release = fitting.stored(release_record(args.version, worker))
+    if args.merge and args.out is None:
+        whole = fitting.merged_release("sglang", args.version, release)
+        if whole is None:
+            print(f"sglang_release_model: no committed sglang-{args.version} to merge into", file=sys.stderr)
+            return 2
+        release = whole
     folder = args.out or DATA / f"sglang-{args.version}"
     if args.check:
         return fitting.check_folder(folder, release,

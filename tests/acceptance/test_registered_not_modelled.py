@@ -154,3 +154,17 @@ def test_deepseek_eagle3_on_vllm_0_28_is_registered_not_modelled_and_says_why(tm
     assert "vllm/v1/attention/backends/mla/prefill/flash_attn.py" in row["error"]
     _, later = _check(folder, "vllm==0.29.0")  # built there: judged, not "not modelled"
     assert "own code stops building" not in json.dumps(later)
+
+
+@pytest.mark.parametrize("runtime", ["sglang==0.5.23", "sglang==0.5.19"])
+def test_a_class_only_cuda_builds_is_registered_not_modelled_with_the_releases_reason(tmp_path: Path,
+                                                                                      runtime: str) -> None:
+    """Dots3's MTP head: its recipe (Dots3Config's MLA and SWA geometry) builds up to the release's own CUDA-only
+    stop (models/dots3_common/modeling.py `_require_cuda`), which the record keeps and DSP232 says."""
+    config = {"architectures": ["Dots3NoteForCausalLMNextN"], "model_type": "dots3_note", "vocab_size": V,
+              "hidden_size": H, "num_hidden_layers": 1, "layer_types": ["sliding_attention"]}
+    folder = _folder(tmp_path / "d", config, {"model.embed_tokens.weight": np.zeros((V, H), np.float32)})
+    _, doc = _check(folder, runtime)
+    note = _codes(doc)["DSP232"]["message"]
+    assert "Dots3NoteForCausalLMNextN" in note and "Dots3 model only supports CUDA backend." in note
+    assert "dots3_common/modeling.py" in note
