@@ -136,6 +136,10 @@ RECIPES: dict[str, dict[str, Any]] = {
     "DFlashLaguna": {"model_type": "laguna", "dflash_config": {"target_layer_ids": [0], "mask_token_id": 0},
                      **_SMALL_MOE, TIED: {"target.vocab_size": "draft_vocab_size"},
                      PER_LAYER: {"layer_types": "full_attention"}},
+    # Ricursive Ripple's DFlash2 draft (ricursive_dflash2.py @ 0.34.0): the layers listed in no_rope_layers (no
+    # default: read plainly) swap their rotary embedding for an identity (_NoRope), which holds no parameter; layer 0
+    # NoPE, so that the base build takes that path and the alternates ([0, 1], ...) show it changes no tensor
+    "DFlash2Ricursive": {"no_rope_layers": [0]},
     # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
     # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
     "DFlash2Beam": {"model_type": "beam", "is_causal": False,
