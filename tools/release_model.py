@@ -54,6 +54,7 @@ ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 # producer's config.json carries for that family; the model_type picks the transformers config class, as vLLM's
 # own config loading does.
 TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT: a recipe key, not a config key
+TARGET_TEXT = "__target_text__"  # release_model_worker.TARGET_TEXT: the target's text-config attributes read
 TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
 PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
@@ -103,6 +104,18 @@ RECIPES: dict[str, dict[str, Any]] = {
                         "moe": {"is_enabled": False}, "enable_confidence_head": False,
                         "confidence_head_with_markov": False},
     "Cohere": {"model_type": "cohere2"},
+    # DeepSeek-V4.1's DSpark draft (models/deepseek_v41/nvidia/dspark.py, 0.30.0-0.34.0; the package imports the nvidia
+    # module on every platform but ROCm) ships in the target checkpoint (mtp.*) and builds its layers from the
+    # target's config (DeepseekV4DecoderLayer reads vllm_config.model_config.hf_config), as an MTP head: transformers'
+    # deepseek_v4 config (its hc_* defaults), the dspark_* keys DSparkDeepseekV4Model reads plainly, tiny experts.
+    # On CPU it stops at the attention's torch.cuda.Event (deepseek_v41/attention.py): recorded as not built
+    "DSparkV41": {TARGET_IS_DRAFT: True, "model_type": "deepseek_v4", "dspark_target_layer_ids": [0],
+                  "dspark_markov_rank": 4, **_SMALL_MOE},
+    # Cohere2's EAGLE head is served with a Cohere2 target: CohereEagleModel prepends the target's layer_types to the
+    # draft's and each layer indexes them at its absolute index, target layers + i (cohere_eagle.py, commandr.py
+    # CohereAttention @ 0.21.0-0.34.0); without them every build raises IndexError. The probe's target: 4 layers,
+    # Cohere2's pattern (3 sliding, then full)
+    "EagleCohere": {TARGET_TEXT: {"layer_types": ["sliding_attention"] * 3 + ["full_attention"]}},
     "Gemma4MTP": {"model_type": "gemma4_text"},
     "Qwen3Next": {"model_type": "qwen3_next"},
     "Glm4Moe": {"model_type": "glm4_moe"},
