@@ -107,10 +107,11 @@ RECIPES: dict[str, dict[str, Any]] = {
     # DeepSeek-V4.1's DSpark draft (models/deepseek_v41/nvidia/dspark.py, 0.30.0-0.34.0; the package imports the nvidia
     # module on every platform but ROCm) ships in the target checkpoint (mtp.*) and builds its layers from the
     # target's config (DeepseekV4DecoderLayer reads vllm_config.model_config.hf_config), as an MTP head: transformers'
-    # deepseek_v4 config (its hc_* defaults), the dspark_* keys DSparkDeepseekV4Model reads plainly, tiny experts.
+    # deepseek_v4 config, its hyper-connection keys as transformers defaults them (vLLM 0.30-0.32 register their own
+    # DeepseekV4Config, which has none), the dspark_* keys DSparkDeepseekV4Model reads plainly, tiny experts.
     # On CPU it stops at the attention's torch.cuda.Event (deepseek_v41/attention.py): recorded as not built
-    "DSparkV41": {TARGET_IS_DRAFT: True, "model_type": "deepseek_v4", "dspark_target_layer_ids": [0],
-                  "dspark_markov_rank": 4, **_SMALL_MOE},
+    "DSparkV41": {TARGET_IS_DRAFT: True, "model_type": "deepseek_v4", "hc_mult": 4, "hc_sinkhorn_iters": 20,
+                  "hc_eps": 1e-6, "dspark_target_layer_ids": [0], "dspark_markov_rank": 4, **_SMALL_MOE},
     # Cohere2's EAGLE head is served with a Cohere2 target: CohereEagleModel prepends the target's layer_types to the
     # draft's and each layer indexes them at its absolute index, target layers + i (cohere_eagle.py, commandr.py
     # CohereAttention @ 0.21.0-0.34.0); without them every build raises IndexError. The probe's target: 4 layers,

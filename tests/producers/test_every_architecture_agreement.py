@@ -152,6 +152,7 @@ def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[s
         if runtime == "sglang" and "projector_type" not in model.reads:  # the Domino keys where the class reads
             config = {k: v for k, v in config.items() if k not in sglang_fitting.DOMINO}  # them (0.5.20+)
         own_target = config.pop(worker.TARGET_IS_DRAFT, False)
+        target_text = config.pop(worker.TARGET_TEXT, None)  # the target's, not the draft's config.json (Cohere2)
         tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],
                                                     target_vocab=worker.BASE["target.vocab_size"]))
         if tensors is None:
@@ -175,6 +176,8 @@ def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[s
             # (hf_config_override: qwen3_5_mtp, deepseek_mtp, ...), which transformers has no class for; the worker
             # builds it from the config as shipped, the target's own
             as_built = {**config, worker.TARGET_IS_DRAFT: True} if own_target else dict(built.hf)
+            if target_text:  # what the release reads of the target it is served with (release_model.RECIPES)
+                as_built[worker.TARGET_TEXT] = target_text
             cases.append({"id": folder.name, "architecture": arch, "config": as_built,
                           "tensors": {n: list(s) for n, s in shipped.items()},
                           "target_hidden": worker.BASE["target.hidden_size"], "target_vocab": t,
