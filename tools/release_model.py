@@ -111,7 +111,11 @@ RECIPES: dict[str, dict[str, Any]] = {
     # DeepseekV4Config, which has none), the dspark_* keys DSparkDeepseekV4Model reads plainly, tiny experts.
     # On CPU it stops at the attention's torch.cuda.Event (deepseek_v41/attention.py): recorded as not built
     "DSparkV41": {TARGET_IS_DRAFT: True, "model_type": "deepseek_v4", "hc_mult": 4, "hc_sinkhorn_iters": 20,
-                  "hc_eps": 1e-6, "dspark_target_layer_ids": [0], "dspark_markov_rank": 4, **_SMALL_MOE},
+                  "hc_eps": 1e-6, "dspark_target_layer_ids": [0], "dspark_markov_rank": 4, "index_topk": 4,
+                  "index_n_heads": 2, "index_head_dim": 8, "o_groups": 2, "o_lora_rank": 8, "q_lora_rank": 12,
+                  "sliding_window": 8, "swiglu_limit": 10.0, "n_shared_experts": 1, "scoring_func": "sqrtsoftplus",
+                  "norm_topk_prob": True, "routed_scaling_factor": 1.5, "num_nextn_predict_layers": 1,
+                  "compress_rope_theta": 160000.0, "qk_rope_head_dim": 4, **_SMALL_MOE},
     # Cohere2's EAGLE head is served with a Cohere2 target: CohereEagleModel prepends the target's layer_types to the
     # draft's and each layer indexes them at its absolute index, target layers + i (cohere_eagle.py, commandr.py
     # CohereAttention @ 0.21.0-0.34.0); without them every build raises IndexError. The probe's target: 4 layers,
