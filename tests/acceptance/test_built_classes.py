@@ -148,22 +148,3 @@ def test_a_class_its_release_cannot_build_on_cpu_says_why(tmp_path: Path) -> Non
     assert "vllm 0.28.0's own code stops building Eagle3DeepseekV2ForCausalLM on CPU" in note["message"]
     assert done.returncode == 1
 
-
-@pytest.mark.parametrize("release", ["0.30.0", "0.34.0"])
-def test_deepseek_v41_dspark_says_it_needs_cuda(tmp_path: Path, release: str) -> None:
-    """DeepSeek-V4.1's DSpark draft (0.30.0-0.34.0): built from its config (transformers' deepseek_v4, the target's,
-    with the dspark_* keys it reads), vLLM's own code stops at its attention's torch.cuda.Event on CPU (the package
-    has no CPU branch: deepseek_v41/__init__.py imports the nvidia module): registered, not modelled, in its words."""
-    config = {"architectures": ["DSparkV41DraftModel"], "model_type": "deepseek_v4", "vocab_size": T,
-              "hidden_size": 32, "num_hidden_layers": 1, "dspark_target_layer_ids": [0], "dspark_markov_rank": 4}
-    folder = _write(tmp_path / "v41", config, {"mtp.0.norm.weight": (32,)})
-    done = run_cli("check", str(folder), "--target-vocab-size", str(T), "--runtime", f"vllm=={release}",
-                   "--format", "json")
-    assert "Traceback" not in done.stderr, done.stderr
-    (doc,) = json.loads(done.stdout)["checkpoints"]
-    (row,) = doc["compatibility"]
-    assert row["loads"] is None and row["error_code"] == "DSP368", row
-    assert "registered, not modelled" in row["error"] and "dummy base class Event" in row["error"]
-    note = next(f for f in doc["findings"] if f["code"] == "DSP232")
-    assert "own code stops building DSparkV41DraftModel on CPU (RuntimeError" in note["message"]
-    assert "vllm/models/deepseek_v41/attention.py" in note["message"]

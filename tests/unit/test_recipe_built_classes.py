@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from dspark_ckpt.runtimes.generated_verdict import not_modelled
 from dspark_ckpt.runtimes.release_model import architecture_model, release_record
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -43,4 +44,13 @@ def test_deepseek_v41_dspark_stops_at_cuda_on_cpu(release: str) -> None:
     assert model is not None and model.not_built is not None
     assert model.not_built["type"] == "RuntimeError", model.not_built
     assert "Event" in model.not_built["message"]
-    assert model.not_built["where"] == "vllm/models/deepseek_v41/attention.py"
+    assert model.not_built["where"].startswith("vllm/models/deepseek_v41/attention.py")
+
+
+@pytest.mark.parametrize("release", ["0.30.0", "0.34.0"])
+def test_deepseek_v41_dspark_is_registered_not_modelled_with_the_release_reason(release: str) -> None:
+    """The words DSP232 and the release's DSP368 row carry for it (check/registration.py, check/no_verdict.py)."""
+    why = not_modelled("vllm", release, "DSparkV41DraftModel")
+    assert why is not None and why.startswith(f"registered, not modelled: vllm {release}'s own code stops building "
+                                              "DSparkV41DraftModel on CPU (RuntimeError: Tried to instantiate dummy "
+                                              "base class Event, vllm/models/deepseek_v41/attention.py:"), why
