@@ -215,8 +215,10 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
 # compared above on every release that registers them; here, that the recording holds them, and that the release's
 # own load took their as-built checkpoint (only the parameters the draft takes from its target left unwritten) and
 # answered a tensor missing, a column wider and a stray tensor otherwise.
+# (Cohere2's EAGLE on 0.21.0-0.28.0: built, but its k/v_proj rows are (hidden_size // heads) * kv heads there, which no
+# polynomial fits, so no whole checkpoint of it is written: from 0.29.0 on they follow head_dim)
 RECIPE_BUILT = [("0.34.0", "DFlash2RicursiveDraftModel"), ("0.34.0", "EagleCohereForCausalLM"),
-                ("0.25.0", "EagleCohereForCausalLM"), ("0.21.0", "EagleCohereForCausalLM")]
+                ("0.29.0", "EagleCohereForCausalLM")]
 
 
 @pytest.mark.parametrize(("release", "arch"), RECIPE_BUILT)
