@@ -147,4 +147,3 @@ def test_a_class_its_release_cannot_build_on_cpu_says_why(tmp_path: Path) -> Non
     note = next(f for f in doc["findings"] if f["code"] == "DSP232")
     assert "vllm 0.28.0's own code stops building Eagle3DeepseekV2ForCausalLM on CPU" in note["message"]
     assert done.returncode == 1
-
