@@ -54,6 +54,7 @@ ONE_AT_A_TIME = re.compile(r"^([\w.]+)=(\d+)$")
 # producer's config.json carries for that family; the model_type picks the transformers config class, as vLLM's
 # own config loading does.
 TARGET_IS_DRAFT = "__target_is_draft__"  # release_model_worker.TARGET_IS_DRAFT: a recipe key, not a config key
+TARGET_TEXT = "__target_text__"  # release_model_worker.TARGET_TEXT: the target's text-config attributes read
 TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
 PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
@@ -103,6 +104,23 @@ RECIPES: dict[str, dict[str, Any]] = {
                         "moe": {"is_enabled": False}, "enable_confidence_head": False,
                         "confidence_head_with_markov": False},
     "Cohere": {"model_type": "cohere2"},
+    # DeepSeek-V4.1's DSpark draft (models/deepseek_v41/nvidia/dspark.py, 0.30.0-0.34.0; the package imports the nvidia
+    # module on every platform but ROCm) ships in the target checkpoint (mtp.*) and builds its layers from the
+    # target's config (DeepseekV4DecoderLayer reads vllm_config.model_config.hf_config), as an MTP head: transformers'
+    # deepseek_v4 config, its hyper-connection keys as transformers defaults them (vLLM 0.30-0.32 register their own
+    # DeepseekV4Config, which has none), the dspark_* keys DSparkDeepseekV4Model reads plainly, tiny experts.
+    # On CPU it stops at the attention's torch.cuda.Event (deepseek_v41/attention.py): recorded as not built
+    "DSparkV41": {TARGET_IS_DRAFT: True, "model_type": "deepseek_v4", "hc_mult": 4, "hc_sinkhorn_iters": 20,
+                  "hc_eps": 1e-6, "dspark_target_layer_ids": [0], "dspark_markov_rank": 4, "index_topk": 4,
+                  "index_n_heads": 2, "index_head_dim": 8, "o_groups": 2, "o_lora_rank": 8, "q_lora_rank": 12,
+                  "sliding_window": 8, "swiglu_limit": 10.0, "n_shared_experts": 1, "scoring_func": "sqrtsoftplus",
+                  "norm_topk_prob": True, "routed_scaling_factor": 1.5, "num_nextn_predict_layers": 1,
+                  "compress_rope_theta": 160000.0, "qk_rope_head_dim": 4, **_SMALL_MOE},
+    # Cohere2's EAGLE head is served with a Cohere2 target: CohereEagleModel prepends the target's layer_types to the
+    # draft's and each layer indexes them at its absolute index, target layers + i (cohere_eagle.py, commandr.py
+    # CohereAttention @ 0.21.0-0.34.0); without them every build raises IndexError. The probe's target: 4 layers,
+    # Cohere2's pattern (3 sliding, then full)
+    "EagleCohere": {TARGET_TEXT: {"layer_types": ["sliding_attention"] * 3 + ["full_attention"]}},
     "Gemma4MTP": {"model_type": "gemma4_text"},
     "Qwen3Next": {"model_type": "qwen3_next"},
     "Glm4Moe": {"model_type": "glm4_moe"},
@@ -136,6 +154,10 @@ RECIPES: dict[str, dict[str, Any]] = {
     "DFlashLaguna": {"model_type": "laguna", "dflash_config": {"target_layer_ids": [0], "mask_token_id": 0},
                      **_SMALL_MOE, TIED: {"target.vocab_size": "draft_vocab_size"},
                      PER_LAYER: {"layer_types": "full_attention"}},
+    # Ricursive Ripple's DFlash2 draft (ricursive_dflash2.py @ 0.34.0): the layers listed in no_rope_layers (no
+    # default: read plainly) swap their rotary embedding for an identity (_NoRope), which holds no parameter; layer 0
+    # NoPE, so that the base build takes that path and the alternates ([0, 1], ...) show it changes no tensor
+    "DFlash2Ricursive": {"no_rope_layers": [0]},
     # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
     # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
     "DFlash2Beam": {"model_type": "beam", "is_causal": False,

@@ -531,14 +531,19 @@ def _unknown(model: ArchitectureModel, name: str, side: str = "",
     # a loader that adds the `model.` prefix itself walks the prefixed name (its layout's names carry it)
     form = max([name] if name.startswith("model.") else [name, f"model.{name}"], key=depth)
     reached = depth(form)
-    missing = _module_path(model, ".".join(normal(form).split(".")[:reached - 1]), form.split(".")[:reached])
+    # a loader that walks the class itself quotes the path from there, `model.` included, as its words for the probe
+    # past the last layer show (Cohere2's EAGLE: 'model.layers.1'); one walking the inner model, from below it
+    past = model.unknown.get("model.layers.past.unexpected_tensor.weight")
+    top = past is not None and "'model.layers." in past.message
+    missing = _module_path(model, ".".join(normal(form).split(".")[:reached - 1]), form.split(".")[:reached], top)
     return Landing("no-parameter", name, None, True,
                    f"{outcome.raises}: {outcome.message.replace('{name}', missing)}", outcome.where)
 
 
-def _module_path(model: ArchitectureModel, known: str, parts: list[str]) -> str:
+def _module_path(model: ArchitectureModel, known: str, parts: list[str], top: bool = False) -> str:
     """The release's name for a checkpoint prefix: the known part mapped as the release maps it (`midlayer` ->
-    `layers.0`; the parameter path below the model the loader walks, `model.` dropped), then the missing part."""
+    `layers.0`; the parameter path below the model the loader walks, `model.` dropped unless it walks the class
+    itself, `top`), then the missing part."""
     if not known:
         return ".".join(parts)
     sibling = next(((key, rule) for key, rule in sorted(model.tensors.items())
@@ -551,7 +556,8 @@ def _module_path(model: ArchitectureModel, known: str, parts: list[str]) -> str:
     if not rule.parameter.endswith(tail):
         return ".".join(parts)
     index = next((p for p in parts if p.isdigit()), "0")
-    mapped = rule.parameter[:-len(tail)].replace("{i}", index).removeprefix("model.")
+    mapped = rule.parameter[:-len(tail)].replace("{i}", index)
+    mapped = mapped if top else mapped.removeprefix("model.")
     return ".".join([mapped, *parts[len(known.split(".")):]])
 
 

@@ -64,6 +64,10 @@ OPTIONAL = ("target_hidden_size", "head_dim", "num_key_value_heads", "intermedia
 # A recipe key, never written to the config: the architecture is built with the draft's config as the target's,
 # as vLLM builds an MTP head (its speculative config's draft model config is the target model's).
 TARGET_IS_DRAFT = "__target_is_draft__"
+# A recipe key, never written to the config: attributes of the target's text config the class reads (key -> value),
+# as a target of that family's config.json gives them (the probe's target has 4 layers): a Cohere2 EAGLE draft
+# prepends its target's layer_types to its own and indexes them by absolute layer (cohere_eagle.py CohereEagleModel).
+TARGET_TEXT = "__target_text__"
 # A recipe key, never written to the config: the config keys the recipe sets that are sampled too, so that the
 # shapes they decide are fitted as expressions of them (MLA ranks, expert counts) rather than read as constants.
 VARY = "__vary__"
@@ -394,6 +398,7 @@ class Release:
         torch = self.torch
         raw = dict(raw)
         own_target = bool(raw.pop(TARGET_IS_DRAFT, False))
+        target_text = dict(raw.pop(TARGET_TEXT, None) or {})
         # a bare config is one SpeculatorsConfig already converted (check's BuiltConfig.hf): not converted twice
         converted = values.get("bare") and raw.get("model_type") == "speculators"
         hf = made if made is not None else _hf_config(raw, registry=None if converted else self.config_registry)
@@ -409,7 +414,7 @@ class Release:
                                 get_vocab_size=lambda: hf.vocab_size, get_hidden_size=lambda: hf.hidden_size,
                                 max_model_len=4096, model=self.folder, revision=None)
         target_hf: Any = SimpleNamespace(hidden_size=t_hidden, vocab_size=t_vocab, num_hidden_layers=4,
-                                         model_type="llama")
+                                         model_type="llama", **target_text)
         if own_target:  # an MTP head: vLLM builds it from the target's own config (the draft config is the target's)
             target_hf, t_hidden, t_vocab = hf, hf.hidden_size, hf.vocab_size
         target = SimpleNamespace(get_vocab_size=lambda: t_vocab, get_total_num_hidden_layers=lambda: 4,
