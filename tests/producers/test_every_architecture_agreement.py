@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import layout_checkpoint, write_safetensors
-from recorded import observations, path_of, sources
+from recorded import observations, only_known_misses, path_of, sources
 from test_landing_agreement import _observe, disagreements
 
 from dspark_ckpt.check.analysis import analyze
@@ -218,11 +218,7 @@ def test_check_agrees_with_each_architectures_own_load_weights(tmp_path: Path, r
     assert outcomes["unwritten"] and (outcomes["raises"] or runtime == "sglang"), outcomes
     print(f"{runtime} {release}: {outcomes}; {len(predicted) - len(disagree)}/{len(predicted)} cases agree over "
           f"{len(built_archs)} architectures: {sorted(built_archs)}")
-    known = KNOWN_MISSES.get((runtime, release), frozenset())
-    wrong = {line.split(":", 1)[0] for line in disagree}
-    assert wrong == known, (f"{len(disagree)} of {len(predicted)} cases disagree ({len(known)} known):\n"
-                            + "\n".join(line for line in disagree if line.split(":", 1)[0] not in known)
-                            + f"\nknown misses that now agree: {sorted(known - wrong)}")
+    only_known_misses(disagree, KNOWN_MISSES.get((runtime, release), frozenset()), len(predicted))
 
 
 # Classes the generated model builds since their recipes (issue 40 item 5: Ricursive's DFlash2, Cohere2's EAGLE),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recorded import observations, sources
+from recorded import observations, only_known_misses, sources
 from test_every_architecture_agreement import _observed, build_cases
 from test_landing_agreement import disagreements
 
@@ -114,7 +114,4 @@ def test_check_agrees_with_sglang_on_the_recipe_classes(tmp_path: Path, release:
     wrong = {line.split(":", 1)[0] for line in disagree}
     print(f"sglang {release}: {len(predicted) - len(disagree)}/{len(predicted)} agree; " + ", ".join(
         f"{a} {sum(i not in wrong for i in ids)}/{len(ids)}" for a, ids in per_class.items()))
-    known = KNOWN_MISSES.get(release, frozenset())
-    assert wrong == known, (f"{len(disagree)} of {len(predicted)} cases disagree ({len(known)} known):\n"
-                            + "\n".join(line for line in disagree if line.split(":", 1)[0] not in known)
-                            + f"\nknown misses that now agree: {sorted(known - wrong)}")
+    only_known_misses(disagree, KNOWN_MISSES.get(release, frozenset()), len(predicted))
