@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import DSPARK_FAMILIES, Family, traits
 from dspark_ckpt.runtimes.contracts import Contract, Share, Unknown, nested_weights
@@ -64,13 +62,14 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     nested = next(iter(nested_weights(f.nested_weights, k.bare_parameters)), None)
     if nested is not None:  # the nested loader meets candidate_selector.* before d2t and any row-checked head
         return Issue("DSP331", E_NESTED_WEIGHT.format(name=nested, param=nested.removesuffix(".weight")),
-                     tensor=_at(f, lambda n: n == nested))
+                     tensor=f.first_tensor(lambda n: n == nested))
     stray = _stray_heads(k, f)
     if "confidence_head" in stray:  # `confidence_head.*` sorts before every other name the loader refuses
         return _stray(k, f, "confidence_head")
     param = k.d2t_param.holds(d, t)
     if f.has_d2t and not param and k.unknown_weights is Unknown.REJECT:
-        return Issue("DSP303", k.messages.noparam.format(cls=k.model_class), tensor=_at(f, lambda n: n == "d2t"))
+        return Issue("DSP303", k.messages.noparam.format(cls=k.model_class),
+                     tensor=f.first_tensor(lambda n: n == "d2t"))
     if k.model_prefix_rejected and f.model_prefixed:
         return Issue("DSP313", k.messages.model_prefix, tensor=min((n for n, _ in f.tensor_shapes
                                                                      if n.startswith("model.")), default=None))
@@ -81,11 +80,12 @@ def _load_error(k: Contract, f: DraftFacts) -> Issue | None:
     extra_markov = _extra_markov(k, f)
     if extra_markov is not None:
         return Issue("DSP350", k.messages.stray_markov.format(name=extra_markov, cls=k.markov_backbone),
-                     tensor=_at(f, lambda n: n.startswith("markov_head.")))
+                     tensor=f.first_tensor(lambda n: n.startswith("markov_head.")))
     if (fc := _fc_error(k, f)) is not None:
         return fc
     if f.has_d2t and param and f.d2t_length is not None and f.d2t_length != d:
-        return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d), tensor=_at(f, lambda n: n == "d2t"))
+        return Issue("DSP324", k.messages.d2t_len.format(n=f.d2t_length, d=d),
+                     tensor=f.first_tensor(lambda n: n == "d2t"))
     if "markov_head" in stray:  # sorted after d2t, embed_tokens and lm_head, whose loads come first
         return _stray(k, f, "markov_head")
     if "prefix_gru" in stray:  # the Domino projector's GRU, sorted after every name above
@@ -100,7 +100,7 @@ def _fc_error(k: Contract, f: DraftFacts) -> Issue | None:
         return None
     got = ", ".join(map(str, f.fc_shape))
     return Issue("DSP329", k.messages.fc_shape.format(got=got, want=f"{want[0]}, {want[1]}"),
-                 tensor=_at(f, lambda n: n == "fc.weight"))
+                 tensor=f.first_tensor(lambda n: n == "fc.weight"))
 
 
 def _extra_markov(k: Contract, f: DraftFacts) -> str | None:
@@ -110,13 +110,8 @@ def _extra_markov(k: Contract, f: DraftFacts) -> str | None:
     return next((p for p in (markov_param(n) for n in f.sglang.markov_names) if p not in k.markov_params), None)
 
 
-def _at(f: DraftFacts, named: Callable[[str], bool]) -> str | None:
-    """The first checkpoint tensor in load order (sorted names) whose name, less a `model.` prefix, is `named`."""
-    return min((n for n, _ in f.tensor_shapes if named(n.removeprefix("model."))), default=None)
-
-
 def _stray(k: Contract, f: DraftFacts, head: str) -> Issue:
-    return Issue("DSP350", _stray_text(k, f, head), tensor=_at(f, lambda n: n.startswith(f"{head}.")))
+    return Issue("DSP350", _stray_text(k, f, head), tensor=f.first_tensor(lambda n: n.startswith(f"{head}.")))
 
 
 def _stray_text(k: Contract, f: DraftFacts, head: str) -> str:

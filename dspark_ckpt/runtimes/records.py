@@ -5,7 +5,7 @@ import these and not each other's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,10 @@ class DraftFacts:
             or self.markov_w2_rows is not None
         confidence = view is not None and bool(view.confidence_names)
         return tuple(name for name, shipped in (("confidence_head", confidence), ("markov_head", markov)) if shipped)
+
+    def first_tensor(self, named: Callable[[str], bool]) -> str | None:
+        """The first checkpoint tensor in load order (sorted names) whose name, less a `model.` prefix, is `named`."""
+        return min((n for n, _ in self.tensor_shapes if named(n.removeprefix("model."))), default=None)
 
     def unbuilt_heads(self, family: Family | None) -> tuple[str, ...]:
         """The shipped optional heads `family`'s model has no module for (a loader refuses or skips them)."""

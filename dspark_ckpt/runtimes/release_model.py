@@ -356,6 +356,14 @@ def generated_releases(runtime: str) -> tuple[str, ...]:
     return tuple(ordered(runtime, found))
 
 
+def built_model(runtime: str, version: str, architecture: str | None) -> ArchitectureModel | None:
+    """The generated model a verdict on `runtime==version` reads for `architecture` (modelled_release's), where
+    the release's code built the class; None where there is no data, no such class, or it was not built."""
+    release = modelled_release(runtime, version)
+    model = architecture_model(runtime, release, architecture) if release is not None and architecture else None
+    return model if model is not None and model.not_built is None else None
+
+
 @functools.cache
 def modelled_release(runtime: str, release: str) -> str | None:
     """The generated model a verdict on `runtime==release` reads, as release.resolve answers (`modelled`): its own;

@@ -24,7 +24,7 @@ from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import E_GEMMA4_FUSED_KV
 from dspark_ckpt.runtimes.parameter_pass import VOCAB_SHAPE_CODES, vocab_shape_code
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
-from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
+from dspark_ckpt.runtimes.release_model import built_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.step_reasons import sglang_step
 from dspark_ckpt.runtimes.table import contract_for
@@ -170,12 +170,8 @@ def ignored_suffixes(runtime: str, version: str) -> tuple[str, ...]:
 def init_refusal(built: BuiltConfig) -> Issue | None:
     """The class's own __init__ refusal of a key left out or null beside its partners (runtimes/absent_refusal.py),
     from the release's generated record; None where it has none or the record does not build the class."""
-    release = modelled_release(built.runtime, built.version)
-    model = architecture_model(built.runtime, release, built.architecture) \
-        if release is not None and built.architecture is not None else None
-    if model is None or model.not_built is not None or built.hf is None:
-        return None
-    return refused_absence(model, built.hf)
+    model = built_model(built.runtime, built.version, built.architecture)
+    return refused_absence(model, built.hf) if model is not None and built.hf is not None else None
 
 
 def raised_before(raised: landing.Landing, tensor: str | None) -> bool:
@@ -192,11 +188,10 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
     on is the verdict's error (before the contract's own error of one tensor where it comes first in load order:
     raised_before); tensors cut to fit and parameters left unfilled are silent problems. Then what load_weights
     does after the last tensor (fused_kv_error)."""
-    release = modelled_release(verdict.runtime, verdict.version)
-    model = architecture_model(verdict.runtime, release, architecture) if release is not None else None
+    model = built_model(verdict.runtime, verdict.version, architecture)
     fused = fused_kv_error(verdict.runtime, verdict.version, verdict.contract.family, hf)
     said = verdict.error  # the contract's error of one tensor (Issue.tensor), or None: the draft loads so far
-    if model is not None and model.not_built is None:
+    if model is not None:
         if (refused := refused_absence(model, hf)) is not None:  # __init__ refuses it before any weight is read
             return replace(verdict, error=refused)
         found = landing.land(model, hf, dict(f.tensor_shapes), target_hidden=f.target_hidden_size,

@@ -25,7 +25,7 @@ from dspark_ckpt.runtimes.first_step import (
     recorded,
 )
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
-from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
+from dspark_ckpt.runtimes.release_model import built_model
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
 from dspark_ckpt.runtimes.sglang_config import (
     HEAD_TYPES,
@@ -125,11 +125,8 @@ def record_builds(r: Row, leaf: str) -> bool:
     if r.version is None:
         return False
     built = next((b for b in r.f.builds if (b.runtime, b.version) == ("sglang", r.version)), None)
-    architecture = built.architecture if built is not None else r.cfg.architecture
-    release = modelled_release("sglang", r.version)
-    model = architecture_model("sglang", release, architecture) if release and architecture else None
-    return model is not None and model.not_built is None and any(
-        p == leaf or p.endswith("." + leaf) for p in model.parameters)
+    model = built_model("sglang", r.version, built.architecture if built is not None else r.cfg.architecture)
+    return model is not None and any(p == leaf or p.endswith("." + leaf) for p in model.parameters)
 
 
 # --- EAGLE-3 (models/llama_eagle3.py) ---------------------------------------------------------------------------
@@ -173,8 +170,8 @@ def _eagle3_load(r: Row) -> None:
     rows_check(r, "DSP321", "embed_tokens.weight", f.embed_rows, f.vocab_size)  # sorts before `lm_head.weight`
     want = f.aux.fc_shape if f.aux is not None else None  # fc.weight sorts between the two: an nn.Linear
     if want is not None and f.fc_shape is not None and tuple(f.fc_shape) != want:
-        fc = min((n for n, _ in f.tensor_shapes if n.removeprefix("model.") == "fc.weight"), default=None)
-        fail("DSP329", m.E_SGLANG_SHAPE.format(got=list(f.fc_shape), expected=list(want)), tensor=fc)
+        fail("DSP329", m.E_SGLANG_SHAPE.format(got=list(f.fc_shape), expected=list(want)),
+             tensor=f.first_tensor(lambda n: n == "fc.weight"))
     key = r.cfg.stacked_layer_key  # `layers.0.*` sorts between fc and lm_head
     if r.c.stacked_keyerror and key is not None:
         fail("DSP346", m.E_STRAY_KEY.format(tensor=key))

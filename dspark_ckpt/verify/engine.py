@@ -235,8 +235,8 @@ def at_load(facts: DraftFacts, version: str) -> Verdict | None:
 
 
 def words_agree(seen: Observed, text: str) -> bool:
-    """vLLM's exception says what check's error says: check quotes it up to where it varies ("are:", the
-    available parameters), or quotes the part of it that names the tensor (the landing's errors add the shapes around it)."""
+    """vLLM's exception says what check's error says: check quotes it up to where it varies ("are:", the available
+    parameters), or quotes the part of it that names the tensor (the landing's errors add the shapes around it)."""
     message = landing.sorted_sets(seen.error or "")
     words = message.split(" The available", 1)[0]
     return message.startswith(text) or (bool(words) and words in text)
