@@ -540,8 +540,10 @@ RULES: dict[str, Rule] = _rules(
          'Add `"markov_head_type": "vanilla"` (or the head the draft was trained with) at the top level of '
          "config.json, with markov_rank beside it."),
     Rule("DSP345", "draft-head-weights-missing", ERROR, "Part of the draft's Markov head is not in the checkpoint",
-         "SGLang builds markov_head.markov_w1/markov_w2 (nn.Embedding/nn.Linear) and loads what the checkpoint "
-         "has; a missing factor keeps its random initialisation, with no error.",
+         "The release builds markov_head.markov_w1/markov_w2 (nn.Embedding/nn.Linear) and loads what the "
+         "checkpoint has; where its loader does not refuse a missing factor (SGLang never; vLLM where its record "
+         "saw the load go through), the factor keeps its initial values, with no error. The Markov head's own code "
+         "for what DSP363 says of any other parameter.",
          "The draft adds a random bias to every proposal: acceptance collapses.",
          "A DSpark checkpoint without markov_head.markov_w2.weight.", "Re-export the draft with its Markov head."),
     Rule("DSP346", "layer-weights-dropped", ERROR, "The decoder layer's weights are dropped by name",
@@ -720,10 +722,10 @@ RULES: dict[str, Rule] = _rules(
          "initial values, and so do the rows of one that the shipped tensors fill only in part (one expert's "
          "projection missing from a fused MoE parameter, a q/k/v shard). One pass visits each parameter, and at "
          "most one hand-read annotation answers part of its judgement (runtimes/parameter_pass.py): lm_head, "
-         "embed_tokens and d2t, which the release may take from the target or map, are the vocab contract's (on SGLang the Markov head too, DSP345; a padded draft's "
-         "draft_id_to_target_id that no d2t fills is said with its DSP305), and an EAGLE-3 fc's width the "
-         "aux-state model's (not its presence); the rest, vLLM's Markov head and the fc of DFlash and DSpark "
-         "included, is judged here. A parameter a config key only resizes (a kernel "
+         "embed_tokens and d2t, which the release may take from the target or map, are the vocab contract's (a "
+         "padded draft's draft_id_to_target_id that no d2t fills is said with its DSP305), and an EAGLE-3 fc's "
+         "width the aux-state model's (not its presence); the rest, the Markov head (under its own code, DSP345) "
+         "and the fc of DFlash and DSpark included, is judged here. A parameter a config key only resizes (a kernel "
          "size, a list of target layers) is still required where the draft sets that key to a value the "
          "release's samples did not cover; one a key may add or drop is not.",
          "The draft loads and proposes from random layers: acceptance is near zero, with no error.",

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import past_first_layer
+from dspark_ckpt.runtimes import load_phases, past_first_layer
 from dspark_ckpt.runtimes.parameter_pass import is_mapping, judgement, unfilled_judged
 from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.release_model import (
@@ -910,10 +910,11 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
             else:
                 found.append(_unfilled_rest(name, count))
     found.extend(_refused_missing(refused))
-    # what load_weights raises on comes first, in load order (the sorted names); the refusal of what it left
-    # unwritten is raised after it returns
-    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing", x.tensor or "", x.kind,
-                                             x.parameter or "")))
+    # what load_weights raises on comes first, in load order (the sorted names, within the loader's passes:
+    # load_phases.py); the refusal of what it left unwritten is raised after it returns
+    return tuple(sorted(found, key=lambda x: (not x.raises, x.kind == "missing",
+                                             load_phases.position(model.runtime, model.name, x.tensor or ""),
+                                             x.kind, x.parameter or "")))
 
 
 def loader_check(model: ArchitectureModel, parameter: str) -> LoadOutcome | None:

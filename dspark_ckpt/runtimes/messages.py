@@ -156,7 +156,6 @@ class Messages:
     unregistered: str = E_SGLANG_UNREGISTERED
     unregistered_verbatim: bool = True  # False: the release's words name what it imported (E_SGLANG_UNSUPPORTED)
     no_hot_token: str = E_SGLANG_NO_HOT_TOKEN
-    shape: str = E_SGLANG_SHAPE
     layers: str = E_EAGLE3_LAYERS
     no_draft_vocab: str = E_EAGLE3_NO_DRAFT_VOCAB
     null_draft_vocab: str = E_EAGLE3_NULL_DRAFT_VOCAB

@@ -15,11 +15,14 @@ SGLang: each visited once, none with two, and each annotation names a parameter 
 What is still hand-read (and so where the annotated facets are answered): on vLLM, whether the release fills an
 unshipped lm_head or embed_tokens from the target, and the d2t mapping (runtimes/compatibility.py over
 vllm_rows.py; a shipped head's shape is the record's, raised under the head's own code: VOCAB_SHAPE_CODES); on
-SGLang, the vocabulary parameters of a family the contract describes, whole (runtimes/sglang_eval.py over
-sglang_rows.py: its DSpark record builds no lm_head or embed_tokens, the worker attaches the target's); the aux-state
-model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py) for the width of an EAGLE-3 fc. SGLang's Domino projector (`prefix_gru.*`, `embed_proj.*`) is the record's, shape and
-presence: what stays hand-read of it in sglang_eval.py (an undeclared projector refused by name, the start-up
-checks of its fields and of V == T) is no facet of a parameter, so it has no row here.
+SGLang, whether an EAGLE-3 worker shares the target's head, and the heads no SGLang DSpark or DFlash record builds
+(the worker attaches the target's lm_head and embed_tokens: runtimes/sglang_eval.py over sglang_rows.py); the
+aux-state model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py) for the width of an EAGLE-3 fc. The Markov head is
+the record's on both runtimes, shape and presence, under its own codes (VOCAB_SHAPE_CODES, VOCAB_UNFILLED_CODES; on
+SGLang in the loader's own order, after the backbone: runtimes/load_phases.py). So is SGLang's Domino projector
+(`prefix_gru.*`, `embed_proj.*`): what stays hand-read of these in sglang_eval.py (an unknown Markov name and an
+undeclared projector refused by name, the start-up checks of their fields and of V == T) is no facet of a
+parameter, so it has no row here.
 """
 
 from __future__ import annotations
@@ -98,13 +101,6 @@ ANNOTATIONS: tuple[Annotation, ...] = (
                "after load where V <= T (per release), the release's words for V > T without one", _CONTRACT, _BOTH),
     Annotation("draft_id_to_target_id", _WHOLE, Applies.DESCRIBED, "built where D differs from T (per release), "
                "applied at sampling as draft_id + d2t[draft_id], a missing one stays all-zero", _CONTRACT[:1], _VLLM),
-    # SGLang's DSpark Markov head: [V, r] both (as its record fits them), loaded after the backbone in a bucket of its
-    # own (not in sorted order with it), and a missing one is DSP345: sglang_eval.py judges it whole
-    Annotation("markov_w1.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows V, a missing head refused in its "
-               "words (DSP345)", _CONTRACT[1:], _SGLANG),
-    Annotation("markov_w2.weight", _WHOLE, Applies.DESCRIBED, "SGLang: rows V (nn.Linear(markov_rank, "
-               "vocab_size), models/dspark.py L78 @ 0.5.16, L199 @ 0.5.23), a missing head refused in its words "
-               "(DSP345)", _CONTRACT[1:], _SGLANG),
     # EAGLE-3's fc: its width is the count of aux hidden states the runner hands it, which the config's layer
     # lists and the release's defaults decide at run time; its presence stays the record's (a draft without fc
     # loads and fc keeps its initial values: tests/producers/test_vllm_whole_agreement.py `no-fc`)
@@ -124,14 +120,31 @@ ANNOTATIONS: tuple[Annotation, ...] = (
 # judges its shape; the code says which head, as the vocab contract always has: DSP320 an lm_head, ...)
 VOCAB_SHAPE_CODES: Mapping[str, FindingCode] = {"lm_head.weight": "DSP320", "embed_tokens.weight": "DSP321",
                                                 "markov_w1.weight": "DSP322", "markov_w2.weight": "DSP323"}
+# ... and a head the release leaves unwritten without a word (the record judges its presence): a Markov factor keeps
+# its random initialisation, a bias on every proposal (DSP345, an error where DSP363 warns of a backbone parameter)
+VOCAB_UNFILLED_CODES: Mapping[str, FindingCode] = {"markov_w1.weight": "DSP345", "markov_w2.weight": "DSP345"}
 
 
 def vocab_shape_code(parameter: str | None) -> FindingCode | None:
     """The vocabulary head's own code for a raise on `parameter`'s shape (None: not a vocabulary head)."""
+    return _code_of(VOCAB_SHAPE_CODES, parameter)
+
+
+def vocab_unfilled_code(parameter: str | None) -> FindingCode | None:
+    """The vocabulary head's own code for `parameter` left unwritten (None: DSP363's, as any parameter)."""
+    return _code_of(VOCAB_UNFILLED_CODES, parameter)
+
+
+def unwritten_heads(parameters: list[str]) -> str:
+    """What is wrong with a vocabulary head's parameters the load left unwritten (under vocab_unfilled_code)."""
+    keeps = "they keep their" if len(parameters) > 1 else "it keeps its"
+    return f"{' and '.join(parameters)} not in the checkpoint: {keeps} random initialisation"
+
+
+def _code_of(codes: Mapping[str, FindingCode], parameter: str | None) -> FindingCode | None:
     if parameter is None:
         return None
-    return next((code for leaf, code in VOCAB_SHAPE_CODES.items()
-                 if parameter == leaf or parameter.endswith("." + leaf)), None)
+    return next((code for leaf, code in codes.items() if parameter == leaf or parameter.endswith("." + leaf)), None)
 
 
 def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:

@@ -13,18 +13,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import positive_int
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.rule_catalog import RULES
-from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes import landing, load_phases
 from dspark_ckpt.runtimes.absent_refusal import refused_absence
 from dspark_ckpt.runtimes.compatibility import evaluate_contract, startup_error
 from dspark_ckpt.runtimes.config_build import as_written, build_config, raised_code
 from dspark_ckpt.runtimes.contracts import Contract
 from dspark_ckpt.runtimes.messages import E_GEMMA4_FUSED_KV
-from dspark_ckpt.runtimes.parameter_pass import VOCAB_SHAPE_CODES, vocab_shape_code
+from dspark_ckpt.runtimes.parameter_pass import (
+    VOCAB_SHAPE_CODES,
+    unwritten_heads,
+    vocab_shape_code,
+    vocab_unfilled_code,
+)
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
-from dspark_ckpt.runtimes.release_model import built_model
+from dspark_ckpt.runtimes.release_model import ArchitectureModel, built_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.step_reasons import sglang_step
 from dspark_ckpt.runtimes.table import contract_for
@@ -174,13 +180,16 @@ def init_refusal(built: BuiltConfig) -> Issue | None:
     return refused_absence(model, built.hf) if model is not None and built.hf is not None else None
 
 
-def raised_before(raised: landing.Landing, tensor: str | None) -> bool:
+def raised_before(model: ArchitectureModel, raised: landing.Landing, tensor: str | None) -> bool:
     """Whether the record's raise comes before a load error the contract ties to `tensor`: __init__'s refusal of
-    a key does; a tensor's comes first in load order (the sorted names); the check of what load_weights left
-    unfilled comes after every tensor."""
+    a key does; a tensor's comes first in load order (the sorted names, within the loader's passes:
+    load_phases.py); the check of what load_weights left unfilled comes after every tensor."""
     if raised.kind == "missing-key":
         return True
-    return raised.kind != "missing" and raised.tensor is not None and tensor is not None and raised.tensor < tensor
+    if raised.kind == "missing" or raised.tensor is None or tensor is None:
+        return False
+    return load_phases.position(model.runtime, model.name, raised.tensor) < \
+        load_phases.position(model.runtime, model.name, tensor)
 
 
 def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_class: str, f: DraftFacts) -> Verdict:
@@ -202,7 +211,7 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
         error, silent = landing_issues(found, model.cls, hf, described=True)
         if said is not None:
             raised = next((p for p in found if p.raises), None)
-            first = error is not None and raised is not None and raised_before(raised, said.tensor)
+            first = error is not None and raised is not None and raised_before(model, raised, said.tensor)
             return replace(verdict, error=error, silent=()) if first else verdict
         # the loader's check of what load_weights filled (DSP367) comes after load_weights' own last step
         if error is not None and (fused is None or error.code != landing.REQUIRED):
@@ -219,7 +228,8 @@ def landing_issues(found: Sequence[landing.Landing], cls: str, config: Mapping[s
                    described: bool = False) -> tuple[Issue | None, tuple[Issue, ...]]:
     """The landing problems as a verdict's parts: the first one the loader raises on is the error (a described
     draft's vocabulary head by its own code: parameter_pass.vocab_shape_code); tensors cut to fit (DSP362) and
-    parameters left unfilled (DSP363) are silent problems."""
+    parameters left unfilled (DSP363; a described draft's Markov head DSP345: vocab_unfilled_code) are silent
+    problems."""
     raised = next((p for p in found if p.raises), None)
     if raised is not None:
         code = raised_code(raised, config)
@@ -230,6 +240,12 @@ def landing_issues(found: Sequence[landing.Landing], cls: str, config: Mapping[s
     if cut:
         silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
     left = [p for p in found if p.kind == "unfilled" and p.parameter]
+    heads: dict[FindingCode, list[str]] = {}  # a described draft's vocabulary heads, under their own codes
+    for p in left:
+        if described and (code := vocab_unfilled_code(p.parameter)) is not None:
+            heads.setdefault(code, []).append(str(p.parameter))
+    silent.extend(Issue(code, unwritten_heads(parameters)) for code, parameters in heads.items())
+    left = [p for p in left if not any(p.parameter in parameters for parameters in heads.values())]
     unfilled = [p.parameter + (f" ({p.filled[0]} of {p.filled[1]} rows filled)" if p.filled else "") for p in left]
     if unfilled:
         count = sum(p.count for p in left)  # a landing for every layer past the named ones stands for each of them

@@ -24,6 +24,7 @@ from dspark_ckpt.runtimes.first_step import (
     eagle3_sizes,
     recorded,
 )
+from dspark_ckpt.runtimes.parameter_pass import unwritten_heads
 from dspark_ckpt.runtimes.records import DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import built_model
 from dspark_ckpt.runtimes.sglang_columns import Loader, SglangColumns, Width
@@ -59,10 +60,6 @@ class Stop(Exception):
 
 def fail(code: FindingCode, text: str, verbatim: bool = True, tensor: str | None = None) -> NoReturn:
     raise Stop(Issue(code, text, verbatim, tensor))
-
-
-def torch_size(rows: int | None, cols: int | None) -> str:
-    return f"[{rows}]" if cols is None else f"[{rows}, {cols}]"
 
 
 def head_code(d: int, t: int) -> FindingCode:
@@ -346,12 +343,6 @@ def _dspark_startup(r: Row) -> None:
         fail("DSP344", k.messages.head_type_build.format(kind=cfg.markov_head_type_top))
 
 
-def markov_shapes(r: Row) -> dict[str, tuple[FindingCode, int | None, int | None]]:
-    f, cfg = r.f, r.cfg
-    return {"markov_w1.weight": ("DSP322", f.markov_w1_rows, cfg.markov_cols[0]),
-            "markov_w2.weight": ("DSP323", f.markov_w2_rows, cfg.markov_cols[1])}
-
-
 def markov_unknown(r: Row, name: str) -> Issue | None:
     head, known = MARKOV_PARAMS[r.cfg.markov_head_type_top]
     if name.removeprefix("markov_head.") in known:
@@ -360,22 +351,17 @@ def markov_unknown(r: Row, name: str) -> Issue | None:
 
 
 def _dspark_load(r: Row) -> None:
-    """The backbone (a Nemotron draft's own embedding), then the markov bucket in sorted-name order: an unknown
-    name raises, the factors are default_weight_loader-checked against [V, r]."""
-    k, f, cfg = r.k, r.f, r.cfg
+    """The backbone (a Nemotron draft's own embedding), then the markov bucket in sorted-name order, where a name
+    the head has no parameter for raises. The factors' shapes and presence are the generated record's, judged in
+    the same order (runtimes/landing.py, load_phases.py)."""
+    f = r.f
     if own_embed(r):
         domino_load(r, before=embed_name(r))
         rows_check(r, "DSP321", "embed_tokens.weight", f.embed_rows, f.vocab_size)
     domino_load(r)  # the backbone (DFlashDraftModel.load_weights) runs before the markov bucket
-    shapes = markov_shapes(r)
-    for name in cfg.markov_names:
+    for name in r.cfg.markov_names:
         if (unknown := markov_unknown(r, name)) is not None:
-            raise Stop(unknown)
-        if (suffix := name.removeprefix("markov_head.")) in shapes:
-            code, rows, cols = shapes[suffix]
-            if rows is not None and (rows, cols) != (f.vocab_size, cfg.markov_rank_top):
-                fail(code, k.messages.shape.format(got=torch_size(rows, cols),
-                                                   expected=torch_size(f.vocab_size, cfg.markov_rank_top)))
+            raise Stop(replace(unknown, tensor=name))
 
 
 def _dspark_worker(r: Row) -> None:
@@ -452,10 +438,8 @@ def shared_silent(r: Row, *, head_shipped: bool, embed_shipped: bool, embed_load
 
 def dspark_silent(r: Row, *, markov_missing: list[str], **shared: bool) -> list[Issue]:
     found = shared_silent(r, **shared)
-    if markov_missing:
-        named = " and ".join(f"markov_head.{n}.weight" for n in markov_missing)  # the parameters the loader
-        keeps = "they keep their" if len(markov_missing) > 1 else "it keeps its"  # leaves unwritten
-        found.append(Issue("DSP345", f"{named} not in the checkpoint: {keeps} random initialisation"))
+    if markov_missing:  # the parameters the loader left unwritten (verify observes them)
+        found.append(Issue("DSP345", unwritten_heads([f"markov_head.{n}.weight" for n in markov_missing])))
     v, w = r.f.vocab_size, head_width(r.f)
     if r.c.width is Width.KERNEL and v < w:
         found.append(Issue("DSP349", f"the Markov bias covers ids [0, {v}) only: ids [{v}, {w}) of the target head "
@@ -464,9 +448,9 @@ def dspark_silent(r: Row, *, markov_missing: list[str], **shared: bool) -> list[
 
 
 def _dspark_silent(r: Row) -> list[Issue]:
+    """What check predicts from the headers; a Markov factor no tensor fills is the record's (release_verdict.landed)."""
     f = r.f
-    missing = [n for n, rows in (("markov_w1", f.markov_w1_rows), ("markov_w2", f.markov_w2_rows)) if rows is None]
-    return dspark_silent(r, markov_missing=missing, head_shipped=f.has_lm_head, embed_shipped=f.has_embed,
+    return dspark_silent(r, markov_missing=[], head_shipped=f.has_lm_head, embed_shipped=f.has_embed,
                          embed_loaded=f.has_embed)
 
 

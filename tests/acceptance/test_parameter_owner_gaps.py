@@ -79,9 +79,11 @@ def test_a_missing_fc_is_judged_whatever_target_layers_the_draft_lists(tmp_path:
 
 
 def test_a_dspark_draft_without_its_markov_head_keeps_it_as_initialised(tmp_path: Path) -> None:
+    """The record says the release loads it and leaves both factors unwritten; a Markov head left so is the head's
+    own error (DSP345: a random bias on every proposal), on vLLM as on SGLang, not a backbone warning (DSP363)."""
     root = draft(tmp_path / "nomarkov", "qwen3-dspark", markov=False)
     for version, seen in verdicts(root).items():
-        assert seen["loads"] and seen["silent_codes"] == ["DSP363"], (version, seen)
+        assert seen["loads"] and seen["silent_codes"] == ["DSP345"], (version, seen)
         assert "model.markov_head.markov_w1.weight" in seen["silent"][0]
         assert "model.markov_head.markov_w2.weight" in seen["silent"][0]
 

@@ -68,8 +68,8 @@ def test_markov_factors_have_v_rows_whatever_draft_vocab_size_says(drafts: Draft
     """A pruned draft (D = 64 < V = T): markov_w2 has D rows, SGLang builds nn.Linear(r, V)."""
     found = check(dspark(drafts, vocab=T, draft_vocab=64, d2t=True))
     expect(found, {BEFORE: ("error", "DSP309"), ALL_DSPARK: ("error", "DSP323")})
-    assert found["0.5.23"].error == "Attempted to load weight (torch.Size([64, 4])) into parameter " \
-                                    "(torch.Size([96, 4]))"
+    assert found["0.5.23"].error.startswith("AssertionError: Attempted to load weight (torch.Size([64, 4])) into "
+                                            "parameter (torch.Size([96, 4]))")  # default_weight_loader's words
 
 
 def test_markov_head_type_is_required_unless_a_dspark_key_is_set(drafts: Drafts) -> None:

@@ -103,8 +103,8 @@ def test_every_annotation_names_modules_that_read_its_tensor() -> None:
 
 
 def test_facets_say_what_the_record_judges() -> None:
-    markov = next(a for a in ANNOTATIONS if a.leaf == "markov_w1.weight" and Facet.SHAPE in a.facets)
-    judged = parameter_pass.Judgement("markov_head.markov_w1.weight", markov)
+    mapping = next(a for a in ANNOTATIONS if a.leaf == "draft_id_to_target_id" and Facet.SHAPE in a.facets)
+    judged = parameter_pass.Judgement("draft_id_to_target_id", mapping)
     assert (judged.shape, judged.presence, judged.unfilled) == (False, False, False)
     assert not any(a.leaf == "lm_head.weight" and Facet.SHAPE in a.facets for a in ANNOTATIONS)
     shared = next(a for a in ANNOTATIONS if a.leaf == "lm_head.weight" and a.facets == {Facet.PRESENCE})
@@ -135,14 +135,19 @@ def test_fc_is_judged_by_the_record_for_every_class_the_aux_model_does_not_read(
     assert found.annotation is not None and not found.shape and found.presence  # its width the aux model's
 
 
-def test_the_markov_head_is_the_records_on_vllm_and_annotated_on_sglang() -> None:
+def test_the_markov_head_is_the_records_on_both_runtimes_under_its_own_codes() -> None:
     model = architecture_model("vllm", "0.33.0", "Qwen3DSparkModel")
     assert model is not None
     assert judgement(model, "model.markov_head.markov_w1.weight", Family.QWEN3_DSPARK).annotation is None
-    sglang = architecture_model("sglang", "0.5.23", "Qwen3DSparkModel")
-    assert sglang is not None  # SGLang's contract judges it whole (sglang_eval.py DSP345)
-    found = judgement(sglang, "markov_head.markov_w1.weight", Family.QWEN3_DSPARK)
-    assert not found.shape and not found.presence
+    for release in ("0.5.16", "0.5.23"):  # SGLang: no hand evaluator skips it any more (was sglang_eval.py's)
+        sglang = architecture_model("sglang", release, "Qwen3DSparkModel")
+        assert sglang is not None
+        for leaf in ("markov_w1.weight", "markov_w2.weight"):
+            found = judgement(sglang, f"markov_head.{leaf}", Family.QWEN3_DSPARK)
+            assert found.annotation is None and found.shape and found.presence and found.unfilled, (release, leaf)
+    assert [parameter_pass.vocab_shape_code(f"markov_head.markov_w{i}.weight") for i in (1, 2)] == ["DSP322", "DSP323"]
+    assert parameter_pass.vocab_unfilled_code("model.markov_head.markov_w2.weight") == "DSP345"
+    assert parameter_pass.vocab_unfilled_code("model.layers.0.mlp.down_proj.weight") is None
     # vLLM: a vocabulary head's shape is the record's whoever describes the draft; whether the release fills an
     # unshipped one from the target is the contract's (hand-read); the d2t mapping stays the contract's whole
     for parameter in ("lm_head.weight", "model.embed_tokens.weight"):
