@@ -118,7 +118,7 @@ def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: s
     DSpark's markov_rank), judged here, before the rows' load checks, because __init__ runs before load_weights; the
     rest is judged with every tensor (landed). Two reads the records cannot show stay hand-read: the DeepSeek-V4
     draft's hc_mult (its class is not built on CPU: the record keeps only the raise) and DFlash2's dflash_config
-    entries (every sample ships dflash_config, so no record sees one missing)."""
+    entries (no record lists the entries __init__ indexes: vllm_rows.DFLASH2_KEYS says why)."""
     family = family_of(arch)
     hc_mult = r.citation("build.hc_mult")  # 0.25+
     if arch == "DSparkDraftModel" and "hc_mult" not in hf and hc_mult:  # the DeepSeek-V4 draft's own keys

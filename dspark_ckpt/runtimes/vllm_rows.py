@@ -133,8 +133,13 @@ def _families_by_class() -> dict[str, frozenset[Family]]:
 # read off the rows above: which architecture name maps to which class is the generated registry's
 # (spec_facts.draft_class), the family a name picks among them model/families.ARCHITECTURE_FAMILY's.
 CLASS_FAMILIES: dict[str, frozenset[Family]] = _families_by_class()
-# Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
-# dflash_config["..."], read where lines.json cites build.dflash2_conv and build.dflash2_selector (tools/release_anchors.py)
+# The dflash_config entries DFlash2's __init__ indexes without a default (`draft_config["..."]`, a KeyError for a
+# missing one), read where lines.json cites build.dflash2_conv and build.dflash2_selector (tools/release_anchors.py).
+# Hand-read: the generated records hold no list of them. A record's `reads` stops at `dflash_config`; its
+# `structural` keys name three (conv_kernel_size, conv_group_size, selector_rank: they resize tensors) but not
+# selector_top_k (it resizes none); `absent_keys` (release_worker.absent_keys, which vLLM's records do not carry yet)
+# leaves out what __init__ requires by design. Held to the releases' own __init__, each entry z-lab ships left out
+# (tests/producers/test_vllm_config_rewrite_agreement.py, 0.33.0 and 0.34.0: exactly these raise).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
 
 
