@@ -136,10 +136,11 @@ def _without_entry(entry: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
-def entry_cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One served case per dflash_config entry of the layout, left out (codebooks bare): check's built config each."""
+def entry_cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """One served case per dflash_config entry of the layout, left out (codebooks bare): check's built config each,
+    and, where __init__ builds, check's verdict as cases_for has it."""
     entries = sorted(layout(LAYOUT)["config"]["dflash_config"])
-    cases, built_of = [], {}
+    cases, built_of, predicted = [], {}, {}
     for entry in entries:
         folder = _write(tmp_path / f"{LAYOUT}--without-{entry}", LAYOUT, "as-shipped", _without_entry(entry))
         assert folder is not None, entry
@@ -147,11 +148,17 @@ def entry_cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dic
         analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
                            runtimes=[RuntimeVersion("vllm", release)], speculative=SPECULATIVE)
         raw = json.loads((folder / "config.json").read_text())
+        shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
         cases.append({"id": folder.name, "config": raw, "served": SPECULATIVE, "share_steps": SHARE_STEP,
-                      "tensors": {n: list(t.shape) for n, t in analysis.loaded.tensors.items()},
-                      "target_hidden": raw.get("hidden_size", 16), "target_vocab": T})
-        built_of[folder.name] = analysis.builds[0]
-    return cases, built_of
+                      "tensors": shapes, "target_hidden": raw.get("hidden_size", 16), "target_vocab": T})
+        built = built_of[folder.name] = analysis.builds[0]
+        model = architecture_model("vllm", release, built.architecture or "")
+        if built.error is None and model is not None and built.hf is not None and analysis.verdicts:
+            found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
+                                 target_vocab=T, config_class=built.config_class, family=built.family,
+                                 dropped=landing.dropped_unshipped(model, release))
+            predicted[folder.name] = (analysis.verdicts[0], found, model)
+    return cases, built_of, predicted
 
 
 @pytest.mark.parametrize("source", sources("vllm"))
@@ -160,7 +167,7 @@ def test_the_dflash2_entries_init_indexes_are_the_hand_list(tmp_path: Path, rele
     """The release's DFlash2 __init__ raises `KeyError: '<entry>'` (its words, check's DSP333) for exactly the
     entries of DFLASH2_KEYS left out; every other entry z-lab ships is optional there (its absence is no __init__
     raise)."""
-    cases, built_of = entry_cases(tmp_path, release)
+    cases, built_of, predicted = entry_cases(tmp_path, release)
     observed = observations("vllm-dflash2-entries", "vllm", release, cases, source,
                             lambda: _observe(release, cases, timeout=1500))
     raised = {}
@@ -176,3 +183,9 @@ def test_the_dflash2_entries_init_indexes_are_the_hand_list(tmp_path: Path, rele
             assert built.error is not None and built.error.code == "DSP333" and not built.before_validation
     assert {e for e, said in raised.items() if said} == set(DFLASH2_KEYS), raised
     assert all(raised[e] == f"KeyError: '{e}'" for e in DFLASH2_KEYS), raised
+    # the other entries left out: check's verdict is the release's whole load (a target-layer list gone: fc's width)
+    assert {c.rsplit("--without-", 1)[1] for c in predicted} == {e for e, said in raised.items() if said is None}
+    wrong = compare(predicted, {c: observed[c] for c in predicted}, None,
+                    {c: (preflight(release, tmp_path / c, SPECULATIVE, Family.DFLASH2), built_of[c].architecture)
+                     for c in predicted})
+    assert not wrong, "\n".join(wrong)
