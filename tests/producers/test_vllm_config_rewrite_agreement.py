@@ -29,6 +29,7 @@ from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.generated_verdict import GENERATED
 from dspark_ckpt.runtimes.release_model import architecture_model
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.vllm_rows import BARE_PARAMETERS, DFLASH2_KEYS
@@ -117,6 +118,14 @@ def test_check_serves_the_class_vllm_rewrites_a_dflash2_draft_to(tmp_path: Path,
         # the verdict is the rewritten class's generated record's (the rows describe DFlash2 only), its rewrite cited
         assert ("hf_config_override: architectures ['DFlash2DraftModel'] -> ['DFlash2RicursiveDraftModel']"
                 in built.source) is rewritten, built.source
+        verdict = predicted[case_id][0]
+        assert verdict is not None, case_id
+        if rewritten:  # judged by the Ricursive class's generated record (ricursive_dflash2.py @ 0.34.0)
+            assert verdict.contract.model_class == "RicursiveDFlash2ForCausalLM" and verdict.contract.family is None
+            assert "ricursive_dflash2.py" in verdict.contract.source and GENERATED in verdict.contract.source
+        else:
+            assert (verdict.contract.family, verdict.contract.model_class) == (Family.DFLASH2,
+                                                                               "DFlash2Qwen3ForCausalLM")
     wrong = compare(predicted, observed, None, served)
     print(f"vllm {release}: {len(predicted) - len(wrong)}/{len(predicted)} agree")
     assert not wrong, "\n".join(wrong)
