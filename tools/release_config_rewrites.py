@@ -105,7 +105,8 @@ def _outcome(call: Any, cfg: Stand) -> dict[str, Any]:
     return {k: after.get(k) for k in ("model_type", "architectures") if before.get(k, object()) != after.get(k)}
 
 
-def overrides(text: str) -> dict[str, Any]:
+def overrides(text: str, drafts: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """`drafts`: the release's registered draft names (spec.json), the names whose own branches are replayed."""
     tree = ast.parse(text)
     fn = _function(tree, "SpeculativeConfig", "hf_config_override")
     if not isinstance(fn, ast.FunctionDef):
@@ -116,7 +117,63 @@ def overrides(text: str) -> dict[str, Any]:
                                          layer_types=[]))
                 for mt in _compared_types(fn)}
     table = {mt: out for mt, out in outcomes.items() if out}  # a model_type left as written is not listed
-    return {"file": SPEC, "line": fn.lineno, "end": fn.end_lineno, "model_types": table}
+    found = {"file": SPEC, "line": fn.lineno, "end": fn.end_lineno, "model_types": table}
+    by_arch = architecture_overrides(fn, call, drafts)
+    return {**found, "architectures": by_arch} if by_arch else found
+
+
+_FIRST_ARCH = ("initial_architecture", "hf_config.architectures[0]")
+PROBE_TYPE = "probe_type"  # a model_type no branch compares: what an architecture's branch does alone
+# What a key a branch's test reads with getattr(hf_config, key, ...) is set to: a non-empty and an empty list (the
+# test's truthiness; runtimes/config_rewrites.architecture_override replays the outcome of the same truthiness).
+KEY_PROBES = ([0], [])
+
+
+def _first_arch_names(test: ast.expr) -> list[str]:
+    """The names an `if` compares the config's first architecture with (`initial_architecture == "X"`,
+    `hf_config.architectures[0] in (...)`, `(arch := hf_config.architectures[0]) in (...)`)."""
+    found: list[str] = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        left = node.left.value if isinstance(node.left, ast.NamedExpr) else node.left
+        if ast.unparse(left) not in _FIRST_ARCH:
+            continue
+        for comp in node.comparators:
+            items = comp.elts if isinstance(comp, (ast.Tuple, ast.List, ast.Set)) else [comp]
+            found += [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+    return found
+
+
+def _keys_read(test: ast.expr) -> list[str]:
+    """The keys a test reads with `getattr(hf_config, "key", ...)`."""
+    return [n.args[1].value for n in ast.walk(test) if isinstance(n, ast.Call) and ast.unparse(n.func) == "getattr"
+            and len(n.args) >= 2 and ast.unparse(n.args[0]) == "hf_config" and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)]
+
+
+def architecture_overrides(fn: ast.FunctionDef, call: Any, drafts: frozenset[str]) -> dict[str, Any]:
+    """What the override does to a draft name it compares the first architecture with (registered drafts only: the
+    target-architecture branches build an MTP draft from a target's config, which check does not replay), run over a
+    stand-in of a model_type no branch compares: as written, and with each key its `if` reads set to each of
+    KEY_PROBES. Only an outcome that changes the model_type or the architectures is kept, with the branch's lines;
+    a DFlash2DraftModel with non-empty `no_rope_layers` -> DFlash2RicursiveDraftModel (0.34)."""
+    found: dict[str, Any] = {}
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.If):
+            continue
+        for arch in (a for a in _first_arch_names(node.test) if a in drafts):
+            base = Stand(model_type=PROBE_TYPE, architectures=[arch], num_nextn_predict_layers=1, layer_types=[])
+            entry: dict[str, Any] = {}
+            if (alone := _outcome(call, base)) and "raises" not in alone:
+                entry["as_written"] = alone
+            for key in _keys_read(node.test):
+                seen = {json.dumps(v): _outcome(call, Stand(**{**base.__dict__, key: v})) for v in KEY_PROBES}
+                if any(out and "raises" not in out for out in seen.values()):
+                    entry.setdefault("keys", {})[key] = seen
+            if entry:
+                found[arch] = {**entry, "line": node.lineno, "end": node.body[-1].end_lineno}
+    return found
 
 
 class _Base:
@@ -250,13 +307,17 @@ def lookahead_set(text: str) -> int | None:
 def dump(version: str, tree: Path) -> dict[str, str]:
     """The two files: what every vLLM build reads (the override, Medusa's completion), and EAGLEConfig's renames
     (read only for a draft EAGLEConfig wraps)."""
+    # the release's generated registry (main puts ROOT on sys.path)
+    from dspark_ckpt.runtimes import spec_facts
+
     by = {"generated_by": f"python tools/release_config_rewrites.py {version}"}
     spec = (tree / SPEC).read_text(encoding="utf-8")
     served = method_overrides(spec)  # written only where the release has such a branch
     found = medusa(tree)
     if found.get("lookahead") and (line := lookahead_set(spec)) is not None:
         found["lookahead_set"] = {"file": SPEC, "line": line}
-    return {FILE: _written({**by, "hf_config_override": overrides(spec), "medusa_config": found,
+    drafts = frozenset(spec_facts.drafts(version))
+    return {FILE: _written({**by, "hf_config_override": overrides(spec, drafts), "medusa_config": found,
                             **({"method_overrides": served} if served else {})}),
             EAGLE_FILE: _written({**by, "eagle_config": renames((tree / EAGLE).read_text(encoding="utf-8"))})}
 

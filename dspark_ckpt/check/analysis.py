@@ -143,6 +143,12 @@ def verdicts(facts: DraftFacts, runtimes: Sequence[RuntimeVersion]) -> tuple[Ver
     return verdicts_for(facts, runtimes)
 
 
+def _in_order(vs: Sequence[Verdict], runtimes: Sequence[RuntimeVersion]) -> tuple[Verdict, ...]:
+    """The verdicts in the order the releases were asked for."""
+    at = {(rv.runtime, rv.version): i for i, rv in enumerate(runtimes)}
+    return tuple(sorted(vs, key=lambda v: at.get((v.runtime, v.version), len(at))))
+
+
 def compatibility(vs: Sequence[Verdict]) -> tuple[Compatibility, ...]:
     return tuple(
         Compatibility(
@@ -236,10 +242,15 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
                             raw=loaded.config_doc.raw if loaded.config_doc else None, tensors=loaded.tensors)
         facts = with_build(facts, builds, raw, vocab, loaded.tensors, mappings.d2t_targets, mappings.d2t_all_zero,
                            kind, honoured) if facts is not None else None
-    vs = verdicts(facts, runtimes) if facts is not None else unmodelled_verdicts(
-        builds, {n: tuple(info.shape) for n, info in loaded.tensors.items()},
+    vs = verdicts(facts, runtimes) if facts is not None else ()
+    # a release whose build no contract row describes (no family: a draft of no modelled family, or one a release's
+    # own config rewrite took to another class, vLLM 0.34's Ricursive DFlash2) is judged by its generated model
+    judged = {(v.runtime, v.version) for v in vs}
+    vs = _in_order((*vs, *unmodelled_verdicts(
+        [b for b in builds if (b.runtime, b.version) not in judged and (facts is None or b.family is None)],
+        {n: tuple(info.shape) for n, info in loaded.tensors.items()},
         target_hidden=target.hidden if target is not None else None, target_vocab=t,
-        target_model_type=target.text_model_type if target is not None else None)
+        target_model_type=target.text_model_type if target is not None else None)), runtimes)
     built = builds or (build_all(raw, runtimes, named, model, t, tokens) if cfg is not None else ())
     findings += aux_findings(built)  # T plays no part
     findings += ignored_key_findings(built)

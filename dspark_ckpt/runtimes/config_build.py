@@ -16,9 +16,9 @@ from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
-from dspark_ckpt.model.families import Family, family_for
+from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, Family, family_for
 from dspark_ckpt.model.findings import shown_name
-from dspark_ckpt.runtimes import landing, speculators, vllm_hf_config
+from dspark_ckpt.runtimes import landing, spec_facts, speculators, vllm_hf_config
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.config_classes import config_class
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
@@ -118,8 +118,8 @@ def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: s
     DSpark's markov_rank), judged here, before the rows' load checks, because __init__ runs before load_weights; the
     rest is judged with every tensor (landed). Two reads the records cannot show stay hand-read: the DeepSeek-V4
     draft's hc_mult (its class is not built on CPU: the record keeps only the raise) and DFlash2's dflash_config
-    entries (every sample ships dflash_config, so no record sees one missing)."""
-    family = _family_of(arch)
+    entries (no record lists the entries __init__ indexes: vllm_rows.DFLASH2_KEYS says why)."""
+    family = family_of(arch)
     hc_mult = r.citation("build.hc_mult")  # 0.25+
     if arch == "DSparkDraftModel" and "hc_mult" not in hf and hc_mult:  # the DeepSeek-V4 draft's own keys
         cites.append(f"{hc_mult} (config.hc_mult)")
@@ -141,17 +141,20 @@ def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: s
     return None
 
 
-def _family_of(arch: str | None) -> Family | None:
-    if arch == "Qwen3OmniDSparkModel":
-        return Family.QWEN3_OMNI_DSPARK
-    cls = rows.DRAFT_CLASSES.get(arch or "")
-    return rows.CLASS_FAMILY.get(cls) if cls else None
+def family_of(arch: str | None) -> Family | None:
+    """The family whose contract rows judge a built architecture: the one the name picks (model/families.py; the
+    Omni name its own), where the class the generated registry maps the name to (spec_facts.draft_class) is one
+    that family's rows describe (vllm_rows.CLASS_FAMILIES); None otherwise (DSparkDraftModel's DeepSeek-V4 class,
+    a registered name dspark-ckpt does not model)."""
+    family = ARCHITECTURE_FAMILY.get(arch or "")
+    cls = spec_facts.draft_class(arch) if family is not None and arch is not None else None
+    return family if cls is not None and family in rows.CLASS_FAMILIES.get(cls, ()) else None
 
 
 def _built(version: str, hf: Mapping[str, Any], arch: str | None, method: str | None, parallel: bool | None,
            cls: str, cites: list[str], exact: bool, *, error: Issue | None = None,
            before_validation: bool = True) -> BuiltConfig:
-    family = _family_of(arch) if error is None or not before_validation else None
+    family = family_of(arch) if error is None or not before_validation else None
     vocab = positive_int(hf.get("vocab_size"))
     model_type = hf.get("model_type")
     return BuiltConfig(

@@ -54,6 +54,36 @@ def override(release: str, model_type: str | None) -> Override | None:
                     _where(part, release))
 
 
+def architecture_override(release: str, hf: Mapping[str, Any]) -> Override | None:
+    """What hf_config_override does to a registered draft name of its own (`architectures`: the release's branch
+    run over a stand-in with each key its test reads set to a non-empty and an empty list): the outcome recorded
+    for the config's first architecture, as written or for a key its test reads at the truthiness the config's value
+    has (0.34: a DFlash2DraftModel whose `no_rope_layers` is non-empty becomes DFlash2RicursiveDraftModel). None
+    where the release changes nothing for it. The branch returns: no model_type override follows."""
+    archs = hf.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    part = _record(release).get("hf_config_override") or {}
+    entry = (part.get("architectures") or {}).get(first or "")
+    if not isinstance(entry, dict):
+        return None
+    for key, seen in sorted((entry.get("keys") or {}).items()):
+        value = hf.get(key)
+        outcome = next((out for probe, out in seen.items() if bool(json.loads(probe)) is bool(value)), None)
+        if value is not None and outcome:
+            return _arch_override(outcome, hf, f"{part.get('file')} @ v{release} L{entry.get('line')}-"
+                                  f"{entry.get('end')} ({key} {json.dumps(value)[:40]})")
+    written = entry.get("as_written")
+    return _arch_override(written, hf, f"{part.get('file')} @ v{release} L{entry.get('line')}-{entry.get('end')}") \
+        if written else None
+
+
+def _arch_override(outcome: Mapping[str, Any], hf: Mapping[str, Any], where: str) -> Override:
+    archs = outcome.get("architectures")
+    model_type = hf.get("model_type")
+    return Override(outcome.get("model_type", model_type if isinstance(model_type, str) else None),
+                    tuple(archs) if isinstance(archs, list) else None, where)
+
+
 def medusa_architectures(release: str) -> Override | None:
     """The architectures MedusaConfig.__init__ gives a config.json that names none (0.12-0.32; None where the
     release has no MedusaConfig)."""

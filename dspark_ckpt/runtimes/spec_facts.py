@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dspark_ckpt.runtimes.release_lines import DATA
+from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 FILE_NAME = "spec.json"
 
@@ -53,6 +54,14 @@ def drafts(release: str) -> Mapping[str, str]:
     """`_SPECULATIVE_DECODING_MODELS` of the release: draft architecture -> the class it builds."""
     found: Mapping[str, str] = _doc(release)["registry"]["drafts"]
     return found
+
+
+@functools.cache
+def draft_class(name: str) -> str | None:
+    """The class `_SPECULATIVE_DECODING_MODELS` maps a draft name to, whichever release is asked: the newest listed
+    release's that maps it (every release that maps a modelled name maps it to one class: test_focused_runtimes.py
+    holds each to every release record's `registry`). None where no listed release maps it."""
+    return next((cls for release in reversed(VLLM_RELEASES) if (cls := drafts(release).get(name)) is not None), None)
 
 
 def document(release: str) -> Mapping[str, Any]:

@@ -133,15 +133,19 @@ def _overridden(r: ReleaseRules, raw: Mapping[str, Any], cites: list[str] | None
         return _completed(r, raw, cites)
     model_type = raw.get("model_type")
     raw = _completed(r, raw, cites)
-    found = config_rewrites.override(r.version, model_type if isinstance(model_type, str) else None)
+    by_arch = config_rewrites.architecture_override(r.version, raw)
+    found = by_arch or config_rewrites.override(r.version, model_type if isinstance(model_type, str) else None)
     if found is None:
         return dict(raw)
     hf = {**raw, "model_type": found.model_type}
     if found.architectures is not None:
         hf["architectures"] = list(found.architectures)
     if cites is not None:
-        cites.append(f"{found.where} (hf_config_override: model_type {model_type} -> {found.model_type}"
-                     + (f", architectures {list(found.architectures)})" if found.architectures else ")"))
+        said = f"architectures {raw.get('architectures')}" if by_arch else f"model_type {model_type}"
+        cites.append(f"{found.where} (hf_config_override: {said} -> "
+                     + (f"{list(found.architectures)})" if by_arch and found.architectures else
+                        f"{found.model_type}" + (f", architectures {list(found.architectures)})"
+                                                 if found.architectures else ")")))
     return hf
 
 

@@ -119,35 +119,27 @@ VLLM_ROWS: tuple[Contract, ...] = (
 )
 
 
-# The draft architectures of _SPECULATIVE_DECODING_MODELS whose class dspark-ckpt models: name -> the class it maps
-# to. Which releases register each, and where, is the generated registry data's (registered_architectures.json,
-# runtimes/registered.py), and the class each maps to is every release record's `registry` (release_data/*/release.json):
-# tests/unit/test_focused_runtimes.py holds this table to both.
-DRAFT_CLASSES: dict[str, str] = {
-    "Eagle3LlamaForCausalLM": "Eagle3LlamaForCausalLM",
-    "LlamaForCausalLMEagle3": "Eagle3LlamaForCausalLM",
-    "PEagleDraftModel": "Eagle3LlamaForCausalLM",
-    "PeagleLlamaForCausalLM": "Eagle3LlamaForCausalLM",
-    "Eagle3Qwen3ForCausalLM": "Eagle3Qwen3ForCausalLM",
-    "PeagleQwen3ForCausalLM": "Eagle3Qwen3ForCausalLM",
-    "DFlashDraftModel": "DFlashQwen3ForCausalLM",
-    "DFlash2DraftModel": "DFlash2Qwen3ForCausalLM",
-    "Qwen3DSparkModel": "Qwen3DSparkForCausalLM",
-    "Qwen3OmniDSparkModel": "Qwen3DSparkForCausalLM",
-    "Gemma4DSparkModel": "Gemma4DSparkForCausalLM",
-    "DSparkDraftModel": "DSparkDeepseekV4ForCausalLM",
-}
-# The family whose contract rows describe each class (Qwen3OmniDSparkModel: the Omni rows, same class).
-CLASS_FAMILY: dict[str, Family] = {
-    "Eagle3LlamaForCausalLM": Family.EAGLE3_LLAMA,
-    "Eagle3Qwen3ForCausalLM": Family.EAGLE3_QWEN3,
-    "DFlashQwen3ForCausalLM": Family.DFLASH,
-    "DFlash2Qwen3ForCausalLM": Family.DFLASH2,
-    "Qwen3DSparkForCausalLM": Family.QWEN3_DSPARK,
-    "Gemma4DSparkForCausalLM": Family.GEMMA4_DSPARK,
-}
-# Keys a model's __init__ reads as plain attributes of the draft config, with the exception a missing one raises.
-# dflash_config["..."], read where lines.json cites build.dflash2_conv and build.dflash2_selector (tools/release_anchors.py)
+
+
+def _families_by_class() -> dict[str, frozenset[Family]]:
+    found: dict[str, set[Family]] = {}
+    for row in VLLM_ROWS:
+        if row.supported:  # a row that only says the class is not served (Omni before 0.29) describes no load
+            found.setdefault(row.model_class, set()).add(row.family)
+    return {cls: frozenset(families) for cls, families in found.items()}
+
+
+# The families whose contract rows describe each draft class (Qwen3DSparkForCausalLM: the Qwen3 and the Omni rows),
+# read off the rows above: which architecture name maps to which class is the generated registry's
+# (spec_facts.draft_class), the family a name picks among them model/families.ARCHITECTURE_FAMILY's.
+CLASS_FAMILIES: dict[str, frozenset[Family]] = _families_by_class()
+# The dflash_config entries DFlash2's __init__ indexes without a default (`draft_config["..."]`, a KeyError for a
+# missing one), read where lines.json cites build.dflash2_conv and build.dflash2_selector (tools/release_anchors.py).
+# Hand-read: the generated records hold no list of them. A record's `reads` stops at `dflash_config`; its
+# `structural` keys name three (conv_kernel_size, conv_group_size, selector_rank: they resize tensors) but not
+# selector_top_k (it resizes none); `absent_keys` (release_worker.absent_keys, which vLLM's records do not carry yet)
+# leaves out what __init__ requires by design. Held to the releases' own __init__, each entry z-lab ships left out
+# (tests/producers/test_vllm_config_rewrite_agreement.py, 0.33.0 and 0.34.0: exactly these raise).
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import config_rewrites, vllm_hf_config
+from dspark_ckpt.runtimes.config_build import build_config
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 from dspark_ckpt.runtimes.vllm_release import RELEASE_RULES
 
@@ -68,3 +70,47 @@ def test_a_medusa_config_without_architectures_is_completed_where_the_release_ha
         assert hf["architectures"] == ["MedusaModel"]
         assert vllm_hf_config.overridden(r, {**raw, "architectures": ["Mine"]})["architectures"] == ["Mine"]
     assert (recorded["line"] is None) == (VLLM_RELEASES.index(release) >= VLLM_RELEASES.index("0.33.0"))
+
+
+def _dflash2(**extra: object) -> dict[str, object]:
+    return {"architectures": ["DFlash2DraftModel"], "model_type": "qwen3", "vocab_size": 64, "hidden_size": 16,
+            "dflash_config": {"conv_kernel_size": 3, "conv_group_size": 2, "selector_rank": 4, "selector_top_k": 2},
+            **extra}
+
+
+# the releases whose executed hf_config_override rewrites a registered draft name of its own (a recorded outcome)
+REWRITING = [r for r in VLLM_RELEASES if config_rewrites.architecture_override(r, _dflash2(no_rope_layers=[0]))]
+
+
+def test_only_the_releases_registering_the_ricursive_class_rewrite_a_nope_dflash2_draft() -> None:
+    """The executed record holds the rewrite exactly where the generated registry has its target class."""
+    assert REWRITING == [r for r in VLLM_RELEASES if RELEASE_RULES[r].registers("DFlash2RicursiveDraftModel")]
+    assert REWRITING  # 0.34.0 on
+
+
+@pytest.mark.parametrize("release", VLLM_RELEASES)
+@pytest.mark.parametrize(("layers", "rewritten"),
+                         [([0], True), ([0, 2], True), ([], False), (None, False), ("absent", False)])
+def test_a_dflash2_draft_with_nope_layers_is_built_as_the_release_rewrites_it(
+        release: str, layers: list[int] | str | None, rewritten: bool) -> None:
+    """speculative.py hf_config_override (L796-801 @ 0.34.0): a DFlash2DraftModel whose no_rope_layers is non-empty
+    becomes DFlash2RicursiveDraftModel, before the registry and EAGLEConfig; the rows describe DFlash2 only, so the
+    rewritten build has no family (its generated model judges it). An empty or null list is left as written, and
+    so is every release without the branch."""
+    raw = _dflash2() if layers == "absent" else _dflash2(no_rope_layers=layers)
+    built = build_config(raw, "vllm", release)
+    if rewritten and release in REWRITING:
+        assert (built.architecture, built.family, built.error) == ("DFlash2RicursiveDraftModel", None, None)
+        assert f"speculative.py @ v{release} L" in built.source and "no_rope_layers" in built.source
+        return
+    assert built.architecture == "DFlash2DraftModel" and "hf_config_override: architectures" not in built.source
+    assert built.family is (Family.DFLASH2 if RELEASE_RULES[release].registers("DFlash2DraftModel") else None)
+
+
+def test_the_architecture_override_needs_its_first_architecture() -> None:
+    """The branch reads `hf_config.architectures[0]`: the name anywhere else, or no list, is no rewrite."""
+    latest = REWRITING[-1]
+    assert config_rewrites.architecture_override(latest, _dflash2(no_rope_layers=[0]))
+    for archs in (["Other", "DFlash2DraftModel"], [], None, "DFlash2DraftModel"):
+        assert config_rewrites.architecture_override(latest, {**_dflash2(no_rope_layers=[0]), "architectures": archs}) \
+            is None, archs

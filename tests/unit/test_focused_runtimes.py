@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from dspark_ckpt.model import runtime_label
-from dspark_ckpt.model.families import Family
+from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, Family
 from dspark_ckpt.runtimes import registered as registered_data
 from dspark_ckpt.runtimes import release_lines, spec_facts, vllm_release, vllm_rows
+from dspark_ckpt.runtimes.config_build import family_of
 from dspark_ckpt.runtimes.contracts import When
 from dspark_ckpt.runtimes.installed import DISTRIBUTIONS, installed_runtime, installed_runtimes
 from dspark_ckpt.runtimes.release import How, parse, resolve
@@ -69,25 +70,38 @@ def test_a_registry_line_is_cited_exactly_where_the_release_registers_the_name(n
         assert (line is not None) is rules.registers(name), (name, release)
 
 
-@pytest.mark.parametrize("name", sorted(vllm_rows.DRAFT_CLASSES))
-def test_draft_classes_are_the_release_records_classes(name: str) -> None:
-    """DRAFT_CLASSES keeps no release of its own (issue 40: the hand twin of the registry data is gone): each name is
-    one the generated registry data registers as a draft, and maps to the class every generated release record that
-    registers it names (release.json `registry`); which releases register it is registered_architectures.json's."""
-    cls = vllm_rows.DRAFT_CLASSES[name]
-    assert name in anchors.REGISTRY_NAMES
+@pytest.mark.parametrize("name", sorted(anchors.REGISTRY_NAMES))
+def test_a_draft_class_is_every_release_records_class(name: str) -> None:
+    """The class check takes a modelled draft name to (spec_facts.draft_class, from spec.json) is the one every
+    generated release record that registers the name maps it to (release.json `registry`); which releases register
+    it is registered_architectures.json's. Its family's contract rows describe that class (vllm_rows.CLASS_FAMILIES,
+    read off the rows), except DSparkDraftModel's DeepSeek-V4 class, which no family models."""
+    cls = spec_facts.draft_class(name)
     assert any((r := registered_data.registration("vllm", release, name)) is not None and r.draft
                for release in VLLM_VERSIONS), name
     records = {release: record["registry"][name] for release in generated_releases("vllm")
                if (record := release_record("vllm", release)) is not None and name in record["registry"]}
     assert records and {entry[1] for entry in records.values()} == {cls}, (name, records)
-    assert cls in vllm_rows.CLASS_FAMILY or cls == "DSparkDeepseekV4ForCausalLM"  # the one class not modelled
+    assert {spec_facts.drafts(r).get(name) for r in VLLM_VERSIONS} - {None} == {cls}, name
+    family = ARCHITECTURE_FAMILY.get(name)
+    assert (family in vllm_rows.CLASS_FAMILIES.get(cls, ())) is (name != "DSparkDraftModel"), (name, cls)
+    assert family_of(name) is family
 
 
-def test_draft_classes_hold_no_release() -> None:
-    """A twin of the registry data's first release (the column this table once had) is not to come back."""
-    assert all(isinstance(cls, str) for cls in vllm_rows.DRAFT_CLASSES.values())
-    assert set(vllm_rows.DRAFT_CLASSES) == set(anchors.REGISTRY_NAMES)
+def test_the_modelled_names_are_the_families_names() -> None:
+    """The names whose registry entry the anchors cite are the names a family models, and DeepSeek-V4's DSpark name
+    (a rewrite target); the classes the rows describe are exactly the classes those names map to."""
+    assert set(anchors.REGISTRY_NAMES) == {*ARCHITECTURE_FAMILY, "DSparkDraftModel"}
+    assert set(vllm_rows.CLASS_FAMILIES) == {spec_facts.draft_class(n) for n in ARCHITECTURE_FAMILY}
+    assert vllm_rows.CLASS_FAMILIES["Qwen3DSparkForCausalLM"] == {Family.QWEN3_DSPARK, Family.QWEN3_OMNI_DSPARK}
+
+
+def test_a_name_registered_to_a_modelled_class_gets_no_family_it_does_not_name() -> None:
+    """A registered alias of a modelled class that no family names (Eagle3MiniMaxM2ForCausalLM -> Eagle3Llama's
+    class, 0.34) is judged by the generated record, not by the rows: the family comes from the name."""
+    assert spec_facts.draft_class("Eagle3MiniMaxM2ForCausalLM") == "Eagle3LlamaForCausalLM"
+    assert family_of("Eagle3MiniMaxM2ForCausalLM") is None and family_of("NoSuchDraftModel") is None
+    assert family_of(None) is None
 
 
 def test_minor_and_nearest_rules() -> None:
