@@ -58,6 +58,7 @@ TARGET_TEXT = "__target_text__"  # release_model_worker.TARGET_TEXT: the target'
 TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses to see apart, tied to another
 PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
+CHOICES = "__choices__"  # release_model_worker.CHOICES: keys whose values are names, each probed as an alternate
 RENAMES = "__renames__"  # release_model_worker.RENAMES: other namings of the layouts a producer saves
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",

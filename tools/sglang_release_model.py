@@ -106,8 +106,10 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Qwen3Moe": {"model_type": "qwen3_moe", **fitting._SMALL_MOE},
     "Qwen3Next": {"model_type": "qwen3_next", **fitting._SMALL_MOE},
     # speculative/dspark_components/dspark_config.py: a Markov head needs its type; the mask id every DSpark
-    # config carries (tools/probe_sglang.py DSPARK_CONFIGS "ready")
-    "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0, **DOMINO},
+    # config carries (tools/probe_sglang.py DSPARK_CONFIGS "ready"); the other Markov heads build_markov_head
+    # accepts (models/dspark.py L392-405 @ 0.5.23), each probed for what it adds
+    "DSpark": {"model_type": "qwen3", "markov_head_type": "vanilla", "mask_token_id": 0, **DOMINO,
+               fitting.CHOICES: {"markov_head_type": ["gated", "rnn"]}},
     "DSparkMiniMax": DSPARK_MINIMAX,  # after "DSpark": its model_type wins
     "DFlash": {"model_type": "qwen3", **DOMINO},
     # models/dflash.py: the selector draft's dflash_config entries (as tools/release_model.py's DFlash2 recipe)

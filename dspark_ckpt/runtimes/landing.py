@@ -250,8 +250,8 @@ def unseen(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str
             continue
         if any(f in probe for f in EFFECTS):
             dropped, added = _named(probe, "disappears"), _named(probe, "appears")
-            if value == probe.get("alternate"):
-                out.update(dropped)
+            if (seen := seen_at(probe, value)) is not None:
+                out.update(_named(seen, "disappears"))
             else:
                 out.update(dropped | added | (set() if _sized(value) else _named(probe, "resized")))
             continue
@@ -281,6 +281,15 @@ def _named(probe: Mapping[str, Any], field: str) -> set[str]:
     return {normal(p) for p in probe.get(field, ())}
 
 
+def seen_at(probe: Mapping[str, Any], value: Any) -> Mapping[str, Any] | None:
+    """What the record saw a structural key do at the draft's value: its alternate's effects, or, for a key whose
+    values are names (`values`: SGLang DSpark's markov_head_type), that name's; None where no sample had it."""
+    if value == probe.get("alternate"):
+        return probe
+    named = probe.get("values")
+    return named.get(value) if isinstance(value, str) and isinstance(named, Mapping) else None
+
+
 def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[str]:
     """Parameters the base sample does not build that the draft's value of a structural key adds, as the key's
     alternate sample (the same value) did: required, their shape unjudged (a switch such as
@@ -290,10 +299,10 @@ def appearing(model: ArchitectureModel, config: Mapping[str, Any]) -> frozenset[
         value = config_value(config, key)
         if value is None or value == probe.get("base"):
             continue
-        if value != probe.get("alternate"):
+        if (seen := seen_at(probe, value)) is None:
             out.update(_per_item(model, probe, value))
             continue
-        added = _named(probe, "appears") if any(f in probe for f in EFFECTS) else _named(probe, "changes")
+        added = _named(seen, "appears") if any(f in seen for f in EFFECTS) else _named(seen, "changes")
         out.update(p for p in added if p not in model.parameters)
     return frozenset(out | {p for p in left_out(model, config, "appears") if p not in model.parameters})
 

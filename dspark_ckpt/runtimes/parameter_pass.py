@@ -18,7 +18,7 @@ vllm_rows.py; a shipped head's shape is the record's, raised under the head's ow
 SGLang, whether an EAGLE-3 worker shares the target's head, and the heads no SGLang DSpark or DFlash record builds
 (the worker attaches the target's lm_head and embed_tokens: runtimes/sglang_eval.py over sglang_rows.py); the
 aux-state model (runtimes/eagle3_aux.py, eagle3_aux_sglang.py) for the width of an EAGLE-3 fc. The Markov head is
-the record's on both runtimes, shape and presence, under its own codes (VOCAB_SHAPE_CODES, VOCAB_UNFILLED_CODES; on
+the record's on both runtimes, shape and presence, under its own codes (VOCAB_SHAPE_CODES, UNFILLED_MODULE_CODES; on
 SGLang in the loader's own order, after the backbone: runtimes/load_phases.py). So is SGLang's Domino projector
 (`prefix_gru.*`, `embed_proj.*`): what stays hand-read of these in sglang_eval.py (an unknown Markov name and an
 undeclared projector refused by name, the start-up checks of their fields and of V == T) is no facet of a
@@ -120,9 +120,10 @@ ANNOTATIONS: tuple[Annotation, ...] = (
 # judges its shape; the code says which head, as the vocab contract always has: DSP320 an lm_head, ...)
 VOCAB_SHAPE_CODES: Mapping[str, FindingCode] = {"lm_head.weight": "DSP320", "embed_tokens.weight": "DSP321",
                                                 "markov_w1.weight": "DSP322", "markov_w2.weight": "DSP323"}
-# ... and a head the release leaves unwritten without a word (the record judges its presence): a Markov factor keeps
-# its random initialisation, a bias on every proposal (DSP345, an error where DSP363 warns of a backbone parameter)
-VOCAB_UNFILLED_CODES: Mapping[str, FindingCode] = {"markov_w1.weight": "DSP345", "markov_w2.weight": "DSP345"}
+# ... and a head's module the release leaves unwritten without a word (the record judges its presence): any
+# parameter of the Markov head (its factors; a gated or RNN head's projection too) keeps its random initialisation,
+# a bias on every proposal (DSP345, an error where DSP363 warns of a backbone parameter)
+UNFILLED_MODULE_CODES: Mapping[str, FindingCode] = {"markov_head": "DSP345"}
 
 
 def vocab_shape_code(parameter: str | None) -> FindingCode | None:
@@ -131,8 +132,11 @@ def vocab_shape_code(parameter: str | None) -> FindingCode | None:
 
 
 def vocab_unfilled_code(parameter: str | None) -> FindingCode | None:
-    """The vocabulary head's own code for `parameter` left unwritten (None: DSP363's, as any parameter)."""
-    return _code_of(VOCAB_UNFILLED_CODES, parameter)
+    """The head's own code for `parameter` of its module left unwritten (None: DSP363's, as any parameter)."""
+    if parameter is None:
+        return None
+    modules = normal(parameter).removeprefix("model.").split(".")[:-1]
+    return next((code for module, code in UNFILLED_MODULE_CODES.items() if modules[:1] == [module]), None)
 
 
 def unwritten_heads(parameters: list[str]) -> str:

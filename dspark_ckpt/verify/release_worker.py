@@ -86,6 +86,10 @@ PER_LAYER = "__per_layer__"
 # pair renames is fed renamed too, as `<name>:<layout>`; `{layers}` in a replacement: how many layers that layout's
 # names hold). FasterDecoding's Medusa: `{head}.{layer}.linear.weight`, `{head}.{layers}.weight`.
 RENAMES = "__renames__"
+# A recipe key, never written to the config: keys whose values are names (key -> the other names the class accepts),
+# each probed as the key's alternate (structural_keys), so that what each named value builds is seen: SGLang DSpark's
+# markov_head_type, whose "gated" and "rnn" heads add a gate_proj / joint_proj to the vanilla head's factors.
+CHOICES = "__choices__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
@@ -483,7 +487,7 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES)}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES, CHOICES)}
     layers = values.get("num_hidden_layers", BASE["num_hidden_layers"])
     raw.update({key: [value] * layers for key, value in recipe.get(PER_LAYER, {}).items()})
     for key, value in values.items():
@@ -1012,7 +1016,29 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
             continue  # an earlier kind of value already moved parameters
         if (entry := probe.run(raw, name, value, alts, base["parameters"])) is not None:
             out[name] = entry
+    for name, names in sorted(((recipe or {}).get(CHOICES) or {}).items()):
+        if name in base["reads"] and (found := named_values(probe, raw, name, list(names), base["parameters"])):
+            out[name] = found
     return out
+
+
+def named_values(probe: KeyProbe, raw: dict[str, Any], name: str, names: list[Any],
+                 against: dict[str, list[int]]) -> dict[str, Any] | None:
+    """A key whose values are names (CHOICES), each probed alone: the first one the class builds is the entry's
+    alternate, as for any structural key; `values` holds what each named value does (appears, disappears, resized;
+    a name the class refuses: its words)."""
+    entry: dict[str, Any] | None = None
+    values: dict[str, Any] = {}
+    for value in names:
+        seen = probe.run(raw, name, raw.get(name), [value], against)
+        if seen is None:
+            continue
+        if entry is None and "changes" in seen:
+            entry = seen
+        values[str(value)] = {k: seen[k] for k in ("appears", "disappears", "resized", "error") if seen.get(k)}
+    if entry is None:
+        return None
+    return {**entry, "values": values}
 
 
 def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,15 @@ def _set(**values: Any) -> Edit:
     return lambda cfg: cfg.update(values)
 
 
+def _head(kind: str) -> Edit:
+    """markov_head_type set to `kind`, at the top level and in dflash_config where the producer nests it too."""
+    def edit(cfg: dict[str, Any]) -> None:
+        cfg["markov_head_type"] = kind
+        if "markov_head_type" in cfg.get("dflash_config", {}):
+            cfg["dflash_config"]["markov_head_type"] = kind
+    return edit
+
+
 def _resize(suffix: str, axis: int, delta: int | None = None, factor: int = 1) -> Retensor:
     """Every tensor ending in `suffix` resized along `axis`: by `delta`, or times `factor`."""
     def edit(tensors: dict[str, np.ndarray]) -> None:
@@ -74,6 +83,20 @@ def _resize_named(name: str) -> Retensor:
     def edit(tensors: dict[str, np.ndarray]) -> None:
         if name in tensors:
             tensors[name] = np.zeros((tensors[name].shape[0] + 1, *tensors[name].shape[1:]), tensors[name].dtype)
+    return edit
+
+
+def _markov_extra(module: str, shape: Callable[[int, int], tuple[int, int]]) -> Retensor:
+    """A gated or RNN Markov head's own projection (weight and bias), sized from the shipped factors: w1 [V, r],
+    the hidden size from the final norm."""
+    def edit(tensors: dict[str, np.ndarray]) -> None:
+        w1 = next((a for n, a in tensors.items() if n.endswith("markov_w1.weight")), None)
+        norm = tensors.get("norm.weight")
+        if w1 is None or norm is None:
+            return
+        rows, cols = shape(norm.shape[0], w1.shape[1])
+        tensors[f"markov_head.{module}.weight"] = np.zeros((rows, cols), np.float32)
+        tensors[f"markov_head.{module}.bias"] = np.zeros((rows,), np.float32)
     return edit
 
 
@@ -113,6 +136,13 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "markov-w2-narrow": (None, (), _resize("markov_w2.weight", 1, delta=-1), _shipping("markov_w2.weight")),
     # load order: `markov_head.*` sorts before `norm.weight`, but DSpark loads the Markov bucket after the backbone
     # (runtimes/load_phases.py), so the release raises on the norm
+    # the other Markov heads (structural key markov_head_type, a name: the record's `values`), their own projection
+    # shipped or not
+    "gated-head": (_head("gated"), (), _markov_extra("gate_proj", lambda h, r: (r, h + r)),
+                   _shipping("markov_w1.weight")),
+    "gated-no-gate": (_head("gated"), (), None, _shipping("markov_w1.weight")),
+    "rnn-head": (_head("rnn"), (), _markov_extra("joint_proj", lambda h, r: (3 * r, 2 * r + h)),
+                 _shipping("markov_w1.weight")),
     "markov-short-norm-wide": (None, (), lambda t: [_resize("markov_w1.weight", 0, delta=-1)(t),
                                                     _resize_named("norm.weight")(t)], _shipping("markov_w1.weight")),
 }

@@ -232,3 +232,23 @@ def test_a_model_type_the_release_has_a_class_for_keeps_that_classs_defaults() -
                   family=None)
     assert missing.kind == "missing-key" and "'draft_vocab_size'" in missing.text
     assert config_class_of(k3, config, "SpeculatorsConfig") == "SpeculatorsConfig"  # no defaults, whatever the type
+
+
+def test_a_key_whose_values_are_names_adds_what_each_name_builds() -> None:
+    """SGLang DSpark's markov_head_type (the record's `values`, sampled per name: CHOICES): "gated" adds gate_proj,
+    "rnn" joint_proj, to the vanilla head's factors; a name no sample had leaves the head's presence unjudged."""
+    from dspark_ckpt.runtimes.landing import appearing, unseen
+
+    for release in ("0.5.16", "0.5.23"):
+        dspark = architecture_model("sglang", release, "Qwen3DSparkModel")
+        assert dspark is not None and dspark.not_built is None
+        gated = appearing(dspark, {"markov_head_type": "gated"})
+        rnn = appearing(dspark, {"markov_head_type": "rnn"})
+        assert {"markov_head.gate_proj.weight", "markov_head.gate_proj.bias"} <= gated, release
+        assert {"markov_head.joint_proj.weight", "markov_head.joint_proj.bias"} <= rnn, release
+        assert not any("joint_proj" in p for p in gated) and not any("gate_proj" in p for p in rnn)
+        assert not appearing(dspark, {"markov_head_type": "vanilla"})
+        assert not appearing(dspark, {"markov_head_type": "lstm"})  # never built: the class refuses it
+        # what the base builds stays judged at each name the samples had (the rest of the config as the base's)
+        base = unseen(dspark, {"markov_head_type": "vanilla"})
+        assert unseen(dspark, {"markov_head_type": "rnn"}) == unseen(dspark, {"markov_head_type": "gated"}) == base

@@ -39,3 +39,24 @@ def test_the_markov_bucket_loads_after_the_backbone_and_before_the_confidence_he
     assert order == ["fc.weight", "model.markov_head.markov_w1.weight", "norm.weight",
                      "markov_head.markov_w1.weight", "confidence_head.proj.weight"]
     assert sorted(names, key=lambda n: at("vllm", "Qwen3DSparkModel", n)) == sorted(names)  # no buckets listed
+
+
+def test_the_markov_heads_known_names_are_what_each_release_builds() -> None:
+    """sglang_config.MARKOV_PARAMS (the names an unknown-Markov-weight check knows, DSP344) is held to the records:
+    the vanilla head's factors, plus what each other head type's sample added (markov_head_type's `values`)."""
+    from dspark_ckpt.runtimes.sglang_config import HEAD_TYPES, MARKOV_PARAMS
+
+    assert set(MARKOV_PARAMS) == set(HEAD_TYPES)
+    checked = 0
+    for release in generated_releases("sglang"):
+        for arch in sorted({arch for _, arch in load_phases.BUCKETS}):
+            model = architecture_model("sglang", release, arch)
+            if model is None or model.not_built is not None:
+                continue
+            base = {p.removeprefix("markov_head.") for p in model.parameters if p.startswith("markov_head.")}
+            values = model.structural["markov_head_type"]["values"]
+            for kind, (_, known) in MARKOV_PARAMS.items():
+                added = {p.removeprefix("markov_head.") for p in values.get(kind, {}).get("appears", ())}
+                assert known == base | added, (release, arch, kind)
+            checked += 1
+    assert checked >= 20

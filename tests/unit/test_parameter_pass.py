@@ -148,6 +148,8 @@ def test_the_markov_head_is_the_records_on_both_runtimes_under_its_own_codes() -
     assert [parameter_pass.vocab_shape_code(f"markov_head.markov_w{i}.weight") for i in (1, 2)] == ["DSP322", "DSP323"]
     assert parameter_pass.vocab_unfilled_code("model.markov_head.markov_w2.weight") == "DSP345"
     assert parameter_pass.vocab_unfilled_code("model.layers.0.mlp.down_proj.weight") is None
+    assert parameter_pass.vocab_unfilled_code("markov_head.gate_proj.weight") == "DSP345"  # a gated head's own
+    assert parameter_pass.vocab_unfilled_code("model.layers.0.mlp.gate_proj.weight") is None
     # vLLM: a vocabulary head's shape is the record's whoever describes the draft; whether the release fills an
     # unshipped one from the target is the contract's (hand-read); the d2t mapping stays the contract's whole
     for parameter in ("lm_head.weight", "model.embed_tokens.weight"):
