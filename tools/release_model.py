@@ -715,6 +715,17 @@ def absent_record(seen: dict[str, Any]) -> dict[str, Any]:
     return {f: said(v) for f, v in seen.items() if v}
 
 
+def required_keys(absent: dict[str, Any]) -> dict[str, Any]:
+    """The keys the base config holds whose absence __init__ refuses in words that quote them, as `fallbacks`
+    keeps a required size of BASE (landing.missing_key reads both)."""
+    return {k: {"required": e["required"]} for k, e in sorted(absent.items()) if "required" in e}
+
+
+def moved_keys(absent: dict[str, Any]) -> dict[str, Any]:
+    """The keys whose absence builds, and moves a parameter (the rest of absent_keys)."""
+    return {k: e for k, e in absent.items() if "required" not in e}
+
+
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
     record: dict[str, Any] = {"class": arch.get("class"), "where": arch.get("where")}
     for failure in ("import_error", "worker_error"):
@@ -759,14 +770,15 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "unfilled": sorted({normal(p) for p in canonical["unwritten"]}),
         # a parameter none of whose tensors is shipped: what the release raises (silence: DSP363)
         "missing": missing_facts(arch),
-        "fallbacks": fallbacks(samples, parameters),
+        # (with each key the base config holds, a recipe's too, that __init__ requires: absent_keys' `required`)
+        "fallbacks": {**fallbacks(samples, parameters), **required_keys(arch.get("absent_keys", {}))},
         # the same for a config that is a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
         "fallbacks_bare": fallbacks(samples, parameters, "bare-omit:"),
         "structural": {k: structural_record(v) for k, v in sorted(arch.get("structural", {}).items())},
         # a key the base config holds, left out: what the class builds without it (docs/upstream-notes.md, "A key's
         # absence"); only where it moves a parameter, so that a class with none keeps its record as it was
         **({"absent_keys": {k: absent_record(e) for k, e in sorted(absent.items())}}
-           if (absent := arch.get("absent_keys")) else {}),
+           if (absent := moved_keys(arch.get("absent_keys", {}))) else {}),
         # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}

@@ -665,15 +665,18 @@ def renamed_layouts(model: Any, recipe: dict[str, Any] | None) -> dict[str, dict
         for key, layout in list(out.items()):
             if ":" in key or not all(any(re.search(rx, name) for rx, _ in pairs) for name in layout):
                 continue
-            count = str(len({m.group(0) for name in layout if (m := re.search(r"\blayers\.\d+\.", name))}))
-            renamed = {}
-            for name, fact in layout.items():
-                for rx, replacement in pairs:
-                    name = re.sub(rx, replacement.replace("{layers}", count), name)
-                renamed[name] = fact
+            count = len({m.group(0) for name in layout if (m := re.search(r"\blayers\.\d+\.", name))})
+            renamed = {_renamed(name, pairs, count): fact for name, fact in layout.items()}
             if renamed not in out.values():
                 out[f"{label}:{key}"] = renamed
     return out
+
+
+def _renamed(name: str, pairs: list[list[str]], layers: int) -> str:
+    """A checkpoint name under a recipe's naming (RENAMES: regex/replacement pairs; `{layers}`: the layout's layers)."""
+    for rx, replacement in pairs:
+        name = re.sub(rx, replacement.replace("{layers}", str(layers)), name)
+    return name
 
 
 class Feeder:
@@ -807,6 +810,14 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
              **{f"{p}layers.{side}.unexpected_tensor.weight": f"{p}layers.{index}.unexpected_tensor.weight"
                 for p in prefixes for side, index in (("0", first), ("past", past), ("before", 0))
                 if side != "before" or first > 0}}
+    # a layout under a recipe's naming (RENAMES: MiniMax's DSpark draft, whose loader keeps only the names under its
+    # prefix and raises on an unknown one there, dspark_minimax.py L277-301 @ SGLang 0.5.23): each plain form under
+    # that naming too, keyed by its renamed probe name (check picks the form by the longest prefix a name carries)
+    label, renamed_from = best.partition(":")[::2]
+    if renamed_from:
+        pairs = recipe[RENAMES][label]
+        forms.update({_renamed(probe, pairs, 1): _renamed(fed_name, pairs, 1) for probe, fed_name in list(forms.items())
+                      if not probe.startswith(("model.", "mtp.")) and _renamed(probe, pairs, 1) != probe})
     out["unknown"] = {probe: {"fed": fed_name, **feeder.feed({**canonical, fed_name: ((3,), "float32")})}
                       for probe, fed_name in forms.items()}
     expert = next((c for c in canonical if re.search(r"\.experts\.0\.", c)), None)
@@ -1019,9 +1030,12 @@ def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str,
     """Each key the base config holds and the build read (a nested one inside its section), left out: where the
     class still builds (it reads the key optionally: a default, `in`, `.get`), the parameters that then appear,
     disappear or are resized. Where it refuses the absence in words that name another key the config holds (two keys
-    it takes only together), that key is left out too (`with_absent`). A key whose absence moves nothing, or that the
-    class requires, is left out (the samples' `omit:` cover the sizes in BASE); so is a top-level key the config
-    class itself defaults (the class then reads the config's default, which check's built config holds too)."""
+    it takes only together), that key is left out too (`with_absent`). A top-level key the class requires (it
+    refuses the absence in words that quote the key: a plain attribute read, as the samples' `omit:` show for the
+    sizes in BASE) is recorded as `required`, with its words: a key a recipe sets (MiniMax's DSpark `block_size`,
+    Gemma 4's assistant `backbone_hidden_size`). A key whose absence moves nothing, or that is required beside
+    another in words that do not quote it, is left out; so is a top-level key the config class itself defaults (the
+    class then reads the config's default, which check's built config holds too)."""
     at = base.get("values", BASE)
     registry = getattr(release, "config_registry", None)
     names: list[str] = []
@@ -1050,8 +1064,8 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
         said = str(exc)
         companions = sorted(n for n in names if n != name
                             and re.search(rf"(?<!\w){re.escape(n.rpartition('.')[2])}(?!\w)", said))
-        if not companions:
-            return None
+        if not companions:  # required: its words name it (a plain read), as fallbacks' `required` for BASE's sizes
+            return {"required": _error(exc)} if "." not in name and f"'{name}'" in said else None
         try:
             model, _, _ = release.build(cls, _without(raw, [name, *companions]), at)
         except Exception:  # noqa: BLE001 - refused without both too: required
