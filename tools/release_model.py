@@ -59,6 +59,7 @@ TIED = "__tied__"  # release_model_worker.TIED: sampled keys the class refuses t
 PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one value per layer
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
 RENAMES = "__renames__"  # release_model_worker.RENAMES: other namings of the layouts a producer saves
+REQUIRES = "__requires__"  # release_model_worker.REQUIRES: record the keys the recipe sets that __init__ requires
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
               "shared_expert_intermediate_size")
@@ -99,10 +100,11 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Step5": {"model_type": "step5"},
     # Muse Spark's DSpark draft is dense (configs/muse_spark.py MuseSparkDSparkConfig: "a dense Muse Spark DSpark
     # draft"; its MoEArgs default to enabled, so the draft's config.json says moe.is_enabled false), and its
-    # confidence-head flags are read plainly (qwen3_dspark.py's default when absent: no confidence head)
+    # confidence-head flags are read plainly (qwen3_dspark.py's default when absent: no confidence head). REQUIRES (here
+# and below): the keys the recipe sets that __init__ reads plainly are recorded as required (absent_keys)
     "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0,
                         "moe": {"is_enabled": False}, "enable_confidence_head": False,
-                        "confidence_head_with_markov": False},
+                        "confidence_head_with_markov": False, REQUIRES: True},
     "Cohere": {"model_type": "cohere2"},
     # DeepSeek-V4.1's DSpark draft (models/deepseek_v41/nvidia/dspark.py, 0.30.0-0.34.0; the package imports the nvidia
     # module on every platform but ROCm) ships in the target checkpoint (mtp.*) and builds its layers from the
@@ -157,7 +159,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # Ricursive Ripple's DFlash2 draft (ricursive_dflash2.py @ 0.34.0): the layers listed in no_rope_layers (no
     # default: read plainly) swap their rotary embedding for an identity (_NoRope), which holds no parameter; layer 0
     # NoPE, so that the base build takes that path and the alternates ([0, 1], ...) show it changes no tensor
-    "DFlash2Ricursive": {"no_rope_layers": [0]},
+    "DFlash2Ricursive": {"no_rope_layers": [0], REQUIRES: True},
     # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
     # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
     "DFlash2Beam": {"model_type": "beam", "is_causal": False,
@@ -167,7 +169,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # transformers' minimax_m3_vl_text), its dense FFN (MiniMaxM3DSparkDecoderLayer refuses any other: the draft's
     # config.json says dspark_use_dense_ffn) and that FFN's width, dspark_ffn_hidden_size (sampled)
     "DSparkMiniMax": {"model_type": "minimax_m3_vl_text", "dspark_use_dense_ffn": True, "dspark_ffn_hidden_size": 24,
-                      VARY: ("dspark_ffn_hidden_size",)},
+                      VARY: ("dspark_ffn_hidden_size",), REQUIRES: True},
     # Medusa's config class is vLLM's own (transformers_utils/configs/medusa.py MedusaConfig), whose from_pretrained
     # renames every key holding "num" and "heads" to num_heads (a Medusa config.json ships no attention heads: they
     # are left out; num_attention_heads is a property there, 0). Its heads and each head's residual layers are
@@ -708,22 +710,15 @@ def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
 def absent_record(seen: dict[str, Any]) -> dict[str, Any]:
     """One key's absence as the data file keeps it: what appears, disappears, is resized; for a key taken only with
     others (`with_absent`), the class's refusal of it left out or null beside them, and what a null does alone
-    ("as_absent", its refusal, or "other"), each refusal in its words."""
+    ("as_absent", its refusal, or "other"), each refusal in its words; for a key __init__ requires (the recipe's
+    REQUIRES), `required` with its words."""
     def said(err: Any) -> Any:
         return {"raises": err["type"], "message": words(err["message"], 300), "where": err["where"]} \
             if isinstance(err, dict) else err
+    if "required" in seen:  # __init__ refuses the config without it: its words, as fallbacks' `required` keeps them
+        err = seen["required"]
+        return {"required": {"type": err["type"], "message": words(err["message"], 300), "where": err["where"]}}
     return {f: said(v) for f, v in seen.items() if v}
-
-
-def required_keys(absent: dict[str, Any]) -> dict[str, Any]:
-    """The keys the base config holds whose absence __init__ refuses in words that quote them, as `fallbacks`
-    keeps a required size of BASE (landing.missing_key reads both)."""
-    return {k: {"required": e["required"]} for k, e in sorted(absent.items()) if "required" in e}
-
-
-def moved_keys(absent: dict[str, Any]) -> dict[str, Any]:
-    """The keys whose absence builds, and moves a parameter (the rest of absent_keys)."""
-    return {k: e for k, e in absent.items() if "required" not in e}
 
 
 def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
@@ -770,15 +765,14 @@ def architecture_record(arch: dict[str, Any]) -> dict[str, Any]:
         "unfilled": sorted({normal(p) for p in canonical["unwritten"]}),
         # a parameter none of whose tensors is shipped: what the release raises (silence: DSP363)
         "missing": missing_facts(arch),
-        # (with each key the base config holds, a recipe's too, that __init__ requires: absent_keys' `required`)
-        "fallbacks": {**fallbacks(samples, parameters), **required_keys(arch.get("absent_keys", {}))},
+        "fallbacks": fallbacks(samples, parameters),
         # the same for a config that is a bare PretrainedConfig (vLLM's SpeculatorsConfig: no transformers defaults)
         "fallbacks_bare": fallbacks(samples, parameters, "bare-omit:"),
         "structural": {k: structural_record(v) for k, v in sorted(arch.get("structural", {}).items())},
         # a key the base config holds, left out: what the class builds without it (docs/upstream-notes.md, "A key's
         # absence"); only where it moves a parameter, so that a class with none keeps its record as it was
         **({"absent_keys": {k: absent_record(e) for k, e in sorted(absent.items())}}
-           if (absent := moved_keys(arch.get("absent_keys", {}))) else {}),
+           if (absent := arch.get("absent_keys")) else {}),
         # (the `mtp.` and NextN forms, fed to every class of their kind, are worth a line only where they load)
         "layouts_refused": {k: {"raises": v["error"]["type"], "message": words(v["error"]["message"], 300),
                                 "where": v["error"]["where"]}

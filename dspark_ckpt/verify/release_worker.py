@@ -86,6 +86,11 @@ PER_LAYER = "__per_layer__"
 # pair renames is fed renamed too, as `<name>:<layout>`; `{layers}` in a replacement: how many layers that layout's
 # names hold). FasterDecoding's Medusa: `{head}.{layer}.linear.weight`, `{head}.{layers}.weight`.
 RENAMES = "__renames__"
+# A recipe key, never written to the config: where true, each top-level key the base config holds that __init__
+# requires (it refuses the config without it, in words that quote the key) is recorded as `required` in absent_keys
+# (MiniMax's DSpark `block_size`, Gemma 4's assistant `backbone_hidden_size`: keys a recipe sets). Opt-in per recipe,
+# so that a release's other records stay as generated until they are regenerated with it.
+REQUIRES = "__requires__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
@@ -483,7 +488,7 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES)}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES, REQUIRES)}
     layers = values.get("num_hidden_layers", BASE["num_hidden_layers"])
     raw.update({key: [value] * layers for key, value in recipe.get(PER_LAYER, {}).items()})
     for key, value in values.items():
@@ -503,8 +508,10 @@ def samples(seed: int, extra: dict[str, int] | None = None,
     for key, source in (tied or {}).items():
         out = [(label, {**values, key: values[source]} if key in values and source in values else values)
                for label, values in out]
-    # the base with the tied key at a value its source does not have: the class's refusal, in its words
-    untied = {(key, source): next((v for v in (base[key], *ALTERNATES.get(key, ())) if v != base[source]), base[key])
+    # the base with the tied key at a value its source does not have: the class's refusal, in its words (a key the
+    # recipe sets and samples, VARY, at its own alternates: Gemma 4's assistant global_head_dim against head_dim)
+    alternates = {**{k: (2 * v, 3 * v) for k, v in (extra or {}).items()}, **ALTERNATES}
+    untied = {(key, source): next((v for v in (base[key], *alternates.get(key, ())) if v != base[source]), base[key])
               for key, source in (tied or {}).items() if key in base and source in base}
     return out + [(f"untied:{key}={source}", {**base, key: value}) for (key, source), value in untied.items()]
 
@@ -778,7 +785,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
         return out
     out["structural"] = structural_keys(release, cls, config_for(recipe, built[0]["values"]), built[0],
                                         frozenset(extra), recipe, built)
-    out["absent_keys"] = absent_keys(release, cls, config_for(recipe, built[0]["values"]), built[0])
+    out["absent_keys"] = absent_keys(release, cls, config_for(recipe, built[0]["values"]), built[0],
+                                     bool(recipe.get(REQUIRES)))
     feeder = feeder_for(release, base_model)
     fed: dict[str, Any] = {}
     base_layouts = renamed_layouts(base_model, recipe)  # the names each layout feeds (the model's parameters do not change)
@@ -1026,15 +1034,16 @@ def structural_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[
     return out
 
 
-def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any],
+                requires: bool = False) -> dict[str, Any]:
     """Each key the base config holds and the build read (a nested one inside its section), left out: where the
     class still builds (it reads the key optionally: a default, `in`, `.get`), the parameters that then appear,
     disappear or are resized. Where it refuses the absence in words that name another key the config holds (two keys
-    it takes only together), that key is left out too (`with_absent`). A top-level key the class requires (it
-    refuses the absence in words that quote the key: a plain attribute read, as the samples' `omit:` show for the
-    sizes in BASE) is recorded as `required`, with its words: a key a recipe sets (MiniMax's DSpark `block_size`,
-    Gemma 4's assistant `backbone_hidden_size`). A key whose absence moves nothing, or that is required beside
-    another in words that do not quote it, is left out; so is a top-level key the config class itself defaults (the
+    it takes only together), that key is left out too (`with_absent`). With `requires` (the recipe's REQUIRES), a
+    top-level key the class requires (it refuses the absence in words that quote the key: a plain attribute read, as
+    the samples' `omit:` show for the sizes in BASE) is recorded as `required`, with its words: a key a recipe sets
+    (MiniMax's DSpark `block_size`, Gemma 4's assistant `backbone_hidden_size`). A key whose absence moves nothing,
+    or that the class requires otherwise, is left out; so is a top-level key the config class itself defaults (the
     class then reads the config's default, which check's built config holds too)."""
     at = base.get("values", BASE)
     registry = getattr(release, "config_registry", None)
@@ -1048,13 +1057,13 @@ def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str,
             names.append(key)
     out: dict[str, Any] = {}
     for name in names:
-        if (entry := _absence(release, cls, raw, name, names, at, base["parameters"])) is not None:
+        if (entry := _absence(release, cls, raw, name, names, at, base["parameters"], requires)) is not None:
             out[name] = entry
     return out
 
 
 def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: list[str], at: dict[str, Any],
-             against: dict[str, list[int]]) -> dict[str, Any] | None:
+             against: dict[str, list[int]], requires: bool = False) -> dict[str, Any] | None:
     """What leaving `name` out of the base config does (absent_keys)."""
     companions: list[str] = []
     alone: dict[str, Any] | None = None
@@ -1065,7 +1074,7 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
         companions = sorted(n for n in names if n != name
                             and re.search(rf"(?<!\w){re.escape(n.rpartition('.')[2])}(?!\w)", said))
         if not companions:  # required: its words name it (a plain read), as fallbacks' `required` for BASE's sizes
-            return {"required": _error(exc)} if "." not in name and f"'{name}'" in said else None
+            return {"required": _error(exc)} if requires and "." not in name and f"'{name}'" in said else None
         try:
             model, _, _ = release.build(cls, _without(raw, [name, *companions]), at)
         except Exception:  # noqa: BLE001 - refused without both too: required
