@@ -769,10 +769,11 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
 
 def missing_key(model: ArchitectureModel, config: Mapping[str, Any], config_class: str) -> Landing | None:
     """A key the class reads as a plain attribute, with no fallback in this config class: __init__ raises (the
-    record's `required`; `config_class` as config_class_of resolves it; a key a recipe set, `required_keys`, under
-    the config class the record saw only). Also config_build's __init__ step."""
+    record's `required`; `config_class` as config_class_of resolves it; a key a recipe set, `required_keys`, only
+    for a draft of the model_type the record was built with, whose config class defaults what the record's did).
+    Also config_build's __init__ step."""
     required = dict(model.required_bare if config_class in BARE_CONFIGS else model.required)
-    if model.config_type is not None and config_class == model.config_type[1]:
+    if model.config_type is not None and config.get("model_type") == model.config_type[0]:
         required.update(model.required_keys)
     for key, error in sorted(required.items()):
         if key not in config and error.get("type") == "AttributeError":

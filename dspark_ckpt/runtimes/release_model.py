@@ -186,7 +186,7 @@ class ArchitectureModel:
     # `resized`; `with_absent`: keys it must leave out with it, or the class refuses): where that moves a parameter
     absent_keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # a key the base config holds that __init__ requires (absent_keys' `required`: a key a recipe sets, MiniMax's
-    # DSpark block_size) -> its error; seen under the record's config class (config_type), and judged under it only
+    # DSpark block_size) -> its error; seen with the record's model_type (config_type), and judged for it only
     required_keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
