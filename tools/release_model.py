@@ -60,6 +60,7 @@ PER_LAYER = "__per_layer__"  # release_model_worker.PER_LAYER: a key listing one
 VARY = "__vary__"  # release_model_worker.VARY: the recipe's keys that are sampled too (2x, 3x the recipe's value)
 CHOICES = "__choices__"  # release_model_worker.CHOICES: keys whose values are names, each probed as an alternate
 RENAMES = "__renames__"  # release_model_worker.RENAMES: other namings of the layouts a producer saves
+REQUIRES = "__requires__"  # release_model_worker.REQUIRES: record the keys the recipe sets that __init__ requires
 # Small expert counts under every name the MoE configs use (transformers' defaults build hundreds of experts).
 _MOE_SIZES = ("n_routed_experts", "num_experts", "moe_num_experts", "moe_intermediate_size",
               "shared_expert_intermediate_size")
@@ -100,10 +101,11 @@ RECIPES: dict[str, dict[str, Any]] = {
     "Step5": {"model_type": "step5"},
     # Muse Spark's DSpark draft is dense (configs/muse_spark.py MuseSparkDSparkConfig: "a dense Muse Spark DSpark
     # draft"; its MoEArgs default to enabled, so the draft's config.json says moe.is_enabled false), and its
-    # confidence-head flags are read plainly (qwen3_dspark.py's default when absent: no confidence head)
+    # confidence-head flags are read plainly (qwen3_dspark.py's default when absent: no confidence head). REQUIRES (here
+# and below): the keys the recipe sets that __init__ reads plainly are recorded as required (absent_keys)
     "MuseSparkDSpark": {"model_type": "muse_spark_dspark", "target_layer_ids": [0], "mask_token_id": 0,
                         "moe": {"is_enabled": False}, "enable_confidence_head": False,
-                        "confidence_head_with_markov": False},
+                        "confidence_head_with_markov": False, REQUIRES: True},
     "Cohere": {"model_type": "cohere2"},
     # DeepSeek-V4.1's DSpark draft (models/deepseek_v41/nvidia/dspark.py, 0.30.0-0.34.0; the package imports the nvidia
     # module on every platform but ROCm) ships in the target checkpoint (mtp.*) and builds its layers from the
@@ -158,7 +160,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # Ricursive Ripple's DFlash2 draft (ricursive_dflash2.py @ 0.34.0): the layers listed in no_rope_layers (no
     # default: read plainly) swap their rotary embedding for an identity (_NoRope), which holds no parameter; layer 0
     # NoPE, so that the base build takes that path and the alternates ([0, 1], ...) show it changes no tensor
-    "DFlash2Ricursive": {"no_rope_layers": [0]},
+    "DFlash2Ricursive": {"no_rope_layers": [0], REQUIRES: True},
     # DFlash2 for Beam: vLLM's own BeamConfig (model_type beam: every layer sliding-window attention, as the class
     # asserts), non-causal, and the DFlash2 entries plus the softcap its logits processor reads (dflash2.py @ 0.33.0)
     "DFlash2Beam": {"model_type": "beam", "is_causal": False,
@@ -168,7 +170,7 @@ RECIPES: dict[str, dict[str, Any]] = {
     # transformers' minimax_m3_vl_text), its dense FFN (MiniMaxM3DSparkDecoderLayer refuses any other: the draft's
     # config.json says dspark_use_dense_ffn) and that FFN's width, dspark_ffn_hidden_size (sampled)
     "DSparkMiniMax": {"model_type": "minimax_m3_vl_text", "dspark_use_dense_ffn": True, "dspark_ffn_hidden_size": 24,
-                      VARY: ("dspark_ffn_hidden_size",)},
+                      VARY: ("dspark_ffn_hidden_size",), REQUIRES: True},
     # Medusa's config class is vLLM's own (transformers_utils/configs/medusa.py MedusaConfig), whose from_pretrained
     # renames every key holding "num" and "heads" to num_heads (a Medusa config.json ships no attention heads: they
     # are left out; num_attention_heads is a property there, 0). Its heads and each head's residual layers are
@@ -709,10 +711,14 @@ def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
 def absent_record(seen: dict[str, Any]) -> dict[str, Any]:
     """One key's absence as the data file keeps it: what appears, disappears, is resized; for a key taken only with
     others (`with_absent`), the class's refusal of it left out or null beside them, and what a null does alone
-    ("as_absent", its refusal, or "other"), each refusal in its words."""
+    ("as_absent", its refusal, or "other"), each refusal in its words; for a key __init__ requires (the recipe's
+    REQUIRES), `required` with its words."""
     def said(err: Any) -> Any:
         return {"raises": err["type"], "message": words(err["message"], 300), "where": err["where"]} \
             if isinstance(err, dict) else err
+    if "required" in seen:  # __init__ refuses the config without it: its words, as fallbacks' `required` keeps them
+        err = seen["required"]
+        return {"required": {"type": err["type"], "message": words(err["message"], 300), "where": err["where"]}}
     return {f: said(v) for f, v in seen.items() if v}
 
 

@@ -74,23 +74,24 @@ DOMINO = {"projector_type": "domino", "shift_label": True, "pure_draft_prefix_le
 # dense_intermediate_size, sampled; no sparse attention). minimax_m2: the model_type transformers defines for M3's text
 # config. Its load_weights keeps only names under language_model.model.dspark., model.dspark. or dspark. (L277-289)
 # and raises on any parameter left unloaded (L316-322): the layouts are fed under the first, the prefix its own
-# modules are built with (L121, L136).
+# modules are built with (L121, L136); so are the unknown names, which it refuses there (L300-301). REQUIRES: the
+# keys it reads plainly are recorded as required (absent_keys).
 DSPARK_MINIMAX = {"model_type": "minimax_m2", "block_size": 4, "use_gemma_norm": False,
                   "dflash_config": {"target_layer_ids": [0]}, "sparse_attention_config": None,
                   "moe_layer_freq": [0, 0, 0, 0], "dense_intermediate_size": 24,
                   fitting.VARY: ["dense_intermediate_size"],
-                  fitting.RENAMES: {"dspark": [["^", "language_model.model.dspark."]]}}
+                  fitting.RENAMES: {"dspark": [["^", "language_model.model.dspark."]]}, fitting.REQUIRES: True}
 # models/gemma4_mtp.py (0.5.12+): Gemma 4's assistant reads backbone_hidden_size plainly (L80 @ 0.5.23, L78 @ 0.5.12;
 # sampled: pre_projection and post_projection are sized by it) and builds Gemma4TextModel on its text config
 # (_get_text_config L41-44: the config itself where it has no text_config); the assistant's own constraints
 # (transformers' Gemma4AssistantConfig: no per-layer input, no MoE block, no double-wide MLP). global_head_dim tied to
 # head_dim: under transformers 5.19 (0.5.23's pin) one apart makes head_dim a per-layer attribute, and
-# gemma4_causal.py:569 reads config.head_dim (AmbiguousGlobalPerLayerAttributeError, recorded where head_dim is
-# left out)
+# gemma4_causal.py:569 reads config.head_dim (AmbiguousGlobalPerLayerAttributeError: the `untied:` sample records
+# it, refused_apart). REQUIRES: backbone_hidden_size is recorded as required (absent_keys)
 GEMMA4_ASSISTANT = {"model_type": "gemma4_text", "backbone_hidden_size": 16, "hidden_size_per_layer_input": 0,
                     "vocab_size_per_layer_input": 0, "enable_moe_block": False, "use_double_wide_mlp": False,
                     "global_head_dim": 8, fitting.VARY: ["global_head_dim", "backbone_hidden_size"],
-                    fitting.TIED: {"global_head_dim": "head_dim"}}
+                    fitting.TIED: {"global_head_dim": "head_dim"}, fitting.REQUIRES: True}
 # configs/dots3.py (0.5.19+): Dots3Config (model_type dots3_note, which SGLang registers), whose draft form
 # configure_draft_model (L187-199 @ 0.5.23) makes of the target's: one shared MTP layer, `sliding_attention`, the
 # swa_* MLA geometry; at tiny sizes here (the DeepSeek MLA ranks and small experts), the layer_types one per layer as

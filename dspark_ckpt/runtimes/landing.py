@@ -431,9 +431,11 @@ def unknown_outcome(model: ArchitectureModel, name: str, side: str = "") -> Load
     if name.startswith("mtp.") and "mtp.layers.0.unexpected_tensor.weight" in model.unknown:
         # an MTP head whose checkpoint names are its target's `mtp.` (the probe fed that form where it is)
         probe = "mtp.layers.0.unexpected_tensor.weight" if "layers." in name else "mtp.unexpected_tensor.weight"
-    else:
-        probe = ("model.layers.0.unexpected_tensor.weight" if name.startswith("model.") else
-                 "layers.0.unexpected_tensor.weight" if "layers." in name else "unexpected_tensor.weight")
+    else:  # under the longest prefix a probe was fed with (a recipe's naming: MiniMax's `language_model.model.dspark.`)
+        prefix = next((p for p in renamed_prefixes(model) if name.startswith(p)), "")
+        rest = name[len(prefix):]
+        probe = prefix + ("model.layers.0.unexpected_tensor.weight" if rest.startswith("model.") else
+                          "layers.0.unexpected_tensor.weight" if "layers." in rest else "unexpected_tensor.weight")
     outcome = model.unknown.get("experts.past") if side == "expert" and "experts.past" in model.unknown \
         else model.unknown.get(probe)
     elsewhere = model.unknown.get(probe.replace("layers.0.", f"layers.{side}.")) \
@@ -443,6 +445,15 @@ def unknown_outcome(model: ArchitectureModel, name: str, side: str = "") -> Load
     if outcome is None or outcome.raises is None:
         return elsewhere
     return outcome
+
+
+@functools.lru_cache(maxsize=64)
+def renamed_prefixes(model: ArchitectureModel) -> tuple[str, ...]:
+    """The prefixes other than `model.`/`mtp.` the unknown-name probe was fed under (the layout's naming a recipe
+    gives, release_worker.renamed_layouts), longest first."""
+    found = {k.split("layers.0.unexpected_tensor.weight")[0] for k in model.unknown
+             if k.endswith("layers.0.unexpected_tensor.weight")}
+    return tuple(sorted(found - {"", "model.", "mtp."}, key=len, reverse=True))
 
 
 @functools.lru_cache(maxsize=64)
@@ -531,6 +542,10 @@ def _unknown(model: ArchitectureModel, name: str, side: str = "",
         leaf = name.split(f"layers.{index}.", 1)[-1] if index is not None else name
         words = outcome.message.replace("{leaf}", leaf).replace("{i}", str(index if index is not None else 0))
         return Landing("no-parameter", name, None, True, f"{outcome.raises}: {words}", outcome.where)
+    if "{name}" in outcome.message and any(name.startswith(p) for p in renamed_prefixes(model)):
+        # fed under a recipe's naming, which is no module path of the model: the loader quotes the name as shipped
+        return Landing("no-parameter", name, None, True,
+                       f"{outcome.raises}: {outcome.message.replace('{name}', name.rpartition('.')[0])}", outcome.where)
     known = {".".join(parts[:k]) for key in model.tensors for parts in [key.split(".")] for k in range(1, len(parts))}
 
     def depth(form: str) -> int:
@@ -763,8 +778,12 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
 
 def missing_key(model: ArchitectureModel, config: Mapping[str, Any], config_class: str) -> Landing | None:
     """A key the class reads as a plain attribute, with no fallback in this config class: __init__ raises (the
-    record's `required`; `config_class` as config_class_of resolves it). Also config_build's __init__ step."""
-    required = model.required_bare if config_class in BARE_CONFIGS else model.required
+    record's `required`; `config_class` as config_class_of resolves it; a key a recipe set, `required_keys`, only
+    for a draft of the model_type the record was built with, whose config class defaults what the record's did).
+    Also config_build's __init__ step."""
+    required = dict(model.required_bare if config_class in BARE_CONFIGS else model.required)
+    if model.config_type is not None and config.get("model_type") == model.config_type[0]:
+        required.update(model.required_keys)
     for key, error in sorted(required.items()):
         if key not in config and error.get("type") == "AttributeError":
             return Landing("missing-key", None, None, True,

@@ -185,6 +185,9 @@ class ArchitectureModel:
     # a key the base config holds -> what the class builds when the config leaves it out (`appears`, `disappears`,
     # `resized`; `with_absent`: keys it must leave out with it, or the class refuses): where that moves a parameter
     absent_keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # a key the base config holds that __init__ requires (absent_keys' `required`: a key a recipe sets, MiniMax's
+    # DSpark block_size) -> its error; seen with the record's model_type (config_type), and judged for it only
+    required_keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -297,6 +300,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
 
     layers = _expr(doc["layers"]) if doc.get("layers") else None
     not_built = doc.get("not_built")
+    absent: Mapping[str, Mapping[str, Any]] = join(doc.get("absent_keys", {}), lines, "absent_keys")
     return ArchitectureModel(
         name=name, cls=str(doc.get("class")), where=str(cite(doc.get("where"), lines, "")),
         not_built=join(not_built, lines, "not_built") if not_built is not None else None,
@@ -306,7 +310,9 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         unfilled=frozenset(doc.get("unfilled", ())), missing=_outcomes(doc, "missing", lines),
         fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
-        structural=doc.get("structural", {}), absent_keys=join(doc.get("absent_keys", {}), lines, "absent_keys"),
+        structural=doc.get("structural", {}),
+        absent_keys={k: v for k, v in absent.items() if "required" not in v},
+        required_keys={k: v["required"] for k, v in absent.items() if "required" in v},
         layout=tuple(doc.get("layout", {}).get("names", ())),
         head_from_target=doc.get("lm_head_from_target", {}), reads=frozenset(doc.get("reads", ())),
         first_layer=_expr(doc["first_layer"]) if doc.get("first_layer") else None,

@@ -90,6 +90,11 @@ RENAMES = "__renames__"
 # each probed as the key's alternate (structural_keys), so that what each named value builds is seen: SGLang DSpark's
 # markov_head_type, whose "gated" and "rnn" heads add a gate_proj / joint_proj to the vanilla head's factors.
 CHOICES = "__choices__"
+# A recipe key, never written to the config: where true, each top-level key the base config holds that __init__
+# requires (it refuses the config without it, in words that quote the key) is recorded as `required` in absent_keys
+# (MiniMax's DSpark `block_size`, Gemma 4's assistant `backbone_hidden_size`: keys a recipe sets). Opt-in per recipe,
+# so that a release's other records stay as generated until they are regenerated with it.
+REQUIRES = "__requires__"
 # Names producers ship that are no parameter of the model (fed to learn what the release does with them).
 EXTRA_NAMES = ("mask_hidden", "confidence_head.proj.weight", "confidence_head.proj.bias",
                "markov_head.markov_w1.weight", "markov_head.markov_w2.weight")
@@ -487,7 +492,7 @@ def _hf_config(raw: dict[str, Any], *, bare: bool = False, registry: Any = None)
 
 def config_for(recipe: dict[str, Any], values: dict[str, int]) -> dict[str, Any]:
     """The draft's config.json for one sample: the recipe's fixed keys plus the sampled values."""
-    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES, CHOICES)}
+    raw = {k: v for k, v in recipe.items() if k not in ("omit", VARY, TIED, PER_LAYER, RENAMES, CHOICES, REQUIRES)}
     layers = values.get("num_hidden_layers", BASE["num_hidden_layers"])
     raw.update({key: [value] * layers for key, value in recipe.get(PER_LAYER, {}).items()})
     for key, value in values.items():
@@ -507,8 +512,10 @@ def samples(seed: int, extra: dict[str, int] | None = None,
     for key, source in (tied or {}).items():
         out = [(label, {**values, key: values[source]} if key in values and source in values else values)
                for label, values in out]
-    # the base with the tied key at a value its source does not have: the class's refusal, in its words
-    untied = {(key, source): next((v for v in (base[key], *ALTERNATES.get(key, ())) if v != base[source]), base[key])
+    # the base with the tied key at a value its source does not have: the class's refusal, in its words (a key the
+    # recipe sets and samples, VARY, at its own alternates: Gemma 4's assistant global_head_dim against head_dim)
+    alternates = {**{k: (2 * v, 3 * v) for k, v in (extra or {}).items()}, **ALTERNATES}
+    untied = {(key, source): next((v for v in (base[key], *alternates.get(key, ())) if v != base[source]), base[key])
               for key, source in (tied or {}).items() if key in base and source in base}
     return out + [(f"untied:{key}={source}", {**base, key: value}) for (key, source), value in untied.items()]
 
@@ -669,15 +676,18 @@ def renamed_layouts(model: Any, recipe: dict[str, Any] | None) -> dict[str, dict
         for key, layout in list(out.items()):
             if ":" in key or not all(any(re.search(rx, name) for rx, _ in pairs) for name in layout):
                 continue
-            count = str(len({m.group(0) for name in layout if (m := re.search(r"\blayers\.\d+\.", name))}))
-            renamed = {}
-            for name, fact in layout.items():
-                for rx, replacement in pairs:
-                    name = re.sub(rx, replacement.replace("{layers}", count), name)
-                renamed[name] = fact
+            count = len({m.group(0) for name in layout if (m := re.search(r"\blayers\.\d+\.", name))})
+            renamed = {_renamed(name, pairs, count): fact for name, fact in layout.items()}
             if renamed not in out.values():
                 out[f"{label}:{key}"] = renamed
     return out
+
+
+def _renamed(name: str, pairs: list[list[str]], layers: int) -> str:
+    """A checkpoint name under a recipe's naming (RENAMES: regex/replacement pairs; `{layers}`: the layout's layers)."""
+    for rx, replacement in pairs:
+        name = re.sub(rx, replacement.replace("{layers}", str(layers)), name)
+    return name
 
 
 class Feeder:
@@ -779,7 +789,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
         return out
     out["structural"] = structural_keys(release, cls, config_for(recipe, built[0]["values"]), built[0],
                                         frozenset(extra), recipe, built)
-    out["absent_keys"] = absent_keys(release, cls, config_for(recipe, built[0]["values"]), built[0])
+    out["absent_keys"] = absent_keys(release, cls, config_for(recipe, built[0]["values"]), built[0],
+                                     bool(recipe.get(REQUIRES)))
     feeder = feeder_for(release, base_model)
     fed: dict[str, Any] = {}
     base_layouts = renamed_layouts(base_model, recipe)  # the names each layout feeds (the model's parameters do not change)
@@ -811,6 +822,14 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
              **{f"{p}layers.{side}.unexpected_tensor.weight": f"{p}layers.{index}.unexpected_tensor.weight"
                 for p in prefixes for side, index in (("0", first), ("past", past), ("before", 0))
                 if side != "before" or first > 0}}
+    # a layout under a recipe's naming (RENAMES: MiniMax's DSpark draft, whose loader keeps only the names under its
+    # prefix and raises on an unknown one there, dspark_minimax.py L277-301 @ SGLang 0.5.23): each plain form under
+    # that naming too, keyed by its renamed probe name (check picks the form by the longest prefix a name carries)
+    label, renamed_from = best.partition(":")[::2]
+    if renamed_from:
+        pairs = recipe[RENAMES][label]
+        forms.update({_renamed(probe, pairs, 1): _renamed(fed_name, pairs, 1) for probe, fed_name in list(forms.items())
+                      if not probe.startswith(("model.", "mtp.")) and _renamed(probe, pairs, 1) != probe})
     out["unknown"] = {probe: {"fed": fed_name, **feeder.feed({**canonical, fed_name: ((3,), "float32")})}
                       for probe, fed_name in forms.items()}
     expert = next((c for c in canonical if re.search(r"\.experts\.0\.", c)), None)
@@ -1041,13 +1060,17 @@ def named_values(probe: KeyProbe, raw: dict[str, Any], name: str, names: list[An
     return {**entry, "values": values}
 
 
-def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str, Any],
+                requires: bool = False) -> dict[str, Any]:
     """Each key the base config holds and the build read (a nested one inside its section), left out: where the
     class still builds (it reads the key optionally: a default, `in`, `.get`), the parameters that then appear,
     disappear or are resized. Where it refuses the absence in words that name another key the config holds (two keys
-    it takes only together), that key is left out too (`with_absent`). A key whose absence moves nothing, or that the
-    class requires, is left out (the samples' `omit:` cover the sizes in BASE); so is a top-level key the config
-    class itself defaults (the class then reads the config's default, which check's built config holds too)."""
+    it takes only together), that key is left out too (`with_absent`). With `requires` (the recipe's REQUIRES), a
+    top-level key the class requires (it refuses the absence in words that quote the key: a plain attribute read, as
+    the samples' `omit:` show for the sizes in BASE) is recorded as `required`, with its words: a key a recipe sets
+    (MiniMax's DSpark `block_size`, Gemma 4's assistant `backbone_hidden_size`). A key whose absence moves nothing,
+    or that the class requires otherwise, is left out; so is a top-level key the config class itself defaults (the
+    class then reads the config's default, which check's built config holds too)."""
     at = base.get("values", BASE)
     registry = getattr(release, "config_registry", None)
     names: list[str] = []
@@ -1060,13 +1083,13 @@ def absent_keys(release: Release, cls: Any, raw: dict[str, Any], base: dict[str,
             names.append(key)
     out: dict[str, Any] = {}
     for name in names:
-        if (entry := _absence(release, cls, raw, name, names, at, base["parameters"])) is not None:
+        if (entry := _absence(release, cls, raw, name, names, at, base["parameters"], requires)) is not None:
             out[name] = entry
     return out
 
 
 def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: list[str], at: dict[str, Any],
-             against: dict[str, list[int]]) -> dict[str, Any] | None:
+             against: dict[str, list[int]], requires: bool = False) -> dict[str, Any] | None:
     """What leaving `name` out of the base config does (absent_keys)."""
     companions: list[str] = []
     alone: dict[str, Any] | None = None
@@ -1076,8 +1099,8 @@ def _absence(release: Release, cls: Any, raw: dict[str, Any], name: str, names: 
         said = str(exc)
         companions = sorted(n for n in names if n != name
                             and re.search(rf"(?<!\w){re.escape(n.rpartition('.')[2])}(?!\w)", said))
-        if not companions:
-            return None
+        if not companions:  # required: its words name it (a plain read), as fallbacks' `required` for BASE's sizes
+            return {"required": _error(exc)} if requires and "." not in name and f"'{name}'" in said else None
         try:
             model, _, _ = release.build(cls, _without(raw, [name, *companions]), at)
         except Exception:  # noqa: BLE001 - refused without both too: required

@@ -190,13 +190,9 @@ def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[s
 
 
 # Cells check still misses, each with why; the test fails if one of them agrees too (then drop it) or another misses.
-# MiniMax M3.1's DSpark draft (SGLang 0.5.23) with a stray tensor in its first layer, under the prefix its
-# load_weights keeps (language_model.model.dspark.): the release raises "Unexpected DSpark checkpoint tensor"
-# (models/dspark_minimax.py L300-301); the record's unknown-name probe feeds its stray names unprefixed, which the
-# loader skips, so check says the stray is skipped (test_sglang_recipe_classes_agreement.py holds the same miss).
-KNOWN_MISSES: dict[tuple[str, str], frozenset[str]] = {
-    ("sglang", "0.5.23"): frozenset({"DSparkMiniMaxDraftModel--stray-in-layer"}),
-}
+# None: MiniMax M3.1's DSpark stray in its first layer (SGLang 0.5.23) agrees since the unknown-name probe is fed under
+# the recipe's naming too (release_worker.probe_architecture, landing.renamed_prefixes).
+KNOWN_MISSES: dict[tuple[str, str], frozenset[str]] = {}
 
 
 @pytest.mark.parametrize("source", sources("vllm"))

@@ -45,22 +45,11 @@ CONFIG_MUTATIONS: dict[str, tuple[tuple[str, ...], Any]] = {
 }
 
 # Cells check still misses, each with why; the test fails if one of them agrees too (then drop it) or another misses.
-# - a key the recipe sets and __init__ requires (block_size, backbone_hidden_size): the generated record keeps no
-#   required recipe key (release_worker.absent_keys leaves out a key the class requires; only BASE's optional sizes
-#   are sampled left out), so check builds the class without it;
-# - MiniMax's DSpark draft with a stray tensor under its prefix: its load_weights raises "Unexpected DSpark checkpoint
-#   tensor" (dspark_minimax.py L300-301), but the probe feeds its stray names unprefixed (release_worker's unknown-name
-#   probe does not apply the recipe's RENAMES), which the loader skips, so the record says a stray is skipped;
-# - Gemma 4's assistant with global_head_dim apart from head_dim on 0.5.23: transformers 5.19's per-layer guard
-#   (AmbiguousGlobalPerLayerAttributeError at gemma4_causal.py L569) is not in the record (the recipe ties the two).
-_REQUIRED = ("DSparkMiniMaxDraftModel--no-block-size", "Gemma4AssistantForCausalLM--no-backbone-hidden-size",
-             "Gemma4UnifiedAssistantForCausalLM--no-backbone-hidden-size")
-KNOWN_MISSES: dict[str, frozenset[str]] = {
-    "0.5.23": frozenset({*_REQUIRED, "DSparkMiniMaxDraftModel--stray-in-layer",
-                         "Gemma4AssistantForCausalLM--global-head-dim-apart",
-                         "Gemma4UnifiedAssistantForCausalLM--global-head-dim-apart"}),
-    "0.5.16": frozenset(_REQUIRED[1:]),
-}
+# None since issue 40 item 4 / 42: the records keep a key the recipe sets that __init__ requires (block_size,
+# backbone_hidden_size: absent_keys' `required`, the recipes' REQUIRES), the unknown-name probe is fed under MiniMax's
+# `language_model.model.dspark.` too (its loader raises "Unexpected DSpark checkpoint tensor" there), and the
+# `untied:` sample sets global_head_dim apart from head_dim (transformers 5.19's refusal on 0.5.23: refused_apart).
+KNOWN_MISSES: dict[str, frozenset[str]] = {}
 
 
 def _config_cases(tmp_path: Path, release: str, cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
