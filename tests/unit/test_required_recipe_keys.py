@@ -1,5 +1,5 @@
 """What the generated records say of a key a recipe sets that __init__ requires (`absent_keys.<key>.required`), and
-of a stray name under a recipe's naming (docs/upstream-notes.md section 45), as check's landing pass reads them."""
+of a stray name under a recipe's naming (docs/upstream-notes.md section 48), as check's landing pass reads them."""
 
 from __future__ import annotations
 
