@@ -21,9 +21,8 @@ from dspark_ckpt.model.findings import Finding, finding
 from dspark_ckpt.runtimes.records import BuiltConfig
 from dspark_ckpt.runtimes.release_model import (
     ArchitectureModel,
-    architecture_model,
+    built_model,
     config_value,
-    modelled_release,
 )
 
 # What the aux-state findings (DSP356/DSP357, runtimes/eagle3_aux.py) already say of a draft.
@@ -36,9 +35,7 @@ def _models(builds: Sequence[BuiltConfig]) -> dict[str, tuple[BuiltConfig, Archi
     for built in builds:
         if built.runtime != "vllm" or built.error is not None or built.hf is None or built.architecture is None:
             continue
-        release = modelled_release("vllm", built.version)
-        model = architecture_model("vllm", release, built.architecture) if release is not None else None
-        if model is not None and model.not_built is None:
+        if (model := built_model("vllm", built.version, built.architecture)) is not None:
             found[built.version] = (built, model)
     return found
 

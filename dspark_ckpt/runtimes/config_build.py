@@ -22,7 +22,7 @@ from dspark_ckpt.runtimes import landing, spec_facts, speculators, vllm_hf_confi
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.config_classes import config_class
 from dspark_ckpt.runtimes.records import AUX_FAMILIES, BuiltConfig, Issue
-from dspark_ckpt.runtimes.release_model import architecture_model, modelled_release
+from dspark_ckpt.runtimes.release_model import built_model, modelled_release
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.runtimes.sglang_build import build_sglang
 from dspark_ckpt.runtimes.vllm_release import SPEC_FILE, ReleaseRules, nearest_rules
@@ -124,11 +124,11 @@ def _init_error(arch: str, hf: Mapping[str, Any], raw: Mapping[str, Any], cls: s
     if arch == "DSparkDraftModel" and "hc_mult" not in hf and hc_mult:  # the DeepSeek-V4 draft's own keys
         cites.append(f"{hc_mult} (config.hc_mult)")
         return Issue("DSP309", f"AttributeError: '{cls}' object has no attribute 'hc_mult'")
-    release = modelled_release("vllm", version) if family is not None else None
-    model = architecture_model("vllm", release, arch) if release is not None else None
-    if model is not None and model.not_built is None and (
+    model = built_model("vllm", version, arch) if family is not None else None
+    if model is not None and (
             missing := landing.missing_key(model, hf, landing.config_class_of(model, hf, cls))) is not None:
         file, _, line = missing.where.rpartition(":")
+        release = modelled_release("vllm", version)
         cites.append(f"{file} @ v{release} L{line} (config.{missing.key})" if file else f"config.{missing.key}")
         return Issue(raised_code(missing, raw), missing.text)
     if family is Family.DFLASH2:

@@ -66,15 +66,14 @@ def architecture_override(release: str, hf: Mapping[str, Any]) -> Override | Non
     entry = (part.get("architectures") or {}).get(first or "")
     if not isinstance(entry, dict):
         return None
+    where = _where({**entry, "file": part.get("file")}, release)  # the branch's own lines
     for key, seen in sorted((entry.get("keys") or {}).items()):
         value = hf.get(key)
         outcome = next((out for probe, out in seen.items() if bool(json.loads(probe)) is bool(value)), None)
         if value is not None and outcome:
-            return _arch_override(outcome, hf, f"{part.get('file')} @ v{release} L{entry.get('line')}-"
-                                  f"{entry.get('end')} ({key} {json.dumps(value)[:40]})")
+            return _arch_override(outcome, hf, f"{where} ({key} {json.dumps(value)[:40]})")
     written = entry.get("as_written")
-    return _arch_override(written, hf, f"{part.get('file')} @ v{release} L{entry.get('line')}-{entry.get('end')}") \
-        if written else None
+    return _arch_override(written, hf, where) if written else None
 
 
 def _arch_override(outcome: Mapping[str, Any], hf: Mapping[str, Any], where: str) -> Override:

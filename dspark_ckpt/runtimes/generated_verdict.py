@@ -24,6 +24,7 @@ from dspark_ckpt.runtimes.release_model import (
     ArchitectureModel,
     LoadOutcome,
     architecture_model,
+    built_model,
     modelled_release,
 )
 from dspark_ckpt.runtimes.release_verdict import (
@@ -41,11 +42,9 @@ def generated_model(built: BuiltConfig) -> tuple[str, ArchitectureModel] | None:
     """The release whose data models this build's class, and that model; None where it is not built."""
     if built.architecture is None or built.hf is None or built.error is not None:
         return None
-    release = modelled_release(built.runtime, built.version)
-    model = architecture_model(built.runtime, release, built.architecture) if release is not None else None
-    if model is None or model.not_built is not None:
-        return None
-    return release, model  # type: ignore[return-value]
+    model = built_model(built.runtime, built.version, built.architecture)
+    release = modelled_release(built.runtime, built.version) if model is not None else None
+    return (release, model) if release is not None and model is not None else None
 
 
 REFUSED_APART: FindingCode = "DSP370"

@@ -128,7 +128,10 @@ UNFILLED_MODULE_CODES: Mapping[str, FindingCode] = {"markov_head": "DSP345"}
 
 def vocab_shape_code(parameter: str | None) -> FindingCode | None:
     """The vocabulary head's own code for a raise on `parameter`'s shape (None: not a vocabulary head)."""
-    return _code_of(VOCAB_SHAPE_CODES, parameter)
+    if parameter is None:
+        return None
+    return next((code for leaf, code in VOCAB_SHAPE_CODES.items()
+                 if parameter == leaf or parameter.endswith("." + leaf)), None)
 
 
 def vocab_unfilled_code(parameter: str | None) -> FindingCode | None:
@@ -143,12 +146,6 @@ def unwritten_heads(parameters: list[str]) -> str:
     """What is wrong with a vocabulary head's parameters the load left unwritten (under vocab_unfilled_code)."""
     keeps = "they keep their" if len(parameters) > 1 else "it keeps its"
     return f"{' and '.join(parameters)} not in the checkpoint: {keeps} random initialisation"
-
-
-def _code_of(codes: Mapping[str, FindingCode], parameter: str | None) -> FindingCode | None:
-    if parameter is None:
-        return None
-    return next((code for leaf, code in codes.items() if parameter == leaf or parameter.endswith("." + leaf)), None)
 
 
 def is_vocab(exprs: tuple[Expr | None, ...] | None) -> bool:

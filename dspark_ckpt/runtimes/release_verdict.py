@@ -239,13 +239,16 @@ def landing_issues(found: Sequence[landing.Landing], cls: str, config: Mapping[s
     cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
     if cut:
         silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
-    left = [p for p in found if p.kind == "unfilled" and p.parameter]
+    left: list[landing.Landing] = []
     heads: dict[FindingCode, list[str]] = {}  # a described draft's vocabulary heads, under their own codes
-    for p in left:
+    for p in found:
+        if p.kind != "unfilled" or not p.parameter:
+            continue
         if described and (code := vocab_unfilled_code(p.parameter)) is not None:
-            heads.setdefault(code, []).append(str(p.parameter))
+            heads.setdefault(code, []).append(p.parameter)
+        else:
+            left.append(p)
     silent.extend(Issue(code, unwritten_heads(parameters)) for code, parameters in heads.items())
-    left = [p for p in left if not any(p.parameter in parameters for parameters in heads.values())]
     unfilled = [p.parameter + (f" ({p.filled[0]} of {p.filled[1]} rows filled)" if p.filled else "") for p in left]
     if unfilled:
         count = sum(p.count for p in left)  # a landing for every layer past the named ones stands for each of them

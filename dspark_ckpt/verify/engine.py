@@ -25,7 +25,7 @@ from dspark_ckpt.runtimes.installed import installed_runtime
 from dspark_ckpt.runtimes.records import BuiltConfig, DraftFacts, Issue, Verdict
 from dspark_ckpt.runtimes.release_model import (
     ArchitectureModel,
-    architecture_model,
+    built_model,
     modelled_release,
     normal,
     release_record,
@@ -340,9 +340,8 @@ def landing_of(built: BuiltConfig | None, version: str, tensors: Mapping[str, tu
     class exists: then only the outcome and the words are compared)."""
     if built is None or built.hf is None or built.architecture is None or built.error is not None:
         return None
-    release = modelled_release(runtime, version)
-    model = architecture_model(runtime, release, built.architecture) if release is not None else None
-    if model is None or model.not_built is not None:
+    model = built_model(runtime, version, built.architecture)
+    if model is None:
         return None
     return Landed(model, landing.land(model, built.hf, tensors, target_hidden=target_hidden,
                                       target_vocab=target_vocab, config_class=built.config_class,

@@ -160,7 +160,8 @@ def _seen(doc: dict[str, Any]) -> engine.Observed:
 
 def _against(folder: Path, record: Any, seen: engine.Observed, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict]:
     """The real observation compared with check's verdict as `record` would make it (the engine's own path)."""
-    monkeypatch.setattr(engine, "architecture_model", lambda *a: record)
+    monkeypatch.setattr(engine, "built_model", lambda *a: record)  # a built record (not_built is None)
+    monkeypatch.setattr(generated, "built_model", lambda *a: record)
     monkeypatch.setattr(generated, "architecture_model", lambda *a: record)
     analysis = analyze(local_source(folder), target=TargetVocab(T, "test"), runtimes=[RuntimeVersion("vllm", VERSION)])
     built = analysis.builds[0]
