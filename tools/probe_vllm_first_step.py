@@ -36,10 +36,10 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tools")]
 from probe_runtime import DEFAULT_CACHE, FAMILY_CONFIG, SHIPS, T, ensure_deps, fetch_sources
 
 from dspark_ckpt.runtimes.release_store import folder as data_folder
-from dspark_ckpt.runtimes.vllm_first_step import RELATIONS, SCHEMA_1
+from dspark_ckpt.runtimes.release_store import lined_text
+from dspark_ckpt.runtimes.vllm_first_step import CELLS, FILE, RELATIONS, SCHEMA_1
 
 FAMILIES = ("eagle3-llama", "eagle3-qwen3", "dflash", "qwen3-dspark")
-FILE = "first_step.json"
 assert T == 96  # runtimes/vllm_first_step.py RELATIONS are sized for it
 
 
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"probe_vllm_first_step: vLLM {args.version}: not modelled (its loaders share the target's head "
               "inside the proposer; see the docstring)")
         return 0
-    want = json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    want = lined_text(doc, CELLS)
     if args.check:
         print(f"probe_vllm_first_step: {path.name} of vLLM {args.version} "
               + ("is what the release does" if want == have else "differs from what the release does"))

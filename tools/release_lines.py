@@ -47,7 +47,8 @@ from release_anchors import (
 )
 from release_spec import SpecError, spec_facts
 
-from dspark_ckpt.runtimes.release_lines import DATA, FILE_NAME
+from dspark_ckpt.runtimes.release_lines import FILE_NAME
+from dspark_ckpt.runtimes.release_store import DATA
 from dspark_ckpt.runtimes.spec_facts import FILE_NAME as SPEC_FILE_NAME
 
 

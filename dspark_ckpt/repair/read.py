@@ -12,7 +12,6 @@ from dspark_ckpt.errors import SourceError
 from dspark_ckpt.formats.mapping import absolute_to_offsets, t2d_ids
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.repair.binding import stamp_sources
 from dspark_ckpt.repair.situation import Situation
 from dspark_ckpt.repair.stamps import SourceStamp
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
@@ -84,6 +83,9 @@ def situation_from(analysis: Analysis, folder: Path | None = None, stamps: tuple
 def read_situation(folder: Path, target: TargetVocab, runtimes: Sequence[RuntimeVersion],
                    speculative: Mapping[str, Any] | None = None) -> Situation:
     """`speculative`: the deploy's speculative config for this checkpoint, as check's analysis is handed it."""
+    # fix's own I/O (hashing the sources it will rewrite), imported here: check's hints plan from the analysis alone
+    from dspark_ckpt.repair.binding import stamp_sources
+
     if not folder.is_dir():
         raise SourceError(f"{folder}: fix works on a checkpoint folder", code="DSP-E062",
                           hint="give the folder that holds config.json and the safetensors files")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dspark_ckpt.runtimes.release_store import folder
+from dspark_ckpt.runtimes.release_store import release_file
 
 FILE = "config_rewrites.json"  # every vLLM build reads it
 EAGLE_FILE = "eagle_renames.json"  # only a draft EAGLEConfig wraps
@@ -29,9 +29,8 @@ class Override:
 
 @functools.cache
 def _record(release: str, name: str = FILE) -> Mapping[str, Any]:
-    path = folder("vllm", release) / name
     try:
-        data = json.loads(path.read_text())
+        data = release_file("vllm", release, name)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

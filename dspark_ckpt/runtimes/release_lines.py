@@ -10,21 +10,17 @@ first use.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
-from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "release_data"
+from dspark_ckpt.runtimes.release_store import release_file
+
 FILE_NAME = "lines.json"
 
 
 @functools.cache
 def lines(release: str) -> Mapping[str, tuple[str, str]]:
     """key -> (file, lines) for one release; empty for a release without a lines.json."""
-    path = DATA / f"vllm-{release}" / FILE_NAME
-    if not path.is_file():
-        return {}
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = release_file("vllm", release, FILE_NAME) or {}
     return {key: (entry["file"], entry["lines"]) for key, entry in doc.items()}
 
 

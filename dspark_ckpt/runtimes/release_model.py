@@ -31,6 +31,7 @@ from dspark_ckpt.runtimes.release_store import (
     cite,
     folder,
     join,
+    release_file,
 )
 
 SCHEMA = 2  # 2: behaviour files shared between releases, line numbers in citations.json
@@ -331,12 +332,10 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
 def release_record(runtime: str, release: str) -> Mapping[str, Any] | None:
     """The release's own file (`release.json`: the registry, the generating command, and for each architecture the
     release whose folder holds its behaviour file), or None when no model was generated for `runtime==release`."""
-    path = folder(runtime, release) / RELEASE_FILE
-    if not path.is_file():
-        return None
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path}: schema {doc.get('schema')!r}, this dspark-ckpt reads {SCHEMA}")
+    doc = release_file(runtime, release, RELEASE_FILE)
+    if doc is not None and doc.get("schema") != SCHEMA:
+        raise ValueError(f"{folder(runtime, release) / RELEASE_FILE}: schema {doc.get('schema')!r}, this dspark-ckpt "
+                         f"reads {SCHEMA}")
     return doc
 
 

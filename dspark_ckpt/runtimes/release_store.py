@@ -74,48 +74,108 @@ def split(node: Any, prefix: str = "", lines: dict[str, int] | None = None) -> t
     return node, found
 
 
+def entry_rows(entries: Mapping[str, Any], *, sort_keys: bool = False) -> str:
+    """A mapping's entries one a line (`"name": <compact JSON>`), so that a reader parses only the lines it asks for
+    (entry); the rows of citation_text and lined_text."""
+    return ",\n".join(f"{json.dumps(name)}: {json.dumps(value, sort_keys=sort_keys, separators=(',', ':'))}"
+                       for name, value in entries.items())
+
+
 def citation_text(citations: Mapping[str, Mapping[str, int]]) -> str:
     """citations.json as written: one architecture a line, so that a run parses only the lines of the
     architectures it asks about (a release's file holds every class's lines: ~6,000 for vLLM 0.34)."""
-    rows = [f"{json.dumps(name)}: {json.dumps(lines, separators=(',', ':'))}" for name, lines in citations.items()]
-    return "{\n" + ",\n".join(rows) + "\n}\n"
+    return "{\n" + entry_rows(citations) + "\n}\n"
+
+
+def lined_text(doc: Mapping[str, Any], key: str) -> str:
+    """A JSON document whose `key` (a mapping, written last) holds one entry a line and the rest indented: a run
+    parses the rest and only the entries it asks for (lined_head, lined_entry), e.g. vLLM's first_step.json cells."""
+    head = json.dumps({k: v for k, v in doc.items() if k != key}, indent=1, sort_keys=True)
+    return f"{head[:-2]},\n {json.dumps(key)}: {{\n{entry_rows(dict(sorted(doc[key].items())), sort_keys=True)}\n}}\n}}\n"
+
+
+def entry(data: bytes, name: str) -> Any | None:
+    """The entry `name` of a mapping written by entry_rows inside `data` (None where absent): its line alone is
+    decoded and parsed."""
+    key = f"\n{json.dumps(name)}: ".encode()
+    start = data.find(key)
+    if start < 0:
+        return None
+    start += len(key)
+    end = data.find(b"\n", start)
+    return json.loads(data[start:end].rstrip(b","))
+
+
+def entry_names(data: bytes, start: int = 0) -> tuple[str, ...]:
+    """The names of the entries written by entry_rows in `data` past `start`, in file order."""
+    quoted = re.findall(rb'\n("(?:[^"\\]|\\.)*"): ', data[start:])
+    return tuple(json.loads(q) if b"\\" in q else q[1:-1].decode() for q in quoted)
+
+
+def read_data(path: Path) -> bytes | None:
+    """A generated data file's bytes (None where it does not exist): one open, no stat before it."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 @functools.cache
-def _citation_file(runtime: str, release: str) -> bytes:
-    path = folder(runtime, release) / CITATIONS_FILE
-    return path.read_bytes() if path.is_file() else b"{}"
+def _file(runtime: str, release: str, name: str) -> bytes | None:
+    """A file of `release`'s folder read whole once: its lines are parsed on demand (entry, lined_entry)."""
+    return read_data(folder(runtime, release) / name)
 
 
 def citations(runtime: str, release: str, architecture: str) -> Mapping[str, int]:
     """pointer -> line of `architecture` in `runtime==release` (empty where it has none): its line of the file
     alone is decoded and parsed."""
-    data = _citation_file(runtime, release)
-    key = f"\n{json.dumps(architecture)}: ".encode()
-    start = data.find(key)
-    if start < 0:
-        return {}
-    start += len(key)
-    end = data.find(b"\n", start)
-    lines: Mapping[str, int] = json.loads(data[start:end].rstrip(b","))
-    return lines
+    found: Mapping[str, int] | None = entry(_file(runtime, release, CITATIONS_FILE) or b"", architecture)
+    return found or {}
+
+
+def _split_lined(data: bytes, key: str) -> int:
+    """Where `key`'s one-a-line entries begin in a lined_text document."""
+    marker = f"\n {json.dumps(key)}: {{\n".encode()
+    at_key = data.rfind(marker)
+    if at_key < 0:
+        raise ValueError(f"not a lined document of {key!r}")
+    return at_key
+
+
+@functools.cache
+def lined_head(runtime: str, release: str, name: str, key: str) -> dict[str, Any] | None:
+    """A lined_text document's fields but `key` (None where the release has no such file)."""
+    data = _file(runtime, release, name)
+    if data is None:
+        return None
+    head: dict[str, Any] = json.loads(data[:_split_lined(data, key)].rstrip(b",") + b"\n}")
+    return head
+
+
+@functools.cache
+def lined_names(runtime: str, release: str, name: str, key: str) -> tuple[str, ...]:
+    """The names of a lined_text document's `key` entries (empty where the release has no such file)."""
+    data = _file(runtime, release, name)
+    return entry_names(data, _split_lined(data, key) + 1) if data is not None else ()
+
+
+def lined_entry(runtime: str, release: str, name: str, key: str, entry_name: str) -> Any | None:
+    """One entry of a lined_text document's `key` (None where absent): its line alone is parsed."""
+    data = _file(runtime, release, name)
+    return entry(data[_split_lined(data, key):], entry_name) if data is not None else None
 
 
 @functools.cache
 def behaviour(runtime: str, holder: str, architecture: str) -> Mapping[str, Any] | None:
     """The behaviour file of `architecture` in `holder`'s folder, parsed once however many releases share it."""
-    path = folder(runtime, holder) / f"{architecture}.json"
-    if not path.is_file():
-        return None
-    doc: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data = read_data(folder(runtime, holder) / f"{architecture}.json")
+    doc: Mapping[str, Any] | None = json.loads(data) if data is not None else None
     return doc
 
 
 @functools.cache
 def release_file(runtime: str, release: str, name: str) -> dict[str, Any] | None:
     """A per-release JSON file of `release`'s own folder (e.g. first_step.json), parsed once; None where absent."""
-    path = folder(runtime, release) / name
-    if not path.is_file():
-        return None
-    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    data = read_data(folder(runtime, release) / name)
+    doc: dict[str, Any] | None = json.loads(data) if data is not None else None
     return doc

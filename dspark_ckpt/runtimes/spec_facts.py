@@ -12,11 +12,10 @@ means, in words, is tools/release_changes.py.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from dspark_ckpt.runtimes.release_lines import DATA
+from dspark_ckpt.runtimes.release_store import release_file
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
 FILE_NAME = "spec.json"
@@ -24,11 +23,10 @@ FILE_NAME = "spec.json"
 
 @functools.cache
 def _doc(release: str) -> Mapping[str, Any]:
-    path = DATA / f"vllm-{release}" / FILE_NAME
-    if not path.is_file():
+    doc = release_file("vllm", release, FILE_NAME)
+    if doc is None:
         raise KeyError(f"vLLM {release}: no release_data/vllm-{release}/{FILE_NAME} (python tools/release_lines.py "
                        f"{release})")
-    doc: Mapping[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return doc
 
 

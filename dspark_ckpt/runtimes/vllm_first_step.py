@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from dspark_ckpt.runtimes.records import DraftFacts, FirstStep, Issue
-from dspark_ckpt.runtimes.release_store import release_file
+from dspark_ckpt.runtimes.release_store import lined_entry, lined_head, lined_names
 from dspark_ckpt.runtimes.step_reasons import not_modelled
 
 FILE = "first_step.json"
@@ -36,15 +36,23 @@ RELATIONS: dict[str, tuple[int, int]] = {
 SCHEMA_1 = ("pruned", "equal", "padded", "expanded")  # tools/probe_runtime.py KINDS
 
 
-def _document(release: str) -> dict[str, Any] | None:
-    return release_file("vllm", release, FILE)
+CELLS = "cells"  # the file's one-a-line mapping (release_store.lined_text): a run parses only the cells it asks for
+
+
+def _head(release: str) -> dict[str, Any] | None:
+    """The recording's fields but its cells (relations, target_vocab); None where the release was not run."""
+    return lined_head("vllm", release, FILE, CELLS)
+
+
+def _cell(release: str, name: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = lined_entry("vllm", release, FILE, CELLS, name)
+    return found
 
 
 @functools.lru_cache(maxsize=64)
 def _families_run(release: str) -> frozenset[str]:
     """The families the release's recorded step ran (a cell's name starts with its family), read once per release."""
-    doc = _document(release)
-    cells = doc["cells"] if doc is not None else {}
+    cells = lined_names("vllm", release, FILE, CELLS)
     return frozenset(family for family in FAMILIES if any(name.startswith(f"{family}-") for name in cells))
 
 
@@ -85,7 +93,7 @@ def first_step(release: str, family: str, f: DraftFacts) -> FirstStep:
     """What the release's recorded first step says of a draft that loads: it fails (DSP371, the cell's failure at
     the draft's sizes), it ran, or it is not modelled and why: no recording for the release, none of the family in
     it, or no recorded relation of V, D and T like the draft's."""
-    doc = _document(release)
+    doc = _head(release)
     if doc is None:
         return not_modelled("vllm-release-not-run")
     if family not in FAMILIES:
@@ -93,7 +101,7 @@ def first_step(release: str, family: str, f: DraftFacts) -> FirstStep:
     if family not in _families_run(release):
         return not_modelled("vllm-family-not-run", family=family)
     name = cell_name(family, f, recorded_relations(doc))
-    seen = doc["cells"].get(name) if name is not None else None
+    seen = _cell(release, name) if name is not None else None
     if name is None or seen is None:
         return not_modelled("vllm-relation-not-recorded", family=family,
                             relation=f"V = {f.vocab_size}, D = {f.draft_vocab_size}, T = {f.target_vocab_size}")

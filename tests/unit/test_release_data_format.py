@@ -203,3 +203,33 @@ def test_merging_regenerated_classes_keeps_every_other_class(tmp_path: Path) -> 
     assert whole.citations == {"A": part.citations["A"], "B": held.citations["B"]}
     assert whole.head["stubbed"] == ["op a", "op b"]
     assert whole.differences(held) == ["release.json", "A.json", "citations.json of A"]
+
+
+VLLM_STEPS = sorted(DATA.glob("vllm-*/first_step.json"))
+
+
+@pytest.mark.parametrize("path", VLLM_STEPS, ids=[p.parent.name for p in VLLM_STEPS])
+def test_a_vllm_first_step_file_is_lined_and_each_cell_reads_alone(path: Path) -> None:
+    """vLLM's first_step.json holds a cell a line (release_store.lined_text), as the probe writes it, so that check
+    parses only the cells a draft asks for: each read alone is the whole document's, and no other is read."""
+    text = path.read_text(encoding="utf-8")
+    doc = json.loads(text)
+    assert release_store.lined_text(doc, "cells") == text  # what tools/probe_vllm_first_step.py writes
+    runtime, _, release = path.parent.name.partition("-")
+    head = release_store.lined_head(runtime, release, path.name, "cells")
+    assert head == {k: v for k, v in doc.items() if k != "cells"}
+    names = release_store.lined_names(runtime, release, path.name, "cells")
+    assert names == tuple(sorted(doc["cells"])) and names
+    for name in (names[0], names[len(names) // 2], names[-1]):
+        assert release_store.lined_entry(runtime, release, path.name, "cells", name) == doc["cells"][name]
+    assert release_store.lined_entry(runtime, release, path.name, "cells", "no-such-cell") is None
+
+
+def test_lined_text_round_trips_awkward_names_and_values() -> None:
+    doc = {"b": [1, {"x": None}], "a": "h\u00e9", "cells": {'q"uote': {"t": "a\nb"}, "plain": 1, "\\back": [2]}}
+    text = release_store.lined_text(doc, "cells")
+    assert json.loads(text) == doc
+    data = text.encode()
+    for name, value in doc["cells"].items():
+        assert release_store.entry(data, name) == value
+    assert set(release_store.entry_names(data)) == set(doc["cells"])

@@ -12,7 +12,7 @@ import pytest
 from listed import vllm_minors
 
 from dspark_ckpt.model.families import Family
-from dspark_ckpt.runtimes import eagle3_aux, release_lines, speculative_config, vllm_release
+from dspark_ckpt.runtimes import eagle3_aux, release_lines, release_store, speculative_config, vllm_release
 from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -32,7 +32,7 @@ LINES = re.compile(r"L\d+(-\d+)?(, L\d+(-\d+)?)*")
 
 
 def _doc(release: str) -> dict[str, dict[str, str]]:
-    path = release_lines.DATA / f"vllm-{release}" / release_lines.FILE_NAME
+    path = release_store.DATA / f"vllm-{release}" / release_lines.FILE_NAME
     assert path.is_file(), f"no {path}: python tools/release_lines.py {release}"
     text = path.read_text(encoding="utf-8")
     doc: dict[str, dict[str, str]] = json.loads(text)
@@ -45,7 +45,7 @@ def _files(anchor: Anchor | None) -> set[str]:
 
 
 def test_lines_exist_exactly_for_the_releases_of_the_list() -> None:
-    written = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
+    written = {p.parent.name.removeprefix("vllm-") for p in release_store.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
     assert written == set(VLLM_RELEASES)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from dspark_ckpt.runtimes import (
     eagle3_aux,
     release_lines,
+    release_store,
     selectors,
     sglang_rows,
     spec_facts,
@@ -94,11 +95,11 @@ def test_every_per_release_table_is_keyed_by_the_list() -> None:
     tables left are one row per listed release; SpeculativeConfig's columns and the registry are generated too
     (spec.json beside lines.json)."""
     assert tuple(vllm_release.RELEASE_RULES) == VLLM_RELEASES
-    generated = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
+    generated = {p.parent.name.removeprefix("vllm-") for p in release_store.DATA.glob(f"vllm-*/{release_lines.FILE_NAME}")}
     assert generated == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z for each release of the list"
     bounds = {b for a in anchors.ANCHORS.values() for b in (a.since, a.until) if b is not None}
     newest = release_key(VLLM_RELEASES[-1])  # a rule exists from some release of the list on, or up to one
     bounds |= {c.since for c in release_changes.CHANGES}
     assert {b for b in bounds if release_key(b) <= newest} <= set(VLLM_RELEASES)
-    spec = {p.parent.name.removeprefix("vllm-") for p in release_lines.DATA.glob(f"vllm-*/{spec_facts.FILE_NAME}")}
+    spec = {p.parent.name.removeprefix("vllm-") for p in release_store.DATA.glob(f"vllm-*/{spec_facts.FILE_NAME}")}
     assert spec == set(VLLM_RELEASES), "python tools/release_lines.py X.Y.Z writes spec.json beside lines.json"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dspark_ckpt.runtimes import release_lines, spec_facts, vllm_release, vllm_rows
+from dspark_ckpt.runtimes import release_lines, release_store, spec_facts, vllm_release, vllm_rows
 from dspark_ckpt.runtimes.release import release_key
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
 
@@ -82,7 +82,7 @@ def test_spec_json_is_as_the_tool_writes_it(release: str) -> None:
     """Each release's spec.json as tools/release_spec.py reads it from the wheel and tools/release_lines.py writes it
     (the upstream tier regenerates it from the wheel and compares: tests/producers/test_release_lines_data.py): the
     class's line, its fields, and every draft registered at a line of registry.py."""
-    text = (release_lines.DATA / f"vllm-{release}" / spec_facts.FILE_NAME).read_text()
+    text = (release_store.DATA / f"vllm-{release}" / spec_facts.FILE_NAME).read_text()
     doc = json.loads(text)
     assert text == json.dumps(doc, indent=1) + "\n", "not as tools/release_lines.py writes it"
     spec = doc["speculative_config"]
