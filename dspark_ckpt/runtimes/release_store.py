@@ -9,7 +9,8 @@
 - `citations.json`: the line of every `where` of every class of this release, in this release's wheel:
   architecture -> {pointer: line}, the pointer the `/`-joined path of the `where` in the behaviour file, one
   architecture a line;
-- (vLLM) `lines.json` and `spec.json`, tools/release_lines.py's.
+- (vLLM) `lines.json` and `spec.json`, tools/release_lines.py's; `first_step.json`, tools/probe_vllm_first_step.py's,
+  its cells one a line (lined_text), as citations.json holds an architecture a line: a run parses only what it asks.
 So a diff of two releases' behaviour files is what changed in behaviour, and line moves stay in citations.json.
 Written by tools/release_layout.py (for tools/release_model.py and tools/sglang_release_model.py); read here.
 """
@@ -106,12 +107,6 @@ def entry(data: bytes, name: str) -> Any | None:
     return json.loads(data[start:end].rstrip(b","))
 
 
-def entry_names(data: bytes, start: int = 0) -> tuple[str, ...]:
-    """The names of the entries written by entry_rows in `data` past `start`, in file order."""
-    quoted = re.findall(rb'\n("(?:[^"\\]|\\.)*"): ', data[start:])
-    return tuple(json.loads(q) if b"\\" in q else q[1:-1].decode() for q in quoted)
-
-
 def read_data(path: Path) -> bytes | None:
     """A generated data file's bytes (None where it does not exist): one open, no stat before it."""
     try:
@@ -152,11 +147,10 @@ def lined_head(runtime: str, release: str, name: str, key: str) -> dict[str, Any
     return head
 
 
-@functools.cache
-def lined_names(runtime: str, release: str, name: str, key: str) -> tuple[str, ...]:
-    """The names of a lined_text document's `key` entries (empty where the release has no such file)."""
+def lined_prefixed(runtime: str, release: str, name: str, key: str, prefix: str) -> bool:
+    """Whether an entry of a lined_text document's `key` has a name that starts with `prefix` (no line is parsed)."""
     data = _file(runtime, release, name)
-    return entry_names(data, _split_lined(data, key) + 1) if data is not None else ()
+    return data is not None and data.find(b'\n"' + json.dumps(prefix)[1:-1].encode(), _split_lined(data, key)) >= 0
 
 
 def lined_entry(runtime: str, release: str, name: str, key: str, entry_name: str) -> Any | None:

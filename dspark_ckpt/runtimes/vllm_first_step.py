@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from dspark_ckpt.runtimes.records import DraftFacts, FirstStep, Issue
-from dspark_ckpt.runtimes.release_store import lined_entry, lined_head, lined_names
+from dspark_ckpt.runtimes.release_store import lined_entry, lined_head, lined_prefixed
 from dspark_ckpt.runtimes.step_reasons import not_modelled
 
 FILE = "first_step.json"
@@ -52,8 +52,7 @@ def _cell(release: str, name: str) -> dict[str, Any] | None:
 @functools.lru_cache(maxsize=64)
 def _families_run(release: str) -> frozenset[str]:
     """The families the release's recorded step ran (a cell's name starts with its family), read once per release."""
-    cells = lined_names("vllm", release, FILE, CELLS)
-    return frozenset(family for family in FAMILIES if any(name.startswith(f"{family}-") for name in cells))
+    return frozenset(family for family in FAMILIES if lined_prefixed("vllm", release, FILE, CELLS, f"{family}-"))
 
 
 def _cmp(a: int, b: int) -> int:
