@@ -169,8 +169,13 @@ ARCH = {
     "eagle3-qwen3": "Eagle3Qwen3ForCausalLM",
 }
 # Keys a family's real config.json carries that its runtime needs beside the sizes: vLLM's Gemma4 DSpark load asserts
-# every layer shares K and V (DSP364), so its drafts are exported with attention_k_eq_v (config_extra overrides).
-FAMILY_KEYS: dict[str, dict[str, Any]] = {"gemma4-dspark": {"attention_k_eq_v": True}}
+# every layer shares K and V (DSP364), so its drafts are exported with attention_k_eq_v (config_extra overrides);
+# the token id a parallel drafter feeds its masked slots (DSP373: vLLM's proposer refuses to start without one), where
+# the producers write it: z-lab's DFlash under dflash_config, speculators' DSpark at the top level.
+FAMILY_KEYS: dict[str, dict[str, Any]] = {
+    "gemma4-dspark": {"attention_k_eq_v": True, "mask_token_id": 0},
+    "qwen3-dspark": {"mask_token_id": 0}, "qwen3-omni-dspark": {"mask_token_id": 0},
+    "dflash": {"dflash_config": {"mask_token_id": 0}}}
 
 
 def write_safetensors(path: Path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None,

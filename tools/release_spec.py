@@ -8,12 +8,16 @@ __post_init__ turns into method "mtp"), and the architectures the method detecti
 checks whose scope and words change by release: the architectures dspark_draft_topk allows, and adaptive
 verification's refusal. And from its registry.py: every name a `_*_MODELS` dict display maps
 (ReleaseRules.registers), and the class each `_SPECULATIVE_DECODING_MODELS` name maps to (ReleaseRules.model_class).
+And, executed rather than read, what the proposer requires to start parallel drafting (`drafting_token`:
+tools/release_drafting_token.py).
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from release_drafting_token import drafting_token  # tools/ is on sys.path (not a package)
 
 SPEC = "vllm/config/speculative.py"
 REGISTRY = "vllm/model_executor/models/registry.py"
@@ -390,7 +394,8 @@ def spec_facts(tree: Path) -> dict[str, object]:
         "file": SPEC, "class_line": f"L{line}", "fields": fields, "methods": _literal(METHOD_LITERAL, values),
         "mtp_types": _literal(MTP_LITERAL, values), "dflash_detect_archs": detect["dflash"],
         "dspark_detect_archs": detect["dspark"], **_guards(module, values, _parsed(tree / DSPARK_CFG)),
-        "dflash_keep": _dflash_keep(tree), **_aux_targets(module), **_per_method(tree)}, "registry": _registry(tree)}
+        "dflash_keep": _dflash_keep(tree), **_aux_targets(module), **_per_method(tree)}, "registry": _registry(tree),
+        **({"drafting_token": token} if (token := drafting_token(tree)) is not None else {})}
 
 
 def _per_method(tree: Path) -> dict[str, object]:

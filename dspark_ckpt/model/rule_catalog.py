@@ -867,6 +867,22 @@ RULES: dict[str, Rule] = _rules(
          "Export the draft with a value the release takes (one decoder layer for EAGLE-3; the key's number, or "
          "no key for its default, where it is null), or serve it with a runtime that takes it.",
          also_a_verdict=True),
+    Rule("DSP373", "vllm-drafting-token-missing", ERROR, "vLLM's proposer finds no mask token id in the draft config",
+         "DFlash and DSpark (and P-EAGLE, with `parallel_drafting`) draft a block's slots at once and feed the masked "
+         "ones a token id that the draft's config names. vLLM's proposer resolves it when the engine builds its "
+         "model runner: the V1 proposer's `_init_parallel_drafting_params` (0.16-0.33) and Model Runner V2's "
+         "`get_parallel_drafting_token_id` (0.24+), each in its own order of keys (`dflash_config.mask_token_id`, "
+         "`mask_token_id`, `dspark_noise_token_id`, `pard_token`, `ptd_token_id`, as the release has them). Both "
+         "were executed release by release (tools/release_drafting_token.py, spec.json `drafting_token`); the "
+         "draft is refused where every function the release ships refuses its config (which runner a deployment "
+         "gets depends on the release and its features), in each one's words.",
+         "The server fails to start before loading any weight: `ValueError: For parallel drafting, the draft "
+         "model config must have `dflash_config.mask_token_id`, `mask_token_id`, `dspark_noise_token_id`, "
+         "`pard_token`, or `ptd_token_id` specified in its config.json.`; Model Runner V2: `ValueError: Model "
+         "config must specify ...` (a null id it takes first: `TypeError: int() argument must be ...`).",
+         "A DFlash config.json whose `dflash_config` lost its `mask_token_id` when it was rewritten by hand.",
+         "Set the mask token the draft was trained with: `dflash_config.mask_token_id` (DFlash) or "
+         "`mask_token_id` (DSpark) in config.json.", also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

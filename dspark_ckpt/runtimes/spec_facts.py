@@ -62,6 +62,17 @@ def draft_class(name: str) -> str | None:
     return next((cls for release in reversed(VLLM_RELEASES) if (cls := drafts(release).get(name)) is not None), None)
 
 
+def drafting_token(release: str) -> Mapping[str, Any] | None:
+    """What the release's proposer requires to start parallel drafting (tools/release_drafting_token.py, executed):
+    the methods that turn it on and each function that resolves the masked slots' token id; None where the release
+    has no parallel drafting, or no spec.json."""
+    try:
+        found: Mapping[str, Any] | None = _doc(release).get("drafting_token")
+    except KeyError:
+        return None
+    return found
+
+
 def document(release: str) -> Mapping[str, Any]:
     """The release's whole spec.json (`dspark-ckpt diff` compares two); KeyError where it has none."""
     return _doc(release)
