@@ -13,6 +13,7 @@ from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 
 HERE = Path(__file__).parent
 T, D, H, R = 200058, 201024, 8, 2
+MASK = T - 1  # the id the draft feeds its masked slots, as every producer writes one (vLLM's proposer needs it: DSP373)
 TARGET_HIDDEN = 4096
 
 
@@ -28,9 +29,9 @@ def main() -> None:
     draft.mkdir(exist_ok=True)
     (draft / "config.json").write_text(json.dumps({
         "architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": D, "draft_vocab_size": D,
-        "hidden_size": H, "markov_rank": R, "block_size": 8, "target_layer_ids": [1, 2, 3],
+        "hidden_size": H, "target_hidden_size": TARGET_HIDDEN, "markov_rank": R, "block_size": 8, "target_layer_ids": [1, 2, 3],
         "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": H // 2,
-        "intermediate_size": H,
+        "intermediate_size": H, "mask_token_id": MASK,
     }, indent=2) + "\n")
     layer = [  # one complete Qwen3 decoder layer, as vLLM's Qwen3DSparkModel loads it (runtimes/release_data)
         TensorSpec(f"layers.0.self_attn.{name}.weight", "BF16", shape) for name, shape in (

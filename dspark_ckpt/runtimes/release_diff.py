@@ -95,8 +95,16 @@ def _spec(release: str) -> Mapping[str, Any]:
         doc = dict(spec_facts.document(release))
     except KeyError:
         return {}
-    doc["speculative_config"] = {k: v for k, v in doc["speculative_config"].items() if k != "class_line"}
-    return doc
+    return _lineless(doc)
+
+
+def _lineless(node: Any) -> Any:
+    """spec.json without its line numbers (`line`, `*_line`: where a fact is read, not what it is)."""
+    if isinstance(node, Mapping):
+        return {k: _lineless(v) for k, v in node.items() if k != "line" and not k.endswith("_line")}
+    if isinstance(node, list):
+        return [_lineless(v) for v in node]
+    return node
 
 
 def diff(runtime: str, old: str, new: str) -> ReleaseDiff:

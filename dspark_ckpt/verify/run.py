@@ -14,7 +14,7 @@ from dspark_ckpt.model.findings import Finding, Severity, finding, rule
 from dspark_ckpt.model.report import CheckpointReport
 from dspark_ckpt.model.rule_catalog import Category
 from dspark_ckpt.output.verify_records import LandingRun, MappingCheck, TensorRead, VerifyResult
-from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes import drafting_token, landing
 from dspark_ckpt.runtimes.generated_verdict import generated_model
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.release_verdict import landed
@@ -110,8 +110,11 @@ def run_verify(analysis: Analysis, folder: Path, *, options: VerifyOptions, devi
             verdict = said.get((rv.runtime, rv.version))
             if verdict is None:
                 continue
-            if built is not None and built.error is not None:  # the release fails on the config it builds, at
-                outcomes.append(LoadState(verdict.contract, rv.version, error=verdict.error))  # start-up: no torch load
+            # the release fails on the config it builds, or its proposer on the config's mask token (DSP373), at
+            # start-up: no torch load
+            if built is not None and built.error is not None or \
+                    verdict.error is not None and verdict.error.code == drafting_token.CODE:
+                outcomes.append(LoadState(verdict.contract, rv.version, error=verdict.error))
                 continue
             forced = built.parallel_drafting if built is not None else None
             runtime_cfg = cfg if forced is None else replace(cfg, parallel_drafting=forced)

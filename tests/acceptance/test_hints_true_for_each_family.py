@@ -565,6 +565,9 @@ TRIGGERS: dict[str, Trigger] = {
     "config-value-refused": Trigger(("DSP372",), with_config(
         check("--runtime", "sglang==0.5.23"), architectures=["Eagle3DeepseekV2ForCausalLM"], model_type="deepseek_v3",
         num_hidden_layers=2), UNKNOWN),
+    # vLLM's proposer needs the id its masked slots are fed (runtimes/drafting_token.py): none in the config
+    "drafting-token-missing": Trigger(("DSP373",), with_config(
+        check("--runtime", "vllm==0.34.0"), mask_token_id=None, dflash_config=None), ("qwen3-dspark", "dflash")),
     "target-as-draft": Trigger(("DSP231",), with_config(check(), architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                         **dict.fromkeys(_DRAFT_KEYS)), UNKNOWN),
     # issue 40: a base class served as an EAGLE-3 draft, which SGLang builds as the target class (DSP369)

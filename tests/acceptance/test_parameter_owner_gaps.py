@@ -68,7 +68,7 @@ def test_a_missing_fc_is_reported_unfilled(tmp_path: Path, family: str) -> None:
 def test_a_missing_fc_is_judged_whatever_target_layers_the_draft_lists(tmp_path: Path) -> None:
     """A list of target layers resizes fc (its width is then not judged against the record's samples), but fc is
     still built: a draft without one keeps it as initialised."""
-    layers = {"dflash_config": {"target_layer_ids": [1, 3, 5]}, "target_layer_ids": [1, 3, 5]}
+    layers = {"dflash_config": {"target_layer_ids": [1, 3, 5], "mask_token_id": 0}, "target_layer_ids": [1, 3, 5]}
     root = draft(tmp_path / "listed", "dflash", drop=("fc.weight",), config_extra=layers)
     for version, seen in verdicts(root).items():
         assert seen["silent_codes"] == ["DSP363"] and "model.fc.weight" in seen["silent"][0], (version, seen)
@@ -103,7 +103,7 @@ def test_a_dflash2_draft_missing_a_conv_kernel_is_reported_whatever_its_kernel_s
     k = 5
     config = {"architectures": ["DFlash2DraftModel"], "model_type": "qwen3", "vocab_size": 96, "hidden_size": H,
               **backbone_config(H), "dflash_config": {"target_layer_ids": [0], "conv_kernel_size": k, "conv_group_size": 2,
-                                                  "selector_rank": 4, "selector_top_k": 2}}
+                                                  "selector_rank": 4, "selector_top_k": 2, "mask_token_id": 0}}
     shapes = layout_checkpoint(model, variables(model, config, target_hidden=H, target_vocab=96), {"d2t": (96,)})
     assert shapes is not None
     shapes |= {"layers.0.attention_conv.base_kernel": (2, k, H), "layers.0.mlp_conv.base_kernel": (2, k, H),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import prepared_vllm_env, run_cli
+from conftest import prepared_vllm_env, run_cli, with_drafting_token
 from recorded import EngineAnswers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +60,7 @@ def _whole(runtime: str, release: str, architecture: str) -> tuple[ArchitectureM
     model = architecture_model(runtime, release, architecture)
     assert model is not None and model.not_built is None
     config = worker.config_for(worker.recipe_for(architecture, RECIPES[runtime]), dict(worker.BASE))
+    config = with_drafting_token(config, release, architecture)  # the proposer starts, as for a producer's draft
     if config.get("model_type") == "deepseek_v3":  # vLLM's hf_config_override would make it DeepSeekMTPModel
         config["model_type"] = "kimi_k2"  # (tests/acceptance/test_serving_method.py); Kimi's EAGLE-3 keeps the class
     tensors = _tensors(model, landing.variables(model, config, target_hidden=worker.BASE["target.hidden_size"],

@@ -20,7 +20,7 @@ BIG_HEADER_BYTES = 99_000_000
 CONFIG: dict[str, Any] = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "vocab_size": 96,
                           "draft_vocab_size": 96, "hidden_size": 16, "markov_rank": 4, "markov_head_type": "vanilla",
                           "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
-                          "intermediate_size": 16}
+                          "intermediate_size": 16, "mask_token_id": 0}
 # The baseline loads on every vLLM release that registers Qwen3DSparkModel (registry.py @ v0.25.0 L597 first; an
 # older one refuses it); SGLang's own limits are not the point
 RUNTIMES = ("--runtime", "vllm>=0.25.0")

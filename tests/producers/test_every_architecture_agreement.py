@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from conftest import layout_checkpoint, write_safetensors
 from recorded import observations, only_known_misses, path_of, sources
-from test_landing_agreement import _observe, disagreements
+from test_landing_agreement import _observe, disagreements, load_verdict
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -184,7 +184,7 @@ def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[s
                           # the config class check judges it with (the record's own for its model_type)
                           "bare": not own_target and landing.config_class_of(
                               model, built.hf, built.config_class) in landing.BARE_CONFIGS})
-            predicted[folder.name] = (analysis.verdicts[0], found, model)
+            predicted[folder.name] = (load_verdict(analysis), found, model)
             built_archs.add(arch)
     return cases, predicted, built_archs
 

@@ -19,7 +19,7 @@ from producers import materialise
 from recorded import observations, sources
 from test_every_architecture_agreement import _tensors
 from test_every_architecture_agreement import _write as write_checkpoint
-from test_landing_agreement import _observe, _read, disagreements
+from test_landing_agreement import _observe, _read, disagreements, load_verdict
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -90,7 +90,7 @@ def test_renamed_prefixes_and_a_bias_as_vllm_loads_them(tmp_path: Path, release:
         cases.append({"id": folder.name, "architecture": built.architecture, "config": config, "tensors": shapes,
                       "target_hidden": config.get("hidden_size", 16), "target_vocab": t,
                       "bare": landing.config_class_of(model, built.hf, built.config_class) in landing.BARE_CONFIGS})
-        predicted[folder.name] = (analysis.verdicts[0], found, model)
+        predicted[folder.name] = (load_verdict(analysis), found, model)
     observed = observations("renames", "vllm", release, cases, source, lambda: _observe(release, cases))
     disagree = disagreements(predicted, observed)
     print(f"vllm {release}: {len(predicted) - len(disagree)}/{len(predicted)} agree")
@@ -150,7 +150,7 @@ def test_presence_is_judged_where_a_key_leaves_the_shape_unjudged(tmp_path: Path
         cases.append({"id": name, "architecture": built.architecture, "config": config, "tensors": shapes,
                       "target_hidden": config.get("hidden_size", 16), "target_vocab": T,
                       "bare": landing.config_class_of(model, built.hf, built.config_class) in landing.BARE_CONFIGS})
-        predicted[name] = (analysis.verdicts[0], found, model, landing.appearing(model, built.hf),
+        predicted[name] = (load_verdict(analysis), found, model, landing.appearing(model, built.hf),
                            built.family)
     observed = observations("presence", "vllm", release, cases, source, lambda: _observe(release, cases))
     # the codebooks under their bare names (as `fix --strategy unnest-weights` writes them) load, both filled

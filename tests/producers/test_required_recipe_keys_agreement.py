@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from recorded import observations, only_known_misses, sources
 from test_every_architecture_agreement import _observed, build_cases
-from test_landing_agreement import disagreements
+from test_landing_agreement import disagreements, load_verdict
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -50,7 +50,7 @@ def _cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[str, A
             analysis = analyze(local_source(folder), target=TargetVocab(case["target_vocab"], "test"),
                                runtimes=[RuntimeVersion(runtime, release)])
             cases.append({**case, "id": folder.name, "config": config})
-            predicted[folder.name] = (analysis.verdicts[0], [], model)
+            predicted[folder.name] = (load_verdict(analysis), [], model)
     return cases, predicted
 
 

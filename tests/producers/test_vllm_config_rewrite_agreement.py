@@ -22,7 +22,7 @@ import pytest
 from conftest import write_safetensors
 from producers import T, layout
 from recorded import observations, sources
-from test_landing_agreement import _observe, _read
+from test_landing_agreement import _observe, _read, load_verdict
 from test_vllm_whole_agreement import SHARE_STEP, _write, compare, preflight
 
 from dspark_ckpt.check.analysis import analyze
@@ -96,7 +96,7 @@ def cases_for(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[
             found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
                                  target_vocab=T, config_class=built.config_class, family=built.family,
                                  dropped=landing.dropped_unshipped(model, release)) if judged else []
-            predicted[folder.name] = (analysis.verdicts[0] if analysis.verdicts else None, found,
+            predicted[folder.name] = (load_verdict(analysis), found,
                                       model if judged else None)
             built_of[folder.name] = built
     return cases, predicted, served, built_of
@@ -166,7 +166,7 @@ def entry_cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dic
             found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
                                  target_vocab=T, config_class=built.config_class, family=built.family,
                                  dropped=landing.dropped_unshipped(model, release))
-            predicted[folder.name] = (analysis.verdicts[0], found, model)
+            predicted[folder.name] = (load_verdict(analysis), found, model)
     return cases, built_of, predicted
 
 

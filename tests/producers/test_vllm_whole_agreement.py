@@ -30,7 +30,7 @@ import pytest
 from conftest import write_safetensors
 from producers import T, hoisted, layout, materialise, names
 from recorded import observations, sources
-from test_landing_agreement import _observe, _read
+from test_landing_agreement import _observe, _read, load_verdict
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -509,7 +509,7 @@ def cases_for(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[
                               "tensors": shapes, "target_hidden": raw.get("hidden_size", 16), "target_vocab": T})
                 outcome = preflight(release, folder, speculative, analysis.config.family if analysis.config else None)
                 served[folder.name] = (outcome, built.architecture if built else None)
-            predicted[folder.name] = (analysis.verdicts[0] if analysis.verdicts else None, found,
+            predicted[folder.name] = (load_verdict(analysis), found,
                                       model if judged else None)
             tally.setdefault(suffix.lstrip("-") if speculative is not None else mutation, []).append(folder.name)
     return cases, predicted, tally, served

@@ -27,8 +27,8 @@ BACKBONE: dict[str, Any] = {"model_type": "qwen3", "hidden_size": H, "num_attent
                             "head_dim": 8, "intermediate_size": 24, "vocab_size": T, "draft_vocab_size": T,
                             "num_hidden_layers": 1, "target_hidden_size": H}
 DFLASH2 = {"conv_kernel_size": 5, "conv_group_size": 2, "selector_rank": 6, "selector_top_k": 2,
-           "target_layer_ids": [1, 2, 3]}  # kernel 5, rank 6 and three layers: none a value the samples built at
-LILICORR = {"target_layer_ids": [1, 2, 3], "block_size": 8, "lilicorr_hidden_size": 0, "lilicorr_candidate_topk": 8,
+           "target_layer_ids": [1, 2, 3], "mask_token_id": 0}  # kernel 5, rank 6 and three layers: none a value the samples built at
+LILICORR = {"target_layer_ids": [1, 2, 3], "block_size": 8, "mask_token_id": 0, "lilicorr_hidden_size": 0, "lilicorr_candidate_topk": 8,
             "lilicorr_num_layers": 1, "lilicorr_num_heads": 4, "lilicorr_mlp_ratio": 2.0, "lilicorr_factor_dim": 8,
             "lilicorr_vector_eps": 1e-6, "lilicorr_logit_scale": 1.0}
 CONFIDENCE = {"confidence_head.proj.weight": (1, H), "confidence_head.proj.bias": (1,)}
@@ -105,7 +105,7 @@ def test_dflash2_missing_a_conv_kernel_under_an_unsampled_kernel_size_is_reporte
 def test_a_confidence_head_is_required_exactly_when_enabled(tmp_path: Path) -> None:
     """vLLM 0.34.0 builds the head only where enable_confidence_head is set (qwen3_dspark.py L220-228) and skips its
     tensors otherwise (L355-356): unshipped under true, it keeps its initial values (DSP363)."""
-    base = config("Qwen3DSparkModel", markov_rank=4, target_layer_ids=[1, 2])
+    base = config("Qwen3DSparkModel", markov_rank=4, target_layer_ids=[1, 2], mask_token_id=0)
     for flag in (True, False, None):
         cfg = {**base, "enable_confidence_head": flag} if flag is not None else base
         without = shapes(cfg)
@@ -132,8 +132,9 @@ def test_a_correct_lilicorr_draft_at_values_the_samples_did_not_take_loads(tmp_p
 
 
 def test_a_wrong_fc_width_under_an_unsampled_target_layer_count_is_reported(tmp_path: Path) -> None:
-    for architecture, extra in (("DFlashDraftModel", {"target_layer_ids": [1, 2, 3]}),
-                                ("Qwen3DSparkModel", {"target_layer_ids": [1, 2, 3], "markov_rank": 4}),
+    for architecture, extra in (("DFlashDraftModel", {"target_layer_ids": [1, 2, 3], "mask_token_id": 0}),
+                                ("Qwen3DSparkModel", {"target_layer_ids": [1, 2, 3], "markov_rank": 4,
+                                                      "mask_token_id": 0}),
                                 ("DFlash2DraftModel", {"dflash_config": DFLASH2})):
         cfg = config(architecture, **extra)
         complete = shapes(cfg)

@@ -1,0 +1,148 @@
+"""vLLM's proposer and the masked slots' token id (DSP373), held against the release's own functions: producers'
+DFlash, DFlash2, DSpark and P-EAGLE drafts (z-lab dflash 0.1.0, SpecForge 0.2.0, speculators 0.9.0), as shipped and
+with the mask token as users lose or move it (left out, null, moved to the top level or into dflash_config, renamed to
+pard_token or dspark_noise_token_id). For each, check's verdict on vLLM 0.25.0 (whose V1 proposer reads fewer keys
+than its Model Runner V2), 0.28.0, 0.33.0 and 0.34.0 against what the release's `_init_parallel_drafting_params` and
+`get_parallel_drafting_token_id` do with the draft's hf_config as check builds it (compiled alone from the wheel's
+files and called, as tools/release_drafting_token.py does; the methods that run them read from its spec.json). The
+draft fails to start where every function the release ships refuses its config (which runner a deployment gets
+depends on the release and its features); check then quotes them. Recorded in tests/data/observed/drafting-token.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from producers import materialise
+from recorded import observations, sources
+
+from dspark_ckpt.check.analysis import analyze
+from dspark_ckpt.model.target import TargetVocab
+from dspark_ckpt.runtimes import drafting_token, spec_facts
+from dspark_ckpt.runtimes.selectors import RuntimeVersion
+from dspark_ckpt.sources.local import local_source
+
+ROOT = Path(__file__).resolve().parents[2]
+RELEASES = ("0.25.0", "0.28.0", "0.33.0", "0.34.0")
+T = 96
+LAYOUTS = ("dflash-0.1.0-dflash", "dflash-0.1.0-dflash2", "specforge-0.2.0-dspark-declared-d",
+           "speculators-0.9.0-dspark-equal", "speculators-0.9.0-dflash-pruned", "speculators-0.9.0-peagle-qwen3-pruned")
+MASK_KEYS = ("mask_token_id", "dspark_noise_token_id", "pard_token", "ptd_token_id")
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _mask(cfg: dict[str, Any]) -> Any:
+    nested = cfg.get("dflash_config") if isinstance(cfg.get("dflash_config"), dict) else {}
+    return nested.get("mask_token_id", cfg.get("mask_token_id", 95))
+
+
+def _drop(cfg: dict[str, Any]) -> None:
+    for key in MASK_KEYS:
+        cfg.pop(key, None)
+    if isinstance(cfg.get("dflash_config"), dict):
+        cfg["dflash_config"].pop("mask_token_id", None)
+
+
+def _put(where: str, value: Any = None, *, keep_value: bool = True) -> Edit:
+    def edit(cfg: dict[str, Any]) -> None:
+        token = _mask(cfg) if keep_value else value
+        _drop(cfg)
+        if where == "dflash_config":
+            cfg["dflash_config"] = {**(cfg.get("dflash_config") or {}), "mask_token_id": token}
+        else:
+            cfg[where] = token
+    return edit
+
+
+MUTATIONS: dict[str, Edit | None] = {
+    "as-shipped": None,
+    "no-mask": _drop,
+    "null-mask": _put("mask_token_id", None, keep_value=False),
+    "null-nested-mask": _put("dflash_config", None, keep_value=False),
+    "top-level-mask": _put("mask_token_id"),
+    "nested-mask": _put("dflash_config"),
+    "pard-token": _put("pard_token"),
+    "noise-token": _put("dspark_noise_token_id"),
+}
+
+
+def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each layout x mutation the release builds (no registry or __init__ refusal first): the hf_config check builds (what the
+    release's functions are given), the method it is served with, and check's verdict."""
+    cases, said = [], {}
+    for layout in LAYOUTS:
+        for mutation, edit in MUTATIONS.items():
+            folder = tmp_path / f"{layout}--{mutation}"
+            edited = (lambda cfg, edit=edit: edit(cfg)) if edit is not None else None
+            materialise(folder, layout, config=edited)
+            analysis = analyze(local_source(folder), target=TargetVocab(T, "test"),
+                               runtimes=[RuntimeVersion("vllm", release)])
+            built = analysis.builds[0] if analysis.builds else None
+            if built is None or built.hf is None or built.error is not None or not analysis.verdicts:
+                continue
+            parallel = built.parallel_drafting if built.parallel_drafting is not None else \
+                bool(analysis.facts and analysis.facts.parallel_drafting)
+            cases.append({"id": folder.name, "hf": copy.deepcopy(dict(built.hf)), "method": built.method,
+                          "parallel": parallel})
+            said[folder.name] = analysis.verdicts[0]
+    return cases, said
+
+
+def _run(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The release's own functions, compiled alone from its wheel's files, called on each case's hf_config."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    sys.path.insert(0, str(ROOT / "tests"))
+    import release_drafting_token as probe
+    from released_sources import release_tree
+
+    tree = release_tree("vllm", release)
+    record = spec_facts.drafting_token(release)
+    assert record is not None
+    out: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        runs = {}
+        if case["method"] in record["methods"] or case["parallel"]:
+            for resolver in record["resolvers"]:
+                node = probe._function(tree / resolver["file"], resolver["function"])
+                assert node is not None, resolver
+                function = probe._compiled(node, resolver["file"])
+                if resolver["function"] == probe.V1_FUNCTION:
+                    def call(cfg: Any, function: Any = function) -> Any:
+                        proposer = probe._Proposer(cfg)
+                        function(proposer)
+                        return proposer.parallel_drafting_token_id
+                else:
+                    call = function
+                kind, seen = probe._outcome(call, case["hf"])
+                runs[resolver["function"]] = seen if kind == "raises" else {"id": seen}
+        out[case["id"]] = {"id": case["id"], "runs": runs}
+    return out
+
+
+@pytest.mark.parametrize("source", sources("vllm"))
+@pytest.mark.parametrize("release", RELEASES)
+def test_check_says_the_proposer_refuses_exactly_where_the_release_does(tmp_path: Path, release: str,
+                                                                      source: str) -> None:
+    cases, said = _cases(tmp_path, release)
+    assert len(cases) >= 20, len(cases)  # the rest refused before any proposer (registry, conversion, __init__)
+    observed = observations("drafting-token", "vllm", release, cases, source, lambda: _run(release, cases))
+    wrong, refused = [], 0
+    for case_id, seen in observed.items():
+        runs = seen["runs"]
+        refuses = bool(runs) and all("raises" in r for r in runs.values())
+        verdict = said[case_id]
+        reported = verdict.error is not None and verdict.error.code == drafting_token.CODE
+        refused += refuses
+        if refuses != reported:
+            wrong.append(f"{case_id}: release {'refuses' if refuses else 'starts'}, check "
+                         f"{verdict.error.code if verdict.error else 'loads'}")
+        elif refuses:  # every function's words, quoted whole
+            for r in runs.values():
+                assert f"{r['raises']}: {r['message']}" in verdict.error.text, (case_id, verdict.error.text)
+    assert not wrong, "\n".join(wrong)
+    assert refused >= 3, "no case the release refuses: the test proves nothing"
