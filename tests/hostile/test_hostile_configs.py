@@ -192,6 +192,8 @@ REGRESSIONS: dict[str, tuple[str, str, Any, tuple[str, ...]]] = {
     # runtimes/landing.py visit: len() of a range past sys.maxsize (OverflowError)
     "layers-2-pow-63": ("dflash-0.1.0-dflash2", "num_hidden_layers", 2**63, _ALL_JSON),
     "speculators-layers-2-pow-63": ("speculators-0.9.0-eagle3-llama-pruned", "num_hidden_layers", 2**63, _ALL_JSON),
+    # model/families.py target_architecture: a list as model_type looked up in a frozenset (TypeError)
+    "eagle1-model-type-list": (EAGLE1, "model_type", ["qwen3"], _ALL_JSON),
 }
 
 
