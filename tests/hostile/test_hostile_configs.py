@@ -194,6 +194,10 @@ REGRESSIONS: dict[str, tuple[str, str, Any, tuple[str, ...]]] = {
     "speculators-layers-2-pow-63": ("speculators-0.9.0-eagle3-llama-pruned", "num_hidden_layers", 2**63, _ALL_JSON),
     # model/families.py target_architecture: a list as model_type looked up in a frozenset (TypeError)
     "eagle1-model-type-list": (EAGLE1, "model_type", ["qwen3"], _ALL_JSON),
+    # repair/strategies.py HoistDsparkSettings: a nested markov_rank compared as a set member (TypeError)
+    "nested-markov-rank-list": ("specforge-0.2.0-dspark-nested", "markov_rank", [], _ALL_JSON),
+    "nested-markov-rank-object": ("specforge-0.2.0-dspark-declared-d", "markov_rank", {},
+                                  ("fix", "--dry-run", "--format", "json")),
 }
 
 
