@@ -198,6 +198,10 @@ REGRESSIONS: dict[str, tuple[str, str, Any, tuple[str, ...]]] = {
     "nested-markov-rank-list": ("specforge-0.2.0-dspark-nested", "markov_rank", [], _ALL_JSON),
     "nested-markov-rank-object": ("specforge-0.2.0-dspark-declared-d", "markov_rank", {},
                                   ("fix", "--dry-run", "--format", "json")),
+    # repair/plan.py unreachable: predictions indexed by position where a release gives no verdict (vLLM 0.34 reads
+    # DFlash2 with no_rope_layers as DFlash2RicursiveDraftModel, not modelled) (IndexError); a real config too
+    "dflash2-no-rope-layers": ("dflash-0.1.0-dflash2", "no_rope_layers", [0], _ALL_JSON),
+    "dflash2-no-rope-layers-int": ("dflash-0.1.0-dflash2", "no_rope_layers", 3, ("check", "--runtime", "all")),
 }
 
 
