@@ -202,6 +202,9 @@ REGRESSIONS: dict[str, tuple[str, str, Any, tuple[str, ...]]] = {
     # DFlash2 with no_rope_layers as DFlash2RicursiveDraftModel, not modelled) (IndexError); a real config too
     "dflash2-no-rope-layers": ("dflash-0.1.0-dflash2", "no_rope_layers", [0], _ALL_JSON),
     "dflash2-no-rope-layers-int": ("dflash-0.1.0-dflash2", "no_rope_layers", 3, ("check", "--runtime", "all")),
+    # runtimes/sglang_config.py _as_int: int(Infinity) (OverflowError)
+    "markov-rank-infinity": (QWEN3, "markov_rank", float("inf"), _ALL_JSON),
+    "nested-markov-rank-infinity": ("specforge-0.2.0-dspark-nested", "markov_rank", float("-inf"), _ALL_JSON),
 }
 
 
