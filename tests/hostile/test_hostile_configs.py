@@ -215,3 +215,17 @@ def test_found_crash_is_a_documented_outcome(name: str, tmp_path: Path) -> None:
     run = run_cli(argv[0], str(folder), "--target-vocab-size", str(T), *argv[1:], timeout=CASE_WALL_S)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]  # each is a draft with findings
     assert_documented(run.returncode, run.stdout, run.stderr, "json" in argv)
+
+
+def test_a_long_architectures_list_is_quoted_in_part(tmp_path: Path) -> None:
+    """vLLM's "Model architectures [...] are not supported" quotes the whole list; check quotes its first names and
+    its length, so that a config of a million names is not copied into every release's row (a 48 MB list made a
+    560 MB JSON report)."""
+    names = [f"Arch{i}ForCausalLM" for i in range(1000)]
+    folder = build(tmp_path / "draft", "dflash-0.1.0-dflash", set_key("architectures", names))
+    run = run_cli("check", str(folder), "--target-vocab-size", str(T), "--runtime", "vllm<0.20", "--format", "json")
+    assert_documented(run.returncode, run.stdout, run.stderr, True)
+    rows = [r for c in strict_json(run.stdout)["checkpoints"] for r in c["compatibility"] if r["error_code"] == "DSP309"]
+    assert rows and all("Arch15ForCausalLM', ... (1,000 names)] are not supported" in r["error"] and
+                        "Arch16ForCausalLM" not in r["error"] for r in rows), rows[:1]
+    assert max(len(r["error"]) for r in rows) < 1000  # a row's message no longer grows with the list
