@@ -167,8 +167,9 @@ def _dflash(cfg: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
 def _nemotron35(cfg: Mapping[str, Any]) -> bool:
     """is_nemotron_35_draft_config (speculative/dflash_utils.py:469-506, 0.5.19)."""
     archs = cfg.get("architectures") or []
-    if not isinstance(archs, list) or not {"DFlashDraftModel", "Qwen3DSparkModel"} & {a for a in archs
-                                                                                       if isinstance(a, str)}:
+    # the first match ends the scan: a hostile list of millions is read once per release otherwise
+    if not isinstance(archs, list) or not any(isinstance(a, str) and a in ("DFlashDraftModel", "Qwen3DSparkModel")
+                                              for a in archs):
         return False
     if not cfg.get("has_embed_tokens") or cfg.get("has_lm_head"):
         return False

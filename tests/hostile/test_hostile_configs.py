@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,11 +26,12 @@ from typing import Any, NamedTuple
 import pytest
 from cli_runner import run_cli
 from conftest import make_checkpoint
-from limits import strict_json
+from limits import assert_contained, run_limited, strict_json
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "producers"))
 from producers import EAGLE1, T, materialise
 
+from dspark_ckpt.formats.safetensors_writer import TensorSpec, encode_header
 from dspark_ckpt.model.error_catalog import ERRORS
 from dspark_ckpt.model.rule_catalog import RULES
 
@@ -229,3 +231,86 @@ def test_a_long_architectures_list_is_quoted_in_part(tmp_path: Path) -> None:
     assert rows and all("Arch15ForCausalLM', ... (1,000 names)] are not supported" in r["error"] and
                         "Arch16ForCausalLM" not in r["error"] for r in rows), rows[:1]
     assert max(len(r["error"]) for r in rows) < 1000  # a row's message no longer grows with the list
+
+
+ALL = cases()
+
+
+def test_every_value_reaches_every_family() -> None:
+    per_family = {f: {(c.key, json.dumps(c.value)) for c in ALL if c.family == f} for f in FAMILIES}
+    every = {(k, json.dumps(v)) for k, values in HOSTILE.items() for v in values}
+    assert all(seen == every for seen in per_family.values())
+    assert {c.draft for c in ALL} == {d for drafts in FAMILIES.values() for d in drafts}
+    assert {c.argv for c in ALL} == {argv for argv, _ in COMMANDS}
+
+
+@pytest.mark.parametrize("case", ALL, ids=lambda c: c.id)
+def test_hostile_value(case: Case, tmp_path: Path) -> None:
+    draft = build(tmp_path / "draft", case.draft, set_key(case.key, case.value))
+    started = time.monotonic()
+    run = run_cli(case.argv[0], str(draft), "--target-vocab-size", str(T), *case.argv[1:], timeout=CASE_WALL_S)
+    assert time.monotonic() - started < CASE_WALL_S
+    assert_documented(run.returncode, run.stdout, run.stderr, case.as_json)
+
+
+# --- inputs big by construction: under the corpus's limits (2 GiB, 5 s of CPU), in a forked child -------------
+
+
+def _header(path: Path) -> dict[str, Any]:
+    with open(path, "rb") as f:
+        length = int.from_bytes(f.read(8), "little")
+        doc: dict[str, Any] = json.loads(f.read(length))
+    return doc
+
+
+def sparse_vocab(root: Path, rows: int = 2**36) -> Path:
+    """A Qwen3 DSpark draft whose config and header declare D = `rows` (lm_head and markov_w2 of `rows` x H:
+    2**40 elements at H = 16), the data a sparse file of zeros: only the header is ever read."""
+    make_checkpoint(root, family=QWEN3)
+    weights = root / "model.safetensors"
+    specs = [TensorSpec(name, e["dtype"], (rows, *e["shape"][1:]) if name.startswith(("lm_head", "markov_head.markov_w2"))
+                        else tuple(e["shape"])) for name, e in _header(weights).items() if name != "__metadata__"]
+    head = encode_header(specs)
+    with open(weights, "wb") as f:
+        f.write(head)
+        f.truncate(len(head) + sum(s.nbytes for s in specs))
+    set_key("draft_vocab_size", rows)(cfg := json.loads((root / "config.json").read_text()))
+    (root / "config.json").write_text(json.dumps(cfg))
+    return root
+
+
+def _big(draft: str, key: str, value: Any) -> Callable[[Path], Path]:
+    return lambda root: build(root, draft, set_key(key, value))
+
+
+REPORT_BYTES = 1_000_000  # each report here is under 80 KB; a 1M-name architectures list made about 280 MB
+# name -> (builder, commands); each command's argv follows the checkpoint and T
+LIMITED: dict[str, tuple[Callable[[Path], Path], tuple[tuple[str, ...], ...]]] = {
+    # about 50 MB of config.json, under the 64 MiB it reads: every layer named, one list the release model measures
+    "layer-types-3m-entries": (_big("dflash-0.1.0-dflash2", "layer_types", ["full_attention"] * 3_000_000),
+                               (("check", "--runtime", "all", "--format", "json"),
+                                ("fix", "--dry-run", "--runtime", "all", "--format", "json"))),
+    "target-layer-ids-1m": (_big("specforge-0.2.0-dspark-declared-d", "target_layer_ids", list(range(1_000_000))),
+                            (("check", "--runtime", "all", "--format", "json"),)),
+    "aux-layer-ids-2m": (_big("speculators-0.9.0-eagle3-llama-pruned", "eagle_aux_hidden_state_layer_ids",
+                              list(range(2_000_000))), (("check", "--runtime", "all", "--format", "json"),)),
+    "architectures-1m-names": (_big("dflash-0.1.0-dflash", "architectures", ["DFlashDraftModel"] * 1_000_000),
+                               (("check", "--runtime", "all", "--format", "json"),)),
+    "num-hidden-layers-2-pow-63": (_big("speculators-0.9.0-dspark-pruned", "num_hidden_layers", 2**63),
+                                   (("check", "--runtime", "all", "--format", "json"),
+                                    ("verify", "--runtime", "vllm==0.34.0", "--format", "json"))),
+    "lm-head-2-pow-40-elements": (sparse_vocab, (("check", "--runtime", "all", "--format", "json"),
+                                                 ("fix", "--dry-run", "--runtime", "all", "--format", "json"),
+                                                 ("verify", "--runtime", "vllm==0.34.0", "--format", "json"))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIMITED))
+def test_big_by_construction_is_contained(name: str, tmp_path: Path) -> None:
+    make, commands = LIMITED[name]
+    draft = make(tmp_path / "draft")
+    for argv in commands:
+        run = run_limited(argv[0], str(draft), "--target-vocab-size", str(T), *argv[1:])
+        assert_contained(run)
+        assert_documented(run.returncode, run.stdout, run.stderr, "json" in argv)
+        assert len(run.stdout) < REPORT_BYTES, len(run.stdout)  # the report does not grow with the config
