@@ -219,6 +219,28 @@ def test_found_crash_is_a_documented_outcome(name: str, tmp_path: Path) -> None:
     assert_documented(run.returncode, run.stdout, run.stderr, "json" in argv)
 
 
+@pytest.mark.parametrize(("key", "value", "words"), [
+    ("markov_rank", float("inf"), "OverflowError: cannot convert float infinity to integer"),
+    ("markov_rank", "abc", "ValueError: invalid literal for int() with base 10: 'abc'"),
+    ("markov_rank", [4], "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'list'"),
+    ("mask_token_id", "x", "ValueError: invalid literal for int() with base 10: 'x'"),
+], ids=["rank-infinity", "rank-text", "rank-list", "mask-text"])
+def test_sglang_parses_dspark_settings_with_int(key: str, value: Any, words: str, tmp_path: Path) -> None:
+    """SGLang's parse_dspark_draft_config calls `int(raw)` on markov_rank and mask_token_id (dspark_config.py L222,
+    L262 @ 0.5.16; L249, L289 @ 0.5.23): a value int() refuses stops the server with int()'s own error, which check
+    quotes (it read such a rank as 0 before, and Infinity crashed it)."""
+    def edit(cfg: dict[str, Any]) -> None:  # the head type the parse reads before the mask id
+        set_key("markov_head_type", "vanilla")(cfg)
+        set_key(key, value)(cfg)
+
+    folder = build(tmp_path / "draft", QWEN3, edit)
+    run = run_cli("check", str(folder), "--target-vocab-size", str(T), "--runtime", "sglang>=0.5.16", "--format",
+                  "json")
+    assert_documented(run.returncode, run.stdout, run.stderr, True)
+    rows = [r for c in strict_json(run.stdout)["checkpoints"] for r in c["compatibility"]]
+    assert rows and all(r["error_code"] == "DSP344" and r["error"] == words for r in rows), rows[:1]
+
+
 def test_a_long_architectures_list_is_quoted_in_part(tmp_path: Path) -> None:
     """vLLM's "Model architectures [...] are not supported" quotes the whole list; check quotes its first names and
     its length, so that a config of a million names is not copied into every release's row (a 48 MB list made a
