@@ -241,6 +241,22 @@ def test_sglang_parses_dspark_settings_with_int(key: str, value: Any, words: str
     assert rows and all(r["error_code"] == "DSP344" and r["error"] == words for r in rows), rows[:1]
 
 
+@pytest.mark.parametrize(("draft", "key", "value"), [
+    (QWEN3, "intermediate_size", 2**40), (QWEN3, "num_attention_heads", 2**63),
+    ("dflash-0.1.0-dflash2", "num_key_value_heads", 2**40), ("dflash-0.1.0-dflash2", "selector_rank", 2**63),
+], ids=["qwen3-mlp-2-pow-40", "qwen3-heads-2-pow-63", "dflash2-kv-heads-2-pow-40", "dflash2-selector-2-pow-63"])
+def test_verify_refuses_row_masks_past_its_budget(draft: str, key: str, value: int, tmp_path: Path) -> None:
+    """verify's loader of the generated record (verify/landing_load.py) makes one bool per row of each parameter:
+    at a config's 2**40 rows it asked torch for terabytes (RuntimeError, exit 3), at 2**63 torch.Size overflowed
+    (ValueError, exit 3), at 10**10 it held 10 GB for half a minute. Now the masks are held to verify's memory
+    budget before any is made (DSP-E013, exit 2), as the vocab-sized parameters are."""
+    folder = build(tmp_path / "draft", draft, set_key(key, value))
+    run = run_cli("verify", str(folder), "--target-vocab-size", str(T), "--runtime", "vllm==0.34.0", "--runtime",
+                  "sglang==0.5.23", "--format", "json", timeout=CASE_WALL_S)
+    assert_documented(run.returncode, run.stdout, run.stderr, True)
+    assert run.returncode == 2 and "[DSP-E013]" in run.stderr and "row masks" in run.stderr, run.stderr[-2000:]
+
+
 def test_a_long_architectures_list_is_quoted_in_part(tmp_path: Path) -> None:
     """vLLM's "Model architectures [...] are not supported" quotes the whole list; check quotes its first names and
     its length, so that a config of a million names is not copied into every release's row (a 48 MB list made a
@@ -318,6 +334,9 @@ LIMITED: dict[str, tuple[Callable[[Path], Path], tuple[tuple[str, ...], ...]]] =
                               list(range(2_000_000))), (("check", "--runtime", "all", "--format", "json"),)),
     "architectures-1m-names": (_big("dflash-0.1.0-dflash", "architectures", ["DFlashDraftModel"] * 1_000_000),
                                (("check", "--runtime", "all", "--format", "json"),)),
+    # 10**10 rows of one parameter: verify held 10 GB of row masks; here refused within the 2 GiB (DSP-E013)
+    "intermediate-size-1e10": (_big("dflash-0.1.0-dflash2", "intermediate_size", 10**10),
+                               (("verify", "--runtime", "vllm==0.34.0", "--format", "json"),)),
     "num-hidden-layers-2-pow-63": (_big("speculators-0.9.0-dspark-pruned", "num_hidden_layers", 2**63),
                                    (("check", "--runtime", "all", "--format", "json"),
                                     ("verify", "--runtime", "vllm==0.34.0", "--format", "json"))),
