@@ -7,10 +7,12 @@ speculators write it; z-lab's DFlash and DFlash2; SpecForge's and speculators' E
 Each case runs the real CLI in-process and must end as the CLI documents: exit 0, 1 or 2, never a traceback or an
 internal error (exit 3); JSON that a strict reader parses; every code it names registered (rule_catalog.RULES,
 error_catalog.ERRORS); and in bounded time. The cross product is sampled, deterministically: every hostile value
-on a draft of every family, the family's producers and the command (check on vllm, sglang or all, as JSON or text;
-fix --dry-run) taken in turn. The cases whose inputs are big by construction (a 50 MB config, a declared tensor of
-2**40 elements, NaN and Infinity, deep nesting) run under the hostile corpus's limits (limits.py: 2 GiB, 5 s of
-CPU) in a forked child instead. The crashes this module found are kept as named regressions (REGRESSIONS).
+(NaN, Infinity and a 900-deep nesting among them) on a draft of every family, the family's producers and the
+command (check on vllm, sglang or all, as JSON or text; fix --dry-run; verify on vLLM 0.34.0 and SGLang 0.5.23,
+modelled) taken in turn. The inputs big by construction (a 50 MB config, lists of millions, a declared tensor of
+2**40 elements in a sparse file) run under the hostile corpus's limits (limits.py: 2 GiB, 5 s of CPU) in a forked
+child instead. The crashes this module found are kept as named regressions (REGRESSIONS, and the tests after it
+for what a fix had to decide); docs/upstream-notes.md has what the releases do with such values.
 """
 
 from __future__ import annotations
