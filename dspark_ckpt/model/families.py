@@ -119,6 +119,7 @@ def target_architecture(config: dict[str, object]) -> str | None:
     names = [str(a) for a in archs]
     if any(a in ARCHITECTURE_FAMILY or any(w in a.lower() for w in _DRAFT_WORDS) for a in names):
         return None
-    if _DRAFT_KEYS & config.keys() or config.get("model_type") in _DRAFT_MODEL_TYPES:
+    model_type = config.get("model_type")  # any JSON value: a list or an object is no name
+    if _DRAFT_KEYS & config.keys() or isinstance(model_type, str) and model_type in _DRAFT_MODEL_TYPES:
         return None
     return names[0] if all(a.endswith(_MODEL_SUFFIXES) for a in names) else None

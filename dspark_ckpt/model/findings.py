@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dspark_ckpt.model.codes import FindingCode
@@ -9,15 +10,24 @@ from dspark_ckpt.model.hint_template import generic, has_markers
 from dspark_ckpt.model.rule_catalog import RULES, Rule
 from dspark_ckpt.model.severity import Severity
 
-__all__ = ["Finding", "Severity", "finding", "rule", "shown_name"]
+__all__ = ["Finding", "Severity", "finding", "rule", "shown_name", "shown_names"]
 
 NAME_SHOWN = 200  # a class name is tens of characters; a longer one is quoted this far in a message, then its length
+NAMES_SHOWN = 16  # a config lists one architecture or a few; a longer list is quoted this far, then its length
 
 
 def shown_name(name: str) -> str:
     """A name from the user's files as a message quotes it: whole, or its first NAME_SHOWN characters and its length
     (a hostile 10 MB architecture name is one field of the report, not a copy in every release's row)."""
     return name if len(name) <= NAME_SHOWN else f"{name[:NAME_SHOWN]}... ({len(name):,} characters)"
+
+
+def shown_names(names: Sequence[str]) -> str:
+    """A list of names from the user's files as a message quotes it (Python's repr, as the runtimes print it): whole,
+    or its first NAMES_SHOWN and its length (a config of a million architectures is not copied into every release's
+    row)."""
+    shown = repr([shown_name(n) for n in names[:NAMES_SHOWN]])
+    return shown if len(names) <= NAMES_SHOWN else f"{shown[:-1]}, ... ({len(names):,} names)]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,12 +184,14 @@ def unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, s
     if f is None or _blocking(s) or (f.draft_vocab_size < f.target_vocab_size and not s.vocab.lm_head
                                       and f.honoured_draft_vocab is None):
         return {}
-    before = simulate(f, (), runtimes)
+    # by release: a release with no verdict for the draft (a class it rewrites the draft to that is not modelled,
+    # vLLM 0.34's DFlash2 with no_rope_layers) has no prediction, so the tuples do not line up with `runtimes`
+    before = {p.runtime: p for p in simulate(f, (), runtimes)}
     why = applicable(s)
-    tried = [(label(steps), simulate(f, steps, runtimes)) for steps in candidates(why)]
+    tried = [(label(steps), {p.runtime: p for p in simulate(f, steps, runtimes)}) for steps in candidates(why)]
     kind = f.kind
-    return {str(r): hints.unreachable_reason(str(r), f.family, kind, before[i], [(n, o[i]) for n, o in tried], why)
-            for i, r in enumerate(runtimes) if not before[i].loads and not any(o[i].loads for _, o in tried)}
+    return {r: hints.unreachable_reason(r, f.family, kind, was, [(n, o[r]) for n, o in tried if r in o], why)
+            for r, was in before.items() if not was.loads and not any(o[r].loads for _, o in tried if r in o)}
 
 
 def _plan(s: Situation, runtimes: Sequence[RuntimeVersion], strategy: str | None) -> a.FixPlan:

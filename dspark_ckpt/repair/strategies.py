@@ -289,7 +289,7 @@ class HoistDsparkSettings(Strategy):
                 "it ships no markov_head tensors: the draft was trained without a Markov head (SpecForge 0.2.0 "
                 "ignores dspark_config), which vLLM's Qwen3 DSpark always builds" if rank is not None and not cols
                 else f"markov_head has {sorted(cols)} columns, not the nested markov_rank {rank}"
-                if rank is not None and cols != {rank} else None)
+                if rank is not None and sorted(cols) != [rank] else None)  # a rank of any JSON type
 
     def actions(self, s: Situation, f: DraftFacts, r: Reasons) -> list[a.Action]:
         return [a.SetConfig(key, None, value, self.nominal) for key, _, value in s.nested_settings]

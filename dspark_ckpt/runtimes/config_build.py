@@ -17,7 +17,7 @@ from typing import Any
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.draft_config import nested_settings, positive_int
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, Family, family_for
-from dspark_ckpt.model.findings import shown_name
+from dspark_ckpt.model.findings import shown_names
 from dspark_ckpt.runtimes import landing, spec_facts, speculators, vllm_hf_config
 from dspark_ckpt.runtimes import vllm_rows as rows
 from dspark_ckpt.runtimes.config_classes import config_class
@@ -44,7 +44,7 @@ is_speculators = speculators.is_speculators_format  # one detection, shared with
 @functools.cache  # one message per list, shared by every release that refuses it (a hostile name may be megabytes)
 def _unsupported(archs: tuple[str, ...]) -> Issue:
     # registry.py _raise_for_unsupported; the list of every supported architecture follows in the real message
-    return Issue("DSP309", f"Model architectures {[shown_name(a) for a in archs]!r} are not supported for now.")
+    return Issue("DSP309", f"Model architectures {shown_names(archs)} are not supported for now.")
 
 
 def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None, model: str | None = None,

@@ -649,7 +649,7 @@ class Visit:
     @property
     def whole(self) -> str:
         """Every index of the span, as one: `{start..last}`."""
-        return f"{{{self.span.start}..{self.span[-1]}}}" if len(self.span) else "{}"
+        return f"{{{self.span.start}..{self.span[-1]}}}" if self.span else "{}"
 
 
 def visit(span: range, shipped: frozenset[int]) -> Visit:
@@ -661,7 +661,9 @@ def visit(span: range, shipped: frozenset[int]) -> Visit:
         if i not in named:
             named.add(i)
             unshipped += 1
-    rest = len(span) - len(named)
+    # a span's length by arithmetic: len() of a range past sys.maxsize raises OverflowError (a config's
+    # num_hidden_layers of 2**63)
+    rest = max(0, (span.stop - span.start + span.step - 1) // span.step) - len(named)
     first = next((i for i in span if i not in named), 0)  # each at most len(named) + 1 steps
     last = next((i for i in reversed(span) if i not in named), 0)
     return Visit(span, tuple(sorted(named)), rest, first, last)

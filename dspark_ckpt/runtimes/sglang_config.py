@@ -110,8 +110,18 @@ def _as_int(value: Any) -> int | None:
         return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity, which Python's json reads
         return None
+
+
+def _int_call(value: Any) -> tuple[int | None, str | None]:
+    """`int(raw)` as the release calls it on a config value: the int, or the error it raises, in Python's words
+    (`ValueError: invalid literal for int() with base 10: 'abc'`, `OverflowError: cannot convert float infinity to
+    integer`, a TypeError for a list)."""
+    try:
+        return int(value), None
+    except (TypeError, ValueError, OverflowError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def parse_dspark(cfg: Mapping[str, Any], *, merged: bool) -> DsparkParse:
@@ -131,7 +141,10 @@ def parse_dspark(cfg: Mapping[str, Any], *, merged: bool) -> DsparkParse:
                       last)
 
     raw_rank = pick("dspark_markov_rank", "markov_rank", (True, 0))
-    rank = _as_int(raw_rank) or 0
+    # `int(raw_markov_rank) if raw_markov_rank is not None else 0` (dspark_config.py L249 @ 0.5.23)
+    rank, raised = _int_call(raw_rank) if raw_rank is not None else (0, None)
+    if rank is None:
+        return DsparkParse(raised)
     if rank < 0:
         return DsparkParse(m.E_DSPARK_RANK_NEGATIVE.format(rank=rank), rank)
     kind = pick("dspark_markov_head_type", "markov_head_type", (True, None))
@@ -143,7 +156,9 @@ def parse_dspark(cfg: Mapping[str, Any], *, merged: bool) -> DsparkParse:
             return DsparkParse(m.E_DSPARK_HEAD_TYPE_PARSE.format(kind=kind), rank)
     dflash_mask = _nested(cfg, "dflash_config").get("mask_token_id")
     raw_mask = pick("dspark_noise_token_id", "mask_token_id", (True, None if merged else dflash_mask))
-    mask = _as_int(raw_mask)
+    mask, raised = _int_call(raw_mask) if raw_mask is not None else (None, None)  # L289 @ 0.5.23
+    if raised is not None:
+        return DsparkParse(raised, rank, kind)
     if mask is not None and mask < 0:
         return DsparkParse(m.E_DSPARK_MASK_NEGATIVE.format(m=mask), rank, kind)
     return DsparkParse(None, rank, kind, mask)
@@ -167,8 +182,9 @@ def _dflash(cfg: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
 def _nemotron35(cfg: Mapping[str, Any]) -> bool:
     """is_nemotron_35_draft_config (speculative/dflash_utils.py:469-506, 0.5.19)."""
     archs = cfg.get("architectures") or []
-    if not isinstance(archs, list) or not {"DFlashDraftModel", "Qwen3DSparkModel"} & {a for a in archs
-                                                                                       if isinstance(a, str)}:
+    # the first match ends the scan: a hostile list of millions is read once per release otherwise
+    if not isinstance(archs, list) or not any(isinstance(a, str) and a in ("DFlashDraftModel", "Qwen3DSparkModel")
+                                              for a in archs):
         return False
     if not cfg.get("has_embed_tokens") or cfg.get("has_lm_head"):
         return False

@@ -18,7 +18,7 @@ from typing import Any
 
 from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family, traits
-from dspark_ckpt.model.findings import shown_name
+from dspark_ckpt.model.findings import shown_names
 from dspark_ckpt.runtimes import draft_context, release_lines, speculators, vllm_hf_config
 from dspark_ckpt.runtimes.serving_method import speculative_tokens
 from dspark_ckpt.runtimes.versions import VLLM_RELEASES
@@ -513,7 +513,7 @@ class _Run:
     def registered(self, archs: tuple[str, ...], rule: str) -> None:
         if not vllm_hf_config.unsupported(self.r, archs):
             return
-        raise _Stop(Problem("DSP809", M_UNREGISTERED.format(archs=[shown_name(a) for a in archs]),
+        raise _Stop(Problem("DSP809", M_UNREGISTERED.format(archs=shown_names(archs)),
                             (cite(rule, self.v), cite("unsupported_arch", self.v))))
 
     # 5. "Automatically detect the method", skipped for eagle, eagle3, dflash and dspark

@@ -15,6 +15,7 @@ parameters and fc are the vocab contract's and the aux-layer model's, as in chec
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -24,6 +25,7 @@ from dspark_ckpt.output.verify_records import LandingRun
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.parameter_pass import judgement, unfilled_judged
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, head_index, normal
+from dspark_ckpt.verify.memory import check_masks
 
 
 def _layer_index(name: str) -> int | None:
@@ -82,6 +84,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     required: set[str] = set()  # those the release refuses to leave wholly unwritten
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
     cursor: dict[str, int] = {}
+    planned = 0  # the rows of the masks made so far: bytes, held to verify's memory budget
     for parameter, exprs in sorted(model.parameters.items()):
         if not judgement(model, parameter, family).presence \
                 or parameter in model.unfilled \
@@ -93,9 +96,11 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         dims = [e.value(values) if e is not None else None for e in at_draft.get(parameter, exprs)]
         leading = dims[:-1] if len(dims) > 1 else dims
         # unknown, or moved by a structural key (its shape unjudged): any tensor that lands fills it
-        size = int(torch.Size([d or 0 for d in leading]).numel()) if None not in leading and parameter not in unjudged \
-            else 0
+        # in Python: a dimension past 2**63 (a config's head count) overflows torch.Size
+        size = math.prod(d or 0 for d in leading) if None not in leading and parameter not in unjudged else 0
         named, rests = landing.each_index(parameter, layers, head_visit)
+        planned += len(named) * max(size, 1)
+        check_masks(planned, parameter, size)
         for concrete in named:
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
             if parameter in model.missing:

@@ -86,5 +86,25 @@ def check_budget(contracts: Iterable[Contract], dims: Dims, tensor_bytes: int, d
                  f"budget with {BUDGET_ENV}=64G on a machine that has it")
 
 
+def check_masks(rows: int, parameter: str, size: int) -> None:
+    """Refuse (DSP-E013) the landing loader's row masks (one bool per row of each parameter it loads into) where
+    they would pass the budget, before they are allocated: a config's intermediate_size or head count of 2**40 sizes
+    them, and no other estimate counts them."""
+    budget, source = memory_budget(_cpu())
+    if rows > budget:
+        raise UsageError(
+            f"verify's loader of the release's generated record would allocate about {_gib(rows)} of row masks "
+            f"({parameter}: {size:,} rows), above its memory budget of {_gib(budget)} ({source}); nothing was "
+            "allocated", code="DSP-E013",
+            hint=f"`dspark-ckpt check` reports what is wrong with these sizes; for a draft this large, raise the "
+                 f"budget with {BUDGET_ENV}=64G on a machine that has it")
+
+
+def _cpu() -> torch.device:
+    import torch
+
+    return torch.device("cpu")
+
+
 def _gib(n: int) -> str:
     return f"{n / 2**30:,.1f} GiB" if n >= 2**30 else f"{n / 2**20:,.1f} MiB"

@@ -199,7 +199,8 @@ def _dflash_step(r: Row, out: LoadState, device: torch.device) -> Issue | None:
     if r.c.loader is not Loader.DFLASH2:
         return None
     v, w = r.f.vocab_size, head_width(r.f)
-    codebook = torch.zeros((v, max(1, r.cfg.selector_rank)))
+    # one column: the rows decide which id has one, and a config's selector_rank (2**40, 2**63) is no allocation
+    codebook = torch.zeros((v, 1))
     try:  # the first candidate id without a row, where the head proposes one (as tools/probe_first_step.py feeds it)
         codebook[torch.tensor([min(v, w - 1)])]
     except IndexError as exc:

@@ -23,8 +23,32 @@ T = 96  # the recorded producers' target vocabulary (the tiny verifier every run
 
 
 def layout(name: str) -> dict[str, Any]:
+    if name == EAGLE1:
+        return eagle1_layout()
     doc: dict[str, Any] = json.loads((LAYOUTS / f"{name}.json").read_text())
     return doc
+
+
+EAGLE1 = "eagle-repo-eagle1"  # built, not recorded: eagle1_layout
+
+
+def eagle1_layout() -> dict[str, Any]:
+    """EAGLE's repo EAGLE-1 head (`eagle/model/cnets1.py` `Model`, as `yuhuili/EAGLE-llama2-chat-7B` ships it):
+    `embed_tokens`, `fc` (2H -> H, with bias), one decoder layer `layers.0.*` without `input_layernorm`, no `norm`,
+    no `lm_head`, config `LlamaForCausalLM`; built from SpecForge's EAGLE-3 layout's own layer shapes (H = 16)."""
+    eagle3 = layout("specforge-0.2.0-eagle3")
+    (shard,) = eagle3["shards"].values()
+    hidden = eagle3["config"]["hidden_size"]
+    tensors: dict[str, Any] = {"embed_tokens.weight": ["BF16", [T, hidden]], "fc.weight": ["BF16", [hidden, 2 * hidden]],
+                               "fc.bias": ["BF16", [hidden]]}
+    for name, (dtype, shape) in shard["tensors"].items():
+        if name.startswith("midlayer.") and not name.endswith(("hidden_norm.weight", "input_layernorm.weight")):
+            if name.endswith(("q_proj.weight", "k_proj.weight", "v_proj.weight")):
+                shape = [shape[0], hidden]  # EAGLE-3's layer takes [embeds, hidden] (2H); EAGLE-1's takes H
+            tensors["layers.0." + name.removeprefix("midlayer.")] = [dtype, shape]
+    cfg = {k: v for k, v in eagle3["config"].items() if k != "draft_vocab_size"}
+    return {"config": {**cfg, "architectures": ["LlamaForCausalLM"]},
+            "shards": {"pytorch_model.safetensors": {"metadata": None, "tensors": tensors}}}
 
 
 def names() -> list[str]:

@@ -135,29 +135,12 @@ MUTATED = ("specforge-eagle3", "specforge-eagle3-as-llama", "eagle-repo-eagle1",
            "zlab-dflash-laguna")
 
 
-def _eagle1_layout() -> dict[str, Any]:
-    """EAGLE's repo EAGLE-1 head (module docstring), from SpecForge's EAGLE-3 layout's layer (H = 16)."""
-    eagle3 = layout("specforge-0.2.0-eagle3")
-    (shard,) = eagle3["shards"].values()
-    hidden = eagle3["config"]["hidden_size"]
-    tensors: dict[str, Any] = {"embed_tokens.weight": ["BF16", [T, hidden]], "fc.weight": ["BF16", [hidden, 2 * hidden]],
-                               "fc.bias": ["BF16", [hidden]]}
-    for name, (dtype, shape) in shard["tensors"].items():
-        if name.startswith("midlayer.") and not name.endswith(("hidden_norm.weight", "input_layernorm.weight")):
-            if name.endswith(("q_proj.weight", "k_proj.weight", "v_proj.weight")):
-                shape = [shape[0], hidden]  # EAGLE-3's layer takes [embeds, hidden] (2H); EAGLE-1's takes H
-            tensors["layers.0." + name.removeprefix("midlayer.")] = [dtype, shape]
-    cfg = {k: v for k, v in eagle3["config"].items() if k != "draft_vocab_size"}
-    return {"config": {**cfg, "architectures": ["LlamaForCausalLM"]},
-            "shards": {"pytorch_model.safetensors": {"metadata": None, "tensors": tensors}}}
-
-
 def _write(folder: Path, draft: str, mutation: str) -> Path | None:
     name, draft_edit, _ = DRAFTS[draft]
     edit, dropped, retensor, only = MUTATIONS[mutation]
     if mutation != "as-shipped" and draft not in MUTATED and only is None or only is not None and draft not in only:
         return None
-    doc = _eagle1_layout() if name == "eagle-repo-eagle1" else layout(name)
+    doc = layout(name)
     names = [n for shard in doc["shards"].values() for n in shard["tensors"]]
     drop = tuple(n for n in names if dropped and n.endswith(dropped))
     if dropped and not drop:
