@@ -29,6 +29,7 @@ from dspark_ckpt.runtimes.parameter_pass import is_mapping, judgement, unfilled_
 from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
+    Appearing,
     ArchitectureModel,
     Expr,
     LoadOutcome,
@@ -319,6 +320,31 @@ def _per_item(model: ArchitectureModel, probe: Mapping[str, Any], value: Any) ->
     indexed = [p for p in added if f".{last}." in f".{p}" and p not in model.parameters]
     return {re.sub(rf"(^|\.){last}\.", rf"\g<1>{k}.", p, count=1) for p in indexed
             for k in range(last, len(value))}
+
+
+def appeared(model: ArchitectureModel, config: Mapping[str, Any]) -> tuple[Appearing, ...]:
+    """The records of what the draft's values of structural keys make appear, where the record has one (`appearing`:
+    the shapes the release builds for them at that value, and what its loader does with a tensor one row or column
+    off): a tensor filling such a parameter is judged by them as any other. Without one, its shape stays unjudged."""
+    out = []
+    for key, probe in model.structural.items():
+        value = config_value(config, key)
+        if value is None or value == probe.get("base") or isinstance(value, (list, dict)) \
+                or seen_at(probe, value) is None:
+            continue
+        if (found := model.appearing.get((key, value))) is not None:
+            out.append(found)
+    return tuple(out)
+
+
+def _appeared_rule(appeared: tuple[Appearing, ...], name: str) -> TensorRule | None:
+    """The rule of an appearing tensor (by its name, with or without the `model.` prefix the release adds)."""
+    key = normal(name)
+    for found in appeared:
+        for form in (key, key.removeprefix("model."), f"model.{key}"):
+            if form in found.tensors:
+                return found.tensors[form]
+    return None
 
 
 def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[str]) -> str | None:
@@ -828,7 +854,8 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     return _landings(model, frozenset(values.items()), unjudged, unseen(model, config),
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
                      appearing(model, config), context_width(model, config, values), ignored,
-                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped)
+                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped,
+                     appeared(model, config))
 
 
 @functools.lru_cache(maxsize=256)
@@ -837,7 +864,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
               family: Family | None, appear: frozenset[str] = frozenset(),
               context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
               keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = (),
-              dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
+              dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -860,11 +887,14 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
-        if (added := _appearing_parameter(model, name, appear)) is not None:  # its shape unjudged
+        # a parameter a key's value makes appear: judged as any other by what the release builds at that value
+        # (`appearing`), else (a record without it) its shape unjudged
+        added = _appearing_parameter(model, name, appear)
+        if added is not None and (rule := _appeared_rule(at_value, name)) is None:
             concrete = at_name(added, name, index)
             covered[concrete] = covered.get(concrete, 0) + 1
             continue
-        side = beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
+        side = "" if added is not None else beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
         if rule is None or side:
             if (problem := _unknown(model, name, side, ignored)) is not None:
                 found.append(problem)
