@@ -724,7 +724,7 @@ def appearing_record(seen: dict[str, Any] | None) -> dict[str, Any] | None:
     if seen is None or "base" not in points:
         return None
     parameters = fit_shapes(points, "parameters")
-    arch = {"layouts": {seen["form"]: seen["layout"]}, "off_by_one": seen["off_by_one"]}
+    arch = {"layouts": seen["layouts"], "off_by_one": seen["off_by_one"]}
     tensors = {k: fact for k, fact in tensor_facts(arch, fit_shapes(points, "expected")).items()
                if fact.get("parameter") in parameters}
     return {"parameters": parameters, "tensors": tensors}

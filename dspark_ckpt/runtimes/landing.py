@@ -200,6 +200,8 @@ def _unjudged(model: ArchitectureModel, config: Mapping[str, Any],
         found.update(p for p in AUX_PARAMETERS if p in model.parameters)
     if context_width(model, config) is not None:
         found.difference_update(AUX_PARAMETERS)
+    # what the draft's value makes appear, where the record has its shapes at that value (`appeared`), is judged
+    found.difference_update(p for record in appeared(model, config) for p in record.parameters)
     return frozenset(found)
 
 
@@ -758,8 +760,8 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
 # (narrow_padded_param_and_loaded_weight), which the record calls "leaves unwritten"; the CUDA branch users run
 # narrows the tensor to the shard and torch raises. The merged-column and row loaders pad on both branches
 # (pad_or_narrow_weight). Executed: tests/producers/test_sglang_whole_agreement.py, the worker's "loaders": "gpu";
-# docs/upstream-notes.md
-NARROWING = ("qkv_proj.weight",)
+# docs/upstream-notes.md. Its bias too (the biases `attention_bias` adds: the bias parameter has an output_dim as well)
+NARROWING = ("qkv_proj.weight", "qkv_proj.bias")
 NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
                        "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
 

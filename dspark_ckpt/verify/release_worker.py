@@ -1359,7 +1359,8 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
             continue
         params = {n: list(p.shape) for n, p in _parameters(model).items() if n in wanted}
         expected = {ckpt: list(shape) for layout in renamed_layouts(model, recipe).values()
-                    for ckpt, (pname, shape, _) in layout.items() if pname in wanted}
+                    for form in (layout, split_biases(model, layout))
+                    for ckpt, (pname, shape, _) in form.items() if pname in wanted}
         points.append({"sample": sample["sample"], "values": sample["values"], "parameters": params,
                        "expected": expected})
         if sample["sample"] == "base":
@@ -1368,26 +1369,45 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
         return None
     layouts_at = renamed_layouts(base_model, recipe)
     form = best if best in layouts_at else next(iter(layouts_at))
-    layout = layouts_at[form]
-    canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layout.items()}
     feeder = feeder_for(release, base_model)
-    fed = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(canonical)}
+    fed: dict[str, Any] = {}
     off: dict[str, Any] = {}
     firsts: set[str] = set()
-    for ckpt, (pname, shape, _) in layout.items():
-        generic = re.sub(r"\blayers\.\d+\.", "layers.{i}.", ckpt)
-        if pname not in wanted or generic in firsts:
+    for label, layout in ((form, layouts_at[form]), (f"{form}-split-bias", split_biases(base_model, layouts_at[form]))):
+        if label != form and layout == layouts_at[form]:
             continue
-        firsts.add(generic)
-        for axis, delta in itertools.product(range(len(shape)), (1, -1)):
-            if shape[axis] + delta < 1:
+        canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layout.items()}
+        fed[label] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(canonical)}
+        for ckpt, (pname, shape, _) in layout.items():
+            generic = re.sub(r"\blayers\.\d+\.", "layers.{i}.", ckpt)
+            if pname not in wanted or generic in firsts:
                 continue
-            wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
-            result = feeder.feed({**canonical, ckpt: (wrong, dtype_of(ckpt))})
-            off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
-                "fed": list(wrong), "shape": list(shape), "error": result["error"],
-                "landed": result["landed"].get(ckpt)}
-    return {"points": points, "form": form, "layout": fed, "off_by_one": off}
+            firsts.add(generic)
+            for axis, delta in itertools.product(range(len(shape)), (1, -1)):
+                if shape[axis] + delta < 1:
+                    continue
+                wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
+                result = feeder.feed({**canonical, ckpt: (wrong, dtype_of(ckpt))})
+                off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
+                    "fed": list(wrong), "shape": list(shape), "error": result["error"],
+                    "landed": result["landed"].get(ckpt)}
+    return {"points": points, "layouts": fed, "off_by_one": off}
+
+
+def split_biases(model: Any, layout: dict[str, tuple[str, tuple[int, ...], int]]) -> dict[str, tuple[str, tuple[int, ...], int]]:
+    """A layout with each stacked bias (`qkv_proj.bias`) shipped as its parts (`q_proj.bias`, ...), as the stacked
+    weight beside it is (`shards`): how producers ship the biases `attention_bias` adds."""
+    params = _parameters(model)
+    out: dict[str, tuple[str, tuple[int, ...], int]] = {}
+    for ckpt, (pname, shape, offset) in layout.items():
+        weight = pname.removesuffix(".bias") + ".weight"
+        parts = shards(model, weight, params[weight]) if pname.endswith(".bias") and weight in params else None
+        if not parts or len(shape) != 1 or not ckpt.endswith(".bias"):
+            out[ckpt] = (pname, shape, offset)
+            continue
+        stem = ckpt.rsplit(".", 2)[0]
+        out.update({f"{stem}.{part}.bias": (pname, (rows,), start) for part, start, rows in parts})
+    return out
 
 
 def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:
