@@ -339,7 +339,7 @@ def appeared(model: ArchitectureModel, config: Mapping[str, Any]) -> tuple[Appea
     return tuple(out)
 
 
-def _appeared_rule(appeared: tuple[Appearing, ...], name: str) -> TensorRule | None:
+def appeared_rule(appeared: tuple[Appearing, ...], name: str) -> TensorRule | None:
     """The rule of an appearing tensor (by its name, with or without the `model.` prefix the release adds)."""
     key = normal(name)
     for found in appeared:
@@ -889,13 +889,13 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
-        # a parameter a key's value makes appear: judged as any other by what the release builds at that value
-        # (`appearing`), else (a record without it) its shape unjudged
-        added = _appearing_parameter(model, name, appear)
-        if added is not None and (rule := _appeared_rule(at_value, name)) is None:
+        # a parameter a key's value makes appear: present (its presence judged below, as before); its shape judged as
+        # any other's by what the release builds at that value (`appearing`), else (a record without it) unjudged
+        if (added := _appearing_parameter(model, name, appear)) is not None:
             concrete = at_name(added, name, index)
             covered[concrete] = covered.get(concrete, 0) + 1
-            continue
+            if (rule := appeared_rule(at_value, name)) is None:
+                continue
         side = "" if added is not None else beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
         if rule is None or side:
             if (problem := _unknown(model, name, side, ignored)) is not None:
