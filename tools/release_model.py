@@ -694,7 +694,8 @@ def fit_sized(points: list[dict[str, Any]]) -> dict[str, Any]:
 def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
     """One structural key as the data file keeps it: its sampled values, what another value does (the parameters
     that appear, disappear, are resized; the shapes of the resized ones as expressions of the key where it sizes
-    them), the values the class refused (in its words) and those that build what the base builds."""
+    them; what the alternate and each named value make appear, `appearing`: appearing_record), the values the class
+    refused (in its words) and those that build what the base builds."""
     out = {k: v for k, v in seen.items() if k not in ("error", "sized_points", "refused_values", "appearing")}
     if appearing := appearing_record(seen.get("appearing")):
         out["appearing"] = appearing

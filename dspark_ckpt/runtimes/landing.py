@@ -9,8 +9,11 @@ record, but for the facets a hand-read annotation answers (the vocab contract's 
 fc's width, what the target may fill after load). A structural key the draft sets to a value
 the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
 the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
-may add or drop (one it only resizes must still be shipped). A key the draft leaves out that the samples held is
-judged by what the release built without it (`absent_keys`, `left_out`): what disappears is not required.
+may add or drop (one it only resizes must still be shipped). A parameter the draft's value makes appear is required,
+and its tensor is judged as any other by what the release builds at that value (`appeared`: the record's
+`appearing`, fitted at the samples' sizes), its shape unjudged where the record has none. A key the draft leaves
+out that the samples held is judged by what the release built without it (`absent_keys`, `left_out`): what
+disappears is not required.
 """
 
 from __future__ import annotations
