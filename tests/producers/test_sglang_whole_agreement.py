@@ -178,6 +178,7 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "bias-shipped": (_set(attention_bias=True), (), _biases(), None),
     "bias-short": (_set(attention_bias=True), (), _biases("q_proj.bias"), None),
     "o-bias-long": (_set(attention_bias=True), (), _biases("o_proj.bias", delta=1), None),
+    "sink-unshipped": (_sink_on, (), None, None),
     "sink-shipped": (_sink_on, (), _sinks(), None),
     "sink-short": (_sink_on, (), _sinks(-1), None),
     "markov-short-norm-wide": (None, (), lambda t: [_resize("markov_w1.weight", 0, delta=-1)(t),
