@@ -97,21 +97,23 @@ def test_an_appearing_tensor_of_another_shape_raises_in_the_releases_words(key: 
 
 
 def test_a_record_without_appearing_leaves_the_shape_unjudged_and_the_presence_judged() -> None:
-    """SGLang 0.5.19's record predates the field: a gate_proj a row short is not judged (as before); one left out
-    still is."""
-    model = _model("0.5.19", "Qwen3DSparkModel")
-    assert not model.appearing
-    config = {**CONFIG, "architectures": ["Qwen3DSparkModel"], "markov_head_type": "gated"}
+    """SGLang 0.5.15's DFlash record (0.5.14's file) predates the field: a q_proj.bias a row short under
+    `attention_bias` is not judged (as before this change); the biases left out still are."""
+    model = _model("0.5.15", "DFlashDraftModel")
+    assert not model.appearing and "appears" in model.structural["attention_bias"]
+    config = {key: CONFIG[key] for key in ("model_type", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                                           "head_dim", "intermediate_size", "vocab_size", "num_hidden_layers")}
+    config |= {"architectures": ["DFlashDraftModel"], "attention_bias": True}
     assert landing.appeared(model, config) == ()
-    assert f"{GATE}.weight" in landing._unjudged(model, config)
+    assert "layers.{i}.self_attn.qkv_proj.bias" in landing._unjudged(model, config)
     values = landing.variables(model, config, target_hidden=H, target_vocab=V)
     tensors = layout_checkpoint(model, values, config=config)
     assert tensors is not None
-    short = {**tensors, f"{GATE}.weight": (R - 1, H + R), f"{GATE}.bias": (R,)}
-    assert not [f for f in landing.land(model, config, short, target_hidden=H, target_vocab=V, family=None)
-                if f.kind == "shape"]
+    short = {f"layers.0.self_attn.{p}_proj.bias": (n,) for p, n in (("q", 15), ("k", 8), ("v", 8), ("o", H))}
+    assert landing.land(model, config, {**tensors, **short}, target_hidden=H, target_vocab=V, family=None) == ()
     left_out = landing.land(model, config, tensors, target_hidden=H, target_vocab=V, family=None)
-    assert {f.parameter for f in left_out if f.kind == "unfilled"} >= {f"{GATE}.weight", f"{GATE}.bias"}
+    assert {f.parameter for f in left_out if f.kind == "unfilled"} == {"layers.0.self_attn.qkv_proj.bias",
+                                                                      "layers.0.self_attn.o_proj.bias"}
 
 
 def test_verifys_torch_loader_reads_the_same_record() -> None:
