@@ -720,7 +720,8 @@ def appearing_record(seen: dict[str, Any] | None) -> dict[str, Any] | None:
     appearing parameters' shapes (`parameters`) and the checkpoint tensors that fill them (`tensors`: parameter,
     shape, off-by-one outcomes in the release's words), fitted over the worker's points and written as the
     architecture's own `parameters` and `tensors` are, so that check judges them at the draft's values alike
-    (release_worker.appearing_at). None where the worker saw no point at the base sizes."""
+    (release_worker.appearing_at); `moved_by`: the keys read only at that value that move them (key -> the value the
+    shapes hold at). None where the worker saw no point at the base sizes."""
     points = {p["sample"]: p for p in (seen or {}).get("points", ())}
     if seen is None or "base" not in points:
         return None
@@ -728,7 +729,7 @@ def appearing_record(seen: dict[str, Any] | None) -> dict[str, Any] | None:
     arch = {"layouts": seen["layouts"], "off_by_one": seen["off_by_one"]}
     tensors = {k: fact for k, fact in tensor_facts(arch, fit_shapes(points, "expected")).items()
                if fact.get("parameter") in parameters}
-    return {"parameters": parameters, "tensors": tensors}
+    return {"parameters": parameters, "tensors": tensors, "moved_by": seen.get("moved_by") or {}}
 
 
 def absent_record(seen: dict[str, Any]) -> dict[str, Any]:

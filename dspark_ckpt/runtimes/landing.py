@@ -330,14 +330,16 @@ def _per_item(model: ArchitectureModel, probe: Mapping[str, Any], value: Any) ->
 def appeared(model: ArchitectureModel, config: Mapping[str, Any]) -> tuple[Appearing, ...]:
     """The records of what the draft's values of structural keys make appear, where the record has one (`appearing`:
     the shapes the release builds for them at that value, and what its loader does with a tensor one row or column
-    off): a tensor filling such a parameter is judged by them as any other. Without one, its shape stays unjudged."""
+    off): a tensor filling such a parameter is judged by them as any other. Without one, or where the draft sets a key
+    that moves those shapes (`moved_by`, read only at that value) to another value, its shape stays unjudged."""
     out = []
     for key, probe in model.structural.items():
         value = config_value(config, key)
         if value is None or value == probe.get("base") or isinstance(value, (list, dict)) \
                 or seen_at(probe, value) is None:
             continue
-        if (found := model.appearing.get((key, value))) is not None:
+        found = model.appearing.get((key, value))
+        if found is not None and all(config_value(config, k) in (None, v) for k, v in found.moved_by.items()):
             out.append(found)
     return tuple(out)
 

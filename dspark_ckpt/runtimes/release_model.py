@@ -142,6 +142,8 @@ class Appearing:
 
     parameters: Mapping[str, tuple[Expr | None, ...]]
     tensors: Mapping[str, TensorRule]
+    # keys read only at that value that move these shapes -> the value they hold at (elsewhere: unjudged)
+    moved_by: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -313,7 +315,8 @@ def _appearing(structural: Mapping[str, Any], lines: Mapping[str, int]) -> dict[
             out[(key, value)] = Appearing(
                 {p: tuple(_expr(d) for d in dims) for p, dims in found.get("parameters", {}).items()},
                 OnLookup(found.get("tensors", {}),
-                         lambda name, fact, tensors=tensors: _tensor_rule(lines, at(tensors, name), fact)))
+                         lambda name, fact, tensors=tensors: _tensor_rule(lines, at(tensors, name), fact)),
+                dict(found.get("moved_by") or {}))
     return out
 
 

@@ -1351,10 +1351,10 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
         "=" in s["sample"] and not s["sample"].startswith(("omit:", "bare", "untied:", "joint"))
         and s["parameters"] != base_params))]
     points: list[dict[str, Any]] = []
-    base_model = None
+    base_model, reads = None, set()
     for sample in cores:
         try:
-            model, _, _ = release.build(cls, config(sample["values"]), sample["values"])
+            model, read, _ = release.build(cls, config(sample["values"]), sample["values"])
         except Exception:  # noqa: BLE001, S112 - refused at these sizes: no point
             continue
         params = {n: list(p.shape) for n, p in _parameters(model).items() if n in wanted}
@@ -1364,9 +1364,17 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
         points.append({"sample": sample["sample"], "values": sample["values"], "parameters": params,
                        "expected": expected})
         if sample["sample"] == "base":
-            base_model = model
+            base_model, reads = model, read
     if base_model is None:
         return None
+    # the keys the class reads only at this value (an optional head's own switches: vLLM's confidence head reads
+    # confidence_head_with_markov only when enable_confidence_head is on) that move what appears: the shapes above
+    # hold at their base values only (`moved_by`: key -> its value there)
+    at = built[0]["values"]
+    fresh = sorted(reads - set(built[0].get("reads", ())) - {name.split(".")[0], *companion})
+    others = structural_keys(release, cls, config(at), {"values": at, "parameters": {
+        n: list(p.shape) for n, p in _parameters(base_model).items()}, "reads": fresh}) if fresh else {}
+    moved_by = {k: e.get("base") for k, e in others.items() if wanted & set(e.get("changes", ()))}
     layouts_at = renamed_layouts(base_model, recipe)
     form = best if best in layouts_at else next(iter(layouts_at))
     feeder = feeder_for(release, base_model)
@@ -1391,7 +1399,7 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
                 off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
                     "fed": list(wrong), "shape": list(shape), "error": result["error"],
                     "landed": result["landed"].get(ckpt)}
-    return {"points": points, "layouts": fed, "off_by_one": off}
+    return {"points": points, "layouts": fed, "off_by_one": off, "moved_by": moved_by}
 
 
 def split_biases(model: Any, layout: dict[str, tuple[str, tuple[int, ...], int]]) -> dict[str, tuple[str, tuple[int, ...], int]]:
