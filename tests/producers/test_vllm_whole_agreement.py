@@ -105,7 +105,7 @@ def _biases(short: str = "") -> Retensor:
                                                           "o_proj.weight"))]:
             bias = name.removesuffix(".weight") + ".bias"
             tensors[bias] = np.zeros((tensors[name].shape[0] - (1 if short and bias.endswith(short) else 0),),
-                                     tensors[name].dtype)
+                                     np.float32)
     return edit
 
 
