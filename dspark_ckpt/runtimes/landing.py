@@ -344,14 +344,13 @@ def appeared(model: ArchitectureModel, config: Mapping[str, Any]) -> tuple[Appea
     return tuple(out)
 
 
-def appeared_rule(appeared: tuple[Appearing, ...], name: str) -> TensorRule | None:
-    """The rule of an appearing tensor (by its name, with or without the `model.` prefix the release adds)."""
+def appeared_rule(model: ArchitectureModel, appeared: tuple[Appearing, ...], name: str) -> TensorRule | None:
+    """The rule of an appearing tensor: by its name, with or without the `model.` prefix the release adds, or under
+    the prefix the release renames it from (`prefix_aliases`: EAGLE-3's `midlayer.` for `layers.{i}.`)."""
     key = normal(name)
-    for found in appeared:
-        for form in (key, key.removeprefix("model."), f"model.{key}"):
-            if form in found.tensors:
-                return found.tensors[form]
-    return None
+    forms = [key, key.removeprefix("model."), f"model.{key}"]
+    forms += [theirs + key[len(mine):] for mine, theirs in prefix_aliases(model) if key.startswith(mine)]
+    return next((found.tensors[form] for found in appeared for form in forms if form in found.tensors), None)
 
 
 def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[str]) -> str | None:
@@ -899,7 +898,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         if (added := _appearing_parameter(model, name, appear)) is not None:
             concrete = at_name(added, name, index)
             covered[concrete] = covered.get(concrete, 0) + 1
-            if (rule := appeared_rule(at_value, name)) is None:
+            if (rule := appeared_rule(model, at_value, name)) is None:
                 continue
         side = "" if added is not None else beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
         if rule is None or side:

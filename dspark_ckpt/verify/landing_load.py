@@ -112,7 +112,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     for name in order:
         got = torch.Size(shapes[name])
         key = normal(name)
-        if (rule := landing.appeared_rule(at_value, name)) is not None and rule.parameter is not None \
+        if (rule := landing.appeared_rule(model, at_value, name)) is not None and rule.parameter is not None \
                 and (want := landing.wanted(model, rule, at_draft, values, context)) is not None:
             outcome = _outcome(rule, got, want)
             if outcome == "rank" or (isinstance(outcome, LoadOutcome) and outcome.raises is not None):

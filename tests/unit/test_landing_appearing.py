@@ -132,3 +132,35 @@ def test_verifys_torch_loader_reads_the_same_record() -> None:
         found = landing.land(model, config, shapes, target_hidden=H, target_vocab=V, family=None)
         assert run.refused == (() if gate[0] == R else (f"{GATE}.weight",))
         assert against_check(run, found) is None
+
+
+def test_a_key_read_only_at_that_value_that_moves_what_appears_leaves_its_shape_unjudged() -> None:
+    """vLLM 0.34.0's DSpark confidence head (`enable_confidence_head`): its proj is [1, hidden_size] as recorded,
+    and [1, hidden_size + markov_rank] with `confidence_head_with_markov` (read only when the head is on: the
+    record's `moved_by`), which the record's shapes do not hold: unjudged there, never a false refusal."""
+    model = architecture_model("vllm", "0.34.0", "Qwen3DSparkModel")
+    assert model is not None and model.not_built is None
+    record = model.appearing[("enable_confidence_head", True)]
+    assert "confidence_head_with_markov" in record.moved_by
+    config = {"architectures": ["Qwen3DSparkModel"], "model_type": "qwen3", "hidden_size": H, "num_attention_heads": 2,
+              "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 24, "vocab_size": V,
+              "draft_vocab_size": V, "num_hidden_layers": 1, "markov_rank": R, "mask_token_id": 0,
+              "target_layer_ids": [0], "enable_confidence_head": True}
+    assert landing.appeared(model, config) == (record,)
+    with_markov = {**config, "confidence_head_with_markov": True}
+    assert landing.appeared(model, with_markov) == ()
+    values = landing.variables(model, config, target_hidden=H, target_vocab=V)
+    tensors = layout_checkpoint(model, values, {"d2t": (V,)}, config=config)
+    assert tensors is not None
+    del tensors["d2t"]  # D == T: no mapping parameter to fill
+    head = {"confidence_head.proj.bias": (1,)}
+
+    def refused(cfg: dict[str, Any], width: int) -> list[str]:
+        found = landing.land(model, cfg, {**tensors, **head, "confidence_head.proj.weight": (1, width)},
+                             target_hidden=H, target_vocab=V, family=None)
+        return [f.text for f in found if f.kind == "shape" and f.raises]
+
+    assert refused(config, H) == [] and refused(with_markov, H + R) == []
+    (words,) = refused(config, H + R)
+    assert words.startswith("AssertionError: Tried to load weights of size torch.Size([1, 20])to a parameter of size "
+                            "torch.Size([1, 16])"), words
