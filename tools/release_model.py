@@ -694,8 +694,15 @@ def fit_sized(points: list[dict[str, Any]]) -> dict[str, Any]:
 def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
     """One structural key as the data file keeps it: its sampled values, what another value does (the parameters
     that appear, disappear, are resized; the shapes of the resized ones as expressions of the key where it sizes
-    them), the values the class refused (in its words) and those that build what the base builds."""
-    out = {k: v for k, v in seen.items() if k not in ("error", "sized_points", "refused_values")}
+    them; what the alternate and each named value make appear, `appearing`: appearing_record), the values the class
+    refused (in its words) and those that build what the base builds."""
+    out = {k: v for k, v in seen.items() if k not in ("error", "sized_points", "refused_values", "appearing")}
+    if appearing := appearing_record(seen.get("appearing")):
+        out["appearing"] = appearing
+    if isinstance(seen.get("values"), dict):  # each named value's own (its appearing parameters recorded alike)
+        out["values"] = {name: {k: v for k, v in named.items() if k != "appearing"}
+                         | ({"appearing": found} if (found := appearing_record(named.get("appearing"))) else {})
+                         for name, named in seen["values"].items()}
     if "error" in seen:
         out["refused"] = words(seen["error"]["message"], 300)
     if seen.get("refused_values"):
@@ -706,6 +713,23 @@ def structural_record(seen: dict[str, Any]) -> dict[str, Any]:
     if shapes := fit_sized(seen.get("sized_points", [])):
         out["shapes"] = shapes
     return out
+
+
+def appearing_record(seen: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a structural key's value makes appear, as the data file keeps it (`appearing`, beside `appears`): the
+    appearing parameters' shapes (`parameters`) and the checkpoint tensors that fill them (`tensors`: parameter,
+    shape, off-by-one outcomes in the release's words), fitted over the worker's points and written as the
+    architecture's own `parameters` and `tensors` are, so that check judges them at the draft's values alike
+    (release_worker.appearing_at); `moved_by`: the keys read only at that value that move them (key -> the value the
+    shapes hold at). None where the worker saw no point at the base sizes."""
+    points = {p["sample"]: p for p in (seen or {}).get("points", ())}
+    if seen is None or "base" not in points:
+        return None
+    parameters = fit_shapes(points, "parameters")
+    arch = {"layouts": seen["layouts"], "off_by_one": seen["off_by_one"]}
+    tensors = {k: fact for k, fact in tensor_facts(arch, fit_shapes(points, "expected")).items()
+               if fact.get("parameter") in parameters}
+    return {"parameters": parameters, "tensors": tensors, "moved_by": seen.get("moved_by") or {}}
 
 
 def absent_record(seen: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,11 @@ record, but for the facets a hand-read annotation answers (the vocab contract's 
 fc's width, what the target may fill after load). A structural key the draft sets to a value
 the samples did not build at is judged by its record (`keyed`): the shapes it sizes, as expressions of the key at
 the draft's value; a dimension with no such expression is not judged; nor is the presence of a parameter such a key
-may add or drop (one it only resizes must still be shipped). A key the draft leaves out that the samples held is
-judged by what the release built without it (`absent_keys`, `left_out`): what disappears is not required.
+may add or drop (one it only resizes must still be shipped). A parameter the draft's value makes appear is required,
+and its tensor is judged as any other by what the release builds at that value (`appeared`: the record's
+`appearing`, fitted at the samples' sizes), its shape unjudged where the record has none. A key the draft leaves
+out that the samples held is judged by what the release built without it (`absent_keys`, `left_out`): what
+disappears is not required.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from dspark_ckpt.runtimes.parameter_pass import is_mapping, judgement, unfilled_
 from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
+    Appearing,
     ArchitectureModel,
     Expr,
     LoadOutcome,
@@ -199,6 +203,8 @@ def _unjudged(model: ArchitectureModel, config: Mapping[str, Any],
         found.update(p for p in AUX_PARAMETERS if p in model.parameters)
     if context_width(model, config) is not None:
         found.difference_update(AUX_PARAMETERS)
+    # what the draft's value makes appear, where the record has its shapes at that value (`appeared`), is judged
+    found.difference_update(p for record in appeared(model, config) for p in record.parameters)
     return frozenset(found)
 
 
@@ -319,6 +325,32 @@ def _per_item(model: ArchitectureModel, probe: Mapping[str, Any], value: Any) ->
     indexed = [p for p in added if f".{last}." in f".{p}" and p not in model.parameters]
     return {re.sub(rf"(^|\.){last}\.", rf"\g<1>{k}.", p, count=1) for p in indexed
             for k in range(last, len(value))}
+
+
+def appeared(model: ArchitectureModel, config: Mapping[str, Any]) -> tuple[Appearing, ...]:
+    """The records of what the draft's values of structural keys make appear, where the record has one (`appearing`:
+    the shapes the release builds for them at that value, and what its loader does with a tensor one row or column
+    off): a tensor filling such a parameter is judged by them as any other. Without one, or where the draft sets a key
+    that moves those shapes (`moved_by`, read only at that value) to another value, its shape stays unjudged."""
+    out = []
+    for key, probe in model.structural.items():
+        value = config_value(config, key)
+        if value is None or value == probe.get("base") or isinstance(value, (list, dict)) \
+                or seen_at(probe, value) is None:
+            continue
+        found = model.appearing.get((key, value))
+        if found is not None and all(config_value(config, k) in (None, v) for k, v in found.moved_by.items()):
+            out.append(found)
+    return tuple(out)
+
+
+def appeared_rule(model: ArchitectureModel, appeared: tuple[Appearing, ...], name: str) -> TensorRule | None:
+    """The rule of an appearing tensor: by its name, with or without the `model.` prefix the release adds, or under
+    the prefix the release renames it from (`prefix_aliases`: EAGLE-3's `midlayer.` for `layers.{i}.`)."""
+    key = normal(name)
+    forms = [key, key.removeprefix("model."), f"model.{key}"]
+    forms += [theirs + key[len(mine):] for mine, theirs in prefix_aliases(model) if key.startswith(mine)]
+    return next((found.tensors[form] for found in appeared for form in forms if form in found.tensors), None)
 
 
 def _appearing_parameter(model: ArchitectureModel, name: str, appear: frozenset[str]) -> str | None:
@@ -734,8 +766,8 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
 # (narrow_padded_param_and_loaded_weight), which the record calls "leaves unwritten"; the CUDA branch users run
 # narrows the tensor to the shard and torch raises. The merged-column and row loaders pad on both branches
 # (pad_or_narrow_weight). Executed: tests/producers/test_sglang_whole_agreement.py, the worker's "loaders": "gpu";
-# docs/upstream-notes.md
-NARROWING = ("qkv_proj.weight",)
+# docs/upstream-notes.md. Its bias too (the biases `attention_bias` adds: the bias parameter has an output_dim as well)
+NARROWING = ("qkv_proj.weight", "qkv_proj.bias")
 NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
                        "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
 
@@ -830,7 +862,8 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
     return _landings(model, frozenset(values.items()), unjudged, unseen(model, config),
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
                      appearing(model, config), context_width(model, config, values), ignored,
-                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped)
+                     tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped,
+                     appeared(model, config))
 
 
 @functools.lru_cache(maxsize=256)
@@ -839,7 +872,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
               family: Family | None, appear: frozenset[str] = frozenset(),
               context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
               keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = (),
-              dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
+              dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -862,11 +895,14 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         index = _layer_index(name)
         if any(p == normal(name) or p.endswith("." + normal(name)) for p in absent):
             continue  # a tensor of a module another value of a key builds: not what the samples saw
-        if (added := _appearing_parameter(model, name, appear)) is not None:  # its shape unjudged
+        # a parameter a key's value makes appear: present (its presence judged below, as before); its shape judged as
+        # any other's by what the release builds at that value (`appearing`), else (a record without it) unjudged
+        if (added := _appearing_parameter(model, name, appear)) is not None:
             concrete = at_name(added, name, index)
             covered[concrete] = covered.get(concrete, 0) + 1
-            continue
-        side = beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
+            if (rule := appeared_rule(model, at_value, name)) is None:
+                continue
+        side = "" if added is not None else beyond(name, span, experts) or ("past" if past_heads(name, heads) else "")
         if rule is None or side:
             if (problem := _unknown(model, name, side, ignored)) is not None:
                 found.append(problem)

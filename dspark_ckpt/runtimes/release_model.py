@@ -136,6 +136,18 @@ class TensorRule:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class Appearing:
+    """What one value of a structural key makes appear (`structural.<key>.appearing`, `values.<name>.appearing`):
+    the parameters' shapes and the checkpoint tensors that fill them, as the architecture's own; compared and hashed
+    by identity."""
+
+    parameters: Mapping[str, tuple[Expr | None, ...]]
+    tensors: Mapping[str, TensorRule]
+    # keys read only at that value that move these shapes -> the value they hold at (elsewhere: unjudged)
+    moved_by: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class ArchitectureModel:
     """One architecture of one release, as its data file says; one object per file (architecture_model caches it),
     compared and hashed by identity."""
@@ -189,6 +201,9 @@ class ArchitectureModel:
     # a key the base config holds that __init__ requires (absent_keys' `required`: a key a recipe sets, MiniMax's
     # DSpark block_size) -> its error; seen with the record's model_type (config_type), and judged for it only
     required_keys: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # (structural key, value) -> what that value makes appear, where the record says (`appearing`): a flag's or
+    # count's alternate, each name of a key whose values are names
+    appearing: Mapping[tuple[str, Any], Appearing] = field(default_factory=dict)
 
 
 @functools.cache
@@ -287,6 +302,25 @@ def _refused_values(refused: Mapping[str, Any], lines: Mapping[str, int]) -> tup
     return tuple(out)
 
 
+def _appearing(structural: Mapping[str, Any], lines: Mapping[str, int]) -> dict[tuple[str, Any], Appearing]:
+    """(key, value) -> the record of what that value makes appear: the alternate's, and each named value's."""
+    out: dict[tuple[str, Any], Appearing] = {}
+    for key, probe in structural.items():
+        where = at("structural", key)
+        named = [(n, seen, at(at(where, "values"), n)) for n, seen in (probe.get("values") or {}).items()]
+        for value, seen, prefix in [(probe.get("alternate"), probe, where), *named]:
+            found = seen.get("appearing") if isinstance(seen, Mapping) else None
+            if not isinstance(found, Mapping) or isinstance(value, (list, dict)):
+                continue
+            tensors = at(at(prefix, "appearing"), "tensors")
+            out[(key, value)] = Appearing(
+                {p: tuple(_expr(d) for d in dims) for p, dims in found.get("parameters", {}).items()},
+                OnLookup(found.get("tensors", {}),
+                         lambda name, fact, tensors=tensors: _tensor_rule(lines, at(tensors, name), fact)),
+                dict(found.get("moved_by") or {}))
+    return out
+
+
 def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], runtime: str = "") -> ArchitectureModel:
     """The model of a behaviour file (shared by the releases that behave alike) with one release's `lines`."""
     tensors: Mapping[str, TensorRule] = OnLookup(doc.get("tensors", {}),
@@ -311,7 +345,7 @@ def _architecture(name: str, doc: Mapping[str, Any], lines: Mapping[str, int], r
         unfilled=frozenset(doc.get("unfilled", ())), missing=_outcomes(doc, "missing", lines),
         fallbacks=falls_back("fallbacks"), required=requires("fallbacks"),
         fallbacks_bare=falls_back("fallbacks_bare"), required_bare=requires("fallbacks_bare"),
-        structural=doc.get("structural", {}),
+        structural=doc.get("structural", {}), appearing=_appearing(doc.get("structural", {}), lines),
         absent_keys={k: v for k, v in absent.items() if "required" not in v},
         required_keys={k: v["required"] for k, v in absent.items() if "required" in v},
         layout=tuple(doc.get("layout", {}).get("names", ())),

@@ -68,6 +68,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     context = landing.context_width(model, config, values)
     # of which those it may add or drop, and those the draft's value adds (judged by check's landing alone)
     absent = landing.unseen(model, config) | landing.appearing(model, config)
+    at_value = landing.appeared(model, config)  # ... whose shapes at the draft's value the record has: judged here too
     span, experts = landing.built_indices(model, values)
     heads = landing.head_count(model, values)
     # every shipped layer and head, and the first few past them, one by one; the rest of what the config declares
@@ -116,6 +117,13 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     for name in order:
         got = torch.Size(shapes[name])
         key = normal(name)
+        if (rule := landing.appeared_rule(model, at_value, name)) is not None and rule.parameter is not None \
+                and (want := landing.wanted(model, rule, at_draft, values, context)) is not None:
+            outcome = _outcome(rule, got, want)
+            if outcome == "rank" or (isinstance(outcome, LoadOutcome) and outcome.raises is not None):
+                refused.append(name)
+            elif isinstance(outcome, LoadOutcome) and (outcome.cuts or outcome.leaves_unwritten):
+                cut.append(name)
         if any(p == key or p.endswith("." + key) for p in absent):
             continue
         rule = landing.rule_for(model, name)  # a renamed prefix (midlayer. <-> layers.{i}.) as check reads it

@@ -867,6 +867,7 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
                 "fed": list(wrong), "shape": list(shape), "error": result["error"],
                 "landed": result["landed"].get(ckpt)}
     out["off_by_one"] = off
+    observe_appearing(release, cls, recipe, built, out["structural"], best)
     # each parameter with none of its tensors shipped: whether the release refuses that (its loader's
     # not-initialised check, a class's own assertion), in which words; silence is DSP363's
     by_parameter: dict[str, set[str]] = {}
@@ -1308,6 +1309,113 @@ def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list
             points.append({"values": {**core, variable: _sized_value(v)},
                            "parameters": {p: params[p] for p in resized if p in params}})
     return points
+
+
+def observe_appearing(release: Release, cls: Any, recipe: dict[str, Any], built: list[dict[str, Any]],
+                      structural: dict[str, Any], best: str) -> None:
+    """Each structural key's value that makes parameters appear (a flag's or a count's alternate; each named value
+    under `values`) gets `appearing`: what the class builds and loads for them at that value (appearing_at). A list's
+    alternate is left out (what it adds is indexed by its items: landing.py `_per_item`)."""
+    done: dict[str, dict[str, Any] | None] = {}
+    for name, entry in structural.items():
+        named = [(seen, value) for value, seen in (entry.get("values") or {}).items()]
+        for seen, value in [(entry, entry.get("alternate")), *named]:
+            if not seen.get("appears") or isinstance(value, (list, dict)):
+                continue
+            label = json.dumps([name, value])
+            if label not in done:
+                done[label] = appearing_at(release, cls, recipe, built, name, value, seen["appears"], best,
+                                           entry.get("with") or {})
+            if done[label] is not None:
+                seen["appearing"] = done[label]
+
+
+def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list[dict[str, Any]], name: str,
+                 value: Any, appears: list[str], best: str, companion: dict[str, Any]) -> dict[str, Any] | None:
+    """The parameters key `name` at `value` makes appear: their shapes, and those of the checkpoint tensors that fill
+    them, over the base sample and each one-at-a-time sample that moves a parameter of the base (`points`, fitted as
+    the base's samples are), and what load_weights does with each such tensor one row or one column off, in the
+    layout the base loads best (`best`), the rest of that layout shipped as built (`off_by_one`, as the base's).
+    Bounded: the builds of those samples, one feed of the layout, two feeds per axis of each appearing tensor (its
+    first layer only). None where the class does not build the base at that value."""
+    wanted = set(appears)
+
+    def config(values: dict[str, Any]) -> dict[str, Any]:
+        raw = _with(config_for(recipe, values), name, value)
+        for key, other in companion.items():
+            raw = _with(raw, key, other)
+        return raw
+
+    base_params = built[0]["parameters"]
+    cores = [s for s in built if "parameters" in s and (s["sample"] == "base" or (
+        "=" in s["sample"] and not s["sample"].startswith(("omit:", "bare", "untied:", "joint"))
+        and s["parameters"] != base_params))]
+    points: list[dict[str, Any]] = []
+    base_model, reads = None, set()
+    for sample in cores:
+        try:
+            model, read, _ = release.build(cls, config(sample["values"]), sample["values"])
+        except Exception:  # noqa: BLE001, S112 - refused at these sizes: no point
+            continue
+        params = {n: list(p.shape) for n, p in _parameters(model).items() if n in wanted}
+        expected = {ckpt: list(shape) for layout in renamed_layouts(model, recipe).values()
+                    for form in (layout, split_biases(model, layout))
+                    for ckpt, (pname, shape, _) in form.items() if pname in wanted}
+        points.append({"sample": sample["sample"], "values": sample["values"], "parameters": params,
+                       "expected": expected})
+        if sample["sample"] == "base":
+            base_model, reads = model, read
+    if base_model is None:
+        return None
+    # the keys the class reads only at this value (an optional head's own switches: vLLM's confidence head reads
+    # confidence_head_with_markov only when enable_confidence_head is on) that move what appears: the shapes above
+    # hold at their base values only (`moved_by`: key -> its value there)
+    at = built[0]["values"]
+    fresh = sorted(reads - set(built[0].get("reads", ())) - {name.split(".")[0], *companion})
+    others = structural_keys(release, cls, config(at), {"values": at, "parameters": {
+        n: list(p.shape) for n, p in _parameters(base_model).items()}, "reads": fresh}) if fresh else {}
+    moved_by = {k: e.get("base") for k, e in others.items() if wanted & set(e.get("changes", ()))}
+    layouts_at = renamed_layouts(base_model, recipe)
+    form = best if best in layouts_at else next(iter(layouts_at))
+    feeder = feeder_for(release, base_model)
+    fed: dict[str, Any] = {}
+    off: dict[str, Any] = {}
+    firsts: set[str] = set()
+    for label, layout in ((form, layouts_at[form]), (f"{form}-split-bias", split_biases(base_model, layouts_at[form]))):
+        if label != form and layout == layouts_at[form]:
+            continue
+        canonical = {c: (s, dtype_of(c)) for c, (_, s, _) in layout.items()}
+        fed[label] = {"names": {c: [p, o] for c, (p, _, o) in layout.items()}, **feeder.feed(canonical)}
+        for ckpt, (pname, shape, _) in layout.items():
+            generic = re.sub(r"\blayers\.\d+\.", "layers.{i}.", ckpt)
+            if pname not in wanted or generic in firsts:
+                continue
+            firsts.add(generic)
+            for axis, delta in itertools.product(range(len(shape)), (1, -1)):
+                if shape[axis] + delta < 1:
+                    continue
+                wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
+                result = feeder.feed({**canonical, ckpt: (wrong, dtype_of(ckpt))})
+                off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
+                    "fed": list(wrong), "shape": list(shape), "error": result["error"],
+                    "landed": result["landed"].get(ckpt)}
+    return {"points": points, "layouts": fed, "off_by_one": off, "moved_by": moved_by}
+
+
+def split_biases(model: Any, layout: dict[str, tuple[str, tuple[int, ...], int]]) -> dict[str, tuple[str, tuple[int, ...], int]]:
+    """A layout with each stacked bias (`qkv_proj.bias`) shipped as its parts (`q_proj.bias`, ...), as the stacked
+    weight beside it is (`shards`): how producers ship the biases `attention_bias` adds."""
+    params = _parameters(model)
+    out: dict[str, tuple[str, tuple[int, ...], int]] = {}
+    for ckpt, (pname, shape, offset) in layout.items():
+        weight = pname.removesuffix(".bias") + ".weight"
+        parts = shards(model, weight, params[weight]) if pname.endswith(".bias") and weight in params else None
+        if not parts or len(shape) != 1 or not ckpt.endswith(".bias"):
+            out[ckpt] = (pname, shape, offset)
+            continue
+        stem = ckpt.rsplit(".", 2)[0]
+        out.update({f"{stem}.{part}.bias": (pname, (rows,), start) for part, start, rows in parts})
+    return out
 
 
 def load_case(release: Release, case: dict[str, Any]) -> dict[str, Any]:

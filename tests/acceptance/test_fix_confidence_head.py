@@ -89,7 +89,11 @@ def test_a_markov_head_under_a_dflash_name_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_dspark_draft_keeps_its_confidence_head(tmp_path: Path) -> None:
-    draft(tmp_path / "d", "qwen3-dspark", CONFIDENCE, {"enable_confidence_head": True})
+    # the head as the class builds it: proj [1, hidden_size] (no confidence_head_with_markov), else the release
+    # refuses its shape (the record's `appearing`, vLLM 0.34.0) and the refusal is another
+    head = {"confidence_head.proj.weight": np.ones((1, 16), dtype=np.float32),
+            "confidence_head.proj.bias": np.ones((1,), dtype=np.float32)}
+    draft(tmp_path / "d", "qwen3-dspark", head, {"enable_confidence_head": True})
     done = run_cli("fix", "d", "--target-vocab-size", str(T), "--runtime", REGISTERED["qwen3-dspark"], "--strategy",
                    "drop-confidence-head", "--dry-run", "--isolated", cwd=tmp_path)
     assert "drop-confidence-head does not apply (it ships no confidence_head its architecture" in done.stdout, \
