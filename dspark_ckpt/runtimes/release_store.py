@@ -95,11 +95,11 @@ def lined_text(doc: Mapping[str, Any], key: str) -> str:
     return f"{head[:-2]},\n {json.dumps(key)}: {{\n{entry_rows(dict(sorted(doc[key].items())), sort_keys=True)}\n}}\n}}\n"
 
 
-def entry(data: bytes, name: str) -> Any | None:
-    """The entry `name` of a mapping written by entry_rows inside `data` (None where absent): its line alone is
-    decoded and parsed."""
+def entry(data: bytes, name: str, start: int = 0) -> Any | None:
+    """The entry `name` of a mapping written by entry_rows inside `data` past `start` (None where absent): its line
+    alone is decoded and parsed."""
     key = f"\n{json.dumps(name)}: ".encode()
-    start = data.find(key)
+    start = data.find(key, start)
     if start < 0:
         return None
     start += len(key)
@@ -128,35 +128,43 @@ def citations(runtime: str, release: str, architecture: str) -> Mapping[str, int
     return found or {}
 
 
-def _split_lined(data: bytes, key: str) -> int:
-    """Where `key`'s one-a-line entries begin in a lined_text document."""
-    marker = f"\n {json.dumps(key)}: {{\n".encode()
-    at_key = data.rfind(marker)
+@functools.cache
+def _lined(runtime: str, release: str, name: str, key: str) -> tuple[bytes, int] | None:
+    """A lined_text document read once, and where its `key` entries begin (None where the release has no such
+    file)."""
+    data = _file(runtime, release, name)
+    if data is None:
+        return None
+    at_key = data.rfind(f"\n {json.dumps(key)}: {{\n".encode())
     if at_key < 0:
-        raise ValueError(f"not a lined document of {key!r}")
-    return at_key
+        raise ValueError(f"{folder(runtime, release) / name}: not a lined document of {key!r}")
+    return data, at_key
 
 
 @functools.cache
 def lined_head(runtime: str, release: str, name: str, key: str) -> dict[str, Any] | None:
     """A lined_text document's fields but `key` (None where the release has no such file)."""
-    data = _file(runtime, release, name)
-    if data is None:
+    found = _lined(runtime, release, name, key)
+    if found is None:
         return None
-    head: dict[str, Any] = json.loads(data[:_split_lined(data, key)].rstrip(b",") + b"\n}")
+    data, at_key = found
+    head: dict[str, Any] = json.loads(data[:at_key].rstrip(b",") + b"\n}")
     return head
 
 
 def lined_prefixed(runtime: str, release: str, name: str, key: str, prefix: str) -> bool:
     """Whether an entry of a lined_text document's `key` has a name that starts with `prefix` (no line is parsed)."""
-    data = _file(runtime, release, name)
-    return data is not None and data.find(b'\n"' + json.dumps(prefix)[1:-1].encode(), _split_lined(data, key)) >= 0
+    found = _lined(runtime, release, name, key)
+    return found is not None and found[0].find(b'\n"' + json.dumps(prefix)[1:-1].encode(), found[1]) >= 0
 
 
 def lined_entry(runtime: str, release: str, name: str, key: str, entry_name: str) -> Any | None:
     """One entry of a lined_text document's `key` (None where absent): its line alone is parsed."""
-    data = _file(runtime, release, name)
-    return entry(data[_split_lined(data, key):], entry_name) if data is not None else None
+    found = _lined(runtime, release, name, key)
+    if found is None:
+        return None
+    data, at_key = found
+    return entry(data, entry_name, at_key)
 
 
 @functools.cache
