@@ -79,10 +79,6 @@ def _keys(node: ast.FunctionDef) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _config(values: dict[str, Any]) -> _Config:
-    return _Config(values)
-
-
 def _placed(key: str, value: Any) -> dict[str, Any]:
     head, _, sub = key.partition(".")
     return {head: {sub: value}} if sub else {head: value}
@@ -96,54 +92,66 @@ def _merged(*parts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _outcome(call: Any, values: dict[str, Any]) -> tuple[str, Any]:
-    """("id", the token) or ("raises", {raises, message})."""
+def outcome(call: Any, values: dict[str, Any]) -> tuple[str, Any]:
+    """A resolver called on a config holding `values`: ("id", the token) or ("raises", {raises, message})."""
     try:
-        return "id", call(_config(values))
+        return "id", call(_Config(values))
     except Exception as exc:  # noqa: BLE001 - the release refuses the config: that is the observation
         return "raises", {"raises": type(exc).__name__, "message": str(exc)}
 
 
 def _observe(call: Any, candidates: list[str]) -> dict[str, Any] | None:
-    kind, none = _outcome(call, {})
+    kind, none = outcome(call, {})
     if kind != "raises":
         return None  # it takes no key: nothing required
-    taken = [k for k in candidates if _outcome(call, _placed(k, PROBE)) == ("id", PROBE)]
-    order = sorted(taken, key=lambda k: sum(_outcome(call, _merged(_placed(k, PROBE), _placed(o, OTHER)))
+    taken = [k for k in candidates if outcome(call, _placed(k, PROBE)) == ("id", PROBE)]
+    order = sorted(taken, key=lambda k: sum(outcome(call, _merged(_placed(k, PROBE), _placed(o, OTHER)))
                                             == ("id", OTHER) for o in taken if o != k))
     for a, b in itertools.combinations(order, 2):  # the order is total: each earlier key wins over each later one
-        if _outcome(call, _merged(_placed(a, PROBE), _placed(b, OTHER))) != ("id", PROBE):
+        if outcome(call, _merged(_placed(a, PROBE), _placed(b, OTHER))) != ("id", PROBE):
             raise ValueError(f"{a} and {b}: no consistent order")
     entries = []
     for key in order:
-        got = _outcome(call, _placed(key, None))
+        got = outcome(call, _placed(key, None))
         null: Any = "skipped" if got == ("raises", none) else "taken" if got == ("id", None) else got[1]
         entries.append({"key": key, "null": null})
     return {"order": entries, "none": none}
 
 
+def resolver(root: Path, file: str, name: str) -> tuple[ast.FunctionDef, Any] | None:
+    """The release's function `name` in `file` (its definition, and a callable taking an hf_config stand-in and
+    returning the token id it resolves); None where the file has no such function. The V1 proposer's method is called
+    on a stand-in `self` and answers with the id it stores."""
+    node = _function(root / file, name)
+    if node is None:
+        return None
+    function = _compiled(node, file)
+    if name != V1_FUNCTION:
+        return node, function
+
+    def call(cfg: _Config) -> Any:
+        proposer = _Proposer(cfg)
+        function(proposer)
+        return proposer.parallel_drafting_token_id
+
+    return node, call
+
+
+def _recorded(root: Path, file: str, name: str) -> dict[str, Any] | None:
+    found = resolver(root, file, name)
+    if found is None:
+        return None
+    node, call = found
+    seen = _observe(call, _candidates(node))
+    return {"file": file, "line": node.lineno, "function": name, **seen} if seen else None
+
+
 def _v1(root: Path) -> dict[str, Any] | None:
-    for file in V1_FILES:
-        node = _function(root / file, V1_FUNCTION)
-        if node is not None:
-            function = _compiled(node, file)
-
-            def call(cfg: _Config, function: Any = function) -> Any:
-                proposer = _Proposer(cfg)
-                function(proposer)
-                return proposer.parallel_drafting_token_id
-
-            seen = _observe(call, _candidates(node))
-            return {"file": file, "line": node.lineno, "function": V1_FUNCTION, **seen} if seen else None
-    return None
+    return next((r for file in V1_FILES if (r := _recorded(root, file, V1_FUNCTION)) is not None), None)
 
 
 def _v2(root: Path) -> dict[str, Any] | None:
-    node = _function(root / V2_FILE, V2_FUNCTION)
-    if node is None:
-        return None
-    seen = _observe(_compiled(node, V2_FILE), _candidates(node))
-    return {"file": V2_FILE, "line": node.lineno, "function": V2_FUNCTION, **seen} if seen else None
+    return _recorded(root, V2_FILE, V2_FUNCTION)
 
 
 def _candidates(node: ast.FunctionDef) -> list[str]:

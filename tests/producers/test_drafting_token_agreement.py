@@ -103,23 +103,18 @@ def _run(release: str, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     tree = release_tree("vllm", release)
     record = spec_facts.drafting_token(release)
     assert record is not None
+    calls = {}
+    for r in record["resolvers"]:
+        found = probe.resolver(tree, r["file"], r["function"])
+        assert found is not None, r
+        calls[r["function"]] = found[1]
     out: dict[str, dict[str, Any]] = {}
     for case in cases:
         runs = {}
         if case["method"] in record["methods"] or case["parallel"]:
-            for resolver in record["resolvers"]:
-                node = probe._function(tree / resolver["file"], resolver["function"])
-                assert node is not None, resolver
-                function = probe._compiled(node, resolver["file"])
-                if resolver["function"] == probe.V1_FUNCTION:
-                    def call(cfg: Any, function: Any = function) -> Any:
-                        proposer = probe._Proposer(cfg)
-                        function(proposer)
-                        return proposer.parallel_drafting_token_id
-                else:
-                    call = function
-                kind, seen = probe._outcome(call, case["hf"])
-                runs[resolver["function"]] = seen if kind == "raises" else {"id": seen}
+            for function, call in calls.items():
+                kind, seen = probe.outcome(call, case["hf"])
+                runs[function] = seen if kind == "raises" else {"id": seen}
         out[case["id"]] = {"id": case["id"], "runs": runs}
     return out
 
