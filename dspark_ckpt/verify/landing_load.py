@@ -25,7 +25,7 @@ from dspark_ckpt.output.verify_records import LandingRun
 from dspark_ckpt.runtimes import landing
 from dspark_ckpt.runtimes.parameter_pass import judgement, unfilled_judged
 from dspark_ckpt.runtimes.release_model import ArchitectureModel, LoadOutcome, TensorRule, head_index, normal
-from dspark_ckpt.verify.memory import check_masks
+from dspark_ckpt.verify.memory import check_masks, memory_budget
 
 
 def _layer_index(name: str) -> int | None:
@@ -86,6 +86,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
     whole: set[str] = set()  # those of unknown size (required ones only): judged whole or missing, one row
     cursor: dict[str, int] = {}
     planned = 0  # the rows of the masks made so far: bytes, held to verify's memory budget
+    budget = memory_budget()
     for parameter, exprs in sorted(model.parameters.items()):
         if not judgement(model, parameter, family).presence \
                 or parameter in model.unfilled \
@@ -101,7 +102,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         size = math.prod(d or 0 for d in leading) if None not in leading and parameter not in unjudged else 0
         named, rests = landing.each_index(parameter, layers, head_visit)
         planned += len(named) * max(size, 1)
-        check_masks(planned, parameter, size)
+        check_masks(planned, parameter, size, budget)
         for concrete in named:
             written[concrete] = torch.zeros(max(size, 1), dtype=torch.bool)
             if parameter in model.missing:

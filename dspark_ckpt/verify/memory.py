@@ -12,7 +12,7 @@ import os
 import re
 import resource
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from dspark_ckpt.errors import UsageError
 
@@ -44,8 +44,9 @@ def _host_limit() -> int:
     return min(physical, soft) if soft != resource.RLIM_INFINITY else physical
 
 
-def memory_budget(device: torch.device) -> tuple[int, str]:
-    """(bytes, where that figure comes from, in words for the error message)."""
+def memory_budget(device: torch.device | None = None) -> tuple[int, str]:
+    """(bytes, where that figure comes from, in words for the error message) for what `device` holds (None: this
+    machine's memory, where the landing loader's masks live)."""
     stated = os.environ.get(BUDGET_ENV)
     if stated:
         size = parse_size(stated)
@@ -53,7 +54,7 @@ def memory_budget(device: torch.device) -> tuple[int, str]:
             raise UsageError(f"{BUDGET_ENV}={stated[:40]!r} is not a size such as 16G or 512M", code="DSP-E013",
                              hint="give bytes, or a number with K, M, G or T")
         return size, BUDGET_ENV
-    if device.type == "cuda":
+    if device is not None and device.type == "cuda":
         import torch
 
         free, _ = torch.cuda.mem_get_info(device)
@@ -78,32 +79,25 @@ def check_budget(contracts: Iterable[Contract], dims: Dims, tensor_bytes: int, d
     needed = planned_bytes(contracts, dims, tensor_bytes)
     budget, source = memory_budget(device)
     if needed > budget:
-        raise UsageError(
-            f"{what}: verify would allocate about {_gib(needed)} (D = {dims.draft_vocab:,}, V = {dims.vocab:,}, "
-            f"H = {dims.hidden:,}), above its memory budget of {_gib(budget)} ({source}); nothing was allocated",
-            code="DSP-E013",
-            hint=f"`dspark-ckpt check` reports what is wrong with these sizes; for a draft this large, raise the "
-                 f"budget with {BUDGET_ENV}=64G on a machine that has it")
+        _refuse(f"{what}: verify would allocate about {_gib(needed)} (D = {dims.draft_vocab:,}, V = {dims.vocab:,}, "
+                f"H = {dims.hidden:,})", budget, source)
 
 
-def check_masks(rows: int, parameter: str, size: int) -> None:
+def check_masks(rows: int, parameter: str, size: int, budget: tuple[int, str]) -> None:
     """Refuse (DSP-E013) the landing loader's row masks (one bool per row of each parameter it loads into) where
-    they would pass the budget, before they are allocated: a config's intermediate_size or head count of 2**40 sizes
-    them, and no other estimate counts them."""
-    budget, source = memory_budget(_cpu())
-    if rows > budget:
-        raise UsageError(
-            f"verify's loader of the release's generated record would allocate about {_gib(rows)} of row masks "
-            f"({parameter}: {size:,} rows), above its memory budget of {_gib(budget)} ({source}); nothing was "
-            "allocated", code="DSP-E013",
-            hint=f"`dspark-ckpt check` reports what is wrong with these sizes; for a draft this large, raise the "
-                 f"budget with {BUDGET_ENV}=64G on a machine that has it")
+    they would pass the budget (memory_budget(), taken once per load), before they are allocated: a config's
+    intermediate_size or head count of 2**40 sizes them, and no other estimate counts them."""
+    if rows > budget[0]:
+        _refuse(f"verify's loader of the release's generated record would allocate about {_gib(rows)} of row masks "
+                f"({parameter}: {size:,} rows)", *budget)
 
 
-def _cpu() -> torch.device:
-    import torch
-
-    return torch.device("cpu")
+def _refuse(allocation: str, budget: int, source: str) -> NoReturn:
+    """DSP-E013 (exit 2): `allocation` would pass the budget; nothing was allocated."""
+    raise UsageError(f"{allocation}, above its memory budget of {_gib(budget)} ({source}); nothing was allocated",
+                     code="DSP-E013",
+                     hint=f"`dspark-ckpt check` reports what is wrong with these sizes; for a draft this large, raise "
+                          f"the budget with {BUDGET_ENV}=64G on a machine that has it")
 
 
 def _gib(n: int) -> str:

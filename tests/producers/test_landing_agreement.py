@@ -31,7 +31,7 @@ from recorded import observations, sources
 from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
 from dspark_ckpt.model.target import TargetVocab
-from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes import drafting_token, landing
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
 from dspark_ckpt.runtimes.release_verdict import built_verdict
@@ -46,7 +46,7 @@ def load_verdict(analysis: Analysis) -> Verdict | None:
     error is that refusal the comparison takes the verdict past it (release_verdict's config_time off, as verify's
     engine does)."""
     verdict = analysis.verdicts[0] if analysis.verdicts else None
-    if verdict is None or verdict.error is None or verdict.error.code != "DSP373" or not analysis.builds or \
+    if verdict is None or verdict.error is None or verdict.error.code != drafting_token.CODE or not analysis.builds or \
             analysis.facts is None:
         return verdict
     return built_verdict(analysis.builds[0], analysis.facts, config_time=False) or verdict
