@@ -856,17 +856,8 @@ def probe_architecture(release: Release, architecture: str, recipe: dict[str, An
         extras[f"{attention}self_attn.rotary_emb.inv_freq"] = (4,)
     out["extras"] = {name: feeder.feed({**canonical, name: (shape, dtype_of(name))})
                      for name, shape in extras.items()}
-    off: dict[str, Any] = {}
-    for ckpt, (shape, dtype) in canonical.items():
-        for axis, delta in itertools.product(range(len(shape)), (1, -1)):
-            if shape[axis] + delta < 1:
-                continue
-            wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
-            result = feeder.feed({**canonical, ckpt: (wrong, dtype)})
-            off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
-                "fed": list(wrong), "shape": list(shape), "error": result["error"],
-                "landed": result["landed"].get(ckpt)}
-    out["off_by_one"] = off
+    out["off_by_one"] = {key: seen for ckpt, (shape, dtype) in canonical.items()
+                         for key, seen in off_by_one(feeder, canonical, ckpt, shape, dtype).items()}
     observe_appearing(release, cls, recipe, built, out["structural"], best)
     # each parameter with none of its tensors shipped: whether the release refuses that (its loader's
     # not-initialised check, a class's own assertion), in which words; silence is DSP363's
@@ -1272,6 +1263,27 @@ def sub_absent(name: str, value: Any, present: bool) -> bool:
     return "." in name and value == [0] and not present
 
 
+def one_at_a_time(sample: str) -> bool:
+    """A sample that sets one sampled key to another value (`key=value`): not an omission, a bare config, an untied
+    pair or a joint sample."""
+    return "=" in sample and not sample.startswith(("omit:", "bare", "untied:", "joint"))
+
+
+def off_by_one(feeder: Feeder, canonical: dict[str, Any], ckpt: str, shape: tuple[int, ...],
+               dtype: str) -> dict[str, Any]:
+    """What load_weights does with `ckpt` one row or one column off (each axis, each way), the rest of the layout
+    shipped as built: `<ckpt>@<axis><+|->` -> the shape fed, the one built, the error and where the marker landed."""
+    off: dict[str, Any] = {}
+    for axis, delta in itertools.product(range(len(shape)), (1, -1)):
+        if shape[axis] + delta < 1:
+            continue
+        wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
+        result = feeder.feed({**canonical, ckpt: (wrong, dtype)})
+        off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
+            "fed": list(wrong), "shape": list(shape), "error": result["error"], "landed": result["landed"].get(ckpt)}
+    return off
+
+
 def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list[dict[str, Any]], name: str,
                  value: Any, alts: list[Any], resized: list[str],
                  companion: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -1287,8 +1299,7 @@ def sized_points(release: Release, cls: Any, recipe: dict[str, Any], built: list
         return raw
 
     base_params = built[0]["parameters"]
-    moving = [s["values"] for s in built[1:] if "parameters" in s and "=" in s["sample"]
-              and not s["sample"].startswith(("omit:", "bare", "untied:", "joint"))
+    moving = [s["values"] for s in built[1:] if "parameters" in s and one_at_a_time(s["sample"])
               and any(s["parameters"].get(p) != base_params.get(p) for p in resized)]
     values_list = [v for v in (value, *alts) if _sized_value(v) is not None]
     if len(values_list) < 3 and values_list:  # one more value of the key, where the class takes it
@@ -1348,8 +1359,7 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
 
     base_params = built[0]["parameters"]
     cores = [s for s in built if "parameters" in s and (s["sample"] == "base" or (
-        "=" in s["sample"] and not s["sample"].startswith(("omit:", "bare", "untied:", "joint"))
-        and s["parameters"] != base_params))]
+        one_at_a_time(s["sample"]) and s["parameters"] != base_params))]
     points: list[dict[str, Any]] = []
     base_model, reads = None, set()
     for sample in cores:
@@ -1391,14 +1401,7 @@ def appearing_at(release: Release, cls: Any, recipe: dict[str, Any], built: list
             if pname not in wanted or generic in firsts:
                 continue
             firsts.add(generic)
-            for axis, delta in itertools.product(range(len(shape)), (1, -1)):
-                if shape[axis] + delta < 1:
-                    continue
-                wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
-                result = feeder.feed({**canonical, ckpt: (wrong, dtype_of(ckpt))})
-                off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
-                    "fed": list(wrong), "shape": list(shape), "error": result["error"],
-                    "landed": result["landed"].get(ckpt)}
+            off.update(off_by_one(feeder, canonical, ckpt, shape, dtype_of(ckpt)))
     return {"points": points, "layouts": fed, "off_by_one": off, "moved_by": moved_by}
 
 
