@@ -24,11 +24,10 @@ CODE = "DSP373"
 def _lookup(hf: Mapping[str, Any], key: str) -> tuple[bool, Any]:
     """Whether the hf_config holds `key` (`section.entry` inside a dict section), and its value."""
     head, _, sub = key.partition(".")
-    if not sub:
-        return head in hf, hf.get(head)
-    section = hf.get(head)
-    return (isinstance(section, Mapping) and sub in section), (section.get(sub) if isinstance(section, Mapping)
-                                                                else None)
+    section, leaf = (hf.get(head), sub) if sub else (hf, head)
+    if not isinstance(section, Mapping):
+        return False, None
+    return leaf in section, section.get(leaf)
 
 
 def _refusal(resolver: Mapping[str, Any], hf: Mapping[str, Any]) -> Mapping[str, str] | None:
