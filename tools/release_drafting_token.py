@@ -10,7 +10,10 @@ Both run when the engine builds its model runner, before any weight is loaded. E
 the release's file (its own statements; `self` is a stand-in holding the draft's hf_config, with no hidden state to
 allocate) and called over configs holding one candidate key (every string constant the function names, at the top
 level and under `dflash_config`) at a time, set and null, and over pairs of them: the keys it takes, in its order,
-what a null one does, and its refusal of a config with none, in its words (`resolvers`). Which methods turn parallel
+what it does with each kind of value a config may hold there besides an id (null, a text, digits in a string, a
+fraction, a negative, a bool, a list, an object: `VALUES`), and its refusal of a config with none, in its words
+(`resolvers`); and where the release calls it (`called`), and whether that call runs on the speculative config's
+`parallel_drafting` flag (the V1 proposer: any method) or only in the DFlash speculator (V2). Which methods turn parallel
 drafting on is read with `ast` from config/speculative.py (`methods`): the branch that sets it (0.20-0.33), or the
 methods 0.34's deprecation of the flag names. Written into spec.json by tools/release_lines.py (`drafting_token`);
 runtimes/drafting_token.py replays it on the draft's config as the release builds it.
@@ -31,6 +34,10 @@ V2_FUNCTION = "get_parallel_drafting_token_id"
 NESTED = "dflash_config"
 PROBE = 7  # a token id no default holds
 OTHER = 9
+# What each key is fed besides an id, by the kind of JSON value a config may hold there (runtimes/drafting_token.py
+# replays a draft's value only where its kind is one of these): the function takes it, skips it as if unset, or raises.
+VALUES: dict[str, Any] = {"null": None, "text": "mask", "digits": "7", "fraction": 7.5, "whole_float": 7.0,
+                          "negative": -1, "bool": True, "list": [7], "object": {"id": 7}}
 
 
 class _Config:
@@ -112,10 +119,41 @@ def _observe(call: Any, candidates: list[str]) -> dict[str, Any] | None:
             raise ValueError(f"{a} and {b}: no consistent order")
     entries = []
     for key in order:
-        got = outcome(call, _placed(key, None))
-        null: Any = "skipped" if got == ("raises", none) else "taken" if got == ("id", None) else got[1]
-        entries.append({"key": key, "null": null})
+        fed = {}
+        for kind, value in VALUES.items():
+            got = outcome(call, _placed(key, value))
+            fed[kind] = "skipped" if got == ("raises", none) else "taken" if got[0] == "id" else got[1]
+        entries.append({"key": key, "values": fed})
     return {"order": entries, "none": none}
+
+
+def _guarded_by_flag(tree: ast.AST, call: ast.Call) -> bool:
+    """Whether `call` runs only inside an `if` whose test names `parallel_drafting` (the speculative config's flag)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "parallel_drafting" in ast.unparse(node.test) and \
+                any(c is call for s in node.body for c in ast.walk(s)):
+            return True
+    return False
+
+
+def called(root: Path, name: str) -> dict[str, Any] | None:
+    """Where the release calls `name` (its first call site under vllm/v1, in path order), and whether that call runs
+    on the speculative config's `parallel_drafting` flag (the V1 proposer's `__init__`: any method, P-EAGLE's
+    included) or unconditionally in a method's own speculator (Model Runner V2's DFlash speculator: only the methods
+    that turn parallel drafting on)."""
+    for path in sorted((root / "vllm" / "v1").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if f"{name}(" not in text:
+            continue
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            func = node.func if isinstance(node, ast.Call) else None
+            named = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if named == name:
+                assert isinstance(node, ast.Call)
+                return {"file": str(path.relative_to(root)), "line": node.lineno,
+                        "on_flag": _guarded_by_flag(tree, node)}
+    return None
 
 
 def resolver(root: Path, file: str, name: str) -> tuple[ast.FunctionDef, Any] | None:
@@ -143,7 +181,8 @@ def _recorded(root: Path, file: str, name: str) -> dict[str, Any] | None:
         return None
     node, call = found
     seen = _observe(call, _candidates(node))
-    return {"file": file, "line": node.lineno, "function": name, **seen} if seen else None
+    return {"file": file, "line": node.lineno, "function": name, "called": called(root, name), **seen} \
+        if seen else None
 
 
 def _v1(root: Path) -> dict[str, Any] | None:

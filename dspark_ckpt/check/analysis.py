@@ -231,7 +231,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
     named = method.name if method.named else None
     model = method.model if method.named else None
     tokens = method.tokens if method.named else None
-    builds = build_all(raw, runtimes, named, model, t, tokens) if target is not None else ()
+    builds = build_all(raw, runtimes, named, model, t, tokens, method.parallel) if target is not None else ()
     if recorded is not None:
         findings.append(recorded_target_finding(recorded))
     if target is None:
@@ -251,7 +251,7 @@ def analyze_loaded(source: CheckpointSource, loaded: Loaded, *, target: TargetVo
         {n: tuple(info.shape) for n, info in loaded.tensors.items()},
         target_hidden=target.hidden if target is not None else None, target_vocab=t,
         target_model_type=target.text_model_type if target is not None else None)), runtimes)
-    built = builds or (build_all(raw, runtimes, named, model, t, tokens) if cfg is not None else ())
+    built = builds or (build_all(raw, runtimes, named, model, t, tokens, method.parallel) if cfg is not None else ())
     findings += aux_findings(built)  # T plays no part
     findings += ignored_key_findings(built)
     findings, vs = registration_findings(raw, cfg, vocab, runtimes, findings, vs, method)

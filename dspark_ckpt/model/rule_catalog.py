@@ -874,15 +874,19 @@ RULES: dict[str, Rule] = _rules(
          "`get_parallel_drafting_token_id` (0.24+), each in its own order of keys (`dflash_config.mask_token_id`, "
          "`mask_token_id`, `dspark_noise_token_id`, `pard_token`, `ptd_token_id`, as the release has them). Both "
          "were executed release by release (tools/release_drafting_token.py, spec.json `drafting_token`); the "
-         "draft is refused where every function the release ships refuses its config (which runner a deployment "
-         "gets depends on the release and its features), in each one's words.",
+         "draft is refused where every function that runs for it refuses its config, in each one's words: both "
+         "where its method turns parallel drafting on (which runner a deployment gets depends on the release and "
+         "its features), V1's alone where a deploy's `parallel_drafting: true` does (P-EAGLE: Model Runner V2 "
+         "hands parallel drafting for EAGLE to V1). Model Runner V2 also calls `int()` on the id: a text, a list or "
+         "an object is refused there.",
          "The server fails to start before loading any weight: `ValueError: For parallel drafting, the draft "
          "model config must have `dflash_config.mask_token_id`, `mask_token_id`, `dspark_noise_token_id`, "
          "`pard_token`, or `ptd_token_id` specified in its config.json.`; Model Runner V2: `ValueError: Model "
          "config must specify ...` (a null id it takes first: `TypeError: int() argument must be ...`).",
          "A DFlash config.json whose `dflash_config` lost its `mask_token_id` when it was rewritten by hand.",
-         "Set the mask token the draft was trained with: `dflash_config.mask_token_id` (DFlash) or "
-         "`mask_token_id` (DSpark) in config.json.", also_a_verdict=True),
+         "Set the mask token the draft was trained with, as an integer: `dflash_config.mask_token_id` (DFlash), "
+         "`mask_token_id` (DSpark) or `pard_token` (a P-EAGLE or PARD draft) in config.json (a speculators-format "
+         "config: inside its `transformer_layer_config`, which vLLM's conversion keeps).", also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -48,23 +48,26 @@ def _unsupported(archs: tuple[str, ...]) -> Issue:
 
 
 def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None, model: str | None = None,
-               target_vocab: int | None = None, tokens: int | None = None) -> BuiltConfig:
+               target_vocab: int | None = None, tokens: int | None = None, parallel: bool = False) -> BuiltConfig:
     """`method`: the one the draft is served with (runtimes/serving_method.py), None for the one its name implies;
     a speculators config's own conversion locks it (speculative.py, speculators_override). `model`: the path vLLM
     reads the draft from, whose words a release's method detection may serve a named method otherwise
     (vllm_hf_config.served_method); `target_vocab`: T, which a Medusa draft's vocab_size is set to; `tokens`: the
-    deploy's num_speculative_tokens, its head count (vllm_hf_config.medusa_completed)."""
+    deploy's num_speculative_tokens, its head count (vllm_hf_config.medusa_completed); `parallel`: the deploy sets
+    `parallel_drafting` (the proposer then needs a mask token id: runtimes/drafting_token.py)."""
     r, exact = nearest_rules(version)
+    deployed = True if parallel else None
     cites: list[str] = []
     if is_speculators(raw):
         step = speculators.convert(raw, r)
         cites.append(step.source(r.version))
         if step.error is not None:
-            return _built(version, step.hf, None, step.method or None, None, "SpeculatorsConfig", cites, exact,
+            return _built(version, step.hf, None, step.method or None, deployed, "SpeculatorsConfig", cites, exact,
                           error=step.error)
-        hf, method, parallel, cls = step.hf, step.method, step.parallel, "SpeculatorsConfig"
+        hf, method, cls = step.hf, step.method, "SpeculatorsConfig"
+        flag = step.parallel or deployed
     else:
-        hf, parallel = vllm_hf_config.overridden(r, raw, cites, method, target_vocab, tokens), None
+        hf, flag = vllm_hf_config.overridden(r, raw, cites, method, target_vocab, tokens), deployed
         if method is not None:
             model_type = hf.get("model_type")
             method = vllm_hf_config.served_method(r, method, model, _archs(hf),
@@ -73,11 +76,11 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None, 
         cls = config_class("vllm", raw.get("model_type")) or "PretrainedConfig"
     arch = _arch(hf)
     if arch is None:
-        return _built(version, hf, None, method, parallel, cls, cites, exact)
+        return _built(version, hf, None, method, flag, cls, cites, exact)
     # The draft ModelConfig resolves its architectures in the registry before any method rewrite.
     if exact and vllm_hf_config.unsupported(r, [arch]):
         cites.append(f"{r.registry_line(arch)} (not registered)")
-        return _built(version, hf, arch, method, parallel, cls, cites, exact, error=_unsupported(_archs(hf) or (arch,)))
+        return _built(version, hf, arch, method, flag, cls, cites, exact, error=_unsupported(_archs(hf) or (arch,)))
     if method == "dspark" and "dspark" in r.methods:  # no such method, no rewrite (before 0.25)
         arch, hf = _dspark_rewrite(arch, hf, r, cites)
     elif vllm_hf_config.wraps(method, "speculators" if cls == "SpeculatorsConfig" else hf.get("model_type")):
@@ -85,11 +88,11 @@ def build_vllm(raw: Mapping[str, Any], version: str, method: str | None = None, 
         cites.append(f"{vllm_hf_config.eagle_where(r)} via {SPEC_FILE} @ v{r.version} L{r.eagle_config_line}")
         cls = "EAGLEConfig"
         if renamed != arch and exact and vllm_hf_config.unsupported(r, [renamed]):
-            return _built(version, hf, renamed, method, parallel, cls, cites, exact, error=_unsupported((renamed,)))
+            return _built(version, hf, renamed, method, flag, cls, cites, exact, error=_unsupported((renamed,)))
         arch = renamed
     cites.append(r.registry_line(arch))
     error = _init_error(arch, hf, raw, cls, r, cites, version)
-    built = _built(version, hf, arch, method, parallel, cls, cites, exact, error=error, before_validation=False)
+    built = _built(version, hf, arch, method, flag, cls, cites, exact, error=error, before_validation=False)
     family = built.family
     if family not in AUX_FAMILIES or error is not None:
         return built
@@ -181,19 +184,23 @@ BUILDERS: dict[str, Callable[[Mapping[str, Any], str, str | None], BuiltConfig]]
 
 
 def build_config(raw: Mapping[str, Any], runtime: str, version: str, method: str | None = None,
-                 model: str | None = None, target_vocab: int | None = None, tokens: int | None = None) -> BuiltConfig:
+                 model: str | None = None, target_vocab: int | None = None, tokens: int | None = None,
+                 parallel: bool = False) -> BuiltConfig:
     """`method`: a serving method the deploy or the producer named (runtimes/serving_method.py), else None;
-    `model`: the path vLLM reads the draft from (its method detection reads it); `target_vocab`: T."""
+    `model`: the path vLLM reads the draft from (its method detection reads it); `target_vocab`: T; `parallel`: the
+    deploy sets `parallel_drafting`."""
     if runtime == "vllm":
-        return build_vllm(raw, version, method, model, target_vocab, tokens)
+        return build_vllm(raw, version, method, model, target_vocab, tokens, parallel)
     builder = BUILDERS.get(runtime)
     return builder(raw, version, method) if builder is not None else as_written(raw, runtime, version)
 
 
 def build_all(raw: Mapping[str, Any] | None, runtimes: Sequence[RuntimeVersion],
               method: str | None = None, model: str | None = None,
-              target_vocab: int | None = None, tokens: int | None = None) -> tuple[BuiltConfig, ...]:
-    return tuple(build_config(raw, rv.runtime, rv.version, method, model, target_vocab, tokens) for rv in runtimes) \
+              target_vocab: int | None = None, tokens: int | None = None,
+              parallel: bool = False) -> tuple[BuiltConfig, ...]:
+    return tuple(build_config(raw, rv.runtime, rv.version, method, model, target_vocab, tokens, parallel)
+                 for rv in runtimes) \
         if raw is not None else ()
 
 

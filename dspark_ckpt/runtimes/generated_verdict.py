@@ -29,8 +29,10 @@ from dspark_ckpt.runtimes.release_model import (
 )
 from dspark_ckpt.runtimes.release_verdict import (
     built_verdict,
+    cited,
     ignored_suffixes,
     landing_issues,
+    proposer_refusal,
     target_refusal,
 )
 from dspark_ckpt.runtimes.sglang_null_refusals import refused_null
@@ -124,6 +126,8 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
                         f"{model.where} @ v{release} ({GENERATED}, runtimes/release_data)")
     if (refused := target_refusal(built, contract, target_model_type)) is not None:  # _verify_args, no weight read
         return refused
+    if (proposer := proposer_refusal(built)) is not None:  # the model runner's proposer, before the model is built
+        return Verdict(built.runtime, built.version, cited(contract, proposer[1]), proposer[0], ())
     if (apart := refused_apart(model, built, target_hidden=target_hidden, target_vocab=target_vocab)) is not None:
         return Verdict(built.runtime, built.version, contract, apart, ())
     if (value := refused_value(model, built)) is not None:

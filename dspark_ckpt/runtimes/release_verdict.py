@@ -84,19 +84,19 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None, *, config_time: 
     if built.source:  # the row describes the model class; the build says how this release got to it
         contract = replace(contract, source=f"{contract.source}; config built by {built.source}")
     f = _facts_for(built, facts)
-    proposer = _proposer_refusal(built, f) if config_time else None  # before the model is built
+    proposer = proposer_refusal(built, f.parallel_drafting) if config_time else None  # before the model is built
     if built.error is not None:
         early = startup_error(contract, draft_vocab=f.draft_vocab_size, vocab=f.vocab_size,
                               target_vocab=f.target_vocab_size, mask_token_id=f.mask_token_id,
                               topk=f.dspark_draft_topk, target_is_omni=f.target_is_omni)
         if early is None and proposer is not None:
-            return Verdict(built.runtime, built.version, _cited(contract, proposer[1]), proposer[0], ())
+            return Verdict(built.runtime, built.version, cited(contract, proposer[1]), proposer[0], ())
         return Verdict(built.runtime, built.version, contract, early or built.error, ())
     if config_time and (refused := target_refusal(built, contract, f.target_text_model_type)) is not None:
         return refused
     verdict = evaluate_contract(contract, built.version, f)
     if proposer is not None and (verdict.loads or verdict.after_init):  # the config's own checks passed
-        return replace(verdict, contract=_cited(verdict.contract, proposer[1]), error=proposer[0], silent=(),
+        return replace(verdict, contract=cited(verdict.contract, proposer[1]), error=proposer[0], silent=(),
                        first_step=None, after_init=False)
     if verdict.after_init and built.hf is not None and (refused := init_refusal(built)) is not None:
         return replace(verdict, error=refused, silent=())  # __init__ refuses the config before any of that runs
@@ -114,16 +114,17 @@ def built_verdict(built: BuiltConfig, facts: DraftFacts | None, *, config_time: 
     return verdict
 
 
-def _cited(contract: Contract, where: str) -> Contract:
+def cited(contract: Contract, where: str) -> Contract:
     return replace(contract, source=f"{contract.source}; {where}")
 
 
-def _proposer_refusal(built: BuiltConfig, f: DraftFacts) -> tuple[Issue, str] | None:
+def proposer_refusal(built: BuiltConfig, in_config: bool = False) -> tuple[Issue, str] | None:
     """vLLM's proposer, built with the model runner before the model: the masked slots' token id its parallel
-    drafting needs (runtimes/drafting_token.py, DSP373)."""
+    drafting needs (runtimes/drafting_token.py, DSP373). Parallel drafting is on where the deploy or a conversion
+    sets it (`built.parallel_drafting`), else where the draft's config does (`in_config`)."""
     if built.runtime != "vllm":
         return None
-    parallel = f.parallel_drafting if built.parallel_drafting is None else built.parallel_drafting
+    parallel = in_config if built.parallel_drafting is None else built.parallel_drafting
     return drafting_token.refusal(built.version, built.method, parallel, built.hf)
 
 

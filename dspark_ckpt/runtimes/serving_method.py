@@ -29,6 +29,7 @@ class ServingMethod:
     model: str | None = None  # the path vLLM reads the draft from: the speculative config's `model`, else the
     # checkpoint as given (a release's method detection reads its words: vllm_hf_config.served_method)
     tokens: int | None = None  # the speculative config's num_speculative_tokens (a Medusa draft's head count)
+    parallel: bool = False  # the speculative config sets `parallel_drafting` (P-EAGLE, PARD): the proposer's flag
 
     @property
     def named(self) -> bool:
@@ -48,14 +49,15 @@ def serving_method(speculative: Mapping[str, Any] | None, raw: Mapping[str, Any]
     """The one derivation: `speculative` the deploy's speculative config (None without one), `raw` config.json,
     `checkpoint` the draft as given (the path vLLM reads where the speculative config names no `model`)."""
     given = speculative.get("method") if speculative is not None else None
+    parallel = speculative is not None and speculative.get("parallel_drafting") is True
     if isinstance(given, str) and given:
         model = speculative.get("model") if speculative is not None else None
         return ServingMethod(given, GIVEN, model if isinstance(model, str) and model else checkpoint,
-                             speculative_tokens(speculative))
+                             speculative_tokens(speculative), parallel)
     if raw is not None and speculators.is_speculators_format(raw):
         declared = raw.get("speculators_model_type")
         if isinstance(declared, str) and declared:
-            return ServingMethod(declared, PRODUCER)
+            return ServingMethod(declared, PRODUCER, parallel=parallel)
     archs = raw.get("architectures") if raw is not None else None
     arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-    return ServingMethod(vllm_hf_config.implied_method(arch), INFERRED)
+    return ServingMethod(vllm_hf_config.implied_method(arch), INFERRED, parallel=parallel)
