@@ -181,12 +181,11 @@ FAMILY_KEYS: dict[str, dict[str, Any]] = {
 def with_drafting_token(config: dict[str, Any], release: str, architecture: str) -> dict[str, Any]:
     """`config` with the mask token id a parallel drafter's producer writes (under dflash_config where the config
     has one, as z-lab does; else at the top level, as speculators does), where vLLM `release`'s proposer would refuse
-    it without one (DSP373): a case that must reach the release's own __init__ and load_weights."""
-    from dspark_ckpt.model.families import ARCHITECTURE_FAMILY, traits
-    from dspark_ckpt.runtimes import drafting_token
+    it without one (DSP373): a case that must reach the release's own __init__ and load_weights. The method is the
+    one the release serves the architecture with (its name's: DFlash's subclasses without a family included)."""
+    from dspark_ckpt.runtimes import drafting_token, vllm_hf_config
 
-    family = ARCHITECTURE_FAMILY.get(architecture)
-    if family is None or drafting_token.refusal(release, traits(family).method, False, config) is None:
+    if drafting_token.refusal(release, vllm_hf_config.implied_method(architecture), False, config) is None:
         return config
     if isinstance(config.get("dflash_config"), dict):
         return {**config, "dflash_config": {**config["dflash_config"], "mask_token_id": 0}}

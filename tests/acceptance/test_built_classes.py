@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import layout_checkpoint, run_cli, write_safetensors
+from conftest import layout_checkpoint, run_cli, with_drafting_token, write_safetensors
 from recorded import observations, sources
 
 from dspark_ckpt.runtimes import landing
@@ -65,7 +65,7 @@ def _cases(release: str, arch: str) -> dict[str, tuple[dict[str, Any], dict[str,
     stray tensor; Laguna's DFlash with a draft vocabulary other than the target's."""
     model = architecture_model("vllm", release, arch)
     assert model is not None and model.not_built is None, f"{arch} is not built on vLLM {release}"
-    config = _config(arch)
+    config = with_drafting_token(_config(arch), release, arch)  # the proposer starts (DSP373), as a producer's does
     values = landing.variables(model, config, target_hidden=SIZES["target.hidden_size"], target_vocab=T)
     tensors = layout_checkpoint(model, values)
     assert tensors, f"{arch} @ {release}: no layout at these sizes"
@@ -76,7 +76,8 @@ def _cases(release: str, arch: str) -> dict[str, tuple[dict[str, Any], dict[str,
            "stray": (config, {**tensors, "layers.0.stray_norm.weight": (4,)})}
     if "draft_vocab_size" in model.reads and "lm_head.weight" in tensors:  # D != T, lm_head sized for D
         smaller = {**tensors, "lm_head.weight": (T - 64, tensors["lm_head.weight"][1])}
-        out["draft-vocab-differs"] = (_config(arch, draft_vocab_size=T - 64), smaller)
+        out["draft-vocab-differs"] = (with_drafting_token(_config(arch, draft_vocab_size=T - 64), release, arch),
+                                      smaller)
     return out
 
 

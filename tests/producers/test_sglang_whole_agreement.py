@@ -78,6 +78,20 @@ def _resize(suffix: str, axis: int, delta: int | None = None, factor: int = 1) -
     return edit
 
 
+def _grown(key: str, delta: int) -> Edit:
+    """The config counting `delta` more of `key` than the tensors were made for."""
+    def edit(cfg: dict[str, Any]) -> None:
+        if isinstance(cfg.get(key), int) and cfg[key] + delta >= 1:
+            cfg[key] += delta
+    return edit
+
+
+def _extra_layer(tensors: dict[str, np.ndarray]) -> None:
+    """Layer 0's tensors shipped again as layer 1 while the config counts one layer."""
+    for name in [n for n in tensors if "layers.0." in n]:
+        tensors[name.replace("layers.0.", "layers.1.", 1)] = tensors[name].copy()
+
+
 def _resize_named(name: str) -> Retensor:
     """The tensor named exactly `name` (no prefix) one row longer."""
     def edit(tensors: dict[str, np.ndarray]) -> None:
@@ -183,6 +197,11 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     "sink-short": (_sink_on, (), _sinks(-1), None),
     "markov-short-norm-wide": (None, (), lambda t: [_resize("markov_w1.weight", 0, delta=-1)(t),
                                                     _resize_named("norm.weight")(t)], _shipping("markov_w1.weight")),
+    # the decoder layer's MLP against the config, and a layer the config does not count shipped
+    "mlp-gate-short": (None, (), _resize("mlp.gate_proj.weight", 0, delta=-1), _shipping("mlp.gate_proj.weight")),
+    "mlp-down-narrow": (None, (), _resize("mlp.down_proj.weight", 1, delta=-1), _shipping("mlp.down_proj.weight")),
+    "intermediate-over": (_grown("intermediate_size", 16), (), None, None),
+    "extra-layer": (None, (), _extra_layer, None),
 }
 
 

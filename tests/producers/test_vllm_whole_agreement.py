@@ -87,6 +87,27 @@ def _padded(tensors: dict[str, np.ndarray]) -> None:
         del tensors[name]
 
 
+def _grown(key: str, delta: int) -> Edit:
+    """The config counting `delta` more of `key` than the tensors were made for (a config edited by hand, or copied
+    from a sibling size of the model)."""
+    def edit(cfg: dict[str, Any]) -> None:
+        layer = _layer(cfg)
+        if isinstance(layer.get(key), int) and layer[key] + delta >= 1:
+            layer[key] += delta
+    return edit
+
+
+def _extra_layer(tensors: dict[str, np.ndarray]) -> None:
+    """Layer 0's tensors shipped again as layer 1 (`layers.1.`, `midlayer.` -> `layers.1.`) while the config counts
+    one layer: a trainer that saved a layer the draft does not use."""
+    for name in list(tensors):
+        for prefix in ("layers.0.", "midlayer."):
+            head, found, tail = name.partition(prefix)
+            if found and not head.endswith("layers."):
+                tensors[f"{head}layers.1.{tail}"] = tensors[name].copy()
+                break
+
+
 def _has(*suffixes: str) -> Callable[[set[str]], bool]:
     return lambda shipped: any(n.endswith(suffixes) for n in shipped)
 
@@ -165,6 +186,14 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, Callab
     "no-lm-head": (None, ("lm_head.weight",), None, _has("lm_head.weight")),
     "no-embed": (None, ("embed_tokens.weight",), None, _has("embed_tokens.weight")),
     "no-norm": (None, ("norm.weight",), None, lambda shipped: "norm.weight" in shipped),
+    # the decoder layer's own shapes against the config, as users break them: an MLP row short, a down projection a
+    # column short, the config's intermediate size or k/v head count not the tensors', a layer the config does not
+    # count shipped
+    "mlp-gate-short": (None, (), _resize("mlp.gate_proj.weight", 0, -1), _has("mlp.gate_proj.weight")),
+    "mlp-down-narrow": (None, (), _resize("mlp.down_proj.weight", 1, -1), _has("mlp.down_proj.weight")),
+    "intermediate-over": (_grown("intermediate_size", 16), (), None, _has("mlp.down_proj.weight")),
+    "kv-heads-under": (_grown("num_key_value_heads", -1), (), None, _has("k_proj.weight")),
+    "extra-layer": (None, (), _extra_layer, _has("q_proj.weight")),
     # a Medusa draft (a list of heads): the config counting a head more or less than shipped, one head's lm_head
     # left out, the residual blocks' bias switched on where none ships
     "heads-over": (_heads_by(1), (), None, _medusa),
