@@ -884,9 +884,10 @@ RULES: dict[str, Rule] = _rules(
          "`pard_token`, or `ptd_token_id` specified in its config.json.`; Model Runner V2: `ValueError: Model "
          "config must specify ...` (a null id it takes first: `TypeError: int() argument must be ...`).",
          "A DFlash config.json whose `dflash_config` lost its `mask_token_id` when it was rewritten by hand.",
-         "Set the mask token the draft was trained with, as an integer: `dflash_config.mask_token_id` (DFlash), "
-         "`mask_token_id` (DSpark) or `pard_token` (a P-EAGLE or PARD draft) in config.json (a speculators-format "
-         "config: inside its `transformer_layer_config`, which vLLM's conversion keeps).", also_a_verdict=True),
+         "Set the mask token the draft was trained with, as an integer, under a key the release reads (the error "
+         "names them: `dflash_config.mask_token_id`, `mask_token_id`, `pard_token`, ...) in config.json; in a "
+         "speculators-format config, inside its `transformer_layer_config`, which vLLM's conversion keeps.",
+         also_a_verdict=True),
     Rule("DSP330", "speculators-conversion-fails", ERROR, "The runtime cannot convert this speculators config",
          "vLLM converts a speculators-format config (no model_type, a speculators_config) with the update_* function "
          "of its `speculators_model_type` before building the draft. The type is not registered in that release "

@@ -116,7 +116,10 @@ def is_generated(contract: Contract) -> bool:
 
 
 def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]], *, target_hidden: int | None,
-                      target_vocab: int | None, target_model_type: str | None = None) -> Verdict | None:
+                      target_vocab: int | None, target_model_type: str | None = None,
+                      config_time: bool = True) -> Verdict | None:
+    """`config_time` False: what the model's own __init__ and load_weights do, without the speculative config's
+    validation and the proposer before them (as built_verdict's)."""
     found = generated_model(built)
     if found is None:
         return None
@@ -124,9 +127,9 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
     assert built.hf is not None
     contract = Contract(built.runtime, built.version, built.version, None, model.cls.rsplit(".", 1)[-1],
                         f"{model.where} @ v{release} ({GENERATED}, runtimes/release_data)")
-    if (refused := target_refusal(built, contract, target_model_type)) is not None:  # _verify_args, no weight read
-        return refused
-    if (proposer := proposer_refusal(built)) is not None:  # the model runner's proposer, before the model is built
+    if config_time and (refused := target_refusal(built, contract, target_model_type)) is not None:
+        return refused  # _verify_args, no weight read
+    if config_time and (proposer := proposer_refusal(built)) is not None:  # the runner's proposer, before the model
         return Verdict(built.runtime, built.version, cited(contract, proposer[1]), proposer[0], ())
     if (apart := refused_apart(model, built, target_hidden=target_hidden, target_vocab=target_vocab)) is not None:
         return Verdict(built.runtime, built.version, contract, apart, ())

@@ -32,6 +32,7 @@ from dspark_ckpt.check.analysis import Analysis, analyze
 from dspark_ckpt.model.families import ARCHITECTURE_FAMILY
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import drafting_token, landing
+from dspark_ckpt.runtimes.generated_verdict import generated_verdict
 from dspark_ckpt.runtimes.records import Verdict
 from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases
 from dspark_ckpt.runtimes.release_verdict import built_verdict
@@ -46,10 +47,17 @@ def load_verdict(analysis: Analysis) -> Verdict | None:
     error is that refusal the comparison takes the verdict past it (release_verdict's config_time off, as verify's
     engine does)."""
     verdict = analysis.verdicts[0] if analysis.verdicts else None
-    if verdict is None or verdict.error is None or verdict.error.code != drafting_token.CODE or not analysis.builds or \
-            analysis.facts is None:
+    if verdict is None or verdict.error is None or verdict.error.code != drafting_token.CODE or not analysis.builds:
         return verdict
-    return built_verdict(analysis.builds[0], analysis.facts, config_time=False) or verdict
+    built = analysis.builds[0]
+    if built.family is None:  # judged by its generated model alone
+        shapes = {n: tuple(info.shape) for n, info in analysis.loaded.tensors.items()}
+        target = analysis.target
+        return generated_verdict(built, shapes, target_hidden=target.hidden if target else None,
+                                 target_vocab=target.size if target else None, config_time=False) or verdict
+    if analysis.facts is None:
+        return verdict
+    return built_verdict(built, analysis.facts, config_time=False) or verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASES = ("0.33.0", "0.28.0")  # the newest, and the oldest whose layers need an inert compiled op on CPU
