@@ -582,7 +582,11 @@ def _unknown(model: ArchitectureModel, name: str, side: str = "",
 
     def depth(form: str) -> int:
         parts = normal(form).split(".")
-        return next((k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) not in known), len(parts))
+        # a layer the release does not build: its ModuleList has no such index, and the loader stops there
+        # ('layers.1', the probe's words past the last layer)
+        index = parts.index("{i}") + 1 if side in ("past", "before") and "{i}" in parts else None
+        return next((k for k in range(1, len(parts) + 1) if ".".join(parts[:k]) not in known or k == index),
+                    len(parts))
 
     # a loader that adds the `model.` prefix itself walks the prefixed name (its layout's names carry it)
     form = max([name] if name.startswith("model.") else [name, f"model.{name}"], key=depth)

@@ -89,7 +89,7 @@ def _grown(key: str, delta: int) -> Edit:
 def _extra_layer(tensors: dict[str, np.ndarray]) -> None:
     """Layer 0's tensors shipped again as layer 1 while the config counts one layer."""
     for name in [n for n in tensors if "layers.0." in n]:
-        tensors[name.replace("layers.0.", "layers.1.", 1)] = tensors[name].copy()
+        tensors[name.replace("layers.0.", "layers.1.", 1)] = np.zeros(tensors[name].shape, np.float32)
 
 
 def _resize_named(name: str) -> Retensor:

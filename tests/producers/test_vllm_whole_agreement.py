@@ -104,7 +104,7 @@ def _extra_layer(tensors: dict[str, np.ndarray]) -> None:
         for prefix in ("layers.0.", "midlayer."):
             head, found, tail = name.partition(prefix)
             if found and not head.endswith("layers."):
-                tensors[f"{head}layers.1.{tail}"] = tensors[name].copy()
+                tensors[f"{head}layers.1.{tail}"] = np.zeros(tensors[name].shape, np.float32)
                 break
 
 
