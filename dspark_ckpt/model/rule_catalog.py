@@ -708,8 +708,10 @@ RULES: dict[str, Rule] = _rules(
          "Set the config key the shape follows (the message names the parameter), or re-export the tensor."),
     Rule("DSP362", "tensor-silently-cut", WARNING, "A tensor is silently cut or only partly loaded",
          "Some vLLM loaders narrow the checkpoint tensor to the parameter (row-parallel inputs, the shards of "
-         "stacked q/k/v and gate/up projections) instead of checking its size.",
-         "The draft loads with part of its weights dropped or left as initialised: it runs, and acceptance "
+         "stacked q/k/v and gate/up projections) instead of checking its size; SGLang's merged gate/up and "
+         "row-parallel loaders pad a shorter tensor with zeros on the CUDA branch (from 0.5.3, "
+         "`pad_or_narrow_weight`).",
+         "The draft loads with part of its weights dropped, left as initialised or zeroed: it runs, and acceptance "
          "collapses without an error.",
          "A Llama-style EAGLE-3 draft whose config head_dim disagrees with the q/k/v weights it ships.",
          "Set the config keys to the sizes the tensors were trained with (head_dim, num_key_value_heads, "

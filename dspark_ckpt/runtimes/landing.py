@@ -29,7 +29,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import load_phases, past_first_layer
 from dspark_ckpt.runtimes.parameter_pass import is_mapping, judgement, unfilled_judged
-from dspark_ckpt.runtimes.release import covers
+from dspark_ckpt.runtimes.release import at_or_before, covers, parses
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     Appearing,
@@ -56,6 +56,7 @@ CUT: Final[FindingCode] = "DSP362"
 UNFILLED: Final[FindingCode] = "DSP363"
 REQUIRED: Final[FindingCode] = "DSP367"  # a parameter no tensor fills, which the release refuses to leave so
 CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED, REQUIRED})
+SILENT_SHAPES = ("cut", "partly-unwritten", "zero-padded")  # a tensor of the wrong shape loaded without a word (CUT)
 AUX_PARAMETERS = frozenset({"model.fc.weight", "fc.weight"})  # fc, whose width the target-layer lists set
 
 
@@ -64,7 +65,8 @@ class Landing:
     """One way a checkpoint's tensors fail to land. `raises`: the release's loader raises (its words in `text`);
     otherwise the problem is silent (`text` is ours)."""
 
-    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "unfilled" | "missing" | "missing-key"
+    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "zero-padded" | "unfilled" | "missing" |
+    # "missing-key"
     tensor: str | None
     parameter: str | None
     raises: bool
@@ -774,12 +776,29 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
 NARROWING = ("qkv_proj.weight", "qkv_proj.bias")
 NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
                        "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
+# The merged-column and row loaders (MergedColumnParallelLinear.weight_loader's output_dim, RowParallelLinear's
+# input_dim) on the CUDA branch: from 0.5.3 a tensor shorter than its shard is padded with zeros to fit
+# (`pad_or_narrow_weight`, layers/linear.py L860-866 and L1690-1696 @ 0.5.23, L733-739 and L1560-1566 @ 0.5.21;
+# layers/utils/common.py): every row is written, the missing ones with zeros; before 0.5.3 the branch narrows
+# the tensor, and torch raises as for QKV. Executed: tests/producers/test_sglang_whole_agreement.py (`mlp-gate-short`,
+# `intermediate-over`, `mlp-down-narrow`, the worker's "loaders": "gpu").
+PADDING = ("gate_up_proj.weight", "down_proj.weight", "o_proj.weight")
+PADDED_SINCE = "0.5.3"
+
+
+def cuda_padding(runtime: str, version: str) -> tuple[str, ...] | None:
+    """The parameters whose shorter tensor this release's CUDA loaders pad with zeros (SGLang 0.5.3+: PADDING),
+    () where they narrow it instead (SGLang before 0.5.3); None for a runtime whose record is its CUDA branch."""
+    if runtime != "sglang":
+        return None
+    return PADDING if parses("sglang", version) and at_or_before("sglang", PADDED_SINCE, version) else ()
 
 
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
-              parameter: str, rule_runtime: str = "") -> Landing | None:
+              parameter: str, rule_runtime: str = "", padded: tuple[str, ...] | None = None) -> Landing | None:
     """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
-    the rule's parameter at this tensor's layer index; `rule_runtime`: whose release, for SGLang's CUDA branch)."""
+    the rule's parameter at this tensor's layer index; `rule_runtime`: whose release, for SGLang's CUDA branch;
+    `padded`: cuda_padding's, None where the caller does not say: the record's CPU branch as observed)."""
     if len(got) != len(want):
         return Landing("shape", name, parameter, True,
                        f"{name}: {len(got)}-D in the checkpoint, the release builds a {len(want)}-D parameter "
@@ -791,6 +810,12 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
         if seen is None:
             return None
+        if seen.leaves_unwritten and rule_runtime == "sglang" and padded is not None and parameter.endswith(PADDING):
+            if parameter.endswith(padded):
+                return Landing("zero-padded", name, parameter, False,
+                               f"{name} is {list(got)} but the release builds {list(full)} from the config: it pads "
+                               f"the tensor with zeros to fit, without a word")
+            seen = NARROWED
         if seen.leaves_unwritten and rule_runtime == "sglang" and axis == 0 and parameter.endswith(NARROWING):
             seen = NARROWED
         if seen.raises is not None and re.search(CONTEXT_WORDS, seen.message) and None not in want:
@@ -847,12 +872,14 @@ def record_config(model: ArchitectureModel, config: Mapping[str, Any]) -> Mappin
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
-         family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
+         family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = (),
+         padded: tuple[str, ...] | None = None) -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first, for the facets
     the one pass leaves to the record (parameter_pass.judgement; `family`: the family whose vocab contract describes
     the draft, None for a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the
     release's loader skips where it has no parameter for them, release_verdict.ignored_suffixes; `dropped`: the
-    prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the release may take
+    prefixes of the modules it drops when none of their tensors ships, dropped_unshipped; `padded`: the parameters
+    whose shorter tensor its CUDA loaders pad with zeros, cuda_padding). A vocabulary parameter the release may take
     from the target is never reported unfilled here, since the release may take the target's after loading (which its
     load_weights does not show)."""
     config = record_config(model, config)
@@ -867,7 +894,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
                      appearing(model, config), context_width(model, config, values), ignored,
                      tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped,
-                     appeared(model, config))
+                     appeared(model, config), padded)
 
 
 @functools.lru_cache(maxsize=256)
@@ -876,7 +903,8 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
               family: Family | None, appear: frozenset[str] = frozenset(),
               context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
               keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = (),
-              dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = ()) -> tuple[Landing, ...]:
+              dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = (),
+              padded: tuple[str, ...] | None = None) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -924,11 +952,13 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         want = wanted(model, rule, at_draft, values, context)
         parameter = at_name(rule.parameter, name, index)
         if want is not None and normal(rule.parameter) not in unjudged:
-            problem = _mismatch(rule, name, got, want, parameter, model.runtime)
+            problem = _mismatch(rule, name, got, want, parameter, model.runtime, padded)
             if problem is not None:
                 found.append(problem)
             if problem is not None and problem.raises:
                 continue
+            if problem is not None and problem.kind == "zero-padded":  # every row of its shard written
+                got = tuple(w if w is not None else g for w, g in zip(want, got, strict=True))
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
     # a module the release drops when none of its tensors ships: its parameters are gone, not unwritten
     gone = tuple(prefix for prefix in dropped if not any(p.startswith(prefix) for p in covered))

@@ -227,7 +227,8 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
                              target_vocab=f.target_vocab_size, config_class=config_class,
                              family=verdict.contract.family,
                              ignored=ignored_suffixes(verdict.runtime, verdict.version),
-                             dropped=landing.dropped_unshipped(model, verdict.version))
+                             dropped=landing.dropped_unshipped(model, verdict.version),
+                             padded=landing.cuda_padding(verdict.runtime, verdict.version))
         error, silent = landing_issues(found, model.cls, hf, described=True)
         if said is not None:
             raised = next((p for p in found if p.raises), None)
@@ -247,7 +248,7 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
 def landing_issues(found: Sequence[landing.Landing], cls: str, config: Mapping[str, Any] | None = None, *,
                    described: bool = False) -> tuple[Issue | None, tuple[Issue, ...]]:
     """The landing problems as a verdict's parts: the first one the loader raises on is the error (a described
-    draft's vocabulary head by its own code: parameter_pass.vocab_shape_code); tensors cut to fit (DSP362) and
+    draft's vocabulary head by its own code: parameter_pass.vocab_shape_code); tensors cut or padded to fit (DSP362) and
     parameters left unfilled (DSP363; a described draft's Markov head DSP345: vocab_unfilled_code) are silent
     problems."""
     raised = next((p for p in found if p.raises), None)
@@ -256,7 +257,7 @@ def landing_issues(found: Sequence[landing.Landing], cls: str, config: Mapping[s
         head = vocab_shape_code(raised.parameter) if described and raised.kind == "shape" else None
         return Issue(head or code, raised.text), ()
     silent: list[Issue] = []
-    cut = [p.text for p in found if p.kind in ("cut", "partly-unwritten")]
+    cut = [p.text for p in found if p.kind in landing.SILENT_SHAPES]
     if cut:
         silent.append(Issue(landing.CUT, "; ".join(cut), verbatim=False))
     left: list[landing.Landing] = []

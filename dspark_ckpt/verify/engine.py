@@ -269,7 +269,7 @@ class Landed:
 
     @property
     def cut(self) -> set[str]:
-        return {p.tensor for p in self.found if p.kind in ("cut", "partly-unwritten") and p.tensor is not None}
+        return {p.tensor for p in self.found if p.kind in landing.SILENT_SHAPES and p.tensor is not None}
 
 
 def observed_unwritten(seen: Observed, said: Landed) -> set[str]:

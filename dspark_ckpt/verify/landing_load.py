@@ -169,7 +169,7 @@ def against_check(run: LandingRun, found: Sequence[landing.Landing]) -> str | No
     if any(p.kind == "missing-key" for p in found):
         return None  # __init__ raises on the config: no tensor is loaded by either
     said_refused = {p.tensor for p in found if p.raises and p.tensor is not None}
-    said_cut = {p.tensor for p in found if p.kind in ("cut", "partly-unwritten") and p.tensor is not None}
+    said_cut = {p.tensor for p in found if p.kind in landing.SILENT_SHAPES and p.tensor is not None}
     said_unfilled = {p.parameter for p in found if p.kind == "unfilled" and p.parameter is not None}
     said_missing = {p.parameter for p in found if p.kind == "missing" and p.parameter is not None}
     parts = []

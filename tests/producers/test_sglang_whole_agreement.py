@@ -297,7 +297,8 @@ def test_check_agrees_with_sglang_on_whole_checkpoints(tmp_path: Path, release: 
                 continue  # a class this release does not register (DFlash2 and DSpark before 0.5.21)
             shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
             found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
-                                 target_vocab=T, config_class=built.config_class, family=built.family)
+                                 target_vocab=T, config_class=built.config_class, family=built.family,
+                                 padded=landing.cuda_padding("sglang", release))
             cases.append({"id": folder.name, "architecture": built.architecture, "config": dict(built.hf),
                           "tensors": shapes, "target_hidden": 16, "target_vocab": T, "bare": False})
             predicted[folder.name] = (analysis.verdicts[0], found, model)
