@@ -29,7 +29,7 @@ from dspark_ckpt.model.codes import FindingCode
 from dspark_ckpt.model.families import Family
 from dspark_ckpt.runtimes import load_phases, past_first_layer
 from dspark_ckpt.runtimes.parameter_pass import is_mapping, judgement, unfilled_judged
-from dspark_ckpt.runtimes.release import at_or_before, covers, parses
+from dspark_ckpt.runtimes.release import covers
 from dspark_ckpt.runtimes.release_model import (
     EXPERT,
     Appearing,
@@ -776,26 +776,24 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
 NARROWING = ("qkv_proj.weight", "qkv_proj.bias")
 NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
                        "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
-# The merged-column and row loaders (MergedColumnParallelLinear.weight_loader's output_dim, RowParallelLinear's
-# input_dim) on the CUDA branch: from 0.5.3 a tensor shorter than its shard is padded with zeros to fit
-# (`pad_or_narrow_weight`, layers/linear.py L860-866 and L1690-1696 @ 0.5.23, L733-739 and L1560-1566 @ 0.5.21;
-# layers/utils/common.py): every row is written, the missing ones with zeros; before 0.5.3 the branch narrows
-# the tensor, and torch raises as for QKV. Executed: tests/producers/test_sglang_whole_agreement.py (`mlp-gate-short`,
-# `intermediate-over`, `mlp-down-narrow`, the worker's "loaders": "gpu").
-PADDING = ("gate_up_proj.weight", "down_proj.weight", "o_proj.weight")
-PADDED_SINCE = "0.5.3"
+Padding = tuple[tuple[str, bool], ...]  # a parameter's name suffix -> whether the CUDA branch pads (else narrows)
 
 
-def cuda_padding(runtime: str, version: str) -> tuple[str, ...] | None:
-    """The parameters whose shorter tensor this release's CUDA loaders pad with zeros (SGLang 0.5.3+: PADDING),
-    () where they narrow it instead (SGLang before 0.5.3); None for a runtime whose record is its CUDA branch."""
+def cuda_padding(runtime: str, version: str) -> Padding | None:
+    """What this release's CUDA loaders do with a tensor shorter than its shard, for the parameters of SGLang's
+    merged-column and row loaders (sglang_rows.CUDA_ZERO_PADDING): pad it with zeros to fit (True, from 0.5.3), or
+    narrow it, and torch raises (False, before); None for a runtime whose record is its CUDA branch (vLLM's)."""
     if runtime != "sglang":
         return None
-    return PADDING if parses("sglang", version) and at_or_before("sglang", PADDED_SINCE, version) else ()
+    from dspark_ckpt.runtimes.sglang_rows import CUDA_ZERO_PADDING  # only an SGLang verdict needs the rows
+
+    parameters, first, last = CUDA_ZERO_PADDING
+    pads = covers("sglang", first, last, version)
+    return tuple((p, pads) for p in parameters)
 
 
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
-              parameter: str, rule_runtime: str = "", padded: tuple[str, ...] | None = None) -> Landing | None:
+              parameter: str, rule_runtime: str = "", padded: Padding | None = None) -> Landing | None:
     """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
     the rule's parameter at this tensor's layer index; `rule_runtime`: whose release, for SGLang's CUDA branch;
     `padded`: cuda_padding's, None where the caller does not say: the record's CPU branch as observed)."""
@@ -810,11 +808,12 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
         if seen is None:
             return None
-        if seen.leaves_unwritten and rule_runtime == "sglang" and padded is not None and parameter.endswith(PADDING):
-            if parameter.endswith(padded):
-                return Landing("zero-padded", name, parameter, False,
-                               f"{name} is {list(got)} but the release builds {list(full)} from the config: it pads "
-                               f"the tensor with zeros to fit, without a word")
+        pads = next((p for suffix, p in padded or () if parameter.endswith(suffix)), None)
+        if seen.leaves_unwritten and rule_runtime == "sglang" and pads:
+            return Landing("zero-padded", name, parameter, False,
+                           f"{name} is {list(got)} but the release builds {list(full)} from the config: it pads the "
+                           f"tensor with zeros to fit, without a word")
+        if seen.leaves_unwritten and rule_runtime == "sglang" and pads is False:
             seen = NARROWED
         if seen.leaves_unwritten and rule_runtime == "sglang" and axis == 0 and parameter.endswith(NARROWING):
             seen = NARROWED
@@ -873,7 +872,7 @@ def record_config(model: ArchitectureModel, config: Mapping[str, Any]) -> Mappin
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
          family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = (),
-         padded: tuple[str, ...] | None = None) -> tuple[Landing, ...]:
+         padded: Padding | None = None) -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first, for the facets
     the one pass leaves to the record (parameter_pass.judgement; `family`: the family whose vocab contract describes
     the draft, None for a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the
@@ -904,7 +903,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
               context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
               keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = (),
               dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = (),
-              padded: tuple[str, ...] | None = None) -> tuple[Landing, ...]:
+              padded: Padding | None = None) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)

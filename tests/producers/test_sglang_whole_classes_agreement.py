@@ -34,7 +34,7 @@ from conftest import write_safetensors
 from producers import layout, materialise
 from recorded import observations, only_known_misses, sources
 from test_landing_agreement import _read
-from test_sglang_whole_agreement import _compare, _resize, _set
+from test_sglang_whole_agreement import _compare, _grown, _resize, _set
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
@@ -129,6 +129,10 @@ MUTATIONS: dict[str, tuple[Edit | None, tuple[str, ...], Retensor | None, tuple[
     # a vocabulary head a row short (VocabParallelEmbedding's row assert, as sglang_eval.py words it)
     "lm-head-short": (None, (), _resize("lm_head.weight", 0, delta=-1), None),
     "embed-short": (None, (), _resize("embed_tokens.weight", 0, delta=-1), None),
+    # the decoder layer's MLP against the config (the CUDA branch pads a shorter shard with zeros from 0.5.3)
+    "mlp-gate-short": (None, (), _resize("mlp.gate_proj.weight", 0, delta=-1), None),
+    "mlp-down-narrow": (None, (), _resize("mlp.down_proj.weight", 1, delta=-1), None),
+    "intermediate-over": (_grown("intermediate_size", 16), (), None, None),
 }
 LAGUNA = {"architectures": ["DFlashLagunaForCausalLM"], "model_type": "laguna"}
 MUTATED = ("specforge-eagle3", "specforge-eagle3-as-llama", "eagle-repo-eagle1", "eagle-repo-eagle1-sglang-name",
@@ -245,7 +249,7 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
             if built is not None and built.hf is not None and model is not None and model.not_built is None:
                 found = list(landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()},
                                           target_hidden=None, target_vocab=T, config_class=built.config_class,
-                                          family=built.family))
+                                          family=built.family, padded=landing.cuda_padding("sglang", release)))
             case = {"id": folder.name, "architecture": arch, "config": raw, "tensors": shapes, "target_hidden": 16,
                     "target_vocab": T, "bare": False, "read_config": True}
             if method in WORKER_READS:

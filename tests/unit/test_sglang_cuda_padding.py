@@ -29,12 +29,16 @@ def _verdict(tmp_path: Path, layout: str, mutation: str, release: str) -> object
     return verdict
 
 
+PADS = tuple((p, True) for p in ("gate_up_proj.weight", "down_proj.weight", "o_proj.weight"))
+NARROWS = tuple((p, False) for p, _ in PADS)
+
+
 def test_the_releases_that_pad() -> None:
-    assert landing.cuda_padding("sglang", "0.5.2") == ()
-    assert landing.cuda_padding("sglang", "0.5.3") == landing.PADDING == landing.cuda_padding("sglang", "0.5.23")
-    assert landing.cuda_padding("sglang", "0.5.13.post1") == landing.PADDING
+    assert landing.cuda_padding("sglang", "0.5.2") == NARROWS == landing.cuda_padding("sglang", "0.4.10")
+    assert landing.cuda_padding("sglang", "0.5.3") == PADS == landing.cuda_padding("sglang", "0.5.23")
+    assert landing.cuda_padding("sglang", "0.5.13.post1") == PADS
     assert landing.cuda_padding("vllm", "0.33.0") is None  # vLLM's record is the branch it runs
-    assert landing.cuda_padding("sglang", "not a release") == ()
+    assert landing.cuda_padding("sglang", "not a release") == NARROWS
 
 
 @pytest.mark.parametrize(("mutation", "tensor"), [("mlp-gate-short", "layers.0.mlp.gate_proj.weight"),
@@ -56,7 +60,7 @@ def test_a_config_counting_a_wider_mlp_than_shipped_pads_every_mlp_tensor(tmp_pa
     assert all(f"layers.0.mlp.{p}_proj.weight" in codes["DSP362"] for p in ("gate", "up", "down"))
 
 
-def _landed(padded: tuple[str, ...] | None) -> tuple[landing.Landing, ...]:
+def _landed(padded: landing.Padding | None) -> tuple[landing.Landing, ...]:
     from dspark_ckpt.runtimes.release_model import architecture_model
 
     model = architecture_model("sglang", "0.5.23", "DFlashDraftModel")
@@ -77,10 +81,10 @@ def _landed(padded: tuple[str, ...] | None) -> tuple[landing.Landing, ...]:
 def test_each_branch_of_the_loader() -> None:
     """The same shorter gate_proj: padded (0.5.3+), narrowed and refused in torch's words (before 0.5.3), and, where
     the caller names no branch, the record's own CPU-engine outcome (verify's engine runs that branch)."""
-    (padded,) = [p for p in _landed(landing.PADDING) if p.tensor and p.tensor.endswith("gate_proj.weight")]
+    (padded,) = [p for p in _landed(PADS) if p.tensor and p.tensor.endswith("gate_proj.weight")]
     assert padded.kind == "zero-padded" and not padded.raises
-    assert not [p for p in _landed(landing.PADDING) if p.kind == "unfilled" and "mlp" in (p.parameter or "")]
-    refused = next(p for p in _landed(()) if p.raises and (p.tensor or "").endswith("gate_proj.weight"))
+    assert not [p for p in _landed(PADS) if p.kind == "unfilled" and "mlp" in (p.parameter or "")]
+    refused = next(p for p in _landed(NARROWS) if p.raises and (p.tensor or "").endswith("gate_proj.weight"))
     assert refused.text.startswith("RuntimeError: start (0) + length (32) exceeds dimension size (31).")
     (cpu,) = [p for p in _landed(None) if p.tensor and p.tensor.endswith("gate_proj.weight")]
     assert cpu.kind == "partly-unwritten"
