@@ -166,16 +166,32 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
         every = parse_selectors(["all"])
         pool = [r for r in every if str(r) not in unreachable(s, every)]
     rest = [str(r) for r in pool]
+    # every one fails on an edit only the draft's trainer can make (its rule's fix: the mask token id, DSP373)
+    by_hand = _by_hand(s, [r for r in runtimes if str(r) in dropped])
+    there = f"for {hints.spans(list(dropped))}, " + (by_hand[0].lower() + by_hand[1:] if by_hand else
+                                                     "re-export the draft in the layout those releases load")
     if not rest:
-        hint = "no runtime can load this draft: re-export it"
+        hint = there if by_hand else "no runtime can load this draft: re-export it"
     elif not _plan(s, pool, None).changes_anything:  # a `fix --for` those releases would do nothing
         loads = all(p.loads for p in simulate(s.facts, (), pool))
         where = ", ".join(hints.selectors(rest))
-        hint = (f"{f'it loads on {where} as it is' if loads else f'no repair improves it on {where} either'}; "
-                f"for {hints.spans(list(dropped))}, re-export the draft in the layout those releases load")
+        hint = f"{f'it loads on {where} as it is' if loads else f'no repair improves it on {where} either'}; {there}"
     else:
-        hint = f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}"
+        hint = f"`{hints.command('fix', s.named, rest)}` repairs it for {', '.join(hints.selectors(rest))}" + \
+            (f"; {there}" if by_hand else "")
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
+
+
+def _by_hand(s: Situation, failing: Sequence[RuntimeVersion]) -> str | None:
+    """The hand edit that makes these releases load, where each fails as it is with the same finding and that
+    finding's rule names no repair strategy but a plain edit of the config (its documented fix, no command in it)."""
+    assert s.facts is not None
+    codes = {p.error_code for p in simulate(s.facts, (), failing)}
+    code = next(iter(codes)) if len(codes) == 1 else None
+    rule = RULES.get(code) if code else None
+    if rule is None or rule.repair is not None or "dspark-ckpt" in rule.fix or "`fix`" in rule.fix:
+        return None
+    return rule.fix
 
 
 def unreachable(s: Situation, runtimes: Sequence[RuntimeVersion]) -> dict[str, str]:

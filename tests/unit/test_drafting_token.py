@@ -142,3 +142,17 @@ def test_check_with_a_speculative_config_that_turns_parallel_drafting_on(tmp_pat
         config["transformer_layer_config"]["pard_token"] = 95
         (folder / "config.json").write_text(json.dumps(config))
         assert "DSP373" not in codes({**spec, "parallel_drafting": True}, folder)
+
+
+def test_fix_refuses_a_draft_without_its_mask_token_and_says_what_to_set(tmp_path: Path) -> None:
+    """No repair knows the token id the draft was trained with: fix refuses (DSP502) and its hint is the edit that
+    makes the release start, DSP373's, not "re-export the draft"."""
+    def drop(cfg: dict[str, Any]) -> None:
+        cfg["dflash_config"].pop("mask_token_id", None)
+
+    folder = materialise(tmp_path / "draft", "dflash-0.1.0-dflash", config=drop)
+    out = run_cli("fix", str(folder), "--target-vocab-size", "96", "--for", "vllm==0.33.0", "--dry-run")
+    text = out.stdout + out.stderr
+    assert "DSP502" in text and "fails with DSP373" in text
+    assert "for vllm==0.33.0, set the mask token the draft was trained with" in text
+    assert "re-export the draft in the layout" not in text
