@@ -773,7 +773,11 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
 # narrows the tensor to the shard and torch raises. The merged-column and row loaders pad on both branches
 # (pad_or_narrow_weight). Executed: tests/producers/test_sglang_whole_agreement.py, the worker's "loaders": "gpu";
 # docs/upstream-notes.md. Its bias too (the biases `attention_bias` adds: the bias parameter has an output_dim as well)
-NARROWING = ("qkv_proj.weight", "qkv_proj.bias")
+# An attention sink's bias (DFlash's `attention_sink_bias`) loads through weight_utils.py's sharded_weight_loader,
+# which asks `is_cpu()` at load time: the CPU engine pads a shorter tensor, the CUDA branch narrows it and raises
+# (`loaded_weight.narrow(shard_axis, start_idx, shard_size)`, L1620-1645 @ 0.5.23; executed with the worker's "gpu"
+# loaders, `sink-short`).
+NARROWING = ("qkv_proj.weight", "qkv_proj.bias", "attention_sink_bias")
 NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
                        "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
 Padding = tuple[tuple[str, bool], ...]  # a parameter's name suffix -> whether the CUDA branch pads (else narrows)

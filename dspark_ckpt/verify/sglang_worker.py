@@ -525,18 +525,31 @@ def _share(release: Release, model: Any, case: dict[str, Any]) -> Any:
 
 # The modules whose weight loaders take another branch under the CPU engine (`if _is_cpu:`): linear.py's and
 # parameter.py's pad a checkpoint tensor narrower than the shard (narrow_padded_param_and_loaded_weight) where the
-# CUDA branch narrows it and raises; a load-mode request with "loaders": "gpu" runs the CUDA branch (CPU tensors)
+# CUDA branch narrows it (and raises, or from 0.5.3 pads the merged and row shards with zeros); weight_utils.py's
+# sharded_weight_loader asks `is_cpu()` at load time (an attention sink's bias). A load-mode request with "loaders":
+# "gpu" runs the CUDA branch (CPU tensors)
 GPU_BRANCH_MODULES = ("sglang.srt.layers.linear", "sglang.srt.layers.parameter")
+GPU_BRANCH_CALLS = ("sglang.srt.model_loader.weight_utils",)
+
+
+def _not_cpu() -> bool:
+    return False
 
 
 def gpu_loaders() -> list[str]:
-    """Sets `_is_cpu` False in the loaders' modules (imported by then); returns the modules it set it in."""
+    """Sets `_is_cpu` False in the loaders' modules, and their `is_cpu` asked at load time (imported by then);
+    returns the modules it set it in."""
     done = []
     for name in GPU_BRANCH_MODULES:
         module = importlib.import_module(name)
         if getattr(module, "_is_cpu", None) is True:
             module._is_cpu = False  # type: ignore[attr-defined]
             done.append(name)
+    for name in GPU_BRANCH_CALLS:
+        module = importlib.import_module(name)
+        if callable(getattr(module, "is_cpu", None)) and module.is_cpu():
+            module.is_cpu = _not_cpu  # type: ignore[attr-defined]
+            done.append(f"{name}.is_cpu")
     return done
 
 

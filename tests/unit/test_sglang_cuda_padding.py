@@ -89,3 +89,12 @@ def test_each_branch_of_the_loader() -> None:
     (cpu,) = [p for p in _landed(None) if p.tensor and p.tensor.endswith("gate_proj.weight")]
     assert cpu.kind == "partly-unwritten"
     assert any(p.kind == "unfilled" and "mlp" in (p.parameter or "") for p in _landed(None))
+
+
+def test_a_shorter_attention_sink_bias_is_narrowed_on_the_cuda_branch(tmp_path: Path) -> None:
+    """sharded_weight_loader asks `is_cpu()` at load time: the CUDA branch narrows a shorter sink bias and torch
+    raises (the CPU engine the record ran pads it); a sink bias of the right length loads."""
+    verdict = _verdict(tmp_path, "dflash-0.1.0-dflash", "sink-short", "0.5.23")
+    assert not verdict.loads and verdict.error is not None
+    assert verdict.error.text.startswith("RuntimeError: start (0) + length (2) exceeds dimension size (1).")
+    assert _verdict(tmp_path, "dflash-0.1.0-dflash", "sink-shipped", "0.5.23").loads
