@@ -100,6 +100,12 @@ def eagle1(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [str(_eagle_repo_eagle1(tmp_path_factory.mktemp("eagle1") / "eagle-repo-eagle1"))]
 
 
+@pytest.fixture(scope="module")
+def drafts_all_json(drafts: list[str]) -> str:
+    """`check DRAFTS --runtime all --format json` over the module's drafts, run once: two tests read it."""
+    return _check(drafts, "--runtime", "all", "--format", "json")[1]
+
+
 def _check(drafts: list[str], *args: str) -> tuple[int, str]:
     result = run_cli("check", *drafts, "--target-vocab-size", str(T), *args)
     assert "Traceback" not in result.stderr and result.returncode in (0, 1), result.stderr[-2000:]
@@ -144,7 +150,8 @@ def _no_verdict(doc: dict[str, Any]) -> dict[str, list[str]]:
 @pytest.mark.parametrize("batch", ["drafts", "eagle1"])
 def test_every_listed_release_has_a_row_with_runtime_all(request: pytest.FixtureRequest, batch: str) -> None:
     drafts = request.getfixturevalue(batch)
-    _, out = _check(drafts, "--runtime", "all", "--format", "json")
+    out = request.getfixturevalue("drafts_all_json") if batch == "drafts" else \
+        _check(drafts, "--runtime", "all", "--format", "json")[1]
     doc = json.loads(out)
     assert len(doc["checkpoints"]) == len(drafts)
     for source, rows in _rows(doc).items():
@@ -160,9 +167,8 @@ def test_every_listed_release_has_a_row_with_runtime_all(request: pytest.Fixture
         assert rows == EVERY, f"{source}: the -v matrix misses {sorted(set(EVERY) - set(rows))}"
 
 
-def test_no_verdict_is_in_every_format_and_gates(drafts: list[str]) -> None:
-    _, out = _check(drafts, "--runtime", "all", "--format", "json")
-    unjudged = {s for s, errors in _no_verdict(json.loads(out)).items() if errors}
+def test_no_verdict_is_in_every_format_and_gates(drafts_all_json: str) -> None:
+    unjudged = {s for s, errors in _no_verdict(json.loads(drafts_all_json)).items() if errors}
     assert unjudged, "the walk meets no release without a verdict: it no longer tests DSP368's path"
     for source in sorted(unjudged):
         code, first = _check([source], "--runtime", "all")

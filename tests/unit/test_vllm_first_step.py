@@ -5,6 +5,7 @@ words, at the draft's own sizes, and nothing where the step ran. Read from the c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,8 +100,23 @@ def _cell_checkpoint(root: Path, name: str) -> Path:
                            t2d=t2d, embed=embed, markov="dspark" in family)
 
 
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A cell's checkpoint, written once per module and read by every release's check (checking writes nothing):
+    the releases record the same cells, so each was rebuilt once per release."""
+    root = tmp_path_factory.mktemp("first-step-cells")
+    built: dict[str, Path] = {}
+
+    def cell(name: str) -> Path:
+        if name not in built:
+            built[name] = _cell_checkpoint(root, name)
+        return built[name]
+
+    return cell
+
+
 @pytest.mark.parametrize("release", RECORDED)
-def test_check_agrees_with_every_recorded_cell(tmp_path: Path, release: str) -> None:
+def test_check_agrees_with_every_recorded_cell(cells: Callable[[str], Path], release: str) -> None:
     """Each cell the release ran, rebuilt and checked: where it refused the load, check's row refuses it in those
     words (check's own model of the load); where it loaded, check's first-step finding is the recorded failure (the
     capture's, else the last id's) in the release's words, or none where the step ran (that half holds check's
@@ -109,7 +125,7 @@ def test_check_agrees_with_every_recorded_cell(tmp_path: Path, release: str) -> 
     doc = json.loads((DATA / f"vllm-{release}" / "first_step.json").read_text(encoding="utf-8"))
     wrong = []
     for name, seen in doc["cells"].items():
-        row = vllm_row(_cell_checkpoint(tmp_path, name), 96, release)
+        row = vllm_row(cells(name), 96, release)
         if "load" in seen:  # refused in those words, or not registered (the registry's answer, DSP309)
             ok = not row.loads and (row.error_code == "DSP309" if seen["load"].get("unregistered") else
                                     seen["load"]["message"] in (row.error or ""))
