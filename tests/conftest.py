@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import pty
@@ -67,10 +68,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The package's bytecode compiled once, before the workers start (the main process only): the suite starts
+    """The garbage collector set as the CLI's own process sets it (cli/app.py _GC_THRESHOLDS): the tests run the
+    CLI in this process thousands of times, and at the interpreter's default thresholds about a tenth of their CPU
+    time went to collecting the youngest objects again and again.
+
+    The package's bytecode compiled once, before the workers start (the main process only): the suite starts
     the real CLI in about a thousand subprocesses, and under PYTHONDONTWRITEBYTECODE (or in a fresh clone, with
     workers racing to write it) each one compiled every module it imports again, ~0.1 s of CPU a start. An editable
     install has no bytecode until something writes it; `pip install .` compiles it at install, as this does."""
+    from dspark_ckpt.cli.app import _GC_THRESHOLDS
+
+    gc.set_threshold(*_GC_THRESHOLDS)
     if hasattr(config, "workerinput"):
         return
     import compileall
