@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -76,8 +77,25 @@ def outcomes(vs: Sequence[Verdict]) -> tuple[Predicted, ...]:
                  for v in vs)
 
 
+# The planner asks the same question again and again within one run (each strategy it tries re-simulates the draft as
+# it is; each hint plans anew): the answers for the last few questions, by the facts object's identity, not its
+# value: facts that merely compare equal (True and 1 in a config, a build's hf excluded from equality) never share.
+_ASKED: OrderedDict[tuple[int, Steps, tuple[RuntimeVersion, ...]], tuple[DraftFacts, tuple[Predicted, ...]]] = \
+    OrderedDict()
+_KEPT = 32
+
+
 def simulate(facts: DraftFacts, steps: Steps, runtimes: Sequence[RuntimeVersion]) -> tuple[Predicted, ...]:
-    return outcomes(verdicts(after_facts(facts, steps), runtimes))
+    key = (id(facts), tuple(steps), tuple(runtimes))
+    asked = _ASKED.get(key)
+    if asked is not None and asked[0] is facts:
+        _ASKED.move_to_end(key)
+        return asked[1]
+    answer = outcomes(verdicts(after_facts(facts, steps), runtimes))
+    _ASKED[key] = (facts, answer)  # holding `facts` keeps its id from being reused while the answer is kept
+    if len(_ASKED) > _KEPT:
+        _ASKED.popitem(last=False)
+    return answer
 
 
 def score(results: Sequence[Predicted], extra: Sequence[FindingCode] = ()) -> Score:

@@ -36,7 +36,15 @@ def test_the_process_run_collects_rarely_and_freezes_before_it_exits() -> None:
 
 
 def test_main_with_argv_leaves_the_callers_collector_as_it_was() -> None:
-    before = gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()
-    done = run_cli("check", DRAFT, "--target", TARGET, "--isolated")
-    assert done.returncode == 1, done.stderr
-    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+    from dspark_ckpt.cli.app import _GC_THRESHOLDS
+
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # the interpreter's default: the suite's own process runs at the CLI's (conftest)
+    try:
+        before = gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()
+        assert before[0] != _GC_THRESHOLDS
+        done = run_cli("check", DRAFT, "--target", TARGET, "--isolated")
+        assert done.returncode == 1, done.stderr
+        assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+    finally:
+        gc.set_threshold(*saved)
