@@ -167,7 +167,7 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
         pool = [r for r in every if str(r) not in unreachable(s, every)]
     rest = [str(r) for r in pool]
     # every one fails on an edit only the draft's trainer can make (its rule's fix: the mask token id, DSP373)
-    by_hand = _by_hand(s, [r for r in runtimes if str(r) in dropped])
+    by_hand = _by_hand(s, runtimes, dropped)
     there = f"for {hints.spans(list(dropped))}, " + (by_hand[0].lower() + by_hand[1:] if by_hand else
                                                      "re-export the draft in the layout those releases load")
     if not rest:
@@ -182,11 +182,12 @@ def _unreachable_refusal(s: Situation, runtimes: Sequence[RuntimeVersion], dropp
     return a.Refusal("DSP502", f"no repair makes this draft load on {hints.spans(list(dropped))}: {reasons}", hint)
 
 
-def _by_hand(s: Situation, failing: Sequence[RuntimeVersion]) -> str | None:
-    """The hand edit that makes these releases load, where each fails as it is with the same finding and that
-    finding's rule names no repair strategy but a plain edit of the config (its documented fix, no command in it)."""
+def _by_hand(s: Situation, runtimes: Sequence[RuntimeVersion], dropped: dict[str, str]) -> str | None:
+    """The hand edit that makes the `dropped` releases load, where each fails as it is with the same finding and
+    that finding's rule names no repair strategy but a plain edit of the config (its documented fix, no command in
+    it). The draft as it is on `runtimes`: the question unreachable() asked (simulate keeps its answer)."""
     assert s.facts is not None
-    codes = {p.error_code for p in simulate(s.facts, (), failing)}
+    codes = {p.error_code for p in simulate(s.facts, (), runtimes) if p.runtime in dropped}
     code = next(iter(codes)) if len(codes) == 1 else None
     rule = RULES.get(code) if code else None
     if rule is None or rule.repair is not None or "dspark-ckpt" in rule.fix or "`fix`" in rule.fix:

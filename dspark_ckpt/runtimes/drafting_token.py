@@ -53,11 +53,15 @@ def kind(value: Any) -> str | None:
     return "list" if isinstance(value, list) else "object" if isinstance(value, Mapping) else None
 
 
-def _in_words(refused: Mapping[str, str], sample: str, value: Any) -> Mapping[str, str]:
-    """The function's words at the draft's own value where they quote the sample it was fed (int()'s "invalid
+SAMPLE_TEXT = "mask"  # the text tools/release_drafting_token.py feeds (VALUES["text"]), quoted by int()'s refusal
+
+
+def _in_words(refused: Mapping[str, str], value: Any) -> Mapping[str, str]:
+    """The function's words at the draft's own value where they quote the text it was fed (int()'s "invalid
     literal ... 'mask'")."""
-    message = refused["message"].replace(repr(sample), repr(value)) if isinstance(value, str) else refused["message"]
-    return {**refused, "message": message}
+    if not isinstance(value, str):
+        return refused
+    return {**refused, "message": refused["message"].replace(repr(SAMPLE_TEXT), repr(value))}
 
 
 def _refusal(resolver: Mapping[str, Any], hf: Mapping[str, Any]) -> Mapping[str, str] | None:
@@ -67,22 +71,19 @@ def _refusal(resolver: Mapping[str, Any], hf: Mapping[str, Any]) -> Mapping[str,
         present, value = _lookup(hf, entry["key"])
         if not present:
             continue
-        seen = kind(value)
-        done = "taken" if seen == "id" else entry["values"].get(seen) if seen is not None else None
+        seen = kind(value)  # None: a kind never fed, which no entry of `values` holds
+        done = "taken" if seen == "id" else entry["values"].get(seen)
         if done == "skipped":
             continue
-        return _in_words(done, SAMPLE_TEXT, value) if isinstance(done, Mapping) else None
+        return _in_words(done, value) if isinstance(done, Mapping) else None
     none: Mapping[str, str] = resolver["none"]
     return none
-
-
-SAMPLE_TEXT = "mask"  # the text tools/release_drafting_token.py feeds (VALUES["text"]), quoted by int()'s refusal
 
 
 def _runs(resolver: Mapping[str, Any], by_method: bool, parallel: bool) -> bool:
     """Whether the release calls this function for the draft: every one where its method turns parallel drafting on;
     the one called on the flag (V1's proposer) where only the flag is set."""
-    return by_method or (parallel and bool((resolver.get("called") or {}).get("on_flag")))
+    return by_method or (parallel and bool(resolver["called"]["on_flag"]))
 
 
 def refusal(release: str, method: str | None, parallel: bool,

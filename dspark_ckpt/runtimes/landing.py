@@ -817,9 +817,8 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
             return Landing("zero-padded", name, parameter, False,
                            f"{name} is {list(got)} but the release builds {list(full)} from the config: it pads the "
                            f"tensor with zeros to fit, without a word")
-        if seen.leaves_unwritten and rule_runtime == "sglang" and pads is False:
-            seen = NARROWED
-        if seen.leaves_unwritten and rule_runtime == "sglang" and axis == 0 and parameter.endswith(NARROWING):
+        if seen.leaves_unwritten and rule_runtime == "sglang" and (
+                pads is False or axis == 0 and parameter.endswith(NARROWING)):
             seen = NARROWED
         if seen.raises is not None and re.search(CONTEXT_WORDS, seen.message) and None not in want:
             words = _context_words(seen.message, name, got, tuple(int(w) for w in want if w is not None))
