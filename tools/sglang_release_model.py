@@ -267,13 +267,15 @@ def release_paths(version: str) -> tuple[list[Path], dict[str, list[str]]]:
 def run_worker(paths: list[Path], reg: dict[str, list[str]], architectures: list[str] | None,
                timeout: float, cases: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The worker's observations of each architecture; with `cases`, its load mode instead: each whole checkpoint
-    (config and tensor shapes) through the release's own __init__ and load_weights."""
+    (config and tensor shapes) through the release's own __init__ and load_weights. Either way the loaders take
+    their CUDA branch, as on a deploy's GPU (verify/sglang_worker.py gpu_loaders)."""
     with tempfile.TemporaryDirectory(prefix="dspark-sglang-release-model-") as tmp:
         request, out = Path(tmp) / "request.json", Path(tmp) / "out.json"
         request.write_text(json.dumps({"architectures": architectures or [], "registry": reg, "stub": list(STUB),
                                        "stub_everyone": STUB_EVERYONE,
                                        "recipes": {}, "recipe_rules": RECIPES, "default_recipe": DEFAULT_RECIPE,
-                                       **({"mode": "load", "cases": cases} if cases is not None else {})}))
+                                       **({"mode": "load", "loaders": "gpu", "cases": cases}
+                                          if cases is not None else {})}))
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths), "SGLANG_USE_CPU_ENGINE": "1"}
         try:
             subprocess.run([sys.executable, str(WORKER), str(request), str(out)], env=env, timeout=timeout,
@@ -292,6 +294,8 @@ def release_record(version: str, worker: dict[str, Any]) -> dict[str, Any]:
         record = vllm_shaped["architectures"][name]
         if "head_from_target" in arch and "not_built" not in record:
             record["lm_head_from_target"] = arch["head_from_target"]
+        if worker.get("cuda_loaders") and "not_built" not in record:  # observed through the loaders' CUDA branch
+            record["loaders"] = "cuda"
     return {"schema": fitting.SCHEMA, "runtime": "sglang", "release": version,
             "generated_by": f"python tools/sglang_release_model.py {version}",
             "observed_version": worker.get("version"), "transformers": worker.get("transformers"),

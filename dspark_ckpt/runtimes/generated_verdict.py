@@ -142,8 +142,7 @@ def generated_verdict(built: BuiltConfig, tensors: Mapping[str, tuple[int, ...]]
     problems = landing.land(model, built.hf, tensors, target_hidden=target_hidden, target_vocab=target_vocab,
                             config_class=built.config_class, family=None,
                             ignored=ignored_suffixes(built.runtime, built.version),
-                            dropped=landing.dropped_unshipped(model, built.version),
-                            padded=landing.cuda_padding(built.runtime, built.version))
+                            dropped=landing.dropped_unshipped(model, built.version))
     error, silent = landing_issues(problems, model.cls, built.hf)
     return Verdict(built.runtime, built.version, contract, error, silent)
 

@@ -56,7 +56,7 @@ CUT: Final[FindingCode] = "DSP362"
 UNFILLED: Final[FindingCode] = "DSP363"
 REQUIRED: Final[FindingCode] = "DSP367"  # a parameter no tensor fills, which the release refuses to leave so
 CODES: frozenset[FindingCode] = frozenset({NO_PARAMETER, SHAPE, CUT, UNFILLED, REQUIRED})
-SILENT_SHAPES = ("cut", "partly-unwritten", "zero-padded")  # a tensor of the wrong shape loaded without a word (CUT)
+SILENT_SHAPES = ("cut", "partly-unwritten", "padded")  # a tensor of the wrong shape loaded without a word (CUT)
 AUX_PARAMETERS = frozenset({"model.fc.weight", "fc.weight"})  # fc, whose width the target-layer lists set
 
 
@@ -65,7 +65,7 @@ class Landing:
     """One way a checkpoint's tensors fail to land. `raises`: the release's loader raises (its words in `text`);
     otherwise the problem is silent (`text` is ours)."""
 
-    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "zero-padded" | "unfilled" | "missing" |
+    kind: str  # "no-parameter" | "shape" | "cut" | "partly-unwritten" | "padded" | "unfilled" | "missing" |
     # "missing-key"
     tensor: str | None
     parameter: str | None
@@ -767,40 +767,11 @@ def units(shape: tuple[int, ...] | tuple[int | None, ...]) -> int | None:
     return math.prod(dims[:-1] if len(dims) > 1 else dims)
 
 
-# SGLang's QKV loader (layers/linear.py QKVParallelLinear.weight_loader) takes another branch under the CPU engine
-# the generator runs: `if _is_cpu:` pads a checkpoint tensor with fewer rows than its shard
-# (narrow_padded_param_and_loaded_weight), which the record calls "leaves unwritten"; the CUDA branch users run
-# narrows the tensor to the shard and torch raises. The merged-column and row loaders pad on both branches
-# (pad_or_narrow_weight). Executed: tests/producers/test_sglang_whole_agreement.py, the worker's "loaders": "gpu";
-# docs/upstream-notes.md. Its bias too (the biases `attention_bias` adds: the bias parameter has an output_dim as well)
-# An attention sink's bias (DFlash's `attention_sink_bias`) loads through weight_utils.py's sharded_weight_loader,
-# which asks `is_cpu()` at load time: the CPU engine pads a shorter tensor, the CUDA branch narrows it and raises
-# (`loaded_weight.narrow(shard_axis, start_idx, shard_size)`, L1620-1645 @ 0.5.23; executed with the worker's "gpu"
-# loaders, `sink-short`).
-NARROWING = ("qkv_proj.weight", "qkv_proj.bias", "attention_sink_bias")
-NARROWED = LoadOutcome("RuntimeError", "start (0) + length ({want_dim}) exceeds dimension size ({got_dim}).",
-                       "sglang/srt/layers/linear.py weight_loader (CUDA branch: loaded_weight.narrow)")
-Padding = tuple[tuple[str, bool], ...]  # a parameter's name suffix -> whether the CUDA branch pads (else narrows)
-
-
-def cuda_padding(runtime: str, version: str) -> Padding | None:
-    """What this release's CUDA loaders do with a tensor shorter than its shard, for the parameters of SGLang's
-    merged-column and row loaders (sglang_rows.CUDA_ZERO_PADDING): pad it with zeros to fit (True, from 0.5.3), or
-    narrow it, and torch raises (False, before); None for a runtime whose record is its CUDA branch (vLLM's)."""
-    if runtime != "sglang":
-        return None
-    from dspark_ckpt.runtimes.sglang_rows import CUDA_ZERO_PADDING  # only an SGLang verdict needs the rows
-
-    parameters, first, last = CUDA_ZERO_PADDING
-    pads = covers("sglang", first, last, version)
-    return tuple((p, pads) for p in parameters)
-
-
 def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int | None, ...],
-              parameter: str, rule_runtime: str = "", padded: Padding | None = None) -> Landing | None:
+              parameter: str) -> Landing | None:
     """The release's behaviour for a tensor of the wrong shape, as observed one row or column off (`parameter`:
-    the rule's parameter at this tensor's layer index; `rule_runtime`: whose release, for SGLang's CUDA branch;
-    `padded`: cuda_padding's, None where the caller does not say: the record's CPU branch as observed)."""
+    the rule's parameter at this tensor's layer index). SGLang's records observed its loaders' CUDA branch, the one
+    a deploy runs (the generator sets `_is_cpu` False in them: verify/sglang_worker.py gpu_loaders)."""
     if len(got) != len(want):
         return Landing("shape", name, parameter, True,
                        f"{name}: {len(got)}-D in the checkpoint, the release builds a {len(want)}-D parameter "
@@ -812,14 +783,11 @@ def _mismatch(rule: TensorRule, name: str, got: tuple[int, ...], want: tuple[int
         full = tuple(int(x) if x is not None else g for x, g in zip(want, got, strict=True))
         if seen is None:
             return None
-        pads = next((p for suffix, p in padded or () if parameter.endswith(suffix)), None)
-        if seen.leaves_unwritten and rule_runtime == "sglang" and pads:
-            return Landing("zero-padded", name, parameter, False,
+        if seen.pads:
+            fill = "zeros" if seen.pad_with in ("", "0.0", "-0.0") else seen.pad_with
+            return Landing("padded", name, parameter, False,
                            f"{name} is {list(got)} but the release builds {list(full)} from the config: it pads the "
-                           f"tensor with zeros to fit, without a word")
-        if seen.leaves_unwritten and rule_runtime == "sglang" and (
-                pads is False or axis == 0 and parameter.endswith(NARROWING)):
-            seen = NARROWED
+                           f"tensor with {fill} to fit, without a word")
         if seen.raises is not None and re.search(CONTEXT_WORDS, seen.message) and None not in want:
             words = _context_words(seen.message, name, got, tuple(int(w) for w in want if w is not None))
             return Landing("shape", name, parameter, True, f"{seen.raises}: {words}", seen.where)
@@ -874,16 +842,14 @@ def record_config(model: ArchitectureModel, config: Mapping[str, Any]) -> Mappin
 
 def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[str, tuple[int, ...]], *,
          target_hidden: int | None, target_vocab: int | None, config_class: str = "",
-         family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = (),
-         padded: Padding | None = None) -> tuple[Landing, ...]:
+         family: Family | None, ignored: tuple[str, ...] = (), dropped: tuple[str, ...] = ()) -> tuple[Landing, ...]:
     """Every problem of these tensors in this release's model of this architecture, errors first, for the facets
     the one pass leaves to the record (parameter_pass.judgement; `family`: the family whose vocab contract describes
     the draft, None for a class none describes, runtimes/generated_verdict.py; `ignored`: the name suffixes the
     release's loader skips where it has no parameter for them, release_verdict.ignored_suffixes; `dropped`: the
-    prefixes of the modules it drops when none of their tensors ships, dropped_unshipped; `padded`: the parameters
-    whose shorter tensor its CUDA loaders pad with zeros, cuda_padding). A vocabulary parameter the release may take
-    from the target is never reported unfilled here, since the release may take the target's after loading (which its
-    load_weights does not show)."""
+    prefixes of the modules it drops when none of their tensors ships, dropped_unshipped). A vocabulary parameter the
+    release may take from the target is never reported unfilled here, since the release may take the target's after
+    loading (which its load_weights does not show)."""
     config = record_config(model, config)
     config_class = config_class_of(model, config, config_class)
     if (missing := missing_key(model, config, config_class)) is not None:
@@ -896,7 +862,7 @@ def land(model: ArchitectureModel, config: Mapping[str, Any], tensors: Mapping[s
                      tuple(sorted((name, tuple(shape)) for name, shape in tensors.items())), family,
                      appearing(model, config), context_width(model, config, values), ignored,
                      tuple(sorted((p, e) for p, e in shapes.items() if p not in unjudged)), dropped,
-                     appeared(model, config), padded)
+                     appeared(model, config))
 
 
 @functools.lru_cache(maxsize=256)
@@ -905,8 +871,7 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
               family: Family | None, appear: frozenset[str] = frozenset(),
               context: tuple[int, int] | None = None, ignored: tuple[str, ...] = (),
               keyed_shapes: tuple[tuple[str, tuple[Expr | None, ...]], ...] = (),
-              dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = (),
-              padded: Padding | None = None) -> tuple[Landing, ...]:
+              dropped: tuple[str, ...] = (), at_value: tuple[Appearing, ...] = ()) -> tuple[Landing, ...]:
     """land() past the config: a function of the values it resolved, so the fix simulation's many configs that
     resolve alike (a repair of the vocabulary leaves the backbone's values as they were) are judged once."""
     values = dict(known)
@@ -954,12 +919,12 @@ def _landings(model: ArchitectureModel, known: frozenset[tuple[str, int]], unjud
         want = wanted(model, rule, at_draft, values, context)
         parameter = at_name(rule.parameter, name, index)
         if want is not None and normal(rule.parameter) not in unjudged:
-            problem = _mismatch(rule, name, got, want, parameter, model.runtime, padded)
+            problem = _mismatch(rule, name, got, want, parameter)
             if problem is not None:
                 found.append(problem)
             if problem is not None and problem.raises:
                 continue
-            if problem is not None and problem.kind == "zero-padded":  # every row of its shard written
+            if problem is not None and problem.kind == "padded":  # every row of its shard written
                 got = tuple(w if w is not None else g for w, g in zip(want, got, strict=True))
         covered[parameter] = covered.get(parameter, 0) + (units(got) or 1)
     # a module the release drops when none of its tensors ships: its parameters are gone, not unwritten

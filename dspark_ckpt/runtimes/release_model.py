@@ -123,6 +123,8 @@ class LoadOutcome:
     where: str
     cuts: bool = False
     leaves_unwritten: bool = False
+    pads: bool = False  # a shorter tensor loaded, the rest of its parameter written by the loader
+    pad_with: str = ""  # what it writes there ("0.0": zeros; "-inf": an attention sink's padding), where one value
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +281,8 @@ def _outcome(seen: Mapping[str, Any], lines: Mapping[str, int], prefix: str) -> 
     """One outcome of the behaviour file at `prefix`, its `where` with the line this release's wheel has it at."""
     return LoadOutcome(raises=seen.get("raises"), message=str(seen.get("message", "")),
                        where=str(cite(seen.get("where", ""), lines, prefix)),
-                       cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")))
+                       cuts=bool(seen.get("cuts")), leaves_unwritten=bool(seen.get("leaves_unwritten")),
+                       pads=bool(seen.get("pads")), pad_with=str(seen.get("with", "")))
 
 
 def _outcomes(doc: Mapping[str, Any], section: str, lines: Mapping[str, int]) -> dict[str, LoadOutcome]:

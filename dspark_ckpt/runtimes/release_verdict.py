@@ -227,8 +227,7 @@ def landed(verdict: Verdict, architecture: str, hf: Mapping[str, Any], config_cl
                              target_vocab=f.target_vocab_size, config_class=config_class,
                              family=verdict.contract.family,
                              ignored=ignored_suffixes(verdict.runtime, verdict.version),
-                             dropped=landing.dropped_unshipped(model, verdict.version),
-                             padded=landing.cuda_padding(verdict.runtime, verdict.version))
+                             dropped=landing.dropped_unshipped(model, verdict.version))
         error, silent = landing_issues(found, model.cls, hf, described=True)
         if said is not None:
             raised = next((p for p in found if p.raises), None)

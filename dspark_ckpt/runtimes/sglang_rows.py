@@ -239,12 +239,6 @@ _DFLASH2 = (
             sglang=SglangColumns(Loader.DFLASH2, nemotron_embed=True, domino=True)),
 )
 
-# The merged-column and row loaders (layers/linear.py MergedColumnParallelLinear.weight_loader's output_dim,
-# RowParallelLinear's input_dim) on the CUDA branch users run pad a tensor shorter than its shard with zeros
-# (`pad_or_narrow_weight`, L860-866 and L1690-1696 @ 0.5.23, L733-739 and L1560-1566 @ 0.5.21; layers/utils/common.py)
-# from 0.5.3 on (no call in 0.4.2-0.5.2, whose CUDA branch narrows the tensor: torch raises). The parameters they
-# load, and the releases: landing.cuda_padding reads it. Executed: tests/producers/test_sglang_whole_agreement.py.
-CUDA_ZERO_PADDING = (("gate_up_proj.weight", "down_proj.weight", "o_proj.weight"), "0.5.3", LAST)
 _NONE = "registered in no release 0.4.2-0.5.23 (grepped every wheel's srt/)"
 SGLANG_ROWS: tuple[Contract, ...] = (
     *_EAGLE3,

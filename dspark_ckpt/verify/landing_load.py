@@ -123,7 +123,7 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
             outcome = _outcome(rule, got, want)
             if outcome == "rank" or (isinstance(outcome, LoadOutcome) and outcome.raises is not None):
                 refused.append(name)
-            elif isinstance(outcome, LoadOutcome) and (outcome.cuts or outcome.leaves_unwritten):
+            elif isinstance(outcome, LoadOutcome) and (outcome.cuts or outcome.leaves_unwritten or outcome.pads):
                 cut.append(name)
         if any(p == key or p.endswith("." + key) for p in absent):
             continue
@@ -149,10 +149,12 @@ def load_landing(model: ArchitectureModel, runtime: str, version: str, config: M
         if outcome == "rank" or (isinstance(outcome, LoadOutcome) and outcome.raises is not None):
             refused.append(name)
             continue
-        if isinstance(outcome, LoadOutcome) and (outcome.cuts or outcome.leaves_unwritten):
+        if isinstance(outcome, LoadOutcome) and (outcome.cuts or outcome.leaves_unwritten or outcome.pads):
             cut.append(name)
         mask = written.get(parameter)
         if mask is not None:
+            if isinstance(outcome, LoadOutcome) and outcome.pads and want is not None and None not in want:
+                got = torch.Size(want)  # the loader wrote zeros past the tensor: its whole shard is written
             start, rows = cursor.get(parameter, 0), int(got[:-1].numel()) if len(got) > 1 else int(got.numel())
             mask[start:start + rows] = True
             cursor[parameter] = start + rows

@@ -707,8 +707,9 @@ class Feeder:
                 else:
                     p.fill_(-(2 ** 31))
 
-    def feed(self, tensors: dict[str, tuple[tuple[int, ...], str]]) -> dict[str, Any]:
-        """tensors: checkpoint name -> (shape, dtype name). Returns what landed, and the error if it raised."""
+    def feed(self, tensors: dict[str, tuple[tuple[int, ...], str]], fills: bool = False) -> dict[str, Any]:
+        """tensors: checkpoint name -> (shape, dtype name). Returns what landed, and the error if it raised; with
+        `fills`, also the values (up to 4) in each parameter that no tensor fed (a loader's padding)."""
         torch = self.torch
         self.reset()
         markers = {name: i + 1 for i, name in enumerate(tensors)}
@@ -725,6 +726,7 @@ class Feeder:
             error = _error(exc)
         by_marker = {v: k for k, v in markers.items()}
         landed: dict[str, list[Any]] = {}
+        filled: dict[str, list[str]] = {}  # parameter -> the values it holds that no tensor fed (a loader's padding)
         unwritten, partly = [], []
         with torch.no_grad():
             for pname, p in self.params.items():
@@ -740,11 +742,14 @@ class Feeder:
                 values = data[written]
                 for value in torch.unique(values).tolist():
                     name = by_marker.get(int(value)) if float(value).is_integer() else None
-                    if name is None:
-                        continue  # a loader that transforms values (d2t offsets, scales): not a marker
+                    if name is None:  # a loader that transforms values (d2t offsets, scales) or pads: not a marker
+                        if fills and len(filled.setdefault(pname, [])) < 4:
+                            filled[pname].append(str(value))
+                        continue
                     count = int((values == value).sum())
                     landed.setdefault(name, []).append([pname, count])
-        return {"landed": landed, "unwritten": unwritten, "partly": partly, "error": error}
+        return {"landed": landed, "unwritten": unwritten, "partly": partly, "error": error,
+                **({"fills": filled} if fills else {})}
 
 
 def feeder_for(release: Any, model: Any) -> Feeder:
@@ -1272,15 +1277,22 @@ def one_at_a_time(sample: str) -> bool:
 def off_by_one(feeder: Feeder, canonical: dict[str, Any], ckpt: str, shape: tuple[int, ...],
                dtype: str) -> dict[str, Any]:
     """What load_weights does with `ckpt` one row or one column off (each axis, each way), the rest of the layout
-    shipped as built: `<ckpt>@<axis><+|->` -> the shape fed, the one built, the error and where the marker landed."""
+    shipped as built: `<ckpt>@<axis><+|->` -> the shape fed, the one built, the error, where the marker landed,
+    which of those parameters still hold an element nothing wrote (`partly`: a shorter tensor's rest left as
+    initialised) and the values there no tensor fed (`fills`: what a loader that pads it writes there, 0.0 or
+    -inf)."""
     off: dict[str, Any] = {}
     for axis, delta in itertools.product(range(len(shape)), (1, -1)):
         if shape[axis] + delta < 1:
             continue
         wrong = tuple(d + delta if i == axis else d for i, d in enumerate(shape))
-        result = feeder.feed({**canonical, ckpt: (wrong, dtype)})
+        result = feeder.feed({**canonical, ckpt: (wrong, dtype)}, fills=True)
+        landed = result["landed"].get(ckpt)
+        into = {p for p, _ in landed or ()}
         off[f"{ckpt}@{axis}{'+' if delta > 0 else '-'}"] = {
-            "fed": list(wrong), "shape": list(shape), "error": result["error"], "landed": result["landed"].get(ckpt)}
+            "fed": list(wrong), "shape": list(shape), "error": result["error"], "landed": landed,
+            "partly": sorted(into & set(result["partly"])),
+            "fills": sorted({v for p in into for v in result["fills"].get(p, ())})[:4]}
     return off
 
 

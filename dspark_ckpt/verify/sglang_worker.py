@@ -19,6 +19,7 @@ model_loader/loader.py _initialize_model builds it: `cls(config=hf_config, quant
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -325,6 +326,13 @@ class Release:
         self.folder = folder
         self.set_up = _set_up_process_group(folder)
         self.registry = registry  # architecture -> [module under sglang/srt/models, class name]
+        self.cuda_loaders = False  # run the loaders' CUDA branch (gpu_loaders), once a class has imported them
+        self.gpu_loaders: list[str] = []  # the modules set so far
+
+    def take_cuda_branch(self) -> None:
+        """With cuda_loaders, every loader module imported by now takes its CUDA branch (gpu_loaders)."""
+        if self.cuda_loaders:
+            self.gpu_loaders.extend(n for n in gpu_loaders() if n not in self.gpu_loaders)
 
     @property
     def stubbed(self) -> list[str]:
@@ -336,6 +344,7 @@ class Release:
     def model_class(self, architecture: str) -> Any:
         module_name, _ = self.registry[architecture]
         module = importlib.import_module(f"sglang.srt.models.{module_name}")
+        self.take_cuda_branch()
         entries = module.EntryClass if isinstance(module.EntryClass, (list, tuple)) else [module.EntryClass]
         # models/registry.py import_model_classes: the table is keyed by each entry's __name__
         return next(cls for cls in entries if cls.__name__ == architecture)
@@ -354,6 +363,7 @@ class Release:
         observe._record_reads(hf, reads)
         with self.torch.device("cpu"):
             model = cls(config=hf, quant_config=None)
+        self.take_cuda_branch()  # a loader module __init__ imported
         _refuse_inert_layers(model)
         return model, reads, set()
 
@@ -525,10 +535,13 @@ def _share(release: Release, model: Any, case: dict[str, Any]) -> Any:
 
 # The modules whose weight loaders take another branch under the CPU engine (`if _is_cpu:`): linear.py's and
 # parameter.py's pad a checkpoint tensor narrower than the shard (narrow_padded_param_and_loaded_weight) where the
-# CUDA branch narrows it (and raises, or from 0.5.3 pads the merged and row shards with zeros); weight_utils.py's
-# sharded_weight_loader asks `is_cpu()` at load time (an attention sink's bias). A load-mode request with "loaders":
-# "gpu" runs the CUDA branch (CPU tensors)
-GPU_BRANCH_MODULES = ("sglang.srt.layers.linear", "sglang.srt.layers.parameter")
+# CUDA branch narrows it (and raises, or from 0.5.3 pads the merged and row shards with zeros); the fused MoE
+# layer's expert loaders likewise (fused_moe_triton/layer.py use_padded_loading: `_is_cpu or ...`, L719 @ 0.5.23);
+# weight_utils.py's sharded_weight_loader asks `is_cpu()` at load time (an attention sink's bias). The generator's
+# observations, verify's engine and a load-mode request with "loaders": "gpu" run the CUDA branch (CPU tensors):
+# what a deploy on a GPU does with the draft.
+GPU_BRANCH_MODULES = ("sglang.srt.layers.linear", "sglang.srt.layers.parameter",
+                      "sglang.srt.layers.moe.fused_moe_triton.layer")
 GPU_BRANCH_CALLS = ("sglang.srt.model_loader.weight_utils",)
 
 
@@ -537,17 +550,19 @@ def _not_cpu() -> bool:
 
 
 def gpu_loaders() -> list[str]:
-    """Sets `_is_cpu` False in the loaders' modules, and their `is_cpu` asked at load time (imported by then);
-    returns the modules it set it in."""
+    """Sets `_is_cpu` False in those of the loaders' modules imported by now, and their `is_cpu` asked at load
+    time; returns the modules it set it in. Nothing is imported here: importing a module ahead of the release's own
+    order changes what it imports (0.4.2-0.4.8: linear.py first is a circular import), so the worker calls this
+    after each class's module and `__init__` (Release.take_cuda_branch), before any weight is loaded."""
     done = []
     for name in GPU_BRANCH_MODULES:
-        module = importlib.import_module(name)
-        if getattr(module, "_is_cpu", None) is True:
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "_is_cpu", None) is True:
             module._is_cpu = False  # type: ignore[attr-defined]
             done.append(name)
     for name in GPU_BRANCH_CALLS:
-        module = importlib.import_module(name)
-        if callable(getattr(module, "is_cpu", None)) and module.is_cpu():
+        module = sys.modules.get(name)
+        if module is not None and callable(getattr(module, "is_cpu", None)) and module.is_cpu():
             module.is_cpu = _not_cpu  # type: ignore[attr-defined]
             done.append(f"{name}.is_cpu")
     return done
@@ -562,21 +577,24 @@ def main(argv: list[str]) -> int:
             if request.get("mode") == "engine":  # verify --engine installed: whole checkpoint folders
                 doc = {"ok": True, "version": release.version, "file": getattr(sys.modules.get(PACKAGE), "__file__",
                                                                                    None),
-                       "stubbed": release.stubbed, "set_up": release.set_up,
-                       "results": [engine_case(release, case) for case in request["cases"]]}
+                       "stubbed": release.stubbed, "set_up": release.set_up, "gpu_loaders": release.gpu_loaders}
+                release.cuda_loaders = True
+                doc["results"] = [engine_case(release, case) for case in request["cases"]]
                 Path(argv[1]).write_text(json.dumps(doc))
                 return 0
             if request.get("mode") == "load":  # whole checkpoints through the release's own load (agreement tests)
-                branch = gpu_loaders() if request.get("loaders") == "gpu" else []
-                doc = {"ok": True, "version": release.version, **({"gpu_loaders": branch} if branch else {}),
-                       "results": [load_case(release, case) for case in request["cases"]]}
+                release.cuda_loaders = request.get("loaders") == "gpu"
+                doc = {"ok": True, "version": release.version,
+                       "results": [load_case(release, case) for case in request["cases"]],
+                       **({"gpu_loaders": release.gpu_loaders} if release.gpu_loaders else {})}
                 Path(argv[1]).write_text(json.dumps(doc))
                 return 0
             import transformers  # type: ignore[import-not-found, unused-ignore]
 
             doc = {"ok": True, "version": release.version, "transformers": transformers.__version__,
-                   "set_up": release.set_up, "stubbed": release.stubbed,
-                   "registry": release.registry, "architectures": {}}
+                   "set_up": release.set_up, "stubbed": release.stubbed, "cuda_loaders": True,
+                   "gpu_loaders": release.gpu_loaders, "registry": release.registry, "architectures": {}}
+            release.cuda_loaders = True  # what a deploy on a GPU does with a tensor of the wrong shape
 
             def probe(architecture: str) -> dict[str, Any]:
                 recipe = observe.recipe_for(architecture, request)

@@ -3,9 +3,10 @@ DFlash, DFlash2 and DSpark drafts in their producers' layouts (z-lab dflash 0.1.
 with the mutations whose verdicts were missed, against SGLang 0.5.16, 0.5.21 and 0.5.23's real `__init__` and
 `load_weights` over every tensor, executed on CPU (tools/sglang_release_model.py's worker, load mode).
 
-The worker runs SGLang's CUDA weight-loading branch (`"loaders": "gpu"`: `_is_cpu` False in layers/linear.py and
-parameter.py, on CPU tensors): under the CPU engine the QKV loader pads a tensor narrower than its shard, which no
-user's GPU run does (there torch's `narrow` raises). Compared per case: loads or not, the error's words where the
+The worker runs SGLang's CUDA weight-loading branch (`"loaders": "gpu"`: `_is_cpu` False in layers/linear.py,
+parameter.py and the fused MoE layer, on CPU tensors; verify/sglang_worker.py gpu_loaders, as the generator's records):
+under the CPU engine the QKV loader pads a tensor narrower than its shard, which no user's GPU run does (there
+torch's `narrow` raises). Compared per case: loads or not, the error's words where the
 landing decides it, the parameters left unwritten (each must be named: DSP363's landing or the contract's DSP345)
 and the tensors cut to fit. The classes of miss: fc's width (`fc-wide`), k/v and q head counts off the shipped
 projections (`two-kv-heads`, `four-heads`, `narrow-q`), a missing fc, q_norm or conv kernel, a layer count above
@@ -297,8 +298,7 @@ def test_check_agrees_with_sglang_on_whole_checkpoints(tmp_path: Path, release: 
                 continue  # a class this release does not register (DFlash2 and DSpark before 0.5.21)
             shapes = {n: list(t.shape) for n, t in analysis.loaded.tensors.items()}
             found = landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()}, target_hidden=None,
-                                 target_vocab=T, config_class=built.config_class, family=built.family,
-                                 padded=landing.cuda_padding("sglang", release))
+                                 target_vocab=T, config_class=built.config_class, family=built.family)
             cases.append({"id": folder.name, "architecture": built.architecture, "config": dict(built.hf),
                           "tensors": shapes, "target_hidden": 16, "target_vocab": T, "bare": False})
             predicted[folder.name] = (analysis.verdicts[0], found, model)

@@ -249,7 +249,7 @@ def _cases(tmp_path: Path, release: str) -> tuple[list[dict[str, Any]], dict[str
             if built is not None and built.hf is not None and model is not None and model.not_built is None:
                 found = list(landing.land(model, built.hf, {n: tuple(s) for n, s in shapes.items()},
                                           target_hidden=None, target_vocab=T, config_class=built.config_class,
-                                          family=built.family, padded=landing.cuda_padding("sglang", release)))
+                                          family=built.family))
             case = {"id": folder.name, "architecture": arch, "config": raw, "tensors": shapes, "target_hidden": 16,
                     "target_vocab": T, "bare": False, "read_config": True}
             if method in WORKER_READS:

@@ -75,7 +75,7 @@ def test_an_appearing_tensor_shipped_right_lands_and_one_left_out_is_unfilled() 
      "AssertionError: Attempted to load weight (torch.Size([3, 20])) into parameter (torch.Size([4, 20]))"),
     ("markov_head_type", "rnn", f"{JOINT}.weight", (3 * R, H + 2 * R - 1),
      "AssertionError: Attempted to load weight (torch.Size([12, 23])) into parameter (torch.Size([12, 24]))"),
-    # the CUDA branch of SGLang's QKV loader narrows a shard: torch's words (landing.NARROWED)
+    # the CUDA branch of SGLang's QKV loader narrows a shard: torch's words, as the record observed them
     ("attention_bias", True, "layers.0.self_attn.q_proj.bias", (15,),
      "RuntimeError: start (0) + length (16) exceeds dimension size (15)."),
     ("attention_bias", True, "layers.0.self_attn.o_proj.bias", (17,),
@@ -97,23 +97,24 @@ def test_an_appearing_tensor_of_another_shape_raises_in_the_releases_words(key: 
 
 
 def test_a_record_without_appearing_leaves_the_shape_unjudged_and_the_presence_judged() -> None:
-    """SGLang 0.5.15's DFlash record (0.5.14's file) predates the field: a q_proj.bias a row short under
-    `attention_bias` is not judged (as before this change); the biases left out still are."""
-    model = _model("0.5.15", "DFlashDraftModel")
+    """vLLM 0.23.0's DFlash record predates the field (every SGLang record now holds it): a q_proj.bias a row short
+    under `attention_bias` is not judged (as before this change); the biases left out still are."""
+    model = architecture_model("vllm", "0.23.0", "DFlashDraftModel")
+    assert model is not None and model.not_built is None
     assert not model.appearing and "appears" in model.structural["attention_bias"]
     config = {key: CONFIG[key] for key in ("model_type", "hidden_size", "num_attention_heads", "num_key_value_heads",
                                            "head_dim", "intermediate_size", "vocab_size", "num_hidden_layers")}
     config |= {"architectures": ["DFlashDraftModel"], "attention_bias": True}
     assert landing.appeared(model, config) == ()
-    assert "layers.{i}.self_attn.qkv_proj.bias" in landing._unjudged(model, config)
+    assert "model.layers.{i}.self_attn.qkv_proj.bias" in landing._unjudged(model, config)
     values = landing.variables(model, config, target_hidden=H, target_vocab=V)
     tensors = layout_checkpoint(model, values, config=config)
     assert tensors is not None
     short = {f"layers.0.self_attn.{p}_proj.bias": (n,) for p, n in (("q", 15), ("k", 8), ("v", 8), ("o", H))}
     assert landing.land(model, config, {**tensors, **short}, target_hidden=H, target_vocab=V, family=None) == ()
     left_out = landing.land(model, config, tensors, target_hidden=H, target_vocab=V, family=None)
-    assert {f.parameter for f in left_out if f.kind == "unfilled"} == {"layers.0.self_attn.qkv_proj.bias",
-                                                                      "layers.0.self_attn.o_proj.bias"}
+    assert {f.parameter for f in left_out if f.kind == "unfilled"} == {"model.layers.0.self_attn.qkv_proj.bias",
+                                                                      "model.layers.0.self_attn.o_proj.bias"}
 
 
 def test_verifys_torch_loader_reads_the_same_record() -> None:

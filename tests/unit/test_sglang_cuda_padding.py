@@ -1,17 +1,24 @@
-"""SGLang's merged-column and row loaders on the CUDA branch users run: from 0.5.3 a tensor shorter than its shard is
-padded with zeros (`pad_or_narrow_weight`), before that narrowed (torch raises). The generated record observed the CPU
-engine's branch (the rest of the parameter left as initialised); check says what the CUDA branch does."""
+"""SGLang's weight loaders on the CUDA branch users run, as the generator observed them (it sets `_is_cpu` False in
+layers/linear.py, parameter.py and the fused MoE layer: verify/sglang_worker.py gpu_loaders): from 0.5.3 the
+merged-column and row loaders pad a tensor shorter than its shard with zeros (`pad_or_narrow_weight`), the QKV loader
+narrows it and torch raises, and the fused MoE experts' loader has changed from release to release (narrowed and
+refused; the rest left as initialised; zeros). The CPU engine's branch, which the records held before, no longer
+needs translating: check reads what each record says."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
+from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, release_record
+from dspark_ckpt.runtimes.release_store import behaviour
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
 
@@ -29,16 +36,36 @@ def _verdict(tmp_path: Path, layout: str, mutation: str, release: str) -> object
     return verdict
 
 
-PADS = tuple((p, True) for p in ("gate_up_proj.weight", "down_proj.weight", "o_proj.weight"))
-NARROWS = tuple((p, False) for p, _ in PADS)
+def _built(release: str) -> dict[str, dict[str, Any]]:
+    record = release_record("sglang", release)
+    assert record is not None
+    docs = {name: behaviour("sglang", holder, name) for name, holder in record["architectures"].items()}
+    return {name: dict(doc) for name, doc in docs.items() if doc is not None and "not_built" not in doc}
 
 
-def test_the_releases_that_pad() -> None:
-    assert landing.cuda_padding("sglang", "0.5.2") == NARROWS == landing.cuda_padding("sglang", "0.4.10")
-    assert landing.cuda_padding("sglang", "0.5.3") == PADS == landing.cuda_padding("sglang", "0.5.23")
-    assert landing.cuda_padding("sglang", "0.5.13.post1") == PADS
-    assert landing.cuda_padding("vllm", "0.33.0") is None  # vLLM's record is the branch it runs
-    assert landing.cuda_padding("sglang", "not a release") == NARROWS
+@pytest.mark.parametrize("release", generated_releases("sglang"))
+def test_every_built_sglang_record_observed_the_cuda_loaders(release: str) -> None:
+    for name, doc in _built(release).items():
+        assert doc.get("loaders") == "cuda", (release, name)
+
+
+def _short(release: str, architecture: str, tensor: str) -> dict[str, Any]:
+    doc = _built(release)[architecture]
+    (fact,) = [f for name, f in doc["tensors"].items() if name.endswith(tensor) and "off_by_one" in f]
+    return dict(json.loads(json.dumps(fact["off_by_one"]["0-"])))
+
+
+@pytest.mark.parametrize("release", ["0.5.16", "0.5.21", "0.5.23"])
+def test_a_shorter_merged_shard_is_padded_and_a_shorter_qkv_shard_refused(release: str) -> None:
+    assert _short(release, "DFlashDraftModel", "mlp.gate_proj.weight") == {"pads": True, "with": "0.0"}
+    refused = _short(release, "DFlashDraftModel", "self_attn.q_proj.weight")
+    assert refused["raises"] == "RuntimeError" and "exceeds dimension size" in refused["message"]
+
+
+@pytest.mark.parametrize(("release", "seen"), [("0.5.16", "raises"), ("0.5.21", "leaves_unwritten"),
+                                               ("0.5.23", "pads")])
+def test_the_moe_experts_loader_as_each_release_runs_it(release: str, seen: str) -> None:
+    assert seen in _short(release, "Glm4MoeForCausalLMNextN", "experts.{e}.gate_proj.weight")
 
 
 @pytest.mark.parametrize(("mutation", "tensor"), [("mlp-gate-short", "layers.0.mlp.gate_proj.weight"),
@@ -60,9 +87,8 @@ def test_a_config_counting_a_wider_mlp_than_shipped_pads_every_mlp_tensor(tmp_pa
     assert all(f"layers.0.mlp.{p}_proj.weight" in codes["DSP362"] for p in ("gate", "up", "down"))
 
 
-def _landed(padded: landing.Padding | None) -> tuple[landing.Landing, ...]:
-    from dspark_ckpt.runtimes.release_model import architecture_model
-
+def test_check_reads_the_branch_from_the_record() -> None:
+    """The same shorter gate_proj in the record's model: padded, every row of its shard written (no DSP363)."""
     model = architecture_model("sglang", "0.5.23", "DFlashDraftModel")
     assert model is not None
     config = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 16,
@@ -75,25 +101,15 @@ def _landed(padded: landing.Padding | None) -> tuple[landing.Landing, ...]:
     tensors = layout_checkpoint(model, values)
     name = next(n for n in tensors if n.endswith("mlp.gate_proj.weight"))
     tensors[name] = (tensors[name][0] - 1, tensors[name][1])
-    return landing.land(model, config, tensors, target_hidden=16, target_vocab=T, family=None, padded=padded)
-
-
-def test_each_branch_of_the_loader() -> None:
-    """The same shorter gate_proj: padded (0.5.3+), narrowed and refused in torch's words (before 0.5.3), and, where
-    the caller names no branch, the record's own CPU-engine outcome (verify's engine runs that branch)."""
-    (padded,) = [p for p in _landed(PADS) if p.tensor and p.tensor.endswith("gate_proj.weight")]
-    assert padded.kind == "zero-padded" and not padded.raises
-    assert not [p for p in _landed(PADS) if p.kind == "unfilled" and "mlp" in (p.parameter or "")]
-    refused = next(p for p in _landed(NARROWS) if p.raises and (p.tensor or "").endswith("gate_proj.weight"))
-    assert refused.text.startswith("RuntimeError: start (0) + length (32) exceeds dimension size (31).")
-    (cpu,) = [p for p in _landed(None) if p.tensor and p.tensor.endswith("gate_proj.weight")]
-    assert cpu.kind == "partly-unwritten"
-    assert any(p.kind == "unfilled" and "mlp" in (p.parameter or "") for p in _landed(None))
+    found = landing.land(model, config, tensors, target_hidden=16, target_vocab=T, family=None)
+    (padded,) = [p for p in found if p.tensor == name]
+    assert padded.kind == "padded" and not padded.raises and "with zeros" in padded.text
+    assert not [p for p in found if p.kind == "unfilled" and "mlp" in (p.parameter or "")]
 
 
 def test_a_shorter_attention_sink_bias_is_narrowed_on_the_cuda_branch(tmp_path: Path) -> None:
     """sharded_weight_loader asks `is_cpu()` at load time: the CUDA branch narrows a shorter sink bias and torch
-    raises (the CPU engine the record ran pads it); a sink bias of the right length loads."""
+    raises (the CPU engine pads it); a sink bias of the right length loads."""
     verdict = _verdict(tmp_path, "dflash-0.1.0-dflash", "sink-short", "0.5.23")
     assert not verdict.loads and verdict.error is not None
     assert verdict.error.text.startswith("RuntimeError: start (0) + length (2) exceeds dimension size (1).")
