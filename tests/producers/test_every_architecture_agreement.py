@@ -10,7 +10,8 @@ recipe of tools/release_model.py, or tools/sglang_release_model.py, for that nam
 every tensor of the layout that fills the most parameters, at the shapes the record's expressions give for that
 config. Then the mutations users hit: one backbone tensor missing, one norm missing, a stray tensor (in layer 0, and in the first
 layer the release builds: an MTP head's follows its target's layers), an expert past the count a MoE layer loads,
-one backbone tensor a column wider. Compared: loads or not, the parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). The
+one backbone tensor a column wider; on SGLang also one backbone tensor and one MLP tensor a row short (its loaders'
+CUDA branch). Compared: loads or not, the parameters left unwritten (DSP363) and the tensors cut to fit (DSP362). The
 release's answers come from its wheel and the runtime's import-time dependencies in the upstream tier (the generators
 fetch them), which holds them to tests/data/observed/every-architecture; the hermetic suite holds check to that
 recording (tests/recorded.py).
@@ -76,6 +77,14 @@ def _observed(runtime: str, release: str, cases: list[dict[str, Any]]) -> dict[s
     return {r["id"]: r for r in doc["results"]}
 MUTATIONS = ("as-built", "one-missing", "norm-missing", "stray-tensor", "stray-in-layer", "one-more-expert",
              "one-wider")
+# SGLang's loaders take another branch on the GPU than on the CPU engine for a tensor shorter than its shard (issue 42,
+# whole checkpoints): the first backbone tensor, and the first MLP one (a merged gate/up, row or fused-expert
+# loader's), a row short, against the CUDA branch the records and the worker's load mode run
+SHORTER = {"one-shorter": "", "mlp-shorter": ".mlp."}
+
+
+def mutations(runtime: str) -> tuple[str, ...]:
+    return (*MUTATIONS, *SHORTER) if runtime == "sglang" else MUTATIONS
 
 
 def _tensors(model: ArchitectureModel, values: dict[str, int]) -> dict[str, tuple[int, ...]] | None:
@@ -85,12 +94,14 @@ def _tensors(model: ArchitectureModel, values: dict[str, int]) -> dict[str, tupl
     return layout_checkpoint(model, values, {name: (n,) for name, n in tables.items() if n is not None})
 
 
-def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]], rank: int = 2) -> str | None:
+def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]], rank: int = 2,
+              part: str = "") -> str | None:
     """A tensor of a layer that is no vocabulary table, 2-D (a projection: what the missing and wider mutations
-    edit) or 1-D (a norm: which vLLM's loader checks where it exempts linear layers)."""
+    edit) or 1-D (a norm: which vLLM's loader checks where it exempts linear layers); with `part`, the first whose
+    name holds it (`.mlp.`: a merged gate/up, row or expert loader's tensor)."""
     for name, shape in tensors.items():
         rule = model.tensors.get(normal(name))
-        if "layers." in name and len(shape) == rank and rule is not None and rule.shape is not None \
+        if "layers." in name and part in name and len(shape) == rank and rule is not None and rule.shape is not None \
                 and rule.parameter is not None and not parameter_pass.is_vocab(rule.shape) \
                 and parameter_pass.judgement(model, rule.parameter, None).shape \
                 and normal(rule.parameter) not in landing.AUX_PARAMETERS:
@@ -101,7 +112,12 @@ def _backbone(model: ArchitectureModel, tensors: dict[str, tuple[int, ...]], ran
 def _mutated(mutation: str, model: ArchitectureModel, tensors: dict[str, tuple[int, ...]]) -> dict | None:
     out = dict(tensors)
     edited = _backbone(model, tensors)
-    if mutation == "one-missing" or mutation == "one-wider":
+    if mutation in SHORTER:  # a row short: the loader narrows the tensor and raises, pads it, or leaves the rest
+        short = _backbone(model, tensors, part=SHORTER[mutation])
+        if short is None:
+            return None
+        out[short] = (out[short][0] - 1, *out[short][1:])
+    elif mutation == "one-missing" or mutation == "one-wider":
         if edited is None:
             return None
         if mutation == "one-missing":
@@ -157,7 +173,7 @@ def build_cases(tmp_path: Path, runtime: str, release: str) -> tuple[list[dict[s
                                                     target_vocab=worker.BASE["target.vocab_size"]))
         if tensors is None:
             continue
-        for mutation in MUTATIONS:
+        for mutation in mutations(runtime):
             shipped = _mutated(mutation, model, tensors)
             if shipped is None:
                 continue

@@ -6,7 +6,7 @@ dspark_minimax.py, 0.5.23) and Gemma 4's assistant drafts (`Gemma4AssistantForCa
 Each class's checkpoint is written from its generated record as test_every_architecture_agreement.py writes every
 class's (the recipe's config at the worker's base sizes, the layout that fills the most parameters at the shapes the
 record's expressions give), as built and with the mutations users hit: a backbone tensor missing, a norm missing, a
-stray tensor, a backbone tensor a column wider. Beside them, the config-side mutations that reach the classes' own
+stray tensor, a backbone tensor a column wider, a backbone and an MLP tensor a row short. Beside them, the config-side mutations that reach the classes' own
 refusals: MiniMax's DSpark draft without its `block_size`, Gemma 4's assistant without its `backbone_hidden_size`
 (both read plainly in __init__, dspark_minimax.py L110 and gemma4_mtp.py L80 @ 0.5.23), and Gemma 4's assistant with
 a `head_dim` apart from `global_head_dim`, which transformers 5.19 (0.5.23's pin) refuses to read globally

@@ -95,7 +95,6 @@ def _rule(**outcome: Any) -> TensorRule:
     ({"leaves_unwritten": True}, "partly-unwritten", "stays as initialised"),
 ])
 def test_check_says_what_the_record_observed(outcome: dict[str, Any], kind: str, words: str) -> None:
-    found = landing._mismatch(_rule(**outcome), "proj.weight", (ROWS - 1, COLS), (ROWS, None), "proj.weight",
-                              "vllm")
+    found = landing._mismatch(_rule(**outcome), "proj.weight", (ROWS - 1, COLS), (ROWS, None), "proj.weight")
     assert found is not None and found.kind == kind and words in found.text and not found.raises
     assert kind in landing.SILENT_SHAPES
