@@ -5,6 +5,7 @@ unjudged, as before, and the presence stays judged either way."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -97,11 +98,13 @@ def test_an_appearing_tensor_of_another_shape_raises_in_the_releases_words(key: 
 
 
 def test_a_record_without_appearing_leaves_the_shape_unjudged_and_the_presence_judged() -> None:
-    """vLLM 0.23.0's DFlash record predates the field (every SGLang record now holds it): a q_proj.bias a row short
-    under `attention_bias` is not judged (as before this change); the biases left out still are."""
-    model = architecture_model("vllm", "0.23.0", "DFlashDraftModel")
-    assert model is not None and model.not_built is None
-    assert not model.appearing and "appears" in model.structural["attention_bias"]
+    """A record generated before the field (every committed record now holds it: vLLM 0.23.0's DFlash, the field
+    taken away, stands for one): a q_proj.bias a row short under `attention_bias` is not judged; the biases left out
+    still are."""
+    found = architecture_model("vllm", "0.23.0", "DFlashDraftModel")
+    assert found is not None and found.not_built is None and found.appearing
+    model = dataclasses.replace(found, appearing={})
+    assert "appears" in model.structural["attention_bias"]
     config = {key: CONFIG[key] for key in ("model_type", "hidden_size", "num_attention_heads", "num_key_value_heads",
                                            "head_dim", "intermediate_size", "vocab_size", "num_hidden_layers")}
     config |= {"architectures": ["DFlashDraftModel"], "attention_bias": True}
