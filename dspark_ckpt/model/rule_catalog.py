@@ -711,8 +711,8 @@ RULES: dict[str, Rule] = _rules(
          "stacked q/k/v and gate/up projections) instead of checking its size, or pad a shorter one (an attention "
          "sink's rest set to -inf, 0.29+); SGLang's merged gate/up and row-parallel loaders pad a shorter tensor "
          "with zeros on the CUDA branch (from 0.5.3, `pad_or_narrow_weight`), and its fused MoE experts' loader "
-         "leaves the rest as initialised (0.5.21-0.5.22) or zeroes it (0.5.23). Each as the release's own loader "
-         "did it when the generator fed it the tensor one row or column off.",
+         "refuses it (to 0.5.16), leaves the rest as initialised (0.5.17-0.5.22) or zeroes it (0.5.23). Each as "
+         "the release's own loader did it when the generator fed it the tensor one row or column off.",
          "The draft loads with part of its weights dropped, left as initialised or zeroed: it runs, and acceptance "
          "collapses without an error.",
          "A Llama-style EAGLE-3 draft whose config head_dim disagrees with the q/k/v weights it ships.",
