@@ -19,7 +19,6 @@ model_loader/loader.py _initialize_model builds it: `cls(config=hf_config, quant
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery

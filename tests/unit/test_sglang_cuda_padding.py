@@ -114,3 +114,27 @@ def test_a_shorter_attention_sink_bias_is_narrowed_on_the_cuda_branch(tmp_path: 
     assert not verdict.loads and verdict.error is not None
     assert verdict.error.text.startswith("RuntimeError: start (0) + length (2) exceeds dimension size (1).")
     assert _verdict(tmp_path, "dflash-0.1.0-dflash", "sink-shipped", "0.5.23").loads
+
+
+def test_verifys_torch_replay_of_the_record_counts_a_padded_shard_written() -> None:
+    """verify's torch loader over the record (verify/landing_load.py) reads `pads` as check does: the shorter
+    gate_proj is a silent shape (DSP362), its merged parameter written whole (no DSP363), and the two agree."""
+    pytest.importorskip("torch")
+    from conftest import layout_checkpoint
+
+    from dspark_ckpt.verify.landing_load import against_check, load_landing
+
+    model = architecture_model("sglang", "0.5.23", "DFlashDraftModel")
+    assert model is not None
+    config = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 16,
+              "intermediate_size": 32, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+              "num_hidden_layers": 1, "vocab_size": T, "rms_norm_eps": 1e-6,
+              "dflash_config": {"mask_token_id": 0, "target_layer_ids": [0, 1]}}
+    tensors = layout_checkpoint(model, landing.variables(model, config, target_hidden=16, target_vocab=T))
+    name = next(n for n in tensors if n.endswith("mlp.gate_proj.weight"))
+    tensors[name] = (tensors[name][0] - 1, tensors[name][1])
+    run = load_landing(model, "sglang", "0.5.23", config, tensors, sorted(tensors), target_hidden=16, target_vocab=T)
+    found = landing.land(model, config, tensors, target_hidden=16, target_vocab=T, family=None)
+    assert run.cut == (name,) and name not in run.refused
+    assert not [p for p in run.unfilled if "mlp" in p]
+    assert against_check(run, found) is None
