@@ -17,7 +17,12 @@ import pytest
 from dspark_ckpt.check.analysis import analyze
 from dspark_ckpt.model.target import TargetVocab
 from dspark_ckpt.runtimes import landing
-from dspark_ckpt.runtimes.release_model import architecture_model, generated_releases, release_record
+from dspark_ckpt.runtimes.release_model import (
+    ArchitectureModel,
+    architecture_model,
+    generated_releases,
+    release_record,
+)
 from dspark_ckpt.runtimes.release_store import behaviour
 from dspark_ckpt.runtimes.selectors import RuntimeVersion
 from dspark_ckpt.sources.local import local_source
@@ -87,21 +92,29 @@ def test_a_config_counting_a_wider_mlp_than_shipped_pads_every_mlp_tensor(tmp_pa
     assert all(f"layers.0.mlp.{p}_proj.weight" in codes["DSP362"] for p in ("gate", "up", "down"))
 
 
-def test_check_reads_the_branch_from_the_record() -> None:
-    """The same shorter gate_proj in the record's model: padded, every row of its shard written (no DSP363)."""
-    model = architecture_model("sglang", "0.5.23", "DFlashDraftModel")
-    assert model is not None
-    config = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 16,
-              "intermediate_size": 32, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
-              "num_hidden_layers": 1, "vocab_size": T, "rms_norm_eps": 1e-6,
-              "dflash_config": {"mask_token_id": 0, "target_layer_ids": [0, 1]}}
-    values = landing.variables(model, config, target_hidden=16, target_vocab=T)
+# A DFlash draft of 0.5.23's record with its gate_proj a row short (the merged loader pads it on the CUDA branch)
+SHORT_GATE_CONFIG = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 16,
+                     "intermediate_size": 32, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
+                     "num_hidden_layers": 1, "vocab_size": T, "rms_norm_eps": 1e-6,
+                     "dflash_config": {"mask_token_id": 0, "target_layer_ids": [0, 1]}}
+
+
+def _short_gate() -> tuple[ArchitectureModel, dict[str, tuple[int, ...]], str]:
+    """The record's model, the draft's tensors (the record's layout at the config's values) and the shorter one."""
     from conftest import layout_checkpoint
 
-    tensors = layout_checkpoint(model, values)
+    model = architecture_model("sglang", "0.5.23", "DFlashDraftModel")
+    assert model is not None
+    tensors = layout_checkpoint(model, landing.variables(model, SHORT_GATE_CONFIG, target_hidden=16, target_vocab=T))
     name = next(n for n in tensors if n.endswith("mlp.gate_proj.weight"))
     tensors[name] = (tensors[name][0] - 1, tensors[name][1])
-    found = landing.land(model, config, tensors, target_hidden=16, target_vocab=T, family=None)
+    return model, tensors, name
+
+
+def test_check_reads_the_branch_from_the_record() -> None:
+    """The same shorter gate_proj in the record's model: padded, every row of its shard written (no DSP363)."""
+    model, tensors, name = _short_gate()
+    found = landing.land(model, SHORT_GATE_CONFIG, tensors, target_hidden=16, target_vocab=T, family=None)
     (padded,) = [p for p in found if p.tensor == name]
     assert padded.kind == "padded" and not padded.raises and "with zeros" in padded.text
     assert not [p for p in found if p.kind == "unfilled" and "mlp" in (p.parameter or "")]
@@ -120,21 +133,12 @@ def test_verifys_torch_replay_of_the_record_counts_a_padded_shard_written() -> N
     """verify's torch loader over the record (verify/landing_load.py) reads `pads` as check does: the shorter
     gate_proj is a silent shape (DSP362), its merged parameter written whole (no DSP363), and the two agree."""
     pytest.importorskip("torch")
-    from conftest import layout_checkpoint
-
     from dspark_ckpt.verify.landing_load import against_check, load_landing
 
-    model = architecture_model("sglang", "0.5.23", "DFlashDraftModel")
-    assert model is not None
-    config = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 16,
-              "intermediate_size": 32, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8,
-              "num_hidden_layers": 1, "vocab_size": T, "rms_norm_eps": 1e-6,
-              "dflash_config": {"mask_token_id": 0, "target_layer_ids": [0, 1]}}
-    tensors = layout_checkpoint(model, landing.variables(model, config, target_hidden=16, target_vocab=T))
-    name = next(n for n in tensors if n.endswith("mlp.gate_proj.weight"))
-    tensors[name] = (tensors[name][0] - 1, tensors[name][1])
-    run = load_landing(model, "sglang", "0.5.23", config, tensors, sorted(tensors), target_hidden=16, target_vocab=T)
-    found = landing.land(model, config, tensors, target_hidden=16, target_vocab=T, family=None)
+    model, tensors, name = _short_gate()
+    run = load_landing(model, "sglang", "0.5.23", SHORT_GATE_CONFIG, tensors, sorted(tensors), target_hidden=16,
+                       target_vocab=T)
+    found = landing.land(model, SHORT_GATE_CONFIG, tensors, target_hidden=16, target_vocab=T, family=None)
     assert run.cut == (name,) and name not in run.refused
     assert not [p for p in run.unfilled if "mlp" in p]
     assert against_check(run, found) is None
